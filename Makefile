@@ -1,0 +1,117 @@
+# tilec: `make` builds the compiler and library, `make check` runs the tests, `make demo` the main job.
+# Generated sources (re2c, lemon) and objects go to build/; nothing generated is committed.
+
+CC       ?= cc
+PREFIX   ?= /usr/local
+BUILD    ?= build
+CUDA_HOME ?= /usr/local/cuda
+PTXAS    ?= $(shell command -v ptxas 2>/dev/null || echo $(CUDA_HOME)/bin/ptxas)
+LLVM_BIN ?= /usr/lib/llvm-19/bin
+LIT      ?= python3 /usr/lib/llvm-19/build/utils/lit/lit.py
+
+WARN     = -Wall -Wextra -Wpedantic -Wshadow -Wmissing-prototypes -Werror
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=c11 $(WARN) -D_POSIX_C_SOURCE=200809L -fPIC
+CPPFLAGS += -Iinclude -Iir -Ifrontend -Ipasses -Icodegen_ptx -Idriver -I$(BUILD)/gen
+LDLIBS  += -lm
+
+GEN      = $(BUILD)/gen
+LIB_SRC  = $(wildcard ir/*.c) $(wildcard frontend/*.c) $(wildcard passes/*.c) \
+           $(wildcard codegen_ptx/*.c) $(filter-out driver/main.c,$(wildcard driver/*.c))
+GEN_SRC  = $(GEN)/lexer.c $(GEN)/parser.c
+LIB_OBJ  = $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRC)) $(GEN)/lexer.o $(GEN)/parser.o
+HDRS     = $(wildcard include/*.h ir/*.h ir/*.def frontend/*.h passes/*.h codegen_ptx/*.h driver/*.h) $(GEN)/parser.h
+
+TILEC    = $(BUILD)/tilec
+LIBA     = $(BUILD)/libtile.a
+LIBSO    = $(BUILD)/libtile.so
+
+.PHONY: all deps check unit lit asan demo install clean bench fuzz regen-check
+all: $(TILEC) $(LIBA) $(LIBSO)
+
+deps:
+	@./scripts/deps.sh
+
+$(BUILD)/.deps-ok: scripts/deps.sh
+	@./scripts/deps.sh
+	@mkdir -p $(BUILD) && touch $@
+
+$(GEN)/lexer.c: frontend/lexer.re $(GEN)/parser.h | $(BUILD)/.deps-ok
+	@mkdir -p $(GEN)
+	re2c --no-generation-date --no-version -W -Werror -o $@ $<
+
+# lemon writes parser.c/.h next to its input: run it on a copy inside build/gen.
+$(GEN)/parser.c $(GEN)/parser.h: frontend/parser.y | $(BUILD)/.deps-ok
+	@mkdir -p $(GEN)
+	cp frontend/parser.y $(GEN)/parser.y
+	cd $(GEN) && lemon -l -q parser.y
+
+$(GEN)/%.o: $(GEN)/%.c $(HDRS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-unused-parameter -Wno-missing-prototypes -Wno-shadow -c $< -o $@
+
+$(BUILD)/%.o: %.c $(HDRS) | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -DTILEC_PTXAS='"$(PTXAS)"' -c $< -o $@
+
+$(LIBA): $(LIB_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+$(LIBSO): $(LIB_OBJ)
+	$(CC) -shared -o $@ $^ $(LDLIBS)
+
+$(TILEC): $(BUILD)/driver/main.o $(LIBA)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+# ---- tests ----
+CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lpthread -lm)
+UNIT_SRC = $(wildcard tests/unit/*.c)
+$(BUILD)/unit_tests: $(UNIT_SRC) $(LIBA) $(HDRS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-missing-prototypes -o $@ $(UNIT_SRC) $(LIBA) $(CHECK_LIBS) $(LDLIBS)
+
+unit: $(BUILD)/unit_tests
+	CK_FORK=no $(BUILD)/unit_tests
+
+lit: $(TILEC)
+	TILEC=$(abspath $(TILEC)) PTXAS=$(PTXAS) LLVM_BIN=$(LLVM_BIN) $(LIT) -sv tests/lit
+
+check: all $(BUILD)/unit_tests regen-check
+	$(MAKE) --no-print-directory lit
+	$(MAKE) --no-print-directory unit
+
+# The generated lexer and parser must be reproducible: regenerate into a scratch dir and compare.
+regen-check: $(GEN)/lexer.c $(GEN)/parser.c
+	@rm -rf $(BUILD)/regen && mkdir -p $(BUILD)/regen
+	@cp frontend/parser.y $(BUILD)/regen/ && cd $(BUILD)/regen && lemon -l -q parser.y
+	@re2c --no-generation-date --no-version -W -Werror -o $(BUILD)/regen/lexer.c frontend/lexer.re
+	@sed -i 's|$(BUILD)/regen/|$(GEN)/|g' $(BUILD)/regen/lexer.c
+	@cmp -s $(BUILD)/regen/parser.c $(GEN)/parser.c && cmp -s $(BUILD)/regen/lexer.c $(GEN)/lexer.c \
+	  && echo "regen-check: generated lexer and parser are reproducible" \
+	  || { echo "regen-check: regenerating changed the output" >&2; exit 1; }
+
+asan:
+	$(MAKE) BUILD=build-asan CC=clang CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+	  LDLIBS="-lm -fsanitize=address,undefined" check
+
+demo: all $(BUILD)/compile_time
+	@./scripts/demo.sh $(TILEC)
+
+$(BUILD)/compile_time: bench/compile_time.c $(LIBA)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ bench/compile_time.c $(LIBA) $(LDLIBS)
+
+bench: $(BUILD)/compile_time
+	$(BUILD)/compile_time samples/*.tile
+	$(BUILD)/compile_time --target sm_100a samples/*.tile
+
+fuzz:
+	$(MAKE) -C tests/fuzz
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 755 $(TILEC) $(DESTDIR)$(PREFIX)/bin/tilec
+	install -m 644 $(LIBA) $(DESTDIR)$(PREFIX)/lib/libtile.a
+	install -m 755 $(LIBSO) $(DESTDIR)$(PREFIX)/lib/libtile.so
+	install -m 644 include/tile.h $(DESTDIR)$(PREFIX)/include/tile.h
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|0.1.0|g' scripts/tile.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/tile.pc
+
+clean:
+	rm -rf build build-asan

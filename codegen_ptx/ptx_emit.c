@@ -1,0 +1,1543 @@
+/* ptx_emit.c: lowered tile IR to PTX text for sm_90a and sm_100a.
+ *
+ * The one idea: every SSA value owns fixed PTX virtual registers (a scalar one, a vec<E> value E,
+ * a view its base pointer plus one register per dim), named after the value (`%acc_7`, lanes
+ * `%acc_7_0`..., unnamed `%r12`), and ptxas does register allocation. Structured control flow
+ * becomes labels and branches; block arguments and op results are those registers, written by
+ * `mov` at yield/continue/break (as a parallel copy when sources and targets overlap).
+ *
+ * Register classes: i1 is `.pred`; 8- and 16-bit values are `.b16` (an i8/u8 register always
+ * holds the value sign/zero-extended to 16 bits, re-normalised with cvt after every op that can
+ * carry out of 8 bits); 32-bit ints `.b32`, f32 `.f32`, 64-bit ints and pointers `.b64`, f64 `.f64`.
+ * Pointers are 64-bit addresses of their state space (global, or the shared window). Parameters:
+ * pointers `.u64`, ints `.sN`/`.uN`, f16/bf16 `.b16`, f32/f64 `.f32`/`.f64`, and i1 one `.u8` byte
+ * (0 or 1; any nonzero byte reads as true).
+ *
+ * Float semantics: add/sub/mul carry `.rn`, so ptxas never contracts them into an fma the IR did
+ * not ask for. f16/bf16 ops without a native form (div, rem, sqrt, exp) compute in f32 and round
+ * back with cvt.rn. exp is ex2.approx on f32 (the __expf accuracy); f64 exp is a range-reduced
+ * degree-13 polynomial. Float rem is a - trunc(a/b)*b.
+ *
+ * Temporaries are `%_r7`-style registers (class-letter prefixes), declared at the end with PTX
+ * parameterised names; every other register is declared individually. The emitter keeps no state
+ * outside the Emit struct, so it is re-entrant.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptx.h"
+
+typedef enum RegClass { RC_PRED, RC_B16, RC_B32, RC_F32, RC_B64, RC_F64, RC_COUNT } RegClass;
+
+static const char *const rc_decl[RC_COUNT] = {".pred", ".b16", ".b32", ".f32", ".b64", ".f64"};
+static const char *const rc_mov[RC_COUNT] = {"pred", "b16", "b32", "f32", "b64", "f64"};
+static const char *const rc_temp[RC_COUNT] = {"%_p", "%_h", "%_r", "%_f", "%_rd", "%_fd"};
+static const char *const rc_zero[RC_COUNT] = {"0", "0", "0", "0f00000000", "0", "0d0000000000000000"};
+
+typedef struct Reg {
+    const char *name;  /* full PTX name including '%' */
+    RegClass cls;
+} Reg;
+
+/* What a yield/break/continue inside a region goes to. */
+typedef enum FlowKind { FLOW_KERNEL, FLOW_IF_THEN, FLOW_IF_ELSE, FLOW_FOR, FLOW_LOOP } FlowKind;
+
+typedef struct Flow {
+    FlowKind kind;
+    const Op *op;        /* the if/for/loop op (NULL for the kernel body) */
+    int label;           /* label number of the op */
+    struct Flow *loop;   /* innermost enclosing for/loop flow, or NULL */
+} Flow;
+
+typedef struct Emit {
+    const Module *m;
+    PtxTarget target;
+    DiagCtx *diag;
+    Arena arena;           /* names and lane tables; freed when the module is emitted */
+    int min_version;       /* PTX .version * 10 that the emitted features need */
+    int errors;
+    /* per kernel */
+    const Kernel *k;
+    StrBuf decl, body;     /* register declarations; instructions */
+    Reg *regs;             /* every register of the kernel, temporaries included */
+    uint32_t nregs, capregs;
+    int **lanes;           /* lanes[value id]: register indices of the value, or NULL */
+    uint32_t nlanes_cap;
+    uint32_t *mark;        /* per register: stamp of the last parallel copy that writes it */
+    uint32_t stamp;
+    uint32_t ntemp[RC_COUNT];
+    int nlabel;
+    int tlin;              /* register of the linear thread index, or -1 */
+    const char *last_file;
+    uint32_t last_line;
+} Emit;
+
+/* ---------------------------------------------------------------- output helpers */
+
+/* One instruction line: "\tTEXT;\n". Formats once into a stack buffer (the common case). */
+static void ins(Emit *e, const char *fmt, ...)
+{
+    char buf[256];
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    buf[0] = '\t';
+    int n = vsnprintf(buf + 1, sizeof buf - 3, fmt, ap);
+    if (n >= 0 && (size_t)n < sizeof buf - 3) {
+        buf[n + 1] = ';';
+        buf[n + 2] = '\n';
+        sb_putn(&e->body, buf, (size_t)n + 3);
+    } else {
+        sb_putc(&e->body, '\t');
+        sb_vprintf(&e->body, fmt, ap2);
+        sb_puts(&e->body, ";\n");
+    }
+    va_end(ap2);
+    va_end(ap);
+}
+
+static void label(Emit *e, int n, const char *kind, const char *part)
+{
+    sb_printf(&e->body, "$L_%s_%d_%s:\n", kind, n, part);
+}
+
+static void need_version(Emit *e, int v)
+{
+    if (v > e->min_version) e->min_version = v;
+}
+
+static Loc op_loc(const Emit *e, const Op *op)
+{
+    Loc l = op ? op->loc : (Loc){0, 0, 0};
+    if (!l.file) l.file = e->m->source;
+    return l;
+}
+
+static void error_at(Emit *e, const Op *op, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    StrBuf sb;
+    sb_init(&sb);
+    sb_vprintf(&sb, fmt, ap);
+    va_end(ap);
+    diag_error(e->diag, op_loc(e, op), "%s (target %s)", sb.data ? sb.data : "", ptx_target_name(e->target));
+    sb_free(&sb);
+    e->errors++;
+}
+
+/* ---------------------------------------------------------------- types */
+
+static int is_f16ish(const Type *t) { return t->kind == TY_F16 || t->kind == TY_BF16; }
+
+static RegClass class_of(const Type *t)
+{
+    switch (t->kind) {
+    case TY_I1: return RC_PRED;
+    case TY_F32: return RC_F32;
+    case TY_F64: return RC_F64;
+    case TY_PTR: return RC_B64;
+    default: break;
+    }
+    int bits = ir_type_bits(t);
+    return bits <= 16 ? RC_B16 : bits == 32 ? RC_B32 : RC_B64;
+}
+
+/* Integer arithmetic type of the register representation: 8-bit types compute in 16 bits. */
+static const char *ity(const Type *t)
+{
+    switch (t->kind) {
+    case TY_I8: case TY_I16: return "s16";
+    case TY_U8: case TY_U16: case TY_I1: return "u16";
+    case TY_I32: return "s32";
+    case TY_U32: return "u32";
+    case TY_I64: return "s64";
+    case TY_PTR: case TY_U64: return "u64";
+    default: return ir_type_bits(t) == 64 ? "b64" : ir_type_bits(t) == 32 ? "b32" : "b16";
+    }
+}
+
+/* Conversion destination type: like ity, but 8-bit types name their width (cvt then extends). */
+static const char *cvt_dty(const Type *t)
+{
+    if (t->kind == TY_I8) return "s8";
+    if (t->kind == TY_U8) return "u8";
+    return ity(t);
+}
+
+static const char *bty(const Type *t)
+{
+    if (t->kind == TY_I1) return "pred";
+    int bits = ir_type_bits(t);
+    return bits <= 16 ? "b16" : bits == 32 ? "b32" : "b64";
+}
+
+static const char *fty(const Type *t)
+{
+    switch (t->kind) {
+    case TY_F16: return "f16";
+    case TY_BF16: return "bf16";
+    case TY_F32: return "f32";
+    default: return "f64";
+    }
+}
+
+/* Memory access type: what ld/st name for one element. */
+static const char *mty(const Type *t)
+{
+    switch (t->kind) {
+    case TY_I1: case TY_U8: return "u8";
+    case TY_I8: return "s8";
+    case TY_F32: return "f32";
+    case TY_F64: return "f64";
+    default: return bty(t);
+    }
+}
+
+static int mem_bytes(const Type *t) { return t->kind == TY_I1 ? 1 : ir_type_bits(t) / 8; }
+
+static int is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+static int log2i(int64_t v)
+{
+    int n = 0;
+    while (v > 1) { v >>= 1; n++; }
+    return n;
+}
+
+/* ---------------------------------------------------------------- immediates */
+
+/* Round x to a binary float with `mant` stored mantissa bits and `ebits` exponent bits,
+ * nearest-even, returning the bit pattern (f16: 10/5, bf16: 7/8). */
+static unsigned small_float_bits(double x, int mant, int ebits)
+{
+    int bias = (1 << (ebits - 1)) - 1, emax = (1 << ebits) - 1;
+    unsigned sign = signbit(x) ? 1u << (mant + ebits) : 0;
+    if (isnan(x)) return (unsigned)emax << mant | 1u << (mant - 1);
+    double a = fabs(x);
+    if (isinf(a)) return sign | (unsigned)emax << mant;
+    int ex;
+    (void)frexp(a, &ex);
+    int E = ex - 1;                       /* a = 1.f * 2^E */
+    if (E < 1 - bias) {                   /* subnormal: units of 2^(1-bias-mant) */
+        double q = nearbyint(ldexp(a, mant + bias - 1));
+        return sign | (unsigned)q;        /* q == 2^mant rolls into the smallest normal */
+    }
+    double q = nearbyint(ldexp(a, mant - E)) - ldexp(1.0, mant);
+    if (q >= ldexp(1.0, mant)) { q = 0; E++; }
+    if (E + bias >= emax) return sign | (unsigned)emax << mant;
+    return sign | (unsigned)(E + bias) << mant | (unsigned)q;
+}
+
+static const char *f32_imm(Emit *e, double v)
+{
+    float f = (float)v;
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return arena_printf(&e->arena, "0f%08X", (unsigned)u);
+}
+
+static const char *f64_imm(Emit *e, double v)
+{
+    uint64_t u;
+    memcpy(&u, &v, 8);
+    return arena_printf(&e->arena, "0d%016llX", (unsigned long long)u);
+}
+
+/* ---------------------------------------------------------------- registers */
+
+static int reg_add(Emit *e, const char *name, RegClass cls)
+{
+    if (e->nregs == e->capregs) {
+        e->capregs = e->capregs ? e->capregs * 2 : 256;
+        e->regs = realloc(e->regs, sizeof *e->regs * e->capregs);
+        e->mark = realloc(e->mark, sizeof *e->mark * e->capregs);
+        if (!e->regs || !e->mark) ir_unreachable("out of memory");
+    }
+    e->regs[e->nregs] = (Reg){name, cls};
+    e->mark[e->nregs] = 0;
+    return (int)e->nregs++;
+}
+
+static const char *R(const Emit *e, int r) { return e->regs[r].name; }
+
+static int temp(Emit *e, RegClass c)
+{
+    char digits[12];
+    int nd = 0;
+    uint32_t n = e->ntemp[c]++;
+    do digits[nd++] = (char)('0' + n % 10); while ((n /= 10) != 0);
+    size_t pl = strlen(rc_temp[c]);
+    char *name = arena_alloc(&e->arena, pl + (size_t)nd + 1);
+    memcpy(name, rc_temp[c], pl);
+    for (int i = 0; i < nd; i++) name[pl + (size_t)i] = digits[nd - 1 - i];
+    return reg_add(e, name, c);
+}
+
+static const char *T(Emit *e, RegClass c) { return R(e, temp(e, c)); }
+
+/* Number of registers a value of type t occupies. */
+static int type_lanes(const Type *t)
+{
+    if (ir_type_is_scalar(t) || t->kind == TY_PTR) return 1;
+    if (t->kind == TY_VEC && t->elem && ir_type_is_scalar(t->elem) && t->shape[0] > 0 && t->shape[0] <= 4096)
+        return (int)t->shape[0];
+    if (t->kind == TY_VIEW && t->rank >= 1 && t->rank <= IR_MAX_RANK) return 1 + t->rank;
+    return 0;
+}
+
+static RegClass lane_class(const Type *t, int lane)
+{
+    if (t->kind == TY_VEC) return class_of(t->elem);
+    if (t->kind == TY_VIEW) return lane == 0 ? RC_B64 : RC_B32;
+    return class_of(t);
+}
+
+/* Register name stem of a value: `%HINT_ID` with the hint cut to [A-Za-z0-9_] (at most 32 chars,
+ * never ending in a digit, so `%x1__5` cannot meet `%x_1_5`), or `%rID` / `%pID` / `%fID`... (class
+ * letters as nvcc writes them) without a hint. Lanes append `_LANE`. Ids are unique, so names are. */
+static const char *reg_base(Emit *e, const Value *v)
+{
+    if (!v->name || !v->name[0]) {
+        static const char *const unnamed[RC_COUNT] = {"p", "rs", "r", "f", "rd", "fd"};
+        return arena_printf(&e->arena, "%%%s%u", unnamed[lane_class(v->type, 0)], v->id);
+    }
+    char buf[40];
+    size_t n = 0;
+    for (const char *s = v->name; *s && n < 32; s++) {
+        char c = *s;
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+        buf[n++] = ok ? c : '_';
+    }
+    if (buf[n - 1] >= '0' && buf[n - 1] <= '9') buf[n++] = '_';
+    buf[n] = 0;
+    return arena_printf(&e->arena, "%%%s_%u", buf, v->id);
+}
+
+static int nlanes_of(const Value *v) { return type_lanes(v->type); }
+
+static int *val_lanes(Emit *e, const Value *v);
+
+/* A make_view result is its operands' registers: no code, no registers of its own. */
+static int *view_alias(Emit *e, const Value *v)
+{
+    const Op *mv = v->def;
+    int n = type_lanes(v->type);
+    if (n == 0 || mv->noperands != (uint32_t)n) return NULL;
+    int *l = ARENA_ARRAY(&e->arena, int, n);
+    for (int i = 0; i < n; i++) {
+        int *ol = val_lanes(e, mv->operands[i]);
+        l[i] = ol ? ol[0] : temp(e, lane_class(v->type, i));
+    }
+    return l;
+}
+
+static int *val_lanes(Emit *e, const Value *v)
+{
+    if (!v || v->id >= e->nlanes_cap) return NULL;
+    if (e->lanes[v->id]) return e->lanes[v->id];
+    int n = nlanes_of(v);
+    if (n == 0) return NULL;
+    int *l = NULL;
+    if (v->def && v->def->code == OP_MAKE_VIEW) l = view_alias(e, v);
+    if (!l) {
+        l = ARENA_ARRAY(&e->arena, int, n);
+        const char *base = reg_base(e, v);
+        if (v->type->kind == TY_VEC) {
+            RegClass c = class_of(v->type->elem);
+            sb_printf(&e->decl, "\t.reg %s %s_<%d>;\n", rc_decl[c], base, n);
+            for (int i = 0; i < n; i++) l[i] = reg_add(e, arena_printf(&e->arena, "%s_%d", base, i), c);
+        } else if (n == 1) {
+            RegClass c = class_of(v->type);
+            sb_printf(&e->decl, "\t.reg %s %s;\n", rc_decl[c], base);
+            l[0] = reg_add(e, base, c);
+        } else {
+            for (int i = 0; i < n; i++) {
+                RegClass c = lane_class(v->type, i);
+                const char *nm = arena_printf(&e->arena, "%s_%d", base, i);
+                sb_printf(&e->decl, "\t.reg %s %s;\n", rc_decl[c], nm);
+                l[i] = reg_add(e, nm, c);
+            }
+        }
+    }
+    e->lanes[v->id] = l;
+    return l;
+}
+
+/* Register of lane i of v; a 1-lane value broadcasts. Never NULL: a bad access reports nothing
+ * here (the op that made the value reported it) and yields a placeholder. */
+static const char *VR(Emit *e, const Value *v, int i)
+{
+    int *l = val_lanes(e, v);
+    int n = v ? nlanes_of(v) : 0;
+    if (!l || n == 0) return "%_invalid";
+    return R(e, l[n == 1 ? 0 : (i < n ? i : 0)]);
+}
+
+/* ---------------------------------------------------------------- scalar ops */
+
+static void renorm8(Emit *e, const Type *t, const char *d)
+{
+    if (t->kind == TY_I8) ins(e, "cvt.s16.s8 %s, %s", d, d);
+    else if (t->kind == TY_U8) ins(e, "cvt.u16.u8 %s, %s", d, d);
+}
+
+static void emit_const(Emit *e, const Op *op, const Type *t, const char *d)
+{
+    const Attr *a = ir_attr_find(op, "value");
+    if (!a || (a->kind != ATTR_INT && a->kind != ATTR_FLOAT)) {
+        error_at(e, op, "const without a numeric value");
+        return;
+    }
+    double fv = a->kind == ATTR_INT ? (double)a->i : a->f;
+    int64_t iv = a->i;
+    if (a->kind == ATTR_FLOAT) {
+        if (isnan(fv)) iv = 0;
+        else if (fv >= 9.2233720368547758e18) iv = INT64_MAX;
+        else if (fv <= -9.2233720368547758e18) iv = INT64_MIN;
+        else iv = (int64_t)fv;
+    }
+    switch (t->kind) {
+    case TY_I1: ins(e, "mov.pred %s, %d", d, iv != 0); return;
+    case TY_F32: ins(e, "mov.f32 %s, %s", d, f32_imm(e, fv)); return;
+    case TY_F64: ins(e, "mov.f64 %s, %s", d, f64_imm(e, fv)); return;
+    case TY_F16: ins(e, "mov.b16 %s, 0x%04X", d, small_float_bits(fv, 10, 5)); return;
+    case TY_BF16: ins(e, "mov.b16 %s, 0x%04X", d, small_float_bits((double)(float)fv, 7, 8)); return;
+    default: break;
+    }
+    uint64_t u = (uint64_t)iv;
+    int bits = ir_type_bits(t);
+    if (t->kind == TY_I8) u = (uint64_t)(int64_t)(int8_t)(uint8_t)u;
+    if (t->kind == TY_U8) u &= 0xFF;
+    if (bits <= 16) ins(e, "mov.b16 %s, 0x%04X", d, (unsigned)(u & 0xFFFF));
+    else if (bits == 32) ins(e, "mov.b32 %s, 0x%08X", d, (unsigned)(u & 0xFFFFFFFFu));
+    else ins(e, "mov.b64 %s, 0x%016llX", d, (unsigned long long)u);
+}
+
+static void emit_exp_f64(Emit *e, const char *d, const char *x)
+{
+    /* exp(x) = 2^n * p(r), n = rint(x*log2 e), r = x - n*ln2 (two-part), p = Taylor to degree 13;
+     * x clamped to [-746, 710] (beyond: 0 / inf), 2^n applied as two factors to reach subnormals. */
+    const char *xc = T(e, RC_F64), *t = T(e, RC_F64), *r = T(e, RC_F64), *p = T(e, RC_F64);
+    const char *ni = T(e, RC_B32), *n1 = T(e, RC_B32), *n2 = T(e, RC_B32);
+    const char *b1 = T(e, RC_B64), *b2 = T(e, RC_B64), *s1 = T(e, RC_F64), *s2 = T(e, RC_F64);
+    const char *pn = T(e, RC_PRED);
+    ins(e, "max.f64 %s, %s, %s", xc, x, f64_imm(e, -746.0));
+    ins(e, "min.f64 %s, %s, %s", xc, xc, f64_imm(e, 710.0));
+    ins(e, "mul.rn.f64 %s, %s, %s", t, xc, f64_imm(e, 1.4426950408889634));
+    ins(e, "cvt.rni.f64.f64 %s, %s", t, t);
+    ins(e, "fma.rn.f64 %s, %s, %s, %s", r, t, f64_imm(e, -6.93147180369123816490e-01), xc);
+    ins(e, "fma.rn.f64 %s, %s, %s, %s", r, t, f64_imm(e, -1.90821492927058770002e-10), r);
+    double c = 1.0;
+    for (int k = 1; k <= 13; k++) c /= k;
+    ins(e, "mov.f64 %s, %s", p, f64_imm(e, c));
+    for (int k = 12; k >= 0; k--) {
+        c *= k + 1;
+        ins(e, "fma.rn.f64 %s, %s, %s, %s", p, p, r, f64_imm(e, c));
+    }
+    ins(e, "cvt.rni.s32.f64 %s, %s", ni, t);
+    ins(e, "shr.s32 %s, %s, 1", n1, ni);
+    ins(e, "sub.s32 %s, %s, %s", n2, ni, n1);
+    ins(e, "add.s32 %s, %s, 1023", n1, n1);
+    ins(e, "add.s32 %s, %s, 1023", n2, n2);
+    ins(e, "mul.wide.s32 %s, %s, 4503599627370496", b1, n1);
+    ins(e, "mul.wide.s32 %s, %s, 4503599627370496", b2, n2);
+    ins(e, "mov.b64 %s, %s", s1, b1);
+    ins(e, "mov.b64 %s, %s", s2, b2);
+    ins(e, "mul.rn.f64 %s, %s, %s", p, p, s1);
+    ins(e, "mul.rn.f64 %s, %s, %s", p, p, s2);
+    ins(e, "setp.nan.f64 %s, %s, %s", pn, x, x);
+    ins(e, "selp.f64 %s, %s, %s, %s", d, x, p, pn);
+}
+
+/* Float op on f32 or f64 registers for the ops that f16/bf16 also route through f32. */
+static void emit_float_wide(Emit *e, OpCode code, const char *ft, const char *d, const char *a, const char *b)
+{
+    switch (code) {
+    case OP_DIV: ins(e, "div.rn.%s %s, %s, %s", ft, d, a, b); return;
+    case OP_SQRT: ins(e, "sqrt.rn.%s %s, %s", ft, d, a); return;
+    case OP_REM: {
+        RegClass c = ft[1] == '3' ? RC_F32 : RC_F64;
+        const char *q = T(e, c);
+        ins(e, "div.rn.%s %s, %s, %s", ft, q, a, b);
+        ins(e, "cvt.rzi.%s.%s %s, %s", ft, ft, q, q);
+        ins(e, "neg.%s %s, %s", ft, q, q);
+        ins(e, "fma.rn.%s %s, %s, %s, %s", ft, d, q, b, a);
+        return;
+    }
+    case OP_EXP:
+        if (ft[1] == '3') {
+            const char *t = T(e, RC_F32);
+            ins(e, "mul.rn.f32 %s, %s, 0f3FB8AA3B", t, a);
+            ins(e, "ex2.approx.f32 %s, %s", d, t);
+        } else {
+            emit_exp_f64(e, d, a);
+        }
+        return;
+    default: ir_unreachable("emit_float_wide: not a wide-only op");
+    }
+}
+
+/* i1 arithmetic: add/sub are xor, mul/min are and, max is or, neg/abs are the identity. */
+static int emit_pred_arith(Emit *e, OpCode code, const char *d, const char *a, const char *b)
+{
+    switch (code) {
+    case OP_ADD: case OP_SUB: case OP_XOR: ins(e, "xor.pred %s, %s, %s", d, a, b); return 1;
+    case OP_MUL: case OP_MIN: case OP_AND: ins(e, "and.pred %s, %s, %s", d, a, b); return 1;
+    case OP_MAX: case OP_OR: ins(e, "or.pred %s, %s, %s", d, a, b); return 1;
+    case OP_NOT: ins(e, "not.pred %s, %s", d, a); return 1;
+    case OP_NEG: case OP_ABS: case OP_DIV: ins(e, "mov.pred %s, %s", d, a); return 1;
+    case OP_REM: ins(e, "mov.pred %s, 0", d); return 1;
+    case OP_SHL: case OP_SHR: {   /* a << b for one bit: a when b is 0, else 0 */
+        const char *t = T(e, RC_PRED);
+        ins(e, "not.pred %s, %s", t, b);
+        ins(e, "and.pred %s, %s, %s", d, a, t);
+        return 1;
+    }
+    default: return 0;
+    }
+}
+
+static const char *cmp_name(const char *pred, int is_float)
+{
+    if (!strcmp(pred, "eq")) return "eq";
+    if (!strcmp(pred, "ne")) return is_float ? "neu" : "ne";
+    if (!strcmp(pred, "lt")) return "lt";
+    if (!strcmp(pred, "le")) return "le";
+    if (!strcmp(pred, "gt")) return "gt";
+    if (!strcmp(pred, "ge")) return "ge";
+    return NULL;
+}
+
+static void emit_cast(Emit *e, const Type *from, const Type *to, const char *d, const char *a)
+{
+    if (from == to) {
+        ins(e, "mov.%s %s, %s", rc_mov[class_of(to)], d, a);
+        return;
+    }
+    if (to->kind == TY_I1) {
+        if (ir_type_is_int(from)) {
+            ins(e, "setp.ne.%s %s, %s, 0", bty(from), d, a);
+        } else if (is_f16ish(from)) {   /* nonzero magnitude bits (NaN included): true */
+            const char *t = T(e, RC_B16);
+            ins(e, "and.b16 %s, %s, 0x7FFF", t, a);
+            ins(e, "setp.ne.b16 %s, %s, 0", d, t);
+        } else {
+            ins(e, "setp.neu.%s %s, %s, %s", fty(from), d, a, from->kind == TY_F32 ? "0f00000000" : "0d0000000000000000");
+        }
+        return;
+    }
+    if (from->kind == TY_I1) {
+        switch (to->kind) {
+        case TY_F32: ins(e, "selp.f32 %s, 0f3F800000, 0f00000000, %s", d, a); return;
+        case TY_F64: ins(e, "selp.f64 %s, 0d3FF0000000000000, 0d0000000000000000, %s", d, a); return;
+        case TY_F16: ins(e, "selp.b16 %s, 0x3C00, 0, %s", d, a); return;
+        case TY_BF16: ins(e, "selp.b16 %s, 0x3F80, 0, %s", d, a); return;
+        default: ins(e, "selp.%s %s, 1, 0, %s", bty(to), d, a); return;
+        }
+    }
+    int fi = ir_type_is_float(from), ti = ir_type_is_float(to);
+    if (!fi && !ti) {
+        /* same register width: the bits already are the result (8-bit values are held extended,
+         * so i8 -> i16 is a move); to 8 bits: chop and re-extend; else cvt extends by the source. */
+        int fb = ir_type_bits(from) == 8 ? 16 : ir_type_bits(from), tb = ir_type_bits(to) == 8 ? 16 : ir_type_bits(to);
+        if (fb == tb && ir_type_bits(to) != 8) ins(e, "mov.%s %s, %s", bty(to), d, a);
+        else ins(e, "cvt.%s.%s %s, %s", cvt_dty(to), ity(from), d, a);
+        return;
+    }
+    if (!fi) {
+        ins(e, "cvt.rn.%s.%s %s, %s", fty(to), ity(from), d, a);
+        return;
+    }
+    if (!ti) {
+        if (from->kind == TY_BF16 && ir_type_bits(to) == 8) {   /* no cvt.rzi.s8.bf16: exact via f32 */
+            const char *t = T(e, RC_F32);
+            ins(e, "cvt.f32.bf16 %s, %s", t, a);
+            ins(e, "cvt.rzi.%s.f32 %s, %s", cvt_dty(to), d, t);
+            return;
+        }
+        ins(e, "cvt.rzi.%s.%s %s, %s", cvt_dty(to), fty(from), d, a);
+        return;
+    }
+    if (is_f16ish(from) && is_f16ish(to)) {
+        const char *t = T(e, RC_F32);
+        ins(e, "cvt.f32.%s %s, %s", fty(from), t, a);
+        ins(e, "cvt.rn.%s.f32 %s, %s", fty(to), d, t);
+        return;
+    }
+    if (ir_type_bits(to) > ir_type_bits(from)) ins(e, "cvt.%s.%s %s, %s", fty(to), fty(from), d, a);
+    else ins(e, "cvt.rn.%s.%s %s, %s", fty(to), fty(from), d, a);
+}
+
+/* One lane of an elementwise op. t: operand element type; rt: result element type. */
+static void emit_elem(Emit *e, const Op *op, const Type *t, const Type *rt, const char *d, const char **s)
+{
+    OpCode code = op->code;
+    const char *a = s[0], *b = s[1], *c = s[2];
+    if (code == OP_CAST) {
+        emit_cast(e, t, rt, d, a);
+        return;
+    }
+    if (code == OP_SELECT) {   /* t is the value type here */
+        if (t->kind == TY_I1) {
+            ins(e, "@%s mov.pred %s, %s", a, d, b);
+            ins(e, "@!%s mov.pred %s, %s", a, d, c);
+        } else {
+            ins(e, "selp.%s %s, %s, %s, %s", ir_type_is_float(t) && !is_f16ish(t) ? fty(t) : bty(t), d, b, c, a);
+        }
+        return;
+    }
+    if (code == OP_CMP) {
+        const char *cn = cmp_name(ir_attr_str(op, "pred", ""), ir_type_is_float(t));
+        if (!cn) {
+            error_at(e, op, "cmp with unknown predicate \"%s\"", ir_attr_str(op, "pred", ""));
+            return;
+        }
+        if (t->kind == TY_I1) {   /* compare as 0/1 integers */
+            const char *x = T(e, RC_B16), *y = T(e, RC_B16);
+            ins(e, "selp.u16 %s, 1, 0, %s", x, a);
+            ins(e, "selp.u16 %s, 1, 0, %s", y, b);
+            ins(e, "setp.%s.u16 %s, %s, %s", cn, d, x, y);
+        } else if (ir_type_is_float(t)) {
+            ins(e, "setp.%s.%s %s, %s, %s", cn, fty(t), d, a, b);
+        } else {
+            ins(e, "setp.%s.%s %s, %s, %s", cn, ity(t), d, a, b);
+        }
+        return;
+    }
+    if (t->kind == TY_I1) {
+        if (!emit_pred_arith(e, code, d, a, b)) error_at(e, op, "'%s' is not defined on i1", ir_op_info[code].name);
+        return;
+    }
+    if (ir_type_is_float(t)) {
+        const char *f = fty(t);
+        int h = is_f16ish(t), bf = t->kind == TY_BF16;
+        if (bf) need_version(e, 78);
+        switch (code) {
+        case OP_ADD: ins(e, "add.rn.%s %s, %s, %s", f, d, a, b); return;
+        case OP_SUB: ins(e, "sub.rn.%s %s, %s, %s", f, d, a, b); return;
+        case OP_MUL: ins(e, "mul.rn.%s %s, %s, %s", f, d, a, b); return;
+        case OP_FMA: ins(e, "fma.rn.%s %s, %s, %s, %s", f, d, a, b, c); return;
+        case OP_NEG: ins(e, "neg.%s %s, %s", f, d, a); return;
+        case OP_ABS: ins(e, "abs.%s %s, %s", f, d, a); return;
+        case OP_MIN: ins(e, "min.%s %s, %s, %s", f, d, a, b); return;
+        case OP_MAX: ins(e, "max.%s %s, %s, %s", f, d, a, b); return;
+        case OP_AND: case OP_OR: case OP_XOR:
+            ins(e, "%s.%s %s, %s, %s", code == OP_AND ? "and" : code == OP_OR ? "or" : "xor", bty(t), d, a, b);
+            return;
+        case OP_NOT: ins(e, "not.%s %s, %s", bty(t), d, a); return;
+        case OP_DIV: case OP_REM: case OP_SQRT: case OP_EXP:
+            if (!h) {
+                emit_float_wide(e, code, f, d, a, b);
+            } else {
+                const char *x = T(e, RC_F32), *y = b ? T(e, RC_F32) : NULL, *z = T(e, RC_F32);
+                ins(e, "cvt.f32.%s %s, %s", f, x, a);
+                if (y) ins(e, "cvt.f32.%s %s, %s", f, y, b);
+                emit_float_wide(e, code, "f32", z, x, y);
+                ins(e, "cvt.rn.%s.f32 %s, %s", f, d, z);
+            }
+            return;
+        default:
+            error_at(e, op, "'%s' is not defined on %s", ir_op_info[code].name, ir_type_kind_name(t->kind));
+            return;
+        }
+    }
+    if (!ir_type_is_int(t)) {
+        error_at(e, op, "'%s' on a non-numeric type", ir_op_info[code].name);
+        return;
+    }
+    const char *it = ity(t), *bt = bty(t);
+    int sgn = ir_type_is_signed(t);
+    switch (code) {
+    case OP_ADD: ins(e, "add.%s %s, %s, %s", it, d, a, b); break;
+    case OP_SUB: ins(e, "sub.%s %s, %s, %s", it, d, a, b); break;
+    case OP_MUL: ins(e, "mul.lo.%s %s, %s, %s", it, d, a, b); break;
+    case OP_DIV: ins(e, "div.%s %s, %s, %s", it, d, a, b); break;
+    case OP_REM: ins(e, "rem.%s %s, %s, %s", it, d, a, b); return;
+    case OP_NEG: ins(e, "neg.s%d %s, %s", ir_type_bits(t) == 8 ? 16 : ir_type_bits(t), d, a); break;
+    case OP_AND: ins(e, "and.%s %s, %s, %s", bt, d, a, b); return;
+    case OP_OR: ins(e, "or.%s %s, %s, %s", bt, d, a, b); return;
+    case OP_XOR: ins(e, "xor.%s %s, %s, %s", bt, d, a, b); return;
+    case OP_NOT: ins(e, "not.%s %s, %s", bt, d, a); break;
+    case OP_SHL: case OP_SHR: {
+        const char *amt = b;
+        if (ir_type_bits(t) != 32) {
+            amt = T(e, RC_B32);
+            ins(e, "cvt.u32.%s %s, %s", ir_type_bits(t) == 64 ? "u64" : "u16", amt, b);
+        }
+        if (code == OP_SHL) ins(e, "shl.%s %s, %s, %s", bt, d, a, amt);
+        else ins(e, "shr.%s %s, %s, %s", it, d, a, amt);
+        if (code == OP_SHR) return;
+        break;
+    }
+    case OP_MIN: ins(e, "min.%s %s, %s, %s", it, d, a, b); return;
+    case OP_MAX: ins(e, "max.%s %s, %s, %s", it, d, a, b); return;
+    case OP_ABS:
+        if (sgn) ins(e, "abs.%s %s, %s", it, d, a);
+        else ins(e, "mov.%s %s, %s", bt, d, a);
+        break;
+    default:
+        error_at(e, op, "'%s' is not defined on integer type %s", ir_op_info[code].name, ir_type_kind_name(t->kind));
+        return;
+    }
+    renorm8(e, t, d);
+}
+
+/* An elementwise op on scalars or vecs, lane by lane. */
+static void emit_elementwise(Emit *e, const Op *op)
+{
+    uint32_t want = op->code == OP_FMA || op->code == OP_SELECT ? 3 : ir_op_info[op->code].noperands;
+    if (op->nresults != 1 || op->noperands != want) {
+        error_at(e, op, "malformed '%s'", ir_op_info[op->code].name);
+        return;
+    }
+    const Value *res = op->results[0];
+    int n = nlanes_of(res);
+    const Value *tv = op->operands[op->code == OP_SELECT ? 1 : 0];
+    const Type *t = ir_type_elem(tv->type), *rt = ir_type_elem(res->type);
+    if (n == 0 || !ir_type_is_scalar(rt) || !ir_type_is_scalar(t) || res->type->kind == TY_TILE) {
+        error_at(e, op, "cannot emit '%s' on type %s: tile values must be lowered by lower-tiles first",
+                 ir_op_info[op->code].name, ir_type_kind_name(res->type->kind));
+        return;
+    }
+    for (uint32_t i = 0; i < op->noperands; i++)
+        if (nlanes_of(op->operands[i]) == 0 || op->operands[i]->type->kind == TY_TILE) {
+            error_at(e, op, "cannot emit '%s': operand %u has a tile or non-numeric type", ir_op_info[op->code].name, i);
+            return;
+        }
+    for (int j = 0; j < n; j++) {
+        const char *s[3] = {NULL, NULL, NULL};
+        for (uint32_t i = 0; i < op->noperands; i++) s[i] = VR(e, op->operands[i], j);
+        emit_elem(e, op, t, rt, VR(e, res, j), s);
+    }
+}
+
+/* ---------------------------------------------------------------- memory */
+
+static const char *space_of(const Type *ptr) { return ptr->kind == TY_PTR && ptr->space == AS_SHARED ? "shared" : "global"; }
+
+/* Address of a row-major view element: base + (((c0*d1 + c1)*d2 + c2)...) * esize, in 64 bits. */
+static const char *emit_rowmajor(Emit *e, const char **vr, int rank, const char **c, int esize)
+{
+    const char *addr = T(e, RC_B64);
+    if (rank == 1) {
+        const char *off = T(e, RC_B64);
+        ins(e, "mul.wide.s32 %s, %s, %d", off, c[0], esize);
+        ins(e, "add.s64 %s, %s, %s", addr, vr[0], off);
+        return addr;
+    }
+    const char *lin = T(e, RC_B64), *t = T(e, RC_B64);
+    ins(e, "mul.wide.s32 %s, %s, %s", lin, c[0], vr[2]);
+    ins(e, "cvt.s64.s32 %s, %s", t, c[1]);
+    ins(e, "add.s64 %s, %s, %s", lin, lin, t);
+    for (int d = 2; d < rank; d++) {
+        const char *dd = T(e, RC_B64), *cc = T(e, RC_B64);
+        ins(e, "cvt.u64.u32 %s, %s", dd, vr[1 + d]);
+        ins(e, "cvt.s64.s32 %s, %s", cc, c[d]);
+        ins(e, "mad.lo.s64 %s, %s, %s, %s", lin, lin, dd, cc);
+    }
+    ins(e, "mad.lo.s64 %s, %s, %d, %s", addr, lin, esize, vr[0]);
+    return addr;
+}
+
+/* The view operand's registers (base, dims), or NULL after an error. */
+static const char **view_regs(Emit *e, const Op *op, const Value *v)
+{
+    if (v->type->kind != TY_VIEW || type_lanes(v->type) == 0) {
+        error_at(e, op, "'%s' expects a view operand", ir_op_info[op->code].name);
+        return NULL;
+    }
+    int n = 1 + v->type->rank;
+    const char **r = ARENA_ARRAY(&e->arena, const char *, n);
+    for (int i = 0; i < n; i++) r[i] = VR(e, v, i);
+    return r;
+}
+
+/* Scalar load/store of one element; i1 goes through a byte. pred: guard or NULL. */
+static void emit_scalar_mem(Emit *e, int store, const char *space, const Type *t, const char *reg,
+                            const char *addr, int off, const char *pred)
+{
+    char g[64] = "", o[24] = "";
+    if (pred) snprintf(g, sizeof g, "@%s ", pred);
+    if (off) snprintf(o, sizeof o, "+%d", off);
+    if (t->kind == TY_I1) {
+        const char *h = T(e, RC_B16);
+        if (store) {
+            ins(e, "selp.u16 %s, 1, 0, %s", h, reg);
+            ins(e, "%sst.%s.u8 [%s%s], %s", g, space, addr, o, h);
+        } else {
+            ins(e, "mov.b16 %s, 0", h);
+            ins(e, "%sld.%s.u8 %s, [%s%s]", g, space, h, addr, o);
+            ins(e, "setp.ne.u16 %s, %s, 0", reg, h);
+        }
+        return;
+    }
+    if (store) ins(e, "%sst.%s.%s [%s%s], %s", g, space, mty(t), addr, o, reg);
+    else ins(e, "%sld.%s.%s %s, [%s%s]", g, space, mty(t), reg, addr, o);
+}
+
+/* One aligned vector access of n lanes (registers l[]) at addr: up to 4 elements directly
+ * (`ld.global.v4.f32`), more through .b32 words (8 x bf16 = `ld.global.v4.b32` + unpack). */
+static void emit_vector_mem(Emit *e, int store, const Type *t, const char **l, int n, const char *addr)
+{
+    int s = mem_bytes(t);
+    const char **lr = ARENA_ARRAY(&e->arena, const char *, n);
+    for (int i = 0; i < n; i++) lr[i] = l[i];
+    if (t->kind == TY_I1) {   /* bytes in 16-bit temps */
+        for (int i = 0; i < n; i++) {
+            lr[i] = T(e, RC_B16);
+            if (store) ins(e, "selp.u16 %s, 1, 0, %s", lr[i], l[i]);
+        }
+    }
+    int chunk = 16 / s < n ? 16 / s : n;
+    for (int base = 0; base < n; base += chunk) {
+        int cn = chunk < n - base ? chunk : n - base;
+        char o[24] = "";
+        if (base) snprintf(o, sizeof o, "+%d", base * s);
+        StrBuf list;
+        sb_init(&list);
+        if (cn <= 4) {
+            for (int i = 0; i < cn; i++) sb_printf(&list, "%s%s", i ? ", " : "", lr[base + i]);
+            if (cn == 1) {
+                if (store) ins(e, "st.global.%s [%s%s], %s", mty(t), addr, o, list.data);
+                else ins(e, "ld.global.%s %s, [%s%s]", mty(t), list.data, addr, o);
+            } else {
+                if (store) ins(e, "st.global.v%d.%s [%s%s], {%s}", cn, mty(t), addr, o, list.data);
+                else ins(e, "ld.global.v%d.%s {%s}, [%s%s]", cn, mty(t), list.data, addr, o);
+            }
+        } else {
+            int nw = cn * s / 4, per = 4 / s;
+            const char *w[4];
+            for (int i = 0; i < nw; i++) {
+                w[i] = T(e, RC_B32);
+                sb_printf(&list, "%s%s", i ? ", " : "", w[i]);
+            }
+            if (store) {
+                for (int i = 0; i < nw; i++) {
+                    const char **x = &lr[base + i * per];
+                    if (s == 2) {
+                        ins(e, "mov.b32 %s, {%s, %s}", w[i], x[0], x[1]);
+                    } else {
+                        const char *b = T(e, RC_B32);
+                        for (int j = 0; j < 4; j++) {
+                            ins(e, "cvt.u32.u16 %s, %s", b, x[j]);
+                            if (j == 0) ins(e, "mov.b32 %s, %s", w[i], b);
+                            else ins(e, "bfi.b32 %s, %s, %s, %d, 8", w[i], b, w[i], 8 * j);
+                        }
+                    }
+                }
+                ins(e, "st.global.v%d.b32 [%s%s], {%s}", nw, addr, o, list.data);
+            } else {
+                ins(e, "ld.global.v%d.b32 {%s}, [%s%s]", nw, list.data, addr, o);
+                for (int i = 0; i < nw; i++) {
+                    const char **x = &lr[base + i * per];
+                    if (s == 2) {
+                        ins(e, "mov.b32 {%s, %s}, %s", x[0], x[1], w[i]);
+                    } else {
+                        const char *b = T(e, RC_B32);
+                        for (int j = 0; j < 4; j++) {
+                            ins(e, "bfe.%s32 %s, %s, %d, 8", t->kind == TY_I8 ? "s" : "u", b, w[i], 8 * j);
+                            ins(e, "cvt.u16.u32 %s, %s", x[j], b);
+                        }
+                    }
+                }
+            }
+        }
+        sb_free(&list);
+    }
+    if (t->kind == TY_I1 && !store)
+        for (int i = 0; i < n; i++) ins(e, "setp.ne.u16 %s, %s, 0", l[i], lr[i]);
+}
+
+typedef struct Blocked {
+    int rank;
+    int64_t shape[IR_MAX_RANK];
+    int64_t V, B, T, R, E;
+} Blocked;
+
+/* Reads and checks the {shape, vec, threads} attributes of a blocked op against docs/IR.md. */
+static int blocked_info(Emit *e, const Op *op, int rank, int64_t lanes, Blocked *bi)
+{
+    const Attr *sh = ir_attr_find(op, "shape");
+    memset(bi, 0, sizeof *bi);
+    if (!sh || sh->kind != ATTR_INTS || sh->nints < 1 || sh->nints > IR_MAX_RANK || (rank && sh->nints != rank)) {
+        error_at(e, op, "'%s' needs a shape attribute of the view's rank", ir_op_info[op->code].name);
+        return -1;
+    }
+    bi->rank = sh->nints;
+    bi->T = 1;
+    for (int i = 0; i < bi->rank; i++) {
+        bi->shape[i] = sh->ints[i];
+        if (bi->shape[i] <= 0 || bi->shape[i] > (1 << 24)) {
+            error_at(e, op, "'%s': bad shape", ir_op_info[op->code].name);
+            return -1;
+        }
+        bi->T *= bi->shape[i];
+    }
+    bi->V = ir_attr_int(op, "vec", 1);
+    bi->B = ir_attr_int(op, "threads", 0);
+    if (bi->B <= 0 || bi->B > 1024 || bi->V <= 0 || bi->V > 16 || bi->shape[bi->rank - 1] % bi->V || bi->T > (1 << 24)) {
+        error_at(e, op, "'%s': bad vec/threads attributes (vec %lld, threads %lld)", ir_op_info[op->code].name,
+                 (long long)bi->V, (long long)bi->B);
+        return -1;
+    }
+    bi->R = bi->T / (bi->B * bi->V);
+    if (bi->R < 1) bi->R = 1;
+    bi->E = bi->R * bi->V;
+    if (lanes != bi->E) {
+        error_at(e, op, "'%s': result has %lld lanes, the blocked layout gives %lld", ir_op_info[op->code].name,
+                 (long long)lanes, (long long)bi->E);
+        return -1;
+    }
+    return 0;
+}
+
+/* Flat index of lane group 0 of this thread (t*V), and the validity predicate (NULL: always). */
+static const char *blocked_base(Emit *e, const Blocked *bi, const char **valid)
+{
+    const char *tv = T(e, RC_B32);
+    if (is_pow2(bi->V)) ins(e, "shl.b32 %s, %s, %d", tv, R(e, e->tlin), log2i(bi->V));
+    else ins(e, "mul.lo.u32 %s, %s, %lld", tv, R(e, e->tlin), (long long)bi->V);
+    *valid = NULL;
+    if (bi->T < bi->B * bi->V) {
+        const char *p = T(e, RC_PRED);
+        ins(e, "setp.lt.u32 %s, %s, %lld", p, R(e, e->tlin), (long long)(bi->T / bi->V));
+        *valid = p;
+    }
+    return tv;
+}
+
+/* Tile index along dim d of flat index f. */
+static const char *tile_index(Emit *e, const Blocked *bi, const char *f, int d)
+{
+    int64_t stride = 1;
+    for (int i = d + 1; i < bi->rank; i++) stride *= bi->shape[i];
+    const char *x = f;
+    if (stride > 1) {
+        const char *q = T(e, RC_B32);
+        if (is_pow2(stride)) ins(e, "shr.u32 %s, %s, %d", q, x, log2i(stride));
+        else ins(e, "div.u32 %s, %s, %lld", q, x, (long long)stride);
+        x = q;
+    }
+    if (d > 0) {
+        const char *r = T(e, RC_B32);
+        if (is_pow2(bi->shape[d])) ins(e, "and.b32 %s, %s, %lld", r, x, (long long)(bi->shape[d] - 1));
+        else ins(e, "rem.u32 %s, %s, %lld", r, x, (long long)bi->shape[d]);
+        x = r;
+    }
+    return x;
+}
+
+/* p = (a <u b) [and q]; returns p. */
+static const char *and_lt(Emit *e, const char *a, const char *b, const char *q, const char *cmp)
+{
+    const char *p = T(e, RC_PRED);
+    if (q) ins(e, "setp.%s.and.u32 %s, %s, %s, %s", cmp, p, a, b, q);
+    else ins(e, "setp.%s.u32 %s, %s, %s", cmp, p, a, b);
+    return p;
+}
+
+/* ld_blocked / st_blocked: per lane group, one vector access when the group is inside the view,
+ * else per-lane predicated accesses (loads read 0 outside); invalid lanes touch no memory. */
+static void emit_blocked_mem(Emit *e, const Op *op)
+{
+    int store = op->code == OP_ST_BLOCKED;
+    uint32_t vi = store ? 1 : 0;
+    if (op->noperands < vi + 1 || (!store && op->nresults != 1) || (store && op->nresults != 0)) {
+        error_at(e, op, "malformed '%s'", ir_op_info[op->code].name);
+        return;
+    }
+    const Value *view = op->operands[vi];
+    const Value *vec = store ? op->operands[0] : op->results[0];
+    const char **vr = view_regs(e, op, view);
+    if (!vr) return;
+    int rank = view->type->rank;
+    if (op->noperands != vi + 1 + (uint32_t)rank || vec->type->kind != TY_VEC || !ir_type_is_scalar(vec->type->elem) ||
+        vec->type->elem != view->type->elem) {
+        error_at(e, op, "'%s' needs a vec of the view's element and one origin per view dim", ir_op_info[op->code].name);
+        return;
+    }
+    Blocked bi;
+    if (blocked_info(e, op, rank, type_lanes(vec->type), &bi)) return;
+    const Type *t = vec->type->elem;
+    int s = mem_bytes(t), V = (int)bi.V;
+    const char *valid;
+    const char *tv = blocked_base(e, &bi, &valid);
+    const char **lanes = ARENA_ARRAY(&e->arena, const char *, bi.E);
+    for (int j = 0; j < bi.E; j++) lanes[j] = VR(e, vec, j);
+    int id = e->nlabel++;
+    const char *kind = store ? "stb" : "ldb";
+    for (int64_t g = 0; g < bi.R; g++) {
+        const char *f = tv;
+        if (g) {
+            f = T(e, RC_B32);
+            ins(e, "add.u32 %s, %s, %lld", f, tv, (long long)(g * bi.B * bi.V));
+        }
+        const char *c[IR_MAX_RANK];
+        for (int d = 0; d < rank; d++) {
+            const char *idx = tile_index(e, &bi, f, d), *cd = T(e, RC_B32);
+            ins(e, "add.s32 %s, %s, %s", cd, VR(e, op->operands[vi + 1 + d], 0), idx);
+            c[d] = cd;
+        }
+        const char *ok = valid;   /* valid lane group, outer coordinates inside the view */
+        for (int d = 0; d < rank - 1; d++) ok = and_lt(e, c[d], vr[1 + d], ok, "lt");
+        const char *addr = emit_rowmajor(e, vr, rank, c, s);
+        const char *last = c[rank - 1], *dl = vr[rank];
+        const char **gl = &lanes[g * V];
+        if (V == 1) {
+            const char *p = and_lt(e, last, dl, ok, "lt");
+            if (!store) ins(e, "mov.%s %s, %s", rc_mov[class_of(t)], gl[0], rc_zero[class_of(t)]);
+            emit_scalar_mem(e, store, "global", t, gl[0], addr, 0, p);
+            continue;
+        }
+        char part[32];
+        snprintf(part, sizeof part, "g%lld_part", (long long)g);
+        const char *in = and_lt(e, last, dl, ok, "lt"), *cv = T(e, RC_B32);
+        ins(e, "add.s32 %s, %s, %d", cv, last, V);
+        const char *full = and_lt(e, cv, dl, in, "le");
+        sb_printf(&e->body, "\t@!%s bra $L_%s_%d_%s;\n", full, kind, id, part);
+        emit_vector_mem(e, store, t, gl, V, addr);
+        sb_printf(&e->body, "\tbra.uni $L_%s_%d_g%lld_done;\n", kind, id, (long long)g);
+        label(e, id, kind, part);
+        for (int k = 0; k < V; k++) {
+            const char *p = in;
+            if (k) {
+                const char *ck = T(e, RC_B32);
+                ins(e, "add.s32 %s, %s, %d", ck, last, k);
+                p = and_lt(e, ck, dl, ok, "lt");
+            }
+            if (!store) ins(e, "mov.%s %s, %s", rc_mov[class_of(t)], gl[k], rc_zero[class_of(t)]);
+            emit_scalar_mem(e, store, "global", t, gl[k], addr, k * s, p);
+        }
+        snprintf(part, sizeof part, "g%lld_done", (long long)g);
+        label(e, id, kind, part);
+    }
+}
+
+static void emit_iota_blocked(Emit *e, const Op *op)
+{
+    if (op->nresults != 1 || op->noperands != 0 || op->results[0]->type->kind != TY_VEC) {
+        error_at(e, op, "malformed 'iota_blocked'");
+        return;
+    }
+    const Value *res = op->results[0];
+    Blocked bi;
+    if (blocked_info(e, op, 0, type_lanes(res->type), &bi)) return;
+    int64_t dim = ir_attr_int(op, "dim", -1);
+    if (dim < 0 || dim >= bi.rank) {
+        error_at(e, op, "'iota_blocked': dim %lld out of range", (long long)dim);
+        return;
+    }
+    int islast = dim == bi.rank - 1;
+    const char *valid;
+    const char *tv = blocked_base(e, &bi, &valid);
+    const char *rt = bty(res->type->elem);
+    for (int64_t g = 0; g < bi.R; g++) {
+        const char *f = tv;
+        if (g) {
+            f = T(e, RC_B32);
+            ins(e, "add.u32 %s, %s, %lld", f, tv, (long long)(g * bi.B * bi.V));
+        }
+        const char *idx = tile_index(e, &bi, f, (int)dim);
+        for (int k = 0; k < bi.V; k++) {
+            const char *d = VR(e, res, (int)(g * bi.V + k));
+            if (islast && k) ins(e, "add.s32 %s, %s, %d", d, idx, k);
+            else ins(e, "mov.%s %s, %s", rt, d, idx);
+            if (valid) ins(e, "selp.%s %s, %s, 0, %s", rt, d, d, valid);
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- control flow */
+
+/* Parallel copy of values src[i] -> dst[i], lane by lane; through temporaries when a source
+ * register is also a destination (loop-carried swaps). */
+static void emit_copy(Emit *e, const Op *op, Value *const *src, uint32_t ns, Value *const *dst, uint32_t nd)
+{
+    if (ns != nd) {
+        error_at(e, op, "'%s' carries %u values where %u are expected", ir_op_info[op->code].name, ns, nd);
+        return;
+    }
+    uint32_t stamp = ++e->stamp;
+    int conflict = 0;
+    for (uint32_t i = 0; i < nd; i++) {
+        int *l = val_lanes(e, dst[i]);
+        for (int j = 0; l && j < nlanes_of(dst[i]); j++) e->mark[l[j]] = stamp;
+    }
+    for (uint32_t i = 0; i < ns && !conflict; i++) {
+        int *ls = val_lanes(e, src[i]), *ld = val_lanes(e, dst[i]);
+        if (nlanes_of(src[i]) != nlanes_of(dst[i])) {
+            error_at(e, op, "'%s' operand %u has the wrong type", ir_op_info[op->code].name, i);
+            return;
+        }
+        for (int j = 0; ls && j < nlanes_of(src[i]); j++)
+            if (e->mark[ls[j]] == stamp && ls[j] != ld[j]) conflict = 1;
+    }
+    int **tmp = conflict ? ARENA_ARRAY(&e->arena, int *, ns ? ns : 1) : NULL;
+    for (uint32_t i = 0; i < ns; i++) {
+        int *ls = val_lanes(e, src[i]), *ld = val_lanes(e, dst[i]);
+        int n = nlanes_of(src[i]);
+        if (!ls || !ld) continue;
+        if (conflict) {
+            tmp[i] = ARENA_ARRAY(&e->arena, int, n);
+            for (int j = 0; j < n; j++) {
+                RegClass c = e->regs[ls[j]].cls;
+                tmp[i][j] = temp(e, c);
+                ins(e, "mov.%s %s, %s", rc_mov[c], R(e, tmp[i][j]), R(e, ls[j]));
+            }
+        } else {
+            for (int j = 0; j < n; j++)
+                if (ls[j] != ld[j]) ins(e, "mov.%s %s, %s", rc_mov[e->regs[ld[j]].cls], R(e, ld[j]), R(e, ls[j]));
+        }
+    }
+    if (conflict)
+        for (uint32_t i = 0; i < ns; i++) {
+            int *ld = val_lanes(e, dst[i]);
+            for (int j = 0; ld && j < nlanes_of(dst[i]); j++)
+                ins(e, "mov.%s %s, %s", rc_mov[e->regs[ld[j]].cls], R(e, ld[j]), R(e, tmp[i][j]));
+        }
+}
+
+static void emit_block(Emit *e, const Block *b, Flow *f);
+
+static const Block *region_block(const Region *r) { return r ? r->first : NULL; }
+
+static int ends_in_terminator(const Block *b)
+{
+    return b && b->last && (ir_op_info[b->last->code].props & IR_PTERM);
+}
+
+static void emit_if(Emit *e, const Op *op, Flow *outer)
+{
+    int id = e->nlabel++;
+    const Block *tb = region_block(&op->regions[0]), *eb = region_block(&op->regions[1]);
+    const char *c = VR(e, op->operands[0], 0);
+    if (op->operands[0]->type->kind != TY_I1) error_at(e, op, "'if' condition must be i1");
+    Flow ft = {FLOW_IF_THEN, op, id, outer->loop}, fe = {FLOW_IF_ELSE, op, id, outer->loop};
+    sb_printf(&e->body, "\t@!%s bra $L_if_%d_else;\n", c, id);
+    emit_block(e, tb, &ft);
+    if (!ends_in_terminator(tb)) sb_printf(&e->body, "\tbra.uni $L_if_%d_end;\n", id);
+    label(e, id, "if", "else");
+    emit_block(e, eb, &fe);
+    label(e, id, "if", "end");
+}
+
+static void emit_for(Emit *e, const Op *op, Flow *outer)
+{
+    (void)outer;
+    const Block *b = region_block(&op->regions[0]);
+    if (op->noperands < 3 || !b || b->nargs != op->noperands - 2 || op->nresults != op->noperands - 3) {
+        error_at(e, op, "malformed 'for'");
+        return;
+    }
+    int id = e->nlabel++;
+    Value *iv = b->args[0];
+    const Type *it = iv->type;
+    if (!ir_type_is_int(it) || it->kind == TY_I1) {
+        error_at(e, op, "'for' induction variable must be an integer");
+        return;
+    }
+    ins(e, "mov.%s %s, %s", bty(it), VR(e, iv, 0), VR(e, op->operands[0], 0));
+    emit_copy(e, op, op->operands + 3, op->noperands - 3, b->args + 1, b->nargs - 1);
+    label(e, id, "for", "head");
+    const char *p = T(e, RC_PRED);
+    ins(e, "setp.ge.%s %s, %s, %s", ity(it), p, VR(e, iv, 0), VR(e, op->operands[1], 0));
+    sb_printf(&e->body, "\t@%s bra $L_for_%d_exit;\n", p, id);
+    Flow f = {FLOW_FOR, op, id, NULL};
+    f.loop = &f;
+    emit_block(e, b, &f);
+    label(e, id, "for", "latch");
+    ins(e, "add.%s %s, %s, %s", ity(it), VR(e, iv, 0), VR(e, iv, 0), VR(e, op->operands[2], 0));
+    sb_printf(&e->body, "\tbra.uni $L_for_%d_head;\n", id);
+    label(e, id, "for", "exit");
+    emit_copy(e, op, b->args + 1, b->nargs - 1, op->results, op->nresults);
+    label(e, id, "for", "done");
+}
+
+static void emit_loop(Emit *e, const Op *op, Flow *outer)
+{
+    (void)outer;
+    const Block *b = region_block(&op->regions[0]);
+    if (!b || b->nargs != op->noperands) {
+        error_at(e, op, "malformed 'loop'");
+        return;
+    }
+    int id = e->nlabel++;
+    emit_copy(e, op, op->operands, op->noperands, b->args, b->nargs);
+    label(e, id, "loop", "head");
+    Flow f = {FLOW_LOOP, op, id, NULL};
+    f.loop = &f;
+    emit_block(e, b, &f);
+    if (!ends_in_terminator(b)) sb_printf(&e->body, "\tbra.uni $L_loop_%d_head;\n", id);
+    label(e, id, "loop", "done");
+}
+
+static void emit_terminator(Emit *e, const Op *op, Flow *f)
+{
+    if (op->code == OP_RETURN) {
+        ins(e, "ret");
+        return;
+    }
+    if (op->code == OP_YIELD) {
+        const Block *lb;
+        switch (f->kind) {
+        case FLOW_IF_THEN:
+        case FLOW_IF_ELSE:
+            emit_copy(e, op, op->operands, op->noperands, f->op->results, f->op->nresults);
+            if (f->kind == FLOW_IF_THEN) sb_printf(&e->body, "\tbra.uni $L_if_%d_end;\n", f->label);
+            return;
+        case FLOW_FOR:
+            lb = region_block(&f->op->regions[0]);
+            emit_copy(e, op, op->operands, op->noperands, lb->args + 1, lb->nargs - 1);
+            return;   /* falls through to the latch */
+        case FLOW_LOOP:
+            lb = region_block(&f->op->regions[0]);
+            emit_copy(e, op, op->operands, op->noperands, lb->args, lb->nargs);
+            sb_printf(&e->body, "\tbra.uni $L_loop_%d_head;\n", f->label);
+            return;
+        default:
+            error_at(e, op, "'yield' outside an if or loop region");
+            return;
+        }
+    }
+    Flow *l = f->loop;
+    if (!l) {
+        error_at(e, op, "'%s' outside a loop", ir_op_info[op->code].name);
+        return;
+    }
+    const Block *lb = region_block(&l->op->regions[0]);
+    const char *kind = l->kind == FLOW_FOR ? "for" : "loop";
+    if (op->code == OP_BREAK) {
+        emit_copy(e, op, op->operands, op->noperands, l->op->results, l->op->nresults);
+        sb_printf(&e->body, "\tbra.uni $L_%s_%d_done;\n", kind, l->label);
+    } else {
+        uint32_t skip = l->kind == FLOW_FOR ? 1 : 0;
+        emit_copy(e, op, op->operands, op->noperands, lb->args + skip, lb->nargs - skip);
+        sb_printf(&e->body, "\tbra.uni $L_%s_%d_%s;\n", kind, l->label, l->kind == FLOW_FOR ? "latch" : "head");
+    }
+}
+
+/* ---------------------------------------------------------------- ops */
+
+static void emit_geometry(Emit *e, const Op *op)
+{
+    static const char *const sreg[4] = {"tid", "ctaid", "ntid", "nctaid"};
+    const char *d = VR(e, op->results[0], 0);
+    if (op->results[0]->type->kind != TY_I32 && op->results[0]->type->kind != TY_U32) {
+        error_at(e, op, "'%s' must give i32", ir_op_info[op->code].name);
+        return;
+    }
+    if (op->code == OP_LANE_ID) {
+        ins(e, "mov.u32 %s, %%laneid", d);
+        return;
+    }
+    if (op->code == OP_WARP_ID) {
+        ins(e, "shr.u32 %s, %s, 5", d, R(e, e->tlin));
+        return;
+    }
+    int64_t dim = ir_attr_int(op, "dim", -1);
+    if (dim < 0 || dim > 2) {
+        error_at(e, op, "'%s' needs dim 0, 1 or 2", ir_op_info[op->code].name);
+        return;
+    }
+    int which = op->code == OP_THREAD_ID ? 0 : op->code == OP_BLOCK_ID ? 1 : op->code == OP_BLOCK_DIM ? 2 : 3;
+    ins(e, "mov.u32 %s, %%%s.%c", d, sreg[which], "xyz"[dim]);
+}
+
+static void emit_op(Emit *e, const Op *op, Flow *f)
+{
+    switch (op->code) {
+    case OP_CONST:
+        if (op->nresults == 1 && ir_type_is_scalar(op->results[0]->type))
+            emit_const(e, op, op->results[0]->type, VR(e, op->results[0], 0));
+        else error_at(e, op, "const of a non-scalar type");
+        return;
+    case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_REM: case OP_NEG: case OP_AND: case OP_OR:
+    case OP_XOR: case OP_NOT: case OP_SHL: case OP_SHR: case OP_MIN: case OP_MAX: case OP_ABS: case OP_SQRT:
+    case OP_EXP: case OP_FMA: case OP_CMP: case OP_SELECT: case OP_CAST:
+        emit_elementwise(e, op);
+        return;
+    case OP_THREAD_ID: case OP_BLOCK_ID: case OP_BLOCK_DIM: case OP_GRID_DIM: case OP_LANE_ID: case OP_WARP_ID:
+        emit_geometry(e, op);
+        return;
+    case OP_PTR_ADD: {
+        const Value *p = op->operands[0], *i = op->operands[1];
+        if (p->type->kind != TY_PTR || !ir_type_is_int(i->type) || ir_type_bits(i->type) < 32) {
+            error_at(e, op, "'ptr_add' needs a pointer and an i32/i64 offset");
+            return;
+        }
+        int es = mem_bytes(p->type->elem);
+        const char *off = T(e, RC_B64);
+        if (ir_type_bits(i->type) == 32)
+            ins(e, "mul.wide.%s %s, %s, %d", i->type->kind == TY_U32 ? "u32" : "s32", off, VR(e, i, 0), es);
+        else ins(e, "mul.lo.s64 %s, %s, %d", off, VR(e, i, 0), es);
+        ins(e, "add.s64 %s, %s, %s", VR(e, op->results[0], 0), VR(e, p, 0), off);
+        return;
+    }
+    case OP_LOAD: case OP_STORE: {
+        int st = op->code == OP_STORE;
+        const Value *p = op->operands[st ? 1 : 0];
+        const Value *v = st ? op->operands[0] : op->results[0];
+        if (p->type->kind != TY_PTR || !ir_type_is_scalar(v->type) || p->type->elem != v->type) {
+            error_at(e, op, "'%s' needs a pointer to a scalar of the value's type", ir_op_info[op->code].name);
+            return;
+        }
+        emit_scalar_mem(e, st, space_of(p->type), v->type, VR(e, v, 0), VR(e, p, 0), 0, NULL);
+        return;
+    }
+    case OP_BARRIER:
+        ins(e, "bar.sync 0");
+        return;
+    case OP_MAKE_VIEW:
+        if (op->nresults != 1 || op->results[0]->type->kind != TY_VIEW ||
+            op->noperands != (uint32_t)(1 + op->results[0]->type->rank))
+            error_at(e, op, "malformed 'make_view'");
+        return;   /* the view is its operands' registers */
+    case OP_VIEW_DIM: {
+        const char **vr = view_regs(e, op, op->operands[0]);
+        int64_t d = ir_attr_int(op, "dim", -1);
+        if (!vr) return;
+        if (d < 0 || d >= op->operands[0]->type->rank) {
+            error_at(e, op, "'view_dim': dim %lld out of range", (long long)d);
+            return;
+        }
+        ins(e, "mov.b32 %s, %s", VR(e, op->results[0], 0), vr[1 + d]);
+        return;
+    }
+    case OP_VIEW_ELEM: {
+        const char **vr = view_regs(e, op, op->operands[0]);
+        if (!vr) return;
+        int rank = op->operands[0]->type->rank;
+        if (op->noperands != (uint32_t)(1 + rank)) {
+            error_at(e, op, "'view_elem' needs one index per view dim");
+            return;
+        }
+        const char *c[IR_MAX_RANK];
+        for (int d = 0; d < rank; d++) c[d] = VR(e, op->operands[1 + d], 0);
+        const char *a = emit_rowmajor(e, vr, rank, c, mem_bytes(op->operands[0]->type->elem));
+        ins(e, "mov.b64 %s, %s", VR(e, op->results[0], 0), a);
+        return;
+    }
+    case OP_SPLAT: {
+        const Value *r = op->results[0], *s = op->operands[0];
+        if (r->type->kind != TY_VEC || !ir_type_is_scalar(s->type)) {
+            error_at(e, op, "cannot emit 'splat' to %s: tiles must be lowered by lower-tiles first",
+                     ir_type_kind_name(r->type->kind));
+            return;
+        }
+        for (int j = 0; j < nlanes_of(r); j++)
+            ins(e, "mov.%s %s, %s", rc_mov[class_of(s->type)], VR(e, r, j), VR(e, s, 0));
+        return;
+    }
+    case OP_LD_BLOCKED: case OP_ST_BLOCKED:
+        emit_blocked_mem(e, op);
+        return;
+    case OP_IOTA_BLOCKED:
+        emit_iota_blocked(e, op);
+        return;
+    case OP_IF:
+        emit_if(e, op, f);
+        return;
+    case OP_FOR:
+        emit_for(e, op, f);
+        return;
+    case OP_LOOP:
+        emit_loop(e, op, f);
+        return;
+    case OP_YIELD: case OP_BREAK: case OP_CONTINUE: case OP_RETURN:
+        emit_terminator(e, op, f);
+        return;
+    case OP_IOTA: case OP_TILE_LOAD: case OP_TILE_STORE:
+    default:
+        error_at(e, op, "cannot emit '%s': tile-level op not lowered (run lower-tiles first)",
+                 op->code < OP_COUNT ? ir_op_info[op->code].name : "?");
+        return;
+    }
+}
+
+static void emit_block(Emit *e, const Block *b, Flow *f)
+{
+    for (const Op *op = b ? b->first : NULL; op; op = op->next) {
+        Loc l = op_loc(e, op);
+        if (l.line && (l.line != e->last_line || !e->last_file || strcmp(l.file, e->last_file))) {
+            sb_printf(&e->body, "\t// %s:%u\n", l.file, l.line);
+            e->last_line = l.line;
+            e->last_file = l.file;
+        }
+        emit_op(e, op, f);
+    }
+}
+
+/* ---------------------------------------------------------------- kernels */
+
+static int block_needs_tlin(const Block *b)
+{
+    for (const Op *op = b ? b->first : NULL; op; op = op->next) {
+        if (op->code == OP_WARP_ID || op->code == OP_LD_BLOCKED || op->code == OP_ST_BLOCKED ||
+            op->code == OP_IOTA_BLOCKED)
+            return 1;
+        for (uint32_t r = 0; r < op->nregions; r++)
+            for (const Block *nb = op->regions[r].first; nb; nb = nb->next)
+                if (block_needs_tlin(nb)) return 1;
+    }
+    return 0;
+}
+
+static void put_ident(StrBuf *sb, const char *s)
+{
+    if (!s || !*s) s = "_";
+    if (*s >= '0' && *s <= '9') sb_putc(sb, '_');
+    for (; *s; s++) {
+        char c = *s;
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$';
+        sb_putc(sb, ok ? c : '_');
+    }
+}
+
+static const char *param_type(const Type *t)
+{
+    switch (t->kind) {
+    case TY_I1: case TY_U8: return ".u8";
+    case TY_I8: return ".s8";
+    case TY_I16: return ".s16";
+    case TY_U16: return ".u16";
+    case TY_F16: case TY_BF16: return ".b16";
+    case TY_I32: return ".s32";
+    case TY_U32: return ".u32";
+    case TY_F32: return ".f32";
+    case TY_I64: return ".s64";
+    case TY_U64: case TY_PTR: return ".u64";
+    case TY_F64: return ".f64";
+    default: return NULL;
+    }
+}
+
+static void emit_kernel(Emit *e, const Kernel *k, StrBuf *out)
+{
+    e->k = k;
+    sb_init(&e->decl);
+    sb_init(&e->body);
+    e->nregs = 0;
+    memset(e->ntemp, 0, sizeof e->ntemp);
+    e->nlabel = 0;
+    e->stamp = 0;
+    e->last_file = NULL;
+    e->last_line = 0;
+    e->nlanes_cap = k->nvalues;
+    e->lanes = ARENA_ARRAY(&e->arena, int *, k->nvalues ? k->nvalues : 1);
+    const Block *entry = k->body.first;
+
+    /* signature */
+    Loc kl = k->loc;
+    if (!kl.file) kl.file = e->m->source;
+    if (kl.line) sb_printf(out, "\n// %s:%u\n", kl.file, kl.line);
+    else sb_putc(out, '\n');
+    StrBuf kname;
+    sb_init(&kname);
+    put_ident(&kname, k->name);
+    sb_printf(out, ".visible .entry %s(", kname.data);
+    for (uint32_t i = 0; i < k->nparams; i++) {
+        const Param *p = &k->params[i];
+        const char *pt = param_type(p->value->type);
+        if (!pt) {
+            Op fake = {0};
+            fake.loc = k->loc;
+            error_at(e, &fake, "kernel '%s': parameter '%s' of type %s cannot be passed", k->name, p->name,
+                     ir_type_kind_name(p->value->type->kind));
+            pt = ".u64";
+        }
+        sb_printf(out, "%s\n\t.param %s %s_param_", i ? "," : "", pt, kname.data);
+        put_ident(out, p->name);
+        /* load it */
+        const char *pname = arena_printf(&e->arena, "%s_param_", kname.data);
+        StrBuf pn;
+        sb_init(&pn);
+        sb_puts(&pn, pname);
+        put_ident(&pn, p->name);
+        const Type *t = p->value->type;
+        if (param_type(t)) {
+            const char *r = VR(e, p->value, 0);
+            if (t->kind == TY_I1) {
+                const char *h = T(e, RC_B16);
+                ins(e, "ld.param.u8 %s, [%s]", h, pn.data);
+                ins(e, "setp.ne.u16 %s, %s, 0", r, h);
+            } else {
+                ins(e, "ld.param%s %s, [%s]", pt, r, pn.data);
+                if (t->kind == TY_PTR) ins(e, "cvta.to.%s.u64 %s, %s", space_of(t), r, r);
+            }
+        }
+        sb_free(&pn);
+    }
+    sb_puts(out, k->nparams ? "\n)\n" : ")\n");
+    for (int i = 0; i < 3; i++)
+        if (k->block[i] < 1 || k->block[i] > 1024 || k->cluster[i] < 1 || k->cluster[i] > 16) {
+            Op fake = {0};
+            fake.loc = k->loc;
+            error_at(e, &fake, "kernel '%s': block or cluster shape out of range", k->name);
+            break;
+        }
+    sb_printf(out, ".reqntid %lld, %lld, %lld\n", (long long)k->block[0], (long long)k->block[1], (long long)k->block[2]);
+    if (k->cluster[0] != 1 || k->cluster[1] != 1 || k->cluster[2] != 1)
+        sb_printf(out, ".explicitcluster\n.reqnctapercluster %lld, %lld, %lld\n", (long long)k->cluster[0],
+                  (long long)k->cluster[1], (long long)k->cluster[2]);
+
+    /* linear thread index, when a warp id or a blocked op needs it */
+    e->tlin = -1;
+    if (block_needs_tlin(entry)) {
+        e->tlin = reg_add(e, "%tlin", RC_B32);
+        sb_puts(&e->decl, "\t.reg .b32 %tlin;\n");
+        if (k->block[1] == 1 && k->block[2] == 1) {
+            ins(e, "mov.u32 %%tlin, %%tid.x");
+        } else {
+            const char *y = T(e, RC_B32), *z = T(e, RC_B32);
+            ins(e, "mov.u32 %%tlin, %%tid.x");
+            ins(e, "mov.u32 %s, %%tid.y", y);
+            ins(e, "mov.u32 %s, %%tid.z", z);
+            ins(e, "mad.lo.u32 %%tlin, %s, %lld, %%tlin", y, (long long)k->block[0]);
+            ins(e, "mad.lo.u32 %%tlin, %s, %lld, %%tlin", z, (long long)(k->block[0] * k->block[1]));
+        }
+    }
+
+    Flow f = {FLOW_KERNEL, NULL, 0, NULL};
+    emit_block(e, entry, &f);
+    ins(e, "ret");
+
+    sb_puts(out, "{\n");
+    if (e->decl.data) sb_puts(out, e->decl.data);
+    for (int c = 0; c < RC_COUNT; c++)
+        if (e->ntemp[c]) sb_printf(out, "\t.reg %s %s<%u>;\n", rc_decl[c], rc_temp[c], e->ntemp[c]);
+    sb_putc(out, '\n');
+    if (e->body.data) sb_puts(out, e->body.data);
+    sb_puts(out, "}\n");
+    sb_free(&kname);
+    sb_free(&e->decl);
+    sb_free(&e->body);
+}
+
+int ptx_emit_module(const Module *m, PtxTarget target, StrBuf *out, DiagCtx *diag)
+{
+    if (target < 0 || target >= PTX_TARGET_COUNT) {
+        diag_error(diag, (Loc){0, 0, 0}, "unknown PTX target %d", (int)target);
+        return 1;
+    }
+    Emit e;
+    memset(&e, 0, sizeof e);
+    e.m = m;
+    e.target = target;
+    e.diag = diag;
+    arena_init(&e.arena);
+    e.min_version = target == PTX_SM100A ? 86 : 80;
+    StrBuf kernels;
+    sb_init(&kernels);
+    for (const Kernel *k = m->first; k; k = k->next) emit_kernel(&e, k, &kernels);
+    sb_printf(out, "// Generated by tilec %s from %s\n", TILEC_VERSION, m->source ? m->source : "<input>");
+    sb_printf(out, ".version %d.%d\n.target %s\n.address_size 64\n", e.min_version / 10, e.min_version % 10,
+              ptx_target_name(target));
+    if (kernels.data) sb_puts(out, kernels.data);
+    sb_free(&kernels);
+    free(e.regs);
+    free(e.mark);
+    arena_free(&e.arena);
+    return e.errors ? 1 : 0;
+}

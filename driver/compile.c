@@ -1,0 +1,254 @@
+/* compile.c: the compile pipeline shared by the `tilec` command line and the C API (tile.h).
+ *
+ *   source --fe_parse--> AST --fe_sema--> IR --passes--> lowered IR --ptx_emit--> PTX --ptxas--> cubin
+ *
+ * Each stage's text is kept in the program so any of them can be emitted. The program owns a
+ * DiagCtx that outlives the IR module; the module is freed before tile_compile returns.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontend.h"
+#include "passes.h"
+#include "ptx.h"
+#include "tile.h"
+
+struct tile_program {
+    DiagCtx diag;
+    char *diag_text;            /* rendered once, on first request */
+    StrBuf stages[TILE_STAGE_IR_DUMPS + 1];
+    int have[TILE_STAGE_IR_DUMPS + 1];
+    unsigned char *cubin;
+    size_t cubin_len;
+    char **kernel_names;
+    unsigned (*kernel_dims)[6];
+    int nkernels;
+};
+
+const char *tile_version(void) { return TILEC_VERSION; }
+
+const char *tile_status_string(tile_status s)
+{
+    switch (s) {
+    case TILE_SUCCESS: return "success";
+    case TILE_ERROR_INVALID_ARGUMENT: return "invalid argument";
+    case TILE_ERROR_COMPILE: return "compilation failed";
+    case TILE_ERROR_ASSEMBLE: return "PTX assembly failed";
+    case TILE_ERROR_NOT_AVAILABLE: return "stage not available";
+    case TILE_ERROR_OUT_OF_MEMORY: return "out of memory";
+    }
+    return "unknown status";
+}
+
+static int parse_defines(const tile_compile_options *o, FeDefine *out, DiagCtx *diag)
+{
+    Loc none = {0};
+    for (int i = 0; i < o->ndefines; i++) {
+        const tile_define *d = &o->defines[i];
+        if (!d->name || !d->value || !*d->name) {
+            diag_error(diag, none, "define %d has no name or no value", i);
+            return 0;
+        }
+        char *end;
+        errno = 0;
+        out[i].name = d->name;
+        out[i].is_float = 0;
+        out[i].ival = strtoll(d->value, &end, 0);
+        if (*end || errno || end == d->value) {
+            errno = 0;
+            out[i].fval = strtod(d->value, &end);
+            out[i].is_float = 1;
+            if (*end || errno || end == d->value) {
+                diag_error(diag, none, "-D%s=%s: the value is not a number", d->name, d->value);
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+static void keep_module_text(tile_program *p, tile_stage st, const Module *m)
+{
+    ir_print_module(m, &p->stages[st]);
+    p->have[st] = 1;
+}
+
+static int is_lowered(Module *m)
+{
+    for (Kernel *k = m->first; k; k = k->next)
+        for (uint32_t i = 0; i < k->nvalues; i++)
+            if (k->values[i]->type->kind == TY_VEC) return 1;
+    return 0;
+}
+
+tile_status tile_compile(const char *source, size_t len, const char *filename, const tile_compile_options *opts,
+                         tile_program **out)
+{
+    if (!out) return TILE_ERROR_INVALID_ARGUMENT;
+    *out = NULL;
+    if (!source && len) return TILE_ERROR_INVALID_ARGUMENT;
+    tile_compile_options dflt = {.target = TILE_TARGET_SM90A, .opt_level = 2};
+    const tile_compile_options *o = opts ? opts : &dflt;
+    if (o->opt_level < 0 || o->opt_level > 3 || (o->target != TILE_TARGET_SM90A && o->target != TILE_TARGET_SM100A) ||
+        o->ndefines < 0 || (o->ndefines && !o->defines))
+        return TILE_ERROR_INVALID_ARGUMENT;
+    if (!filename) filename = "<input>";
+    if (!source) source = "";
+
+    tile_program *p = calloc(1, sizeof *p);
+    if (!p) return TILE_ERROR_OUT_OF_MEMORY;
+    diag_init(&p->diag);
+    for (int i = 0; i <= TILE_STAGE_IR_DUMPS; i++) sb_init(&p->stages[i]);
+    diag_add_source(&p->diag, filename, source, len);
+    *out = p;
+
+    DiagCtx *diag = &p->diag;
+    Module *m = NULL;
+    tile_status st = TILE_ERROR_COMPILE;
+    FeDefine *defs = calloc((size_t)(o->ndefines > 0 ? o->ndefines : 1), sizeof *defs);
+    if (!defs) return TILE_ERROR_OUT_OF_MEMORY;
+    if (!parse_defines(o, defs, diag)) goto done;
+
+    if (o->input_ir) {
+        if (o->ndefines) {
+            Loc none = {0};
+            diag_error(diag, none, "defines apply to .tile source, not to IR input");
+            goto done;
+        }
+        m = ir_parse(filename, source, len, diag);
+        if (!m) goto done;
+        if (ir_verify_module(m, diag, is_lowered(m))) goto done;
+    } else {
+        Node *ast = fe_parse(filename, source, len, diag);
+        if (ast) {
+            fe_ast_print(ast, &p->stages[TILE_STAGE_AST]);
+            p->have[TILE_STAGE_AST] = 1;
+        }
+        if (ast && diag->errors == 0) m = fe_sema(ast, filename, defs, o->ndefines, diag);
+        fe_ast_free(ast);
+        if (!m || diag->errors) goto done;
+        if (o->verify_each && ir_verify_module(m, diag, 0)) goto done;
+    }
+    keep_module_text(p, TILE_STAGE_IR, m);
+
+    PassOptions po = {
+        .diag = diag,
+        .verify_each = o->verify_each,
+        .print_after_all = o->print_ir_after_all,
+        .print_before = o->print_ir_before,
+        .print_after = o->print_ir_after,
+        .dump = &p->stages[TILE_STAGE_IR_DUMPS],
+    };
+    const char *pipeline = o->pipeline ? o->pipeline : pass_default_pipeline(o->opt_level);
+    int rc = pass_run_pipeline(m, pipeline, &po);
+    p->have[TILE_STAGE_IR_DUMPS] = p->stages[TILE_STAGE_IR_DUMPS].len > 0;
+    if (rc || diag->errors) goto done;
+    keep_module_text(p, TILE_STAGE_IR_LOWERED, m);
+
+    int n = 0;
+    for (Kernel *k = m->first; k; k = k->next) n++;
+    p->kernel_names = calloc((size_t)(n ? n : 1), sizeof *p->kernel_names);
+    p->kernel_dims = calloc((size_t)(n ? n : 1), sizeof *p->kernel_dims);
+    if (!p->kernel_names || !p->kernel_dims) ir_unreachable("out of memory");
+    for (Kernel *k = m->first; k; k = k->next, p->nkernels++) {
+        p->kernel_names[p->nkernels] = strdup(k->name);
+        for (int d = 0; d < 3; d++) {
+            p->kernel_dims[p->nkernels][d] = (unsigned)k->block[d];
+            p->kernel_dims[p->nkernels][3 + d] = (unsigned)k->cluster[d];
+        }
+    }
+    if (o->stop_after_ir) {
+        st = TILE_SUCCESS;
+        goto done;
+    }
+
+    PtxTarget target = o->target == TILE_TARGET_SM100A ? PTX_SM100A : PTX_SM90A;
+    if (ptx_emit_module(m, target, &p->stages[TILE_STAGE_PTX], diag) || diag->errors) goto done;
+    p->have[TILE_STAGE_PTX] = 1;
+    if (o->assemble) {
+        if (ptx_assemble(p->stages[TILE_STAGE_PTX].data, target, &p->cubin, &p->cubin_len, diag)) {
+            st = TILE_ERROR_ASSEMBLE;
+            goto done;
+        }
+        p->have[TILE_STAGE_CUBIN] = 1;
+    }
+    st = TILE_SUCCESS;
+done:
+    free(defs);
+    ir_module_free(m);
+    if (st == TILE_SUCCESS && diag->errors) st = TILE_ERROR_COMPILE;
+    return st;
+}
+
+void tile_program_destroy(tile_program *p)
+{
+    if (!p) return;
+    diag_free(&p->diag);
+    free(p->diag_text);
+    for (int i = 0; i <= TILE_STAGE_IR_DUMPS; i++) sb_free(&p->stages[i]);
+    free(p->cubin);
+    for (int i = 0; i < p->nkernels; i++) free(p->kernel_names[i]);
+    free(p->kernel_names);
+    free(p->kernel_dims);
+    free(p);
+}
+
+const char *tile_program_diagnostics(const tile_program *p)
+{
+    if (!p) return "";
+    tile_program *mp = (tile_program *)p; /* rendering is a cache fill, not a visible change */
+    if (!mp->diag_text) {
+        StrBuf sb;
+        sb_init(&sb);
+        diag_render(&p->diag, &sb);
+        mp->diag_text = sb_take(&sb);
+    }
+    return mp->diag_text;
+}
+
+int tile_program_diagnostic_count(const tile_program *p) { return p ? p->diag.count : 0; }
+int tile_program_error_count(const tile_program *p) { return p ? p->diag.errors : 0; }
+
+tile_status tile_program_diagnostic(const tile_program *p, int index, tile_diagnostic *out)
+{
+    if (!p || !out || index < 0 || index >= p->diag.count) return TILE_ERROR_INVALID_ARGUMENT;
+    const Diag *d = &p->diag.items[index];
+    out->severity = (int)d->level;
+    out->file = d->file;
+    out->line = d->line;
+    out->col = d->col;
+    out->message = d->message;
+    return TILE_SUCCESS;
+}
+
+tile_status tile_program_emit(const tile_program *p, tile_stage stage, const char **data, size_t *len)
+{
+    if (!p || !data || (int)stage < 0 || stage > TILE_STAGE_IR_DUMPS) return TILE_ERROR_INVALID_ARGUMENT;
+    if (!p->have[stage]) return TILE_ERROR_NOT_AVAILABLE;
+    if (stage == TILE_STAGE_CUBIN) {
+        *data = (const char *)p->cubin;
+        if (len) *len = p->cubin_len;
+        return TILE_SUCCESS;
+    }
+    *data = p->stages[stage].data ? p->stages[stage].data : "";
+    if (len) *len = p->stages[stage].len;
+    return TILE_SUCCESS;
+}
+
+int tile_program_kernel_count(const tile_program *p) { return p ? p->nkernels : 0; }
+
+const char *tile_program_kernel_name(const tile_program *p, int index)
+{
+    return p && index >= 0 && index < p->nkernels ? p->kernel_names[index] : NULL;
+}
+
+tile_status tile_program_kernel_block(const tile_program *p, int index, unsigned block[3], unsigned cluster[3])
+{
+    if (!p || index < 0 || index >= p->nkernels) return TILE_ERROR_INVALID_ARGUMENT;
+    for (int d = 0; d < 3; d++) {
+        if (block) block[d] = p->kernel_dims[index][d];
+        if (cluster) cluster[d] = p->kernel_dims[index][3 + d];
+    }
+    return TILE_SUCCESS;
+}

@@ -1,0 +1,99 @@
+/* ast.c: construction, destruction and printing of the .tile AST.
+ *
+ * Nodes are malloc'ed one by one (an AST is small and short-lived) so that the parser can free
+ * exactly the subtrees its error recovery discards. fe_ast_free recurses; the parser bounds the
+ * depth of every tree it builds.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontend.h"
+#include "parser.h"
+
+Node *fe_node(NodeKind kind, Loc loc)
+{
+    Node *n = calloc(1, sizeof *n);
+    if (!n) ir_unreachable("out of memory");
+    n->kind = kind;
+    n->loc = loc;
+    return n;
+}
+
+Node *fe_node_name(NodeKind kind, Loc loc, const char *name, size_t len)
+{
+    Node *n = fe_node(kind, loc);
+    n->name = malloc(len + 1);
+    if (!n->name) ir_unreachable("out of memory");
+    memcpy(n->name, name, len);
+    n->name[len] = 0;
+    return n;
+}
+
+Node *fe_list_push(Node *list, Node *item)
+{
+    if (!item) return list;
+    if (list->nlist == list->caplist) {
+        list->caplist = list->caplist ? list->caplist * 2 : 4;
+        Node **nl = realloc(list->list, sizeof *nl * (size_t)list->caplist);
+        if (!nl) ir_unreachable("out of memory");
+        list->list = nl;
+    }
+    list->list[list->nlist++] = item;
+    return list;
+}
+
+void fe_ast_free(Node *n)
+{
+    if (!n) return;
+    fe_ast_free(n->a);
+    fe_ast_free(n->b);
+    fe_ast_free(n->c);
+    fe_ast_free(n->d);
+    for (int i = 0; i < n->nlist; i++) fe_ast_free(n->list[i]);
+    free(n->list);
+    free(n->name);
+    free(n);
+}
+
+static const char *const kind_names[N_KIND_COUNT] = {
+    [N_PROGRAM] = "program", [N_CONST] = "const", [N_KERNEL] = "kernel", [N_PARAM] = "param",
+    [N_TYPE_SCALAR] = "type", [N_TYPE_PTR] = "ptr", [N_TYPE_TILE] = "tile", [N_TYPE_TENSOR] = "tensor",
+    [N_BLOCK] = "block", [N_LET] = "let", [N_ASSIGN] = "assign", [N_EXPR_STMT] = "expr",
+    [N_IF] = "if", [N_FOR] = "for", [N_WHILE] = "while", [N_LOOP] = "loop", [N_BREAK] = "break",
+    [N_CONTINUE] = "continue", [N_RETURN] = "return", [N_INT] = "int", [N_FLOAT] = "float",
+    [N_BOOL] = "bool", [N_STRING] = "string", [N_NAME] = "name", [N_UNARY] = "unary",
+    [N_BINARY] = "binary", [N_TERNARY] = "ternary", [N_CAST] = "cast", [N_CALL] = "call",
+    [N_INDEX] = "index", [N_MEMBER] = "member", [N_ARRAY] = "array", [N_LIST] = "list",
+};
+
+static void print_node(const Node *n, int indent, StrBuf *sb)
+{
+    for (int i = 0; i < indent; i++) sb_puts(sb, "  ");
+    if (!n) {
+        sb_puts(sb, "(null)\n");
+        return;
+    }
+    sb_printf(sb, "(%s", kind_names[n->kind]);
+    switch (n->kind) {
+    case N_INT: sb_printf(sb, " %lld", (long long)n->ival); break;
+    case N_FLOAT: sb_printf(sb, " %.17g", n->fval); break;
+    case N_BOOL: sb_puts(sb, n->ival ? " true" : " false"); break;
+    case N_TYPE_SCALAR: sb_printf(sb, " %s", ir_type_kind_name((TypeKind)n->op)); break;
+    case N_TYPE_PTR: sb_puts(sb, n->op == AS_SHARED ? " shared" : " global"); break;
+    case N_UNARY: case N_BINARY: sb_printf(sb, " %s", fe_token_name(n->op)); break;
+    case N_ASSIGN: if (n->op) sb_printf(sb, " %s=", fe_token_name(n->op)); break;
+    case N_LET: sb_puts(sb, n->op == 1 ? " var" : n->op == 2 ? " const" : " let"); break;
+    default: break;
+    }
+    if (n->name) sb_printf(sb, " \"%s\"", n->name);
+    if (n->loc.line) sb_printf(sb, " @%u:%u", n->loc.line, n->loc.col);
+    sb_putc(sb, '\n');
+    const Node *kids[4] = {n->a, n->b, n->c, n->d};
+    for (int i = 0; i < 4; i++)
+        if (kids[i]) print_node(kids[i], indent + 1, sb);
+    for (int i = 0; i < n->nlist; i++) print_node(n->list[i], indent + 1, sb);
+    for (int i = 0; i < indent; i++) sb_puts(sb, "  ");
+    sb_puts(sb, ")\n");
+}
+
+void fe_ast_print(const Node *n, StrBuf *sb) { print_node(n, 0, sb); }

@@ -1,0 +1,136 @@
+/* frontend.h: the .tile front end: tokens (lexer.re, re2c), the AST and its parser (parser.y,
+ * lemon), and semantic analysis that checks the AST and builds tile IR (sema.c).
+ *
+ * The AST is owned by malloc'ed nodes freed with fe_ast_free; the parser's %destructor frees the
+ * partial trees that error recovery throws away, so no input leaks. Every diagnostic goes to the
+ * DiagCtx passed in; nothing here exits or aborts on user input.
+ *
+ * Sections: lexer.re, parser.y + parse.c, ast.c, sema.c.
+ */
+#ifndef TILEC_FRONTEND_H
+#define TILEC_FRONTEND_H
+
+#include "ir.h"
+
+/* Limits that keep hostile input from exhausting the stack or memory. */
+enum {
+    FE_MAX_NESTING = 256,     /* open ( [ { at once */
+    FE_MAX_IDENT = 4096,      /* bytes in one identifier */
+};
+
+/* ================================ lexer.re ================================ */
+
+typedef struct Token {
+    int kind;            /* TK_* from the generated parser.h; 0 = end of input */
+    uint32_t line, col;  /* 1-based position of the first byte */
+    const char *start;   /* into the source text */
+    uint32_t len;
+    int64_t ival;        /* INT: value (bit pattern of a u64 when larger than INT64_MAX) */
+    double fval;         /* FLOAT: value */
+    int tykind;          /* TYPENAME: the TypeKind */
+} Token;
+
+typedef struct Lexer {
+    const char *src;     /* NUL-terminated copy of the input (NULs inside are reported) */
+    const char *cur;     /* next byte */
+    const char *lim;     /* src + len: the sentinel NUL */
+    const char *line_start;
+    uint32_t line;
+    const char *file;
+    DiagCtx *diag;
+} Lexer;
+
+void fe_lexer_init(Lexer *lx, const char *file, const char *src, size_t len, DiagCtx *diag);
+Token fe_lex(Lexer *lx);                         /* kind 0 at end; bad bytes are reported and skipped */
+const char *fe_token_name(int kind);             /* for messages: "'+'", "identifier", ... */
+
+/* ================================ ast.c ================================ */
+
+typedef enum NodeKind {
+    /* items */
+    N_PROGRAM,     /* list: items */
+    N_CONST,       /* name; a: value expr; b: declared type or NULL */
+    N_KERNEL,      /* name; list: params; a: body (N_BLOCK); b: block dims (N_LIST); c: cluster dims (N_LIST) or NULL */
+    N_PARAM,       /* name; a: type */
+    /* types */
+    N_TYPE_SCALAR, /* op: TypeKind */
+    N_TYPE_PTR,    /* a: element type (scalar); op: AddrSpace */
+    N_TYPE_TILE,   /* a: element type; b: dims (N_LIST of const exprs) */
+    N_TYPE_TENSOR, /* a: element type; b: dims (N_LIST of exprs naming params or consts) */
+    /* statements */
+    N_BLOCK,       /* list: statements */
+    N_LET,         /* name; a: init; b: type or NULL; op: 1 for var, 0 for let, 2 for local const */
+    N_ASSIGN,      /* a: target; b: value; op: 0 for '=', or the binary TK_ of a compound '+=' etc. */
+    N_EXPR_STMT,   /* a: expr */
+    N_IF,          /* a: cond; b: then (N_BLOCK); c: else (N_BLOCK, N_IF) or NULL */
+    N_FOR,         /* name: induction variable; a: lo; b: hi; c: step or NULL; d: body */
+    N_WHILE,       /* a: cond; d: body */
+    N_LOOP,        /* d: body */
+    N_BREAK, N_CONTINUE, N_RETURN,
+    /* expressions */
+    N_INT,         /* ival */
+    N_FLOAT,       /* fval */
+    N_BOOL,        /* ival 0/1 */
+    N_STRING,      /* name: the decoded text */
+    N_NAME,        /* name */
+    N_UNARY,       /* op: TK_MINUS, TK_NOT, TK_TILDE; a: operand */
+    N_BINARY,      /* op: the operator token; a, b: operands */
+    N_TERNARY,     /* a: cond; b: then; c: else */
+    N_CAST,        /* a: operand; b: type */
+    N_CALL,        /* name: callee; list: args */
+    N_INDEX,       /* a: base; list: indices */
+    N_MEMBER,      /* a: base; name: member */
+    N_ARRAY,       /* list: elements, as in [a, b] */
+    N_LIST,        /* list: a plain sequence (launch dims, shapes) */
+    N_KIND_COUNT
+} NodeKind;
+
+typedef struct Node Node;
+struct Node {
+    NodeKind kind;
+    Loc loc;
+    int op;              /* operator token, TypeKind, AddrSpace, or flag: see NodeKind */
+    char *name;          /* malloc'ed identifier or string text */
+    int64_t ival;
+    double fval;
+    Node *a, *b, *c, *d; /* children: see NodeKind */
+    Node **list;         /* malloc'ed sequence */
+    int nlist, caplist;
+};
+
+Node *fe_node(NodeKind kind, Loc loc);
+Node *fe_node_name(NodeKind kind, Loc loc, const char *name, size_t len);
+Node *fe_list_push(Node *list, Node *item);     /* returns list; item may be NULL after an error */
+void fe_ast_free(Node *n);
+/* Indented s-expression dump, for `tilec --emit ast`. */
+void fe_ast_print(const Node *n, StrBuf *sb);
+
+/* ================================ parse.c ================================ */
+
+/* Lexes and parses a whole file. Returns the program (possibly partial after recovered errors:
+ * check diag->errors), or NULL when nothing could be built. */
+Node *fe_parse(const char *file, const char *src, size_t len, DiagCtx *diag);
+
+/* What the lemon actions see through %extra_context. */
+typedef struct ParseCtx {
+    const char *file;
+    DiagCtx *diag;
+    Node *result;        /* the program, set by the start rule */
+    int stop;            /* set when parsing must stop (stack overflow, too deep) */
+} ParseCtx;
+
+/* ================================ sema.c ================================ */
+
+/* A `const` override from the command line or API (-DNAME=VALUE). */
+typedef struct FeDefine {
+    const char *name;
+    int is_float;
+    int64_t ival;
+    double fval;
+} FeDefine;
+
+/* Checks the program and builds one IR kernel per `kernel` item. Returns the module, or NULL
+ * after reporting errors. */
+Module *fe_sema(const Node *program, const char *file, const FeDefine *defines, int ndefines, DiagCtx *diag);
+
+#endif

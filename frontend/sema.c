@@ -1,0 +1,1599 @@
+/* sema.c: semantic analysis of the .tile AST and construction of the tile IR, in one walk.
+ *
+ * Names resolve through a chain of scopes. Untyped constants (literals, `const` items without a
+ * type, and arithmetic on them) are folded here and take the type their context asks for, as in
+ * Go; every other operand pair must have one type (`as` converts). Mutable `var`s become SSA
+ * values: before an `if` or a loop, a pre-scan finds the outer `var`s the statement assigns; they
+ * become the `if`'s results or the loop's carried values, and `yield`/`break`/`continue` pass
+ * their current values. Errors are reported where they are found and the walk goes on, so one run
+ * reports several; an expression with an error yields a poisoned result that callers skip.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontend.h"
+#include "parser.h"
+
+/* ---- symbols and scopes ---- */
+
+typedef enum SymKind { SYM_CONST, SYM_LET, SYM_VAR, SYM_BUILTIN } SymKind;
+
+typedef struct CVal {
+    int is_float;
+    int64_t i;
+    double f;
+} CVal;
+
+typedef struct Sym Sym;
+struct Sym {
+    const char *name;
+    SymKind kind;
+    Loc loc;
+    const Type *type;    /* NULL for an untyped constant */
+    Value *value;        /* let/var/param: current SSA value */
+    CVal c;              /* const: the value */
+    int depth;           /* scope depth it was declared at */
+    Sym *prev;           /* next-outer symbol in the chain */
+};
+
+/* An expression's result. */
+typedef struct Ex {
+    Value *v;            /* the IR value; NULL for constants not yet materialised */
+    const Type *type;    /* NULL: untyped constant */
+    int is_const;        /* c holds the value (typed or untyped) */
+    CVal c;
+    int err;             /* an error was reported; the result must be ignored */
+} Ex;
+
+typedef struct LoopCtx {
+    Sym **carried;       /* outer vars carried by the loop */
+    int ncarried;
+    int has_break;
+    struct LoopCtx *outer;
+} LoopCtx;
+
+typedef struct S {
+    Module *m;
+    DiagCtx *diag;
+    const char *file;
+    Builder b;           /* b.k == NULL outside kernels: only constants can be evaluated */
+    Sym *syms;           /* innermost first */
+    int depth;
+    Arena *arena;        /* symbols (the module's arena) */
+    LoopCtx *loop;
+    int terminated;      /* the current block already ended (break/continue/return) */
+    int warned_unreachable;
+} S;
+
+static Ex ex_err(void) { Ex e = {0}; e.err = 1; return e; }
+
+static Ex ex_val(Value *v)
+{
+    Ex e = {0};
+    e.v = v;
+    e.type = v->type;
+    return e;
+}
+
+static Ex ex_int(int64_t v, const Type *t)
+{
+    Ex e = {0};
+    e.is_const = 1;
+    e.c.i = v;
+    e.type = t;
+    return e;
+}
+
+static Ex ex_float(double v, const Type *t)
+{
+    Ex e = {0};
+    e.is_const = 1;
+    e.c.is_float = 1;
+    e.c.f = v;
+    e.type = t;
+    return e;
+}
+
+static Sym *lookup(S *s, const char *name)
+{
+    for (Sym *y = s->syms; y; y = y->prev)
+        if (strcmp(y->name, name) == 0) return y;
+    return NULL;
+}
+
+static Sym *declare(S *s, const char *name, SymKind kind, Loc loc)
+{
+    for (Sym *y = s->syms; y && y->depth == s->depth; y = y->prev)
+        if (strcmp(y->name, name) == 0) {
+            diag_error(s->diag, loc, "'%s' is already declared in this scope", name);
+            diag_note(s->diag, y->loc, "'%s' was declared here", name);
+            break;
+        }
+    Sym *y = ARENA_NEW(s->arena, Sym);
+    y->name = arena_strdup(s->arena, name);
+    y->kind = kind;
+    y->loc = loc;
+    y->depth = s->depth;
+    y->prev = s->syms;
+    s->syms = y;
+    return y;
+}
+
+static void scope_push(S *s) { s->depth++; }
+
+static void scope_pop(S *s)
+{
+    while (s->syms && s->syms->depth == s->depth) s->syms = s->syms->prev;
+    s->depth--;
+}
+
+/* ---- types ---- */
+
+static const Type *T(TypeKind k) { return ir_type_scalar(k); }
+
+static void type_str(const Type *t, char *buf, size_t n)
+{
+    StrBuf sb;
+    sb_init(&sb);
+    if (!t) sb_puts(&sb, "untyped constant");
+    else if (t->kind == TY_TILE) {
+        ir_type_print(t->elem, &sb);
+        sb_putc(&sb, '[');
+        for (int i = 0; i < t->rank; i++) sb_printf(&sb, i ? ", %lld" : "%lld", (long long)t->shape[i]);
+        sb_putc(&sb, ']');
+    } else if (t->kind == TY_PTR) {
+        if (t->space == AS_SHARED) sb_puts(&sb, "shared ");
+        ir_type_print(t->elem, &sb);
+        sb_putc(&sb, '*');
+    } else if (t->kind == TY_VIEW) {
+        sb_puts(&sb, "tensor ");
+        ir_type_print(t->elem, &sb);
+        sb_printf(&sb, " (rank %d)", t->rank);
+    } else if (t->kind == TY_I1) sb_puts(&sb, "bool");
+    else ir_type_print(t, &sb);
+    snprintf(buf, n, "%s", sb.data ? sb.data : "");
+    sb_free(&sb);
+}
+
+#define TYNAME(t, buf) (type_str((t), (buf), sizeof(buf)), (buf))
+
+static int is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+static Ex expr(S *s, const Node *n);
+static Ex expr_hint(S *s, const Node *n, const Type *hint);
+
+/* Evaluates a compile-time integer (shapes, launch dims). */
+static int const_int(S *s, const Node *n, int64_t *out, const char *what)
+{
+    Builder saved = s->b;
+    s->b.k = NULL; /* nothing may be emitted: a non-constant reports an error */
+    Ex e = expr(s, n);
+    s->b = saved;
+    if (e.err) return 0;
+    if (!e.is_const || e.c.is_float || (e.type && !ir_type_is_int(e.type))) {
+        diag_error(s->diag, n->loc, "%s must be a compile-time integer constant", what);
+        return 0;
+    }
+    *out = e.c.i;
+    return 1;
+}
+
+static const Type *resolve_type(S *s, const Node *n, int allow_tensor);
+
+static int resolve_shape(S *s, const Node *dims, int64_t *shape, int *rank)
+{
+    if (dims->nlist > IR_MAX_RANK) {
+        diag_error(s->diag, dims->loc, "a tile has at most %d dimensions, not %d", IR_MAX_RANK, dims->nlist);
+        return 0;
+    }
+    int64_t numel = 1;
+    for (int i = 0; i < dims->nlist; i++) {
+        if (!const_int(s, dims->list[i], &shape[i], "a tile dimension")) return 0;
+        if (!is_pow2(shape[i])) {
+            diag_error(s->diag, dims->list[i]->loc, "tile dimension %lld is not a positive power of two",
+                       (long long)shape[i]);
+            return 0;
+        }
+        numel *= shape[i];
+        if (numel > (1 << 20)) {
+            diag_error(s->diag, dims->list[i]->loc, "tile has more than %d elements", 1 << 20);
+            return 0;
+        }
+    }
+    *rank = dims->nlist;
+    return 1;
+}
+
+static const Type *resolve_type(S *s, const Node *n, int allow_tensor)
+{
+    switch (n->kind) {
+    case N_TYPE_SCALAR: return T((TypeKind)n->op);
+    case N_TYPE_PTR: return ir_type_ptr(s->m, T((TypeKind)n->a->op), (AddrSpace)n->op);
+    case N_TYPE_TILE: {
+        int64_t shape[IR_MAX_RANK];
+        int rank;
+        if (!resolve_shape(s, n->b, shape, &rank)) return NULL;
+        return ir_type_tile(s->m, T((TypeKind)n->a->op), rank, shape);
+    }
+    case N_TYPE_TENSOR:
+        if (!allow_tensor) {
+            diag_error(s->diag, n->loc, "tensor views are only allowed as kernel parameters");
+            return NULL;
+        }
+        if (n->b->nlist > IR_MAX_RANK) {
+            diag_error(s->diag, n->loc, "a tensor view has at most %d dimensions", IR_MAX_RANK);
+            return NULL;
+        }
+        return ir_type_view(s->m, T((TypeKind)n->a->op), n->b->nlist);
+    default:
+        diag_error(s->diag, n->loc, "expected a type");
+        return NULL;
+    }
+}
+
+/* ---- constants ---- */
+
+static int fits(const Type *t, int64_t v)
+{
+    switch (t->kind) {
+    case TY_I1: return v == 0 || v == 1;
+    case TY_I8: return v >= INT8_MIN && v <= INT8_MAX;
+    case TY_I16: return v >= INT16_MIN && v <= INT16_MAX;
+    case TY_I32: return v >= INT32_MIN && v <= INT32_MAX;
+    case TY_U8: return v >= 0 && v <= UINT8_MAX;
+    case TY_U16: return v >= 0 && v <= UINT16_MAX;
+    case TY_U32: return v >= 0 && v <= (int64_t)UINT32_MAX;
+    case TY_U64: return v >= 0;
+    default: return 1;
+    }
+}
+
+/* Wraps v to the width and signedness of the integer type t. */
+static int64_t wrap(const Type *t, int64_t v)
+{
+    switch (t->kind) {
+    case TY_I1: return v & 1;
+    case TY_I8: return (int8_t)v;
+    case TY_I16: return (int16_t)v;
+    case TY_I32: return (int32_t)v;
+    case TY_U8: return (uint8_t)v;
+    case TY_U16: return (uint16_t)v;
+    case TY_U32: return (uint32_t)v;
+    default: return v;
+    }
+}
+
+static Value *emit_const(S *s, Loc loc, const Type *t, CVal c)
+{
+    if (ir_type_is_float(t)) return ir_build_const_float(&s->b, loc, t, c.is_float ? c.f : (double)c.i);
+    return ir_build_const_int(&s->b, loc, t, c.is_float ? (int64_t)c.f : c.i);
+}
+
+static int need_builder(S *s, Loc loc)
+{
+    if (s->b.k) return 1;
+    diag_error(s->diag, loc, "expression is not a compile-time constant");
+    return 0;
+}
+
+/* Gives e the scalar or tile type t: untyped constants are checked and materialised, a scalar of
+ * t's element type is splatted to a tile, anything else must already have type t. */
+static Value *coerce(S *s, Ex e, const Type *t, Loc loc, const char *ctx)
+{
+    char b1[96], b2[96];
+    if (e.err || !t) return NULL;
+    const Type *et = ir_type_elem(t);
+    if (t->kind == TY_PTR || t->kind == TY_VIEW) {
+        if (e.type == t && e.v) return e.v;
+        diag_error(s->diag, loc, "%s: expected %s, found %s", ctx, TYNAME(t, b1), TYNAME(e.type, b2));
+        return NULL;
+    }
+    if (e.is_const && (!e.type || e.type == et || e.type == t)) {
+        if (!e.type) {
+            if (e.c.is_float && !ir_type_is_float(et)) {
+                if (e.c.f != floor(e.c.f) || fabs(e.c.f) > 9.2e18) {
+                    diag_error(s->diag, loc, "%s: constant %g is not an integer (%s expected)", ctx, e.c.f,
+                               TYNAME(et, b1));
+                    return NULL;
+                }
+                e.c.is_float = 0;
+                e.c.i = (int64_t)e.c.f;
+            }
+            if (!e.c.is_float && ir_type_is_int(et) && !fits(et, e.c.i)) {
+                diag_error(s->diag, loc, "%s: constant %lld does not fit in %s", ctx, (long long)e.c.i,
+                           TYNAME(et, b1));
+                return NULL;
+            }
+            if (et->kind == TY_I1 && e.type == NULL && !e.c.is_float) {
+                diag_error(s->diag, loc, "%s: expected bool, found an integer constant", ctx);
+                return NULL;
+            }
+        }
+        if (!need_builder(s, loc)) return NULL;
+        if (!e.v) e.v = emit_const(s, loc, et, e.c);
+        e.type = et;
+    }
+    if (e.type == t) return e.v;
+    if (t->kind == TY_TILE && e.type == et && e.v) {
+        if (!need_builder(s, loc)) return NULL;
+        return ir_build1(&s->b, OP_SPLAT, loc, &e.v, 1, t);
+    }
+    diag_error(s->diag, loc, "%s: expected %s, found %s", ctx, TYNAME(t, b1), TYNAME(e.type, b2));
+    return NULL;
+}
+
+/* Default type of an untyped constant: i32 or f32. */
+static Value *value_of(S *s, Ex e, Loc loc)
+{
+    if (e.err) return NULL;
+    if (e.v) return e.v;
+    if (!need_builder(s, loc)) return NULL;
+    const Type *t = e.type ? e.type : e.c.is_float ? T(TY_F32) : T(TY_I32);
+    return coerce(s, e, t, loc, "constant");
+}
+
+/* ---- expressions ---- */
+
+static int is_arith_tok(int op)
+{
+    return op == TK_PLUS || op == TK_MINUS || op == TK_STAR || op == TK_SLASH || op == TK_PERCENT;
+}
+static int is_bit_tok(int op) { return op == TK_AMP || op == TK_PIPE || op == TK_CARET || op == TK_SHL || op == TK_SHR; }
+static int is_cmp_tok(int op)
+{
+    return op == TK_EQ || op == TK_NE || op == TK_LT || op == TK_LE || op == TK_GT || op == TK_GE;
+}
+
+static OpCode tok_opcode(int op)
+{
+    switch (op) {
+    case TK_PLUS: return OP_ADD;
+    case TK_MINUS: return OP_SUB;
+    case TK_STAR: return OP_MUL;
+    case TK_SLASH: return OP_DIV;
+    case TK_PERCENT: return OP_REM;
+    case TK_AMP: case TK_ANDAND: return OP_AND;
+    case TK_PIPE: case TK_OROR: return OP_OR;
+    case TK_CARET: return OP_XOR;
+    case TK_SHL: return OP_SHL;
+    case TK_SHR: return OP_SHR;
+    default: return OP_CMP;
+    }
+}
+
+static const char *cmp_pred(int op)
+{
+    switch (op) {
+    case TK_EQ: return "eq";
+    case TK_NE: return "ne";
+    case TK_LT: return "lt";
+    case TK_LE: return "le";
+    case TK_GT: return "gt";
+    default: return "ge";
+    }
+}
+
+/* Folds an operator on two untyped constants (or two constants of one integer type). */
+static Ex fold_binary(S *s, const Node *n, Ex a, Ex b, const Type *t)
+{
+    int op = n->op;
+    if (a.c.is_float || b.c.is_float) {
+        double x = a.c.is_float ? a.c.f : (double)a.c.i, y = b.c.is_float ? b.c.f : (double)b.c.i;
+        switch (op) {
+        case TK_PLUS: return ex_float(x + y, t);
+        case TK_MINUS: return ex_float(x - y, t);
+        case TK_STAR: return ex_float(x * y, t);
+        case TK_SLASH: return ex_float(x / y, t);
+        case TK_EQ: return ex_int(x == y, T(TY_I1));
+        case TK_NE: return ex_int(x != y, T(TY_I1));
+        case TK_LT: return ex_int(x < y, T(TY_I1));
+        case TK_LE: return ex_int(x <= y, T(TY_I1));
+        case TK_GT: return ex_int(x > y, T(TY_I1));
+        case TK_GE: return ex_int(x >= y, T(TY_I1));
+        default:
+            diag_error(s->diag, n->loc, "operator %s is not defined on floating-point constants", fe_token_name(op));
+            return ex_err();
+        }
+    }
+    int64_t x = a.c.i, y = b.c.i, r = 0;
+    int unsig = t && !ir_type_is_signed(t) && t->kind != TY_I1;
+    switch (op) {
+    case TK_PLUS:
+        if (__builtin_add_overflow(x, y, &r) && !t) goto overflow;
+        break;
+    case TK_MINUS:
+        if (__builtin_sub_overflow(x, y, &r) && !t) goto overflow;
+        break;
+    case TK_STAR:
+        if (__builtin_mul_overflow(x, y, &r) && !t) goto overflow;
+        break;
+    case TK_SLASH:
+    case TK_PERCENT:
+        if (y == 0) {
+            diag_error(s->diag, n->loc, "division by zero in a constant expression");
+            return ex_err();
+        }
+        if (unsig) r = (int64_t)(op == TK_SLASH ? (uint64_t)x / (uint64_t)y : (uint64_t)x % (uint64_t)y);
+        else if (x == INT64_MIN && y == -1) goto overflow;
+        else r = op == TK_SLASH ? x / y : x % y;
+        break;
+    case TK_AMP: case TK_ANDAND: r = x & y; break;
+    case TK_PIPE: case TK_OROR: r = x | y; break;
+    case TK_CARET: r = x ^ y; break;
+    case TK_SHL:
+    case TK_SHR:
+        if (y < 0 || y >= 64) {
+            diag_error(s->diag, n->loc, "shift by %lld in a constant expression", (long long)y);
+            return ex_err();
+        }
+        r = op == TK_SHL ? (int64_t)((uint64_t)x << y) : unsig ? (int64_t)((uint64_t)x >> y) : x >> y;
+        break;
+    case TK_EQ: return ex_int(x == y, T(TY_I1));
+    case TK_NE: return ex_int(x != y, T(TY_I1));
+    case TK_LT: return ex_int(unsig ? (uint64_t)x < (uint64_t)y : x < y, T(TY_I1));
+    case TK_LE: return ex_int(unsig ? (uint64_t)x <= (uint64_t)y : x <= y, T(TY_I1));
+    case TK_GT: return ex_int(unsig ? (uint64_t)x > (uint64_t)y : x > y, T(TY_I1));
+    case TK_GE: return ex_int(unsig ? (uint64_t)x >= (uint64_t)y : x >= y, T(TY_I1));
+    default: break;
+    }
+    return ex_int(t ? wrap(t, r) : r, t);
+overflow:
+    diag_error(s->diag, n->loc, "constant expression overflows 64 bits");
+    return ex_err();
+}
+
+/* The IR type two operands of a binary operator share, or NULL after an error. */
+static const Type *unify(S *s, const Node *n, Ex a, Ex b)
+{
+    char b1[96], b2[96];
+    if (!a.type && !b.type) return NULL;
+    if (!a.type) return b.type;
+    if (!b.type) return a.type;
+    if (a.type == b.type) return a.type;
+    if (a.type->kind == TY_TILE && b.type == a.type->elem) return a.type;
+    if (b.type->kind == TY_TILE && a.type == b.type->elem) return b.type;
+    diag_error(s->diag, n->loc, "mismatched types %s and %s for %s; convert one with 'as'", TYNAME(a.type, b1),
+               TYNAME(b.type, b2), fe_token_name(n->op));
+    return NULL;
+}
+
+static int expr_has_effects(const Node *n)
+{
+    if (!n) return 0;
+    if (n->kind == N_INDEX || n->kind == N_CALL) return 1;
+    if (expr_has_effects(n->a) || expr_has_effects(n->b) || expr_has_effects(n->c)) return 1;
+    for (int i = 0; i < n->nlist; i++)
+        if (expr_has_effects(n->list[i])) return 1;
+    return 0;
+}
+
+static Block *enter_region(S *s, Region *r, Block **saved)
+{
+    *saved = s->b.block;
+    Block *blk = r->first ? r->first : ir_block_new(s->m, r);
+    s->b.block = blk;
+    return blk;
+}
+
+static Value *emit_binop(S *s, Loc loc, OpCode code, Value *x, Value *y, const Type *rt, const char *pred)
+{
+    Value *ops[2] = {x, y};
+    Op *op = ir_build(&s->b, code, loc, ops, 2, rt);
+    if (pred) ir_attr_set_str(s->m, op, "pred", pred);
+    return op->results[0];
+}
+
+/* a && b / a || b on scalars with a right side that may touch memory: evaluate it only when needed. */
+static Ex short_circuit(S *s, const Node *n, Value *a)
+{
+    const Type *i1 = T(TY_I1);
+    Op *iff = ir_build(&s->b, OP_IF, n->loc, &a, 1, i1);
+    Block *saved;
+    int is_and = n->op == TK_ANDAND;
+    enter_region(s, &iff->regions[is_and ? 0 : 1], &saved);
+    Value *bv = coerce(s, expr_hint(s, n->b, i1), i1, n->b->loc, "operand of logical operator");
+    if (!bv) bv = ir_build_const_int(&s->b, n->loc, i1, 0);
+    ir_build(&s->b, OP_YIELD, n->loc, &bv, 1, NULL);
+    s->b.block = saved;
+    enter_region(s, &iff->regions[is_and ? 1 : 0], &saved);
+    Value *k = ir_build_const_int(&s->b, n->loc, i1, is_and ? 0 : 1);
+    ir_build(&s->b, OP_YIELD, n->loc, &k, 1, NULL);
+    s->b.block = saved;
+    return ex_val(iff->results[0]);
+}
+
+static Ex binary(S *s, const Node *n, const Type *hint)
+{
+    char b1[96];
+    int op = n->op;
+    Ex a, b;
+    /* an untyped left side takes the right side's type: evaluate the right side first then */
+    int left_untyped = (n->a->kind == N_INT || n->a->kind == N_FLOAT) && !(n->b->kind == N_INT || n->b->kind == N_FLOAT);
+    if (left_untyped && op != TK_SHL && op != TK_SHR) {
+        b = expr_hint(s, n->b, is_cmp_tok(op) ? NULL : hint);
+        a = expr_hint(s, n->a, b.type);
+    } else {
+        a = expr_hint(s, n->a, is_cmp_tok(op) || op == TK_ANDAND || op == TK_OROR ? NULL : hint);
+        if ((op == TK_ANDAND || op == TK_OROR) && !a.err && a.type == T(TY_I1) && !a.is_const &&
+            expr_has_effects(n->b) && s->b.k)
+            return short_circuit(s, n, a.v);
+        b = expr_hint(s, n->b, op == TK_SHL || op == TK_SHR ? a.type : a.type);
+    }
+    if (a.err || b.err) return ex_err();
+
+    /* pointer arithmetic: p + i, p - i */
+    if (a.type && a.type->kind == TY_PTR && (op == TK_PLUS || op == TK_MINUS)) {
+        if (!need_builder(s, n->loc)) return ex_err();
+        const Type *it = b.type ? b.type : T(TY_I32);
+        if (it != T(TY_I32) && it != T(TY_I64)) {
+            diag_error(s->diag, n->b->loc, "a pointer offset must be i32 or i64, not %s", TYNAME(it, b1));
+            return ex_err();
+        }
+        Value *off = coerce(s, b, it, n->b->loc, "pointer offset");
+        if (!off) return ex_err();
+        if (op == TK_MINUS) off = ir_build1(&s->b, OP_NEG, n->loc, &off, 1, it);
+        Value *ops[2] = {a.v, off};
+        return ex_val(ir_build1(&s->b, OP_PTR_ADD, n->loc, ops, 2, a.type));
+    }
+
+    /* both untyped, or both constants of one integer type: fold */
+    if (a.is_const && b.is_const && (!a.type || !b.type || a.type == b.type) &&
+        (!a.type || ir_type_is_int(a.type)) && (!b.type || ir_type_is_int(b.type))) {
+        const Type *t = a.type ? a.type : b.type;
+        if (op == TK_ANDAND || op == TK_OROR) {
+            if (t != T(TY_I1)) {
+                diag_error(s->diag, n->loc, "%s needs bool operands", fe_token_name(op));
+                return ex_err();
+            }
+        }
+        return fold_binary(s, n, a, b, t);
+    }
+    if (a.is_const && b.is_const && !a.type && !b.type) return fold_binary(s, n, a, b, NULL);
+
+    const Type *t = unify(s, n, a, b);
+    if (!t) {
+        if (!a.type && !b.type) return fold_binary(s, n, a, b, NULL);
+        return ex_err();
+    }
+    if (t->kind == TY_PTR || t->kind == TY_VIEW) {
+        diag_error(s->diag, n->loc, "operator %s is not defined on %s", fe_token_name(op), TYNAME(t, b1));
+        return ex_err();
+    }
+    const Type *et = ir_type_elem(t);
+    if (is_arith_tok(op) && et->kind == TY_I1) {
+        diag_error(s->diag, n->loc, "arithmetic operator %s is not defined on bool", fe_token_name(op));
+        return ex_err();
+    }
+    if (op == TK_PERCENT && ir_type_is_float(et)) {
+        diag_error(s->diag, n->loc, "operator '%%' needs integer operands, not %s", TYNAME(et, b1));
+        return ex_err();
+    }
+    if (is_bit_tok(op) && !ir_type_is_int(et)) {
+        diag_error(s->diag, n->loc, "bitwise operator %s needs integer operands, not %s", fe_token_name(op),
+                   TYNAME(et, b1));
+        return ex_err();
+    }
+    if ((op == TK_ANDAND || op == TK_OROR) && et->kind != TY_I1) {
+        diag_error(s->diag, n->loc, "%s needs bool operands, not %s", fe_token_name(op), TYNAME(et, b1));
+        return ex_err();
+    }
+    if ((op == TK_SLASH || op == TK_PERCENT) && ir_type_is_int(et) && b.is_const && !b.c.is_float && b.c.i == 0) {
+        diag_error(s->diag, n->b->loc, "integer division by zero");
+        return ex_err();
+    }
+    if (!need_builder(s, n->loc)) return ex_err();
+    Value *x = coerce(s, a, t, n->a->loc, "left operand");
+    Value *y = coerce(s, b, t, n->b->loc, "right operand");
+    if (!x || !y) return ex_err();
+    if (is_cmp_tok(op))
+        return ex_val(emit_binop(s, n->loc, OP_CMP, x, y, ir_type_with_elem(s->m, t, T(TY_I1)), cmp_pred(op)));
+    return ex_val(emit_binop(s, n->loc, tok_opcode(op), x, y, t, NULL));
+}
+
+static Ex unary(S *s, const Node *n, const Type *hint)
+{
+    char b1[96];
+    Ex a = expr_hint(s, n->a, hint);
+    if (a.err) return a;
+    const Type *et = a.type ? ir_type_elem(a.type) : NULL;
+    if (a.type && (a.type->kind == TY_PTR || a.type->kind == TY_VIEW)) {
+        diag_error(s->diag, n->loc, "operator %s is not defined on %s", fe_token_name(n->op), TYNAME(a.type, b1));
+        return ex_err();
+    }
+    if (n->op == TK_NOT && et && et->kind != TY_I1) {
+        diag_error(s->diag, n->loc, "'!' needs a bool operand, not %s", TYNAME(a.type, b1));
+        return ex_err();
+    }
+    if (n->op == TK_NOT && !a.type) {
+        diag_error(s->diag, n->loc, "'!' needs a bool operand, not an integer constant");
+        return ex_err();
+    }
+    if (n->op == TK_TILDE && ((et && !ir_type_is_int(et)) || (!et && a.c.is_float))) {
+        diag_error(s->diag, n->loc, "'~' needs an integer operand");
+        return ex_err();
+    }
+    if (n->op == TK_MINUS && et && et->kind == TY_I1) {
+        diag_error(s->diag, n->loc, "unary '-' is not defined on bool");
+        return ex_err();
+    }
+    if (a.is_const && (!a.type || ir_type_is_int(a.type))) {
+        if (n->op == TK_MINUS) {
+            if (a.c.is_float) return ex_float(-a.c.f, a.type);
+            if (a.c.i == INT64_MIN) {
+                diag_error(s->diag, n->loc, "constant expression overflows 64 bits");
+                return ex_err();
+            }
+            return ex_int(a.type ? wrap(a.type, -a.c.i) : -a.c.i, a.type);
+        }
+        if (n->op == TK_NOT) return ex_int(!a.c.i, a.type);
+        return ex_int(a.type ? wrap(a.type, ~a.c.i) : ~a.c.i, a.type);
+    }
+    if (!need_builder(s, n->loc)) return ex_err();
+    Value *v = value_of(s, a, n->a->loc);
+    if (!v) return ex_err();
+    return ex_val(ir_build1(&s->b, n->op == TK_MINUS ? OP_NEG : OP_NOT, n->loc, &v, 1, v->type));
+}
+
+static int dim_of(S *s, const Node *n, const char *member)
+{
+    if (strcmp(member, "x") == 0) return 0;
+    if (strcmp(member, "y") == 0) return 1;
+    if (strcmp(member, "z") == 0) return 2;
+    diag_error(s->diag, n->loc, "unknown component '.%s': use .x, .y or .z", member);
+    return -1;
+}
+
+static OpCode geometry_op(const char *name)
+{
+    if (strcmp(name, "thread_id") == 0) return OP_THREAD_ID;
+    if (strcmp(name, "block_id") == 0) return OP_BLOCK_ID;
+    if (strcmp(name, "block_dim") == 0) return OP_BLOCK_DIM;
+    if (strcmp(name, "grid_dim") == 0) return OP_GRID_DIM;
+    return OP_COUNT;
+}
+
+static Ex name_expr(S *s, const Node *n)
+{
+    Sym *y = lookup(s, n->name);
+    if (!y) {
+        if (geometry_op(n->name) != OP_COUNT) {
+            diag_error(s->diag, n->loc, "'%s' needs a component: %s.x, %s.y or %s.z", n->name, n->name, n->name,
+                       n->name);
+            return ex_err();
+        }
+        if (strcmp(n->name, "lane_id") == 0 || strcmp(n->name, "warp_id") == 0) {
+            if (!need_builder(s, n->loc)) return ex_err();
+            return ex_val(ir_build1(&s->b, n->name[0] == 'l' ? OP_LANE_ID : OP_WARP_ID, n->loc, NULL, 0, T(TY_I32)));
+        }
+        diag_error(s->diag, n->loc, "unknown name '%s'", n->name);
+        return ex_err();
+    }
+    if (y->kind == SYM_CONST) {
+        Ex e = {0};
+        e.is_const = 1;
+        e.c = y->c;
+        e.type = y->type;
+        return e;
+    }
+    if (!need_builder(s, n->loc)) return ex_err();
+    if (!y->value) return ex_err(); /* its declaration had an error */
+    return ex_val(y->value);
+}
+
+static Ex member_expr(S *s, const Node *n)
+{
+    if (n->a->kind == N_NAME && !lookup(s, n->a->name)) {
+        OpCode g = geometry_op(n->a->name);
+        if (g != OP_COUNT) {
+            int d = dim_of(s, n, n->name);
+            if (d < 0 || !need_builder(s, n->loc)) return ex_err();
+            Op *op = ir_build(&s->b, g, n->loc, NULL, 0, T(TY_I32));
+            ir_attr_set_int(s->m, op, "dim", d);
+            return ex_val(op->results[0]);
+        }
+    }
+    Ex base = expr(s, n->a);
+    if (base.err) return base;
+    if (base.type && base.type->kind == TY_VIEW && strncmp(n->name, "dim", 3) == 0 && n->name[3] >= '0' &&
+        n->name[3] <= '4' && n->name[4] == 0) {
+        int d = n->name[3] - '0';
+        if (d >= base.type->rank) {
+            diag_error(s->diag, n->loc, "the view has rank %d; '.%s' does not exist", base.type->rank, n->name);
+            return ex_err();
+        }
+        Op *op = ir_build(&s->b, OP_VIEW_DIM, n->loc, &base.v, 1, T(TY_I32));
+        ir_attr_set_int(s->m, op, "dim", d);
+        return ex_val(op->results[0]);
+    }
+    diag_error(s->diag, n->loc, "no member '.%s' here", n->name);
+    return ex_err();
+}
+
+/* The address of p[i] or v[i, j, ...]: a pointer to one element. */
+static Value *element_address(S *s, const Node *n)
+{
+    char b1[96];
+    Ex base = expr(s, n->a);
+    if (base.err) return NULL;
+    if (!base.type || (base.type->kind != TY_PTR && base.type->kind != TY_VIEW)) {
+        diag_error(s->diag, n->loc, "only pointers and tensor views can be indexed, not %s", TYNAME(base.type, b1));
+        return NULL;
+    }
+    if (base.type->kind == TY_PTR) {
+        if (n->nlist != 1) {
+            diag_error(s->diag, n->loc, "a pointer takes one index, not %d", n->nlist);
+            return NULL;
+        }
+        Ex i = expr(s, n->list[0]);
+        if (i.err) return NULL;
+        const Type *it = i.type ? i.type : T(TY_I32);
+        if (it != T(TY_I32) && it != T(TY_I64)) {
+            diag_error(s->diag, n->list[0]->loc, "an index must be i32 or i64, not %s", TYNAME(it, b1));
+            return NULL;
+        }
+        Value *iv = coerce(s, i, it, n->list[0]->loc, "index");
+        if (!iv) return NULL;
+        Value *ops[2] = {base.v, iv};
+        return ir_build1(&s->b, OP_PTR_ADD, n->loc, ops, 2, base.type);
+    }
+    if (n->nlist != base.type->rank) {
+        diag_error(s->diag, n->loc, "this tensor view has rank %d but %d indices were given", base.type->rank,
+                   n->nlist);
+        return NULL;
+    }
+    Value *ops[1 + IR_MAX_RANK];
+    ops[0] = base.v;
+    for (int d = 0; d < n->nlist; d++) {
+        ops[1 + d] = coerce(s, expr_hint(s, n->list[d], T(TY_I32)), T(TY_I32), n->list[d]->loc, "view index");
+        if (!ops[1 + d]) return NULL;
+    }
+    return ir_build1(&s->b, OP_VIEW_ELEM, n->loc, ops, (uint32_t)(1 + n->nlist),
+                     ir_type_ptr(s->m, base.type->elem, AS_GLOBAL));
+}
+
+static Ex index_expr(S *s, const Node *n)
+{
+    if (!need_builder(s, n->loc)) return ex_err();
+    Value *p = element_address(s, n);
+    if (!p) return ex_err();
+    return ex_val(ir_build1(&s->b, OP_LOAD, n->loc, &p, 1, p->type->elem));
+}
+
+static Ex cast_expr(S *s, const Node *n)
+{
+    char b1[96];
+    const Type *to = T((TypeKind)n->b->op);
+    Ex a = expr_hint(s, n->a, NULL);
+    if (a.err) return a;
+    if (a.type && !ir_type_is_scalar(ir_type_elem(a.type))) {
+        diag_error(s->diag, n->loc, "cannot convert %s to %s", TYNAME(a.type, b1), ir_type_kind_name(to->kind));
+        return ex_err();
+    }
+    if (a.is_const && !a.type) {
+        /* an explicit conversion of a constant: floats truncate toward zero, ints wrap */
+        if (ir_type_is_float(to)) return ex_float(a.c.is_float ? a.c.f : (double)a.c.i, to);
+        int64_t v = a.c.is_float ? (int64_t)a.c.f : a.c.i;
+        if (to->kind == TY_I1) v = v != 0;
+        return ex_int(wrap(to, v), to);
+    }
+    if (!need_builder(s, n->loc)) return ex_err();
+    Value *v = value_of(s, a, n->a->loc);
+    if (!v) return ex_err();
+    const Type *rt = ir_type_with_elem(s->m, v->type, to);
+    if (rt == v->type) return a;
+    return ex_val(ir_build1(&s->b, OP_CAST, n->loc, &v, 1, rt));
+}
+
+static Ex ternary(S *s, const Node *n, const Type *hint)
+{
+    char b1[96];
+    Ex c = expr_hint(s, n->a, T(TY_I1));
+    if (c.err) return c;
+    if (c.type && c.type->kind == TY_TILE && c.type->elem->kind == TY_I1) {
+        diag_error(s->diag, n->loc, "'?:' needs a scalar bool condition; use select() for tiles");
+        return ex_err();
+    }
+    if (c.type != T(TY_I1)) {
+        diag_error(s->diag, n->a->loc, "the condition of '?:' must be bool, not %s", TYNAME(c.type, b1));
+        return ex_err();
+    }
+    if (c.is_const) return expr_hint(s, c.c.i ? n->b : n->c, hint);
+    if (!need_builder(s, n->loc)) return ex_err();
+    if (!expr_has_effects(n->b) && !expr_has_effects(n->c)) {
+        Ex a = expr_hint(s, n->b, hint), b = expr_hint(s, n->c, hint);
+        if (a.err || b.err) return ex_err();
+        Node fake = *n;
+        fake.op = TK_QUESTION;
+        const Type *t = unify(s, &fake, a, b);
+        if (!t) t = a.c.is_float || b.c.is_float ? T(TY_F32) : T(TY_I32);
+        Value *x = coerce(s, a, t, n->b->loc, "'?:' operand"), *y = coerce(s, b, t, n->c->loc, "'?:' operand");
+        if (!x || !y) return ex_err();
+        Value *ops[3] = {c.v, x, y};
+        return ex_val(ir_build1(&s->b, OP_SELECT, n->loc, ops, 3, t));
+    }
+    /* a side that loads from memory is evaluated only when chosen */
+    Op *iff = ir_build(&s->b, OP_IF, n->loc, &c.v, 1, NULL);
+    Block *saved;
+    enter_region(s, &iff->regions[0], &saved);
+    Ex a = expr_hint(s, n->b, hint);
+    Value *x = a.err ? NULL : value_of(s, a, n->b->loc);
+    s->b.block = saved;
+    if (!x) return ex_err();
+    enter_region(s, &iff->regions[1], &saved);
+    Value *y = coerce(s, expr_hint(s, n->c, x->type), x->type, n->c->loc, "'?:' operand");
+    s->b.block = saved;
+    if (!y) return ex_err();
+    ir_build(&(Builder){s->m, s->b.k, iff->regions[0].first, NULL}, OP_YIELD, n->loc, &x, 1, NULL);
+    ir_build(&(Builder){s->m, s->b.k, iff->regions[1].first, NULL}, OP_YIELD, n->loc, &y, 1, NULL);
+    /* the results were not known when the op was made: give it one now */
+    Value *r = ir_value_new(s->m, s->b.k, x->type, NULL);
+    r->def = iff;
+    iff->results = ARENA_ARRAY(&s->m->arena, Value *, 1);
+    iff->results[0] = r;
+    iff->nresults = 1;
+    return ex_val(r);
+}
+
+static int nargs_ok(S *s, const Node *n, int lo, int hi)
+{
+    if (n->nlist >= lo && n->nlist <= hi) return 1;
+    if (lo == hi) diag_error(s->diag, n->loc, "%s() takes %d argument%s, not %d", n->name, lo, lo == 1 ? "" : "s", n->nlist);
+    else diag_error(s->diag, n->loc, "%s() takes %d to %d arguments, not %d", n->name, lo, hi, n->nlist);
+    return 0;
+}
+
+static int shape_arg(S *s, const Node *n, int64_t *shape, int *rank)
+{
+    if (n->kind == N_ARRAY) {
+        Node list = *n;
+        list.kind = N_LIST;
+        return resolve_shape(s, &list, shape, rank);
+    }
+    Node tmp = {0};
+    Node *one[1] = {(Node *)n};
+    tmp.kind = N_LIST;
+    tmp.loc = n->loc;
+    tmp.list = one;
+    tmp.nlist = 1;
+    return resolve_shape(s, &tmp, shape, rank);
+}
+
+/* load(view[o0, ...], [S0, ...]) and store(view[o0, ...], tile) */
+static Ex tile_access(S *s, const Node *n, int is_store)
+{
+    char b1[96], b2[96];
+    if (!nargs_ok(s, n, 2, 2)) return ex_err();
+    const Node *at = n->list[0];
+    if (at->kind != N_INDEX) {
+        diag_error(s->diag, at->loc, "%s() needs a tensor position as its first argument, like x[i, j]", n->name);
+        return ex_err();
+    }
+    Ex view = expr(s, at->a);
+    if (view.err) return view;
+    if (!view.type || view.type->kind != TY_VIEW) {
+        diag_error(s->diag, at->loc, "%s() needs a tensor view, not %s", n->name, TYNAME(view.type, b1));
+        return ex_err();
+    }
+    int rank = view.type->rank;
+    if (at->nlist != rank) {
+        diag_error(s->diag, at->loc, "this tensor view has rank %d but %d indices were given", rank, at->nlist);
+        return ex_err();
+    }
+    Value *ops[2 + IR_MAX_RANK];
+    int k = 0;
+    Value *tile = NULL;
+    if (is_store) {
+        Ex t = expr(s, n->list[1]);
+        if (t.err) return t;
+        if (!t.type || t.type->kind != TY_TILE) {
+            diag_error(s->diag, n->list[1]->loc, "store() needs a tile to store, not %s", TYNAME(t.type, b1));
+            return ex_err();
+        }
+        if (t.type->rank != rank || t.type->elem != view.type->elem) {
+            diag_error(s->diag, n->list[1]->loc, "cannot store a %s tile into %s", TYNAME(t.type, b1),
+                       TYNAME(view.type, b2));
+            return ex_err();
+        }
+        tile = t.v;
+        ops[k++] = tile;
+    }
+    ops[k++] = view.v;
+    for (int d = 0; d < rank; d++) {
+        ops[k] = coerce(s, expr_hint(s, at->list[d], T(TY_I32)), T(TY_I32), at->list[d]->loc, "tile origin");
+        if (!ops[k++]) return ex_err();
+    }
+    if (is_store) {
+        ir_build(&s->b, OP_TILE_STORE, n->loc, ops, (uint32_t)k, NULL);
+        Ex e = {0};
+        return e;
+    }
+    int64_t shape[IR_MAX_RANK];
+    int srank;
+    if (!shape_arg(s, n->list[1], shape, &srank)) return ex_err();
+    if (srank != rank) {
+        diag_error(s->diag, n->list[1]->loc, "the tile shape has %d dimensions but the view has rank %d", srank, rank);
+        return ex_err();
+    }
+    const Type *tt = ir_type_tile(s->m, view.type->elem, rank, shape);
+    return ex_val(ir_build1(&s->b, OP_TILE_LOAD, n->loc, ops, (uint32_t)k, tt));
+}
+
+static Ex call_expr(S *s, const Node *n, const Type *hint)
+{
+    char b1[96];
+    const char *f = n->name;
+    if (strcmp(f, "sync") == 0) {
+        if (!nargs_ok(s, n, 0, 0) || !need_builder(s, n->loc)) return ex_err();
+        ir_build(&s->b, OP_BARRIER, n->loc, NULL, 0, NULL);
+        Ex e = {0};
+        return e;
+    }
+    if (strcmp(f, "load") == 0 || strcmp(f, "store") == 0) {
+        if (!need_builder(s, n->loc)) return ex_err();
+        return tile_access(s, n, f[0] == 's');
+    }
+    if (strcmp(f, "iota") == 0) {
+        if (!nargs_ok(s, n, 1, 2) || !need_builder(s, n->loc)) return ex_err();
+        int64_t shape[IR_MAX_RANK], dim = 0;
+        int rank;
+        if (!shape_arg(s, n->list[0], shape, &rank)) return ex_err();
+        if (n->nlist == 2 && !const_int(s, n->list[1], &dim, "the iota dimension")) return ex_err();
+        if (dim < 0 || dim >= rank) {
+            diag_error(s->diag, n->loc, "iota dimension %lld is out of range for a rank-%d tile", (long long)dim, rank);
+            return ex_err();
+        }
+        Op *op = ir_build(&s->b, OP_IOTA, n->loc, NULL, 0, ir_type_tile(s->m, T(TY_I32), rank, shape));
+        ir_attr_set_int(s->m, op, "dim", dim);
+        return ex_val(op->results[0]);
+    }
+    if (strcmp(f, "splat") == 0) {
+        if (!nargs_ok(s, n, 2, 2) || !need_builder(s, n->loc)) return ex_err();
+        int64_t shape[IR_MAX_RANK];
+        int rank;
+        Ex v = expr_hint(s, n->list[0], hint ? ir_type_elem(hint) : NULL);
+        if (v.err || !shape_arg(s, n->list[1], shape, &rank)) return ex_err();
+        Value *sv = value_of(s, v, n->list[0]->loc);
+        if (!sv) return ex_err();
+        if (!ir_type_is_scalar(sv->type)) {
+            diag_error(s->diag, n->list[0]->loc, "splat() needs a scalar, not %s", TYNAME(sv->type, b1));
+            return ex_err();
+        }
+        return ex_val(ir_build1(&s->b, OP_SPLAT, n->loc, &sv, 1, ir_type_tile(s->m, sv->type, rank, shape)));
+    }
+    static const struct { const char *name; OpCode op; int nargs; int float_only; } math[] = {
+        {"min", OP_MIN, 2, 0}, {"max", OP_MAX, 2, 0}, {"abs", OP_ABS, 1, 0},
+        {"sqrt", OP_SQRT, 1, 1}, {"exp", OP_EXP, 1, 1}, {"fma", OP_FMA, 3, 1}, {"select", OP_SELECT, 3, 0},
+    };
+    for (size_t i = 0; i < sizeof math / sizeof math[0]; i++) {
+        if (strcmp(f, math[i].name) != 0) continue;
+        if (!nargs_ok(s, n, math[i].nargs, math[i].nargs)) return ex_err();
+        int first = math[i].op == OP_SELECT; /* select's condition is not unified with the values */
+        Ex a[3];
+        const Type *t = NULL;
+        for (int k = first; k < n->nlist; k++) {
+            a[k] = expr_hint(s, n->list[k], t ? t : hint);
+            if (a[k].err) return ex_err();
+            if (a[k].type && (!t || (t->kind != TY_TILE && a[k].type->kind == TY_TILE))) t = a[k].type;
+        }
+        int all_const = 1;
+        for (int k = first; k < n->nlist; k++) all_const &= a[k].is_const && !a[k].type;
+        if (!t) t = (a[first].c.is_float || (n->nlist > first + 1 && a[first + 1].c.is_float)) ? T(TY_F32) : T(TY_I32);
+        if (all_const && !first && !need_builder(s, n->loc)) return ex_err();
+        if (!need_builder(s, n->loc)) return ex_err();
+        if (!ir_type_is_scalar(ir_type_elem(t))) {
+            diag_error(s->diag, n->loc, "%s() needs numbers, not %s", f, TYNAME(t, b1));
+            return ex_err();
+        }
+        if (math[i].float_only && !ir_type_is_float(ir_type_elem(t))) {
+            diag_error(s->diag, n->loc, "%s() needs floating-point operands, not %s", f, TYNAME(t, b1));
+            return ex_err();
+        }
+        Value *ops[3];
+        for (int k = first; k < n->nlist; k++) {
+            ops[k] = coerce(s, a[k], t, n->list[k]->loc, "argument");
+            if (!ops[k]) return ex_err();
+        }
+        if (first) {
+            const Type *ct = ir_type_with_elem(s->m, t, T(TY_I1));
+            ops[0] = coerce(s, expr_hint(s, n->list[0], ct), ct, n->list[0]->loc, "select() condition");
+            if (!ops[0]) return ex_err();
+        }
+        return ex_val(ir_build1(&s->b, math[i].op, n->loc, ops, (uint32_t)n->nlist, t));
+    }
+    diag_error(s->diag, n->loc, "unknown function '%s'", f);
+    return ex_err();
+}
+
+static Ex expr_hint(S *s, const Node *n, const Type *hint)
+{
+    switch (n->kind) {
+    case N_INT: {
+        Ex e = ex_int(n->ival, NULL);
+        if (n->ival < 0) { /* the lexer stores literals above INT64_MAX as their bit pattern */
+            diag_error(s->diag, n->loc, "integer literal is larger than the i64 range");
+            return ex_err();
+        }
+        return e;
+    }
+    case N_FLOAT: return ex_float(n->fval, NULL);
+    case N_BOOL: return ex_int(n->ival, T(TY_I1));
+    case N_STRING:
+        diag_error(s->diag, n->loc, "string literals are only used as stage labels (planned), not as values");
+        return ex_err();
+    case N_NAME: return name_expr(s, n);
+    case N_MEMBER: return member_expr(s, n);
+    case N_UNARY: return unary(s, n, hint);
+    case N_BINARY: return binary(s, n, hint);
+    case N_TERNARY: return ternary(s, n, hint);
+    case N_CAST: return cast_expr(s, n);
+    case N_INDEX: return index_expr(s, n);
+    case N_CALL: return call_expr(s, n, hint);
+    case N_ARRAY:
+        diag_error(s->diag, n->loc, "a [..] list is only allowed as a tile shape");
+        return ex_err();
+    default:
+        diag_error(s->diag, n->loc, "expected an expression");
+        return ex_err();
+    }
+}
+
+static Ex expr(S *s, const Node *n) { return expr_hint(s, n, NULL); }
+
+/* ---- statements ---- */
+
+static void stmt(S *s, const Node *n);
+
+static void block_stmts(S *s, const Node *blk)
+{
+    scope_push(s);
+    for (int i = 0; i < blk->nlist; i++) {
+        if (s->terminated) {
+            if (!s->warned_unreachable)
+                diag_warning(s->diag, blk->list[i]->loc, "unreachable statement (the block already ended)");
+            s->warned_unreachable = 1;
+            break;
+        }
+        stmt(s, blk->list[i]);
+    }
+    scope_pop(s);
+}
+
+/* The outer `var`s that a statement assigns, found by a scan that mirrors the scoping of the walk. */
+typedef struct VarSet {
+    Sym *items[64];
+    Sym **more;     /* beyond 64 (rare) */
+    int n, cap;
+    const char **shadow;  /* names declared inside the scanned statement */
+    int nshadow, capshadow;
+} VarSet;
+
+static void varset_add(VarSet *vs, Sym *y)
+{
+    for (int i = 0; i < vs->n; i++)
+        if ((i < 64 ? vs->items[i] : vs->more[i - 64]) == y) return;
+    if (vs->n < 64) {
+        vs->items[vs->n++] = y;
+        return;
+    }
+    if (vs->n - 64 == vs->cap) {
+        vs->cap = vs->cap ? vs->cap * 2 : 16;
+        vs->more = realloc(vs->more, sizeof *vs->more * (size_t)vs->cap);
+        if (!vs->more) ir_unreachable("out of memory");
+    }
+    vs->more[vs->n++ - 64] = y;
+}
+
+static Sym *varset_get(VarSet *vs, int i) { return i < 64 ? vs->items[i] : vs->more[i - 64]; }
+
+static void shadow_push(VarSet *vs, const char *name)
+{
+    if (vs->nshadow == vs->capshadow) {
+        vs->capshadow = vs->capshadow ? vs->capshadow * 2 : 16;
+        vs->shadow = realloc(vs->shadow, sizeof *vs->shadow * (size_t)vs->capshadow);
+        if (!vs->shadow) ir_unreachable("out of memory");
+    }
+    vs->shadow[vs->nshadow++] = name;
+}
+
+static void scan_assigned(S *s, const Node *n, VarSet *vs)
+{
+    if (!n) return;
+    int mark = vs->nshadow;
+    switch (n->kind) {
+    case N_BLOCK:
+        for (int i = 0; i < n->nlist; i++) scan_assigned(s, n->list[i], vs);
+        break;
+    case N_LET: shadow_push(vs, n->name); break;
+    case N_ASSIGN:
+        if (n->a->kind == N_NAME) {
+            for (int i = vs->nshadow - 1; i >= 0; i--)
+                if (strcmp(vs->shadow[i], n->a->name) == 0) return;
+            Sym *y = lookup(s, n->a->name);
+            if (y && y->kind == SYM_VAR) varset_add(vs, y);
+        }
+        return;
+    case N_IF:
+        scan_assigned(s, n->b, vs);
+        vs->nshadow = mark;
+        scan_assigned(s, n->c, vs);
+        break;
+    case N_FOR:
+        shadow_push(vs, n->name);
+        scan_assigned(s, n->d, vs);
+        break;
+    case N_WHILE:
+    case N_LOOP: scan_assigned(s, n->d, vs); break;
+    default: return;
+    }
+    if (n->kind != N_LET && n->kind != N_BLOCK) vs->nshadow = mark;
+    if (n->kind == N_BLOCK) vs->nshadow = mark;
+}
+
+static void varset_free(VarSet *vs)
+{
+    free(vs->more);
+    free(vs->shadow);
+}
+
+/* Current values of the set's vars, for a yield/break/continue. */
+static Value **current_values(S *s, Sym **syms, int n)
+{
+    Value **v = ARENA_ARRAY(&s->m->arena, Value *, n ? n : 1);
+    for (int i = 0; i < n; i++) v[i] = syms[i]->value;
+    return v;
+}
+
+static int values_ok(Value **v, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!v[i]) return 0;
+    return 1;
+}
+
+static void name_value(S *s, Value *v, const char *name)
+{
+    if (v && !v->name && v->def && v->def->code != OP_CONST) v->name = arena_strdup(&s->m->arena, name);
+}
+
+static void if_stmt(S *s, const Node *n)
+{
+    char b1[96];
+    Ex c = expr_hint(s, n->a, T(TY_I1));
+    if (c.err) return;
+    if (c.type != T(TY_I1)) {
+        diag_error(s->diag, n->a->loc, "an if condition must be bool, not %s", TYNAME(c.type, b1));
+        return;
+    }
+    Value *cv = value_of(s, c, n->a->loc);
+    if (!cv) return;
+    VarSet vs = {0};
+    scan_assigned(s, n->b, &vs);
+    scan_assigned(s, n->c, &vs);
+    Sym **syms = ARENA_ARRAY(&s->m->arena, Sym *, vs.n ? vs.n : 1);
+    const Type **types = ARENA_ARRAY(&s->m->arena, const Type *, vs.n ? vs.n : 1);
+    for (int i = 0; i < vs.n; i++) syms[i] = varset_get(&vs, i), types[i] = syms[i]->type;
+    int nv = vs.n;
+    varset_free(&vs);
+
+    Op *iff = ir_op_new(s->m, s->b.k, OP_IF, n->loc, &cv, 1, types, (uint32_t)nv);
+    ir_op_append(s->b.block, iff);
+    Value **before = current_values(s, syms, nv);
+    int falls = 0;
+    for (int r = 0; r < 2; r++) {
+        Block *saved;
+        enter_region(s, &iff->regions[r], &saved);
+        s->terminated = 0;
+        const Node *body = r == 0 ? n->b : n->c;
+        if (body && body->kind == N_IF) {
+            scope_push(s);
+            if_stmt(s, body);
+            scope_pop(s);
+        } else if (body) block_stmts(s, body);
+        if (!s->terminated) {
+            Value **now = current_values(s, syms, nv);
+            if (values_ok(now, nv)) ir_build(&s->b, OP_YIELD, n->loc, now, (uint32_t)nv, NULL);
+            else ir_build(&s->b, OP_RETURN, n->loc, NULL, 0, NULL); /* after an error: keep the IR well formed */
+            falls = 1;
+        }
+        s->b.block = saved;
+        for (int i = 0; i < nv; i++) syms[i]->value = before[i];
+    }
+    for (int i = 0; i < nv; i++) {
+        syms[i]->value = iff->results[i];
+        name_value(s, iff->results[i], syms[i]->name);
+        iff->results[i]->name = arena_strdup(&s->m->arena, syms[i]->name);
+    }
+    s->terminated = !falls;
+}
+
+/* Shared by for, while and loop: carried vars become block args, then results. */
+static void loop_stmt(S *s, const Node *n)
+{
+    char b1[96];
+    Value *bounds[3] = {0};
+    int is_for = n->kind == N_FOR;
+    if (is_for) {
+        const Node *bn[3] = {n->a, n->b, n->c};
+        for (int i = 0; i < 3; i++) {
+            if (!bn[i]) {
+                bounds[i] = ir_build_const_int(&s->b, n->loc, T(TY_I32), 1);
+                continue;
+            }
+            Ex e = expr_hint(s, bn[i], T(TY_I32));
+            if (e.err) return;
+            if (i == 2 && e.is_const && !e.c.is_float && e.c.i <= 0) {
+                diag_error(s->diag, bn[i]->loc, "a for loop's step must be positive, not %lld", (long long)e.c.i);
+                return;
+            }
+            if (e.type && e.type != T(TY_I32)) {
+                diag_error(s->diag, bn[i]->loc, "for-loop bounds and step must be i32, not %s", TYNAME(e.type, b1));
+                return;
+            }
+            bounds[i] = coerce(s, e, T(TY_I32), bn[i]->loc, "loop bound");
+            if (!bounds[i]) return;
+        }
+    }
+    VarSet vs = {0};
+    scan_assigned(s, n->d, &vs);
+    int nv = vs.n;
+    Sym **syms = ARENA_ARRAY(&s->m->arena, Sym *, nv ? nv : 1);
+    const Type **types = ARENA_ARRAY(&s->m->arena, const Type *, nv ? nv : 1);
+    for (int i = 0; i < nv; i++) syms[i] = varset_get(&vs, i), types[i] = syms[i]->type;
+    varset_free(&vs);
+
+    Value **init = current_values(s, syms, nv);
+    if (!values_ok(init, nv)) return;
+    int nops = (is_for ? 3 : 0) + nv;
+    Value **ops = ARENA_ARRAY(&s->m->arena, Value *, nops ? nops : 1);
+    int k = 0;
+    if (is_for)
+        for (int i = 0; i < 3; i++) ops[k++] = bounds[i];
+    for (int i = 0; i < nv; i++) ops[k++] = init[i];
+    Op *lp = ir_op_new(s->m, s->b.k, is_for ? OP_FOR : OP_LOOP, n->loc, ops, (uint32_t)nops, types, (uint32_t)nv);
+    ir_op_append(s->b.block, lp);
+    Block *body = ir_block_new(s->m, &lp->regions[0]);
+    Block *saved = s->b.block;
+    s->b.block = body;
+    scope_push(s);
+    if (is_for) {
+        Sym *iv = declare(s, n->name, SYM_LET, n->loc);
+        iv->type = T(TY_I32);
+        iv->value = ir_block_add_arg(s->m, s->b.k, body, T(TY_I32), n->name);
+    }
+    for (int i = 0; i < nv; i++) syms[i]->value = ir_block_add_arg(s->m, s->b.k, body, types[i], syms[i]->name);
+
+    LoopCtx lc = {syms, nv, 0, s->loop};
+    s->loop = &lc;
+    s->terminated = 0;
+    if (n->kind == N_WHILE) {
+        Ex c = expr_hint(s, n->a, T(TY_I1));
+        if (!c.err && c.type != T(TY_I1)) {
+            diag_error(s->diag, n->a->loc, "a while condition must be bool, not %s", TYNAME(c.type, b1));
+            c.err = 1;
+        }
+        Value *cv = c.err ? NULL : value_of(s, c, n->a->loc);
+        if (cv) {
+            /* if (cond) {} else { break } */
+            Op *iff = ir_op_new(s->m, s->b.k, OP_IF, n->a->loc, &cv, 1, NULL, 0);
+            ir_op_append(s->b.block, iff);
+            Block *t = ir_block_new(s->m, &iff->regions[0]);
+            ir_op_append(t, ir_op_new(s->m, s->b.k, OP_YIELD, n->a->loc, NULL, 0, NULL, 0));
+            Block *e = ir_block_new(s->m, &iff->regions[1]);
+            ir_op_append(e, ir_op_new(s->m, s->b.k, OP_BREAK, n->a->loc, current_values(s, syms, nv), (uint32_t)nv,
+                                      NULL, 0));
+            lc.has_break = 1;
+        }
+    }
+    block_stmts(s, n->d);
+    if (!s->terminated) {
+        Value **now = current_values(s, syms, nv);
+        if (values_ok(now, nv))
+            ir_build(&s->b, is_for ? OP_YIELD : OP_CONTINUE, n->loc, now, (uint32_t)nv, NULL);
+        else ir_build(&s->b, OP_RETURN, n->loc, NULL, 0, NULL);
+    }
+    s->loop = lc.outer;
+    scope_pop(s);
+    s->b.block = saved;
+    for (int i = 0; i < nv; i++) {
+        syms[i]->value = lp->results[i];
+        lp->results[i]->name = arena_strdup(&s->m->arena, syms[i]->name);
+    }
+    s->terminated = !is_for && !lc.has_break;
+}
+
+static void assign_stmt(S *s, const Node *n)
+{
+    const Node *t = n->a;
+    if (t->kind == N_NAME) {
+        Sym *y = lookup(s, t->name);
+        if (!y) {
+            diag_error(s->diag, t->loc, "unknown name '%s'", t->name);
+            return;
+        }
+        if (y->kind != SYM_VAR) {
+            diag_error(s->diag, t->loc, "cannot assign to '%s': it is not declared with 'var'", t->name);
+            diag_note(s->diag, y->loc, "'%s' was declared here", t->name);
+            return;
+        }
+        if (!y->value) return;
+        Value *v;
+        if (n->op) {
+            Node bin = {0};
+            bin.kind = N_BINARY;
+            bin.loc = n->loc;
+            bin.op = n->op;
+            bin.a = (Node *)t;
+            bin.b = n->b;
+            Ex e = binary(s, &bin, y->type);
+            v = coerce(s, e, y->type, n->loc, "assignment");
+        } else v = coerce(s, expr_hint(s, n->b, y->type), y->type, n->b->loc, "assignment");
+        if (!v) return;
+        name_value(s, v, y->name);
+        y->value = v;
+        return;
+    }
+    if (t->kind == N_INDEX) {
+        Value *p = element_address(s, t);
+        if (!p) return;
+        const Type *et = p->type->elem;
+        Value *v;
+        if (n->op) {
+            Value *old = ir_build1(&s->b, OP_LOAD, t->loc, &p, 1, et);
+            Ex rhs = expr_hint(s, n->b, et);
+            if (rhs.err) return;
+            Value *r = coerce(s, rhs, et, n->b->loc, "assignment");
+            if (!r) return;
+            if ((n->op == TK_PERCENT && ir_type_is_float(et)) || (is_bit_tok(n->op) && !ir_type_is_int(et))) {
+                diag_error(s->diag, n->loc, "operator %s is not defined on %s", fe_token_name(n->op),
+                           ir_type_kind_name(et->kind));
+                return;
+            }
+            v = emit_binop(s, n->loc, tok_opcode(n->op), old, r, et, NULL);
+        } else v = coerce(s, expr_hint(s, n->b, et), et, n->b->loc, "store");
+        if (!v) return;
+        Value *ops[2] = {v, p};
+        ir_build(&s->b, OP_STORE, n->loc, ops, 2, NULL);
+        return;
+    }
+    diag_error(s->diag, n->loc, "cannot assign to this expression; assign to a 'var', p[i] or view[i, j]");
+}
+
+static void let_stmt(S *s, const Node *n)
+{
+    const Type *declared = n->b ? resolve_type(s, n->b, 0) : NULL;
+    if (n->b && !declared) return;
+    if (n->op == 2) { /* local const */
+        Builder saved = s->b;
+        s->b.k = NULL;
+        Ex e = expr_hint(s, n->a, declared);
+        s->b = saved;
+        if (e.err) return;
+        if (!e.is_const) {
+            diag_error(s->diag, n->a->loc, "the value of const '%s' is not a compile-time constant", n->name);
+            return;
+        }
+        Sym *y = declare(s, n->name, SYM_CONST, n->loc);
+        y->c = e.c;
+        y->type = declared ? declared : e.type;
+        return;
+    }
+    Ex e = expr_hint(s, n->a, declared);
+    Value *v = NULL;
+    if (!e.err) {
+        if (declared) v = coerce(s, e, declared, n->a->loc, "initializer");
+        else if (!e.v && !e.is_const) diag_error(s->diag, n->a->loc, "this expression has no value");
+        else v = value_of(s, e, n->a->loc);
+    }
+    Sym *y = declare(s, n->name, n->op == 1 ? SYM_VAR : SYM_LET, n->loc);
+    y->type = v ? v->type : declared;
+    y->value = v;
+    name_value(s, v, n->name);
+}
+
+static void stmt(S *s, const Node *n)
+{
+    switch (n->kind) {
+    case N_BLOCK: block_stmts(s, n); break;
+    case N_LET: let_stmt(s, n); break;
+    case N_ASSIGN: assign_stmt(s, n); break;
+    case N_EXPR_STMT: {
+        const Node *e = n->a;
+        if (e->kind != N_CALL) {
+            diag_error(s->diag, e->loc, "this expression statement has no effect");
+            break;
+        }
+        expr(s, e);
+        break;
+    }
+    case N_IF: if_stmt(s, n); break;
+    case N_FOR:
+    case N_WHILE:
+    case N_LOOP: loop_stmt(s, n); break;
+    case N_BREAK:
+    case N_CONTINUE: {
+        if (!s->loop) {
+            diag_error(s->diag, n->loc, "'%s' outside a loop", n->kind == N_BREAK ? "break" : "continue");
+            break;
+        }
+        Value **now = current_values(s, s->loop->carried, s->loop->ncarried);
+        if (!values_ok(now, s->loop->ncarried)) break;
+        ir_build(&s->b, n->kind == N_BREAK ? OP_BREAK : OP_CONTINUE, n->loc, now, (uint32_t)s->loop->ncarried, NULL);
+        if (n->kind == N_BREAK) s->loop->has_break = 1;
+        s->terminated = 1;
+        break;
+    }
+    case N_RETURN:
+        ir_build(&s->b, OP_RETURN, n->loc, NULL, 0, NULL);
+        s->terminated = 1;
+        break;
+    default: diag_error(s->diag, n->loc, "expected a statement");
+    }
+}
+
+/* ---- items ---- */
+
+static void launch_dims(S *s, const Node *dims, int64_t out[3], const char *what, int64_t max_total)
+{
+    if (dims->nlist > 3) {
+        diag_error(s->diag, dims->loc, "%s(...) takes 1 to 3 dimensions, not %d", what, dims->nlist);
+        return;
+    }
+    int64_t total = 1;
+    for (int i = 0; i < dims->nlist; i++) {
+        int64_t v;
+        if (!const_int(s, dims->list[i], &v, "a launch dimension")) return;
+        if (v < 1 || v > max_total) {
+            diag_error(s->diag, dims->list[i]->loc, "%s dimension %lld is out of range 1..%lld", what, (long long)v,
+                       (long long)max_total);
+            return;
+        }
+        out[i] = v;
+        total *= v;
+    }
+    if (total > max_total)
+        diag_error(s->diag, dims->loc, "%s(...) has %lld threads or blocks in all; the limit is %lld", what,
+                   (long long)total, (long long)max_total);
+}
+
+static void kernel_item(S *s, const Node *n)
+{
+    for (Kernel *k = s->m->first; k; k = k->next)
+        if (strcmp(k->name, n->name) == 0) {
+            diag_error(s->diag, n->loc, "kernel '%s' is defined twice", n->name);
+            return;
+        }
+    Kernel *k = ir_kernel_new(s->m, n->name, n->loc);
+    s->b = (Builder){s->m, k, k->body.first, NULL};
+    if (!n->b) diag_error(s->diag, n->loc, "kernel '%s' needs a launch shape: add block(N) after its parameters", n->name);
+    else launch_dims(s, n->b, k->block, "block", 1024);
+    if (n->c) launch_dims(s, n->c, k->cluster, "cluster", 16);
+
+    scope_push(s);
+    /* parameters first (views may name later parameters as their dims), then the views */
+    Sym **psyms = ARENA_ARRAY(&s->m->arena, Sym *, n->nlist ? n->nlist : 1);
+    for (int i = 0; i < n->nlist; i++) {
+        const Node *p = n->list[i];
+        const Type *t = resolve_type(s, p->a, 1);
+        psyms[i] = declare(s, p->name, SYM_LET, p->loc);
+        if (!t) continue;
+        if (t->kind == TY_TILE) {
+            diag_error(s->diag, p->a->loc, "a kernel parameter cannot be a tile; pass a tensor view");
+            continue;
+        }
+        const Type *pt = t->kind == TY_VIEW ? ir_type_ptr(s->m, t->elem, AS_GLOBAL) : t;
+        psyms[i]->type = t;
+        psyms[i]->value = ir_kernel_add_param(s->m, k, p->name, pt);
+    }
+    for (int i = 0; i < n->nlist; i++) {
+        const Node *p = n->list[i];
+        if (!psyms[i]->type || psyms[i]->type->kind != TY_VIEW || !psyms[i]->value) continue;
+        Value *ops[1 + IR_MAX_RANK];
+        ops[0] = psyms[i]->value;
+        int ok = 1;
+        for (int d = 0; d < p->a->b->nlist; d++) {
+            const Node *dn = p->a->b->list[d];
+            Ex e = expr_hint(s, dn, T(TY_I32));
+            if (e.err) { ok = 0; break; }
+            if (e.type && e.type != T(TY_I32)) {
+                char b1[96];
+                diag_error(s->diag, dn->loc, "a tensor dimension must be an i32 parameter or constant, not %s",
+                           TYNAME(e.type, b1));
+                ok = 0;
+                break;
+            }
+            ops[1 + d] = coerce(s, e, T(TY_I32), dn->loc, "tensor dimension");
+            if (!ops[1 + d]) { ok = 0; break; }
+        }
+        if (!ok) { psyms[i]->value = NULL; continue; }
+        Value *view = ir_build1(&s->b, OP_MAKE_VIEW, p->loc, ops, (uint32_t)(1 + p->a->b->nlist), psyms[i]->type);
+        view->name = arena_printf(&s->m->arena, "%s.view", p->name);
+        psyms[i]->value = view;
+    }
+    s->terminated = 0;
+    s->warned_unreachable = 0;
+    s->loop = NULL;
+    block_stmts(s, n->a);
+    scope_pop(s);
+    s->b.k = NULL;
+}
+
+static void const_item(S *s, const Node *n, const FeDefine *defines, int ndefines, int *used)
+{
+    const Type *declared = n->b ? resolve_type(s, n->b, 0) : NULL;
+    if (n->b && !declared) return;
+    if (declared && !ir_type_is_scalar(declared)) {
+        diag_error(s->diag, n->b->loc, "a const must have a scalar type");
+        return;
+    }
+    Ex e = expr_hint(s, n->a, declared);
+    for (int i = 0; i < ndefines; i++)
+        if (strcmp(defines[i].name, n->name) == 0) {
+            used[i] = 1;
+            e = defines[i].is_float ? ex_float(defines[i].fval, NULL) : ex_int(defines[i].ival, NULL);
+        }
+    if (e.err) return;
+    if (!e.is_const) {
+        diag_error(s->diag, n->a->loc, "the value of const '%s' is not a compile-time constant", n->name);
+        return;
+    }
+    if (declared && e.type && e.type != declared) {
+        char b1[96], b2[96];
+        diag_error(s->diag, n->a->loc, "const '%s' is declared %s but its value is %s", n->name, TYNAME(declared, b1),
+                   TYNAME(e.type, b2));
+        return;
+    }
+    if (declared && ir_type_is_int(declared)) {
+        if (e.c.is_float) {
+            diag_error(s->diag, n->a->loc, "const '%s' is declared %s but its value %g is not an integer", n->name,
+                       ir_type_kind_name(declared->kind), e.c.f);
+            return;
+        }
+        if (!fits(declared, e.c.i)) {
+            diag_error(s->diag, n->a->loc, "constant %lld does not fit in %s", (long long)e.c.i,
+                       ir_type_kind_name(declared->kind));
+            return;
+        }
+    }
+    if (declared && ir_type_is_float(declared) && !e.c.is_float) {
+        e.c.is_float = 1;
+        e.c.f = (double)e.c.i;
+    }
+    Sym *y = declare(s, n->name, SYM_CONST, n->loc);
+    y->c = e.c;
+    y->type = declared ? declared : e.type;
+}
+
+Module *fe_sema(const Node *program, const char *file, const FeDefine *defines, int ndefines, DiagCtx *diag)
+{
+    Module *m = ir_module_new(file);
+    S s = {0};
+    s.m = m;
+    s.diag = diag;
+    s.file = file;
+    s.arena = &m->arena;
+    int errors_before = diag->errors;
+    int *used = calloc((size_t)(ndefines > 0 ? ndefines : 1), sizeof *used);
+    if (!used) ir_unreachable("out of memory");
+    for (int i = 0; i < program->nlist; i++) {
+        const Node *it = program->list[i];
+        if (it->kind == N_CONST) const_item(&s, it, defines, ndefines, used);
+        else if (it->kind == N_KERNEL) kernel_item(&s, it);
+    }
+    for (int i = 0; i < ndefines; i++)
+        if (!used[i]) {
+            Loc l = {0};
+            diag_error(diag, l, "-D%s: %s has no top-level 'const %s' to override", defines[i].name, file,
+                       defines[i].name);
+        }
+    free(used);
+    if (!m->first && diag->errors == errors_before) {
+        Loc l = {file, 1, 1};
+        diag_error(diag, l, "no kernel in this file");
+    }
+    if (diag->errors > errors_before) {
+        ir_module_free(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,442 @@
+/* ir.c: construction of the tile IR: interned types, values with dense ids, ops built from the
+ * ops.def table, blocks, regions, attributes and the builder.
+ *
+ * Scalar types are static and shared; compound types are interned in the module's list, so type
+ * equality is pointer equality everywhere. Use counts are kept by the helpers here, so passes can
+ * ask "is this value used" without a scan.
+ */
+#include <string.h>
+
+#include "ir.h"
+
+const OpInfo ir_op_info[OP_COUNT] = {
+#define OP(e, name, nopnd, nres, nreg, props) {name, nopnd, nres, nreg, props},
+#include "ops.def"
+#undef OP
+};
+
+int ir_op_lookup(const char *name, size_t len)
+{
+    for (int i = 0; i < OP_COUNT; i++)
+        if (strlen(ir_op_info[i].name) == len && memcmp(ir_op_info[i].name, name, len) == 0) return i;
+    return -1;
+}
+
+/* ---- types ---- */
+
+static const char *const kind_names[TY_KIND_COUNT] = {
+    [TY_VOID] = "void", [TY_I1] = "i1",   [TY_I8] = "i8",   [TY_I16] = "i16", [TY_I32] = "i32",
+    [TY_I64] = "i64",   [TY_U8] = "u8",   [TY_U16] = "u16", [TY_U32] = "u32", [TY_U64] = "u64",
+    [TY_F16] = "f16",   [TY_BF16] = "bf16", [TY_F32] = "f32", [TY_F64] = "f64", [TY_PTR] = "ptr",
+    [TY_VIEW] = "view", [TY_TILE] = "tile", [TY_VEC] = "vec",
+};
+
+static const Type scalar_types[TY_F64 + 1] = {
+#define S(k) [k] = {.kind = k, .rank = 0}
+    S(TY_VOID), S(TY_I1), S(TY_I8), S(TY_I16), S(TY_I32), S(TY_I64), S(TY_U8),
+    S(TY_U16), S(TY_U32), S(TY_U64), S(TY_F16), S(TY_BF16), S(TY_F32), S(TY_F64),
+#undef S
+};
+
+const char *ir_type_kind_name(TypeKind k) { return k < TY_KIND_COUNT ? kind_names[k] : "?"; }
+
+const Type *ir_type_scalar(TypeKind k)
+{
+    if (k > TY_F64) ir_unreachable("ir_type_scalar of a compound kind");
+    return &scalar_types[k];
+}
+
+static const Type *intern(Module *m, const Type *proto)
+{
+    for (const Type *t = m->types; t; t = t->next)
+        if (t->kind == proto->kind && t->elem == proto->elem && t->space == proto->space &&
+            t->rank == proto->rank && memcmp(t->shape, proto->shape, sizeof t->shape) == 0)
+            return t;
+    Type *t = ARENA_NEW(&m->arena, Type);
+    *t = *proto;
+    t->next = m->types;
+    m->types = t;
+    return t;
+}
+
+const Type *ir_type_ptr(Module *m, const Type *elem, AddrSpace space)
+{
+    Type p = {.kind = TY_PTR, .elem = elem, .space = space};
+    return intern(m, &p);
+}
+
+const Type *ir_type_view(Module *m, const Type *elem, int rank)
+{
+    Type p = {.kind = TY_VIEW, .elem = elem, .rank = rank};
+    return intern(m, &p);
+}
+
+const Type *ir_type_tile(Module *m, const Type *elem, int rank, const int64_t *shape)
+{
+    Type p = {.kind = TY_TILE, .elem = elem, .rank = rank};
+    for (int i = 0; i < rank && i < IR_MAX_RANK; i++) p.shape[i] = shape[i];
+    return intern(m, &p);
+}
+
+const Type *ir_type_vec(Module *m, const Type *elem, int64_t lanes)
+{
+    Type p = {.kind = TY_VEC, .elem = elem, .rank = 1};
+    p.shape[0] = lanes;
+    return intern(m, &p);
+}
+
+const Type *ir_type_with_elem(Module *m, const Type *t, const Type *elem)
+{
+    if (t->kind == TY_TILE) return ir_type_tile(m, elem, t->rank, t->shape);
+    if (t->kind == TY_VEC) return ir_type_vec(m, elem, t->shape[0]);
+    return elem;
+}
+
+int ir_type_is_int(const Type *t) { return t->kind >= TY_I1 && t->kind <= TY_U64; }
+int ir_type_is_signed(const Type *t) { return t->kind >= TY_I8 && t->kind <= TY_I64; }
+int ir_type_is_float(const Type *t) { return t->kind >= TY_F16 && t->kind <= TY_F64; }
+int ir_type_is_scalar(const Type *t) { return ir_type_is_int(t) || ir_type_is_float(t); }
+
+int ir_type_bits(const Type *t)
+{
+    switch (t->kind) {
+    case TY_I1: return 1;
+    case TY_I8: case TY_U8: return 8;
+    case TY_I16: case TY_U16: case TY_F16: case TY_BF16: return 16;
+    case TY_I32: case TY_U32: case TY_F32: return 32;
+    case TY_I64: case TY_U64: case TY_F64: case TY_PTR: return 64;
+    default: return 0;
+    }
+}
+
+const Type *ir_type_elem(const Type *t)
+{
+    return (t->kind == TY_TILE || t->kind == TY_VEC || t->kind == TY_PTR || t->kind == TY_VIEW) ? t->elem : t;
+}
+
+int64_t ir_type_numel(const Type *t)
+{
+    if (t->kind == TY_VEC) return t->shape[0];
+    if (t->kind != TY_TILE) return 1;
+    int64_t n = 1;
+    for (int i = 0; i < t->rank; i++) n *= t->shape[i];
+    return n;
+}
+
+void ir_type_print(const Type *t, StrBuf *sb)
+{
+    switch (t->kind) {
+    case TY_PTR:
+        sb_puts(sb, "ptr<");
+        ir_type_print(t->elem, sb);
+        if (t->space == AS_SHARED) sb_puts(sb, ", shared");
+        sb_putc(sb, '>');
+        return;
+    case TY_VIEW:
+        sb_printf(sb, "view<%dx", t->rank);
+        ir_type_print(t->elem, sb);
+        sb_putc(sb, '>');
+        return;
+    case TY_TILE:
+    case TY_VEC:
+        sb_puts(sb, t->kind == TY_TILE ? "tile<" : "vec<");
+        for (int i = 0; i < t->rank; i++) sb_printf(sb, "%lldx", (long long)t->shape[i]);
+        ir_type_print(t->elem, sb);
+        sb_putc(sb, '>');
+        return;
+    default:
+        sb_puts(sb, kind_names[t->kind]);
+    }
+}
+
+/* ---- module, kernels, values ---- */
+
+Module *ir_module_new(const char *source_name)
+{
+    Arena a;
+    arena_init(&a);
+    Module *m = ARENA_NEW(&a, Module);
+    m->arena = a;
+    m->source = arena_strdup(&m->arena, source_name ? source_name : "<input>");
+    return m;
+}
+
+void ir_module_free(Module *m)
+{
+    if (!m) return;
+    Arena a = m->arena; /* the module lives inside its own arena */
+    arena_free(&a);
+}
+
+Kernel *ir_kernel_new(Module *m, const char *name, Loc loc)
+{
+    Kernel *k = ARENA_NEW(&m->arena, Kernel);
+    k->name = arena_strdup(&m->arena, name);
+    k->loc = loc;
+    for (int i = 0; i < 3; i++) k->block[i] = k->cluster[i] = 1;
+    ir_block_new(m, &k->body);
+    if (m->last) m->last->next = k; else m->first = k;
+    m->last = k;
+    return k;
+}
+
+Value *ir_value_new(Module *m, Kernel *k, const Type *type, const char *name)
+{
+    Value *v = ARENA_NEW(&m->arena, Value);
+    v->type = type;
+    v->name = name ? arena_strdup(&m->arena, name) : NULL;
+    if (k->nvalues == k->capvalues) {
+        uint32_t cap = k->capvalues ? k->capvalues * 2 : 64;
+        Value **nv = ARENA_ARRAY(&m->arena, Value *, cap);
+        if (k->nvalues) memcpy(nv, k->values, sizeof *nv * k->nvalues);
+        k->values = nv;
+        k->capvalues = cap;
+    }
+    v->id = k->nvalues;
+    k->values[k->nvalues++] = v;
+    return v;
+}
+
+Value *ir_kernel_add_param(Module *m, Kernel *k, const char *name, const Type *type)
+{
+    Param *np = ARENA_ARRAY(&m->arena, Param, k->nparams + 1);
+    if (k->nparams) memcpy(np, k->params, sizeof *np * k->nparams);
+    k->params = np;
+    Param *p = &k->params[k->nparams++];
+    p->name = arena_strdup(&m->arena, name);
+    p->value = ir_block_add_arg(m, k, k->body.first, type, name);
+    return p->value;
+}
+
+Block *ir_block_new(Module *m, Region *r)
+{
+    Block *b = ARENA_NEW(&m->arena, Block);
+    b->parent = r;
+    if (r->last) r->last->next = b; else r->first = b;
+    r->last = b;
+    return b;
+}
+
+Block *ir_region_entry(Region *r) { return r->first; }
+
+Value *ir_block_add_arg(Module *m, Kernel *k, Block *b, const Type *type, const char *name)
+{
+    Value *v = ir_value_new(m, k, type, name);
+    Value **na = ARENA_ARRAY(&m->arena, Value *, b->nargs + 1);
+    if (b->nargs) memcpy(na, b->args, sizeof *na * b->nargs);
+    b->args = na;
+    v->block = b;
+    v->index = b->nargs;
+    b->args[b->nargs++] = v;
+    return v;
+}
+
+/* ---- ops ---- */
+
+Op *ir_op_new(Module *m, Kernel *k, OpCode code, Loc loc, Value *const *operands, uint32_t noperands,
+              const Type *const *result_types, uint32_t nresults)
+{
+    Op *op = ARENA_NEW(&m->arena, Op);
+    op->code = code;
+    op->loc = loc;
+    op->noperands = noperands;
+    op->operands = ARENA_ARRAY(&m->arena, Value *, noperands ? noperands : 1);
+    for (uint32_t i = 0; i < noperands; i++) {
+        op->operands[i] = operands[i];
+        if (operands[i]) operands[i]->uses++;
+    }
+    op->nresults = nresults;
+    op->results = ARENA_ARRAY(&m->arena, Value *, nresults ? nresults : 1);
+    for (uint32_t i = 0; i < nresults; i++) {
+        Value *v = ir_value_new(m, k, result_types[i], NULL);
+        v->def = op;
+        v->index = i;
+        op->results[i] = v;
+    }
+    op->nregions = (uint32_t)ir_op_info[code].nregions;
+    if (op->nregions) {
+        op->regions = ARENA_ARRAY(&m->arena, Region, op->nregions);
+        for (uint32_t i = 0; i < op->nregions; i++) op->regions[i].parent = op;
+    }
+    return op;
+}
+
+void ir_op_set_operand(Op *op, uint32_t i, Value *v)
+{
+    if (op->operands[i]) op->operands[i]->uses--;
+    op->operands[i] = v;
+    if (v) v->uses++;
+}
+
+void ir_op_append(Block *b, Op *op)
+{
+    op->parent = b;
+    op->prev = b->last;
+    op->next = NULL;
+    if (b->last) b->last->next = op; else b->first = op;
+    b->last = op;
+}
+
+void ir_op_insert_before(Op *before, Op *op)
+{
+    Block *b = before->parent;
+    op->parent = b;
+    op->next = before;
+    op->prev = before->prev;
+    if (before->prev) before->prev->next = op; else b->first = op;
+    before->prev = op;
+}
+
+static void drop_uses(Op *op, void *ctx)
+{
+    (void)ctx;
+    for (uint32_t i = 0; i < op->noperands; i++)
+        if (op->operands[i]) op->operands[i]->uses--;
+}
+
+void ir_op_remove(Op *op)
+{
+    Block *b = op->parent;
+    if (op->prev) op->prev->next = op->next; else b->first = op->next;
+    if (op->next) op->next->prev = op->prev; else b->last = op->prev;
+    op->parent = NULL;
+    op->prev = op->next = NULL;
+    drop_uses(op, NULL);
+    for (uint32_t r = 0; r < op->nregions; r++) ir_walk_region(&op->regions[r], drop_uses, NULL);
+}
+
+typedef struct { Value *from, *to; } Rauw;
+
+static void rauw_op(Op *op, void *ctx)
+{
+    Rauw *r = ctx;
+    for (uint32_t i = 0; i < op->noperands; i++)
+        if (op->operands[i] == r->from) ir_op_set_operand(op, i, r->to);
+}
+
+void ir_replace_all_uses(Kernel *k, Value *from, Value *to)
+{
+    if (from == to || from->uses == 0) return;
+    Rauw r = {from, to};
+    ir_walk_region(&k->body, rauw_op, &r);
+}
+
+void ir_walk_region(Region *r, IrWalkFn fn, void *ctx)
+{
+    for (Block *b = r->first; b; b = b->next)
+        for (Op *op = b->first, *next; op; op = next) {
+            next = op->next;
+            fn(op, ctx);
+            for (uint32_t i = 0; i < op->nregions; i++) ir_walk_region(&op->regions[i], fn, ctx);
+        }
+}
+
+/* ---- attributes ---- */
+
+Attr *ir_attr_find(const Op *op, const char *name)
+{
+    for (Attr *a = op->attrs; a; a = a->next)
+        if (strcmp(a->name, name) == 0) return a;
+    return NULL;
+}
+
+static Attr *attr_slot(Module *m, Op *op, const char *name)
+{
+    Attr *a = ir_attr_find(op, name);
+    if (a) return a;
+    a = ARENA_NEW(&m->arena, Attr);
+    a->name = arena_strdup(&m->arena, name);
+    Attr **pp = &op->attrs;
+    while (*pp) pp = &(*pp)->next;
+    *pp = a;
+    return a;
+}
+
+void ir_attr_set_int(Module *m, Op *op, const char *name, int64_t v)
+{
+    Attr *a = attr_slot(m, op, name);
+    a->kind = ATTR_INT;
+    a->i = v;
+}
+
+void ir_attr_set_float(Module *m, Op *op, const char *name, double v)
+{
+    Attr *a = attr_slot(m, op, name);
+    a->kind = ATTR_FLOAT;
+    a->f = v;
+}
+
+void ir_attr_set_str(Module *m, Op *op, const char *name, const char *s)
+{
+    Attr *a = attr_slot(m, op, name);
+    a->kind = ATTR_STR;
+    a->s = arena_strdup(&m->arena, s);
+}
+
+void ir_attr_set_ints(Module *m, Op *op, const char *name, const int64_t *v, int n)
+{
+    Attr *a = attr_slot(m, op, name);
+    a->kind = ATTR_INTS;
+    int64_t *d = ARENA_ARRAY(&m->arena, int64_t, n ? n : 1);
+    if (n) memcpy(d, v, sizeof *d * (size_t)n);
+    a->ints = d;
+    a->nints = n;
+}
+
+int64_t ir_attr_int(const Op *op, const char *name, int64_t dflt)
+{
+    const Attr *a = ir_attr_find(op, name);
+    return a && a->kind == ATTR_INT ? a->i : dflt;
+}
+
+const char *ir_attr_str(const Op *op, const char *name, const char *dflt)
+{
+    const Attr *a = ir_attr_find(op, name);
+    return a && a->kind == ATTR_STR ? a->s : dflt;
+}
+
+int ir_op_is_const(const Op *op, int64_t *ival, double *fval)
+{
+    if (!op || op->code != OP_CONST) return 0;
+    const Attr *a = ir_attr_find(op, "value");
+    if (!a) return 0;
+    if (a->kind == ATTR_INT) {
+        if (ival) *ival = a->i;
+        if (fval) *fval = (double)a->i;
+        return 1;
+    }
+    if (a->kind == ATTR_FLOAT) {
+        if (fval) *fval = a->f;
+        if (ival) *ival = (int64_t)a->f;
+        return 1;
+    }
+    return 0;
+}
+
+/* ---- builder ---- */
+
+Op *ir_build(Builder *b, OpCode code, Loc loc, Value *const *operands, uint32_t n, const Type *result)
+{
+    Op *op = ir_op_new(b->m, b->k, code, loc, operands, n, &result, result ? 1 : 0);
+    if (b->before) ir_op_insert_before(b->before, op); else ir_op_append(b->block, op);
+    return op;
+}
+
+Value *ir_build1(Builder *b, OpCode code, Loc loc, Value *const *operands, uint32_t n, const Type *result)
+{
+    return ir_build(b, code, loc, operands, n, result)->results[0];
+}
+
+Value *ir_build_const_int(Builder *b, Loc loc, const Type *t, int64_t v)
+{
+    Op *op = ir_build(b, OP_CONST, loc, NULL, 0, t);
+    ir_attr_set_int(b->m, op, "value", v);
+    return op->results[0];
+}
+
+Value *ir_build_const_float(Builder *b, Loc loc, const Type *t, double v)
+{
+    Op *op = ir_build(b, OP_CONST, loc, NULL, 0, t);
+    ir_attr_set_float(b->m, op, "value", v);
+    return op->results[0];
+}

@@ -1,0 +1,337 @@
+/* ir.h: the tile IR, and the support every layer above it shares (arena, diagnostics, strings).
+ *
+ * One IR, progressively lowered. A module holds kernels; a kernel holds one region; a region holds
+ * blocks; a block holds block arguments and a list of ops; an op has operands (SSA values), results
+ * (SSA values), named attributes, a source location and nested regions (structured control flow:
+ * `if`, `for`, `loop`). Every object of a module lives in the module's arena and is freed with it.
+ * Types are interned per module, so two types are equal exactly when their pointers are equal.
+ *
+ * Sections follow the files that implement them: arena.c, diag.c, ir.c (types, values, ops,
+ * builder), ir_print.c, ir_parse.c, ir_verify.c.
+ */
+#ifndef TILEC_IR_H
+#define TILEC_IR_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define TILEC_VERSION "0.1.0"
+
+/* Broken internal invariant: never reachable from user input. */
+void ir_fatal(const char *file, int line, const char *msg);
+#define ir_unreachable(msg) ir_fatal(__FILE__, __LINE__, (msg))
+
+/* ================================ arena.c ================================ */
+
+/* A bump allocator of chunks; everything allocated from it is freed by arena_free at once. */
+typedef struct ArenaChunk ArenaChunk;
+typedef struct Arena {
+    ArenaChunk *head;  /* newest chunk; older ones are linked behind it */
+    size_t used;       /* bytes used in head */
+    size_t cap;        /* usable bytes in head */
+    size_t total;      /* bytes obtained from malloc, for statistics */
+} Arena;
+
+void arena_init(Arena *a);
+void arena_free(Arena *a);
+void *arena_alloc(Arena *a, size_t size);          /* zeroed, 16-byte aligned; never NULL (aborts on OOM) */
+char *arena_strdup(Arena *a, const char *s);
+char *arena_strndup(Arena *a, const char *s, size_t n);
+char *arena_printf(Arena *a, const char *fmt, ...);
+#define ARENA_NEW(a, T) ((T *)arena_alloc((a), sizeof(T)))
+#define ARENA_ARRAY(a, T, n) ((T *)arena_alloc((a), sizeof(T) * (size_t)(n)))
+
+/* A growable string, malloc-backed (outputs leave the arena's lifetime). */
+typedef struct StrBuf {
+    char *data;   /* NUL-terminated, or NULL while empty */
+    size_t len;   /* bytes before the NUL */
+    size_t cap;   /* allocated bytes */
+} StrBuf;
+
+void sb_init(StrBuf *sb);
+void sb_free(StrBuf *sb);
+void sb_putc(StrBuf *sb, char c);
+void sb_puts(StrBuf *sb, const char *s);
+void sb_putn(StrBuf *sb, const char *s, size_t n);
+void sb_printf(StrBuf *sb, const char *fmt, ...);
+void sb_vprintf(StrBuf *sb, const char *fmt, va_list ap);
+char *sb_take(StrBuf *sb);                         /* caller frees; sb is emptied */
+
+/* ================================ diag.c ================================ */
+
+/* A source location: file name (owned by whoever made the loc; diag copies it), 1-based line/col.
+ * line 0 means "no location". */
+typedef struct Loc {
+    const char *file;
+    uint32_t line;
+    uint32_t col;
+} Loc;
+
+typedef enum DiagLevel { DIAG_ERROR, DIAG_WARNING, DIAG_NOTE } DiagLevel;
+
+typedef struct Diag {
+    DiagLevel level;
+    char *file;      /* copied; NULL when the diagnostic has no location */
+    uint32_t line;
+    uint32_t col;
+    char *message;   /* without the "file:line:col: error: " prefix */
+} Diag;
+
+/* The source text of one file, kept so diagnostics can show the line and a caret. */
+typedef struct DiagSource {
+    char *name;
+    char *text;      /* copy of the source, NUL-terminated */
+    size_t len;
+} DiagSource;
+
+/* Collects diagnostics of one compilation. malloc-backed: it outlives the module's arena. */
+typedef struct DiagCtx {
+    Diag *items;
+    int count, cap;
+    int errors;          /* number of DIAG_ERROR items */
+    int max_errors;      /* stop recording (but keep counting) beyond this many; 0 = 100 */
+    DiagSource *sources;
+    int nsources;
+} DiagCtx;
+
+void diag_init(DiagCtx *d);
+void diag_free(DiagCtx *d);
+void diag_add_source(DiagCtx *d, const char *name, const char *text, size_t len);
+void diag_error(DiagCtx *d, Loc loc, const char *fmt, ...);
+void diag_warning(DiagCtx *d, Loc loc, const char *fmt, ...);
+void diag_note(DiagCtx *d, Loc loc, const char *fmt, ...);
+void diag_vreport(DiagCtx *d, DiagLevel level, Loc loc, const char *fmt, va_list ap);
+/* "file:line:col: error: message\n  source line\n  ^\n" for every item, appended to sb. */
+void diag_render(const DiagCtx *d, StrBuf *sb);
+
+/* ================================ ir.c: types ================================ */
+
+typedef enum TypeKind {
+    TY_VOID,
+    TY_I1, TY_I8, TY_I16, TY_I32, TY_I64,
+    TY_U8, TY_U16, TY_U32, TY_U64,
+    TY_F16, TY_BF16, TY_F32, TY_F64,
+    TY_PTR,    /* elem, space */
+    TY_VIEW,   /* elem, rank: a global tensor view, row-major and contiguous, runtime dims */
+    TY_TILE,   /* elem, rank, shape: a block-level register tile */
+    TY_VEC,    /* elem, shape[0] = lanes: the per-thread part of a tile after lower-tiles */
+    TY_KIND_COUNT
+} TypeKind;
+
+typedef enum AddrSpace { AS_GLOBAL, AS_SHARED, AS_COUNT } AddrSpace;
+
+#define IR_MAX_RANK 5
+
+typedef struct Type Type;
+struct Type {
+    TypeKind kind;
+    const Type *elem;              /* PTR, VIEW, TILE, VEC: element (always a scalar type) */
+    AddrSpace space;               /* PTR only */
+    int rank;                      /* VIEW, TILE: number of dims; VEC: 1 */
+    int64_t shape[IR_MAX_RANK];    /* TILE: dims (powers of two); VEC: shape[0] = lanes */
+    const Type *next;              /* interning list of the module */
+};
+
+typedef struct Module Module;
+
+const Type *ir_type_scalar(TypeKind k);                       /* static, shared by all modules */
+const Type *ir_type_ptr(Module *m, const Type *elem, AddrSpace space);
+const Type *ir_type_view(Module *m, const Type *elem, int rank);
+const Type *ir_type_tile(Module *m, const Type *elem, int rank, const int64_t *shape);
+const Type *ir_type_vec(Module *m, const Type *elem, int64_t lanes);
+/* Same shape, other element: tile<4x8xf32> -> tile<4x8xi1>; a scalar maps to the scalar. */
+const Type *ir_type_with_elem(Module *m, const Type *t, const Type *elem);
+
+int ir_type_is_int(const Type *t);       /* i1..u64 (i1 included) */
+int ir_type_is_signed(const Type *t);    /* i8..i64 */
+int ir_type_is_float(const Type *t);     /* f16, bf16, f32, f64 */
+int ir_type_is_scalar(const Type *t);    /* int or float */
+int ir_type_bits(const Type *t);         /* scalar width in bits; pointer 64 */
+const Type *ir_type_elem(const Type *t); /* element of tile/vec/ptr/view, or t itself for scalars */
+int64_t ir_type_numel(const Type *t);    /* tile: product of dims; vec: lanes; scalar: 1 */
+const char *ir_type_kind_name(TypeKind k); /* "i32", "f16", ... for scalars */
+/* Prints the type exactly as the IR parser reads it: i32, ptr<f32>, ptr<f32, shared>,
+ * view<2xbf16>, tile<64x64xbf16>, vec<8xbf16>. */
+void ir_type_print(const Type *t, StrBuf *sb);
+
+/* ================================ ir.c: ops ================================ */
+
+enum {
+    IR_PPURE    = 1 << 0,  /* no side effects: may be CSE'd, folded, deleted when unused */
+    IR_PCOMMUT  = 1 << 1,  /* commutative in its two operands */
+    IR_PTERM    = 1 << 2,  /* block terminator */
+    IR_PREADS   = 1 << 3,  /* reads memory */
+    IR_PWRITES  = 1 << 4,  /* writes memory or synchronises */
+    IR_PELEM    = 1 << 5,  /* elementwise: scalar, tile and vec operands of one shape */
+    IR_PLOWERED = 1 << 6,  /* exists only after lower-tiles */
+};
+#define VAR (-1)
+
+typedef enum OpCode {
+#define OP(e, name, nopnd, nres, nreg, props) OP_##e,
+#include "ops.def"
+#undef OP
+    OP_COUNT
+} OpCode;
+
+typedef struct OpInfo {
+    const char *name;  /* printed name, also the IR parser's keyword */
+    int noperands;     /* exact count or VAR */
+    int nresults;      /* exact count or VAR */
+    int nregions;
+    unsigned props;
+} OpInfo;
+
+extern const OpInfo ir_op_info[OP_COUNT];
+int ir_op_lookup(const char *name, size_t len);   /* OpCode, or -1 */
+
+/* Attributes: a small list of named values on an op, printed as {name = value, ...}. */
+typedef enum AttrKind { ATTR_INT, ATTR_FLOAT, ATTR_STR, ATTR_INTS } AttrKind;
+
+typedef struct Attr {
+    const char *name;      /* interned in the module arena */
+    AttrKind kind;
+    int64_t i;             /* ATTR_INT */
+    double f;              /* ATTR_FLOAT */
+    const char *s;         /* ATTR_STR */
+    const int64_t *ints;   /* ATTR_INTS */
+    int nints;             /* ATTR_INTS */
+    struct Attr *next;     /* in insertion order */
+} Attr;
+
+typedef struct Op Op;
+typedef struct Block Block;
+typedef struct Region Region;
+typedef struct Kernel Kernel;
+
+/* An SSA value: an op result or a block argument. */
+typedef struct Value {
+    uint32_t id;           /* dense per kernel: index into Kernel.values */
+    const Type *type;
+    const char *name;      /* source-level name hint, or NULL; printed as %name when unique */
+    Op *def;               /* defining op, or NULL for a block argument */
+    Block *block;          /* owning block, for block arguments */
+    uint32_t index;        /* result index in def, or argument index in block */
+    uint32_t uses;         /* number of operand slots that refer to it (kept by the builder helpers) */
+} Value;
+
+struct Op {
+    OpCode code;
+    Loc loc;
+    Value **operands;
+    uint32_t noperands;
+    Value **results;
+    uint32_t nresults;
+    Region *regions;       /* array of nregions */
+    uint32_t nregions;
+    Attr *attrs;
+    Block *parent;
+    Op *prev, *next;
+};
+
+struct Block {
+    Value **args;
+    uint32_t nargs;
+    Op *first, *last;
+    Region *parent;
+    Block *next;           /* next block of the region */
+};
+
+struct Region {
+    Block *first, *last;   /* structured ops use exactly one block */
+    Op *parent;            /* owning op, or NULL for a kernel body */
+};
+
+/* A kernel parameter: what the launcher passes. Views are passed as their base pointer (see make_view). */
+typedef struct Param {
+    const char *name;
+    Value *value;          /* the kernel body's entry block argument */
+} Param;
+
+struct Kernel {
+    const char *name;
+    Loc loc;
+    Param *params;
+    uint32_t nparams;
+    int64_t block[3];      /* block(x, y, z) launch shape; 1 for absent dims */
+    int64_t cluster[3];    /* cluster(x, y, z), all 1 when absent */
+    Region body;           /* one block; its args are the params */
+    Value **values;        /* values[id]; grows as values are made */
+    uint32_t nvalues, capvalues;
+    Kernel *next;
+};
+
+struct Module {
+    Arena arena;
+    const char *source;    /* source file name shown in loc(...) and PTX comments */
+    Kernel *first, *last;
+    const Type *types;     /* interned compound types */
+};
+
+Module *ir_module_new(const char *source_name);
+void ir_module_free(Module *m);
+
+Kernel *ir_kernel_new(Module *m, const char *name, Loc loc);
+Value *ir_kernel_add_param(Module *m, Kernel *k, const char *name, const Type *type);
+Value *ir_value_new(Module *m, Kernel *k, const Type *type, const char *name);
+Block *ir_block_new(Module *m, Region *r);                 /* appended to r */
+Value *ir_block_add_arg(Module *m, Kernel *k, Block *b, const Type *type, const char *name);
+
+/* Creates an op (not yet inserted) with the given operands and fresh results of the given types. */
+Op *ir_op_new(Module *m, Kernel *k, OpCode code, Loc loc,
+              Value *const *operands, uint32_t noperands,
+              const Type *const *result_types, uint32_t nresults);
+void ir_op_set_operand(Op *op, uint32_t i, Value *v);      /* keeps use counts */
+void ir_op_append(Block *b, Op *op);
+void ir_op_insert_before(Op *before, Op *op);
+void ir_op_remove(Op *op);                                  /* unlinks; drops its operand uses */
+void ir_replace_all_uses(Kernel *k, Value *from, Value *to);
+Block *ir_region_entry(Region *r);                          /* first block, or NULL */
+
+Attr *ir_attr_find(const Op *op, const char *name);
+void ir_attr_set_int(Module *m, Op *op, const char *name, int64_t v);
+void ir_attr_set_float(Module *m, Op *op, const char *name, double v);
+void ir_attr_set_str(Module *m, Op *op, const char *name, const char *s);
+void ir_attr_set_ints(Module *m, Op *op, const char *name, const int64_t *v, int n);
+int64_t ir_attr_int(const Op *op, const char *name, int64_t dflt);
+const char *ir_attr_str(const Op *op, const char *name, const char *dflt);
+
+/* Builder: an insertion point, and one-liners that create + insert. */
+typedef struct Builder {
+    Module *m;
+    Kernel *k;
+    Block *block;          /* ops are appended here... */
+    Op *before;            /* ...or inserted before this op when non-NULL */
+} Builder;
+
+Op *ir_build(Builder *b, OpCode code, Loc loc, Value *const *operands, uint32_t n, const Type *result);
+Value *ir_build1(Builder *b, OpCode code, Loc loc, Value *const *operands, uint32_t n, const Type *result);
+Value *ir_build_const_int(Builder *b, Loc loc, const Type *t, int64_t v);
+Value *ir_build_const_float(Builder *b, Loc loc, const Type *t, double v);
+
+/* Walk every op of a region in program order, nested regions included (pre-order). */
+typedef void (*IrWalkFn)(Op *op, void *ctx);
+void ir_walk_region(Region *r, IrWalkFn fn, void *ctx);
+int ir_op_is_const(const Op *op, int64_t *ival, double *fval);  /* 1 if a const op; fills ival or fval */
+
+/* ================================ ir_print.c ================================ */
+
+/* The textual IR; exactly what ir_parse reads back (the round trip is byte-identical). */
+void ir_print_module(const Module *m, StrBuf *sb);
+void ir_print_kernel(const Kernel *k, StrBuf *sb);
+
+/* ================================ ir_parse.c ================================ */
+
+/* Parses textual IR. Errors go to diag with locations in `name`; returns NULL on any error. */
+Module *ir_parse(const char *name, const char *text, size_t len, DiagCtx *diag);
+
+/* ================================ ir_verify.c ================================ */
+
+/* Checks structural and type invariants; each violation is a located diagnostic naming the op.
+ * `lowered` says whether tile-level ops are still allowed (0) or forbidden (1). Returns the number
+ * of errors added. */
+int ir_verify_module(Module *m, DiagCtx *diag, int lowered);
+
+#endif

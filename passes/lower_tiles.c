@@ -1,0 +1,366 @@
+/* lower_tiles.c: tile-level IR to the per-thread blocked form of docs/IR.md ("Per-thread forms").
+ *
+ * Every tile value of a kernel gets the blocked layout with one vector width V for the whole
+ * kernel, so any two tiles that meet in an elementwise op, an `if`/`for`/`loop` result or a block
+ * argument agree on which thread holds which element (the layout of a tile depends only on its
+ * shape, V and the block size B). A tile of T elements becomes vec<E x elem> with E = R*V lanes,
+ * R = ceil(T / (B*V)) (docs/IR.md writes max(1, T/(B*V)), which is the same for the power-of-two
+ * block sizes; the ceiling keeps every element owned when B is not a power of two).
+ *
+ * Choosing V (conservative, per kernel): V is the minimum of
+ *  - for every tile_load/tile_store: 16 / sizeof(elem), and the vector width proven for it: the
+ *    view base is 16-byte aligned (docs/IR.md), so a group of V lanes is aligned to V elements when
+ *    the origin along the innermost dim is a multiple of V and, for rank >= 2, the row stride (the
+ *    view's innermost dim, a multiple of which every other stride is) is a multiple of V. The view
+ *    must come from a `make_view` for the stride to be known; otherwise rank >= 2 accesses get 1;
+ *  - the innermost dim of every tile in the kernel (powers of two, so V divides them all);
+ *  - when the kernel has no tile access at all: 16 / sizeof of its widest tile element.
+ * Divisibility comes from pass_known_divisor (below): a power-of-two lower bound on the largest
+ * power of two that divides an integer value.
+ *
+ * Rewrites, in place (op and value identities are kept, so no use needs rewriting):
+ * tile_load -> ld_blocked, tile_store -> st_blocked, iota -> iota_blocked (each with
+ * {shape, vec, threads}), and every tile-typed value (op results, block arguments of if/for/loop
+ * regions) gets its vec type; splat, elementwise ops and control flow only change types.
+ *
+ * Assumes: the module verifies (tile-level). Guarantees: no tile type and no tile-level op is left;
+ * anything it cannot lower (a tile parameter, a tile operand of another op, a tile shape that is not
+ * powers of two, a rank mismatch between a tile and its view) is a located error and the kernel is
+ * left unchanged.
+ */
+#include <stddef.h>
+#include <stdlib.h>
+
+#include "passes.h"
+
+#define DIV_CAP ((int64_t)1 << 30)
+#define DIV_DEPTH 256
+
+/* ---- divisibility analysis ---- */
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+static int64_t pow2_divisor(uint64_t x)
+{
+    if (x == 0) return DIV_CAP;
+    int64_t d = 1;
+    while (!(x & 1) && d < DIV_CAP) {
+        x >>= 1;
+        d <<= 1;
+    }
+    return d;
+}
+
+/* The kernel a value belongs to: the kernel body is the only region without a parent op, and it
+ * is embedded in its Kernel. NULL for a value of a detached op. */
+static const Kernel *kernel_of(const Value *v)
+{
+    const Block *b = v->def ? v->def->parent : v->block;
+    while (b) {
+        const Region *r = b->parent;
+        if (!r) return NULL;
+        if (!r->parent) return (const Kernel *)(const void *)((const char *)r - offsetof(Kernel, body));
+        b = r->parent->parent;
+    }
+    return NULL;
+}
+
+typedef struct DivCtx {
+    const Kernel *k;       /* for block_dim; may be NULL */
+    int64_t *memo;         /* memo[id], 0 = not computed; may be NULL */
+    uint32_t nmemo;
+} DivCtx;
+
+static int64_t divisor(DivCtx *c, const Value *v, int depth);
+
+static int64_t compute_divisor(DivCtx *c, const Value *v, int depth)
+{
+    if (!ir_type_is_int(ir_type_elem(v->type))) return 1;
+    if (!v->def) {
+        /* block arguments: only a for's induction variable is known, lo + i*step */
+        const Block *b = v->block;
+        const Op *owner = b && b->parent ? b->parent->parent : NULL;
+        if (owner && owner->code == OP_FOR && v->index == 0 && owner->noperands >= 3)
+            return min64(divisor(c, owner->operands[0], depth + 1), divisor(c, owner->operands[2], depth + 1));
+        return 1;
+    }
+    const Op *op = v->def;
+    Value *const *o = op->operands;
+    int64_t iv = 0;
+    switch (op->code) {
+    case OP_CONST:
+        if (ir_op_is_const(op, &iv, NULL)) return pow2_divisor((uint64_t)iv);
+        return 1;
+    case OP_MUL: {
+        int64_t p = divisor(c, o[0], depth + 1) * divisor(c, o[1], depth + 1); /* <= 2^60 */
+        return min64(p, DIV_CAP);
+    }
+    case OP_ADD:
+    case OP_SUB:
+    case OP_OR:
+    case OP_XOR:
+    case OP_MIN:
+    case OP_MAX:
+        return min64(divisor(c, o[0], depth + 1), divisor(c, o[1], depth + 1));
+    case OP_AND: { /* the low zero bits of either operand stay zero */
+        int64_t a = divisor(c, o[0], depth + 1), b = divisor(c, o[1], depth + 1);
+        return a > b ? a : b;
+    }
+    case OP_NEG:
+    case OP_SPLAT:
+        return divisor(c, o[0], depth + 1);
+    case OP_CAST: /* int to int: wrapping or extending keeps the low zero bits */
+        return ir_type_is_int(ir_type_elem(o[0]->type)) ? divisor(c, o[0], depth + 1) : 1;
+    case OP_SHL: {
+        const Op *s = o[1]->def;
+        if (ir_op_is_const(s, &iv, NULL) && iv >= 0 && iv < 31)
+            return min64(divisor(c, o[0], depth + 1) << iv, DIV_CAP);
+        return 1;
+    }
+    case OP_SELECT:
+        return min64(divisor(c, o[1], depth + 1), divisor(c, o[2], depth + 1));
+    case OP_BLOCK_DIM: {
+        int64_t dim = ir_attr_int(op, "dim", -1);
+        if (c->k && dim >= 0 && dim < 3 && c->k->block[dim] > 0) return pow2_divisor((uint64_t)c->k->block[dim]);
+        return 1;
+    }
+    default:
+        return 1;
+    }
+}
+
+static int64_t divisor(DivCtx *c, const Value *v, int depth)
+{
+    if (!v || depth > DIV_DEPTH) return 1;
+    if (c->memo && v->id < c->nmemo && c->memo[v->id]) return c->memo[v->id];
+    int64_t d = compute_divisor(c, v, depth);
+    if (d < 1) d = 1;
+    if (c->memo && v->id < c->nmemo) c->memo[v->id] = d;
+    return d;
+}
+
+int64_t pass_known_divisor(const Value *v)
+{
+    if (!v) return 1;
+    DivCtx c = {.k = kernel_of(v)};
+    if (c.k) {
+        c.memo = calloc(c.k->nvalues ? c.k->nvalues : 1, sizeof *c.memo);
+        if (c.memo) c.nmemo = c.k->nvalues;
+    }
+    int64_t d = divisor(&c, v, 0);
+    free(c.memo);
+    return d;
+}
+
+/* ---- lowering ---- */
+
+typedef struct Lower {
+    Module *m;
+    Kernel *k;
+    DiagCtx *diag;
+    DivCtx div;
+    int errors;
+    int64_t threads;       /* B */
+    int64_t vec;           /* V for the kernel, as constrained so far */
+    int accesses;          /* number of tile_load/tile_store */
+    int64_t max_esz;       /* widest tile element in bytes */
+} Lower;
+
+static int64_t elem_bytes(const Type *t)
+{
+    int bits = ir_type_bits(ir_type_elem(t));
+    return bits >= 8 ? bits / 8 : 1;
+}
+
+/* Checks one type; records its constraints on V. */
+static void check_type(Lower *l, Loc loc, const Type *t, const char *what)
+{
+    if (t->kind != TY_TILE) return;
+    if (t->rank < 1 || t->rank > IR_MAX_RANK) {
+        diag_error(l->diag, loc, "lower-tiles: %s has a tile type of rank %d", what, t->rank);
+        l->errors++;
+        return;
+    }
+    int64_t numel = 1;
+    for (int i = 0; i < t->rank; i++) {
+        int64_t d = t->shape[i];
+        if (d < 1 || (d & (d - 1)) || d > DIV_CAP) {
+            diag_error(l->diag, loc, "lower-tiles: %s has tile dim %lld, which is not a power of two",
+                       what, (long long)d);
+            l->errors++;
+            return;
+        }
+        numel *= d;
+        if (numel > DIV_CAP) {
+            diag_error(l->diag, loc, "lower-tiles: %s has a tile of more than 2^30 elements", what);
+            l->errors++;
+            return;
+        }
+    }
+    l->vec = min64(l->vec, t->shape[t->rank - 1]);
+    int64_t esz = elem_bytes(t);
+    if (esz > l->max_esz) l->max_esz = esz;
+}
+
+static int has_tile(const Op *op)
+{
+    for (uint32_t i = 0; i < op->noperands; i++)
+        if (op->operands[i] && op->operands[i]->type->kind == TY_TILE) return 1;
+    for (uint32_t i = 0; i < op->nresults; i++)
+        if (op->results[i]->type->kind == TY_TILE) return 1;
+    return 0;
+}
+
+/* The vector width provable for one tile access: view operand at `vi`, origins after it. */
+static void check_access(Lower *l, Op *op, const Type *tile, uint32_t vi)
+{
+    const char *name = ir_op_info[op->code].name;
+    Value *view = vi < op->noperands ? op->operands[vi] : NULL;
+    if (!view || view->type->kind != TY_VIEW || tile->kind != TY_TILE) {
+        diag_error(l->diag, op->loc, "lower-tiles: '%s' needs a view and a tile", name);
+        l->errors++;
+        return;
+    }
+    int rank = view->type->rank;
+    if (tile->rank != rank || op->noperands != vi + 1 + (uint32_t)rank) {
+        diag_error(l->diag, op->loc, "lower-tiles: '%s' of a rank-%d tile needs a rank-%d view and %d origins",
+                   name, tile->rank, tile->rank, tile->rank);
+        l->errors++;
+        return;
+    }
+    l->accesses++;
+    int64_t w = 16 / elem_bytes(tile);
+    w = min64(w, divisor(&l->div, op->operands[vi + (uint32_t)rank], 0));
+    if (rank >= 2) {
+        const Op *mv = view->def;
+        if (mv && mv->code == OP_MAKE_VIEW && mv->noperands == (uint32_t)rank + 1)
+            w = min64(w, divisor(&l->div, mv->operands[rank], 0));
+        else
+            w = 1;
+    }
+    l->vec = min64(l->vec, w);
+}
+
+static void check_op(Op *op, void *ctx)
+{
+    Lower *l = ctx;
+    const char *name = ir_op_info[op->code].name;
+    for (uint32_t i = 0; i < op->nresults; i++) check_type(l, op->loc, op->results[i]->type, name);
+    for (uint32_t r = 0; r < op->nregions; r++)
+        for (Block *b = op->regions[r].first; b; b = b->next)
+            for (uint32_t i = 0; i < b->nargs; i++) check_type(l, op->loc, b->args[i]->type, name);
+    switch (op->code) {
+    case OP_TILE_LOAD:
+        if (op->nresults == 1) check_access(l, op, op->results[0]->type, 0);
+        return;
+    case OP_TILE_STORE:
+        if (op->noperands >= 1 && op->operands[0]) check_access(l, op, op->operands[0]->type, 1);
+        return;
+    case OP_SPLAT: case OP_IOTA: case OP_IF: case OP_FOR: case OP_LOOP:
+    case OP_YIELD: case OP_BREAK: case OP_CONTINUE:
+        return;
+    default:
+        if ((ir_op_info[op->code].props & IR_PELEM) || !has_tile(op)) return;
+        diag_error(l->diag, op->loc, "lower-tiles: cannot lower '%s' with tile operands or results", name);
+        l->errors++;
+    }
+}
+
+static const Type *lowered_type(Lower *l, const Type *t)
+{
+    if (t->kind != TY_TILE) return t;
+    int64_t group = l->threads * l->vec, numel = ir_type_numel(t);
+    int64_t r = (numel + group - 1) / group;
+    if (r < 1) r = 1;
+    return ir_type_vec(l->m, t->elem, r * l->vec);
+}
+
+static void set_layout_attrs(Lower *l, Op *op, const Type *tile)
+{
+    ir_attr_set_ints(l->m, op, "shape", tile->shape, tile->rank);
+    ir_attr_set_int(l->m, op, "vec", l->vec);
+    ir_attr_set_int(l->m, op, "threads", l->threads);
+}
+
+/* First walk: opcodes and layout attributes, while every type is still a tile. */
+static void rewrite_op(Op *op, void *ctx)
+{
+    Lower *l = ctx;
+    switch (op->code) {
+    case OP_TILE_LOAD:
+        set_layout_attrs(l, op, op->results[0]->type);
+        op->code = OP_LD_BLOCKED;
+        break;
+    case OP_TILE_STORE:
+        set_layout_attrs(l, op, op->operands[0]->type);
+        op->code = OP_ST_BLOCKED;
+        break;
+    case OP_IOTA:
+        if (op->nresults == 1 && op->results[0]->type->kind == TY_TILE) {
+            int64_t dim = ir_attr_int(op, "dim", 0);
+            op->attrs = NULL; /* docs/IR.md order: shape, vec, threads, dim */
+            set_layout_attrs(l, op, op->results[0]->type);
+            ir_attr_set_int(l->m, op, "dim", dim);
+            op->code = OP_IOTA_BLOCKED;
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+/* Second walk: every tile-typed value gets its vec type. */
+static void retype_op(Op *op, void *ctx)
+{
+    Lower *l = ctx;
+    for (uint32_t i = 0; i < op->nresults; i++) {
+        Value *v = op->results[i];
+        v->type = lowered_type(l, v->type);
+    }
+    for (uint32_t r = 0; r < op->nregions; r++)
+        for (Block *b = op->regions[r].first; b; b = b->next)
+            for (uint32_t i = 0; i < b->nargs; i++) b->args[i]->type = lowered_type(l, b->args[i]->type);
+}
+
+static int lower_kernel(Module *m, Kernel *k, DiagCtx *diag, Arena *scratch)
+{
+    Lower l = {.m = m, .k = k, .diag = diag, .vec = 16, .max_esz = 1};
+    l.div.k = k;
+    l.div.nmemo = k->nvalues;
+    l.div.memo = ARENA_ARRAY(scratch, int64_t, k->nvalues + 1);
+    for (int i = 0; i < 3; i++)
+        if (k->block[i] < 1 || k->block[i] > 1024) {
+            diag_error(diag, k->loc, "lower-tiles: kernel '%s' has block dim %lld; it must be 1..1024",
+                       k->name, (long long)k->block[i]);
+            return 1;
+        }
+    l.threads = k->block[0] * k->block[1] * k->block[2];
+    if (l.threads > 1024) {
+        diag_error(diag, k->loc, "lower-tiles: kernel '%s' has %lld threads per block; at most 1024",
+                   k->name, (long long)l.threads);
+        return 1;
+    }
+    for (uint32_t i = 0; i < k->nparams; i++)
+        if (k->params[i].value->type->kind == TY_TILE) {
+            diag_error(diag, k->loc, "lower-tiles: parameter '%s' of kernel '%s' is a tile; tiles cannot be passed",
+                       k->params[i].name, k->name);
+            l.errors++;
+        }
+    ir_walk_region(&k->body, check_op, &l);
+    if (l.errors) return 1;
+    if (!l.accesses) l.vec = min64(l.vec, 16 / l.max_esz);
+    if (l.vec < 1) l.vec = 1;
+    ir_walk_region(&k->body, rewrite_op, &l);
+    ir_walk_region(&k->body, retype_op, &l);
+    return 0;
+}
+
+int pass_lower_tiles(Module *m, DiagCtx *diag)
+{
+    int errors = 0;
+    Arena scratch;
+    arena_init(&scratch);
+    for (Kernel *k = m->first; k; k = k->next) errors += lower_kernel(m, k, diag, &scratch);
+    arena_free(&scratch);
+    return errors;
+}

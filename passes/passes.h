@@ -1,0 +1,57 @@
+/* passes.h: the pass manager and the passes over the tile IR.
+ *
+ * A pipeline is a comma-separated list of pass names ("canonicalize,cse,dce,lower-tiles").
+ * The manager runs them in order, runs the verifier after each one when asked, and writes IR
+ * dumps before/after the passes named in the options. Every pass documents, at the top of its
+ * file, what it assumes and what it guarantees.
+ *
+ * Sections: pass_manager.c, canonicalize.c, cse.c, dce.c, lower_tiles.c.
+ */
+#ifndef TILEC_PASSES_H
+#define TILEC_PASSES_H
+
+#include "ir.h"
+
+/* ================================ pass_manager.c ================================ */
+
+typedef struct PassOptions {
+    DiagCtx *diag;             /* where pass and verifier errors go */
+    int verify_each;           /* run ir_verify_module after every pass (on in tests) */
+    int print_after_all;       /* dump the IR after every pass */
+    const char *print_before;  /* comma-separated pass names to dump before, or NULL */
+    const char *print_after;   /* comma-separated pass names to dump after, or NULL */
+    StrBuf *dump;              /* receives dumps: "// -----// IR Dump After NAME //----- //\n" + module */
+} PassOptions;
+
+typedef int (*PassFn)(Module *m, DiagCtx *diag);   /* 0 on success, nonzero after reporting errors */
+
+typedef struct PassInfo {
+    const char *name;          /* as written in pipelines and --print-ir-after=NAME */
+    const char *summary;       /* one line for `tilec --help` */
+    PassFn run;
+    int lowers;                /* 1 if the IR is in lowered (per-thread) form after this pass */
+} PassInfo;
+
+extern const PassInfo pass_table[];
+extern const int pass_count;
+const PassInfo *pass_lookup(const char *name, size_t len);
+
+/* The pipeline for an optimisation level: -O0 lowers only; -O1 and above canonicalize, CSE and
+ * DCE before and after lower-tiles. */
+const char *pass_default_pipeline(int opt_level);
+
+/* Runs the pipeline. Unknown pass names are reported before anything runs. Returns 0 on success. */
+int pass_run_pipeline(Module *m, const char *pipeline, const PassOptions *opts);
+
+/* ================================ the passes ================================ */
+
+int pass_canonicalize(Module *m, DiagCtx *diag);   /* canonicalize.c */
+int pass_cse(Module *m, DiagCtx *diag);            /* cse.c */
+int pass_dce(Module *m, DiagCtx *diag);            /* dce.c */
+int pass_lower_tiles(Module *m, DiagCtx *diag);    /* lower_tiles.c */
+
+/* Divisibility of an integer value, as proven by lower_tiles.c's analysis: the largest power of
+ * two (capped at 2^30) known to divide every value v can take. 1 when nothing is known. */
+int64_t pass_known_divisor(const Value *v);
+
+#endif

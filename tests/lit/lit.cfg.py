@@ -1,0 +1,23 @@
+# lit configuration for tilec's golden tests: each test runs `tilec` and checks its output with
+# FileCheck (from llvm-19-tools). Tests are .tile sources, .ir files and .test scripts.
+import os
+import lit.formats
+
+config.name = "tilec"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".tile", ".ir", ".test"]
+config.excludes = ["Inputs", "lit.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(os.environ.get("LIT_EXEC_ROOT", "/tmp"), "tilec-lit")
+
+root = os.path.abspath(os.path.join(config.test_source_root, "..", ".."))
+tilec = os.environ.get("TILEC", os.path.join(root, "build", "tilec"))
+ptxas = os.environ.get("PTXAS", "/usr/local/cuda/bin/ptxas")
+llvm_bin = os.environ.get("LLVM_BIN", "/usr/lib/llvm-19/bin")
+
+config.environment["PATH"] = os.pathsep.join([llvm_bin, os.environ.get("PATH", "")])
+config.environment["PTXAS"] = ptxas
+config.substitutions.append(("%tilec", tilec))
+config.substitutions.append(("%ptxas", ptxas))
+config.substitutions.append(("%samples", os.path.join(root, "samples")))
+config.substitutions.append(("%python", "python3"))

@@ -1,0 +1,25 @@
+/* main.c: the one entry point of the unit-test binary; runs every suite of suites.h.
+ *
+ * CK_RUN_SUITE=name / CK_RUN_CASE=name (Check's own variables) select a suite or a test case;
+ * CK_FORK=no runs in one process (what `make unit` and debuggers want). The exit status is 1 when
+ * any test failed.
+ */
+#include <stdlib.h>
+
+#include "suites.h"
+
+static Suite *(*const suites[])(void) = {
+    ir_suite,
+    passes_suite,
+    ptx_suite,
+};
+
+int main(void)
+{
+    SRunner *sr = srunner_create(NULL);
+    for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++) srunner_add_suite(sr, suites[i]());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

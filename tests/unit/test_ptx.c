@@ -1,0 +1,702 @@
+/* test_ptx.c: Check tests of the PTX back end: lowered kernels built with the builder API are
+ * emitted for sm_90a and sm_100a, the lines that matter are looked for in the text, and every
+ * module is assembled by ptxas for both targets (a test fails, never skips, when ptxas is missing).
+ *
+ * The op x type tests build one kernel per element type that applies every op the type allows
+ * and stores each result, so each PTX form the emitter can produce has been through ptxas.
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ir.h"
+#include "passes.h"
+#include "ptx.h"
+
+typedef struct T {
+    Module *m;
+    Kernel *k;
+    Builder b;
+    Loc loc;
+} T;
+
+static T mk(const char *name, int64_t threads)
+{
+    T t;
+    memset(&t, 0, sizeof t);
+    t.m = ir_module_new("t.tile");
+    t.loc = (Loc){"t.tile", 3, 5};
+    t.k = ir_kernel_new(t.m, name, t.loc);
+    t.k->block[0] = threads;
+    t.b = (Builder){t.m, t.k, t.k->body.first, NULL};
+    return t;
+}
+
+static void add_kernel(T *t, const char *name, int64_t threads)
+{
+    t->k = ir_kernel_new(t->m, name, t->loc);
+    t->k->block[0] = threads;
+    t->b = (Builder){t->m, t->k, t->k->body.first, NULL};
+}
+
+static const Type *S(TypeKind k) { return ir_type_scalar(k); }
+static const Type *P(T *t, TypeKind k) { return ir_type_ptr(t->m, S(k), AS_GLOBAL); }
+
+static Value *op1(T *t, OpCode c, Value *x, const Type *rt)
+{
+    return ir_build1(&t->b, c, t->loc, &x, 1, rt);
+}
+
+static Value *op2(T *t, OpCode c, Value *x, Value *y)
+{
+    Value *o[2] = {x, y};
+    return ir_build1(&t->b, c, t->loc, o, 2, x->type);
+}
+
+static Value *op3(T *t, OpCode c, Value *x, Value *y, Value *z, const Type *rt)
+{
+    Value *o[3] = {x, y, z};
+    return ir_build1(&t->b, c, t->loc, o, 3, rt);
+}
+
+static Value *cmp(T *t, const char *pred, Value *x, Value *y)
+{
+    Value *o[2] = {x, y};
+    Op *op = ir_build(&t->b, OP_CMP, t->loc, o, 2, ir_type_with_elem(t->m, x->type, S(TY_I1)));
+    ir_attr_set_str(t->m, op, "pred", pred);
+    return op->results[0];
+}
+
+static Value *geo(T *t, OpCode c, int dim)
+{
+    Op *op = ir_build(&t->b, c, t->loc, NULL, 0, S(TY_I32));
+    ir_attr_set_int(t->m, op, "dim", dim);
+    return op->results[0];
+}
+
+static Value *cint(T *t, TypeKind k, int64_t v) { return ir_build_const_int(&t->b, t->loc, S(k), v); }
+
+static void store(T *t, Value *v, Value *p)
+{
+    Value *o[2] = {v, p};
+    ir_build(&t->b, OP_STORE, t->loc, o, 2, NULL);
+}
+
+/* p + i elements */
+static Value *padd(T *t, Value *p, Value *i) { return op2(t, OP_PTR_ADD, p, i); }
+
+/* Emits for target; the text is returned (caller frees); checks no diagnostics. */
+static char *emit_ok(T *t, PtxTarget tg)
+{
+    DiagCtx d;
+    diag_init(&d);
+    StrBuf sb;
+    sb_init(&sb);
+    int rc = ptx_emit_module(t->m, tg, &sb, &d);
+    if (rc || d.count) {
+        StrBuf r;
+        sb_init(&r);
+        diag_render(&d, &r);
+        ck_abort_msg("ptx_emit_module failed: %.2000s", r.data ? r.data : "(no message)");
+    }
+    diag_free(&d);
+    return sb_take(&sb);
+}
+
+static void assemble_ok(const char *ptx, PtxTarget tg)
+{
+    DiagCtx d;
+    diag_init(&d);
+    unsigned char *cubin = NULL;
+    size_t len = 0;
+    int rc = ptx_assemble(ptx, tg, &cubin, &len, &d);
+    if (rc) {
+        StrBuf r;
+        sb_init(&r);
+        diag_render(&d, &r);
+        FILE *f = fopen("/tmp/tilec_test_ptx_failed.ptx", "w");
+        if (f) {
+            fputs(ptx, f);
+            fclose(f);
+        }
+        ck_abort_msg("ptxas failed for %s (PTX in /tmp/tilec_test_ptx_failed.ptx): %.2000s", ptx_target_name(tg),
+                     r.data ? r.data : "");
+    }
+    ck_assert_ptr_nonnull(cubin);
+    ck_assert_uint_gt(len, 64);
+    ck_assert(memcmp(cubin, "\177ELF", 4) == 0);
+    free(cubin);
+    diag_free(&d);
+}
+
+/* The test's IR must be what the verifier accepts after lower-tiles. */
+static void verify_lowered(T *t)
+{
+    DiagCtx d;
+    diag_init(&d);
+    if (ir_verify_module(t->m, &d, 1)) {
+        StrBuf r;
+        sb_init(&r);
+        diag_render(&d, &r);
+        ck_abort_msg("test IR does not verify: %.2000s", r.data ? r.data : "");
+    }
+    diag_free(&d);
+}
+
+/* Verify, emit and assemble for both targets; returns the sm_90a text (caller frees). */
+static char *both(T *t)
+{
+    verify_lowered(t);
+    char *p100 = emit_ok(t, PTX_SM100A);
+    assemble_ok(p100, PTX_SM100A);
+    ck_assert_ptr_nonnull(strstr(p100, ".version 8.6\n.target sm_100a\n.address_size 64\n"));
+    free(p100);
+    char *p90 = emit_ok(t, PTX_SM90A);
+    assemble_ok(p90, PTX_SM90A);
+    ck_assert_ptr_nonnull(strstr(p90, ".version 8.0\n.target sm_90a\n.address_size 64\n"));
+    return p90;
+}
+
+/* Asserts that the PTX contains s; on failure the PTX is left in /tmp/tilec_test_ptx_missing.ptx. */
+static void has(const char *text, const char *s, int line)
+{
+    if (strstr(text, s)) return;
+    FILE *f = fopen("/tmp/tilec_test_ptx_missing.ptx", "w");
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+    ck_abort_msg("line %d: missing \"%s\" in the PTX (see /tmp/tilec_test_ptx_missing.ptx)", line, s);
+}
+#define HAS(text, s) has((text), (s), __LINE__)
+
+/* ---- tests ---- */
+
+START_TEST(test_target_names)
+{
+    PtxTarget tg;
+    ck_assert_str_eq(ptx_target_name(PTX_SM90A), "sm_90a");
+    ck_assert_str_eq(ptx_target_name(PTX_SM100A), "sm_100a");
+    ck_assert_int_eq(ptx_target_parse("sm_100a", &tg), 0);
+    ck_assert_int_eq(tg, PTX_SM100A);
+    ck_assert_int_eq(ptx_target_parse("sm_90a", &tg), 0);
+    ck_assert_int_eq(tg, PTX_SM90A);
+    ck_assert_int_ne(ptx_target_parse("sm_80", &tg), 0);
+}
+END_TEST
+
+START_TEST(test_vector_add)
+{
+    T t = mk("vector_add", 256);
+    Value *a = ir_kernel_add_param(t.m, t.k, "a", P(&t, TY_F32));
+    Value *b = ir_kernel_add_param(t.m, t.k, "b", P(&t, TY_F32));
+    Value *c = ir_kernel_add_param(t.m, t.k, "c", P(&t, TY_F32));
+    Value *n = ir_kernel_add_param(t.m, t.k, "n", S(TY_I32));
+    Value *i = op2(&t, OP_ADD, op2(&t, OP_MUL, geo(&t, OP_BLOCK_ID, 0), cint(&t, TY_I32, 256)), geo(&t, OP_THREAD_ID, 0));
+    i->name = "i";
+    Value *in = cmp(&t, "lt", i, n);
+    Op *ifop = ir_build(&t.b, OP_IF, (Loc){"t.tile", 7, 5}, &in, 1, NULL);
+    Block *then = ir_block_new(t.m, &ifop->regions[0]);
+    Block *els = ir_block_new(t.m, &ifop->regions[1]);
+    Builder outer = t.b;
+    t.b.block = then;
+    t.loc.line = 8;
+    Value *x = op1(&t, OP_LOAD, padd(&t, a, i), S(TY_F32));
+    Value *y = op1(&t, OP_LOAD, padd(&t, b, i), S(TY_F32));
+    store(&t, op2(&t, OP_ADD, x, y), padd(&t, c, i));
+    ir_build(&t.b, OP_YIELD, t.loc, NULL, 0, NULL);
+    t.b.block = els;
+    ir_build(&t.b, OP_YIELD, t.loc, NULL, 0, NULL);
+    t.b = outer;
+    char *ptx = both(&t);
+    HAS(ptx, "// Generated by tilec 0.1.0 from t.tile\n");
+    HAS(ptx, ".visible .entry vector_add(\n\t.param .u64 vector_add_param_a,");
+    HAS(ptx, ".param .s32 vector_add_param_n\n)");
+    HAS(ptx, ".reqntid 256, 1, 1\n");
+    HAS(ptx, "setp.lt.s32");
+    HAS(ptx, "mul.wide.s32");
+    HAS(ptx, "ld.global.f32");
+    HAS(ptx, "add.rn.f32");
+    HAS(ptx, "st.global.f32");
+    HAS(ptx, ", %ctaid.x;");
+    HAS(ptx, "%i_");
+    HAS(ptx, "// t.tile:8\n");
+    HAS(ptx, "$L_if_0_else:");
+    ck_assert_ptr_null(strstr(ptx, ".explicitcluster"));
+    free(ptx);
+    ir_module_free(t.m);
+}
+END_TEST
+
+static const TypeKind all_types[] = {TY_I1, TY_I8, TY_I16, TY_I32, TY_I64, TY_U8, TY_U16,
+                                     TY_U32, TY_U64, TY_F16, TY_BF16, TY_F32, TY_F64};
+#define NTYPES ((int)(sizeof all_types / sizeof all_types[0]))
+
+/* One kernel per type: every op on that type, each result stored to out[k]. */
+START_TEST(test_all_ops_all_types)
+{
+    T t = mk("ops_i1", 128);
+    for (int ti = 0; ti < NTYPES; ti++) {
+        TypeKind k = all_types[ti];
+        const Type *ty = S(k);
+        if (ti) add_kernel(&t, arena_printf(&t.m->arena, "ops_%s", ir_type_kind_name(k)), 128);
+        Value *in = ir_kernel_add_param(t.m, t.k, "in", P(&t, k));
+        Value *out = ir_kernel_add_param(t.m, t.k, "out", P(&t, k));
+        Value *flags = ir_kernel_add_param(t.m, t.k, "flags", P(&t, TY_I1));
+        Value *s = ir_kernel_add_param(t.m, t.k, "s", ty);
+        Value *tid = geo(&t, OP_THREAD_ID, 0);
+        Value *x = op1(&t, OP_LOAD, padd(&t, in, tid), ty);
+        Value *y = op1(&t, OP_LOAD, padd(&t, in, op2(&t, OP_ADD, tid, cint(&t, TY_I32, 1))), ty);
+        int isf = k >= TY_F16 && k <= TY_F64;
+        int slot = 0;
+#define OUT(v) store(&t, (v), padd(&t, out, cint(&t, TY_I32, slot++)))
+        OUT(op2(&t, OP_ADD, x, y));
+        OUT(op2(&t, OP_SUB, x, s));
+        OUT(op2(&t, OP_MUL, x, y));
+        OUT(op2(&t, OP_MIN, x, y));
+        OUT(op2(&t, OP_MAX, x, y));
+        OUT(op1(&t, OP_NEG, x, ty));
+        OUT(op1(&t, OP_ABS, x, ty));
+        if (k != TY_I1) {
+            OUT(op2(&t, OP_DIV, x, y));
+            OUT(op2(&t, OP_REM, x, y));
+        }
+        Value *c = ir_op_new(t.m, t.k, OP_CONST, t.loc, NULL, 0, &ty, 1)->results[0];
+        ir_op_append(t.b.block, c->def);
+        if (isf) ir_attr_set_float(t.m, c->def, "value", k == TY_F64 ? 1.0e-300 : 1.5);
+        else ir_attr_set_int(t.m, c->def, "value", -3);
+        OUT(op2(&t, OP_ADD, x, c));
+        if (isf) {
+            OUT(op1(&t, OP_SQRT, x, ty));
+            OUT(op1(&t, OP_EXP, x, ty));
+            OUT(op3(&t, OP_FMA, x, y, c, ty));
+        } else {
+            OUT(op2(&t, OP_AND, x, y));
+            OUT(op2(&t, OP_OR, x, y));
+            OUT(op2(&t, OP_XOR, x, y));
+            OUT(op1(&t, OP_NOT, x, ty));
+            OUT(op2(&t, OP_SHL, x, y));
+            OUT(op2(&t, OP_SHR, x, y));
+        }
+        static const char *const preds[] = {"eq", "ne", "lt", "le", "gt", "ge"};
+        for (int p = 0; p < 6; p++) {
+            Value *cv = cmp(&t, preds[p], x, y);
+            store(&t, cv, padd(&t, flags, cint(&t, TY_I32, p)));
+            OUT(op3(&t, OP_SELECT, cv, x, y, ty));
+        }
+#undef OUT
+    }
+    char *ptx = both(&t);
+    HAS(ptx, "add.rn.bf16");
+    HAS(ptx, "fma.rn.bf16");
+    HAS(ptx, "mul.rn.f16");
+    HAS(ptx, "setp.neu.f32");
+    HAS(ptx, "setp.lt.u64");
+    HAS(ptx, "setp.ge.s16");
+    HAS(ptx, "shr.s32");
+    HAS(ptx, "shr.u32");
+    HAS(ptx, "cvt.s16.s8");    /* i8 wraps */
+    HAS(ptx, "div.rn.f32");
+    HAS(ptx, "cvt.rn.bf16.f32");
+    HAS(ptx, "ex2.approx.f32");
+    HAS(ptx, "xor.pred");
+    HAS(ptx, ".param .u8 ops_i1_param_s");
+    HAS(ptx, ".param .b16 ops_bf16_param_s");
+    HAS(ptx, "mov.b16 %rs");   /* f16/bf16 constants as bits */
+    HAS(ptx, "0x3FC0");        /* bf16 1.5 */
+    HAS(ptx, "0x3E00");        /* f16 1.5 */
+    free(ptx);
+    ir_module_free(t.m);
+}
+END_TEST
+
+START_TEST(test_all_casts)
+{
+    T t = mk("casts", 64);
+    for (int fi = 0; fi < NTYPES; fi++) {
+        Value *in = ir_kernel_add_param(t.m, t.k, arena_printf(&t.m->arena, "in_%s", ir_type_kind_name(all_types[fi])),
+                                        P(&t, all_types[fi]));
+        Value *x = op1(&t, OP_LOAD, in, S(all_types[fi]));
+        for (int ti = 0; ti < NTYPES; ti++) {
+            Value *o = ir_kernel_add_param(t.m, t.k,
+                                           arena_printf(&t.m->arena, "o_%s_%s", ir_type_kind_name(all_types[fi]),
+                                                        ir_type_kind_name(all_types[ti])),
+                                           P(&t, all_types[ti]));
+            store(&t, op1(&t, OP_CAST, x, S(all_types[ti])), o);
+        }
+    }
+    char *ptx = both(&t);
+    HAS(ptx, "cvt.rn.bf16.f32");
+    HAS(ptx, "cvt.rzi.s32.f32");
+    HAS(ptx, "cvt.rzi.s8.f64");
+    HAS(ptx, "cvt.f32.bf16");
+    HAS(ptx, "cvt.rn.f32.s64");
+    HAS(ptx, "cvt.u8.s16");
+    HAS(ptx, "selp.f32");
+    HAS(ptx, "setp.ne.b32");
+    free(ptx);
+    ir_module_free(t.m);
+}
+END_TEST
+
+/* ld_blocked + st_blocked of a view<rank x T>, tile shape[], vec V, threads B. */
+static void blocked_copy(T *t, TypeKind k, int rank, const int64_t *shape, int64_t V, int64_t B, int with_iota)
+{
+    const Type *ty = S(k);
+    Value *src = ir_kernel_add_param(t->m, t->k, "src", P(t, k));
+    Value *dst = ir_kernel_add_param(t->m, t->k, "dst", P(t, k));
+    Value *dims[IR_MAX_RANK + 1], *org[IR_MAX_RANK + 1];
+    for (int d = 0; d < rank; d++) {
+        dims[d + 1] = ir_kernel_add_param(t->m, t->k, arena_printf(&t->m->arena, "d%d", d), S(TY_I32));
+        org[d + 1] = d == 0 ? geo(t, OP_BLOCK_ID, 0) : cint(t, TY_I32, 0);
+    }
+    const Type *vt = ir_type_view(t->m, ty, rank);
+    dims[0] = src;
+    Value *vs = ir_build1(&t->b, OP_MAKE_VIEW, t->loc, dims, (uint32_t)rank + 1, vt);
+    dims[0] = dst;
+    Value *vd = ir_build1(&t->b, OP_MAKE_VIEW, t->loc, dims, (uint32_t)rank + 1, vt);
+    int64_t T_ = 1;
+    for (int d = 0; d < rank; d++) T_ *= shape[d];
+    int64_t R = T_ / (B * V) > 0 ? T_ / (B * V) : 1;
+    const Type *vect = ir_type_vec(t->m, ty, R * V);
+    org[0] = vs;
+    Op *ld = ir_build(&t->b, OP_LD_BLOCKED, t->loc, org, (uint32_t)rank + 1, vect);
+    ir_attr_set_ints(t->m, ld, "shape", shape, rank);
+    ir_attr_set_int(t->m, ld, "vec", V);
+    ir_attr_set_int(t->m, ld, "threads", B);
+    Value *v = ld->results[0];
+    v->name = "tile";
+    if (with_iota) {
+        Op *io = ir_build(&t->b, OP_IOTA_BLOCKED, t->loc, NULL, 0, ir_type_vec(t->m, S(TY_I32), R * V));
+        ir_attr_set_ints(t->m, io, "shape", shape, rank);
+        ir_attr_set_int(t->m, io, "vec", V);
+        ir_attr_set_int(t->m, io, "threads", B);
+        ir_attr_set_int(t->m, io, "dim", rank - 1);
+        Value *z = ir_build1(&t->b, OP_SPLAT, t->loc, (Value *[]){cint(t, TY_I32, 3)}, 1, io->results[0]->type);
+        Value *lt = cmp(t, "lt", io->results[0], z);
+        Value *zero = ir_build1(&t->b, OP_CAST, t->loc, (Value *[]){z}, 1, vect);
+        v = op3(t, OP_SELECT, lt, v, zero, vect);
+        v = op2(t, OP_ADD, v, v);
+    }
+    Value *so[IR_MAX_RANK + 2];
+    so[0] = v;
+    so[1] = vd;
+    for (int d = 0; d < rank; d++) so[2 + d] = org[1 + d];
+    Op *st = ir_build(&t->b, OP_ST_BLOCKED, t->loc, so, (uint32_t)rank + 2, NULL);
+    ir_attr_set_ints(t->m, st, "shape", shape, rank);
+    ir_attr_set_int(t->m, st, "vec", V);
+    ir_attr_set_int(t->m, st, "threads", B);
+}
+
+START_TEST(test_blocked_bf16_vec8)
+{
+    T t = mk("copy_bf16", 128);
+    int64_t shape[2] = {64, 64};
+    blocked_copy(&t, TY_BF16, 2, shape, 8, 128, 0);
+    char *ptx = both(&t);
+    HAS(ptx, "ld.global.v4.b32");
+    HAS(ptx, "st.global.v4.b32");
+    HAS(ptx, "mov.b32 {%tile_");
+    HAS(ptx, ".reg .b16 %tile_");
+    HAS(ptx, "@%_p");
+    HAS(ptx, "ld.global.b16");   /* the partial path */
+    HAS(ptx, "$L_ldb_0_g3_done:");
+    free(ptx);
+    ir_module_free(t.m);
+}
+END_TEST
+
+START_TEST(test_blocked_types)
+{
+    /* every element type through ld/st_blocked, with iota, masks and several widths */
+    T t = mk("b_f32", 128);
+    int64_t s1[1] = {256}, s2[2] = {32, 64}, s3[3] = {4, 8, 16}, small[1] = {16};
+    blocked_copy(&t, TY_F32, 1, s1, 4, 128, 1);
+    add_kernel(&t, "b_f32_small", 128);
+    blocked_copy(&t, TY_F32, 1, small, 4, 128, 1);
+    add_kernel(&t, "b_i8_v16", 64);
+    blocked_copy(&t, TY_I8, 2, s2, 16, 64, 1);
+    add_kernel(&t, "b_u8_v8", 64);
+    blocked_copy(&t, TY_U8, 2, s2, 8, 64, 0);
+    add_kernel(&t, "b_i1_v4", 64);
+    blocked_copy(&t, TY_I1, 2, s2, 4, 64, 0);
+    add_kernel(&t, "b_f64_v2", 64);
+    blocked_copy(&t, TY_F64, 3, s3, 2, 64, 1);
+    add_kernel(&t, "b_f16_v4", 32);
+    blocked_copy(&t, TY_F16, 3, s3, 4, 32, 1);
+    add_kernel(&t, "b_i64_v1", 32);
+    blocked_copy(&t, TY_I64, 2, s2, 1, 32, 1);
+    add_kernel(&t, "b_i16_v8", 256);
+    blocked_copy(&t, TY_I16, 3, s3, 8, 256, 0);
+    add_kernel(&t, "b_u32_v2", 256);
+    blocked_copy(&t, TY_U32, 2, s2, 2, 256, 1);
+    char *ptx = both(&t);
+    HAS(ptx, "ld.global.v4.f32");
+    HAS(ptx, "st.global.v4.f32");
+    HAS(ptx, "setp.lt.u32 %_p0, %tlin, 4");   /* 16 elements / vec 4: threads 4.. hold nothing */
+    HAS(ptx, "bfe.s32");
+    HAS(ptx, "bfe.u32");
+    HAS(ptx, "bfi.b32");
+    HAS(ptx, "ld.global.v2.f64");
+    HAS(ptx, "ld.global.v4.b16");
+    HAS(ptx, "ld.global.v4.u8");
+    HAS(ptx, "ld.global.v2.b32");
+    free(ptx);
+    ir_module_free(t.m);
+}
+END_TEST
+
+/* for with a swap of carried values (a parallel copy), loop with break/continue, if with results. */
+START_TEST(test_control_flow)
+{
+    T t = mk("flow", 64);
+    t.k->block[1] = 2;
+    Value *out = ir_kernel_add_param(t.m, t.k, "out", P(&t, TY_F32));
+    Value *n = ir_kernel_add_param(t.m, t.k, "n", S(TY_I32));
+    Value *one = ir_build_const_float(&t.b, t.loc, S(TY_F32), 1.0);
+    Value *two = ir_build_const_float(&t.b, t.loc, S(TY_F32), 2.0);
+    Value *fo[5] = {cint(&t, TY_I32, 0), n, cint(&t, TY_I32, 1), one, two};
+    const Type *ft[2] = {S(TY_F32), S(TY_F32)};
+    Op *forop = ir_op_new(t.m, t.k, OP_FOR, t.loc, fo, 5, ft, 2);
+    ir_op_append(t.b.block, forop);
+    Block *body = ir_block_new(t.m, &forop->regions[0]);
+    Value *iv = ir_block_add_arg(t.m, t.k, body, S(TY_I32), "i");
+    Value *acc = ir_block_add_arg(t.m, t.k, body, S(TY_F32), "acc");
+    Value *other = ir_block_add_arg(t.m, t.k, body, S(TY_F32), "other");
+    Builder outer = t.b;
+    t.b.block = body;
+    /* if (i == 5) continue(other, acc) else yield; then yield(other, acc + other) */
+    Value *is5 = cmp(&t, "eq", iv, cint(&t, TY_I32, 5));
+    Op *ifop = ir_build(&t.b, OP_IF, t.loc, &is5, 1, NULL);
+    Block *th = ir_block_new(t.m, &ifop->regions[0]), *el = ir_block_new(t.m, &ifop->regions[1]);
+    Builder inner = t.b;
+    t.b.block = th;
+    ir_build(&t.b, OP_CONTINUE, t.loc, (Value *[]){other, acc}, 2, NULL);
+    t.b.block = el;
+    ir_build(&t.b, OP_YIELD, t.loc, NULL, 0, NULL);
+    t.b = inner;
+    ir_build(&t.b, OP_YIELD, t.loc, (Value *[]){other, op2(&t, OP_ADD, acc, other)}, 2, NULL);
+    t.b = outer;
+    store(&t, forop->results[0], out);
+
+    /* loop(x = 0): if x > 100 break(x) else x = x*2+1 via if-results */
+    Value *x0 = cint(&t, TY_I32, 0);
+    const Type *it = S(TY_I32);
+    Op *lp = ir_op_new(t.m, t.k, OP_LOOP, t.loc, &x0, 1, &it, 1);
+    ir_op_append(t.b.block, lp);
+    Block *lb = ir_block_new(t.m, &lp->regions[0]);
+    Value *x = ir_block_add_arg(t.m, t.k, lb, it, "x");
+    t.b.block = lb;
+    Value *big = cmp(&t, "gt", x, cint(&t, TY_I32, 100));
+    Op *if2 = ir_op_new(t.m, t.k, OP_IF, t.loc, &big, 1, &it, 1);
+    ir_op_append(t.b.block, if2);
+    Block *t2 = ir_block_new(t.m, &if2->regions[0]), *e2 = ir_block_new(t.m, &if2->regions[1]);
+    inner = t.b;
+    t.b.block = t2;
+    ir_build(&t.b, OP_BREAK, t.loc, &x, 1, NULL);
+    t.b.block = e2;
+    Value *nx = op2(&t, OP_ADD, op2(&t, OP_MUL, x, cint(&t, TY_I32, 2)), cint(&t, TY_I32, 1));
+    ir_build(&t.b, OP_YIELD, t.loc, &nx, 1, NULL);
+    t.b = inner;
+    ir_build(&t.b, OP_YIELD, t.loc, &if2->results[0], 1, NULL);
+    t.b = outer;
+    Value *w = geo(&t, OP_WARP_ID, 0);
+    Value *l = ir_build1(&t.b, OP_LANE_ID, t.loc, NULL, 0, S(TY_I32));
+    Value *sum = op2(&t, OP_ADD, op2(&t, OP_ADD, lp->results[0], w), l);
+    ir_build(&t.b, OP_BARRIER, t.loc, NULL, 0, NULL);
+    store(&t, op1(&t, OP_CAST, sum, S(TY_F32)), padd(&t, out, cint(&t, TY_I32, 1)));
+    Value *neg = cmp(&t, "lt", n, cint(&t, TY_I32, 0));
+    Op *if3 = ir_build(&t.b, OP_IF, t.loc, &neg, 1, NULL);
+    Block *t3 = ir_block_new(t.m, &if3->regions[0]), *e3 = ir_block_new(t.m, &if3->regions[1]);
+    t.b.block = t3;
+    ir_build(&t.b, OP_RETURN, t.loc, NULL, 0, NULL);
+    t.b.block = e3;
+    ir_build(&t.b, OP_YIELD, t.loc, NULL, 0, NULL);
+    t.b = outer;
+    store(&t, one, out);
+
+    char *ptx = both(&t);
+    HAS(ptx, "$L_for_0_head:");
+    HAS(ptx, "$L_for_0_latch:");
+    HAS(ptx, "bra.uni $L_for_0_latch;");   /* continue */
+    HAS(ptx, "bra.uni $L_loop_2_done;");   /* break */
+    HAS(ptx, "mov.f32 %_f0, %other_");     /* swap through a temporary */
+    HAS(ptx, "mad.lo.u32 %tlin, %_r");     /* 2-D block: linear thread id */
+    HAS(ptx, ".reqntid 64, 2, 1");
+    HAS(ptx, "bar.sync 0;");
+    HAS(ptx, "%laneid");
+    HAS(ptx, "ret;");
+    free(ptx);
+    ir_module_free(t.m);
+}
+END_TEST
+
+START_TEST(test_cluster_and_view_elem)
+{
+    T t = mk("clustered", 128);
+    t.k->cluster[0] = 2;
+    Value *p = ir_kernel_add_param(t.m, t.k, "p", P(&t, TY_F16));
+    Value *m = ir_kernel_add_param(t.m, t.k, "m", S(TY_I32));
+    Value *o[4] = {p, m, m, m};
+    Value *v = ir_build1(&t.b, OP_MAKE_VIEW, t.loc, o, 4, ir_type_view(t.m, S(TY_F16), 3));
+    Op *vd = ir_build(&t.b, OP_VIEW_DIM, t.loc, &v, 1, S(TY_I32));
+    ir_attr_set_int(t.m, vd, "dim", 2);
+    Value *i[4] = {v, vd->results[0], geo(&t, OP_THREAD_ID, 0), cint(&t, TY_I32, 1)};
+    Value *ep = ir_build1(&t.b, OP_VIEW_ELEM, t.loc, i, 4, P(&t, TY_F16));
+    Value *x = op1(&t, OP_LOAD, ep, S(TY_F16));
+    store(&t, op2(&t, OP_MUL, x, x), ep);
+    char *ptx = both(&t);
+    HAS(ptx, ".reqntid 128, 1, 1\n.explicitcluster\n.reqnctapercluster 2, 1, 1\n");
+    HAS(ptx, "mad.lo.s64");
+    HAS(ptx, "mul.rn.f16");
+    free(ptx);
+    ir_module_free(t.m);
+}
+END_TEST
+
+/* A block-level kernel through lower-tiles, then PTX: c = a * 2 + b on a 2-D bf16 tile. */
+START_TEST(test_lower_tiles_then_ptx)
+{
+    T t = mk("axpb", 128);
+    const Type *bf = S(TY_BF16);
+    Value *a = ir_kernel_add_param(t.m, t.k, "a", P(&t, TY_BF16));
+    Value *b = ir_kernel_add_param(t.m, t.k, "b", P(&t, TY_BF16));
+    Value *c = ir_kernel_add_param(t.m, t.k, "c", P(&t, TY_BF16));
+    Value *m = ir_kernel_add_param(t.m, t.k, "m", S(TY_I32));
+    Value *nb = ir_kernel_add_param(t.m, t.k, "nblocks", S(TY_I32));
+    Value *n = op2(&t, OP_MUL, nb, cint(&t, TY_I32, 64));   /* rows 128-byte aligned: vec 8 */
+    const Type *vt = ir_type_view(t.m, bf, 2);
+    int64_t shape[2] = {32, 64};
+    const Type *tt = ir_type_tile(t.m, bf, 2, shape);
+    Value *va = ir_build1(&t.b, OP_MAKE_VIEW, t.loc, (Value *[]){a, m, n}, 3, vt);
+    Value *vb = ir_build1(&t.b, OP_MAKE_VIEW, t.loc, (Value *[]){b, m, n}, 3, vt);
+    Value *vc = ir_build1(&t.b, OP_MAKE_VIEW, t.loc, (Value *[]){c, m, n}, 3, vt);
+    Value *r0 = op2(&t, OP_MUL, geo(&t, OP_BLOCK_ID, 0), cint(&t, TY_I32, 32));
+    Value *c0 = op2(&t, OP_MUL, geo(&t, OP_BLOCK_ID, 1), cint(&t, TY_I32, 64));
+    Value *ta = ir_build1(&t.b, OP_TILE_LOAD, t.loc, (Value *[]){va, r0, c0}, 3, tt);
+    Value *tb = ir_build1(&t.b, OP_TILE_LOAD, t.loc, (Value *[]){vb, r0, c0}, 3, tt);
+    Value *two = ir_build1(&t.b, OP_SPLAT, t.loc, (Value *[]){ir_build_const_float(&t.b, t.loc, bf, 2.0)}, 1, tt);
+    Value *r = op3(&t, OP_FMA, ta, two, tb, tt);
+    ir_build(&t.b, OP_TILE_STORE, t.loc, (Value *[]){r, vc, r0, c0}, 4, NULL);
+    DiagCtx d;
+    diag_init(&d);
+    ck_assert_int_eq(ir_verify_module(t.m, &d, 0), 0);
+    ck_assert_int_eq(pass_lower_tiles(t.m, &d), 0);
+    diag_free(&d);
+    char *ptx = both(&t);
+    HAS(ptx, "ld.global.v4.b32");
+    HAS(ptx, "fma.rn.bf16");
+    HAS(ptx, "st.global.v4.b32");
+    free(ptx);
+    ir_module_free(t.m);
+}
+END_TEST
+
+START_TEST(test_unlowered_op_is_an_error)
+{
+    T t = mk("bad", 128);
+    Value *p = ir_kernel_add_param(t.m, t.k, "p", P(&t, TY_F32));
+    Value *n = cint(&t, TY_I32, 64);
+    Value *o[2] = {p, n};
+    Value *v = ir_build1(&t.b, OP_MAKE_VIEW, t.loc, o, 2, ir_type_view(t.m, S(TY_F32), 1));
+    Value *lo[2] = {v, cint(&t, TY_I32, 0)};
+    int64_t shape[1] = {64};
+    t.loc = (Loc){"t.tile", 12, 9};
+    Value *tile = ir_build1(&t.b, OP_TILE_LOAD, t.loc, lo, 2, ir_type_tile(t.m, S(TY_F32), 1, shape));
+    op2(&t, OP_ADD, tile, tile);
+    DiagCtx d;
+    diag_init(&d);
+    StrBuf sb;
+    sb_init(&sb);
+    ck_assert_int_ne(ptx_emit_module(t.m, PTX_SM90A, &sb, &d), 0);
+    ck_assert_int_ge(d.errors, 1);
+    ck_assert_uint_eq(d.items[0].line, 12);
+    ck_assert_ptr_nonnull(strstr(d.items[0].message, "tile_load"));
+    ck_assert_ptr_nonnull(strstr(d.items[0].message, "sm_90a"));
+    sb_free(&sb);
+    diag_free(&d);
+    ir_module_free(t.m);
+}
+END_TEST
+
+START_TEST(test_broken_ptx_gives_ptxas_diagnostic)
+{
+    const char *bad = ".version 8.0\n.target sm_90a\n.address_size 64\n"
+                      ".visible .entry k()\n{\n\tadd.f32 %nope, 1, 2;\n\tret;\n}\n";
+    DiagCtx d;
+    diag_init(&d);
+    unsigned char *cubin = NULL;
+    size_t len = 0;
+    ck_assert_int_ne(ptx_assemble(bad, PTX_SM90A, &cubin, &len, &d), 0);
+    ck_assert_ptr_null(cubin);
+    ck_assert_int_ge(d.errors, 1);
+    ck_assert_int_eq(d.items[0].level, DIAG_ERROR);
+    ck_assert_ptr_null(d.items[0].file);
+    ck_assert_msg(strncmp(d.items[0].message, "ptxas: PTX line 6: ", 19) == 0, "got: %s", d.items[0].message);
+    diag_free(&d);
+}
+END_TEST
+
+START_TEST(test_missing_ptxas)
+{
+    const char *old = getenv("PTXAS");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("PTXAS", "/nonexistent/ptxas", 1);
+    DiagCtx d;
+    diag_init(&d);
+    unsigned char *cubin = NULL;
+    size_t len = 0;
+    int rc = ptx_assemble(".version 8.0\n", PTX_SM100A, &cubin, &len, &d);
+    if (saved) setenv("PTXAS", saved, 1); else unsetenv("PTXAS");
+    free(saved);
+    ck_assert_int_ne(rc, 0);
+    ck_assert_int_eq(d.count, 1);
+    ck_assert_ptr_nonnull(strstr(d.items[0].message, "ptxas not found: set PTXAS or install the CUDA toolkit"));
+    ck_assert_ptr_nonnull(strstr(d.items[0].message, "/nonexistent/ptxas"));
+    diag_free(&d);
+}
+END_TEST
+
+START_TEST(test_emit_is_fast)
+{
+    T t = mk("copy_bf16", 128);
+    int64_t shape[2] = {64, 64};
+    blocked_copy(&t, TY_BF16, 2, shape, 8, 128, 0);
+    clock_t c0 = clock();
+    for (int i = 0; i < 200; i++) {
+        StrBuf sb;
+        sb_init(&sb);
+        DiagCtx d;
+        diag_init(&d);
+        ck_assert_int_eq(ptx_emit_module(t.m, PTX_SM90A, &sb, &d), 0);
+        sb_free(&sb);
+        diag_free(&d);
+    }
+    double per = (double)(clock() - c0) / CLOCKS_PER_SEC / 200;
+    ck_assert_msg(per < 0.005, "emitting a small kernel took %.1f us", per * 1e6);
+    ir_module_free(t.m);
+}
+END_TEST
+
+Suite *ptx_suite(void)
+{
+    Suite *s = suite_create("ptx");
+    TCase *tc = tcase_create("emit");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_target_names);
+    tcase_add_test(tc, test_vector_add);
+    tcase_add_test(tc, test_all_ops_all_types);
+    tcase_add_test(tc, test_all_casts);
+    tcase_add_test(tc, test_blocked_bf16_vec8);
+    tcase_add_test(tc, test_blocked_types);
+    tcase_add_test(tc, test_control_flow);
+    tcase_add_test(tc, test_cluster_and_view_elem);
+    tcase_add_test(tc, test_lower_tiles_then_ptx);
+    tcase_add_test(tc, test_unlowered_op_is_an_error);
+    tcase_add_test(tc, test_broken_ptx_gives_ptxas_diagnostic);
+    tcase_add_test(tc, test_missing_ptxas);
+    tcase_add_test(tc, test_emit_is_fast);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -11,7 +11,7 @@ LIT      ?= python3 /usr/lib/llvm-19/build/utils/lit/lit.py
 
 WARN     = -Wall -Wextra -Wpedantic -Wshadow -Wmissing-prototypes -Werror
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=c11 $(WARN) -D_POSIX_C_SOURCE=200809L -fPIC
+override CFLAGS += -std=c11 $(WARN) -D_POSIX_C_SOURCE=200809L -fPIC
 CPPFLAGS += -Iinclude -Iir -Ifrontend -Ipasses -Icodegen_ptx -Idriver -I$(BUILD)/gen
 LDLIBS  += -lm
 

@@ -217,6 +217,7 @@ static unsigned small_float_bits(double x, int mant, int ebits)
     if (isnan(x)) return (unsigned)emax << mant | 1u << (mant - 1);
     double a = fabs(x);
     if (isinf(a)) return sign | (unsigned)emax << mant;
+    if (a == 0) return sign;              /* +0 and -0: frexp would give a bogus exponent */
     int ex;
     (void)frexp(a, &ex);
     int E = ex - 1;                       /* a = 1.f * 2^E */

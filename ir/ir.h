@@ -286,7 +286,7 @@ Op *ir_op_new(Module *m, Kernel *k, OpCode code, Loc loc,
 void ir_op_set_operand(Op *op, uint32_t i, Value *v);      /* keeps use counts */
 void ir_op_append(Block *b, Op *op);
 void ir_op_insert_before(Op *before, Op *op);
-void ir_op_remove(Op *op);                                  /* unlinks; drops its operand uses */
+void ir_op_remove(Op *op);   /* deletes: unlinks and drops the operand uses of it and its regions (to move an op, relink it by hand) */
 void ir_replace_all_uses(Kernel *k, Value *from, Value *to);
 Block *ir_region_entry(Region *r);                          /* first block, or NULL */
 

@@ -539,6 +539,17 @@ static void check_op_types(Verifier *V, Op *op)
 
 /* ---- the walk ---- */
 
+/* The fewest operands an op with a variable count needs before its checks can look at them. */
+static uint32_t min_operands(OpCode code)
+{
+    switch (code) {
+    case OP_MAKE_VIEW: case OP_VIEW_ELEM: case OP_TILE_LOAD: case OP_LD_BLOCKED: return 1;
+    case OP_TILE_STORE: case OP_ST_BLOCKED: return 2;
+    case OP_FOR: return 3;
+    default: return 0;
+    }
+}
+
 static void verify_block(Verifier *V, Block *b, Op *owner);
 
 static void verify_op(Verifier *V, Op *op)
@@ -555,6 +566,10 @@ static void verify_op(Verifier *V, Op *op)
     }
     if (info->nresults != VAR && op->nresults != (uint32_t)info->nresults) {
         verr(V, op, "expects %d results, got %u", info->nresults, op->nresults);
+        ok = 0;
+    }
+    if (info->noperands == VAR && op->noperands < min_operands(op->code)) {
+        verr(V, op, "needs at least %u operands, got %u", min_operands(op->code), op->noperands);
         ok = 0;
     }
     if (op->nregions != (uint32_t)info->nregions) {

@@ -928,6 +928,10 @@ START_TEST(test_verify_memory)
                        "verifier: 'tile_store' stores a rank-1 tile of f32, got tile<4xi32>");
     check_verify_error(HDR "  %v = make_view %p, %a : view<1xf32>\n  %0 = view_elem %v, %a, %a : ptr<f32>\n}\n", 0,
                        "verifier: 'view_elem' needs 1 indices for view<1xf32>, got 2");
+    check_verify_error(HDR "  %0 = tile_load : tile<4xf32>\n}\n", 0, "verifier: 'tile_load' needs at least 1 operands, got 0");
+    check_verify_error(HDR "  %0 = make_view : view<1xf32>\n}\n", 0, "verifier: 'make_view' needs at least 1 operands, got 0");
+    check_verify_error(HDR "  st_blocked %a\n}\n", 1, "verifier: 'st_blocked' needs at least 2 operands, got 1");
+    check_verify_error(HDR "  for %a {\n  ^(%i: i32):\n    yield\n  }\n}\n", 0, "verifier: 'for' needs at least 3 operands, got 1");
     check_verify_error(HDR "  %0 = iota {dim = 1} : tile<8xi32>\n}\n", 0, "verifier: 'iota' dim 1 is out of range 0..0");
     check_verify_error(HDR "  %0 = splat %p : tile<8xf32>\n}\n", 0, "verifier: 'splat' broadcasts a scalar");
     check_verify_error(HDR "  %v = make_view %p, %a : view<1xf32>\n  %0 = ld_blocked %v, %a {shape = [64], threads = 32} : vec<2xf32>\n}\n",

@@ -12,15 +12,15 @@ LIT      ?= python3 /usr/lib/llvm-19/build/utils/lit/lit.py
 WARN     = -Wall -Wextra -Wpedantic -Wshadow -Wmissing-prototypes -Werror
 CFLAGS  ?= -O2 -g
 override CFLAGS += -std=c11 $(WARN) -D_POSIX_C_SOURCE=200809L -fPIC
-CPPFLAGS += -Iinclude -Iir -Ifrontend -Ipasses -Icodegen_ptx -Idriver -I$(BUILD)/gen
-LDLIBS  += -lm
+CPPFLAGS += -Iinclude -Iir -Ifrontend -Ipasses -Icodegen_ptx -Iruntime -Idriver -I$(BUILD)/gen -I$(CUDA_HOME)/include
+override LDLIBS += -lm -ldl -lpthread
 
 GEN      = $(BUILD)/gen
 LIB_SRC  = $(wildcard ir/*.c) $(wildcard frontend/*.c) $(wildcard passes/*.c) \
-           $(wildcard codegen_ptx/*.c) $(filter-out driver/main.c,$(wildcard driver/*.c))
+           $(wildcard codegen_ptx/*.c) $(wildcard runtime/*.c) $(filter-out driver/main.c,$(wildcard driver/*.c))
 GEN_SRC  = $(GEN)/lexer.c $(GEN)/parser.c
 LIB_OBJ  = $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRC)) $(GEN)/lexer.o $(GEN)/parser.o
-HDRS     = $(wildcard include/*.h ir/*.h ir/*.def frontend/*.h passes/*.h codegen_ptx/*.h driver/*.h) $(GEN)/parser.h
+HDRS     = $(wildcard include/*.h ir/*.h ir/*.def frontend/*.h passes/*.h codegen_ptx/*.h runtime/*.h driver/*.h) $(GEN)/parser.h
 
 TILEC    = $(BUILD)/tilec
 LIBA     = $(BUILD)/libtile.a
@@ -90,7 +90,7 @@ regen-check: $(GEN)/lexer.c $(GEN)/parser.c
 
 asan:
 	$(MAKE) BUILD=build-asan CC=clang CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
-	  LDLIBS="-lm -fsanitize=address,undefined" check
+	  LDLIBS="-fsanitize=address,undefined" check
 
 demo: all $(BUILD)/compile_time
 	@./scripts/demo.sh $(TILEC)

@@ -24,7 +24,69 @@ struct tile_program {
     char **kernel_names;
     unsigned (*kernel_dims)[6];
     int nkernels;
+    tile_param_info **params;   /* params[k][i]; names owned (malloc) */
+    int *nparams;
+    tile_target target;
 };
+
+static const char *const dtype_names[] = {"i1", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64",
+                                          "f16", "bf16", "f32", "f64"};
+
+const char *tile_dtype_name(tile_dtype t)
+{
+    return (unsigned)t < sizeof dtype_names / sizeof dtype_names[0] ? dtype_names[t] : "?";
+}
+
+size_t tile_dtype_size(tile_dtype t)
+{
+    switch (t) {
+    case TILE_DTYPE_I1: case TILE_DTYPE_I8: case TILE_DTYPE_U8: return 1;
+    case TILE_DTYPE_I16: case TILE_DTYPE_U16: case TILE_DTYPE_F16: case TILE_DTYPE_BF16: return 2;
+    case TILE_DTYPE_I32: case TILE_DTYPE_U32: case TILE_DTYPE_F32: return 4;
+    case TILE_DTYPE_I64: case TILE_DTYPE_U64: case TILE_DTYPE_F64: return 8;
+    }
+    return 0;
+}
+
+static tile_dtype dtype_of(const Type *t)
+{
+    /* TypeKind's scalar order (TY_I1..TY_F64) is the dtype order */
+    return (tile_dtype)(t->kind - TY_I1);
+}
+_Static_assert(TY_F64 - TY_I1 == TILE_DTYPE_F64, "tile_dtype must follow TypeKind's scalar order");
+
+typedef struct ViewUse { Value *base; int rank; } ViewUse;
+
+static void find_view(Op *op, void *ctx)
+{
+    ViewUse *vu = ctx;
+    if (op->code == OP_MAKE_VIEW && op->noperands && op->operands[0] == vu->base) vu->rank = (int)op->noperands - 1;
+}
+
+/* The signature as the source declared it: a pointer parameter that is the base of a make_view
+ * was declared `tensor T[...]`. */
+static void record_signature(tile_program *p, int ki, Kernel *k)
+{
+    p->nparams[ki] = (int)k->nparams;
+    p->params[ki] = calloc(k->nparams ? k->nparams : 1, sizeof **p->params);
+    if (!p->params[ki]) ir_unreachable("out of memory");
+    for (uint32_t i = 0; i < k->nparams; i++) {
+        tile_param_info *pi = &p->params[ki][i];
+        const Type *t = k->params[i].value->type;
+        pi->name = strdup(k->params[i].name);
+        if (t->kind == TY_PTR) {
+            ViewUse vu = {k->params[i].value, 0};
+            ir_walk_region(&k->body, find_view, &vu);
+            pi->kind = vu.rank ? TILE_PARAM_TENSOR : TILE_PARAM_POINTER;
+            pi->rank = vu.rank;
+            pi->shared = t->space == AS_SHARED;
+            pi->dtype = dtype_of(t->elem);
+        } else {
+            pi->kind = TILE_PARAM_SCALAR;
+            pi->dtype = dtype_of(t);
+        }
+    }
+}
 
 const char *tile_version(void) { return TILEC_VERSION; }
 
@@ -50,16 +112,25 @@ static int parse_defines(const tile_compile_options *o, FeDefine *out, DiagCtx *
             diag_error(diag, none, "define %d has no name or no value", i);
             return 0;
         }
+        /* integers read as in the language: decimal, 0x hex, 0b binary (no octal) */
+        const char *v = d->value, *digits = v + (*v == '-' || *v == '+');
+        int base = (digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) ? 16
+                 : (digits[0] == '0' && (digits[1] == 'b' || digits[1] == 'B')) ? 2 : 10;
         char *end;
         errno = 0;
         out[i].name = d->name;
         out[i].is_float = 0;
-        out[i].ival = strtoll(d->value, &end, 0);
-        if (*end || errno || end == d->value) {
+        out[i].ival = strtoll(base == 2 ? digits + 2 : v, &end, base);
+        if (base == 2 && *v == '-') out[i].ival = -out[i].ival;
+        if (!*end && end != v && errno == ERANGE) {
+            diag_error(diag, none, "-D%s=%s: the value does not fit in 64 bits", d->name, d->value);
+            return 0;
+        }
+        if (*end || errno || end == v) {
             errno = 0;
-            out[i].fval = strtod(d->value, &end);
+            out[i].fval = strtod(v, &end);
             out[i].is_float = 1;
-            if (*end || errno || end == d->value) {
+            if (*end || errno || end == v || base != 10) {
                 diag_error(diag, none, "-D%s=%s: the value is not a number", d->name, d->value);
                 return 0;
             }
@@ -101,6 +172,7 @@ tile_status tile_compile(const char *source, size_t len, const char *filename, c
     diag_init(&p->diag);
     for (int i = 0; i <= TILE_STAGE_IR_DUMPS; i++) sb_init(&p->stages[i]);
     diag_add_source(&p->diag, filename, source, len);
+    p->target = o->target;
     *out = p;
 
     DiagCtx *diag = &p->diag;
@@ -150,9 +222,12 @@ tile_status tile_compile(const char *source, size_t len, const char *filename, c
     for (Kernel *k = m->first; k; k = k->next) n++;
     p->kernel_names = calloc((size_t)(n ? n : 1), sizeof *p->kernel_names);
     p->kernel_dims = calloc((size_t)(n ? n : 1), sizeof *p->kernel_dims);
-    if (!p->kernel_names || !p->kernel_dims) ir_unreachable("out of memory");
+    p->params = calloc((size_t)(n ? n : 1), sizeof *p->params);
+    p->nparams = calloc((size_t)(n ? n : 1), sizeof *p->nparams);
+    if (!p->kernel_names || !p->kernel_dims || !p->params || !p->nparams) ir_unreachable("out of memory");
     for (Kernel *k = m->first; k; k = k->next, p->nkernels++) {
         p->kernel_names[p->nkernels] = strdup(k->name);
+        record_signature(p, p->nkernels, k);
         for (int d = 0; d < 3; d++) {
             p->kernel_dims[p->nkernels][d] = (unsigned)k->block[d];
             p->kernel_dims[p->nkernels][3 + d] = (unsigned)k->cluster[d];
@@ -188,7 +263,13 @@ void tile_program_destroy(tile_program *p)
     free(p->diag_text);
     for (int i = 0; i <= TILE_STAGE_IR_DUMPS; i++) sb_free(&p->stages[i]);
     free(p->cubin);
-    for (int i = 0; i < p->nkernels; i++) free(p->kernel_names[i]);
+    for (int i = 0; i < p->nkernels; i++) {
+        free(p->kernel_names[i]);
+        for (int j = 0; p->params && j < p->nparams[i]; j++) free((char *)p->params[i][j].name);
+        if (p->params) free(p->params[i]);
+    }
+    free(p->params);
+    free(p->nparams);
     free(p->kernel_names);
     free(p->kernel_dims);
     free(p);
@@ -252,3 +333,26 @@ tile_status tile_program_kernel_block(const tile_program *p, int index, unsigned
     }
     return TILE_SUCCESS;
 }
+
+int tile_program_kernel_find(const tile_program *p, const char *name)
+{
+    if (!p || !name) return -1;
+    for (int i = 0; i < p->nkernels; i++)
+        if (strcmp(p->kernel_names[i], name) == 0) return i;
+    return -1;
+}
+
+int tile_program_param_count(const tile_program *p, int kernel)
+{
+    return p && kernel >= 0 && kernel < p->nkernels ? p->nparams[kernel] : -1;
+}
+
+tile_status tile_program_param(const tile_program *p, int kernel, int index, tile_param_info *out)
+{
+    if (!p || !out || kernel < 0 || kernel >= p->nkernels || index < 0 || index >= p->nparams[kernel])
+        return TILE_ERROR_INVALID_ARGUMENT;
+    *out = p->params[kernel][index];
+    return TILE_SUCCESS;
+}
+
+tile_target tile_program_target(const tile_program *p) { return p ? p->target : TILE_TARGET_SM90A; }

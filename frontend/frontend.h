@@ -117,6 +117,7 @@ typedef struct ParseCtx {
     DiagCtx *diag;
     Node *result;        /* the program, set by the start rule */
     int stop;            /* set when parsing must stop (stack overflow, too deep) */
+    uint32_t line, col;  /* position of the token being parsed, for errors without a token */
 } ParseCtx;
 
 /* ================================ sema.c ================================ */

@@ -41,6 +41,8 @@ Node *fe_parse(const char *file, const char *src, size_t len, DiagCtx *diag)
         } else if (t.kind == TK_RPAREN || t.kind == TK_RBRACKET || t.kind == TK_RBRACE) {
             if (depth > 0) depth--;
         }
+        ctx.line = t.line;
+        ctx.col = t.col;
         fe_Parse(parser, t.kind, t);
         if (diag->errors > 200) ctx.stop = 1;
     } while (t.kind != 0 && !ctx.stop);

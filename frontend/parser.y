@@ -11,7 +11,7 @@
 %token_type {Token}
 %default_type {Node *}
 %extra_context {ParseCtx *ctx}
-%stack_size 1000
+%stack_size 3000
 
 /* every pointer non-terminal owns its subtree: discarded ones are freed */
 %destructor items { fe_ast_free($$); (void)ctx; }
@@ -76,7 +76,7 @@ static Node *un(ParseCtx *ctx, Token op, Node *a)
     }
 }
 %stack_overflow {
-    Loc l = {ctx->file, 0, 0};
+    Loc l = {ctx->file, ctx->line, ctx->col};
     diag_error(ctx->diag, l, "program is nested too deeply for the parser");
     ctx->stop = 1;
 }

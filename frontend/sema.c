@@ -428,6 +428,7 @@ static Ex fold_binary(S *s, const Node *n, Ex a, Ex b, const Type *t)
             return ex_err();
         }
         r = op == TK_SHL ? (int64_t)((uint64_t)x << y) : unsig ? (int64_t)((uint64_t)x >> y) : x >> y;
+        if (op == TK_SHL && !t && (r >> y) != x) goto overflow;
         break;
     case TK_EQ: return ex_int(x == y, T(TY_I1));
     case TK_NE: return ex_int(x != y, T(TY_I1));
@@ -476,6 +477,57 @@ static Block *enter_region(S *s, Region *r, Block **saved)
     return blk;
 }
 
+/* Code that never runs (statements after a return, the untaken side of a constant condition) is
+ * still checked: it is built into a detached block that is deleted afterwards, and every symbol's
+ * value and the walk's state are restored, so nothing of it reaches the IR. */
+typedef struct Dry {
+    Builder b;
+    int terminated, warned;
+    Block *block;
+    Sym **syms;
+    Value **values;
+    int n;
+} Dry;
+
+static void dry_begin(S *s, Dry *d)
+{
+    d->b = s->b;
+    d->terminated = s->terminated;
+    d->warned = s->warned_unreachable;
+    d->n = 0;
+    for (Sym *y = s->syms; y; y = y->prev) d->n++;
+    d->syms = malloc(sizeof *d->syms * (size_t)(d->n ? d->n : 1));
+    d->values = malloc(sizeof *d->values * (size_t)(d->n ? d->n : 1));
+    if (!d->syms || !d->values) ir_unreachable("out of memory");
+    int i = 0;
+    for (Sym *y = s->syms; y; y = y->prev, i++) d->syms[i] = y, d->values[i] = y->value;
+    d->block = ARENA_NEW(&s->m->arena, Block);
+    if (s->b.k) {
+        s->b.block = d->block;
+        s->b.before = NULL;
+    }
+}
+
+static void dry_end(S *s, Dry *d)
+{
+    while (d->block->last) ir_op_remove(d->block->last);
+    for (int i = 0; i < d->n; i++) d->syms[i]->value = d->values[i];
+    free(d->syms);
+    free(d->values);
+    s->b = d->b;
+    s->terminated = d->terminated;
+    s->warned_unreachable = d->warned;
+}
+
+static Ex dry_expr(S *s, const Node *n, const Type *hint)
+{
+    Dry d;
+    dry_begin(s, &d);
+    Ex e = expr_hint(s, n, hint);
+    dry_end(s, &d);
+    return e;
+}
+
 static Value *emit_binop(S *s, Loc loc, OpCode code, Value *x, Value *y, const Type *rt, const char *pred)
 {
     Value *ops[2] = {x, y};
@@ -513,12 +565,26 @@ static Ex binary(S *s, const Node *n, const Type *hint)
     if (left_untyped && op != TK_SHL && op != TK_SHR) {
         b = expr_hint(s, n->b, is_cmp_tok(op) ? NULL : hint);
         a = expr_hint(s, n->a, b.type);
-    } else {
-        a = expr_hint(s, n->a, is_cmp_tok(op) || op == TK_ANDAND || op == TK_OROR ? NULL : hint);
-        if ((op == TK_ANDAND || op == TK_OROR) && !a.err && a.type == T(TY_I1) && !a.is_const &&
-            expr_has_effects(n->b) && s->b.k)
+    } else if (op == TK_ANDAND || op == TK_OROR) {
+        a = expr_hint(s, n->a, T(TY_I1));
+        if (a.err) return a;
+        if (a.is_const && a.type == T(TY_I1)) {
+            /* false && x, true || x: x is checked but never evaluated */
+            int decided = (op == TK_ANDAND) != (a.c.i != 0);
+            b = decided ? dry_expr(s, n->b, T(TY_I1)) : expr_hint(s, n->b, T(TY_I1));
+            if (b.err) return b;
+            if (b.type != T(TY_I1)) {
+                diag_error(s->diag, n->b->loc, "%s needs bool operands, not %s", fe_token_name(op), TYNAME(b.type, b1));
+                return ex_err();
+            }
+            return decided ? a : b;
+        }
+        if (!a.err && a.type == T(TY_I1) && !a.is_const && expr_has_effects(n->b) && s->b.k)
             return short_circuit(s, n, a.v);
-        b = expr_hint(s, n->b, op == TK_SHL || op == TK_SHR ? a.type : a.type);
+        b = expr_hint(s, n->b, a.type);
+    } else {
+        a = expr_hint(s, n->a, is_cmp_tok(op) ? NULL : hint);
+        b = expr_hint(s, n->b, a.type);
     }
     if (a.err || b.err) return ex_err();
 
@@ -537,25 +603,17 @@ static Ex binary(S *s, const Node *n, const Type *hint)
         return ex_val(ir_build1(&s->b, OP_PTR_ADD, n->loc, ops, 2, a.type));
     }
 
-    /* both untyped, or both constants of one integer type: fold */
-    if (a.is_const && b.is_const && (!a.type || !b.type || a.type == b.type) &&
-        (!a.type || ir_type_is_int(a.type)) && (!b.type || ir_type_is_int(b.type))) {
-        const Type *t = a.type ? a.type : b.type;
-        if (op == TK_ANDAND || op == TK_OROR) {
-            if (t != T(TY_I1)) {
-                diag_error(s->diag, n->loc, "%s needs bool operands", fe_token_name(op));
-                return ex_err();
-            }
+    /* two untyped constants fold to an untyped constant */
+    if (a.is_const && b.is_const && !a.type && !b.type) {
+        if ((op == TK_ANDAND || op == TK_OROR) || (is_bit_tok(op) && (a.c.is_float || b.c.is_float))) {
+            diag_error(s->diag, n->loc, "operator %s is not defined on these constants", fe_token_name(op));
+            return ex_err();
         }
-        return fold_binary(s, n, a, b, t);
+        return fold_binary(s, n, a, b, NULL);
     }
-    if (a.is_const && b.is_const && !a.type && !b.type) return fold_binary(s, n, a, b, NULL);
 
     const Type *t = unify(s, n, a, b);
-    if (!t) {
-        if (!a.type && !b.type) return fold_binary(s, n, a, b, NULL);
-        return ex_err();
-    }
+    if (!t) return ex_err();
     if (t->kind == TY_PTR || t->kind == TY_VIEW) {
         diag_error(s->diag, n->loc, "operator %s is not defined on %s", fe_token_name(op), TYNAME(t, b1));
         return ex_err();
@@ -563,6 +621,10 @@ static Ex binary(S *s, const Node *n, const Type *hint)
     const Type *et = ir_type_elem(t);
     if (is_arith_tok(op) && et->kind == TY_I1) {
         diag_error(s->diag, n->loc, "arithmetic operator %s is not defined on bool", fe_token_name(op));
+        return ex_err();
+    }
+    if (is_cmp_tok(op) && op != TK_EQ && op != TK_NE && et->kind == TY_I1) {
+        diag_error(s->diag, n->loc, "ordering operator %s is not defined on bool", fe_token_name(op));
         return ex_err();
     }
     if (op == TK_PERCENT && ir_type_is_float(et)) {
@@ -581,6 +643,15 @@ static Ex binary(S *s, const Node *n, const Type *hint)
     if ((op == TK_SLASH || op == TK_PERCENT) && ir_type_is_int(et) && b.is_const && !b.c.is_float && b.c.i == 0) {
         diag_error(s->diag, n->b->loc, "integer division by zero");
         return ex_err();
+    }
+    /* constants of one integer type (an untyped side must fit that type) fold in that type */
+    if (a.is_const && b.is_const && t == et && ir_type_is_int(t)) {
+        const Ex *u = !a.type ? &a : !b.type ? &b : NULL;
+        if (u && (u->c.is_float || !fits(t, u->c.i) || (t->kind == TY_I1))) {
+            diag_error(s->diag, (u == &a ? n->a : n->b)->loc, "constant does not fit in %s", TYNAME(t, b1));
+            return ex_err();
+        }
+        return fold_binary(s, n, a, b, t);
     }
     if (!need_builder(s, n->loc)) return ex_err();
     Value *x = coerce(s, a, t, n->a->loc, "left operand");
@@ -766,12 +837,14 @@ static Ex cast_expr(S *s, const Node *n)
     const Type *to = T((TypeKind)n->b->op);
     Ex a = expr_hint(s, n->a, NULL);
     if (a.err) return a;
-    if (a.type && !ir_type_is_scalar(ir_type_elem(a.type))) {
+    if (a.type && (a.type->kind == TY_PTR || a.type->kind == TY_VIEW || !ir_type_is_scalar(ir_type_elem(a.type)))) {
         diag_error(s->diag, n->loc, "cannot convert %s to %s", TYNAME(a.type, b1), ir_type_kind_name(to->kind));
         return ex_err();
     }
-    if (a.is_const && !a.type) {
+    if (a.is_const && (!a.type || ir_type_is_int(a.type))) {
         /* an explicit conversion of a constant: floats truncate toward zero, ints wrap */
+        if (a.type && !ir_type_is_signed(a.type) && a.type->kind != TY_I1 && a.c.i < 0 && ir_type_is_float(to))
+            return ex_float((double)(uint64_t)a.c.i, to);
         if (ir_type_is_float(to)) return ex_float(a.c.is_float ? a.c.f : (double)a.c.i, to);
         int64_t v = a.c.is_float ? (int64_t)a.c.f : a.c.i;
         if (to->kind == TY_I1) v = v != 0;
@@ -798,7 +871,11 @@ static Ex ternary(S *s, const Node *n, const Type *hint)
         diag_error(s->diag, n->a->loc, "the condition of '?:' must be bool, not %s", TYNAME(c.type, b1));
         return ex_err();
     }
-    if (c.is_const) return expr_hint(s, c.c.i ? n->b : n->c, hint);
+    if (c.is_const) {
+        Ex other = dry_expr(s, c.c.i ? n->c : n->b, hint);
+        if (other.err) return other;
+        return expr_hint(s, c.c.i ? n->b : n->c, hint);
+    }
     if (!need_builder(s, n->loc)) return ex_err();
     if (!expr_has_effects(n->b) && !expr_has_effects(n->c)) {
         Ex a = expr_hint(s, n->b, hint), b = expr_hint(s, n->c, hint);
@@ -808,8 +885,10 @@ static Ex ternary(S *s, const Node *n, const Type *hint)
         const Type *t = unify(s, &fake, a, b);
         if (!t) t = a.c.is_float || b.c.is_float ? T(TY_F32) : T(TY_I32);
         Value *x = coerce(s, a, t, n->b->loc, "'?:' operand"), *y = coerce(s, b, t, n->c->loc, "'?:' operand");
-        if (!x || !y) return ex_err();
-        Value *ops[3] = {c.v, x, y};
+        Value *cv = value_of(s, c, n->a->loc);
+        if (!x || !y || !cv) return ex_err();
+        if (t->kind == TY_TILE) cv = ir_build1(&s->b, OP_SPLAT, n->a->loc, &cv, 1, ir_type_with_elem(s->m, t, T(TY_I1)));
+        Value *ops[3] = {cv, x, y};
         return ex_val(ir_build1(&s->b, OP_SELECT, n->loc, ops, 3, t));
     }
     /* a side that loads from memory is evaluated only when chosen */
@@ -953,7 +1032,9 @@ static Ex call_expr(S *s, const Node *n, const Type *hint)
         int rank;
         Ex v = expr_hint(s, n->list[0], hint ? ir_type_elem(hint) : NULL);
         if (v.err || !shape_arg(s, n->list[1], shape, &rank)) return ex_err();
-        Value *sv = value_of(s, v, n->list[0]->loc);
+        Value *sv = !v.type && hint && ir_type_is_scalar(ir_type_elem(hint))
+                        ? coerce(s, v, ir_type_elem(hint), n->list[0]->loc, "splat() value")
+                        : value_of(s, v, n->list[0]->loc);
         if (!sv) return ex_err();
         if (!ir_type_is_scalar(sv->type)) {
             diag_error(s->diag, n->list[0]->loc, "splat() needs a scalar, not %s", TYNAME(sv->type, b1));
@@ -970,6 +1051,7 @@ static Ex call_expr(S *s, const Node *n, const Type *hint)
         if (!nargs_ok(s, n, math[i].nargs, math[i].nargs)) return ex_err();
         int first = math[i].op == OP_SELECT; /* select's condition is not unified with the values */
         Ex a[3];
+        memset(a, 0, sizeof a);
         const Type *t = NULL;
         for (int k = first; k < n->nlist; k++) {
             a[k] = expr_hint(s, n->list[k], t ? t : hint);
@@ -978,10 +1060,11 @@ static Ex call_expr(S *s, const Node *n, const Type *hint)
         }
         int all_const = 1;
         for (int k = first; k < n->nlist; k++) all_const &= a[k].is_const && !a[k].type;
+        if (!t && hint && ir_type_is_scalar(ir_type_elem(hint))) t = hint;
         if (!t) t = (a[first].c.is_float || (n->nlist > first + 1 && a[first + 1].c.is_float)) ? T(TY_F32) : T(TY_I32);
         if (all_const && !first && !need_builder(s, n->loc)) return ex_err();
         if (!need_builder(s, n->loc)) return ex_err();
-        if (!ir_type_is_scalar(ir_type_elem(t))) {
+        if (!ir_type_is_scalar(ir_type_elem(t)) || (!first && ir_type_elem(t)->kind == TY_I1)) {
             diag_error(s->diag, n->loc, "%s() needs numbers, not %s", f, TYNAME(t, b1));
             return ex_err();
         }
@@ -1043,6 +1126,7 @@ static Ex expr(S *s, const Node *n) { return expr_hint(s, n, NULL); }
 /* ---- statements ---- */
 
 static void stmt(S *s, const Node *n);
+static int check_const(S *s, const Node *n, const Type *declared, Ex e, CVal *c, const Type **type);
 
 static void block_stmts(S *s, const Node *blk)
 {
@@ -1051,6 +1135,13 @@ static void block_stmts(S *s, const Node *blk)
         if (s->terminated) {
             if (!s->warned_unreachable)
                 diag_warning(s->diag, blk->list[i]->loc, "unreachable statement (the block already ended)");
+            s->warned_unreachable = 1;
+            if (!s->b.k) break;
+            Dry d;
+            dry_begin(s, &d);
+            s->terminated = 0;
+            for (; i < blk->nlist; i++) stmt(s, blk->list[i]);
+            dry_end(s, &d);
             s->warned_unreachable = 1;
             break;
         }
@@ -1368,14 +1459,12 @@ static void let_stmt(S *s, const Node *n)
         s->b.k = NULL;
         Ex e = expr_hint(s, n->a, declared);
         s->b = saved;
-        if (e.err) return;
-        if (!e.is_const) {
-            diag_error(s->diag, n->a->loc, "the value of const '%s' is not a compile-time constant", n->name);
-            return;
-        }
+        CVal c;
+        const Type *t;
+        if (e.err || !check_const(s, n, declared, e, &c, &t)) return;
         Sym *y = declare(s, n->name, SYM_CONST, n->loc);
-        y->c = e.c;
-        y->type = declared ? declared : e.type;
+        y->c = c;
+        y->type = t;
         return;
     }
     Ex e = expr_hint(s, n->a, declared);
@@ -1518,14 +1607,47 @@ static void kernel_item(S *s, const Node *n)
     s->b.k = NULL;
 }
 
+/* Checks a const's value against its declared type (if any) and fills *c. */
+static int check_const(S *s, const Node *n, const Type *declared, Ex e, CVal *c, const Type **type)
+{
+    char b1[96], b2[96];
+    if (declared && !ir_type_is_scalar(declared)) {
+        diag_error(s->diag, n->b->loc, "a const must have a scalar type, not %s", TYNAME(declared, b1));
+        return 0;
+    }
+    if (!e.is_const) {
+        diag_error(s->diag, n->a->loc, "the value of const '%s' is not a compile-time constant", n->name);
+        return 0;
+    }
+    if (declared && e.type && e.type != declared) {
+        diag_error(s->diag, n->a->loc, "const '%s' is declared %s but its value is %s", n->name, TYNAME(declared, b1),
+                   TYNAME(e.type, b2));
+        return 0;
+    }
+    if (declared && ir_type_is_int(declared)) {
+        if (e.c.is_float) {
+            diag_error(s->diag, n->a->loc, "const '%s' is declared %s but its value %g is not an integer", n->name,
+                       TYNAME(declared, b1), e.c.f);
+            return 0;
+        }
+        if (!fits(declared, e.c.i)) {
+            diag_error(s->diag, n->a->loc, "constant %lld does not fit in %s", (long long)e.c.i, TYNAME(declared, b1));
+            return 0;
+        }
+    }
+    if (declared && ir_type_is_float(declared) && !e.c.is_float) {
+        e.c.is_float = 1;
+        e.c.f = (double)e.c.i;
+    }
+    *c = e.c;
+    *type = declared ? declared : e.type;
+    return 1;
+}
+
 static void const_item(S *s, const Node *n, const FeDefine *defines, int ndefines, int *used)
 {
     const Type *declared = n->b ? resolve_type(s, n->b, 0) : NULL;
     if (n->b && !declared) return;
-    if (declared && !ir_type_is_scalar(declared)) {
-        diag_error(s->diag, n->b->loc, "a const must have a scalar type");
-        return;
-    }
     Ex e = expr_hint(s, n->a, declared);
     for (int i = 0; i < ndefines; i++)
         if (strcmp(defines[i].name, n->name) == 0) {
@@ -1533,35 +1655,12 @@ static void const_item(S *s, const Node *n, const FeDefine *defines, int ndefine
             e = defines[i].is_float ? ex_float(defines[i].fval, NULL) : ex_int(defines[i].ival, NULL);
         }
     if (e.err) return;
-    if (!e.is_const) {
-        diag_error(s->diag, n->a->loc, "the value of const '%s' is not a compile-time constant", n->name);
-        return;
-    }
-    if (declared && e.type && e.type != declared) {
-        char b1[96], b2[96];
-        diag_error(s->diag, n->a->loc, "const '%s' is declared %s but its value is %s", n->name, TYNAME(declared, b1),
-                   TYNAME(e.type, b2));
-        return;
-    }
-    if (declared && ir_type_is_int(declared)) {
-        if (e.c.is_float) {
-            diag_error(s->diag, n->a->loc, "const '%s' is declared %s but its value %g is not an integer", n->name,
-                       ir_type_kind_name(declared->kind), e.c.f);
-            return;
-        }
-        if (!fits(declared, e.c.i)) {
-            diag_error(s->diag, n->a->loc, "constant %lld does not fit in %s", (long long)e.c.i,
-                       ir_type_kind_name(declared->kind));
-            return;
-        }
-    }
-    if (declared && ir_type_is_float(declared) && !e.c.is_float) {
-        e.c.is_float = 1;
-        e.c.f = (double)e.c.i;
-    }
+    CVal c;
+    const Type *t;
+    if (!check_const(s, n, declared, e, &c, &t)) return;
     Sym *y = declare(s, n->name, SYM_CONST, n->loc);
-    y->c = e.c;
-    y->type = declared ? declared : e.type;
+    y->c = c;
+    y->type = t;
 }
 
 Module *fe_sema(const Node *program, const char *file, const FeDefine *defines, int ndefines, DiagCtx *diag)

@@ -96,10 +96,179 @@ int tile_program_error_count(const tile_program *p);
 /* Any stage as bytes (text stages are NUL-terminated; len excludes the NUL). */
 tile_status tile_program_emit(const tile_program *p, tile_stage stage, const char **data, size_t *len);
 
-/* Kernels of a compiled program: names, and the launch shape each declares. */
+/* Element and scalar types, as in the language. */
+typedef enum tile_dtype {
+    TILE_DTYPE_I1 = 0, TILE_DTYPE_I8, TILE_DTYPE_I16, TILE_DTYPE_I32, TILE_DTYPE_I64,
+    TILE_DTYPE_U8, TILE_DTYPE_U16, TILE_DTYPE_U32, TILE_DTYPE_U64,
+    TILE_DTYPE_F16, TILE_DTYPE_BF16, TILE_DTYPE_F32, TILE_DTYPE_F64,
+} tile_dtype;
+
+const char *tile_dtype_name(tile_dtype t);   /* "i32", "bf16", ... */
+size_t tile_dtype_size(tile_dtype t);        /* bytes; i1 is passed as 1 byte */
+
+typedef enum tile_param_kind {
+    TILE_PARAM_SCALAR = 0,   /* passed by value */
+    TILE_PARAM_POINTER = 1,  /* a device address of elements of dtype */
+    TILE_PARAM_TENSOR = 2,   /* `tensor T[...]`: a 16-byte aligned device address; dims are other params */
+} tile_param_kind;
+
+/* One kernel parameter, as declared in the source. */
+typedef struct tile_param_info {
+    const char *name;
+    tile_param_kind kind;
+    tile_dtype dtype;        /* the scalar's type, or the pointed-to element type */
+    int rank;                /* TENSOR: number of dims; otherwise 0 */
+    int shared;              /* POINTER: 1 for a shared-memory pointer */
+} tile_param_info;
+
+/* Kernels of a compiled program: names, signatures, and the launch shape each declares. */
 int tile_program_kernel_count(const tile_program *p);
 const char *tile_program_kernel_name(const tile_program *p, int index);
 tile_status tile_program_kernel_block(const tile_program *p, int index, unsigned block[3], unsigned cluster[3]);
+int tile_program_kernel_find(const tile_program *p, const char *name);    /* index, or -1 */
+int tile_program_param_count(const tile_program *p, int kernel);          /* -1 for a bad index */
+tile_status tile_program_param(const tile_program *p, int kernel, int index, tile_param_info *out);
+tile_target tile_program_target(const tile_program *p);
+
+
+/* ================================ runtime ================================ */
+/* Devices behind one interface: "cuda" (the NVIDIA driver, opened with dlopen at run time), later
+ * "hip" and "sim". Every call returns a status; tile_last_error() gives the message of the last
+ * failing call on this thread, including the vendor's error name (CUDA_ERROR_...). All objects
+ * are thread-safe to use from several threads, except that a stream must not be destroyed while
+ * another thread uses it. A host callback (tile_stream_add_callback) must not call this API: such
+ * a call returns TILE_ERROR_IN_CALLBACK instead of deadlocking. */
+
+#define TILE_ERROR_NO_DRIVER ((tile_status)10)      /* the back end's driver library is not installed */
+#define TILE_ERROR_NO_DEVICE ((tile_status)11)      /* no device with that ordinal */
+#define TILE_ERROR_DEVICE ((tile_status)12)         /* the driver reported an error: see tile_last_error() */
+#define TILE_ERROR_LAUNCH_ARGS ((tile_status)13)    /* arguments do not match the kernel's signature */
+#define TILE_ERROR_LAUNCH_CONFIG ((tile_status)14)  /* grid/block/cluster/shared memory out of limits */
+#define TILE_ERROR_NOT_FOUND ((tile_status)15)      /* no kernel of that name in the module */
+#define TILE_ERROR_NOT_READY ((tile_status)16)      /* stream/event query: work still pending */
+#define TILE_ERROR_IN_CALLBACK ((tile_status)17)    /* the API was called from a host callback */
+#define TILE_ERROR_TARGET ((tile_status)18)         /* the program's target does not run on this device */
+
+const char *tile_last_error(void);   /* thread-local; "" when the last failing call left none */
+
+typedef enum tile_backend { TILE_BACKEND_CUDA = 0, TILE_BACKEND_HIP = 1, TILE_BACKEND_SIM = 2 } tile_backend;
+const char *tile_backend_name(tile_backend b);                     /* "cuda", "hip", "sim" */
+tile_status tile_backend_parse(const char *name, tile_backend *out);
+
+/* How many devices a back end has. When it has none or cannot be used, *count is 0 and `why`
+ * (if given) says why, e.g. "no CUDA driver found (libcuda.so.1)". */
+tile_status tile_device_count(tile_backend b, int *count, char *why, size_t why_len);
+
+typedef struct tile_device tile_device;
+typedef struct tile_device_info {
+    char name[256];
+    tile_backend backend;
+    int cc_major, cc_minor;             /* compute capability (9.0 for H100) */
+    int sm_count;
+    int max_threads_per_block;
+    size_t shared_per_block;            /* default limit */
+    size_t shared_per_block_optin;      /* the most a kernel may opt in to */
+    size_t shared_per_sm;
+    size_t total_memory;
+    int stream_priority_least;          /* numerically largest (lowest priority), usually 0 */
+    int stream_priority_greatest;       /* numerically smallest (highest priority), e.g. -5 */
+    int driver_version;                 /* e.g. 13000 */
+} tile_device_info;
+
+typedef enum tile_sync_mode { TILE_SYNC_AUTO = 0, TILE_SYNC_SPIN = 1, TILE_SYNC_YIELD = 2, TILE_SYNC_BLOCKING = 3 } tile_sync_mode;
+
+tile_status tile_device_open(tile_backend b, int ordinal, tile_device **out);
+void tile_device_close(tile_device *d);           /* frees everything made from it that is still alive */
+tile_status tile_device_info_get(tile_device *d, tile_device_info *out);
+tile_status tile_device_set_sync_mode(tile_device *d, tile_sync_mode mode);   /* before any other work */
+tile_status tile_device_synchronize(tile_device *d);
+
+/* ---- memory ---- */
+typedef uint64_t tile_devptr;
+typedef struct tile_stream tile_stream;           /* NULL means the device's default stream */
+
+tile_status tile_malloc(tile_device *d, size_t bytes, tile_devptr *out);
+tile_status tile_free(tile_device *d, tile_devptr p);
+tile_status tile_memcpy_htod(tile_device *d, tile_devptr dst, const void *src, size_t bytes);
+tile_status tile_memcpy_dtoh(tile_device *d, void *dst, tile_devptr src, size_t bytes);
+tile_status tile_memcpy_dtod(tile_device *d, tile_devptr dst, tile_devptr src, size_t bytes);
+tile_status tile_memcpy_htod_async(tile_device *d, tile_devptr dst, const void *src, size_t bytes, tile_stream *s);
+tile_status tile_memcpy_dtoh_async(tile_device *d, void *dst, tile_devptr src, size_t bytes, tile_stream *s);
+tile_status tile_memset_d8(tile_device *d, tile_devptr dst, unsigned char value, size_t bytes);
+
+/* ---- streams, events, callbacks ---- */
+enum { TILE_STREAM_DEFAULT = 0, TILE_STREAM_NON_BLOCKING = 1 };
+enum { TILE_EVENT_DEFAULT = 0, TILE_EVENT_DISABLE_TIMING = 2 };
+typedef struct tile_event tile_event;
+
+/* priority: lower numbers run first; clamped into [greatest, least] of tile_device_info. */
+tile_status tile_stream_create(tile_device *d, unsigned flags, int priority, tile_stream **out);
+tile_status tile_stream_destroy(tile_stream *s);
+tile_status tile_stream_synchronize(tile_stream *s);
+tile_status tile_stream_query(tile_stream *s);    /* TILE_SUCCESS when idle, TILE_ERROR_NOT_READY when busy */
+tile_status tile_stream_priority(tile_stream *s, int *priority);   /* the priority after clamping */
+typedef void (*tile_host_fn)(void *user);
+tile_status tile_stream_add_callback(tile_stream *s, tile_host_fn fn, void *user);
+
+tile_status tile_event_create(tile_device *d, unsigned flags, tile_event **out);
+tile_status tile_event_destroy(tile_event *e);
+tile_status tile_event_record(tile_event *e, tile_stream *s);
+tile_status tile_event_synchronize(tile_event *e);
+tile_status tile_event_query(tile_event *e);       /* TILE_SUCCESS or TILE_ERROR_NOT_READY */
+tile_status tile_event_elapsed_ms(tile_event *start, tile_event *end, float *ms);
+
+/* ---- modules, kernels, launches ---- */
+typedef struct tile_module tile_module;
+typedef struct tile_kernel tile_kernel;
+
+/* Loads a compiled program onto the device: its cubin when the program was assembled
+ * (assemble = 1), else its PTX through the driver's JIT, with the JIT's log in tile_last_error()
+ * on failure. With use_cache, the image is looked up in / stored to the kernel cache. */
+tile_status tile_module_load(tile_device *d, const tile_program *p, tile_module **out);
+tile_status tile_module_unload(tile_module *m);
+tile_status tile_module_get_kernel(tile_module *m, const char *name, tile_kernel **out);
+int tile_kernel_param_count(const tile_kernel *k);
+tile_status tile_kernel_param(const tile_kernel *k, int index, tile_param_info *out);
+
+/* A launch argument. Build them with the helpers below; `name` NULL means "by position". */
+typedef struct tile_arg {
+    const char *name;
+    tile_param_kind kind;       /* SCALAR or POINTER (a POINTER argument also fills a TENSOR parameter) */
+    tile_dtype dtype;           /* the scalar's type, or the pointer's element type */
+    union { int64_t i; uint64_t u; double f; tile_devptr ptr; } value;
+} tile_arg;
+
+tile_arg tile_arg_i32(int32_t v);
+tile_arg tile_arg_i64(int64_t v);
+tile_arg tile_arg_u32(uint32_t v);
+tile_arg tile_arg_f32(float v);
+tile_arg tile_arg_f64(double v);
+tile_arg tile_arg_scalar(tile_dtype t, double v);           /* any scalar type, converted */
+tile_arg tile_arg_ptr(tile_dtype elem, tile_devptr p);
+tile_arg tile_arg_named(const char *name, tile_arg a);     /* the same argument, passed by name */
+
+typedef struct tile_launch_config {
+    unsigned grid[3];           /* blocks; 0 is taken as 1 */
+    unsigned block[3];          /* threads; all 0: the kernel's declared block(...) */
+    unsigned cluster[3];        /* all 0: the kernel's declared cluster(...) */
+    size_t dynamic_shared;      /* bytes; above 48 KiB the kernel's limit is raised automatically */
+    tile_stream *stream;
+} tile_launch_config;
+
+/* Checks the arguments against the kernel's signature (count, names, kinds, types: a specific
+ * message in tile_last_error() on mismatch), the config against the device and the kernel's
+ * declared shape, then launches asynchronously on the stream. */
+tile_status tile_launch(tile_kernel *k, const tile_launch_config *cfg, const tile_arg *args, int nargs);
+
+/* ---- kernel cache ---- */
+/* Compiles with the on-disk cache: the cubin/PTX of (source, options, target, compiler version,
+ * driver version) is stored under $TILEC_CACHE_DIR, else $XDG_CACHE_HOME/tilec, else
+ * ~/.cache/tilec. Entries carry a hash of their content; a corrupted or truncated entry is
+ * rebuilt, never loaded. `hit` (optional) tells whether the cache served it. */
+tile_status tile_compile_cached(const char *source, size_t len, const char *filename,
+                                const tile_compile_options *opts, int driver_version,
+                                tile_program **out, int *hit);
+const char *tile_cache_dir(void);    /* the directory in use (created on first store) */
 
 #ifdef __cplusplus
 }

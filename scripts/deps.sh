@@ -11,6 +11,7 @@ have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok
 have_cmd re2c || need="$need re2c"
 have_cmd lemon || need="$need lemon"
 have_pkg check || need="$need check"
+have_pkg libxxhash-dev || need="$need libxxhash-dev"
 have_cmd pkg-config || need="$need pkg-config"
 [ -x /usr/lib/llvm-19/bin/FileCheck ] || need="$need llvm-19-tools"
 [ -f /usr/lib/llvm-19/build/utils/lit/lit.py ] || need="$need llvm-19-tools"

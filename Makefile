@@ -12,7 +12,7 @@ LIT      ?= python3 /usr/lib/llvm-19/build/utils/lit/lit.py
 WARN     = -Wall -Wextra -Wpedantic -Wshadow -Wmissing-prototypes -Werror
 CFLAGS  ?= -O2 -g
 override CFLAGS += -std=c11 $(WARN) -D_POSIX_C_SOURCE=200809L -fPIC
-CPPFLAGS += -Iinclude -Iir -Ifrontend -Ipasses -Icodegen_ptx -Iruntime -Idriver -I$(BUILD)/gen -I$(CUDA_HOME)/include
+CPPFLAGS += -Iinclude -Iir -Ifrontend -Ipasses -Icodegen_ptx -Iruntime -Idriver -Isamples/ref -I$(BUILD)/gen -I$(CUDA_HOME)/include
 override LDLIBS += -lm -ldl -lpthread
 
 GEN      = $(BUILD)/gen
@@ -22,11 +22,16 @@ GEN_SRC  = $(GEN)/lexer.c $(GEN)/parser.c
 LIB_OBJ  = $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRC)) $(GEN)/lexer.o $(GEN)/parser.o
 HDRS     = $(wildcard include/*.h ir/*.h ir/*.def frontend/*.h passes/*.h codegen_ptx/*.h runtime/*.h driver/*.h) $(GEN)/parser.h
 
+# The samples' C references and the run harness (samples/ref): linked into tilec, gpucheck, bench.
+REF_SRC  = $(wildcard samples/ref/*.c)
+REF_OBJ  = $(patsubst %.c,$(BUILD)/%.o,$(REF_SRC))
+$(REF_OBJ) $(BUILD)/driver/main.o: samples/ref/refs.h
+
 TILEC    = $(BUILD)/tilec
 LIBA     = $(BUILD)/libtile.a
 LIBSO    = $(BUILD)/libtile.so
 
-.PHONY: all deps check unit lit asan demo install clean bench fuzz regen-check
+.PHONY: all deps check unit lit asan demo install clean bench fuzz regen-check gpucheck embed
 all: $(TILEC) $(LIBA) $(LIBSO)
 
 deps:
@@ -59,7 +64,7 @@ $(LIBA): $(LIB_OBJ)
 $(LIBSO): $(LIB_OBJ)
 	$(CC) -shared -o $@ $^ $(LDLIBS)
 
-$(TILEC): $(BUILD)/driver/main.o $(LIBA)
+$(TILEC): $(BUILD)/driver/main.o $(REF_OBJ) $(LIBA)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 # ---- tests ----
@@ -92,15 +97,34 @@ asan:
 	$(MAKE) BUILD=build-asan CC=clang CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 	  LDLIBS="-fsanitize=address,undefined" check
 
-demo: all $(BUILD)/compile_time
+# On the GPU: every sample against its C reference, streams, events, callbacks, checked errors.
+# Exit status 77 (and a SKIPPED line) when there is no GPU; GPUCHECK_FLAGS=--sanitize for compute-sanitizer.
+$(BUILD)/gpucheck: tests/gpu/gpucheck.c $(REF_OBJ) $(LIBA) samples/ref/refs.h
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ tests/gpu/gpucheck.c $(REF_OBJ) $(LIBA) $(LDLIBS)
+
+gpucheck: all $(BUILD)/gpucheck
+	./tests/gpu/run.sh $(GPUCHECK_FLAGS)
+
+# samples/embed: C programs using only tile.h and the shared library.
+$(BUILD)/embed_streams: samples/embed/streams.c include/tile.h $(LIBSO)
+	$(CC) -Iinclude $(CFLAGS) -o $@ samples/embed/streams.c -L$(BUILD) -ltile -Wl,-rpath,$(abspath $(BUILD)) $(LDLIBS)
+
+embed: $(BUILD)/embed_streams
+
+demo: all $(BUILD)/compile_time $(BUILD)/embed_streams
 	@./scripts/demo.sh $(TILEC)
 
 $(BUILD)/compile_time: bench/compile_time.c $(LIBA)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ bench/compile_time.c $(LIBA) $(LDLIBS)
 
-bench: $(BUILD)/compile_time
+$(BUILD)/bench_launch: bench/launch.c $(REF_OBJ) $(LIBA) samples/ref/refs.h
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ bench/launch.c $(REF_OBJ) $(LIBA) $(LDLIBS)
+
+# bench_launch exits 77 (after saying why) without a GPU; that does not fail the compile benchmarks.
+bench: $(BUILD)/compile_time $(BUILD)/bench_launch
 	$(BUILD)/compile_time samples/*.tile
 	$(BUILD)/compile_time --target sm_100a samples/*.tile
+	$(BUILD)/bench_launch || [ $$? -eq 77 ]
 
 fuzz:
 	$(MAKE) -C tests/fuzz

@@ -12,6 +12,7 @@
 #include "frontend.h"
 #include "passes.h"
 #include "ptx.h"
+#include "runtime.h"
 #include "tile.h"
 
 struct tile_program {
@@ -92,6 +93,7 @@ const char *tile_version(void) { return TILEC_VERSION; }
 
 const char *tile_status_string(tile_status s)
 {
+    if ((int)s >= (int)TILE_ERROR_NO_DRIVER) return rt_status_string(s); /* the runtime's statuses */
     switch (s) {
     case TILE_SUCCESS: return "success";
     case TILE_ERROR_INVALID_ARGUMENT: return "invalid argument";
@@ -356,3 +358,16 @@ tile_status tile_program_param(const tile_program *p, int kernel, int index, til
 }
 
 tile_target tile_program_target(const tile_program *p) { return p ? p->target : TILE_TARGET_SM90A; }
+
+/* The kernel cache (runtime/cache.c) hands a program the cubin it found instead of running ptxas. */
+int tile_program_set_cubin_(tile_program *p, const void *data, size_t n)
+{
+    unsigned char *c = malloc(n ? n : 1);
+    if (!c) return -1;
+    memcpy(c, data, n);
+    free(p->cubin);
+    p->cubin = c;
+    p->cubin_len = n;
+    p->have[TILE_STAGE_CUBIN] = 1;
+    return 0;
+}

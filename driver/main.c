@@ -3,6 +3,10 @@
  * Reads a file (or stdin for "-"), compiles it with the options given, writes the requested
  * stage to -o (or stdout) and the diagnostics to stderr. Exit status: 0 success, 1 errors in the
  * input (or a tool like ptxas failing), 2 a bad command line.
+ *
+ * Two subcommands reach the runtime: `tilec devices` lists what each back end finds (or why it
+ * finds nothing), and `tilec run` compiles a file, runs one kernel on generated inputs, checks it
+ * against the sample's C reference (samples/ref) when there is one, and times it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -10,6 +14,7 @@
 #include <string.h>
 
 #include "passes.h"
+#include "refs.h"
 #include "tile.h"
 
 static const char usage[] =
@@ -29,7 +34,29 @@ static const char usage[] =
     "  --print-ir-before=NAMES print the IR before the named passes\n"
     "  --help, --version\n"
     "\n"
+    "       tilec devices                 list the devices of every back end, or why there are none\n"
+    "       tilec run FILE.tile [options] run a kernel on generated inputs, check it, time it\n"
+    "                                     (tilec run --help for its options)\n"
+    "\n"
     "passes:\n";
+
+static const char run_usage[] =
+    "usage: tilec run FILE.tile [options]\n"
+    "\n"
+    "Compiles FILE (through the kernel cache), runs one kernel on fresh random inputs with poisoned\n"
+    "outputs, checks the result against the sample's C reference when the kernel is a known sample\n"
+    "(vector_add, saxpy, relu_bf16, row_softmax), and prints the median kernel time.\n"
+    "\n"
+    "options:\n"
+    "  --kernel NAME           the kernel to run (default: the first in the file)\n"
+    "  --device B[:ORD]        cuda (default), hip or sim, and a device ordinal (default 0)\n"
+    "  --size N                problem size (default 1048576): elements, or rows*cols for row_softmax\n"
+    "  --grid X[,Y[,Z]]        blocks (default: enough to cover the size)\n"
+    "  --block X[,Y[,Z]]       threads (default: the kernel's declared block)\n"
+    "  --arg NAME=VALUE        a scalar parameter's value (repeatable), e.g. --arg cols=1000\n"
+    "  --seed S                seed of the random inputs (default: from the clock; printed)\n"
+    "  --repeat R              timed launches (default 20; the median is reported)\n"
+    "  --target T              sm_90a or sm_100a (default: from the device's compute capability)\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -76,8 +103,290 @@ static const char *opt_value(int argc, char **argv, int *i, const char *name)
     return NULL;
 }
 
+/* ---- tilec devices ---- */
+
+static const tile_backend all_backends[] = {TILE_BACKEND_CUDA, TILE_BACKEND_HIP, TILE_BACKEND_SIM};
+
+static int cmd_devices(int argc, char **argv)
+{
+    if (argc > 1) return usage_error("devices takes no arguments ('%s')", argv[1]);
+    for (size_t b = 0; b < sizeof all_backends / sizeof all_backends[0]; b++) {
+        tile_backend be = all_backends[b];
+        const char *name = tile_backend_name(be);
+        char why[512] = "";
+        int count = 0;
+        tile_status st = tile_device_count(be, &count, why, sizeof why);
+        if (st != TILE_SUCCESS || count <= 0) {
+            printf("%s: %s\n", name, why[0] ? why : st != TILE_SUCCESS ? ref_error(st) : "no devices found");
+            continue;
+        }
+        printf("%s: %d device%s\n", name, count, count == 1 ? "" : "s");
+        for (int i = 0; i < count; i++) {
+            tile_device *d = NULL;
+            tile_device_info info;
+            if ((st = tile_device_open(be, i, &d)) != TILE_SUCCESS || (st = tile_device_info_get(d, &info)) != TILE_SUCCESS) {
+                printf("%s:%d: cannot open: %s\n", name, i, ref_error(st));
+                if (d) tile_device_close(d);
+                continue;
+            }
+            printf("%s:%d: %s, cc %d.%d, %d SMs, %.1f GiB, %zu KiB shared per block (opt-in), driver %d.%d\n", name, i,
+                   info.name, info.cc_major, info.cc_minor, info.sm_count, (double)info.total_memory / (1024.0 * 1024 * 1024),
+                   info.shared_per_block_optin / 1024, info.driver_version / 1000, info.driver_version % 1000 / 10);
+            tile_device_close(d);
+        }
+    }
+    return 0;
+}
+
+/* ---- tilec run ---- */
+
+/* "X[,Y[,Z]]" into dims (missing ones 1); 0 on success. */
+static int parse_dims(const char *s, unsigned dims[3])
+{
+    dims[0] = dims[1] = dims[2] = 1;
+    for (int i = 0; i < 3; i++) {
+        char *end;
+        errno = 0;
+        unsigned long v = strtoul(s, &end, 0);
+        if (end == s || errno || v == 0 || v > 0xFFFFFFFFul || *s == '-') return -1;
+        dims[i] = (unsigned)v;
+        if (*end == 0) return 0;
+        if (*end != ',') return -1;
+        s = end + 1;
+    }
+    return -1;
+}
+
+static int parse_ll(const char *s, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 0);
+    if (end == s || *end || errno) return -1;
+    *out = v;
+    return 0;
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *src = read_all(f, len);
+    fclose(f);
+    return src;
+}
+
+typedef struct run_opts {
+    const char *file, *kernel, *device;
+    long long size, repeat;
+    uint64_t seed;
+    int have_seed, have_grid, have_block, target;   /* target: -1 from the device */
+    unsigned grid[3], block[3];
+    ref_setting *set;
+    int nset;
+} run_opts;
+
+static int run_parse(int argc, char **argv, run_opts *o)
+{
+    const char *v;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            fputs(run_usage, stdout);
+            return 0;
+        } else if ((v = opt_value(argc, argv, &i, "--kernel"))) {
+            o->kernel = v;
+        } else if ((v = opt_value(argc, argv, &i, "--device"))) {
+            o->device = v;
+        } else if ((v = opt_value(argc, argv, &i, "--size"))) {
+            if (parse_ll(v, &o->size) || o->size < 0) return usage_error("--size: expected a count, not '%s'", v);
+        } else if ((v = opt_value(argc, argv, &i, "--repeat"))) {
+            if (parse_ll(v, &o->repeat) || o->repeat < 1 || o->repeat > 100000) return usage_error("--repeat: expected 1..100000, not '%s'", v);
+        } else if ((v = opt_value(argc, argv, &i, "--seed"))) {
+            long long s;
+            if (parse_ll(v, &s)) return usage_error("--seed: expected an integer, not '%s'", v);
+            o->seed = (uint64_t)s;
+            o->have_seed = 1;
+        } else if ((v = opt_value(argc, argv, &i, "--grid"))) {
+            if (parse_dims(v, o->grid)) return usage_error("--grid: expected X[,Y[,Z]] of positive integers, not '%s'", v);
+            o->have_grid = 1;
+        } else if ((v = opt_value(argc, argv, &i, "--block"))) {
+            if (parse_dims(v, o->block)) return usage_error("--block: expected X[,Y[,Z]] of positive integers, not '%s'", v);
+            o->have_block = 1;
+        } else if ((v = opt_value(argc, argv, &i, "--target"))) {
+            if (strcmp(v, "sm_90a") == 0) o->target = TILE_TARGET_SM90A;
+            else if (strcmp(v, "sm_100a") == 0) o->target = TILE_TARGET_SM100A;
+            else return usage_error("unknown target '%s' (sm_90a or sm_100a)", v);
+        } else if ((v = opt_value(argc, argv, &i, "--arg"))) {
+            const char *eq = strchr(v, '=');
+            char *end;
+            if (!eq || eq == v || !eq[1]) return usage_error("--arg %s: expected NAME=VALUE", v);
+            double val = strtod(eq + 1, &end);
+            if (*end) return usage_error("--arg %s: the value is not a number", v);
+            char *name = strndup(v, (size_t)(eq - v));
+            if (!name) return 1;
+            o->set[o->nset].name = name;
+            o->set[o->nset++].value = val;
+        } else if (a[0] == '-' && a[1] != 0) {
+            return usage_error("run: unknown option '%s'", a);
+        } else if (o->file) {
+            return usage_error("run: more than one input file ('%s')", a);
+        } else {
+            o->file = a;
+        }
+    }
+    if (!o->file) return usage_error("%s", "run: no input file");
+    return -1;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    run_opts o = {.device = "cuda", .size = 1 << 20, .repeat = 20, .target = -1};
+    o.set = calloc((size_t)argc, sizeof *o.set);
+    if (!o.set) return 1;
+    int rc = run_parse(argc, argv, &o);
+    tile_device *dev = NULL;
+    tile_program *prog = NULL;
+    tile_module *mod = NULL;
+    tile_kernel *kern = NULL;
+    ref_case rc_case = {0};
+    int made = 0;
+    char *src = NULL;
+    if (rc >= 0) goto out;
+    rc = 1;
+
+    /* the device */
+    char bname[16];
+    const char *colon = strchr(o.device, ':');
+    size_t blen = colon ? (size_t)(colon - o.device) : strlen(o.device);
+    long long ordinal = 0;
+    tile_backend be;
+    if (blen >= sizeof bname || (colon && (parse_ll(colon + 1, &ordinal) || ordinal < 0 || ordinal > 1024))) {
+        rc = usage_error("--device %s: expected cuda, hip or sim, optionally :ORDINAL", o.device);
+        goto out;
+    }
+    memcpy(bname, o.device, blen);
+    bname[blen] = 0;
+    if (tile_backend_parse(bname, &be) != TILE_SUCCESS) {
+        rc = usage_error("--device %s: expected cuda, hip or sim", o.device);
+        goto out;
+    }
+    char why[512] = "";
+    int count = 0;
+    tile_status st = tile_device_count(be, &count, why, sizeof why);
+    if (st != TILE_SUCCESS || count <= ordinal) {
+        fprintf(stderr, "tilec: no %s device %lld: %s\n", bname, ordinal,
+                why[0] ? why : st != TILE_SUCCESS ? ref_error(st) : count == 0 ? "no devices found" : "ordinal out of range");
+        goto out;
+    }
+    if ((st = tile_device_open(be, (int)ordinal, &dev)) != TILE_SUCCESS) {
+        fprintf(stderr, "tilec: cannot open %s:%lld: %s\n", bname, ordinal, ref_error(st));
+        goto out;
+    }
+    tile_device_info info;
+    if ((st = tile_device_info_get(dev, &info)) != TILE_SUCCESS) {
+        fprintf(stderr, "tilec: %s:%lld: %s\n", bname, ordinal, ref_error(st));
+        goto out;
+    }
+
+    /* the program, through the cache, assembled for the device */
+    tile_compile_options copts = {.opt_level = 2, .assemble = be == TILE_BACKEND_CUDA};
+    if (o.target >= 0) copts.target = (tile_target)o.target;
+    else if (info.cc_major == 9) copts.target = TILE_TARGET_SM90A;
+    else if (info.cc_major == 10) copts.target = TILE_TARGET_SM100A;
+    else if (be == TILE_BACKEND_CUDA) {
+        fprintf(stderr, "tilec: %s (cc %d.%d) is neither sm_90a nor sm_100a; pass --target to try one\n", info.name, info.cc_major, info.cc_minor);
+        goto out;
+    }
+    size_t len = 0;
+    if (!(src = read_file(o.file, &len))) {
+        fprintf(stderr, "tilec: cannot read '%s': %s\n", o.file, strerror(errno));
+        goto out;
+    }
+    int hit = 0;
+    st = tile_compile_cached(src, len, o.file, &copts, info.driver_version, &prog, &hit);
+    if (prog) fputs(tile_program_diagnostics(prog), stderr);
+    if (st != TILE_SUCCESS) {
+        fprintf(stderr, "tilec: %s: %s\n", o.file, ref_error(st));
+        goto out;
+    }
+    int ki = o.kernel ? tile_program_kernel_find(prog, o.kernel) : 0;
+    if (ki < 0 || ki >= tile_program_kernel_count(prog)) {
+        fprintf(stderr, "tilec: %s: no kernel '%s'; it has:", o.file, o.kernel ? o.kernel : "(any)");
+        for (int i = 0; i < tile_program_kernel_count(prog); i++) fprintf(stderr, " %s", tile_program_kernel_name(prog, i));
+        fputc('\n', stderr);
+        goto out;
+    }
+    const char *kname = tile_program_kernel_name(prog, ki);
+    const ref_kernel *known = ref_kernel_find(kname);
+
+    /* the inputs */
+    if (!o.have_seed) o.seed = ref_seed_from_time();
+    char err[512];
+    if (ref_case_make(&rc_case, known, prog, ki, o.size, o.set, o.nset, o.seed, err, sizeof err)) {
+        fprintf(stderr, "tilec: %s\n", err);
+        rc = 2;
+        goto out;
+    }
+    made = 1;
+
+    if ((st = tile_module_load(dev, prog, &mod)) != TILE_SUCCESS || (st = tile_module_get_kernel(mod, kname, &kern)) != TILE_SUCCESS) {
+        fprintf(stderr, "tilec: loading %s on %s:%lld: %s\n", kname, bname, ordinal, ref_error(st));
+        goto out;
+    }
+    tile_launch_config cfg = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, 0, NULL};
+    if (o.have_grid) memcpy(cfg.grid, o.grid, sizeof cfg.grid);
+    if (o.have_block) memcpy(cfg.block, o.block, sizeof cfg.block);
+    unsigned decl[3] = {0, 0, 0}, cluster[3];
+    tile_program_kernel_block(prog, ki, decl, cluster);
+    const unsigned *grid = o.have_grid ? o.grid : rc_case.grid, *block = o.have_block ? o.block : decl;
+    printf("run: %s from %s on %s:%lld (%s, cc %d.%d), %s, cache %s\n", kname, o.file, bname, ordinal, info.name,
+           info.cc_major, info.cc_minor, copts.target == TILE_TARGET_SM100A ? "sm_100a" : "sm_90a", hit ? "hit" : "miss");
+    printf("  %s; grid [%u,%u,%u], block [%u,%u,%u]%s; seed %llu\n", rc_case.shape, grid[0], grid[1], grid[2],
+           block[0], block[1], block[2], o.have_block ? "" : " (declared)", (unsigned long long)o.seed);
+
+    /* run, check, time */
+    ref_check chk;
+    if ((st = ref_case_upload(dev, &rc_case)) != TILE_SUCCESS || (st = ref_case_launch(kern, &rc_case, &cfg)) != TILE_SUCCESS ||
+        (st = ref_case_verify(dev, &rc_case, &chk)) != TILE_SUCCESS) {
+        fprintf(stderr, "tilec: running %s: %s\n", kname, ref_error(st));
+        goto out;
+    }
+    int ok = 1;
+    if (!known) {
+        printf("check: none (no C reference for kernel '%s'; outputs not checked)\n", kname);
+    } else if (chk.pass) {
+        printf("check: PASS (%zu elements, max error %g%s)\n", chk.checked, chk.max_err,
+               known->tol.kind == REF_TOL_ULP ? " ulp" : known->tol.kind == REF_TOL_REL ? " relative" : "");
+    } else {
+        printf("check: FAIL (%d of %zu elements wrong; first: %s; max error %g)\n", chk.mismatches, chk.checked, chk.first, chk.max_err);
+        ok = 0;
+    }
+    double med = 0, lo = 0, hi = 0;
+    if ((st = ref_case_time(dev, kern, &rc_case, &cfg, (int)o.repeat, &med, &lo, &hi)) != TILE_SUCCESS) {
+        fprintf(stderr, "tilec: timing %s: %s\n", kname, ref_error(st));
+        goto out;
+    }
+    printf("time: median %.2f us over %lld launches (min %.2f, max %.2f)", med, o.repeat, lo, hi);
+    if (known && med > 0) printf(", %.1f GB/s effective (%.0f bytes moved per launch)", rc_case.bytes / (med * 1e3), rc_case.bytes);
+    printf("\n");
+    rc = ok ? 0 : 1;
+out:
+    if (dev && made) ref_case_release(dev, &rc_case);
+    if (made) ref_case_free(&rc_case);
+    if (mod) tile_module_unload(mod);
+    if (dev) tile_device_close(dev);
+    tile_program_destroy(prog);
+    free(src);
+    for (int i = 0; i < o.nset; i++) free((char *)o.set[i].name);
+    free(o.set);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && strcmp(argv[1], "devices") == 0) return cmd_devices(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "run") == 0) return cmd_run(argc - 1, argv + 1);
     const char *input = NULL, *output = NULL, *emit = "ptx", *v;
     tile_compile_options o = {.target = TILE_TARGET_SM90A, .opt_level = 2};
     tile_define *defs = calloc((size_t)argc, sizeof *defs);

@@ -155,8 +155,8 @@ typedef enum tile_backend { TILE_BACKEND_CUDA = 0, TILE_BACKEND_HIP = 1, TILE_BA
 const char *tile_backend_name(tile_backend b);                     /* "cuda", "hip", "sim" */
 tile_status tile_backend_parse(const char *name, tile_backend *out);
 
-/* How many devices a back end has. When it has none or cannot be used, *count is 0 and `why`
- * (if given) says why, e.g. "no CUDA driver found (libcuda.so.1)". */
+/* How many devices a back end has. When it has none or cannot be used, the call still succeeds,
+ * *count is 0 and `why` (if given) says why, e.g. "no CUDA driver found (libcuda.so.1: ...)". */
 tile_status tile_device_count(tile_backend b, int *count, char *why, size_t why_len);
 
 typedef struct tile_device tile_device;
@@ -223,7 +223,7 @@ typedef struct tile_kernel tile_kernel;
 
 /* Loads a compiled program onto the device: its cubin when the program was assembled
  * (assemble = 1), else its PTX through the driver's JIT, with the JIT's log in tile_last_error()
- * on failure. With use_cache, the image is looked up in / stored to the kernel cache. */
+ * on failure. A program from tile_compile_cached carries the cubin the cache served. */
 tile_status tile_module_load(tile_device *d, const tile_program *p, tile_module **out);
 tile_status tile_module_unload(tile_module *m);
 tile_status tile_module_get_kernel(tile_module *m, const char *name, tile_kernel **out);
@@ -264,7 +264,9 @@ tile_status tile_launch(tile_kernel *k, const tile_launch_config *cfg, const til
 /* Compiles with the on-disk cache: the cubin/PTX of (source, options, target, compiler version,
  * driver version) is stored under $TILEC_CACHE_DIR, else $XDG_CACHE_HOME/tilec, else
  * ~/.cache/tilec. Entries carry a hash of their content; a corrupted or truncated entry is
- * rebuilt, never loaded. `hit` (optional) tells whether the cache served it. */
+ * rebuilt, never loaded. `hit` (optional) tells whether the cache served it. Without
+ * opts->assemble, a missing or failing ptxas is not an error: the program keeps its PTX for the
+ * driver's JIT. */
 tile_status tile_compile_cached(const char *source, size_t len, const char *filename,
                                 const tile_compile_options *opts, int driver_version,
                                 tile_program **out, int *hit);

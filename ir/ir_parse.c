@@ -835,7 +835,13 @@ static int parse_kernel(Parser *P)
     if (!expect_word(P, "kernel", "to start a kernel")) return 0;
     Tok nt = take(P);
     if (nt.kind != T_GLOBAL) return error_at(P, nt.loc, "expected '@NAME' after 'kernel', got %s", tok_desc(P, &nt));
-    if (!is_alpha(nt.s[0])) return error_at(P, nt.loc, "invalid kernel name");
+    /* kernel names are identifiers as in .tile source: they become PTX entry names unchanged */
+    int ident = nt.len > 0 && (is_alpha(nt.s[0]) || nt.s[0] == '_');
+    for (size_t i = 0; ident && i < nt.len; i++)
+        ident = is_alpha(nt.s[i]) || nt.s[i] == '_' || (nt.s[i] >= '0' && nt.s[i] <= '9');
+    if (!ident)
+        return error_at(P, nt.loc, "invalid kernel name '@%.*s': use letters, digits and '_', not starting with a digit",
+                        (int)(nt.len > 60 ? 60 : nt.len), nt.s);
     if (map_find(&P->kernels, nt.s, nt.len))
         return error_at(P, nt.loc, "duplicate kernel '@%.*s'", (int)(nt.len > 60 ? 60 : nt.len), nt.s);
     map_add(&P->kernels, nt.s, nt.len, nt.loc);

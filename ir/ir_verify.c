@@ -51,8 +51,11 @@ static const char *opname(const Op *op)
     return (unsigned)op->code < OP_COUNT ? ir_op_info[op->code].name : "<bad-op>";
 }
 
+/* The op's location, else the nearest enclosing op's that has one, else the kernel's. */
 static Loc op_loc(const Verifier *V, const Op *op)
 {
+    while (op && !op->loc.line)
+        op = op->parent && op->parent->parent ? op->parent->parent->parent : NULL;
     Loc l = op ? op->loc : V->k->loc;
     if (l.line && !l.file) l.file = V->m->source;
     return l;

@@ -541,6 +541,10 @@ static void canon_region(Canon *c, Region *r)
             }
             if ((ir_op_info[op->code].props & IR_PELEM) && (fold_constants(c, op) || simplify(c, op)))
                 continue;
+            if (op->code == OP_PTR_ADD && op->noperands == 2 && is_const_int(op->operands[1], 0)) {
+                replace_with(c, op, op->operands[0]);   /* p + 0 is p */
+                continue;
+            }
             for (uint32_t i = 0; i < op->nregions; i++) canon_region(c, &op->regions[i]);
         }
 }

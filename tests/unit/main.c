@@ -12,6 +12,8 @@ static Suite *(*const suites[])(void) = {
     ir_suite,
     passes_suite,
     ptx_suite,
+    api_suite,
+    runtime_suite,
 };
 
 int main(void)

@@ -12,5 +12,7 @@
 Suite *ir_suite(void);       /* test_ir.c: arena, builder, printer, IR parser, verifier */
 Suite *passes_suite(void);   /* test_passes.c: pass manager, canonicalize, cse, dce, lower-tiles */
 Suite *ptx_suite(void);      /* test_ptx.c: PTX emission for sm_90a/sm_100a, ptxas on every kernel */
+Suite *api_suite(void);      /* test_api.c: the public compile API of tile.h, re-entrancy from threads */
+Suite *runtime_suite(void);  /* test_runtime.c: launch checks, no-driver paths, fake device, kernel cache */
 
 #endif

@@ -1,0 +1,151 @@
+/* runtime.h: the runtime layer behind the "runtime" section of tile.h.
+ *
+ * The one idea: every device back end (CUDA now; HIP and the simulator later) is a table of
+ * function pointers, RtBackend, over opaque handles (void *). rt_api.c owns everything a back end
+ * must not repeat: argument validation, the per-thread last-error message, the host-callback
+ * guard, object tracking (so closing a device frees what is left), and the checks of launch
+ * arguments and launch shapes. Those checks are pure functions declared here, so the unit tests
+ * prove them without a GPU.
+ *
+ * Sections: rt_api.c (errors, guard, checks), rt_cuda.c (the CUDA back end), cache.c (the kernel
+ * cache), and one hook defined in driver/compile.c.
+ */
+#ifndef TILEC_RUNTIME_H
+#define TILEC_RUNTIME_H
+
+#include <stddef.h>
+
+#include "tile.h"
+
+/* ================================ rt_api.c ================================ */
+
+#define RT_ERR_LEN 4096          /* bytes of the per-thread last-error message */
+#define RT_MAX_PARAMS 256        /* kernel parameters a launch can pack */
+#define RT_MAX_PARAM_BYTES 4096  /* the classic CUDA kernel-parameter limit */
+#define RT_SHARED_DEFAULT ((size_t)48 * 1024)  /* dynamic shared memory without opting in */
+
+/* Formats the calling thread's last-error message and returns `st` (so `return rt_error(...)`). */
+tile_status rt_error(tile_status st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+char *rt_error_buffer(void);     /* the thread's message buffer, RT_ERR_LEN bytes */
+
+/* Names of the runtime statuses (10 and up); tile_status_string() forwards to it. */
+const char *rt_status_string(tile_status s);
+
+/* The host-callback guard: set on the calling thread while a user callback runs. Every API call
+ * that reaches a device checks it and returns TILE_ERROR_IN_CALLBACK instead of deadlocking. */
+int rt_in_callback(void);
+void rt_run_host_callback(tile_host_fn fn, void *user);   /* calls fn(user) with the guard set */
+
+/* What a device allows a launch; filled by the back end at open. */
+typedef struct RtLimits {
+    unsigned max_grid[3];      /* 2^31-1, 65535, 65535 on NVIDIA */
+    unsigned max_block[3];     /* 1024, 1024, 64 */
+    unsigned max_threads;      /* threads per block: 1024 */
+    size_t shared_optin;       /* the most shared memory (static + dynamic) a block may opt in to */
+    int cluster_launch;        /* 1: the device launches thread-block clusters (sm_90 and later) */
+    unsigned max_cluster;      /* blocks per cluster: 8 (the portable limit) */
+} RtLimits;
+
+/* A launch shape after checking: every dim >= 1. */
+typedef struct RtLaunchDims {
+    unsigned grid[3], block[3], cluster[3];
+    size_t shared;             /* dynamic shared memory, bytes */
+    int has_cluster;           /* cluster is not (1,1,1): launch with the cluster attribute */
+} RtLaunchDims;
+
+/* Checks `args` against a kernel's parameters and packs them in declaration order into buf
+ * (each value at its natural alignment; offsets[i] is parameter i's place). Arguments are all
+ * positional or all named. Returns TILE_SUCCESS or TILE_ERROR_LAUNCH_ARGS with a message naming
+ * the argument, the parameter and both types in err. */
+tile_status rt_check_args(const char *kname, const tile_param_info *params, int nparams, const tile_arg *args,
+                          int nargs, unsigned char *buf, size_t bufcap, size_t *offsets, size_t *size, char *err,
+                          size_t errlen);
+
+/* Checks a launch configuration against the device's limits and the kernel's declared
+ * block(...)/cluster(...) shape (kblock/kcluster, 1 for undeclared dims) and its static shared
+ * memory. Fills *out. Returns TILE_SUCCESS or TILE_ERROR_LAUNCH_CONFIG with a message naming
+ * the value and the limit. */
+tile_status rt_check_config(const RtLimits *lim, const char *kname, const unsigned kblock[3],
+                            const unsigned kcluster[3], size_t static_shared, const tile_launch_config *cfg,
+                            RtLaunchDims *out, char *err, size_t errlen);
+
+/* Whether a program built for `t` runs on a device of compute capability major.minor:
+ * sm_90a needs exactly 9.0, sm_100a exactly 10.0 (arch-specific "a" targets do not run forward). */
+tile_status rt_check_target(tile_target t, int cc_major, int cc_minor, const char *devname, char *err,
+                            size_t errlen);
+
+/* A priority clamped into [greatest, least] (greatest is the numerically smaller). */
+int rt_clamp_priority(int priority, int least, int greatest);
+
+/* IEEE binary16 / bfloat16 bits of v, rounded to nearest even (NaN stays NaN, overflow is inf). */
+uint16_t rt_f16_bits(double v);
+uint16_t rt_bf16_bits(double v);
+
+/* ================================ back ends ================================ */
+
+/* One device back end. Handles are opaque; NULL as a stream means the default stream. Each
+ * function sets the last error (rt_error) when it fails. */
+typedef struct RtBackend {
+    const char *name;
+    /* Devices present; 0 and a reason in why (NUL-terminated) when none or unusable. */
+    tile_status (*count)(int *count, char *why, size_t why_len);
+    tile_status (*open)(int ordinal, void **dev, tile_device_info *info, RtLimits *lim);
+    void (*close)(void *dev);            /* after everything made from dev is destroyed */
+    tile_status (*set_sync_mode)(void *dev, tile_sync_mode mode);
+    tile_status (*synchronize)(void *dev);
+
+    tile_status (*mem_alloc)(void *dev, size_t bytes, tile_devptr *out);
+    tile_status (*mem_free)(void *dev, tile_devptr p);
+    tile_status (*memcpy_htod)(void *dev, tile_devptr dst, const void *src, size_t n, void *stream, int async);
+    tile_status (*memcpy_dtoh)(void *dev, void *dst, tile_devptr src, size_t n, void *stream, int async);
+    tile_status (*memcpy_dtod)(void *dev, tile_devptr dst, tile_devptr src, size_t n);
+    tile_status (*memset_d8)(void *dev, tile_devptr dst, unsigned char v, size_t n);
+
+    tile_status (*stream_create)(void *dev, unsigned flags, int priority, void **out);
+    tile_status (*stream_destroy)(void *dev, void *s);
+    tile_status (*stream_synchronize)(void *dev, void *s);
+    tile_status (*stream_query)(void *dev, void *s);   /* TILE_ERROR_NOT_READY while busy */
+    /* Enqueues fn(user), run through rt_run_host_callback so the guard is set around it. */
+    tile_status (*stream_add_callback)(void *dev, void *s, tile_host_fn fn, void *user);
+
+    tile_status (*event_create)(void *dev, unsigned flags, void **out);
+    tile_status (*event_destroy)(void *dev, void *e);
+    tile_status (*event_record)(void *dev, void *e, void *s);
+    tile_status (*event_synchronize)(void *dev, void *e);
+    tile_status (*event_query)(void *dev, void *e);
+    tile_status (*event_elapsed)(void *dev, void *start, void *end, float *ms);
+
+    /* image: a cubin (is_text 0) or NUL-terminated PTX (is_text 1). */
+    tile_status (*module_load)(void *dev, const void *image, size_t n, int is_text, void **out);
+    tile_status (*module_unload)(void *dev, void *m);
+    tile_status (*module_function)(void *dev, void *m, const char *name, void **fn, size_t *static_shared);
+    tile_status (*function_set_shared)(void *dev, void *fn, size_t dynamic_bytes);
+    tile_status (*launch)(void *dev, void *fn, const RtLaunchDims *dims, void *stream, void **params);
+} RtBackend;
+
+/* Tests only: serves back end b from `be` (a fake device), NULL restores the built-in one. Not
+ * thread-safe: set it before opening devices. */
+void rt_backend_override_(tile_backend b, const RtBackend *be);
+
+/* ================================ rt_cuda.c ================================ */
+
+extern const RtBackend rt_cuda_backend;
+
+/* The driver's version (e.g. 13000), or 0 when no CUDA driver can be loaded. */
+int rt_cuda_driver_version(void);
+
+/* ================================ cache.c ================================ */
+
+/* Drops the in-memory cache (tests use it to reach the disk cache again). */
+void rt_cache_clear_memory(void);
+
+/* ================================ driver/compile.c ================================ */
+
+/* Sets the program's cubin (TILE_STAGE_CUBIN) to a copy of data. 0 on success, -1 out of memory. */
+int tile_program_set_cubin_(tile_program *p, const void *data, size_t n);
+
+#endif

@@ -1,0 +1,128 @@
+/* exec.c: runs a ref_case on a device through the public API: upload, launch, verify, time.
+ *
+ * Every buffer goes to the device whole (data and guard, outputs already poisoned), the arguments
+ * are passed by name, and verification downloads every buffer again and compares it in full with
+ * ref_compare. Timing brackets each launch with its own pair of events on the launch's stream and
+ * takes the median, so a slow first launch or a preempted one does not move the result.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "refs.h"
+
+static size_t param_bytes(const ref_param *p)
+{
+    return (p->count + p->guard) * tile_dtype_size(p->dtype);
+}
+
+const char *ref_error(tile_status s)
+{
+    static _Thread_local char buf[1024];
+    const char *last = s == TILE_SUCCESS ? "" : tile_last_error();   /* a success leaves a stale one */
+    snprintf(buf, sizeof buf, "%s%s%s", tile_status_string(s), last && *last ? ": " : "", last ? last : "");
+    return buf;
+}
+
+tile_status ref_case_upload(tile_device *d, ref_case *c)
+{
+    for (int i = 0; i < c->nparams; i++) {
+        ref_param *p = &c->p[i];
+        if (p->role == REF_SCALAR) continue;
+        size_t bytes = param_bytes(p);
+        tile_status st = tile_malloc(d, bytes ? bytes : 16, &p->dev);
+        if (st != TILE_SUCCESS) return st;
+        if (bytes && (st = tile_memcpy_htod(d, p->dev, p->init, bytes)) != TILE_SUCCESS) return st;
+    }
+    return TILE_SUCCESS;
+}
+
+int ref_case_args(const ref_case *c, tile_arg *args, int max)
+{
+    int n = 0;
+    for (int i = 0; i < c->nparams && n < max; i++) {
+        const ref_param *p = &c->p[i];
+        tile_arg a = p->role == REF_SCALAR ? tile_arg_scalar(p->dtype, p->scalar) : tile_arg_ptr(p->dtype, p->dev);
+        args[n++] = tile_arg_named(p->name, a);
+    }
+    return n;
+}
+
+tile_status ref_case_launch(tile_kernel *k, const ref_case *c, const tile_launch_config *cfg)
+{
+    tile_launch_config lc = *cfg;
+    if (lc.grid[0] == 0) memcpy(lc.grid, c->grid, sizeof lc.grid);
+    tile_arg args[REF_MAX_PARAMS];
+    int n = ref_case_args(c, args, REF_MAX_PARAMS);
+    return tile_launch(k, &lc, args, n);
+}
+
+tile_status ref_case_verify(tile_device *d, const ref_case *c, ref_check *r)
+{
+    memset(r, 0, sizeof *r);
+    r->pass = 1;
+    tile_status st = tile_device_synchronize(d);
+    if (st != TILE_SUCCESS) return st;
+    for (int i = 0; i < c->nparams; i++) {
+        const ref_param *p = &c->p[i];
+        if (p->role == REF_SCALAR) continue;
+        size_t bytes = param_bytes(p);
+        void *got = malloc(bytes ? bytes : 1);
+        if (!got) return TILE_ERROR_OUT_OF_MEMORY;
+        if (bytes && (st = tile_memcpy_dtoh(d, got, p->dev, bytes)) != TILE_SUCCESS) {
+            free(got);
+            return st;
+        }
+        ref_compare(c, i, got, r);
+        free(got);
+    }
+    return TILE_SUCCESS;
+}
+
+void ref_case_release(tile_device *d, ref_case *c)
+{
+    for (int i = 0; i < c->nparams; i++)
+        if (c->p[i].role != REF_SCALAR && c->p[i].dev) {
+            tile_free(d, c->p[i].dev);
+            c->p[i].dev = 0;
+        }
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+tile_status ref_case_time(tile_device *d, tile_kernel *k, const ref_case *c, const tile_launch_config *cfg,
+                          int repeat, double *median_us, double *min_us, double *max_us)
+{
+    if (repeat < 1) repeat = 1;
+    tile_event **ev = calloc((size_t)repeat * 2, sizeof *ev);
+    double *us = calloc((size_t)repeat, sizeof *us);
+    tile_status st = ev && us ? TILE_SUCCESS : TILE_ERROR_OUT_OF_MEMORY;
+    int made = 0;
+    for (; st == TILE_SUCCESS && made < 2 * repeat; made++) st = tile_event_create(d, TILE_EVENT_DEFAULT, &ev[made]);
+    if (st != TILE_SUCCESS && made > 0) made--;   /* the failed create left nothing */
+    for (int i = 0; st == TILE_SUCCESS && i < repeat; i++) {
+        st = tile_event_record(ev[2 * i], cfg->stream);
+        if (st == TILE_SUCCESS) st = ref_case_launch(k, c, cfg);
+        if (st == TILE_SUCCESS) st = tile_event_record(ev[2 * i + 1], cfg->stream);
+    }
+    if (st == TILE_SUCCESS) st = tile_event_synchronize(ev[2 * repeat - 1]);
+    for (int i = 0; st == TILE_SUCCESS && i < repeat; i++) {
+        float ms = 0;
+        st = tile_event_elapsed_ms(ev[2 * i], ev[2 * i + 1], &ms);
+        us[i] = (double)ms * 1000.0;
+    }
+    if (st == TILE_SUCCESS) {
+        qsort(us, (size_t)repeat, sizeof *us, cmp_double);
+        *median_us = repeat % 2 ? us[repeat / 2] : 0.5 * (us[repeat / 2 - 1] + us[repeat / 2]);
+        *min_us = us[0];
+        *max_us = us[repeat - 1];
+    }
+    for (int i = 0; ev && i < made; i++) tile_event_destroy(ev[i]);
+    free(ev);
+    free(us);
+    return st;
+}

@@ -1,0 +1,494 @@
+/* refs.c: the sample kernels' C references, input generators and output comparison.
+ *
+ * One table row per sample kernel (ref_kernels[]): how its shape follows from a size N, how its
+ * inputs are drawn, which buffers it writes, and how exactly its results must match. The
+ * references do the arithmetic in the order and precision the kernels do (f32 operations rounded
+ * one at a time, bf16 by bit manipulation), so vector_add, saxpy and relu_bf16 are compared
+ * exactly (saxpy within 1 ulp, in case a*x+y is ever contracted to an fma), and row_softmax, whose
+ * exp is ex2.approx on the GPU, within a relative 1e-5.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "refs.h"
+
+/* ---- random numbers and bf16 ---- */
+
+void ref_rng_seed(ref_rng *r, uint64_t seed) { r->s = seed; }
+
+uint64_t ref_rng_next(ref_rng *r)
+{
+    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+float ref_rng_uniform(ref_rng *r, float lo, float hi)
+{
+    double u = (double)(ref_rng_next(r) >> 11) * (1.0 / 9007199254740992.0);   /* [0, 1) */
+    float f = (float)(lo + (hi - lo) * u);
+    return f < hi ? f : lo;
+}
+
+uint64_t ref_seed_from_time(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000007ull ^ (uint64_t)ts.tv_nsec;
+}
+
+static uint32_t f32_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+static float bits_f32(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+uint16_t ref_f32_to_bf16(float f)
+{
+    uint32_t u = f32_bits(f);
+    if ((u & 0x7F800000u) == 0x7F800000u && (u & 0x007FFFFFu)) return (uint16_t)((u >> 16) | 0x0040u);
+    u += 0x7FFFu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+
+float ref_bf16_to_f32(uint16_t h) { return bits_f32((uint32_t)h << 16); }
+
+/* f32 to f16 for generic inputs only: round to nearest even, subnormals flushed to zero. */
+static uint16_t f32_to_f16(float f)
+{
+    uint32_t u = f32_bits(f), sign = (u >> 16) & 0x8000u;
+    int e = (int)((u >> 23) & 0xFF) - 127 + 15;
+    uint32_t m = u & 0x7FFFFFu;
+    if (e <= 0) return (uint16_t)sign;
+    if (e >= 31) return (uint16_t)(sign | 0x7C00u);
+    uint32_t h = ((uint32_t)e << 10) | (m >> 13), rest = m & 0x1FFFu;
+    if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) h++;
+    return (uint16_t)(sign | h);
+}
+
+static size_t dtype_size(tile_dtype t)
+{
+    switch (t) {
+    case TILE_DTYPE_I1: case TILE_DTYPE_I8: case TILE_DTYPE_U8: return 1;
+    case TILE_DTYPE_I16: case TILE_DTYPE_U16: case TILE_DTYPE_F16: case TILE_DTYPE_BF16: return 2;
+    case TILE_DTYPE_I32: case TILE_DTYPE_U32: case TILE_DTYPE_F32: return 4;
+    case TILE_DTYPE_I64: case TILE_DTYPE_U64: case TILE_DTYPE_F64: return 8;
+    }
+    return 4;
+}
+
+static const char *dtype_name(tile_dtype t)
+{
+    static const char *const names[] = {"i1", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64",
+                                        "f16", "bf16", "f32", "f64"};
+    return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "?";
+}
+
+/* ---- building cases ---- */
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static const ref_setting *setting(const ref_setting *set, int nset, const char *name)
+{
+    for (int i = nset - 1; i >= 0; i--)
+        if (strcmp(set[i].name, name) == 0) return &set[i];
+    return NULL;
+}
+
+static ref_param *add_scalar(ref_case *c, const char *name, tile_dtype t, double v)
+{
+    ref_param *p = &c->p[c->nparams++];
+    memset(p, 0, sizeof *p);
+    p->name = name;
+    p->role = REF_SCALAR;
+    p->dtype = t;
+    p->scalar = v;
+    return p;
+}
+
+/* A buffer of count + guard elements: init and expect both poisoned (0xFF bytes). */
+static ref_param *add_buffer(ref_case *c, const char *name, int role, tile_dtype t, size_t count, size_t guard)
+{
+    ref_param *p = &c->p[c->nparams++];
+    memset(p, 0, sizeof *p);
+    p->name = name;
+    p->role = role;
+    p->dtype = t;
+    p->count = count;
+    p->guard = guard;
+    size_t bytes = (count + guard) * dtype_size(t);
+    p->init = malloc(bytes ? bytes : 1);
+    p->expect = malloc(bytes ? bytes : 1);
+    if (!p->init || !p->expect) {
+        fprintf(stderr, "refs: out of memory (%zu bytes)\n", bytes);
+        abort();
+    }
+    memset(p->init, 0xFF, bytes);
+    memset(p->expect, 0xFF, bytes);
+    return p;
+}
+
+static void fill_f32(ref_param *p, ref_rng *rng, float lo, float hi)
+{
+    float *x = p->init;
+    for (size_t i = 0; i < p->count; i++) x[i] = ref_rng_uniform(rng, lo, hi);
+}
+
+static void fill_bf16(ref_param *p, ref_rng *rng, float lo, float hi)
+{
+    uint16_t *x = p->init;
+    for (size_t i = 0; i < p->count; i++) x[i] = ref_f32_to_bf16(ref_rng_uniform(rng, lo, hi));
+}
+
+/* The expectation of everything but the outputs is the initial contents. */
+static void expect_unchanged(ref_case *c)
+{
+    for (int i = 0; i < c->nparams; i++) {
+        ref_param *p = &c->p[i];
+        if (p->role != REF_SCALAR) memcpy(p->expect, p->init, (p->count + p->guard) * dtype_size(p->dtype));
+    }
+}
+
+static ref_param *param(ref_case *c, const char *name)
+{
+    for (int i = 0; i < c->nparams; i++)
+        if (strcmp(c->p[i].name, name) == 0) return &c->p[i];
+    return NULL;
+}
+
+static unsigned blocks_for(long long n, unsigned per_block)
+{
+    return n <= 0 ? 0u : (unsigned)((n + per_block - 1) / per_block);
+}
+
+/* Guard: from the end of the data to the end of the last block's reach, and 64 more. */
+static size_t guard_for(long long n, unsigned per_block)
+{
+    unsigned g = blocks_for(n, per_block);
+    return (size_t)((long long)g * per_block - (n > 0 ? n : 0)) + 64;
+}
+
+/* ---- vector_add: c[i] = a[i] + b[i] ---- */
+
+static int setup_vector_add(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
+{
+    const ref_setting *s = setting(set, nset, "n");
+    if (s) n = (long long)s->value;
+    if (n < 0 || n > INT32_MAX) return fail(err, errlen, "vector_add: n = %lld is out of range", n);
+    size_t g = guard_for(n, 256);
+    fill_f32(add_buffer(c, "a", REF_IN, TILE_DTYPE_F32, (size_t)n, g), rng, -100.0f, 100.0f);
+    fill_f32(add_buffer(c, "b", REF_IN, TILE_DTYPE_F32, (size_t)n, g), rng, -100.0f, 100.0f);
+    add_buffer(c, "c", REF_OUT, TILE_DTYPE_F32, (size_t)n, g);
+    add_scalar(c, "n", TILE_DTYPE_I32, (double)n);
+    c->grid[0] = blocks_for(n, 256);
+    c->elements = (size_t)n;
+    c->bytes = 12.0 * (double)n;
+    snprintf(c->shape, sizeof c->shape, "n = %lld", n);
+    return 0;
+}
+
+static void ref_vector_add(ref_case *c)
+{
+    const float *a = param(c, "a")->init, *b = param(c, "b")->init;
+    ref_param *pc = param(c, "c");
+    float *out = pc->expect;
+    for (size_t i = 0; i < pc->count; i++) out[i] = a[i] + b[i];
+}
+
+/* ---- saxpy: y = a * x + y (mul.rn then add.rn) ---- */
+
+static int setup_saxpy(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
+{
+    const ref_setting *s = setting(set, nset, "n");
+    if (s) n = (long long)s->value;
+    if (n < 0 || n > INT32_MAX) return fail(err, errlen, "saxpy: n = %lld is out of range", n);
+    s = setting(set, nset, "a");
+    float a = s ? (float)s->value : ref_rng_uniform(rng, -4.0f, 4.0f);
+    size_t g = guard_for(n, 1024);
+    add_scalar(c, "a", TILE_DTYPE_F32, (double)a);
+    fill_f32(add_buffer(c, "x", REF_IN, TILE_DTYPE_F32, (size_t)n, g), rng, -100.0f, 100.0f);
+    fill_f32(add_buffer(c, "y", REF_INOUT, TILE_DTYPE_F32, (size_t)n, g), rng, -100.0f, 100.0f);
+    add_scalar(c, "n", TILE_DTYPE_I32, (double)n);
+    c->grid[0] = blocks_for(n, 1024);
+    c->elements = (size_t)n;
+    c->bytes = 12.0 * (double)n;
+    snprintf(c->shape, sizeof c->shape, "n = %lld, a = %g", n, (double)a);
+    return 0;
+}
+
+static void ref_saxpy(ref_case *c)
+{
+    float a = (float)param(c, "a")->scalar;
+    const float *x = param(c, "x")->init;
+    ref_param *py = param(c, "y");
+    const float *y = py->init;
+    float *out = py->expect;
+    for (size_t i = 0; i < py->count; i++) {
+        volatile float ax = a * x[i];   /* rounded to f32 before the add, as mul.rn does */
+        out[i] = ax + y[i];
+    }
+}
+
+/* ---- relu_bf16: y = max(x, 0) ---- */
+
+static int setup_relu_bf16(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
+{
+    const ref_setting *s = setting(set, nset, "n");
+    if (s) n = (long long)s->value;
+    if (n < 0 || n > INT32_MAX) return fail(err, errlen, "relu_bf16: n = %lld is out of range", n);
+    size_t g = guard_for(n, 2048);
+    fill_bf16(add_buffer(c, "x", REF_IN, TILE_DTYPE_BF16, (size_t)n, g), rng, -10.0f, 10.0f);
+    add_buffer(c, "y", REF_OUT, TILE_DTYPE_BF16, (size_t)n, g);
+    add_scalar(c, "n", TILE_DTYPE_I32, (double)n);
+    c->grid[0] = blocks_for(n, 2048);
+    c->elements = (size_t)n;
+    c->bytes = 4.0 * (double)n;
+    snprintf(c->shape, sizeof c->shape, "n = %lld", n);
+    return 0;
+}
+
+static void ref_relu_bf16(ref_case *c)
+{
+    const uint16_t *x = param(c, "x")->init;
+    ref_param *py = param(c, "y");
+    uint16_t *out = py->expect;
+    for (size_t i = 0; i < py->count; i++) {
+        float v = ref_bf16_to_f32(x[i]);
+        out[i] = v > 0.0f ? x[i] : 0;   /* max(v, +0.0); -0.0 compares equal to it */
+    }
+}
+
+/* ---- row_softmax: y[r, :] = softmax(x[r, :]), one thread per row ---- */
+
+/* Shape from N unless rows/cols are given: 64 columns (fewer when N is smaller), N / cols rows. */
+static int setup_row_softmax(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
+{
+    const ref_setting *sr = setting(set, nset, "rows"), *sc = setting(set, nset, "cols");
+    long long cols = sc ? (long long)sc->value : (n >= 64 ? 64 : (n > 0 ? n : 1));
+    long long rows = sr ? (long long)sr->value : n / cols;
+    if (cols < 1 || rows < 0 || rows * cols > INT32_MAX)
+        return fail(err, errlen, "row_softmax: rows = %lld, cols = %lld is out of range (cols >= 1)", rows, cols);
+    size_t g = guard_for(rows, 128) * (size_t)cols;
+    fill_f32(add_buffer(c, "x", REF_IN, TILE_DTYPE_F32, (size_t)(rows * cols), g), rng, -8.0f, 8.0f);
+    add_buffer(c, "y", REF_OUT, TILE_DTYPE_F32, (size_t)(rows * cols), g);
+    add_scalar(c, "rows", TILE_DTYPE_I32, (double)rows);
+    add_scalar(c, "cols", TILE_DTYPE_I32, (double)cols);
+    c->grid[0] = blocks_for(rows, 128);
+    c->elements = (size_t)(rows * cols);
+    c->bytes = 8.0 * (double)(rows * cols);
+    snprintf(c->shape, sizeof c->shape, "rows = %lld, cols = %lld", rows, cols);
+    return 0;
+}
+
+static void ref_row_softmax(ref_case *c)
+{
+    int rows = (int)param(c, "rows")->scalar, cols = (int)param(c, "cols")->scalar;
+    const float *x = param(c, "x")->init;
+    float *y = param(c, "y")->expect;
+    for (int r = 0; r < rows; r++) {
+        const float *xr = x + (size_t)r * (size_t)cols;
+        float *yr = y + (size_t)r * (size_t)cols;
+        float m = -3.0e38f, sum = 0.0f;
+        for (int j = 0; j < cols; j++) m = fmaxf(m, xr[j]);
+        for (int j = 0; j < cols; j++) {
+            volatile float e = expf(xr[j] - m);
+            yr[j] = e;
+            sum += e;
+        }
+        volatile float inv = 1.0f / sum;
+        for (int j = 0; j < cols; j++) yr[j] = yr[j] * inv;
+    }
+}
+
+const ref_kernel ref_kernels[] = {
+    {"vector_add", "samples/vector_add.tile", 256, 256, {REF_TOL_EXACT, 0, 0, 0}, setup_vector_add, ref_vector_add},
+    {"saxpy", "samples/saxpy.tile", 128, 1024, {REF_TOL_ULP, 1, 0, 0}, setup_saxpy, ref_saxpy},
+    {"relu_bf16", "samples/relu_bf16.tile", 128, 2048, {REF_TOL_EXACT, 0, 0, 0}, setup_relu_bf16, ref_relu_bf16},
+    {"row_softmax", "samples/row_softmax_scalar.tile", 128, 128, {REF_TOL_REL, 0, 1e-5, 1e-9}, setup_row_softmax, ref_row_softmax},
+};
+const int ref_kernel_count = (int)(sizeof ref_kernels / sizeof ref_kernels[0]);
+
+const ref_kernel *ref_kernel_find(const char *name)
+{
+    for (int i = 0; i < ref_kernel_count; i++)
+        if (strcmp(ref_kernels[i].name, name) == 0) return &ref_kernels[i];
+    return NULL;
+}
+
+/* ---- generic cases: inputs from the signature, no reference ---- */
+
+static void fill_generic(ref_param *p, ref_rng *rng)
+{
+    for (size_t i = 0; i < p->count; i++) {
+        float f = ref_rng_uniform(rng, -1.0f, 1.0f);
+        uint64_t r = ref_rng_next(rng) % 100;
+        char *at = (char *)p->init + i * dtype_size(p->dtype);
+        switch (p->dtype) {
+        case TILE_DTYPE_F32: memcpy(at, &f, 4); break;
+        case TILE_DTYPE_F64: { double d = f; memcpy(at, &d, 8); break; }
+        case TILE_DTYPE_BF16: { uint16_t h = ref_f32_to_bf16(f); memcpy(at, &h, 2); break; }
+        case TILE_DTYPE_F16: { uint16_t h = f32_to_f16(f); memcpy(at, &h, 2); break; }
+        case TILE_DTYPE_I1: { uint8_t b = (uint8_t)(r & 1); memcpy(at, &b, 1); break; }
+        default: memcpy(at, &r, dtype_size(p->dtype)); break;   /* little-endian: the low bytes */
+        }
+    }
+}
+
+static int setup_generic(ref_case *c, const tile_program *prog, int kernel, long long n,
+                         const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
+{
+    int np = tile_program_param_count(prog, kernel);
+    if (np < 0 || np > REF_MAX_PARAMS) return fail(err, errlen, "%s: %d parameters (at most %d supported)", c->kernel_name, np, REF_MAX_PARAMS);
+    for (int i = 0; i < np; i++) {
+        tile_param_info pi;
+        if (tile_program_param(prog, kernel, i, &pi) != TILE_SUCCESS) return fail(err, errlen, "%s: cannot read parameter %d", c->kernel_name, i);
+        if (pi.kind == TILE_PARAM_SCALAR) {
+            const ref_setting *s = setting(set, nset, pi.name);
+            int intlike = pi.dtype == TILE_DTYPE_I32 || pi.dtype == TILE_DTYPE_I64 || pi.dtype == TILE_DTYPE_U32 || pi.dtype == TILE_DTYPE_U64;
+            int sizelike = strcmp(pi.name, "n") == 0 || strcmp(pi.name, "size") == 0 || strcmp(pi.name, "len") == 0 || strcmp(pi.name, "count") == 0;
+            if (s) add_scalar(c, pi.name, pi.dtype, s->value);
+            else if (intlike && sizelike) add_scalar(c, pi.name, pi.dtype, (double)n);
+            else return fail(err, errlen, "%s: no value for the %s parameter '%s': pass --arg %s=VALUE", c->kernel_name, dtype_name(pi.dtype), pi.name, pi.name);
+        } else if (pi.kind == TILE_PARAM_POINTER && pi.shared) {
+            return fail(err, errlen, "%s: parameter '%s' is a shared-memory pointer; tilec run cannot supply it", c->kernel_name, pi.name);
+        } else {
+            fill_generic(add_buffer(c, pi.name, REF_INOUT, pi.dtype, (size_t)n, 64), rng);
+        }
+    }
+    unsigned block[3] = {1, 1, 1}, cluster[3];
+    tile_program_kernel_block(prog, kernel, block, cluster);
+    c->grid[0] = blocks_for(n, block[0] ? block[0] : 1);
+    snprintf(c->shape, sizeof c->shape, "%lld elements per buffer", n);
+    return 0;
+}
+
+int ref_case_make(ref_case *c, const ref_kernel *k, const tile_program *prog, int kernel_index,
+                  long long n, const ref_setting *set, int nset, uint64_t seed, char *err, size_t errlen)
+{
+    memset(c, 0, sizeof *c);
+    c->kernel = k;
+    c->kernel_name = k ? k->name : tile_program_kernel_name(prog, kernel_index);
+    c->grid[1] = c->grid[2] = 1;
+    ref_rng rng;
+    ref_rng_seed(&rng, seed);
+    if (n < 0) return fail(err, errlen, "the size must not be negative (%lld)", n);
+    int rc = k ? k->setup(c, n, set, nset, &rng, err, errlen) : setup_generic(c, prog, kernel_index, n, set, nset, &rng, err, errlen);
+    if (rc) {
+        ref_case_free(c);
+        return rc;
+    }
+    for (int i = 0; i < nset; i++)
+        if (!param(c, set[i].name) || param(c, set[i].name)->role != REF_SCALAR) {
+            rc = fail(err, errlen, "%s has no scalar parameter '%s' (from --arg)", c->kernel_name, set[i].name);
+            ref_case_free(c);
+            return rc;
+        }
+    expect_unchanged(c);
+    if (k) k->reference(c);
+    return 0;
+}
+
+void ref_case_free(ref_case *c)
+{
+    for (int i = 0; i < c->nparams; i++) {
+        free(c->p[i].init);
+        free(c->p[i].expect);
+        c->p[i].init = c->p[i].expect = NULL;
+    }
+    c->nparams = 0;
+}
+
+/* ---- comparison ---- */
+
+/* f32 bit patterns mapped so that adjacent floats are adjacent integers (-0 and +0 coincide). */
+static int64_t ordered32(uint32_t u) { return (u & 0x80000000u) ? -(int64_t)(u & 0x7FFFFFFFu) : (int64_t)u; }
+static int64_t ordered16(uint16_t u) { return (u & 0x8000u) ? -(int64_t)(u & 0x7FFFu) : (int64_t)u; }
+
+static void mismatch(ref_check *r, const char *fmt, ...)
+{
+    if (r->mismatches++ == 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(r->first, sizeof r->first, fmt, ap);
+        va_end(ap);
+    }
+    r->pass = 0;
+}
+
+/* Compares one output element with its reference value by the kernel's tolerance. */
+static void compare_value(const ref_case *c, const ref_param *p, size_t i, const void *got, const void *want, ref_check *r)
+{
+    ref_tol tol = c->kernel->tol;
+    double g, w, e;
+    int64_t og, ow;
+    if (p->dtype == TILE_DTYPE_F32) {
+        uint32_t ug, uw;
+        memcpy(&ug, got, 4);
+        memcpy(&uw, want, 4);
+        g = bits_f32(ug), w = bits_f32(uw), og = ordered32(ug), ow = ordered32(uw);
+    } else if (p->dtype == TILE_DTYPE_BF16) {
+        uint16_t ug, uw;
+        memcpy(&ug, got, 2);
+        memcpy(&uw, want, 2);
+        g = ref_bf16_to_f32(ug), w = ref_bf16_to_f32(uw), og = ordered16(ug), ow = ordered16(uw);
+    } else {
+        if (memcmp(got, want, dtype_size(p->dtype)) != 0) mismatch(r, "%s[%zu]: got different bytes than the reference", p->name, i);
+        return;
+    }
+    int ok;
+    if (isnan(g) || isnan(w)) {
+        ok = 0;
+        e = INFINITY;
+    } else if (tol.kind == REF_TOL_EXACT) {
+        e = fabs(g - w);
+        ok = g == w;
+    } else if (tol.kind == REF_TOL_ULP) {
+        e = (double)(og > ow ? og - ow : ow - og);
+        ok = e <= tol.ulps;
+    } else {
+        e = w != 0.0 ? fabs(g - w) / fabs(w) : fabs(g - w);
+        ok = fabs(g - w) <= tol.rtol * fabs(w) + tol.atol;
+    }
+    if (e > r->max_err && !isinf(e)) r->max_err = e;
+    if (!ok) mismatch(r, "%s[%zu]: got %.9g, want %.9g (%s)", p->name, i, g, w, isnan(g) ? "NaN: not written?" : "outside the tolerance");
+}
+
+void ref_compare(const ref_case *c, int i, const void *got, ref_check *r)
+{
+    const ref_param *p = &c->p[i];
+    if (p->role == REF_SCALAR || !c->kernel) return;   /* a generic case has nothing to compare */
+    size_t es = dtype_size(p->dtype);
+    const char *g = got, *w = p->expect;
+    int checked = p->role == REF_OUT || p->role == REF_INOUT;
+    for (size_t k = 0; k < p->count + p->guard; k++) {
+        const char *gk = g + k * es, *wk = w + k * es;
+        if (k < p->count && checked) {
+            compare_value(c, p, k, gk, wk, r);
+            r->checked++;
+        } else if (memcmp(gk, wk, es) != 0) {
+            if (k >= p->count) mismatch(r, "%s[%zu]: written %zu element(s) past the end (%zu elements); the guard must stay poisoned",
+                                        p->name, k, k - p->count + 1, p->count);
+            else mismatch(r, "%s[%zu]: the input was modified", p->name, k);
+        }
+    }
+}

@@ -1,0 +1,148 @@
+/* refs.h: C references for the sample kernels, and the harness that runs a kernel on a device and
+ * checks it against them. Shared by `tilec run`, tests/gpu/gpucheck.c and bench/launch.c.
+ *
+ * The one idea: a run of a kernel is a ref_case, a list of named parameters (scalars and buffers)
+ * built from a size N. Each buffer holds `count` elements the kernel may touch plus `guard`
+ * elements after them that it must not; the host keeps the initial contents (random inputs,
+ * 0xFF-poisoned outputs and guards) and the expected contents (the C reference for outputs, the
+ * initial bytes for everything else). After the launch every buffer is compared in full, so a
+ * kernel that writes past its end, writes its inputs or skips an element fails.
+ *
+ * Arguments are passed by name (tile_arg_named), so the order of the sample's parameters does not
+ * matter; their names, kinds and types must match what the table says, and the runtime checks that.
+ */
+#ifndef REFS_H
+#define REFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tile.h"
+
+/* ---- refs.c: random numbers and bf16 ---- */
+
+typedef struct ref_rng { uint64_t s; } ref_rng;    /* splitmix64 state */
+void ref_rng_seed(ref_rng *r, uint64_t seed);
+uint64_t ref_rng_next(ref_rng *r);
+float ref_rng_uniform(ref_rng *r, float lo, float hi);   /* in [lo, hi) */
+uint64_t ref_seed_from_time(void);
+
+uint16_t ref_f32_to_bf16(float f);     /* round to nearest even; NaN stays a (quiet) NaN */
+float ref_bf16_to_f32(uint16_t h);
+
+/* ---- refs.c: cases ---- */
+
+#define REF_MAX_PARAMS 12
+#define REF_MAX_SHAPE 4
+
+enum ref_role {
+    REF_SCALAR = 0,   /* passed by value; `scalar` holds it */
+    REF_IN = 1,       /* buffer read by the kernel: random contents, must come back unchanged */
+    REF_OUT = 2,      /* buffer written by the kernel: poisoned, compared with the reference */
+    REF_INOUT = 3,    /* buffer read and written: random contents, compared with the reference */
+};
+
+/* How an output is compared with its reference (the guard is always compared bit for bit). */
+typedef enum ref_tol_kind {
+    REF_TOL_EXACT = 0,  /* equal values (+0 == -0); NaN never matches */
+    REF_TOL_ULP = 1,    /* at most `ulps` units in the last place apart */
+    REF_TOL_REL = 2,    /* |got - want| <= rtol * |want| + atol */
+} ref_tol_kind;
+
+typedef struct ref_tol {
+    ref_tol_kind kind;
+    double ulps;        /* REF_TOL_ULP */
+    double rtol, atol;  /* REF_TOL_REL */
+} ref_tol;
+
+typedef struct ref_param {
+    const char *name;        /* the kernel parameter's name */
+    int role;                /* enum ref_role */
+    tile_dtype dtype;        /* the scalar's type, or the buffer's element type */
+    double scalar;           /* REF_SCALAR: the value passed */
+    size_t count;            /* buffer: elements the kernel may read or write */
+    size_t guard;            /* buffer: elements after them, poisoned, that must stay untouched */
+    void *init;              /* buffer: count + guard elements uploaded before the launch */
+    void *expect;            /* buffer: count + guard elements expected afterwards */
+    tile_devptr dev;         /* buffer: the device copy (ref_case_upload) */
+} ref_param;
+
+struct ref_kernel;
+
+typedef struct ref_case {
+    const struct ref_kernel *kernel;   /* NULL for a generic case (no reference) */
+    const char *kernel_name;
+    int nparams;
+    ref_param p[REF_MAX_PARAMS];
+    unsigned grid[3];
+    size_t elements;         /* output elements checked against the reference */
+    double bytes;            /* bytes one launch must move at least (reads + writes), for GB/s */
+    char shape[128];         /* the sizes chosen, for messages: "n = 1000" or "rows = 3, cols = 7" */
+} ref_case;
+
+/* A shape override, from `--arg name=value` or a test: rows, cols, n or a scalar's value. */
+typedef struct ref_setting {
+    const char *name;
+    double value;
+} ref_setting;
+
+typedef struct ref_kernel {
+    const char *name;        /* the kernel's name in its sample */
+    const char *file;        /* the sample, relative to the repository root */
+    unsigned block;          /* the block size the sample declares (threads) */
+    unsigned per_block;      /* elements (rows for row_softmax) one block covers */
+    ref_tol tol;             /* how its outputs are compared */
+    /* Derives the shape from n and the settings, fills the inputs and poisons the outputs;
+     * returns 0, or -1 with a message in err when the settings are invalid. */
+    int (*setup)(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen);
+    /* Computes p[].expect of the outputs from p[].init. */
+    void (*reference)(ref_case *c);
+} ref_kernel;
+
+extern const ref_kernel ref_kernels[];
+extern const int ref_kernel_count;
+const ref_kernel *ref_kernel_find(const char *name);
+
+/* Builds the case for a known kernel (k != NULL) or, for k == NULL, a generic one from the kernel's
+ * signature: every pointer/tensor parameter a buffer of n elements (random inputs, no reference),
+ * i32/i64 scalars named n, size, len or count set to n, others taken from `set`. The grid is
+ * ceil(n / per_block) (generic: ceil(n / block_x)). Returns 0, or -1 with a message in err. */
+int ref_case_make(ref_case *c, const ref_kernel *k, const tile_program *prog, int kernel_index,
+                  long long n, const ref_setting *set, int nset, uint64_t seed, char *err, size_t errlen);
+void ref_case_free(ref_case *c);   /* host memory only; ref_case_release frees device memory */
+
+/* The result of comparing a case's buffers after a run. */
+typedef struct ref_check {
+    int pass;
+    size_t checked;          /* output elements compared with the reference */
+    double max_err;          /* largest error seen (ulps for ULP, relative for REL, absolute for EXACT) */
+    char first[256];         /* the first mismatch, when !pass */
+    int mismatches;          /* elements that failed (outputs, guards and inputs together) */
+} ref_check;
+
+/* Compares `got` (count + guard elements, as downloaded) of parameter i with its expectation,
+ * accumulating into r. */
+void ref_compare(const ref_case *c, int i, const void *got, ref_check *r);
+
+/* ---- exec.c: running a case on a device ---- */
+
+/* Allocates and uploads every buffer. */
+tile_status ref_case_upload(tile_device *d, ref_case *c);
+/* The launch arguments, by name, for the kernel (in p[] order). */
+int ref_case_args(const ref_case *c, tile_arg *args, int max);
+/* Launches once with cfg (its grid is taken from the case unless cfg->grid[0] != 0). */
+tile_status ref_case_launch(tile_kernel *k, const ref_case *c, const tile_launch_config *cfg);
+/* Downloads every buffer and compares it: fills *r. */
+tile_status ref_case_verify(tile_device *d, const ref_case *c, ref_check *r);
+/* Frees the device buffers. */
+void ref_case_release(tile_device *d, ref_case *c);
+
+/* Launches `repeat` more times on cfg->stream, each between two events, and returns the median,
+ * minimum and maximum kernel time in microseconds. */
+tile_status ref_case_time(tile_device *d, tile_kernel *k, const ref_case *c, const tile_launch_config *cfg,
+                          int repeat, double *median_us, double *min_us, double *max_us);
+
+/* A message for a failed call: "STATUS: last error" (a static thread-local buffer). */
+const char *ref_error(tile_status s);
+
+#endif

@@ -1,0 +1,684 @@
+/* gpucheck.c: the runtime on a real GPU, every result compared with a C reference.
+ *
+ * What it runs (tests/gpu/run.sh, `make gpucheck`), each line one test, ok or FAIL:
+ *   - every sample kernel (samples/ref's table) at several sizes, including 0, 1 and sizes that
+ *     are not multiples of the block or tile, on fresh random inputs with 0xFF-poisoned outputs and
+ *     guard elements after every buffer (a write past the end fails, a modified input fails);
+ *   - two streams created with out-of-range priorities: the clamped priorities read back are the
+ *     device's least and greatest, and a launch on each gives the right result;
+ *   - events: elapsed time between timing events, query after synchronize, and an error (never a
+ *     number) for events created without timing;
+ *   - host callbacks: one runs and sets a flag; API calls from inside it return
+ *     TILE_ERROR_IN_CALLBACK instead of deadlocking;
+ *   - checked launches on the real device: wrong argument count, kind, type or name give
+ *     TILE_ERROR_LAUNCH_ARGS, an unknown kernel TILE_ERROR_NOT_FOUND, a block that is not the
+ *     declared one or a grid over the limits TILE_ERROR_LAUNCH_CONFIG, each with a message;
+ *   - the disk cache: a corrupted and a truncated entry are rebuilt, never loaded (checked in a
+ *     child process, so the in-memory cache of this one cannot answer for the disk).
+ * The last line is "gpucheck: N passed, M failed" (exit 0 only when M is 0). Without a GPU or a
+ * driver it prints "gpucheck: SKIPPED: <why>" and exits 77: a skip is never counted as a pass.
+ *
+ *   gpucheck [--root DIR] [--seed S]          (DIR: the repository root, default ".")
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "refs.h"
+
+#define SKIP_STATUS 77
+
+static int npass, nfail;
+
+static void report(int ok, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    printf("  %-4s ", ok ? "ok" : "FAIL");
+    vprintf(fmt, ap);
+    printf("\n");
+    fflush(stdout);
+    va_end(ap);
+    if (ok) npass++;
+    else nfail++;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    size_t got;
+    while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += got;
+        if (n == cap) {
+            char *nb = realloc(buf, cap *= 2);
+            if (!nb) free(buf);
+            buf = nb;
+        }
+    }
+    fclose(f);
+    if (buf) *len = n;
+    return buf;
+}
+
+/* ---- the device and the samples ---- */
+
+typedef struct gpu {
+    tile_device *dev;
+    tile_device_info info;
+    tile_target target;
+    const char *root;
+    uint64_t seed;
+} gpu;
+
+typedef struct loaded {
+    const ref_kernel *ref;
+    tile_program *prog;
+    int index;              /* the kernel's index in prog */
+    tile_module *mod;
+    tile_kernel *kern;
+} loaded;
+
+static int load_sample(gpu *g, const ref_kernel *rk, loaded *out)
+{
+    memset(out, 0, sizeof *out);
+    out->ref = rk;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", g->root, rk->file);
+    size_t len;
+    char *src = slurp(path, &len);
+    if (!src) {
+        report(0, "%s: cannot read %s: %s", rk->name, path, strerror(errno));
+        return -1;
+    }
+    tile_compile_options o = {.target = g->target, .opt_level = 2, .assemble = 1};
+    int hit = 0;
+    tile_status st = tile_compile_cached(src, len, path, &o, g->info.driver_version, &out->prog, &hit);
+    free(src);
+    if (st != TILE_SUCCESS) {
+        report(0, "%s: compile: %s\n%s", rk->name, ref_error(st), out->prog ? tile_program_diagnostics(out->prog) : "");
+        return -1;
+    }
+    out->index = tile_program_kernel_find(out->prog, rk->name);
+    if (out->index < 0) {
+        report(0, "%s: %s has no kernel of that name", rk->name, path);
+        return -1;
+    }
+    if ((st = tile_module_load(g->dev, out->prog, &out->mod)) != TILE_SUCCESS ||
+        (st = tile_module_get_kernel(out->mod, rk->name, &out->kern)) != TILE_SUCCESS) {
+        report(0, "%s: load: %s", rk->name, ref_error(st));
+        return -1;
+    }
+    report(1, "%s: compiled (cache %s) and loaded", rk->name, hit ? "hit" : "miss");
+    return 0;
+}
+
+static void unload_sample(loaded *l)
+{
+    if (l->mod) tile_module_unload(l->mod);
+    tile_program_destroy(l->prog);
+    memset(l, 0, sizeof *l);
+}
+
+/* One run of a sample on `stream`: make the case, upload, launch, verify; reports one line.
+ * Returns 1 when it passed. */
+static int run_case(gpu *g, loaded *l, long long n, const ref_setting *set, int nset, tile_stream *stream, const char *tag)
+{
+    ref_case c;
+    char err[512];
+    uint64_t seed = ref_rng_next(&(ref_rng){g->seed++});
+    if (ref_case_make(&c, l->ref, l->prog, l->index, n, set, nset, seed, err, sizeof err)) {
+        report(0, "%s%s: %s", l->ref->name, tag, err);
+        return 0;
+    }
+    tile_launch_config cfg = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, 0, stream};
+    ref_check r;
+    tile_status st = ref_case_upload(g->dev, &c);
+    if (st == TILE_SUCCESS) st = ref_case_launch(l->kern, &c, &cfg);
+    if (st == TILE_SUCCESS && stream) st = tile_stream_synchronize(stream);
+    if (st == TILE_SUCCESS) st = ref_case_verify(g->dev, &c, &r);
+    int ok = st == TILE_SUCCESS && r.pass;
+    if (st != TILE_SUCCESS)
+        report(0, "%s%s %s: %s (seed %llu)", l->ref->name, tag, c.shape, ref_error(st), (unsigned long long)seed);
+    else if (!r.pass)
+        report(0, "%s%s %s: %d wrong, first %s (seed %llu)", l->ref->name, tag, c.shape, r.mismatches, r.first, (unsigned long long)seed);
+    else
+        report(1, "%s%s %s, grid %u: %zu elements match (max error %g)", l->ref->name, tag, c.shape, c.grid[0], r.checked, r.max_err);
+    ref_case_release(g->dev, &c);
+    ref_case_free(&c);
+    return ok;
+}
+
+static void test_samples(gpu *g, loaded *ls)
+{
+    static const long long sizes_va[] = {0, 1, 255, 256, 257, 1000, 4097, 65536, (1 << 20) + 3, (1 << 24) + 1};
+    static const long long sizes_saxpy[] = {0, 1, 3, 255, 1000, 1023, 1024, 1025, 4097, (1 << 20) + 3};
+    static const long long sizes_relu[] = {1, 7, 255, 1000, 2047, 2048, 2049, 4097, (1 << 20) + 3};
+    static const long long shapes_softmax[][2] = {{1, 1}, {1, 1000}, {3, 7}, {127, 64}, {128, 64}, {129, 33},
+                                                  {1000, 257}, {4097, 16}, {16384, 64}, {0, 8}};
+    for (int k = 0; k < ref_kernel_count; k++) {
+        loaded *l = &ls[k];
+        if (!l->kern) continue;
+        const char *name = l->ref->name;
+        if (strcmp(name, "row_softmax") == 0) {
+            for (size_t i = 0; i < sizeof shapes_softmax / sizeof shapes_softmax[0]; i++) {
+                ref_setting set[2] = {{"rows", (double)shapes_softmax[i][0]}, {"cols", (double)shapes_softmax[i][1]}};
+                run_case(g, l, 0, set, 2, NULL, "");
+            }
+            continue;
+        }
+        const long long *sz = sizes_va;
+        size_t nsz = sizeof sizes_va / sizeof sizes_va[0];
+        if (strcmp(name, "saxpy") == 0) sz = sizes_saxpy, nsz = sizeof sizes_saxpy / sizeof sizes_saxpy[0];
+        if (strcmp(name, "relu_bf16") == 0) sz = sizes_relu, nsz = sizeof sizes_relu / sizeof sizes_relu[0];
+        for (size_t i = 0; i < nsz; i++) run_case(g, l, sz[i], NULL, 0, NULL, "");
+    }
+}
+
+/* ---- streams and events ---- */
+
+static void test_streams(gpu *g, loaded *va, loaded *sm)
+{
+    tile_stream *lo = NULL, *hi = NULL;
+    int least = g->info.stream_priority_least, greatest = g->info.stream_priority_greatest;
+    tile_status st1 = tile_stream_create(g->dev, TILE_STREAM_NON_BLOCKING, least + 100, &lo);
+    tile_status st2 = tile_stream_create(g->dev, TILE_STREAM_NON_BLOCKING, greatest - 100, &hi);
+    report(st1 == TILE_SUCCESS && st2 == TILE_SUCCESS, "streams: created with priorities %d and %d: %s", least + 100, greatest - 100,
+           ref_error(st1 != TILE_SUCCESS ? st1 : st2));
+    if (st1 != TILE_SUCCESS || st2 != TILE_SUCCESS) goto out;
+    int plo = 12345, phi = 12345;
+    st1 = tile_stream_priority(lo, &plo);
+    st2 = tile_stream_priority(hi, &phi);
+    report(st1 == TILE_SUCCESS && st2 == TILE_SUCCESS && plo == least && phi == greatest,
+           "streams: clamped priorities read back %d and %d (device range least %d, greatest %d)", plo, phi, least, greatest);
+    report(greatest < least, "streams: the device has distinct priorities (greatest %d < least %d)", greatest, least);
+
+    /* A long row_softmax on the low-priority stream, vector_add on both. */
+    if (sm->kern) {
+        ref_case c;
+        char err[256];
+        ref_setting set[2] = {{"rows", 4096}, {"cols", 4096}};
+        if (ref_case_make(&c, sm->ref, sm->prog, sm->index, 0, set, 2, g->seed++, err, sizeof err) == 0) {
+            tile_launch_config cfg = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, 0, lo};
+            tile_status st = ref_case_upload(g->dev, &c);
+            if (st == TILE_SUCCESS) st = tile_device_synchronize(g->dev);
+            if (st == TILE_SUCCESS) st = ref_case_launch(sm->kern, &c, &cfg);
+            tile_status q = st == TILE_SUCCESS ? tile_stream_query(lo) : st;
+            report(q == TILE_SUCCESS || q == TILE_ERROR_NOT_READY, "streams: query right after a long launch: %s", tile_status_string(q));
+            if (va->kern) run_case(g, va, 100003, NULL, 0, hi, " (high-priority stream, while the low one is busy)");
+            if (st == TILE_SUCCESS) st = tile_stream_synchronize(lo);
+            tile_status q2 = st == TILE_SUCCESS ? tile_stream_query(lo) : st;
+            report(q2 == TILE_SUCCESS, "streams: query after synchronize is TILE_SUCCESS: %s", ref_error(q2));
+            ref_check r;
+            if (st == TILE_SUCCESS) st = ref_case_verify(g->dev, &c, &r);
+            report(st == TILE_SUCCESS && r.pass, "streams: row_softmax %s on the low-priority stream: %s", c.shape,
+                   st != TILE_SUCCESS ? ref_error(st) : r.pass ? "matches" : r.first);
+            ref_case_release(g->dev, &c);
+            ref_case_free(&c);
+        } else {
+            report(0, "streams: %s", err);
+        }
+    }
+    if (va->kern) run_case(g, va, 4097, NULL, 0, lo, " (low-priority stream)");
+out:
+    if (lo) tile_stream_destroy(lo);
+    if (hi) tile_stream_destroy(hi);
+}
+
+static void test_events(gpu *g, loaded *va)
+{
+    tile_stream *s = NULL;
+    tile_event *e0 = NULL, *e1 = NULL, *n0 = NULL, *n1 = NULL;
+    ref_case c;
+    char err[256];
+    int made = 0;
+    tile_status st = tile_stream_create(g->dev, TILE_STREAM_DEFAULT, 0, &s);
+    if (st == TILE_SUCCESS) st = tile_event_create(g->dev, TILE_EVENT_DEFAULT, &e0);
+    if (st == TILE_SUCCESS) st = tile_event_create(g->dev, TILE_EVENT_DEFAULT, &e1);
+    if (st == TILE_SUCCESS) st = tile_event_create(g->dev, TILE_EVENT_DISABLE_TIMING, &n0);
+    if (st == TILE_SUCCESS) st = tile_event_create(g->dev, TILE_EVENT_DISABLE_TIMING, &n1);
+    report(st == TILE_SUCCESS, "events: a stream and four events created: %s", ref_error(st));
+    if (st != TILE_SUCCESS || !va->kern) goto out;
+    if (ref_case_make(&c, va->ref, va->prog, va->index, 1 << 24, NULL, 0, g->seed++, err, sizeof err)) {
+        report(0, "events: %s", err);
+        goto out;
+    }
+    made = 1;
+    tile_launch_config cfg = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, 0, s};
+    st = ref_case_upload(g->dev, &c);
+    if (st == TILE_SUCCESS) st = tile_event_record(e0, s);
+    if (st == TILE_SUCCESS) st = tile_event_record(n0, s);
+    for (int i = 0; st == TILE_SUCCESS && i < 10; i++) st = ref_case_launch(va->kern, &c, &cfg);
+    if (st == TILE_SUCCESS) st = tile_event_record(e1, s);
+    if (st == TILE_SUCCESS) st = tile_event_record(n1, s);
+    if (st == TILE_SUCCESS) st = tile_event_synchronize(e1);
+    report(st == TILE_SUCCESS, "events: recorded around 10 launches and synchronized: %s", ref_error(st));
+    if (st != TILE_SUCCESS) goto out;
+    float ms = -1;
+    tile_status se = tile_event_elapsed_ms(e0, e1, &ms);
+    report(se == TILE_SUCCESS && ms > 0.0f && ms < 10000.0f, "events: elapsed %.3f ms for 10 vector_add launches of 2^24 elements (%s)",
+           (double)ms, ref_error(se));
+    report(tile_event_query(e1) == TILE_SUCCESS, "events: query of a completed event is TILE_SUCCESS");
+    tile_status sn = tile_event_synchronize(n1);
+    float ms2 = -1;
+    tile_status sd = sn == TILE_SUCCESS ? tile_event_elapsed_ms(n0, n1, &ms2) : sn;
+    report(sn == TILE_SUCCESS && sd != TILE_SUCCESS, "events: elapsed time of events without timing is an error: %s", ref_error(sd));
+    ref_check r;
+    st = ref_case_verify(g->dev, &c, &r);
+    report(st == TILE_SUCCESS && r.pass, "events: the timed launches' result matches: %s", st != TILE_SUCCESS ? ref_error(st) : r.pass ? "yes" : r.first);
+out:
+    if (made) {
+        ref_case_release(g->dev, &c);
+        ref_case_free(&c);
+    }
+    if (e0) tile_event_destroy(e0);
+    if (e1) tile_event_destroy(e1);
+    if (n0) tile_event_destroy(n0);
+    if (n1) tile_event_destroy(n1);
+    if (s) tile_stream_destroy(s);
+}
+
+/* ---- host callbacks ---- */
+
+typedef struct cb_state {
+    atomic_int ran;
+    tile_device *dev;
+    tile_stream *stream;
+    tile_status in_query, in_malloc, in_sync, in_event;
+    tile_devptr leaked;
+} cb_state;
+
+/* Calls the API from inside the callback: every call must say TILE_ERROR_IN_CALLBACK. The
+ * synchronize would deadlock if it were allowed through, so it comes last. */
+static void on_complete(void *user)
+{
+    cb_state *cb = user;
+    cb->in_query = tile_stream_query(cb->stream);
+    cb->in_malloc = tile_malloc(cb->dev, 16, &cb->leaked);
+    tile_event *e = NULL;
+    cb->in_event = tile_event_create(cb->dev, TILE_EVENT_DEFAULT, &e);
+    cb->in_sync = tile_stream_synchronize(cb->stream);
+    atomic_store(&cb->ran, 1);
+}
+
+static void test_callbacks(gpu *g, loaded *va)
+{
+    tile_stream *s = NULL;
+    cb_state cb = {.dev = g->dev};
+    atomic_init(&cb.ran, 0);
+    cb.in_query = cb.in_malloc = cb.in_sync = cb.in_event = TILE_SUCCESS;
+    tile_status st = tile_stream_create(g->dev, TILE_STREAM_NON_BLOCKING, 0, &s);
+    if (st != TILE_SUCCESS) {
+        report(0, "callbacks: stream: %s", ref_error(st));
+        return;
+    }
+    cb.stream = s;
+    if (va->kern) run_case(g, va, 1000, NULL, 0, s, " (stream before the callback)");
+    st = tile_stream_add_callback(s, on_complete, &cb);
+    if (st == TILE_SUCCESS) st = tile_stream_synchronize(s);
+    report(st == TILE_SUCCESS && atomic_load(&cb.ran) == 1, "callbacks: the host callback ran before the stream synchronized (%s)", ref_error(st));
+    report(cb.in_query == TILE_ERROR_IN_CALLBACK, "callbacks: tile_stream_query from a callback: %s", tile_status_string(cb.in_query));
+    report(cb.in_malloc == TILE_ERROR_IN_CALLBACK, "callbacks: tile_malloc from a callback: %s", tile_status_string(cb.in_malloc));
+    report(cb.in_event == TILE_ERROR_IN_CALLBACK, "callbacks: tile_event_create from a callback: %s", tile_status_string(cb.in_event));
+    report(cb.in_sync == TILE_ERROR_IN_CALLBACK, "callbacks: tile_stream_synchronize from a callback: %s", tile_status_string(cb.in_sync));
+    if (cb.in_malloc == TILE_SUCCESS && cb.leaked) tile_free(g->dev, cb.leaked);
+    tile_status q = tile_stream_query(s);
+    report(q == TILE_SUCCESS, "callbacks: the API works again outside the callback: %s", ref_error(q));
+    tile_stream_destroy(s);
+}
+
+/* ---- checked launches ---- */
+
+static void expect_status(tile_status got, tile_status want, const char *what)
+{
+    const char *msg = tile_last_error();
+    int ok = got == want && (want == TILE_SUCCESS || (msg && *msg));
+    report(ok, "launch checks: %s -> %s%s%s", what, tile_status_string(got), msg && *msg && got != TILE_SUCCESS ? ": " : "",
+           got != TILE_SUCCESS && msg ? msg : "");
+    if (got != want) printf("       expected %s\n", tile_status_string(want));
+}
+
+static void test_launch_checks(gpu *g, loaded *va, loaded *sx)
+{
+    if (!va->kern) return;
+    tile_kernel *k = NULL;
+    expect_status(tile_module_get_kernel(va->mod, "no_such_kernel", &k), TILE_ERROR_NOT_FOUND, "get_kernel(\"no_such_kernel\")");
+
+    ref_case c;
+    char err[256];
+    if (ref_case_make(&c, va->ref, va->prog, va->index, 1000, NULL, 0, g->seed++, err, sizeof err)) {
+        report(0, "launch checks: %s", err);
+        return;
+    }
+    tile_status st = ref_case_upload(g->dev, &c);
+    if (st != TILE_SUCCESS) {
+        report(0, "launch checks: upload: %s", ref_error(st));
+        goto out;
+    }
+    tile_devptr a = c.p[0].dev, b = c.p[1].dev, cc = c.p[2].dev;
+    tile_launch_config cfg = {{c.grid[0], 1, 1}, {0, 0, 0}, {0, 0, 0}, 0, NULL};
+    tile_arg good[4] = {tile_arg_ptr(TILE_DTYPE_F32, a), tile_arg_ptr(TILE_DTYPE_F32, b), tile_arg_ptr(TILE_DTYPE_F32, cc), tile_arg_i32(1000)};
+    tile_arg args[5];
+
+    memcpy(args, good, sizeof good);
+    expect_status(tile_launch(va->kern, &cfg, args, 3), TILE_ERROR_LAUNCH_ARGS, "3 arguments for 4 parameters");
+    args[4] = tile_arg_i32(0);
+    expect_status(tile_launch(va->kern, &cfg, args, 5), TILE_ERROR_LAUNCH_ARGS, "5 arguments for 4 parameters");
+    memcpy(args, good, sizeof good);
+    args[3] = tile_arg_f32(1000.0f);
+    expect_status(tile_launch(va->kern, &cfg, args, 4), TILE_ERROR_LAUNCH_ARGS, "an f32 for n: i32");
+    args[3] = tile_arg_i64(1000);
+    expect_status(tile_launch(va->kern, &cfg, args, 4), TILE_ERROR_LAUNCH_ARGS, "an i64 for n: i32");
+    memcpy(args, good, sizeof good);
+    args[0] = tile_arg_f64(1.0);
+    expect_status(tile_launch(va->kern, &cfg, args, 4), TILE_ERROR_LAUNCH_ARGS, "a scalar for a: f32*");
+    args[0] = tile_arg_ptr(TILE_DTYPE_I32, a);
+    expect_status(tile_launch(va->kern, &cfg, args, 4), TILE_ERROR_LAUNCH_ARGS, "an i32 pointer for a: f32*");
+    memcpy(args, good, sizeof good);
+    args[3] = tile_arg_ptr(TILE_DTYPE_I32, a);
+    expect_status(tile_launch(va->kern, &cfg, args, 4), TILE_ERROR_LAUNCH_ARGS, "a pointer for n: i32");
+    args[0] = tile_arg_named("a", good[0]);
+    args[1] = tile_arg_named("b", good[1]);
+    args[2] = tile_arg_named("c", good[2]);
+    args[3] = tile_arg_named("zz", good[3]);
+    expect_status(tile_launch(va->kern, &cfg, args, 4), TILE_ERROR_LAUNCH_ARGS, "all by name, one named zz (no such parameter)");
+    args[3] = good[3];
+    expect_status(tile_launch(va->kern, &cfg, args, 4), TILE_ERROR_LAUNCH_ARGS, "three by name, then one by position");
+    args[3] = tile_arg_named("a", good[0]);
+    expect_status(tile_launch(va->kern, &cfg, args, 4), TILE_ERROR_LAUNCH_ARGS, "a passed twice by name, n never");
+    if (sx->kern) {
+        tile_arg sa[4] = {tile_arg_f32(2.0f), tile_arg_f32(1.0f), tile_arg_ptr(TILE_DTYPE_F32, b), tile_arg_i32(16)};
+        tile_launch_config one = {{1, 1, 1}, {0, 0, 0}, {0, 0, 0}, 0, NULL};
+        expect_status(tile_launch(sx->kern, &one, sa, 4), TILE_ERROR_LAUNCH_ARGS, "saxpy: a scalar for x: tensor f32[n]");
+        sa[1] = tile_arg_ptr(TILE_DTYPE_BF16, a);
+        expect_status(tile_launch(sx->kern, &one, sa, 4), TILE_ERROR_LAUNCH_ARGS, "saxpy: a bf16 pointer for x: tensor f32[n]");
+    }
+
+    tile_launch_config bad = cfg;
+    bad.block[0] = 128, bad.block[1] = 1, bad.block[2] = 1;
+    expect_status(tile_launch(va->kern, &bad, good, 4), TILE_ERROR_LAUNCH_CONFIG, "block [128,1,1] for a kernel declaring block(256)");
+    bad = cfg;
+    bad.grid[0] = 0x80000000u;
+    expect_status(tile_launch(va->kern, &bad, good, 4), TILE_ERROR_LAUNCH_CONFIG, "grid x = 2^31");
+    bad = cfg;
+    bad.grid[1] = 65536;
+    expect_status(tile_launch(va->kern, &bad, good, 4), TILE_ERROR_LAUNCH_CONFIG, "grid y = 65536");
+    bad = cfg;
+    bad.grid[2] = 65536;
+    expect_status(tile_launch(va->kern, &bad, good, 4), TILE_ERROR_LAUNCH_CONFIG, "grid z = 65536");
+    bad = cfg;
+    bad.dynamic_shared = g->info.shared_per_block_optin + 1;
+    expect_status(tile_launch(va->kern, &bad, good, 4), TILE_ERROR_LAUNCH_CONFIG, "dynamic shared memory one byte over the opt-in limit");
+
+    /* Nothing above may have launched: the poisoned output is still intact; then the good launch. */
+    ref_check r;
+    st = ref_case_verify(g->dev, &c, &r);
+    report(st == TILE_SUCCESS && r.mismatches == (int)r.checked && r.checked == 1000,
+           "launch checks: no rejected launch ran (all %zu outputs still poisoned)", r.checked);
+    cfg.block[0] = 256, cfg.block[1] = cfg.block[2] = 1;
+    expect_status(tile_launch(va->kern, &cfg, good, 4), TILE_SUCCESS, "the right arguments by position, block [256,1,1]");
+    st = ref_case_verify(g->dev, &c, &r);
+    report(st == TILE_SUCCESS && r.pass, "launch checks: and its result matches (%s)", st != TILE_SUCCESS ? ref_error(st) : r.pass ? "yes" : r.first);
+out:
+    ref_case_release(g->dev, &c);
+    ref_case_free(&c);
+}
+
+/* ---- the disk cache: corrupted entries are rebuilt ---- */
+
+/* Applies fn to every regular file under dir; returns how many. */
+static int for_files(const char *dir, void (*fn)(const char *path, off_t size))
+{
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        char path[4096];
+        struct stat sb;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (lstat(path, &sb) != 0) continue;
+        if (S_ISDIR(sb.st_mode)) n += for_files(path, fn);
+        else if (S_ISREG(sb.st_mode)) fn(path, sb.st_size), n++;
+    }
+    closedir(d);
+    return n;
+}
+
+static void flip_middle_byte(const char *path, off_t size)
+{
+    FILE *f = fopen(path, "r+b");
+    if (!f || size == 0) {
+        if (f) fclose(f);
+        return;
+    }
+    fseek(f, (long)(size / 2), SEEK_SET);
+    int ch = fgetc(f);
+    fseek(f, (long)(size / 2), SEEK_SET);
+    fputc(ch ^ 0x5A, f);
+    fclose(f);
+}
+
+static void truncate_half(const char *path, off_t size)
+{
+    if (truncate(path, size / 2) != 0) fprintf(stderr, "gpucheck: truncate %s: %s\n", path, strerror(errno));
+}
+
+static void remove_file(const char *path, off_t size)
+{
+    (void)size;
+    remove(path);
+}
+
+static void remove_tree(const char *dir)
+{
+    for_files(dir, remove_file);
+    /* directories, deepest first: remove() fails on non-empty ones, so repeat a few times */
+    DIR *d;
+    for (int pass = 0; pass < 8 && (d = opendir(dir)); pass++) {
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+            char path[4096];
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            remove_tree(path);
+        }
+        closedir(d);
+        if (remove(dir) == 0) break;
+    }
+}
+
+/* Runs `gpucheck --cache-probe` in a child: returns its hit flag (0/1), or -1 when it failed. */
+static int cache_probe(gpu *g, const char *cache_dir, const char *file, char *why, size_t whylen)
+{
+    char self[4096], cmd[16384];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) {
+        snprintf(why, whylen, "cannot find this program (/proc/self/exe)");
+        return -1;
+    }
+    self[n] = 0;
+    snprintf(cmd, sizeof cmd, "'%s' --cache-probe '%s' '%s' %d %d 2>&1", self, cache_dir, file, (int)g->target, g->info.driver_version);
+    FILE *p = popen(cmd, "r");
+    if (!p) {
+        snprintf(why, whylen, "popen: %s", strerror(errno));
+        return -1;
+    }
+    char line[1024], last[1024] = "";
+    int hit = -1;
+    while (fgets(line, sizeof line, p)) {
+        if (sscanf(line, "probe: hit %d", &hit) != 1) snprintf(last, sizeof last, "%s", line);
+    }
+    int rc = pclose(p);
+    if (rc != 0) {
+        last[strcspn(last, "\n")] = 0;
+        snprintf(why, whylen, "the probe failed (status %d): %s", rc, last);
+        return -1;
+    }
+    return hit;
+}
+
+static void test_cache(gpu *g)
+{
+    char dir[] = "/tmp/gpucheck-cache-XXXXXX", file[4096], why[1200];
+    if (!mkdtemp(dir)) {
+        report(0, "cache: mkdtemp: %s", strerror(errno));
+        return;
+    }
+    snprintf(file, sizeof file, "%s/samples/vector_add.tile", g->root);
+    struct { const char *what; void (*damage)(const char *, off_t); int want; } steps[] = {
+        {"first compile into an empty cache", NULL, 0},
+        {"second compile", NULL, 1},
+        {"after flipping a byte in every cache file", flip_middle_byte, 0},
+        {"compile after the rebuild", NULL, 1},
+        {"after truncating every cache file to half", truncate_half, 0},
+        {"compile after the rebuild", NULL, 1},
+    };
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        if (steps[i].damage) {
+            int files = for_files(dir, steps[i].damage);
+            if (files == 0) {
+                report(0, "cache: no files in %s to damage (was anything stored?)", dir);
+                break;
+            }
+        }
+        int hit = cache_probe(g, dir, file, why, sizeof why);
+        if (hit < 0) report(0, "cache: %s: %s", steps[i].what, why);
+        else report(hit == steps[i].want, "cache: %s: %s (want %s), cubin identical to an uncached compile, and it runs",
+                    steps[i].what, hit ? "hit" : "miss, rebuilt", steps[i].want ? "hit" : "miss");
+    }
+    remove_tree(dir);
+}
+
+/* The child side: compile through the cache in `dir`, compare the cubin with an uncached compile,
+ * load it and run vector_add once. Prints "probe: hit H"; exit 0 when all of that worked. */
+static int cache_probe_main(int argc, char **argv)
+{
+    if (argc != 6) return 2;
+    setenv("TILEC_CACHE_DIR", argv[2], 1);
+    size_t len;
+    char *src = slurp(argv[3], &len);
+    if (!src) {
+        printf("cannot read %s\n", argv[3]);
+        return 1;
+    }
+    tile_compile_options o = {.target = (tile_target)atoi(argv[4]), .opt_level = 2, .assemble = 1};
+    tile_program *cached = NULL, *fresh = NULL;
+    int hit = -1, rc = 1;
+    tile_status st = tile_compile_cached(src, len, argv[3], &o, atoi(argv[5]), &cached, &hit);
+    tile_status st2 = tile_compile(src, len, argv[3], &o, &fresh);
+    const char *c1, *c2;
+    size_t n1 = 0, n2 = 0;
+    tile_device *d = NULL;
+    tile_module *m = NULL;
+    tile_kernel *k = NULL;
+    if (st != TILE_SUCCESS || st2 != TILE_SUCCESS) {
+        printf("compile: %s\n", ref_error(st != TILE_SUCCESS ? st : st2));
+    } else if (tile_program_emit(cached, TILE_STAGE_CUBIN, &c1, &n1) != TILE_SUCCESS ||
+               tile_program_emit(fresh, TILE_STAGE_CUBIN, &c2, &n2) != TILE_SUCCESS) {
+        printf("no cubin in the %s program\n", n1 ? "uncached" : "cached");
+    } else if (n1 != n2 || memcmp(c1, c2, n1) != 0) {
+        printf("the cached cubin (%zu bytes) differs from a fresh compile's (%zu bytes)\n", n1, n2);
+    } else if ((st = tile_device_open(TILE_BACKEND_CUDA, 0, &d)) != TILE_SUCCESS || (st = tile_module_load(d, cached, &m)) != TILE_SUCCESS ||
+               (st = tile_module_get_kernel(m, "vector_add", &k)) != TILE_SUCCESS) {
+        printf("load: %s\n", ref_error(st));
+    } else {
+        ref_case c;
+        char err[256];
+        ref_check r = {0};
+        if (ref_case_make(&c, ref_kernel_find("vector_add"), cached, 0, 1000, NULL, 0, 42, err, sizeof err) == 0) {
+            tile_launch_config cfg = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, 0, NULL};
+            if ((st = ref_case_upload(d, &c)) == TILE_SUCCESS && (st = ref_case_launch(k, &c, &cfg)) == TILE_SUCCESS)
+                st = ref_case_verify(d, &c, &r);
+            if (st != TILE_SUCCESS) printf("run: %s\n", ref_error(st));
+            else if (!r.pass) printf("wrong result: %s\n", r.first);
+            else rc = 0;
+            ref_case_release(d, &c);
+            ref_case_free(&c);
+        } else {
+            printf("%s\n", err);
+        }
+    }
+    printf("probe: hit %d\n", hit);
+    if (m) tile_module_unload(m);
+    if (d) tile_device_close(d);
+    tile_program_destroy(cached);
+    tile_program_destroy(fresh);
+    free(src);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (argc >= 2 && strcmp(argv[1], "--cache-probe") == 0) return cache_probe_main(argc, argv);
+    gpu g = {.root = ".", .seed = ref_seed_from_time()};
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--root") == 0 && i + 1 < argc) g.root = argv[++i];
+        else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) g.seed = strtoull(argv[++i], NULL, 0);
+        else {
+            fprintf(stderr, "usage: gpucheck [--root DIR] [--seed S]\n");
+            return 2;
+        }
+    }
+
+    char why[512] = "";
+    int count = 0;
+    tile_status st = tile_device_count(TILE_BACKEND_CUDA, &count, why, sizeof why);
+    if (st != TILE_SUCCESS || count == 0) {
+        printf("gpucheck: SKIPPED: %s\n", why[0] ? why : st != TILE_SUCCESS ? ref_error(st) : "no CUDA device found");
+        return SKIP_STATUS;
+    }
+    /* A private cache directory, so that cache behaviour is this run's alone. */
+    char cache[] = "/tmp/gpucheck-samples-XXXXXX";
+    if (!mkdtemp(cache)) {
+        printf("gpucheck: cannot make a cache directory: %s\n", strerror(errno));
+        return 1;
+    }
+    setenv("TILEC_CACHE_DIR", cache, 1);
+    if ((st = tile_device_open(TILE_BACKEND_CUDA, 0, &g.dev)) != TILE_SUCCESS || (st = tile_device_info_get(g.dev, &g.info)) != TILE_SUCCESS) {
+        printf("gpucheck: cannot open cuda:0: %s\ngpucheck: 0 passed, 1 failed\n", ref_error(st));
+        remove_tree(cache);
+        return 1;
+    }
+    g.target = g.info.cc_major >= 10 ? TILE_TARGET_SM100A : TILE_TARGET_SM90A;
+    printf("gpucheck: cuda:0 %s, cc %d.%d, %d SMs, %.1f GiB, driver %d; target %s; seed %llu\n", g.info.name, g.info.cc_major,
+           g.info.cc_minor, g.info.sm_count, (double)g.info.total_memory / (1 << 30), g.info.driver_version,
+           g.target == TILE_TARGET_SM100A ? "sm_100a" : "sm_90a", (unsigned long long)g.seed);
+
+    loaded ls[8] = {{0}};
+    loaded none = {0}, *va = &none, *sx = &none, *sm = &none;
+    for (int k = 0; k < ref_kernel_count && k < 8; k++) {
+        load_sample(&g, &ref_kernels[k], &ls[k]);
+        if (strcmp(ref_kernels[k].name, "vector_add") == 0) va = &ls[k];
+        if (strcmp(ref_kernels[k].name, "saxpy") == 0) sx = &ls[k];
+        if (strcmp(ref_kernels[k].name, "row_softmax") == 0) sm = &ls[k];
+    }
+    printf("-- samples against their C references\n");
+    test_samples(&g, ls);
+    printf("-- streams with priorities\n");
+    test_streams(&g, va, sm);
+    printf("-- events\n");
+    test_events(&g, va);
+    printf("-- host callbacks\n");
+    test_callbacks(&g, va);
+    printf("-- checked launches\n");
+    test_launch_checks(&g, va, sx);
+    printf("-- kernel cache\n");
+    test_cache(&g);
+
+    for (int k = 0; k < ref_kernel_count && k < 8; k++) unload_sample(&ls[k]);
+    tile_device_close(g.dev);
+    remove_tree(cache);
+    printf("gpucheck: %d passed, %d failed\n", npass, nfail);
+    return nfail ? 1 : 0;
+}

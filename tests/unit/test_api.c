@@ -1,0 +1,442 @@
+/* test_api.c: Check tests of the public compile API (include/tile.h), used as a client would.
+ *
+ * Each test compiles a small source held in this file and looks at what the program gives back:
+ * status, kernels and launch shapes, every stage, diagnostics as records and as rendered text.
+ * Compilation is documented as re-entrant, so the last tests compile in a loop and from several
+ * threads at once and compare every PTX with one reference compiled beforehand.
+ */
+#include <check.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tile.h"
+
+static const char good_src[] =
+    "const BLOCK = 128;\n"
+    "const TILE = 1024;\n"
+    "kernel saxpy(a: f32, x: tensor f32[n], y: tensor f32[n], n: i32) block(BLOCK) {\n"
+    "    let base = block_id.x * TILE;\n"
+    "    store(y[base], a * load(x[base], [TILE]) + load(y[base], [TILE]));\n"
+    "}\n"
+    "kernel pair(p: i32*) block(64, 2) cluster(2) {\n"
+    "    p[thread_id.x] = 1;\n"
+    "}\n";
+
+/* line 3: 'm' is unknown, at column 13 */
+static const char bad_src[] =
+    "kernel k(n: i32) block(32) {\n"
+    "    let x = n;\n"
+    "    let y = m + 1;\n"
+    "}\n";
+
+static const char ir_src[] =
+    "module \"hand.tile\"\n"
+    "\n"
+    "kernel @hand(%p: ptr<i32>, %n: i32) block(32, 1, 1) cluster(1, 1, 1) {\n"
+    "  %0 = add %n, %n : i32\n"
+    "  store %0, %p\n"
+    "}\n";
+
+static tile_program *compile_ok(const char *src, const tile_compile_options *o)
+{
+    tile_program *p = NULL;
+    tile_status st = tile_compile(src, strlen(src), "api.tile", o, &p);
+    ck_assert_msg(st == TILE_SUCCESS, "status %s: %s", tile_status_string(st), p ? tile_program_diagnostics(p) : "");
+    ck_assert_ptr_nonnull(p);
+    return p;
+}
+
+static const char *emit_text(const tile_program *p, tile_stage stage)
+{
+    const char *data = NULL;
+    size_t len = 0;
+    ck_assert_int_eq(tile_program_emit(p, stage, &data, &len), TILE_SUCCESS);
+    ck_assert_ptr_nonnull(data);
+    ck_assert_uint_eq(strlen(data), len);
+    return data;
+}
+
+START_TEST(test_good_source_kernels)
+{
+    tile_program *p = compile_ok(good_src, NULL);
+    ck_assert_int_eq(tile_program_error_count(p), 0);
+    ck_assert_int_eq(tile_program_diagnostic_count(p), 0);
+    ck_assert_int_eq(tile_program_kernel_count(p), 2);
+    ck_assert_str_eq(tile_program_kernel_name(p, 0), "saxpy");
+    ck_assert_str_eq(tile_program_kernel_name(p, 1), "pair");
+    ck_assert_ptr_null(tile_program_kernel_name(p, 2));
+    ck_assert_ptr_null(tile_program_kernel_name(p, -1));
+    unsigned block[3], cluster[3];
+    ck_assert_int_eq(tile_program_kernel_block(p, 0, block, cluster), TILE_SUCCESS);
+    ck_assert_uint_eq(block[0], 128);
+    ck_assert_uint_eq(block[1], 1);
+    ck_assert_uint_eq(block[2], 1);
+    ck_assert_uint_eq(cluster[0], 1);
+    ck_assert_int_eq(tile_program_kernel_block(p, 1, block, cluster), TILE_SUCCESS);
+    ck_assert_uint_eq(block[0], 64);
+    ck_assert_uint_eq(block[1], 2);
+    ck_assert_uint_eq(cluster[0], 2);
+    ck_assert_uint_eq(cluster[1], 1);
+    ck_assert_int_eq(tile_program_kernel_block(p, 2, block, cluster), TILE_ERROR_INVALID_ARGUMENT);
+    tile_program_destroy(p);
+}
+END_TEST
+
+START_TEST(test_good_source_stages)
+{
+    tile_program *p = compile_ok(good_src, NULL);
+    ck_assert_ptr_nonnull(strstr(emit_text(p, TILE_STAGE_AST), "saxpy"));
+    ck_assert_ptr_nonnull(strstr(emit_text(p, TILE_STAGE_IR), "tile_load"));
+    const char *lowered = emit_text(p, TILE_STAGE_IR_LOWERED);
+    ck_assert_ptr_nonnull(strstr(lowered, "ld_blocked"));
+    ck_assert_ptr_null(strstr(lowered, "tile_load"));
+    const char *ptx = emit_text(p, TILE_STAGE_PTX);
+    ck_assert_ptr_nonnull(strstr(ptx, ".target sm_90a"));
+    ck_assert_ptr_nonnull(strstr(ptx, ".visible .entry saxpy("));
+    ck_assert_ptr_nonnull(strstr(ptx, ".visible .entry pair("));
+
+    /* stages this compilation did not produce */
+    const char *data = NULL;
+    size_t len = 0;
+    ck_assert_int_eq(tile_program_emit(p, TILE_STAGE_CUBIN, &data, &len), TILE_ERROR_NOT_AVAILABLE);
+    ck_assert_int_eq(tile_program_emit(p, TILE_STAGE_IR_DUMPS, &data, &len), TILE_ERROR_NOT_AVAILABLE);
+    ck_assert_int_eq(tile_program_emit(p, (tile_stage)6, &data, &len), TILE_ERROR_INVALID_ARGUMENT);
+    ck_assert_int_eq(tile_program_emit(p, (tile_stage)-1, &data, &len), TILE_ERROR_INVALID_ARGUMENT);
+    ck_assert_int_eq(tile_program_emit(p, TILE_STAGE_PTX, NULL, &len), TILE_ERROR_INVALID_ARGUMENT);
+    ck_assert_int_eq(tile_program_emit(NULL, TILE_STAGE_PTX, &data, &len), TILE_ERROR_INVALID_ARGUMENT);
+    /* len is optional */
+    ck_assert_int_eq(tile_program_emit(p, TILE_STAGE_PTX, &data, NULL), TILE_SUCCESS);
+    tile_program_destroy(p);
+}
+END_TEST
+
+START_TEST(test_options_target_and_dumps)
+{
+    tile_compile_options o = {.target = TILE_TARGET_SM100A, .opt_level = 2, .print_ir_after = "dce",
+                              .verify_each = 1};
+    tile_program *p = compile_ok(good_src, &o);
+    ck_assert_ptr_nonnull(strstr(emit_text(p, TILE_STAGE_PTX), ".target sm_100a"));
+    ck_assert_ptr_nonnull(strstr(emit_text(p, TILE_STAGE_IR_DUMPS), "// -----// IR Dump After dce //----- //"));
+    tile_program_destroy(p);
+
+    tile_compile_options stop = {.opt_level = 0, .stop_after_ir = 1};
+    p = compile_ok(good_src, &stop);
+    ck_assert_ptr_nonnull(strstr(emit_text(p, TILE_STAGE_IR_LOWERED), "ld_blocked"));
+    const char *data;
+    ck_assert_int_eq(tile_program_emit(p, TILE_STAGE_PTX, &data, NULL), TILE_ERROR_NOT_AVAILABLE);
+    ck_assert_int_eq(tile_program_kernel_count(p), 2);
+    tile_program_destroy(p);
+}
+END_TEST
+
+START_TEST(test_assemble_gives_cubin)
+{
+    tile_compile_options o = {.target = TILE_TARGET_SM90A, .opt_level = 2, .assemble = 1};
+    tile_program *p = compile_ok(good_src, &o);
+    const char *data = NULL;
+    size_t len = 0;
+    ck_assert_int_eq(tile_program_emit(p, TILE_STAGE_CUBIN, &data, &len), TILE_SUCCESS);
+    ck_assert_uint_gt(len, 4);
+    ck_assert_int_eq(memcmp(data, "\177ELF", 4), 0);
+    tile_program_destroy(p);
+}
+END_TEST
+
+START_TEST(test_bad_source_diagnostics)
+{
+    tile_program *p = NULL;
+    ck_assert_int_eq(tile_compile(bad_src, strlen(bad_src), "bad.tile", NULL, &p), TILE_ERROR_COMPILE);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_int_ge(tile_program_error_count(p), 1);
+    ck_assert_int_ge(tile_program_diagnostic_count(p), tile_program_error_count(p));
+    tile_diagnostic d;
+    ck_assert_int_eq(tile_program_diagnostic(p, 0, &d), TILE_SUCCESS);
+    ck_assert_int_eq(d.severity, 0);
+    ck_assert_str_eq(d.file, "bad.tile");
+    ck_assert_uint_eq(d.line, 3);
+    ck_assert_uint_eq(d.col, 13);
+    ck_assert_str_eq(d.message, "unknown name 'm'");
+    ck_assert_int_eq(tile_program_diagnostic(p, tile_program_diagnostic_count(p), &d), TILE_ERROR_INVALID_ARGUMENT);
+    ck_assert_int_eq(tile_program_diagnostic(p, -1, &d), TILE_ERROR_INVALID_ARGUMENT);
+    ck_assert_int_eq(tile_program_diagnostic(p, 0, NULL), TILE_ERROR_INVALID_ARGUMENT);
+
+    const char *text = tile_program_diagnostics(p);
+    ck_assert_ptr_nonnull(strstr(text, "bad.tile:3:13: error: unknown name 'm'\n"));
+    ck_assert_ptr_nonnull(strstr(text, "    let y = m + 1;\n"));
+    ck_assert_ptr_nonnull(strstr(text, "\n              ^"));
+    ck_assert_ptr_eq(tile_program_diagnostics(p), text); /* rendered once */
+
+    /* nothing past the failure is available; the AST was built */
+    const char *data;
+    ck_assert_int_eq(tile_program_emit(p, TILE_STAGE_PTX, &data, NULL), TILE_ERROR_NOT_AVAILABLE);
+    ck_assert_int_eq(tile_program_emit(p, TILE_STAGE_IR, &data, NULL), TILE_ERROR_NOT_AVAILABLE);
+    ck_assert_int_eq(tile_program_emit(p, TILE_STAGE_AST, &data, NULL), TILE_SUCCESS);
+    ck_assert_int_eq(tile_program_kernel_count(p), 0);
+    tile_program_destroy(p);
+}
+END_TEST
+
+START_TEST(test_defines)
+{
+    tile_define over = {"TILE", "2048"};
+    tile_compile_options o = {.opt_level = 2, .defines = &over, .ndefines = 1, .stop_after_ir = 1};
+    tile_program *p = compile_ok(good_src, &o);
+    ck_assert_ptr_nonnull(strstr(emit_text(p, TILE_STAGE_IR), "tile<2048xf32>"));
+    tile_program_destroy(p);
+
+    tile_define hex = {"BLOCK", "0x40"};
+    o.defines = &hex;
+    p = compile_ok(good_src, &o);
+    unsigned block[3];
+    ck_assert_int_eq(tile_program_kernel_block(p, 0, block, NULL), TILE_SUCCESS);
+    ck_assert_uint_eq(block[0], 64);
+    tile_program_destroy(p);
+
+    tile_define unknown = {"NOPE", "1"};
+    o.defines = &unknown;
+    p = NULL;
+    ck_assert_int_eq(tile_compile(good_src, strlen(good_src), "api.tile", &o, &p), TILE_ERROR_COMPILE);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_ptr_nonnull(strstr(tile_program_diagnostics(p), "has no top-level 'const NOPE' to override"));
+    tile_program_destroy(p);
+
+    tile_define nan_value = {"TILE", "abc"};
+    o.defines = &nan_value;
+    p = NULL;
+    ck_assert_int_eq(tile_compile(good_src, strlen(good_src), "api.tile", &o, &p), TILE_ERROR_COMPILE);
+    ck_assert_ptr_nonnull(strstr(tile_program_diagnostics(p), "-DTILE=abc: the value is not a number"));
+    tile_program_destroy(p);
+
+    tile_define no_name = {NULL, "1"};
+    o.defines = &no_name;
+    p = NULL;
+    ck_assert_int_eq(tile_compile(good_src, strlen(good_src), "api.tile", &o, &p), TILE_ERROR_COMPILE);
+    ck_assert_ptr_nonnull(strstr(tile_program_diagnostics(p), "define 0 has no name or no value"));
+    tile_program_destroy(p);
+}
+END_TEST
+
+START_TEST(test_invalid_arguments)
+{
+    tile_program *p = (tile_program *)&p; /* must be reset to NULL */
+    size_t n = strlen(good_src);
+    ck_assert_int_eq(tile_compile(good_src, n, "a.tile", NULL, NULL), TILE_ERROR_INVALID_ARGUMENT);
+
+    tile_compile_options bad_target = {.target = (tile_target)2, .opt_level = 2};
+    ck_assert_int_eq(tile_compile(good_src, n, "a.tile", &bad_target, &p), TILE_ERROR_INVALID_ARGUMENT);
+    ck_assert_ptr_null(p);
+
+    tile_compile_options bad_opt = {.opt_level = 7};
+    ck_assert_int_eq(tile_compile(good_src, n, "a.tile", &bad_opt, &p), TILE_ERROR_INVALID_ARGUMENT);
+    ck_assert_ptr_null(p);
+    bad_opt.opt_level = -1;
+    ck_assert_int_eq(tile_compile(good_src, n, "a.tile", &bad_opt, &p), TILE_ERROR_INVALID_ARGUMENT);
+
+    tile_define d = {"TILE", "2048"};
+    tile_compile_options neg = {.opt_level = 2, .defines = &d, .ndefines = -1};
+    ck_assert_int_eq(tile_compile(good_src, n, "a.tile", &neg, &p), TILE_ERROR_INVALID_ARGUMENT);
+    tile_compile_options missing = {.opt_level = 2, .defines = NULL, .ndefines = 1};
+    ck_assert_int_eq(tile_compile(good_src, n, "a.tile", &missing, &p), TILE_ERROR_INVALID_ARGUMENT);
+
+    ck_assert_int_eq(tile_compile(NULL, 5, "a.tile", NULL, &p), TILE_ERROR_INVALID_ARGUMENT);
+    ck_assert_ptr_null(p);
+
+    /* the accessors tolerate NULL */
+    tile_program_destroy(NULL);
+    ck_assert_int_eq(tile_program_kernel_count(NULL), 0);
+    ck_assert_int_eq(tile_program_diagnostic_count(NULL), 0);
+    ck_assert_str_eq(tile_program_diagnostics(NULL), "");
+}
+END_TEST
+
+START_TEST(test_empty_source)
+{
+    /* NULL with length 0 is an empty source: a program with one located error, named "<input>" */
+    tile_program *p = NULL;
+    ck_assert_int_eq(tile_compile(NULL, 0, NULL, NULL, &p), TILE_ERROR_COMPILE);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_int_eq(tile_program_kernel_count(p), 0);
+    ck_assert_ptr_nonnull(strstr(tile_program_diagnostics(p), "<input>:1:1: error: no kernel in this file"));
+    tile_program_destroy(p);
+}
+END_TEST
+
+START_TEST(test_input_ir)
+{
+    tile_compile_options o = {.opt_level = 2, .input_ir = 1};
+    tile_program *p = NULL;
+    tile_status st = tile_compile(ir_src, strlen(ir_src), "hand.ir", &o, &p);
+    ck_assert_msg(st == TILE_SUCCESS, "%s", p ? tile_program_diagnostics(p) : "");
+    ck_assert_str_eq(emit_text(p, TILE_STAGE_IR), ir_src);
+    ck_assert_int_eq(tile_program_kernel_count(p), 1);
+    ck_assert_str_eq(tile_program_kernel_name(p, 0), "hand");
+    ck_assert_ptr_nonnull(strstr(emit_text(p, TILE_STAGE_PTX), ".visible .entry hand("));
+    const char *data;
+    ck_assert_int_eq(tile_program_emit(p, TILE_STAGE_AST, &data, NULL), TILE_ERROR_NOT_AVAILABLE);
+    tile_program_destroy(p);
+
+    /* defines apply to .tile source only */
+    tile_define d = {"X", "1"};
+    o.defines = &d;
+    o.ndefines = 1;
+    p = NULL;
+    ck_assert_int_eq(tile_compile(ir_src, strlen(ir_src), "hand.ir", &o, &p), TILE_ERROR_COMPILE);
+    ck_assert_ptr_nonnull(strstr(tile_program_diagnostics(p), "defines apply to .tile source, not to IR input"));
+    tile_program_destroy(p);
+
+    /* .tile source read as IR is a located parse error */
+    o.ndefines = 0;
+    p = NULL;
+    ck_assert_int_eq(tile_compile(bad_src, strlen(bad_src), "x.ir", &o, &p), TILE_ERROR_COMPILE);
+    tile_diagnostic diag;
+    ck_assert_int_eq(tile_program_diagnostic(p, 0, &diag), TILE_SUCCESS);
+    ck_assert_str_eq(diag.file, "x.ir");
+    ck_assert_uint_eq(diag.line, 1);
+    ck_assert_uint_eq(diag.col, 1);
+    tile_program_destroy(p);
+}
+END_TEST
+
+START_TEST(test_source_not_nul_terminated)
+{
+    /* the good source followed by garbage that would not compile: only len bytes are read */
+    size_t n = strlen(good_src);
+    char *buf = malloc(n + 64);
+    ck_assert_ptr_nonnull(buf);
+    memcpy(buf, good_src, n);
+    memset(buf + n, '@', 64);
+    tile_program *p = NULL, *ref = compile_ok(good_src, NULL);
+    ck_assert_int_eq(tile_compile(buf, n, "api.tile", NULL, &p), TILE_SUCCESS);
+    ck_assert_str_eq(emit_text(p, TILE_STAGE_PTX), emit_text(ref, TILE_STAGE_PTX));
+    tile_program_destroy(p);
+
+    /* the same for an error at the very end: the caret line stops at len */
+    const char cut[] = "kernel k(n: i32) block(32) { let x = n +";
+    memcpy(buf, cut, sizeof cut - 1);
+    memset(buf + sizeof cut - 1, 'z', 16);
+    p = NULL;
+    ck_assert_int_eq(tile_compile(buf, sizeof cut - 1, "cut.tile", NULL, &p), TILE_ERROR_COMPILE);
+    const char *text = tile_program_diagnostics(p);
+    ck_assert_ptr_nonnull(strstr(text, "cut.tile:1:"));
+    ck_assert_ptr_null(strstr(text, "zz"));
+    tile_program_destroy(p);
+
+    /* and for IR input */
+    n = strlen(ir_src);
+    memcpy(buf, ir_src, n);
+    memset(buf + n, '}', 16);
+    tile_compile_options o = {.opt_level = 2, .input_ir = 1};
+    p = NULL;
+    ck_assert_int_eq(tile_compile(buf, n, "hand.ir", &o, &p), TILE_SUCCESS);
+    tile_program_destroy(p);
+    tile_program_destroy(ref);
+    free(buf);
+}
+END_TEST
+
+START_TEST(test_status_strings)
+{
+    static const struct {
+        tile_status s;
+        const char *text;
+    } all[] = {
+        {TILE_SUCCESS, "success"},
+        {TILE_ERROR_INVALID_ARGUMENT, "invalid argument"},
+        {TILE_ERROR_COMPILE, "compilation failed"},
+        {TILE_ERROR_ASSEMBLE, "PTX assembly failed"},
+        {TILE_ERROR_NOT_AVAILABLE, "stage not available"},
+        {TILE_ERROR_OUT_OF_MEMORY, "out of memory"},
+    };
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) ck_assert_str_eq(tile_status_string(all[i].s), all[i].text);
+    ck_assert_str_eq(tile_status_string((tile_status)99), "unknown status");
+    ck_assert_str_eq(tile_version(), "0.1.0");
+}
+END_TEST
+
+START_TEST(test_many_compiles)
+{
+    tile_program *ref = compile_ok(good_src, NULL);
+    const char *want = emit_text(ref, TILE_STAGE_PTX);
+    for (int i = 0; i < 500; i++) {
+        tile_program *p = NULL;
+        ck_assert_int_eq(tile_compile(good_src, strlen(good_src), "api.tile", NULL, &p), TILE_SUCCESS);
+        ck_assert_str_eq(emit_text(p, TILE_STAGE_PTX), want);
+        tile_program_destroy(p);
+        p = NULL;
+        ck_assert_int_eq(tile_compile(bad_src, strlen(bad_src), "bad.tile", NULL, &p), TILE_ERROR_COMPILE);
+        tile_program_destroy(p);
+    }
+    tile_program_destroy(ref);
+}
+END_TEST
+
+/* ---- threads ---- */
+
+enum { NTHREADS = 4, PER_THREAD = 50 };
+
+typedef struct Job {
+    const char *want_90, *want_100;  /* reference PTX for each target */
+    int failures;                    /* compiles whose result differed from the reference */
+} Job;
+
+static void *compile_worker(void *arg)
+{
+    Job *j = arg;
+    for (int i = 0; i < PER_THREAD; i++) {
+        tile_compile_options o = {.target = i % 2 ? TILE_TARGET_SM100A : TILE_TARGET_SM90A, .opt_level = 2};
+        tile_program *p = NULL;
+        const char *data = NULL;
+        if (tile_compile(good_src, strlen(good_src), "api.tile", &o, &p) != TILE_SUCCESS ||
+            tile_program_emit(p, TILE_STAGE_PTX, &data, NULL) != TILE_SUCCESS ||
+            strcmp(data, i % 2 ? j->want_100 : j->want_90) != 0)
+            j->failures++;
+        tile_program_destroy(p);
+        p = NULL;
+        if (tile_compile(bad_src, strlen(bad_src), "bad.tile", NULL, &p) != TILE_ERROR_COMPILE ||
+            !strstr(tile_program_diagnostics(p), "bad.tile:3:13: error: unknown name 'm'"))
+            j->failures++;
+        tile_program_destroy(p);
+    }
+    return NULL;
+}
+
+START_TEST(test_threads_compile_at_once)
+{
+    tile_program *r90 = compile_ok(good_src, NULL);
+    tile_compile_options o100 = {.target = TILE_TARGET_SM100A, .opt_level = 2};
+    tile_program *r100 = compile_ok(good_src, &o100);
+    pthread_t th[NTHREADS];
+    Job jobs[NTHREADS];
+    for (int i = 0; i < NTHREADS; i++) {
+        jobs[i] = (Job){emit_text(r90, TILE_STAGE_PTX), emit_text(r100, TILE_STAGE_PTX), 0};
+        ck_assert_int_eq(pthread_create(&th[i], NULL, compile_worker, &jobs[i]), 0);
+    }
+    for (int i = 0; i < NTHREADS; i++) ck_assert_int_eq(pthread_join(th[i], NULL), 0);
+    for (int i = 0; i < NTHREADS; i++) ck_assert_msg(jobs[i].failures == 0, "thread %d: %d bad compiles", i, jobs[i].failures);
+    tile_program_destroy(r90);
+    tile_program_destroy(r100);
+}
+END_TEST
+
+Suite *api_suite(void)
+{
+    Suite *s = suite_create("api");
+    TCase *tc = tcase_create("compile");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_good_source_kernels);
+    tcase_add_test(tc, test_good_source_stages);
+    tcase_add_test(tc, test_options_target_and_dumps);
+    tcase_add_test(tc, test_assemble_gives_cubin);
+    tcase_add_test(tc, test_bad_source_diagnostics);
+    tcase_add_test(tc, test_defines);
+    tcase_add_test(tc, test_invalid_arguments);
+    tcase_add_test(tc, test_empty_source);
+    tcase_add_test(tc, test_input_ir);
+    tcase_add_test(tc, test_source_not_nul_terminated);
+    tcase_add_test(tc, test_status_strings);
+    tcase_add_test(tc, test_many_compiles);
+    tcase_add_test(tc, test_threads_compile_at_once);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,1108 @@
+/* test_runtime.c: the runtime's error paths, launch checks and kernel cache, without a GPU.
+ *
+ * Three layers are tested here. The pure checks (rt_check_args, rt_check_config,
+ * rt_check_target, the f16/bf16 rounding) directly. The public API over a fake back end put in
+ * the "sim" slot (rt_backend_override_): it records what it is asked to do, so device/stream/
+ * event/module/launch plumbing, the callback guard and tile_device_close's cleanup are proven
+ * without a driver. And the real CUDA back end's no-driver path (this machine has no
+ * libcuda.so.1; where one exists that single assertion is skipped loudly). The cache tests run
+ * ptxas and use a private directory through $TILEC_CACHE_DIR.
+ */
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runtime.h"
+#include "suites.h"
+
+#define HAS(s, sub) ck_assert_msg(strstr((s), (sub)) != NULL, "expected \"%s\" in \"%s\"", (sub), (s))
+
+static const char saxpy_src[] =
+    "const BLOCK = 128;\n"
+    "const TILE = 1024;\n"
+    "kernel saxpy(a: f32, x: tensor f32[n], y: tensor f32[n], n: i32) block(BLOCK) {\n"
+    "    let base = block_id.x * TILE;\n"
+    "    let xv = load(x[base], [TILE]);\n"
+    "    let yv = load(y[base], [TILE]);\n"
+    "    store(y[base], a * xv + yv);\n"
+    "}\n"
+    "kernel vadd(a: f32*, b: f32*, c: f32*, n: i32) block(256) {\n"
+    "    let i = block_id.x * 256 + thread_id.x;\n"
+    "    if i < n {\n"
+    "        c[i] = a[i] + b[i];\n"
+    "    }\n"
+    "}\n";
+
+static tile_program *compile_src(const char *src, tile_target t)
+{
+    tile_compile_options o = {.target = t, .opt_level = 2};
+    tile_program *p = NULL;
+    tile_status st = tile_compile(src, strlen(src), "rt.tile", &o, &p);
+    ck_assert_msg(st == TILE_SUCCESS, "compile: %s", p ? tile_program_diagnostics(p) : "?");
+    return p;
+}
+
+/* The saxpy signature as the compiler records it: a f32, x/y tensors of f32, n i32. */
+static int get_params(const tile_program *p, const char *kernel, tile_param_info *out)
+{
+    int k = tile_program_kernel_find(p, kernel);
+    ck_assert_int_ge(k, 0);
+    int n = tile_program_param_count(p, k);
+    for (int i = 0; i < n; i++) ck_assert_int_eq(tile_program_param(p, k, i, &out[i]), TILE_SUCCESS);
+    return n;
+}
+
+typedef struct Packed {
+    unsigned char buf[RT_MAX_PARAM_BYTES];
+    size_t off[RT_MAX_PARAMS];
+    size_t size;
+    char err[1024];
+} Packed;
+
+static tile_status check(const tile_param_info *ps, int np, const tile_arg *as, int na, Packed *pk)
+{
+    memset(pk, 0, sizeof *pk);
+    return rt_check_args("k", ps, np, as, na, pk->buf, sizeof pk->buf, pk->off, &pk->size, pk->err, sizeof pk->err);
+}
+
+/* ================================================================ no driver, back ends */
+
+START_TEST(no_cuda_driver)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (lib) {
+        dlclose(lib);
+        fprintf(stderr, "\n*** SKIPPED (loudly): libcuda.so.1 is present on this machine; the no-driver "
+                        "assertions of no_cuda_driver do not apply here ***\n\n");
+        return;
+    }
+    int count = -1;
+    char why[256] = "unset";
+    ck_assert_int_eq(tile_device_count(TILE_BACKEND_CUDA, &count, why, sizeof why), TILE_SUCCESS);
+    ck_assert_int_eq(count, 0);
+    HAS(why, "no CUDA driver found (libcuda.so.1");
+    tile_device *d = (tile_device *)1;
+    ck_assert_int_eq(tile_device_open(TILE_BACKEND_CUDA, 0, &d), TILE_ERROR_NO_DRIVER);
+    ck_assert_ptr_null(d);
+    HAS(tile_last_error(), "cuda: no CUDA driver found (libcuda.so.1");
+    ck_assert_int_eq(rt_cuda_driver_version(), 0);
+    ck_assert_str_eq(tile_status_string(TILE_ERROR_NO_DRIVER), "driver not found");
+}
+END_TEST
+
+START_TEST(planned_backends)
+{
+    static const tile_backend bs[] = {TILE_BACKEND_HIP, TILE_BACKEND_SIM};
+    for (int i = 0; i < 2; i++) {
+        int count = -1;
+        char why[128];
+        ck_assert_int_eq(tile_device_count(bs[i], &count, why, sizeof why), TILE_SUCCESS);
+        ck_assert_int_eq(count, 0);
+        ck_assert_str_eq(why, "not built yet (planned)");
+        tile_device *d = NULL;
+        ck_assert_int_eq(tile_device_open(bs[i], 0, &d), TILE_ERROR_NO_DRIVER);
+        HAS(tile_last_error(), tile_backend_name(bs[i]));
+        HAS(tile_last_error(), "not built yet (planned)");
+    }
+    tile_backend b;
+    ck_assert_int_eq(tile_backend_parse("hip", &b), TILE_SUCCESS);
+    ck_assert_int_eq(b, TILE_BACKEND_HIP);
+    ck_assert_int_eq(tile_backend_parse("opencl", &b), TILE_ERROR_INVALID_ARGUMENT);
+    HAS(tile_last_error(), "unknown back end 'opencl'");
+    ck_assert_str_eq(tile_backend_name(TILE_BACKEND_SIM), "sim");
+}
+END_TEST
+
+START_TEST(invalid_arguments)
+{
+    tile_devptr p = 1;
+    ck_assert_int_eq(tile_malloc(NULL, 16, &p), TILE_ERROR_INVALID_ARGUMENT);
+    HAS(tile_last_error(), "tile_malloc: device is NULL");
+    ck_assert_int_eq(tile_device_count(TILE_BACKEND_CUDA, NULL, NULL, 0), TILE_ERROR_INVALID_ARGUMENT);
+    HAS(tile_last_error(), "count is NULL");
+    ck_assert_int_eq(tile_device_open(TILE_BACKEND_CUDA, -1, &(tile_device *){NULL}), TILE_ERROR_INVALID_ARGUMENT);
+    HAS(tile_last_error(), "ordinal -1 is negative");
+    ck_assert_int_eq(tile_device_open((tile_backend)7, 0, &(tile_device *){NULL}), TILE_ERROR_INVALID_ARGUMENT);
+    ck_assert_int_eq(tile_launch(NULL, NULL, NULL, 0), TILE_ERROR_INVALID_ARGUMENT);
+    HAS(tile_last_error(), "tile_launch: kernel is NULL");
+    ck_assert_int_eq(tile_stream_synchronize(NULL), TILE_ERROR_INVALID_ARGUMENT);
+    HAS(tile_last_error(), "default stream");
+    ck_assert_int_eq(tile_event_elapsed_ms(NULL, NULL, NULL), TILE_ERROR_INVALID_ARGUMENT);
+    ck_assert_int_eq(tile_kernel_param_count(NULL), -1);
+    tile_device_close(NULL);
+    ck_assert_str_eq(tile_status_string(TILE_ERROR_IN_CALLBACK), "called from a host callback");
+    ck_assert_str_eq(tile_status_string(TILE_ERROR_LAUNCH_ARGS), "launch arguments do not match the kernel");
+}
+END_TEST
+
+/* ================================================================ the callback guard */
+
+typedef struct GuardSeen {
+    tile_status malloc_st, count_st, open_st, launch_st;
+    char msg[RT_ERR_LEN];
+    int ran;
+} GuardSeen;
+
+static void guarded(void *user)
+{
+    GuardSeen *g = user;
+    tile_devptr p;
+    int n;
+    tile_device *d;
+    g->malloc_st = tile_malloc(NULL, 16, &p);
+    snprintf(g->msg, sizeof g->msg, "%s", tile_last_error());
+    g->count_st = tile_device_count(TILE_BACKEND_CUDA, &n, NULL, 0);
+    g->open_st = tile_device_open(TILE_BACKEND_CUDA, 0, &d);
+    g->launch_st = tile_launch(NULL, NULL, NULL, 0);
+    ck_assert_int_eq(rt_in_callback(), 1);
+    g->ran = 1;
+}
+
+START_TEST(callback_guard)
+{
+    GuardSeen g = {0};
+    ck_assert_int_eq(rt_in_callback(), 0);
+    rt_run_host_callback(guarded, &g);
+    ck_assert_int_eq(g.ran, 1);
+    ck_assert_int_eq(g.malloc_st, TILE_ERROR_IN_CALLBACK);
+    ck_assert_int_eq(g.count_st, TILE_ERROR_IN_CALLBACK);
+    ck_assert_int_eq(g.open_st, TILE_ERROR_IN_CALLBACK);
+    ck_assert_int_eq(g.launch_st, TILE_ERROR_IN_CALLBACK);
+    HAS(g.msg, "tile_malloc: called from a host callback");
+    /* outside the callback the same call is judged on its arguments again */
+    ck_assert_int_eq(rt_in_callback(), 0);
+    int n;
+    ck_assert_int_eq(tile_device_count(TILE_BACKEND_SIM, &n, NULL, 0), TILE_SUCCESS);
+}
+END_TEST
+
+/* ================================================================ rt_check_args */
+
+START_TEST(args_positional_pack)
+{
+    tile_program *p = compile_src(saxpy_src, TILE_TARGET_SM90A);
+    tile_param_info ps[8];
+    int np = get_params(p, "saxpy", ps);
+    ck_assert_int_eq(np, 4);
+    ck_assert_int_eq(ps[1].kind, TILE_PARAM_TENSOR);
+    tile_arg as[] = {tile_arg_f32(2.5f), tile_arg_ptr(TILE_DTYPE_F32, 0x1000), tile_arg_ptr(TILE_DTYPE_F32, 0x2000),
+                     tile_arg_i32(-7)};
+    Packed pk;
+    ck_assert_int_eq(check(ps, np, as, 4, &pk), TILE_SUCCESS);
+    ck_assert_uint_eq(pk.off[0], 0);
+    ck_assert_uint_eq(pk.off[1], 8);
+    ck_assert_uint_eq(pk.off[2], 16);
+    ck_assert_uint_eq(pk.off[3], 24);
+    ck_assert_uint_eq(pk.size, 28);
+    float a;
+    uint64_t x;
+    int32_t n;
+    memcpy(&a, pk.buf + pk.off[0], 4);
+    memcpy(&x, pk.buf + pk.off[1], 8);
+    memcpy(&n, pk.buf + pk.off[3], 4);
+    ck_assert(a == 2.5f);
+    ck_assert_uint_eq(x, 0x1000);
+    ck_assert_int_eq(n, -7);
+    tile_program_destroy(p);
+}
+END_TEST
+
+START_TEST(args_count_type_kind)
+{
+    tile_program *p = compile_src(saxpy_src, TILE_TARGET_SM90A);
+    tile_param_info ps[8];
+    int np = get_params(p, "saxpy", ps);
+    tile_arg good[] = {tile_arg_f32(1), tile_arg_ptr(TILE_DTYPE_F32, 0x1000), tile_arg_ptr(TILE_DTYPE_F32, 0x2000),
+                       tile_arg_i32(4)};
+    tile_arg as[4];
+    Packed pk;
+
+    ck_assert_int_eq(check(ps, np, good, 3, &pk), TILE_ERROR_LAUNCH_ARGS);
+    HAS(pk.err, "kernel 'k' takes 4 arguments (a, x, y, n), got 3");
+    ck_assert_int_eq(check(ps, np, good, 0, &pk), TILE_ERROR_LAUNCH_ARGS);
+
+    memcpy(as, good, sizeof as);
+    as[3] = tile_arg_f32(4);
+    ck_assert_int_eq(check(ps, np, as, 4, &pk), TILE_ERROR_LAUNCH_ARGS);
+    HAS(pk.err, "argument 4 ('n'): the kernel expects i32, got f32");
+
+    memcpy(as, good, sizeof as);
+    as[3] = tile_arg_i64(4);
+    ck_assert_int_eq(check(ps, np, as, 4, &pk), TILE_ERROR_LAUNCH_ARGS);
+    HAS(pk.err, "expects i32, got i64");
+
+    memcpy(as, good, sizeof as);
+    as[1] = tile_arg_f32(0);
+    ck_assert_int_eq(check(ps, np, as, 4, &pk), TILE_ERROR_LAUNCH_ARGS);
+    HAS(pk.err, "argument 2 ('x'): the kernel expects a tensor of f32, got a scalar f32");
+
+    memcpy(as, good, sizeof as);
+    as[0] = tile_arg_ptr(TILE_DTYPE_F32, 0x1000);
+    ck_assert_int_eq(check(ps, np, as, 4, &pk), TILE_ERROR_LAUNCH_ARGS);
+    HAS(pk.err, "argument 1 ('a'): the kernel expects a scalar f32, got a pointer to f32");
+
+    memcpy(as, good, sizeof as);
+    as[2] = tile_arg_ptr(TILE_DTYPE_BF16, 0x2000);
+    ck_assert_int_eq(check(ps, np, as, 4, &pk), TILE_ERROR_LAUNCH_ARGS);
+    HAS(pk.err, "argument 3 ('y'): the kernel expects a tensor of f32, got a pointer to bf16");
+
+    memcpy(as, good, sizeof as);
+    as[1] = tile_arg_ptr(TILE_DTYPE_F32, 0x1004);
+    ck_assert_int_eq(check(ps, np, as, 4, &pk), TILE_ERROR_LAUNCH_ARGS);
+    HAS(pk.err, "argument 2 ('x'): a tensor's device address must be 16-byte aligned; 0x1004");
+
+    memcpy(as, good, sizeof as);
+    as[3] = tile_arg_scalar(TILE_DTYPE_I32, 2.5);
+    ck_assert_int_eq(check(ps, np, as, 4, &pk), TILE_ERROR_LAUNCH_ARGS);
+    HAS(pk.err, "not representable in i32");
+    as[3] = tile_arg_scalar(TILE_DTYPE_I32, 3e9);
+    ck_assert_int_eq(check(ps, np, as, 4, &pk), TILE_ERROR_LAUNCH_ARGS);
+    as[3] = tile_arg_scalar(TILE_DTYPE_I32, -2147483648.0);
+    ck_assert_int_eq(check(ps, np, as, 4, &pk), TILE_SUCCESS);
+
+    memcpy(as, good, sizeof as);
+    as[3].kind = (tile_param_kind)9;
+    ck_assert_int_eq(check(ps, np, as, 4, &pk), TILE_ERROR_LAUNCH_ARGS);
+    HAS(pk.err, "not a valid tile_arg");
+
+    /* a plain pointer parameter has no alignment rule beyond the element's */
+    tile_param_info vs[8];
+    int nv = get_params(p, "vadd", vs);
+    ck_assert_int_eq(vs[0].kind, TILE_PARAM_POINTER);
+    tile_arg va[] = {tile_arg_ptr(TILE_DTYPE_F32, 0x1004), tile_arg_ptr(TILE_DTYPE_F32, 0x2008),
+                     tile_arg_ptr(TILE_DTYPE_F32, 0x300c), tile_arg_i32(3)};
+    ck_assert_int_eq(check(vs, nv, va, 4, &pk), TILE_SUCCESS);
+    tile_program_destroy(p);
+}
+END_TEST
+
+START_TEST(args_named)
+{
+    tile_program *p = compile_src(saxpy_src, TILE_TARGET_SM90A);
+    tile_param_info ps[8];
+    int np = get_params(p, "saxpy", ps);
+    tile_arg as[] = {tile_arg_named("n", tile_arg_i32(99)), tile_arg_named("y", tile_arg_ptr(TILE_DTYPE_F32, 0x2000)),
+                     tile_arg_named("a", tile_arg_f32(3)), tile_arg_named("x", tile_arg_ptr(TILE_DTYPE_F32, 0x1000))};
+    Packed pk;
+    ck_assert_int_eq(check(ps, np, as, 4, &pk), TILE_SUCCESS);
+    int32_t n;
+    uint64_t y;
+    memcpy(&n, pk.buf + pk.off[3], 4);
+    memcpy(&y, pk.buf + pk.off[2], 8);
+    ck_assert_int_eq(n, 99);
+    ck_assert_uint_eq(y, 0x2000);
+
+    tile_arg bad[4];
+    memcpy(bad, as, sizeof bad);
+    bad[1].name = "z";
+    ck_assert_int_eq(check(ps, np, bad, 4, &pk), TILE_ERROR_LAUNCH_ARGS);
+    HAS(pk.err, "kernel 'k' has no parameter named 'z' (argument 2); its parameters are: a, x, y, n");
+
+    memcpy(bad, as, sizeof bad);
+    bad[2].name = "n";
+    ck_assert_int_eq(check(ps, np, bad, 4, &pk), TILE_ERROR_LAUNCH_ARGS);
+    HAS(pk.err, "parameter 'n' is given twice (arguments 1 and 3)");
+
+    ck_assert_int_eq(check(ps, np, as, 3, &pk), TILE_ERROR_LAUNCH_ARGS);
+    HAS(pk.err, "parameter 2 ('x', f32) is not given");
+
+    memcpy(bad, as, sizeof bad);
+    bad[2].name = NULL;
+    ck_assert_int_eq(check(ps, np, bad, 4, &pk), TILE_ERROR_LAUNCH_ARGS);
+    HAS(pk.err, "argument 3 is passed by position but argument 1 by name");
+
+    memcpy(bad, as, sizeof bad);
+    bad[0] = tile_arg_named("n", tile_arg_f64(99));
+    ck_assert_int_eq(check(ps, np, bad, 4, &pk), TILE_ERROR_LAUNCH_ARGS);
+    HAS(pk.err, "argument 1 ('n'): the kernel expects i32, got f64");
+    tile_program_destroy(p);
+}
+END_TEST
+
+START_TEST(args_pack_every_dtype)
+{
+    static const tile_dtype ts[] = {TILE_DTYPE_I1, TILE_DTYPE_I8, TILE_DTYPE_I16, TILE_DTYPE_I32, TILE_DTYPE_I64,
+                                    TILE_DTYPE_U8, TILE_DTYPE_U16, TILE_DTYPE_U32, TILE_DTYPE_U64, TILE_DTYPE_F16,
+                                    TILE_DTYPE_BF16, TILE_DTYPE_F32, TILE_DTYPE_F64};
+    enum { N = sizeof ts / sizeof ts[0] };
+    tile_param_info ps[N];
+    tile_arg as[N];
+    static const double vals[N] = {1, -5, -300, 70000, -5e12, 200, 60000, 4e9, 1e19, 1.0 / 3, 1.0 / 3, 0.1, 0.1};
+    for (int i = 0; i < N; i++) {
+        ps[i] = (tile_param_info){.name = "p", .kind = TILE_PARAM_SCALAR, .dtype = ts[i]};
+        as[i] = tile_arg_scalar(ts[i], vals[i]);
+    }
+    Packed pk;
+    ck_assert_int_eq(check(ps, N, as, N, &pk), TILE_SUCCESS);
+    /* natural alignment, declaration order */
+    static const size_t want_off[N] = {0, 1, 2, 4, 8, 16, 18, 20, 24, 32, 34, 36, 40};
+    for (int i = 0; i < N; i++) ck_assert_uint_eq(pk.off[i], want_off[i]);
+    ck_assert_uint_eq(pk.size, 48);
+    ck_assert_uint_eq(pk.buf[0], 1);
+    ck_assert_int_eq((int8_t)pk.buf[1], -5);
+    int16_t i16;
+    memcpy(&i16, pk.buf + 2, 2);
+    ck_assert_int_eq(i16, -300);
+    int64_t i64;
+    memcpy(&i64, pk.buf + 8, 8);
+    ck_assert(i64 == -5000000000000ll);
+    uint32_t u32;
+    memcpy(&u32, pk.buf + 20, 4);
+    ck_assert_uint_eq(u32, 4000000000u);
+    uint64_t u64;
+    memcpy(&u64, pk.buf + 24, 8);
+    ck_assert(u64 == 10000000000000000000ull);
+    uint16_t h, b;
+    memcpy(&h, pk.buf + 32, 2);
+    memcpy(&b, pk.buf + 34, 2);
+    ck_assert_uint_eq(h, 0x3555);   /* 1/3 in binary16 */
+    ck_assert_uint_eq(b, 0x3eab);   /* 1/3 in bfloat16 */
+    float f;
+    memcpy(&f, pk.buf + 36, 4);
+    ck_assert(f == 0.1f);
+    double d;
+    memcpy(&d, pk.buf + 40, 8);
+    ck_assert(d == 0.1);
+
+    /* a hand-built argument whose value does not fit its dtype is an error, not a wrap */
+    tile_param_info p8 = {.name = "k", .kind = TILE_PARAM_SCALAR, .dtype = TILE_DTYPE_I8};
+    tile_arg a8 = {.kind = TILE_PARAM_SCALAR, .dtype = TILE_DTYPE_I8, .value.i = 300};
+    ck_assert_int_eq(check(&p8, 1, &a8, 1, &pk), TILE_ERROR_LAUNCH_ARGS);
+    HAS(pk.err, "argument 1 ('k'): the value 300 does not fit in i8");
+    ck_assert_int_eq(tile_arg_scalar(TILE_DTYPE_U8, -1).kind, (tile_param_kind)0x7e);
+    ck_assert_int_eq(tile_arg_scalar(TILE_DTYPE_U64, 18446744073709551616.0).kind, (tile_param_kind)0x7e);
+}
+END_TEST
+
+START_TEST(half_rounding)
+{
+    ck_assert_uint_eq(rt_f16_bits(1.0), 0x3c00);
+    ck_assert_uint_eq(rt_f16_bits(-2.0), 0xc000);
+    ck_assert_uint_eq(rt_f16_bits(0.0), 0x0000);
+    ck_assert_uint_eq(rt_f16_bits(-0.0), 0x8000);
+    ck_assert_uint_eq(rt_f16_bits(65504.0), 0x7bff);
+    ck_assert_uint_eq(rt_f16_bits(65519.99), 0x7bff);
+    ck_assert_uint_eq(rt_f16_bits(65520.0), 0x7c00);          /* the tie rounds to even: infinity */
+    ck_assert_uint_eq(rt_f16_bits(1.0 + 1.0 / 2048), 0x3c00); /* tie between 0x3c00 and 0x3c01: even */
+    ck_assert_uint_eq(rt_f16_bits(1.0 + 3.0 / 2048), 0x3c02); /* tie between 0x3c01 and 0x3c02: even */
+    ck_assert_uint_eq(rt_f16_bits(1.0 + 1.0 / 2048 + 1e-9), 0x3c01);
+    ck_assert_uint_eq(rt_f16_bits(0x1p-24), 0x0001);          /* smallest subnormal */
+    ck_assert_uint_eq(rt_f16_bits(0x1p-25), 0x0000);          /* half of it: tie to even 0 */
+    ck_assert_uint_eq(rt_f16_bits(0x1.8p-25), 0x0001);
+    ck_assert_uint_eq(rt_f16_bits(0x1p-14), 0x0400);          /* smallest normal */
+    ck_assert_uint_eq(rt_f16_bits(0x1.ffcp-15), 0x0400);      /* largest subnormal + half ulp: carries to normal */
+    ck_assert_uint_eq(rt_f16_bits(1e300), 0x7c00);
+    ck_assert_uint_eq(rt_f16_bits(-1.0 / 0.0), 0xfc00);
+    ck_assert_uint_eq(rt_f16_bits(0.0 / 0.0) & 0x7c00, 0x7c00);
+    ck_assert_uint_ne(rt_f16_bits(0.0 / 0.0) & 0x03ff, 0);
+    ck_assert_uint_eq(rt_bf16_bits(1.0), 0x3f80);
+    ck_assert_uint_eq(rt_bf16_bits(3.0), 0x4040);
+    ck_assert_uint_eq(rt_bf16_bits(1.0 + 1.0 / 256), 0x3f80); /* tie: even */
+    ck_assert_uint_eq(rt_bf16_bits(1.0 + 3.0 / 256), 0x3f82);
+    ck_assert_uint_eq(rt_bf16_bits(3.4e38), 0x7f80);          /* above the largest bf16 by more than half an ulp */
+    ck_assert_uint_eq(rt_bf16_bits(0x1p-133), 0x0001);
+    ck_assert_uint_eq(rt_bf16_bits(-0x1p-140), 0x8000);
+}
+END_TEST
+
+/* ================================================================ rt_check_config */
+
+static const RtLimits h100 = {
+    .max_grid = {2147483647u, 65535, 65535},
+    .max_block = {1024, 1024, 64},
+    .max_threads = 1024,
+    .shared_optin = 232448,
+    .cluster_launch = 1,
+    .max_cluster = 8,
+};
+
+START_TEST(config_grid_block)
+{
+    const unsigned kb[3] = {256, 1, 1}, kc[3] = {1, 1, 1};
+    tile_launch_config c = {0};
+    RtLaunchDims d;
+    char err[512];
+    ck_assert_int_eq(rt_check_config(&h100, "k", kb, kc, 0, &c, &d, err, sizeof err), TILE_SUCCESS);
+    ck_assert_uint_eq(d.grid[0], 1);
+    ck_assert_uint_eq(d.block[0], 256);
+    ck_assert_uint_eq(d.block[2], 1);
+    ck_assert_int_eq(d.has_cluster, 0);
+
+    c.grid[0] = 2147483648u;
+    ck_assert_int_eq(rt_check_config(&h100, "k", kb, kc, 0, &c, &d, err, sizeof err), TILE_ERROR_LAUNCH_CONFIG);
+    HAS(err, "grid.x = 2147483648 exceeds the device limit 2147483647");
+    c.grid[0] = 2147483647u;
+    ck_assert_int_eq(rt_check_config(&h100, "k", kb, kc, 0, &c, &d, err, sizeof err), TILE_SUCCESS);
+    c.grid[1] = 65536;
+    ck_assert_int_eq(rt_check_config(&h100, "k", kb, kc, 0, &c, &d, err, sizeof err), TILE_ERROR_LAUNCH_CONFIG);
+    HAS(err, "grid.y = 65536 exceeds the device limit 65535");
+    c.grid[1] = 0;
+    c.grid[2] = 70000;
+    ck_assert_int_eq(rt_check_config(&h100, "k", kb, kc, 0, &c, &d, err, sizeof err), TILE_ERROR_LAUNCH_CONFIG);
+    HAS(err, "grid.z = 70000");
+
+    c = (tile_launch_config){.grid = {4}, .block = {128}};
+    ck_assert_int_eq(rt_check_config(&h100, "k", kb, kc, 0, &c, &d, err, sizeof err), TILE_ERROR_LAUNCH_CONFIG);
+    HAS(err, "block (128, 1, 1) does not match kernel 'k''s declared block(256, 1, 1)");
+    c.block[0] = 256;
+    ck_assert_int_eq(rt_check_config(&h100, "k", kb, kc, 0, &c, &d, err, sizeof err), TILE_SUCCESS);
+
+    const unsigned big[3] = {32, 32, 2}, deep[3] = {1, 1, 128};
+    c = (tile_launch_config){.grid = {1}};
+    ck_assert_int_eq(rt_check_config(&h100, "k", big, kc, 0, &c, &d, err, sizeof err), TILE_ERROR_LAUNCH_CONFIG);
+    HAS(err, "has 2048 threads; the device allows 1024 per block");
+    ck_assert_int_eq(rt_check_config(&h100, "k", deep, kc, 0, &c, &d, err, sizeof err), TILE_ERROR_LAUNCH_CONFIG);
+    HAS(err, "block.z = 128 exceeds the device limit 64");
+}
+END_TEST
+
+START_TEST(config_cluster_shared)
+{
+    const unsigned kb[3] = {128, 1, 1}, none[3] = {1, 1, 1}, two[3] = {2, 1, 1};
+    tile_launch_config c = {.grid = {4}};
+    RtLaunchDims d;
+    char err[512];
+    ck_assert_int_eq(rt_check_config(&h100, "k", kb, two, 0, &c, &d, err, sizeof err), TILE_SUCCESS);
+    ck_assert_int_eq(d.has_cluster, 1);
+    ck_assert_uint_eq(d.cluster[0], 2);
+    c.cluster[0] = 4;
+    ck_assert_int_eq(rt_check_config(&h100, "k", kb, two, 0, &c, &d, err, sizeof err), TILE_ERROR_LAUNCH_CONFIG);
+    HAS(err, "cluster (4, 1, 1) does not match kernel 'k''s declared cluster(2, 1, 1)");
+    c = (tile_launch_config){.grid = {3}};
+    ck_assert_int_eq(rt_check_config(&h100, "k", kb, two, 0, &c, &d, err, sizeof err), TILE_ERROR_LAUNCH_CONFIG);
+    HAS(err, "grid.x = 3 is not a multiple of cluster.x = 2");
+    /* a kernel without a declared cluster may be launched in clusters */
+    c = (tile_launch_config){.grid = {8}, .cluster = {4}};
+    ck_assert_int_eq(rt_check_config(&h100, "k", kb, none, 0, &c, &d, err, sizeof err), TILE_SUCCESS);
+    ck_assert_int_eq(d.has_cluster, 1);
+    c = (tile_launch_config){.grid = {16}, .cluster = {16}};
+    ck_assert_int_eq(rt_check_config(&h100, "k", kb, none, 0, &c, &d, err, sizeof err), TILE_ERROR_LAUNCH_CONFIG);
+    HAS(err, "has 16 blocks; the limit is 8");
+    RtLimits old = h100;
+    old.cluster_launch = 0;
+    c = (tile_launch_config){.grid = {4}};
+    ck_assert_int_eq(rt_check_config(&old, "k", kb, two, 0, &c, &d, err, sizeof err), TILE_ERROR_LAUNCH_CONFIG);
+    HAS(err, "cannot launch thread-block clusters");
+
+    c = (tile_launch_config){.grid = {1}, .dynamic_shared = 100000};
+    ck_assert_int_eq(rt_check_config(&h100, "k", kb, none, 0, &c, &d, err, sizeof err), TILE_SUCCESS);
+    ck_assert_uint_eq(d.shared, 100000);
+    c.dynamic_shared = 232448;
+    ck_assert_int_eq(rt_check_config(&h100, "k", kb, none, 0, &c, &d, err, sizeof err), TILE_SUCCESS);
+    c.dynamic_shared = 232449;
+    ck_assert_int_eq(rt_check_config(&h100, "k", kb, none, 0, &c, &d, err, sizeof err), TILE_ERROR_LAUNCH_CONFIG);
+    HAS(err, "dynamic shared memory 232449 bytes exceeds the device's opt-in limit 232448 bytes");
+    c.dynamic_shared = 232000;
+    ck_assert_int_eq(rt_check_config(&h100, "k", kb, none, 1024, &c, &d, err, sizeof err), TILE_ERROR_LAUNCH_CONFIG);
+    HAS(err, "the kernel's 1024 static bytes");
+}
+END_TEST
+
+START_TEST(target_and_priority)
+{
+    char err[512];
+    ck_assert_int_eq(rt_check_target(TILE_TARGET_SM90A, 9, 0, "H100", err, sizeof err), TILE_SUCCESS);
+    ck_assert_int_eq(rt_check_target(TILE_TARGET_SM100A, 10, 0, "B200", err, sizeof err), TILE_SUCCESS);
+    ck_assert_int_eq(rt_check_target(TILE_TARGET_SM90A, 10, 0, "B200", err, sizeof err), TILE_ERROR_TARGET);
+    HAS(err, "compiled for sm_90a, which runs only on compute capability 9.0; B200 is 10.0");
+    ck_assert_int_eq(rt_check_target(TILE_TARGET_SM100A, 9, 0, "H100", err, sizeof err), TILE_ERROR_TARGET);
+    ck_assert_int_eq(rt_check_target(TILE_TARGET_SM90A, 8, 9, "L4", err, sizeof err), TILE_ERROR_TARGET);
+    ck_assert_int_eq(rt_clamp_priority(-10, 0, -5), -5);
+    ck_assert_int_eq(rt_clamp_priority(3, 0, -5), 0);
+    ck_assert_int_eq(rt_clamp_priority(-2, 0, -5), -2);
+}
+END_TEST
+
+/* ================================================================ the API over a fake back end */
+
+/* A device that records what it is asked; state for one test at a time. */
+static struct {
+    int allocs, streams, events, modules, callbacks, launches, set_shared;
+    int module_is_text;
+    size_t shared_set_to;
+    RtLaunchDims last;
+    unsigned char params[64];
+    int last_priority;
+    tile_devptr next;
+} fk;
+
+static tile_status fk_count(int *count, char *why, size_t n) { *count = 1; (void)why; (void)n; return TILE_SUCCESS; }
+static tile_status fk_open(int ordinal, void **dev, tile_device_info *info, RtLimits *lim)
+{
+    if (ordinal > 0) return rt_error(TILE_ERROR_NO_DEVICE, "fake: device %d does not exist", ordinal);
+    *dev = &fk;
+    snprintf(info->name, sizeof info->name, "fake H100");
+    info->cc_major = 9;
+    info->stream_priority_least = 0;
+    info->stream_priority_greatest = -5;
+    info->shared_per_block_optin = h100.shared_optin;
+    *lim = h100;
+    fk.next = 0x10000;
+    return TILE_SUCCESS;
+}
+static void fk_close(void *dev) { (void)dev; }
+static tile_status fk_sync_mode(void *dev, tile_sync_mode m) { (void)dev; (void)m; return TILE_SUCCESS; }
+static tile_status fk_sync(void *dev) { (void)dev; return TILE_SUCCESS; }
+static tile_status fk_alloc(void *dev, size_t n, tile_devptr *out)
+{
+    (void)dev;
+    *out = fk.next;
+    fk.next += (n + 255) / 256 * 256;
+    fk.allocs++;
+    return TILE_SUCCESS;
+}
+static tile_status fk_free(void *dev, tile_devptr p) { (void)dev; (void)p; fk.allocs--; return TILE_SUCCESS; }
+static tile_status fk_htod(void *dev, tile_devptr d, const void *s, size_t n, void *st, int a)
+{
+    (void)dev; (void)d; (void)s; (void)n; (void)st; (void)a;
+    return TILE_SUCCESS;
+}
+static tile_status fk_dtoh(void *dev, void *d, tile_devptr s, size_t n, void *st, int a)
+{
+    (void)dev; (void)d; (void)s; (void)n; (void)st; (void)a;
+    return TILE_SUCCESS;
+}
+static tile_status fk_dtod(void *dev, tile_devptr d, tile_devptr s, size_t n) { (void)dev; (void)d; (void)s; (void)n; return TILE_SUCCESS; }
+static tile_status fk_memset(void *dev, tile_devptr d, unsigned char v, size_t n) { (void)dev; (void)d; (void)v; (void)n; return TILE_SUCCESS; }
+static tile_status fk_stream_create(void *dev, unsigned f, int prio, void **out)
+{
+    (void)dev; (void)f;
+    fk.last_priority = prio;
+    fk.streams++;
+    *out = &fk.streams;
+    return TILE_SUCCESS;
+}
+static tile_status fk_stream_destroy(void *dev, void *s) { (void)dev; (void)s; fk.streams--; return TILE_SUCCESS; }
+static tile_status fk_stream_op(void *dev, void *s) { (void)dev; (void)s; return TILE_SUCCESS; }
+static tile_status fk_callback(void *dev, void *s, tile_host_fn fn, void *user)
+{
+    (void)dev; (void)s;
+    fk.callbacks++;
+    rt_run_host_callback(fn, user); /* the driver would run it later on its own thread */
+    return TILE_SUCCESS;
+}
+static tile_status fk_event_create(void *dev, unsigned f, void **out) { (void)dev; (void)f; fk.events++; *out = &fk.events; return TILE_SUCCESS; }
+static tile_status fk_event_destroy(void *dev, void *e) { (void)dev; (void)e; fk.events--; return TILE_SUCCESS; }
+static tile_status fk_event_record(void *dev, void *e, void *s) { (void)dev; (void)e; (void)s; return TILE_SUCCESS; }
+static tile_status fk_event_op(void *dev, void *e) { (void)dev; (void)e; return TILE_SUCCESS; }
+static tile_status fk_elapsed(void *dev, void *a, void *b, float *ms) { (void)dev; (void)a; (void)b; *ms = 1.5f; return TILE_SUCCESS; }
+static tile_status fk_module_load(void *dev, const void *img, size_t n, int is_text, void **out)
+{
+    (void)dev; (void)img; (void)n;
+    fk.module_is_text = is_text;
+    fk.modules++;
+    *out = &fk.modules;
+    return TILE_SUCCESS;
+}
+static tile_status fk_module_unload(void *dev, void *m) { (void)dev; (void)m; fk.modules--; return TILE_SUCCESS; }
+static tile_status fk_function(void *dev, void *m, const char *name, void **fn, size_t *ss)
+{
+    (void)dev; (void)m; (void)name;
+    *fn = &fk.launches;
+    *ss = 0;
+    return TILE_SUCCESS;
+}
+static tile_status fk_set_shared(void *dev, void *fn, size_t bytes)
+{
+    (void)dev; (void)fn;
+    fk.set_shared++;
+    fk.shared_set_to = bytes;
+    return TILE_SUCCESS;
+}
+static tile_status fk_launch(void *dev, void *fn, const RtLaunchDims *dims, void *s, void **params)
+{
+    (void)dev; (void)fn; (void)s;
+    fk.launches++;
+    fk.last = *dims;
+    /* saxpy: a f32, x, y, n i32 */
+    memcpy(fk.params, params[0], 4);
+    memcpy(fk.params + 8, params[1], 8);
+    memcpy(fk.params + 16, params[2], 8);
+    memcpy(fk.params + 24, params[3], 4);
+    return TILE_SUCCESS;
+}
+
+static const RtBackend fake = {
+    .name = "fake", .count = fk_count, .open = fk_open, .close = fk_close, .set_sync_mode = fk_sync_mode,
+    .synchronize = fk_sync, .mem_alloc = fk_alloc, .mem_free = fk_free, .memcpy_htod = fk_htod,
+    .memcpy_dtoh = fk_dtoh, .memcpy_dtod = fk_dtod, .memset_d8 = fk_memset, .stream_create = fk_stream_create,
+    .stream_destroy = fk_stream_destroy, .stream_synchronize = fk_stream_op, .stream_query = fk_stream_op,
+    .stream_add_callback = fk_callback, .event_create = fk_event_create, .event_destroy = fk_event_destroy,
+    .event_record = fk_event_record, .event_synchronize = fk_event_op, .event_query = fk_event_op,
+    .event_elapsed = fk_elapsed, .module_load = fk_module_load, .module_unload = fk_module_unload,
+    .module_function = fk_function, .function_set_shared = fk_set_shared, .launch = fk_launch,
+};
+
+static tile_device *open_fake(void)
+{
+    memset(&fk, 0, sizeof fk);
+    rt_backend_override_(TILE_BACKEND_SIM, &fake);
+    tile_device *d = NULL;
+    ck_assert_int_eq(tile_device_open(TILE_BACKEND_SIM, 0, &d), TILE_SUCCESS);
+    return d;
+}
+
+static void close_fake(tile_device *d)
+{
+    tile_device_close(d);
+    rt_backend_override_(TILE_BACKEND_SIM, NULL);
+}
+
+START_TEST(fake_launch)
+{
+    tile_device *d = open_fake();
+    tile_device_info info;
+    ck_assert_int_eq(tile_device_info_get(d, &info), TILE_SUCCESS);
+    ck_assert_str_eq(info.name, "fake H100");
+    ck_assert_int_eq(info.backend, TILE_BACKEND_SIM);
+    tile_program *p = compile_src(saxpy_src, TILE_TARGET_SM90A);
+    tile_module *m = NULL;
+    ck_assert_int_eq(tile_module_load(d, p, &m), TILE_SUCCESS);
+    ck_assert_int_eq(fk.module_is_text, 1); /* not assembled: PTX through the JIT */
+    tile_program_destroy(p);                /* the module keeps its own copy of the signatures */
+    tile_kernel *k = NULL;
+    ck_assert_int_eq(tile_module_get_kernel(m, "nope", &k), TILE_ERROR_NOT_FOUND);
+    HAS(tile_last_error(), "no kernel named 'nope' in the module (it has: saxpy, vadd)");
+    ck_assert_int_eq(tile_module_get_kernel(m, "saxpy", &k), TILE_SUCCESS);
+    ck_assert_int_eq(tile_kernel_param_count(k), 4);
+    tile_param_info pi;
+    ck_assert_int_eq(tile_kernel_param(k, 3, &pi), TILE_SUCCESS);
+    ck_assert_str_eq(pi.name, "n");
+
+    tile_devptr x, y;
+    ck_assert_int_eq(tile_malloc(d, 4096, &x), TILE_SUCCESS);
+    ck_assert_int_eq(tile_malloc(d, 4096, &y), TILE_SUCCESS);
+    ck_assert_int_eq(tile_malloc(d, 0, &x), TILE_ERROR_INVALID_ARGUMENT);
+    HAS(tile_last_error(), "bytes is 0");
+    ck_assert_int_eq(tile_malloc(d, 4096, &x), TILE_SUCCESS);
+    tile_arg args[] = {tile_arg_named("x", tile_arg_ptr(TILE_DTYPE_F32, x)),
+                       tile_arg_named("y", tile_arg_ptr(TILE_DTYPE_F32, y)), tile_arg_named("n", tile_arg_i32(1000)),
+                       tile_arg_named("a", tile_arg_f32(2))};
+    tile_launch_config cfg = {.grid = {1}};
+    ck_assert_int_eq(tile_launch(k, &cfg, args, 4), TILE_SUCCESS);
+    ck_assert_int_eq(fk.launches, 1);
+    ck_assert_uint_eq(fk.last.block[0], 128);
+    float a;
+    uint64_t px;
+    int32_t n;
+    memcpy(&a, fk.params, 4);
+    memcpy(&px, fk.params + 8, 8);
+    memcpy(&n, fk.params + 24, 4);
+    ck_assert(a == 2.0f);
+    ck_assert_uint_eq(px, x);
+    ck_assert_int_eq(n, 1000);
+    ck_assert_int_eq(fk.set_shared, 0);
+
+    /* above 48 KiB the function's limit is raised once, then reused */
+    cfg.dynamic_shared = 100000;
+    ck_assert_int_eq(tile_launch(k, &cfg, args, 4), TILE_SUCCESS);
+    ck_assert_int_eq(tile_launch(k, &cfg, args, 4), TILE_SUCCESS);
+    ck_assert_int_eq(fk.set_shared, 1);
+    ck_assert_uint_eq(fk.shared_set_to, 100000);
+
+    args[2] = tile_arg_named("n", tile_arg_f32(1000));
+    ck_assert_int_eq(tile_launch(k, &cfg, args, 4), TILE_ERROR_LAUNCH_ARGS);
+    HAS(tile_last_error(), "tile_launch: argument 3 ('n'): the kernel expects i32, got f32");
+    args[2] = tile_arg_named("n", tile_arg_i32(1000));
+    cfg.block[0] = 64;
+    ck_assert_int_eq(tile_launch(k, &cfg, args, 4), TILE_ERROR_LAUNCH_CONFIG);
+    HAS(tile_last_error(), "tile_launch: block (64, 1, 1) does not match");
+    cfg.block[0] = 0;
+    cfg.grid[1] = 100000;
+    ck_assert_int_eq(tile_launch(k, &cfg, args, 4), TILE_ERROR_LAUNCH_CONFIG);
+    HAS(tile_last_error(), "grid.y = 100000 exceeds the device limit 65535");
+    ck_assert_int_eq(fk.launches, 3);
+
+    ck_assert_int_eq(tile_free(d, y), TILE_SUCCESS);
+    ck_assert_int_eq(tile_free(d, y), TILE_ERROR_INVALID_ARGUMENT);
+    HAS(tile_last_error(), "is not an allocation of this device");
+    ck_assert_int_eq(fk.allocs, 2);
+    ck_assert_int_eq(fk.modules, 1);
+    close_fake(d); /* frees the module and the two allocations still alive */
+    ck_assert_int_eq(fk.allocs, 0);
+    ck_assert_int_eq(fk.modules, 0);
+}
+END_TEST
+
+typedef struct CbState { tile_device *d; tile_status inner; int ran; } CbState;
+
+static void cb_calls_api(void *user)
+{
+    CbState *s = user;
+    tile_devptr p;
+    s->inner = tile_malloc(s->d, 64, &p);
+    s->ran++;
+}
+
+START_TEST(fake_streams_events_callbacks)
+{
+    tile_device *d = open_fake();
+    tile_stream *hi = NULL, *lo = NULL;
+    ck_assert_int_eq(tile_stream_create(d, TILE_STREAM_NON_BLOCKING, -100, &hi), TILE_SUCCESS);
+    ck_assert_int_eq(fk.last_priority, -5);
+    ck_assert_int_eq(tile_stream_create(d, 0, 7, &lo), TILE_SUCCESS);
+    int prio;
+    ck_assert_int_eq(tile_stream_priority(hi, &prio), TILE_SUCCESS);
+    ck_assert_int_eq(prio, -5);
+    ck_assert_int_eq(tile_stream_priority(lo, &prio), TILE_SUCCESS);
+    ck_assert_int_eq(prio, 0);
+    tile_stream *bad = NULL;
+    ck_assert_int_eq(tile_stream_create(d, 8, 0, &bad), TILE_ERROR_INVALID_ARGUMENT);
+    ck_assert_ptr_null(bad);
+    HAS(tile_last_error(), "unknown flags 0x8");
+
+    tile_event *e0, *e1, *nt;
+    ck_assert_int_eq(tile_event_create(d, TILE_EVENT_DEFAULT, &e0), TILE_SUCCESS);
+    ck_assert_int_eq(tile_event_create(d, TILE_EVENT_DEFAULT, &e1), TILE_SUCCESS);
+    ck_assert_int_eq(tile_event_create(d, TILE_EVENT_DISABLE_TIMING, &nt), TILE_SUCCESS);
+    ck_assert_int_eq(tile_event_record(e0, hi), TILE_SUCCESS);
+    ck_assert_int_eq(tile_event_record(e1, hi), TILE_SUCCESS);
+    float ms = 0;
+    ck_assert_int_eq(tile_event_elapsed_ms(e0, e1, &ms), TILE_SUCCESS);
+    ck_assert(ms == 1.5f);
+    ck_assert_int_eq(tile_event_elapsed_ms(e0, nt, &ms), TILE_ERROR_INVALID_ARGUMENT);
+    HAS(tile_last_error(), "the end event was created with TILE_EVENT_DISABLE_TIMING");
+
+    CbState s = {d, TILE_SUCCESS, 0};
+    ck_assert_int_eq(tile_stream_add_callback(hi, cb_calls_api, &s), TILE_SUCCESS);
+    ck_assert_int_eq(s.ran, 1);
+    ck_assert_int_eq(s.inner, TILE_ERROR_IN_CALLBACK);
+    ck_assert_int_eq(fk.allocs, 0);
+
+    ck_assert_int_eq(tile_event_destroy(e1), TILE_SUCCESS);
+    ck_assert_int_eq(tile_stream_destroy(lo), TILE_SUCCESS);
+    ck_assert_int_eq(fk.streams, 1);
+    ck_assert_int_eq(fk.events, 2);
+    tile_device *other = NULL;
+    ck_assert_int_eq(tile_device_open(TILE_BACKEND_SIM, 1, &other), TILE_ERROR_NO_DEVICE);
+    close_fake(d); /* destroys the stream and two events still alive */
+    ck_assert_int_eq(fk.streams, 0);
+    ck_assert_int_eq(fk.events, 0);
+}
+END_TEST
+
+START_TEST(fake_target_mismatch)
+{
+    tile_device *d = open_fake();
+    tile_program *p = compile_src(saxpy_src, TILE_TARGET_SM100A);
+    tile_module *m = (tile_module *)1;
+    ck_assert_int_eq(tile_module_load(d, p, &m), TILE_ERROR_TARGET);
+    ck_assert_ptr_null(m);
+    HAS(tile_last_error(), "compiled for sm_100a, which runs only on compute capability 10.0; fake H100 is 9.0");
+    tile_program_destroy(p);
+    close_fake(d);
+}
+END_TEST
+
+/* ================================================================ the kernel cache */
+
+typedef struct TmpDir { char path[256]; } TmpDir;
+
+static void tmp_dir(TmpDir *t)
+{
+    const char *base = getenv("TMPDIR");
+    snprintf(t->path, sizeof t->path, "%s/tilec-cache-test-XXXXXX", base && *base ? base : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(t->path));
+}
+
+static void rm_rf(const char *path)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static char *read_whole(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long sz = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)sz + 1);
+    ck_assert_uint_eq(fread(b, 1, (size_t)sz, f), (size_t)sz);
+    fclose(f);
+    *n = (size_t)sz;
+    return b;
+}
+
+/* The one entry file in dir (the test uses one key per directory). */
+static int entry_path(const char *dir, char *out, size_t n)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "ls '%s' | grep '\\.cubin$'", dir);
+    FILE *p = popen(cmd, "r");
+    char name[128] = "";
+    int found = p && fgets(name, sizeof name, p) != NULL;
+    if (p) pclose(p);
+    name[strcspn(name, "\n")] = 0;
+    snprintf(out, n, "%s/%s", dir, name);
+    return found;
+}
+
+static tile_program *cached(int *hit, tile_status want)
+{
+    tile_compile_options o = {.target = TILE_TARGET_SM90A, .opt_level = 2, .assemble = 1};
+    tile_program *p = NULL;
+    ck_assert_int_eq(tile_compile_cached(saxpy_src, strlen(saxpy_src), "rt.tile", &o, 13000, &p, hit), want);
+    return p;
+}
+
+static void cubin_of(tile_program *p, const char **data, size_t *n)
+{
+    ck_assert_int_eq(tile_program_emit(p, TILE_STAGE_CUBIN, data, n), TILE_SUCCESS);
+    ck_assert_uint_gt(*n, 0);
+}
+
+START_TEST(cache_store_hit_corrupt)
+{
+    TmpDir t;
+    tmp_dir(&t);
+    char dir[300];
+    snprintf(dir, sizeof dir, "%s/a/b", t.path); /* created with mkdir -p */
+    setenv("TILEC_CACHE_DIR", dir, 1);
+    ck_assert_str_eq(tile_cache_dir(), dir);
+    rt_cache_clear_memory();
+
+    int hit = -1;
+    tile_program *p0 = cached(&hit, TILE_SUCCESS);
+    ck_assert_int_eq(hit, 0);
+    const char *c0;
+    size_t n0;
+    cubin_of(p0, &c0, &n0);
+    char entry[600];
+    ck_assert(entry_path(dir, entry, sizeof entry));
+    size_t fn;
+    char *file0 = read_whole(entry, &fn);
+    ck_assert_ptr_nonnull(file0);
+    ck_assert_uint_eq(fn, 56 + n0);
+    ck_assert_int_eq(memcmp(file0, "TILECC01", 8), 0);
+    ck_assert_int_eq(memcmp(file0 + 56, c0, n0), 0);
+
+    /* memory hit, then disk hit */
+    tile_program *p1 = cached(&hit, TILE_SUCCESS);
+    ck_assert_int_eq(hit, 1);
+    tile_program_destroy(p1);
+    rt_cache_clear_memory();
+    p1 = cached(&hit, TILE_SUCCESS);
+    ck_assert_int_eq(hit, 1);
+    const char *c1;
+    size_t n1;
+    cubin_of(p1, &c1, &n1);
+    ck_assert_uint_eq(n1, n0);
+    ck_assert_int_eq(memcmp(c0, c1, n0), 0);
+    ck_assert_int_eq(tile_program_kernel_count(p1), 2); /* a whole program, not just a cubin */
+    tile_program_destroy(p1);
+
+    /* a flipped payload byte: detected by the hash, rebuilt, and the entry rewritten whole */
+    static const long flips[] = {56 + 100, 0, 30, 45};
+    for (size_t i = 0; i < sizeof flips / sizeof flips[0]; i++) {
+        int fd = open(entry, O_RDWR);
+        ck_assert_int_ge(fd, 0);
+        unsigned char b;
+        ck_assert_int_eq(pread(fd, &b, 1, flips[i]), 1);
+        b ^= 0x40;
+        ck_assert_int_eq(pwrite(fd, &b, 1, flips[i]), 1);
+        close(fd);
+        rt_cache_clear_memory();
+        tile_program *p2 = cached(&hit, TILE_SUCCESS);
+        ck_assert_msg(hit == 0, "a corrupted entry (byte %ld flipped) was loaded", flips[i]);
+        const char *c2;
+        size_t n2;
+        cubin_of(p2, &c2, &n2);
+        ck_assert_uint_eq(n2, n0);
+        ck_assert_int_eq(memcmp(c0, c2, n0), 0);
+        tile_program_destroy(p2);
+        size_t fn2;
+        char *file2 = read_whole(entry, &fn2);
+        ck_assert_uint_eq(fn2, fn);
+        ck_assert_int_eq(memcmp(file0, file2, fn), 0);
+        free(file2);
+    }
+
+    /* truncated: a miss, then rewritten */
+    ck_assert_int_eq(truncate(entry, (off_t)(fn / 2)), 0);
+    rt_cache_clear_memory();
+    tile_program *p3 = cached(&hit, TILE_SUCCESS);
+    ck_assert_int_eq(hit, 0);
+    tile_program_destroy(p3);
+    ck_assert_int_eq(truncate(entry, 20), 0);
+    rt_cache_clear_memory();
+    p3 = cached(&hit, TILE_SUCCESS);
+    ck_assert_int_eq(hit, 0);
+    tile_program_destroy(p3);
+    rt_cache_clear_memory();
+    p3 = cached(&hit, TILE_SUCCESS);
+    ck_assert_int_eq(hit, 1);
+    tile_program_destroy(p3);
+
+    /* nothing left behind but the entry */
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "test $(ls -A '%s' | wc -l) -eq 1", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    free(file0);
+    tile_program_destroy(p0);
+    rm_rf(t.path);
+    unsetenv("TILEC_CACHE_DIR");
+    rt_cache_clear_memory();
+}
+END_TEST
+
+START_TEST(cache_key_and_failures)
+{
+    TmpDir t;
+    tmp_dir(&t);
+    setenv("TILEC_CACHE_DIR", t.path, 1);
+    rt_cache_clear_memory();
+    int hit = -1;
+    tile_program *p = cached(&hit, TILE_SUCCESS);
+    ck_assert_int_eq(hit, 0);
+    tile_program_destroy(p);
+
+    /* another driver version, another define, another target: other keys */
+    tile_compile_options o = {.target = TILE_TARGET_SM90A, .opt_level = 2, .assemble = 1};
+    ck_assert_int_eq(tile_compile_cached(saxpy_src, strlen(saxpy_src), "rt.tile", &o, 12080, &p, &hit), TILE_SUCCESS);
+    ck_assert_int_eq(hit, 0);
+    tile_program_destroy(p);
+    tile_define def = {"TILE", "2048"};
+    o.defines = &def;
+    o.ndefines = 1;
+    ck_assert_int_eq(tile_compile_cached(saxpy_src, strlen(saxpy_src), "rt.tile", &o, 13000, &p, &hit), TILE_SUCCESS);
+    ck_assert_int_eq(hit, 0);
+    tile_program_destroy(p);
+    o.ndefines = 0;
+    o.target = TILE_TARGET_SM100A;
+    ck_assert_int_eq(tile_compile_cached(saxpy_src, strlen(saxpy_src), "rt.tile", &o, 13000, &p, &hit), TILE_SUCCESS);
+    ck_assert_int_eq(hit, 0);
+    ck_assert_int_eq(tile_program_target(p), TILE_TARGET_SM100A);
+    tile_program_destroy(p);
+    p = cached(&hit, TILE_SUCCESS);
+    ck_assert_int_eq(hit, 1);
+    tile_program_destroy(p);
+
+    /* a source with errors: the diagnostics, no cache */
+    static const char bad[] = "kernel k(n: i32) block(32) { let x = ; }\n";
+    ck_assert_int_eq(tile_compile_cached(bad, strlen(bad), "bad.tile", NULL, 13000, &p, &hit), TILE_ERROR_COMPILE);
+    ck_assert_int_eq(hit, 0);
+    ck_assert_int_gt(tile_program_error_count(p), 0);
+    tile_program_destroy(p);
+
+    /* an unusable cache directory (its parent is a file): compiles normally, every time */
+    char file[300], dir[320];
+    snprintf(file, sizeof file, "%s/plain-file", t.path);
+    FILE *f = fopen(file, "w");
+    fputs("x", f);
+    fclose(f);
+    snprintf(dir, sizeof dir, "%s/sub", file);
+    setenv("TILEC_CACHE_DIR", dir, 1);
+    for (int i = 0; i < 2; i++) {
+        rt_cache_clear_memory();
+        p = cached(&hit, TILE_SUCCESS);
+        ck_assert_int_eq(hit, 0);
+        const char *c;
+        size_t n;
+        cubin_of(p, &c, &n);
+        tile_program_destroy(p);
+    }
+
+    /* where the cache lives */
+    unsetenv("TILEC_CACHE_DIR");
+    char *old_xdg = getenv("XDG_CACHE_HOME") ? strdup(getenv("XDG_CACHE_HOME")) : NULL;
+    setenv("XDG_CACHE_HOME", "/x/cache", 1);
+    ck_assert_str_eq(tile_cache_dir(), "/x/cache/tilec");
+    unsetenv("XDG_CACHE_HOME");
+    char want[600];
+    snprintf(want, sizeof want, "%s/.cache/tilec", getenv("HOME") ? getenv("HOME") : "");
+    if (getenv("HOME")) ck_assert_str_eq(tile_cache_dir(), want);
+    if (old_xdg) setenv("XDG_CACHE_HOME", old_xdg, 1);
+    free(old_xdg);
+    rm_rf(t.path);
+    rt_cache_clear_memory();
+}
+END_TEST
+
+static void *compile_thread(void *arg)
+{
+    (void)arg;
+    int hit;
+    tile_compile_options o = {.target = TILE_TARGET_SM90A, .opt_level = 1, .assemble = 1};
+    tile_program *p = NULL;
+    tile_status st = tile_compile_cached(saxpy_src, strlen(saxpy_src), "rt.tile", &o, 13000, &p, &hit);
+    const char *c = NULL;
+    size_t n = 0;
+    int ok = st == TILE_SUCCESS && tile_program_emit(p, TILE_STAGE_CUBIN, &c, &n) == TILE_SUCCESS && n > 0;
+    tile_program_destroy(p);
+    return ok ? arg : NULL;
+}
+
+START_TEST(cache_concurrent_writers)
+{
+    TmpDir t;
+    tmp_dir(&t);
+    setenv("TILEC_CACHE_DIR", t.path, 1);
+    rt_cache_clear_memory();
+    enum { N = 6 };
+    pthread_t th[N];
+    int ids[N];
+    for (int i = 0; i < N; i++) ck_assert_int_eq(pthread_create(&th[i], NULL, compile_thread, &ids[i]), 0);
+    for (int i = 0; i < N; i++) {
+        void *r;
+        pthread_join(th[i], &r);
+        ck_assert_ptr_nonnull(r);
+    }
+    /* one valid entry and no temporary file left */
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "test $(ls -A '%s' | wc -l) -eq 1", t.path);
+    ck_assert_int_eq(system(cmd), 0);
+    rt_cache_clear_memory();
+    int hit;
+    tile_compile_options o = {.target = TILE_TARGET_SM90A, .opt_level = 1, .assemble = 1};
+    tile_program *p = NULL;
+    ck_assert_int_eq(tile_compile_cached(saxpy_src, strlen(saxpy_src), "rt.tile", &o, 13000, &p, &hit), TILE_SUCCESS);
+    ck_assert_int_eq(hit, 1);
+    tile_program_destroy(p);
+    rm_rf(t.path);
+    unsetenv("TILEC_CACHE_DIR");
+    rt_cache_clear_memory();
+}
+END_TEST
+
+Suite *runtime_suite(void)
+{
+    Suite *s = suite_create("runtime");
+    TCase *api = tcase_create("api");
+    tcase_add_test(api, no_cuda_driver);
+    tcase_add_test(api, planned_backends);
+    tcase_add_test(api, invalid_arguments);
+    tcase_add_test(api, callback_guard);
+    suite_add_tcase(s, api);
+    TCase *args = tcase_create("args");
+    tcase_add_test(args, args_positional_pack);
+    tcase_add_test(args, args_count_type_kind);
+    tcase_add_test(args, args_named);
+    tcase_add_test(args, args_pack_every_dtype);
+    tcase_add_test(args, half_rounding);
+    suite_add_tcase(s, args);
+    TCase *cfg = tcase_create("config");
+    tcase_add_test(cfg, config_grid_block);
+    tcase_add_test(cfg, config_cluster_shared);
+    tcase_add_test(cfg, target_and_priority);
+    suite_add_tcase(s, cfg);
+    TCase *fake_tc = tcase_create("fake_device");
+    tcase_add_test(fake_tc, fake_launch);
+    tcase_add_test(fake_tc, fake_streams_events_callbacks);
+    tcase_add_test(fake_tc, fake_target_mismatch);
+    suite_add_tcase(s, fake_tc);
+    TCase *cache = tcase_create("cache");
+    tcase_set_timeout(cache, 60);
+    tcase_add_test(cache, cache_store_hit_corrupt);
+    tcase_add_test(cache, cache_key_and_failures);
+    tcase_add_test(cache, cache_concurrent_writers);
+    suite_add_tcase(s, cache);
+    return s;
+}

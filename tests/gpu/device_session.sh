@@ -1,0 +1,29 @@
+#!/bin/sh
+# tests/gpu/device_session.sh: everything that needs a GPU, in one batch, on a machine that has
+# the CUDA driver but none of the build tools (re2c, lemon, Check): the binaries come prebuilt in
+# build/ (make all build/gpucheck build/embed_streams build/bench_launch build/compile_time).
+# Writes the log to $OUT/device.log when OUT is set.
+#
+#   tests/gpu/device_session.sh [quick]
+set -u
+cd "$(dirname "$0")/../.."
+log=${OUT:-/tmp}/device.log
+{
+    echo "== device"
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>&1
+    build/tilec devices
+    echo "== gpucheck"
+    tests/gpu/run.sh
+    echo "gpucheck exit status: $?"
+    echo "== tilec run (each sample, 2^24 elements)"
+    for s in samples/*.tile; do build/tilec run "$s" --size 16777216 --repeat 20; echo "exit $?"; done
+    echo "== embed: two streams, events, callback"
+    LD_LIBRARY_PATH=build build/embed_streams
+    echo "exit $?"
+    if [ "${1:-}" != quick ]; then
+        echo "== bench: launch overhead, cold/warm cache, bandwidth"
+        build/bench_launch
+        echo "== bench: compile time (this machine's CPU)"
+        build/compile_time --runs 500 samples/*.tile
+    fi
+} 2>&1 | tee "$log"

@@ -311,6 +311,19 @@ static const Type *view_operand(Verifier *V, const Op *op, uint32_t i)
     return t;
 }
 
+/* The view operand at `vi` of a tile or blocked access, with its origin indices (one i32 per
+ * dim) checked; NULL after an error. */
+static const Type *view_access(Verifier *V, const Op *op, uint32_t vi)
+{
+    const Type *vt = view_operand(V, op, vi);
+    if (!vt) return NULL;
+    if (op->noperands != vi + 1 + (uint32_t)vt->rank)
+        verr(V, op, "needs %d origin indices for %s, got %u", vt->rank, tstr(vt).s, op->noperands - vi - 1);
+    else
+        check_i32s(V, op, vi + 1, (uint32_t)vt->rank, "origin");
+    return vt;
+}
+
 static void check_memory_and_tiles(Verifier *V, const Op *op)
 {
     Value *const *o = op->operands;
@@ -372,59 +385,31 @@ static void check_memory_and_tiles(Verifier *V, const Op *op)
         if (rt->kind != TY_TILE || rt->elem->kind != TY_I32) verr(V, op, "result must be a tile of i32, got %s", tstr(rt).s);
         else check_dim_attr(V, op, rt->rank);
         return;
-    case OP_TILE_LOAD: {
-        const Type *vt = view_operand(V, op, 0);
-        if (!vt) return;
-        if (op->noperands != 1 + (uint32_t)vt->rank)
-            verr(V, op, "needs %d origin indices for %s, got %u", vt->rank, tstr(vt).s, op->noperands - 1);
-        else
-            check_i32s(V, op, 1, (uint32_t)vt->rank, "origin");
-        if (rt->kind != TY_TILE || rt->elem != vt->elem || rt->rank != vt->rank)
-            verr(V, op, "result must be a rank-%d tile of %s, got %s", vt->rank, tstr(vt->elem).s, tstr(rt).s);
-        return;
-    }
-    case OP_TILE_STORE: {
-        const Type *tt = o[0]->type;
-        if (op->noperands < 2) {
-            verr(V, op, "needs a tile, a view and origin indices");
-            return;
-        }
-        const Type *vt = view_operand(V, op, 1);
-        if (!vt) return;
-        if (op->noperands != 2 + (uint32_t)vt->rank)
-            verr(V, op, "needs %d origin indices for %s, got %u", vt->rank, tstr(vt).s, op->noperands - 2);
-        else
-            check_i32s(V, op, 2, (uint32_t)vt->rank, "origin");
-        if (!tt || tt->kind != TY_TILE || tt->elem != vt->elem || tt->rank != vt->rank)
-            verr(V, op, "stores a rank-%d tile of %s, got %s", vt->rank, tstr(vt->elem).s, tstr(tt).s);
-        return;
-    }
+    case OP_TILE_LOAD:
     case OP_LD_BLOCKED: {
-        const Type *vt = view_operand(V, op, 0);
-        if (!vt) return;
-        if (op->noperands != 1 + (uint32_t)vt->rank)
-            verr(V, op, "needs %d origin indices for %s, got %u", vt->rank, tstr(vt).s, op->noperands - 1);
-        else
-            check_i32s(V, op, 1, (uint32_t)vt->rank, "origin");
-        if (rt->kind != TY_VEC || rt->elem != vt->elem)
+        const Type *vt = view_access(V, op, 0);
+        int tile = op->code == OP_TILE_LOAD;
+        if (vt && tile && (rt->kind != TY_TILE || rt->elem != vt->elem || rt->rank != vt->rank))
+            verr(V, op, "result must be a rank-%d tile of %s, got %s", vt->rank, tstr(vt->elem).s, tstr(rt).s);
+        if (vt && !tile && (rt->kind != TY_VEC || rt->elem != vt->elem))
             verr(V, op, "result must be a vec of %s, got %s", tstr(vt->elem).s, tstr(rt).s);
-        check_blocked_attrs(V, op, vt->rank);
+        if (vt && !tile) check_blocked_attrs(V, op, vt->rank);
         return;
     }
+    case OP_TILE_STORE:
     case OP_ST_BLOCKED: {
+        int tile = op->code == OP_TILE_STORE;
         if (op->noperands < 2) {
-            verr(V, op, "needs a vec, a view and origin indices");
+            verr(V, op, "needs a %s, a view and origin indices", tile ? "tile" : "vec");
             return;
         }
-        const Type *vt = view_operand(V, op, 1);
+        const Type *vt = view_access(V, op, 1), *tt = o[0]->type;
         if (!vt) return;
-        if (op->noperands != 2 + (uint32_t)vt->rank)
-            verr(V, op, "needs %d origin indices for %s, got %u", vt->rank, tstr(vt).s, op->noperands - 2);
-        else
-            check_i32s(V, op, 2, (uint32_t)vt->rank, "origin");
-        if (!o[0]->type || o[0]->type->kind != TY_VEC || o[0]->type->elem != vt->elem)
-            verr(V, op, "stores a vec of %s, got %s", tstr(vt->elem).s, tstr(o[0]->type).s);
-        check_blocked_attrs(V, op, vt->rank);
+        if (tile && (!tt || tt->kind != TY_TILE || tt->elem != vt->elem || tt->rank != vt->rank))
+            verr(V, op, "stores a rank-%d tile of %s, got %s", vt->rank, tstr(vt->elem).s, tstr(tt).s);
+        if (!tile && (!tt || tt->kind != TY_VEC || tt->elem != vt->elem))
+            verr(V, op, "stores a vec of %s, got %s", tstr(vt->elem).s, tstr(tt).s);
+        if (!tile) check_blocked_attrs(V, op, vt->rank);
         return;
     }
     case OP_IOTA_BLOCKED: {

@@ -79,24 +79,6 @@ static uint16_t f32_to_f16(float f)
     return (uint16_t)(sign | h);
 }
 
-static size_t dtype_size(tile_dtype t)
-{
-    switch (t) {
-    case TILE_DTYPE_I1: case TILE_DTYPE_I8: case TILE_DTYPE_U8: return 1;
-    case TILE_DTYPE_I16: case TILE_DTYPE_U16: case TILE_DTYPE_F16: case TILE_DTYPE_BF16: return 2;
-    case TILE_DTYPE_I32: case TILE_DTYPE_U32: case TILE_DTYPE_F32: return 4;
-    case TILE_DTYPE_I64: case TILE_DTYPE_U64: case TILE_DTYPE_F64: return 8;
-    }
-    return 4;
-}
-
-static const char *dtype_name(tile_dtype t)
-{
-    static const char *const names[] = {"i1", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64",
-                                        "f16", "bf16", "f32", "f64"};
-    return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "?";
-}
-
 /* ---- building cases ---- */
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
@@ -136,7 +118,7 @@ static ref_param *add_buffer(ref_case *c, const char *name, int role, tile_dtype
     p->dtype = t;
     p->count = count;
     p->guard = guard;
-    size_t bytes = (count + guard) * dtype_size(t);
+    size_t bytes = (count + guard) * tile_dtype_size(t);
     p->init = malloc(bytes ? bytes : 1);
     p->expect = malloc(bytes ? bytes : 1);
     if (!p->init || !p->expect) {
@@ -165,7 +147,7 @@ static void expect_unchanged(ref_case *c)
 {
     for (int i = 0; i < c->nparams; i++) {
         ref_param *p = &c->p[i];
-        if (p->role != REF_SCALAR) memcpy(p->expect, p->init, (p->count + p->guard) * dtype_size(p->dtype));
+        if (p->role != REF_SCALAR) memcpy(p->expect, p->init, (p->count + p->guard) * tile_dtype_size(p->dtype));
     }
 }
 
@@ -342,14 +324,14 @@ static void fill_generic(ref_param *p, ref_rng *rng)
     for (size_t i = 0; i < p->count; i++) {
         float f = ref_rng_uniform(rng, -1.0f, 1.0f);
         uint64_t r = ref_rng_next(rng) % 100;
-        char *at = (char *)p->init + i * dtype_size(p->dtype);
+        char *at = (char *)p->init + i * tile_dtype_size(p->dtype);
         switch (p->dtype) {
         case TILE_DTYPE_F32: memcpy(at, &f, 4); break;
         case TILE_DTYPE_F64: { double d = f; memcpy(at, &d, 8); break; }
         case TILE_DTYPE_BF16: { uint16_t h = ref_f32_to_bf16(f); memcpy(at, &h, 2); break; }
         case TILE_DTYPE_F16: { uint16_t h = f32_to_f16(f); memcpy(at, &h, 2); break; }
         case TILE_DTYPE_I1: { uint8_t b = (uint8_t)(r & 1); memcpy(at, &b, 1); break; }
-        default: memcpy(at, &r, dtype_size(p->dtype)); break;   /* little-endian: the low bytes */
+        default: memcpy(at, &r, tile_dtype_size(p->dtype)); break;   /* little-endian: the low bytes */
         }
     }
 }
@@ -368,7 +350,7 @@ static int setup_generic(ref_case *c, const tile_program *prog, int kernel, long
             int sizelike = strcmp(pi.name, "n") == 0 || strcmp(pi.name, "size") == 0 || strcmp(pi.name, "len") == 0 || strcmp(pi.name, "count") == 0;
             if (s) add_scalar(c, pi.name, pi.dtype, s->value);
             else if (intlike && sizelike) add_scalar(c, pi.name, pi.dtype, (double)n);
-            else return fail(err, errlen, "%s: no value for the %s parameter '%s': pass --arg %s=VALUE", c->kernel_name, dtype_name(pi.dtype), pi.name, pi.name);
+            else return fail(err, errlen, "%s: no value for the %s parameter '%s': pass --arg %s=VALUE", c->kernel_name, tile_dtype_name(pi.dtype), pi.name, pi.name);
         } else if (pi.kind == TILE_PARAM_POINTER && pi.shared) {
             return fail(err, errlen, "%s: parameter '%s' is a shared-memory pointer; tilec run cannot supply it", c->kernel_name, pi.name);
         } else {
@@ -452,7 +434,7 @@ static void compare_value(const ref_case *c, const ref_param *p, size_t i, const
         memcpy(&uw, want, 2);
         g = ref_bf16_to_f32(ug), w = ref_bf16_to_f32(uw), og = ordered16(ug), ow = ordered16(uw);
     } else {
-        if (memcmp(got, want, dtype_size(p->dtype)) != 0) mismatch(r, "%s[%zu]: got different bytes than the reference", p->name, i);
+        if (memcmp(got, want, tile_dtype_size(p->dtype)) != 0) mismatch(r, "%s[%zu]: got different bytes than the reference", p->name, i);
         return;
     }
     int ok;
@@ -477,7 +459,7 @@ void ref_compare(const ref_case *c, int i, const void *got, ref_check *r)
 {
     const ref_param *p = &c->p[i];
     if (p->role == REF_SCALAR || !c->kernel) return;   /* a generic case has nothing to compare */
-    size_t es = dtype_size(p->dtype);
+    size_t es = tile_dtype_size(p->dtype);
     const char *g = got, *w = p->expect;
     int checked = p->role == REF_OUT || p->role == REF_INOUT;
     for (size_t k = 0; k < p->count + p->guard; k++) {

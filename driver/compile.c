@@ -26,6 +26,7 @@ struct tile_program {
     unsigned (*kernel_dims)[6];
     int nkernels;
     tile_param_info **params;   /* params[k][i]; names owned (malloc) */
+    size_t *smem;               /* smem[k]: shared memory bytes of kernel k */
     int *nparams;
     tile_target target;
 };
@@ -56,12 +57,34 @@ static tile_dtype dtype_of(const Type *t)
 }
 _Static_assert(TY_F64 - TY_I1 == TILE_DTYPE_F64, "tile_dtype must follow TypeKind's scalar order");
 
-typedef struct ViewUse { Value *base; int rank; } ViewUse;
+typedef struct ViewUse {
+    Kernel *k;
+    Value *base;
+    int rank;              /* make_view rank of a pointer parameter */
+    tile_param_info *pi;   /* TMA: dims and swizzle */
+} ViewUse;
+
+static int param_index(const Kernel *k, const Value *v)
+{
+    for (uint32_t i = 0; i < k->nparams; i++)
+        if (k->params[i].value == v) return (int)i;
+    return -1;
+}
 
 static void find_view(Op *op, void *ctx)
 {
     ViewUse *vu = ctx;
     if (op->code == OP_MAKE_VIEW && op->noperands && op->operands[0] == vu->base) vu->rank = (int)op->noperands - 1;
+    if (op->code == OP_TMA_SHAPE && op->noperands && op->operands[0] == vu->base && vu->pi)
+        for (uint32_t d = 1; d < op->noperands && d <= 5; d++) vu->pi->dim_params[d - 1] = param_index(vu->k, op->operands[d]);
+    /* the descriptor's swizzle is that of the shared tiles it moves (verify-async makes them agree) */
+    int is_tma_use = (op->code == OP_TMA_LOAD && op->noperands > 1 && op->operands[1] == vu->base) ||
+                     ((op->code == OP_TMA_STORE || op->code == OP_TMA_REDUCE_ADD) && op->noperands &&
+                      op->operands[0] == vu->base);
+    if (is_tma_use && vu->pi) {
+        const Value *tile = op->code == OP_TMA_LOAD ? op->operands[0] : op->operands[op->noperands - 1];
+        if (tile->type->kind == TY_SMEM) vu->pi->swizzle = tile->type->swizzle;
+    }
 }
 
 /* The signature as the source declared it: a pointer parameter that is the base of a make_view
@@ -75,8 +98,16 @@ static void record_signature(tile_program *p, int ki, Kernel *k)
         tile_param_info *pi = &p->params[ki][i];
         const Type *t = k->params[i].value->type;
         pi->name = strdup(k->params[i].name);
-        if (t->kind == TY_PTR) {
-            ViewUse vu = {k->params[i].value, 0};
+        if (t->kind == TY_TMA) {
+            ViewUse vu = {k, k->params[i].value, 0, pi};
+            pi->kind = TILE_PARAM_TMA;
+            pi->rank = t->rank;
+            pi->dtype = dtype_of(t->elem);
+            for (int d = 0; d < 5; d++) pi->dim_params[d] = -1;
+            for (int d = 0; d < t->rank; d++) pi->box[d] = (unsigned)t->shape[d];
+            ir_walk_region(&k->body, find_view, &vu);
+        } else if (t->kind == TY_PTR) {
+            ViewUse vu = {k, k->params[i].value, 0, NULL};
             ir_walk_region(&k->body, find_view, &vu);
             pi->kind = vu.rank ? TILE_PARAM_TENSOR : TILE_PARAM_POINTER;
             pi->rank = vu.rank;
@@ -226,10 +257,12 @@ tile_status tile_compile(const char *source, size_t len, const char *filename, c
     p->kernel_dims = calloc((size_t)(n ? n : 1), sizeof *p->kernel_dims);
     p->params = calloc((size_t)(n ? n : 1), sizeof *p->params);
     p->nparams = calloc((size_t)(n ? n : 1), sizeof *p->nparams);
-    if (!p->kernel_names || !p->kernel_dims || !p->params || !p->nparams) ir_unreachable("out of memory");
+    p->smem = calloc((size_t)(n ? n : 1), sizeof *p->smem);
+    if (!p->kernel_names || !p->kernel_dims || !p->params || !p->nparams || !p->smem) ir_unreachable("out of memory");
     for (Kernel *k = m->first; k; k = k->next, p->nkernels++) {
         p->kernel_names[p->nkernels] = strdup(k->name);
         record_signature(p, p->nkernels, k);
+        p->smem[p->nkernels] = (size_t)k->smem_bytes;
         for (int d = 0; d < 3; d++) {
             p->kernel_dims[p->nkernels][d] = (unsigned)k->block[d];
             p->kernel_dims[p->nkernels][3 + d] = (unsigned)k->cluster[d];
@@ -272,6 +305,7 @@ void tile_program_destroy(tile_program *p)
     }
     free(p->params);
     free(p->nparams);
+    free(p->smem);
     free(p->kernel_names);
     free(p->kernel_dims);
     free(p);
@@ -370,4 +404,9 @@ int tile_program_set_cubin_(tile_program *p, const void *data, size_t n)
     p->cubin_len = n;
     p->have[TILE_STAGE_CUBIN] = 1;
     return 0;
+}
+
+size_t tile_program_kernel_smem(const tile_program *p, int kernel)
+{
+    return p && kernel >= 0 && kernel < p->nkernels ? p->smem[kernel] : 0;
 }

@@ -110,6 +110,8 @@ typedef enum tile_param_kind {
     TILE_PARAM_SCALAR = 0,   /* passed by value */
     TILE_PARAM_POINTER = 1,  /* a device address of elements of dtype */
     TILE_PARAM_TENSOR = 2,   /* `tensor T[...]`: a 16-byte aligned device address; dims are other params */
+    TILE_PARAM_TMA = 3,      /* `tma T[...] box[...]`: pass the device address (POINTER argument); the
+                                runtime encodes a CUtensorMap from it, the dims params, box and swizzle */
 } tile_param_kind;
 
 /* One kernel parameter, as declared in the source. */
@@ -117,8 +119,11 @@ typedef struct tile_param_info {
     const char *name;
     tile_param_kind kind;
     tile_dtype dtype;        /* the scalar's type, or the pointed-to element type */
-    int rank;                /* TENSOR: number of dims; otherwise 0 */
+    int rank;                /* TENSOR, TMA: number of dims; otherwise 0 */
     int shared;              /* POINTER: 1 for a shared-memory pointer */
+    int dim_params[5];       /* TMA: index of the i32 parameter holding each dim, outermost first */
+    unsigned box[5];         /* TMA: box dims, outermost first */
+    int swizzle;             /* TMA: swizzle span in bytes of the shared tiles it is used with (0 none) */
 } tile_param_info;
 
 /* Kernels of a compiled program: names, signatures, and the launch shape each declares. */
@@ -126,6 +131,7 @@ int tile_program_kernel_count(const tile_program *p);
 const char *tile_program_kernel_name(const tile_program *p, int index);
 tile_status tile_program_kernel_block(const tile_program *p, int index, unsigned block[3], unsigned cluster[3]);
 int tile_program_kernel_find(const tile_program *p, const char *name);    /* index, or -1 */
+size_t tile_program_kernel_smem(const tile_program *p, int kernel);      /* shared memory the kernel lays out */
 int tile_program_param_count(const tile_program *p, int kernel);          /* -1 for a bad index */
 tile_status tile_program_param(const tile_program *p, int kernel, int index, tile_param_info *out);
 tile_target tile_program_target(const tile_program *p);

@@ -28,7 +28,8 @@ static const char *const kind_names[TY_KIND_COUNT] = {
     [TY_VOID] = "void", [TY_I1] = "i1",   [TY_I8] = "i8",   [TY_I16] = "i16", [TY_I32] = "i32",
     [TY_I64] = "i64",   [TY_U8] = "u8",   [TY_U16] = "u16", [TY_U32] = "u32", [TY_U64] = "u64",
     [TY_F16] = "f16",   [TY_BF16] = "bf16", [TY_F32] = "f32", [TY_F64] = "f64", [TY_PTR] = "ptr",
-    [TY_VIEW] = "view", [TY_TILE] = "tile", [TY_VEC] = "vec",
+    [TY_VIEW] = "view", [TY_TILE] = "tile", [TY_VEC] = "vec", [TY_PARITY] = "parity",
+    [TY_MBAR] = "mbar", [TY_SMEM] = "smem", [TY_TMA] = "tma",
 };
 
 static const Type scalar_types[TY_F64 + 1] = {
@@ -50,7 +51,8 @@ static const Type *intern(Module *m, const Type *proto)
 {
     for (const Type *t = m->types; t; t = t->next)
         if (t->kind == proto->kind && t->elem == proto->elem && t->space == proto->space &&
-            t->rank == proto->rank && memcmp(t->shape, proto->shape, sizeof t->shape) == 0)
+            t->rank == proto->rank && memcmp(t->shape, proto->shape, sizeof t->shape) == 0 &&
+            t->stages == proto->stages && t->swizzle == proto->swizzle)
             return t;
     Type *t = ARENA_NEW(&m->arena, Type);
     *t = *proto;
@@ -85,6 +87,36 @@ const Type *ir_type_vec(Module *m, const Type *elem, int64_t lanes)
     return intern(m, &p);
 }
 
+const Type *ir_type_mbar(Module *m, int64_t count)
+{
+    Type p = {.kind = TY_MBAR, .rank = count ? 1 : 0};
+    p.shape[0] = count;
+    return intern(m, &p);
+}
+
+const Type *ir_type_smem(Module *m, const Type *elem, int rank, const int64_t *shape, int stages, int swizzle)
+{
+    Type p = {.kind = TY_SMEM, .elem = elem, .rank = rank, .stages = stages < 1 ? 1 : stages, .swizzle = swizzle};
+    for (int i = 0; i < rank && i < IR_MAX_RANK; i++) p.shape[i] = shape[i];
+    return intern(m, &p);
+}
+
+const Type *ir_type_tma(Module *m, const Type *elem, int rank, const int64_t *box)
+{
+    Type p = {.kind = TY_TMA, .elem = elem, .rank = rank};
+    for (int i = 0; i < rank && i < IR_MAX_RANK; i++) p.shape[i] = box[i];
+    return intern(m, &p);
+}
+
+int64_t ir_type_smem_bytes(const Type *t)
+{
+    if (t->kind == TY_MBAR) return 8 * (t->rank ? t->shape[0] : 1);
+    if (t->kind != TY_SMEM) return 0;
+    int64_t n = ir_type_bits(t->elem) / 8;
+    for (int i = 0; i < t->rank; i++) n *= t->shape[i];
+    return n;
+}
+
 const Type *ir_type_with_elem(Module *m, const Type *t, const Type *elem)
 {
     if (t->kind == TY_TILE) return ir_type_tile(m, elem, t->rank, t->shape);
@@ -111,7 +143,8 @@ int ir_type_bits(const Type *t)
 
 const Type *ir_type_elem(const Type *t)
 {
-    return (t->kind == TY_TILE || t->kind == TY_VEC || t->kind == TY_PTR || t->kind == TY_VIEW) ? t->elem : t;
+    return (t->kind == TY_TILE || t->kind == TY_VEC || t->kind == TY_PTR || t->kind == TY_VIEW ||
+            t->kind == TY_SMEM || t->kind == TY_TMA) ? t->elem : t;
 }
 
 int64_t ir_type_numel(const Type *t)
@@ -139,10 +172,19 @@ void ir_type_print(const Type *t, StrBuf *sb)
         return;
     case TY_TILE:
     case TY_VEC:
-        sb_puts(sb, t->kind == TY_TILE ? "tile<" : "vec<");
+    case TY_SMEM:
+    case TY_TMA:
+        sb_puts(sb, kind_names[t->kind]);
+        sb_putc(sb, '<');
         for (int i = 0; i < t->rank; i++) sb_printf(sb, "%lldx", (long long)t->shape[i]);
         ir_type_print(t->elem, sb);
+        if (t->kind == TY_SMEM && t->stages > 1) sb_printf(sb, ", stages=%d", t->stages);
+        if (t->kind == TY_SMEM && t->swizzle) sb_printf(sb, ", swizzle=%d", t->swizzle);
         sb_putc(sb, '>');
+        return;
+    case TY_MBAR:
+        if (t->rank) sb_printf(sb, "mbar<%lld>", (long long)t->shape[0]);
+        else sb_puts(sb, "mbar");
         return;
     default:
         sb_puts(sb, kind_names[t->kind]);

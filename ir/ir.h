@@ -117,6 +117,10 @@ typedef enum TypeKind {
     TY_VIEW,   /* elem, rank: a global tensor view, row-major and contiguous, runtime dims */
     TY_TILE,   /* elem, rank, shape: a block-level register tile */
     TY_VEC,    /* elem, shape[0] = lanes: the per-thread part of a tile after lower-tiles */
+    TY_PARITY, /* the phase parity of an mbarrier: 0 or 1, never an integer */
+    TY_MBAR,   /* one mbarrier (rank 0) or an array of shape[0] mbarriers (rank 1), in shared memory */
+    TY_SMEM,   /* a shared-memory tile: elem, rank, shape; stages (1 = not a ring), swizzle bytes */
+    TY_TMA,    /* a TMA tensor descriptor parameter: elem, rank, shape = the box */
     TY_KIND_COUNT
 } TypeKind;
 
@@ -130,7 +134,9 @@ struct Type {
     const Type *elem;              /* PTR, VIEW, TILE, VEC: element (always a scalar type) */
     AddrSpace space;               /* PTR only */
     int rank;                      /* VIEW, TILE: number of dims; VEC: 1 */
-    int64_t shape[IR_MAX_RANK];    /* TILE: dims (powers of two); VEC: shape[0] = lanes */
+    int64_t shape[IR_MAX_RANK];    /* TILE, SMEM: dims; TMA: box dims; VEC: shape[0] = lanes; MBAR: count */
+    int stages;                    /* SMEM: number of stages of a ring buffer (1 for a plain tile) */
+    int swizzle;                   /* SMEM: TMA swizzle span in bytes: 0 (none), 32, 64 or 128 */
     const Type *next;              /* interning list of the module */
 };
 
@@ -141,6 +147,10 @@ const Type *ir_type_ptr(Module *m, const Type *elem, AddrSpace space);
 const Type *ir_type_view(Module *m, const Type *elem, int rank);
 const Type *ir_type_tile(Module *m, const Type *elem, int rank, const int64_t *shape);
 const Type *ir_type_vec(Module *m, const Type *elem, int64_t lanes);
+const Type *ir_type_mbar(Module *m, int64_t count);          /* count 0: one barrier; else an array */
+const Type *ir_type_smem(Module *m, const Type *elem, int rank, const int64_t *shape, int stages, int swizzle);
+const Type *ir_type_tma(Module *m, const Type *elem, int rank, const int64_t *box);
+int64_t ir_type_smem_bytes(const Type *t);   /* SMEM: bytes of one stage; MBAR: 8 per barrier */
 /* Same shape, other element: tile<4x8xf32> -> tile<4x8xi1>; a scalar maps to the scalar. */
 const Type *ir_type_with_elem(Module *m, const Type *t, const Type *elem);
 
@@ -153,7 +163,8 @@ const Type *ir_type_elem(const Type *t); /* element of tile/vec/ptr/view, or t i
 int64_t ir_type_numel(const Type *t);    /* tile: product of dims; vec: lanes; scalar: 1 */
 const char *ir_type_kind_name(TypeKind k); /* "i32", "f16", ... for scalars */
 /* Prints the type exactly as the IR parser reads it: i32, ptr<f32>, ptr<f32, shared>,
- * view<2xbf16>, tile<64x64xbf16>, vec<8xbf16>. */
+ * view<2xbf16>, tile<64x64xbf16>, vec<8xbf16>, parity, mbar, mbar<4>, smem<64x64xbf16>,
+ * smem<64x64xbf16, stages=4, swizzle=128>, tma<64x64xbf16>. */
 void ir_type_print(const Type *t, StrBuf *sb);
 
 /* ================================ ir.c: ops ================================ */
@@ -257,6 +268,7 @@ struct Kernel {
     uint32_t nparams;
     int64_t block[3];      /* block(x, y, z) launch shape; 1 for absent dims */
     int64_t cluster[3];    /* cluster(x, y, z), all 1 when absent */
+    int64_t smem_bytes;    /* shared memory laid out by smem-layout (0 before it runs) */
     Region body;           /* one block; its args are the params */
     Value **values;        /* values[id]; grows as values are made */
     uint32_t nvalues, capvalues;

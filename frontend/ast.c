@@ -64,6 +64,8 @@ static const char *const kind_names[N_KIND_COUNT] = {
     [N_BOOL] = "bool", [N_STRING] = "string", [N_NAME] = "name", [N_UNARY] = "unary",
     [N_BINARY] = "binary", [N_TERNARY] = "ternary", [N_CAST] = "cast", [N_CALL] = "call",
     [N_INDEX] = "index", [N_MEMBER] = "member", [N_ARRAY] = "array", [N_LIST] = "list",
+    [N_TYPE_TMA] = "tma", [N_SHARED] = "shared", [N_MBARRIER] = "mbarrier", [N_GROUP] = "group",
+    [N_NAMEDARG] = "namedarg",
 };
 
 static void print_node(const Node *n, int indent, StrBuf *sb)
@@ -80,7 +82,7 @@ static void print_node(const Node *n, int indent, StrBuf *sb)
     case N_BOOL: sb_puts(sb, n->ival ? " true" : " false"); break;
     case N_TYPE_SCALAR: sb_printf(sb, " %s", ir_type_kind_name((TypeKind)n->op)); break;
     case N_TYPE_PTR: sb_puts(sb, n->op == AS_SHARED ? " shared" : " global"); break;
-    case N_UNARY: case N_BINARY: sb_printf(sb, " %s", fe_token_name(n->op)); break;
+    case N_UNARY: case N_BINARY: case N_GROUP: sb_printf(sb, " %s", fe_token_name(n->op)); break;
     case N_ASSIGN: if (n->op) sb_printf(sb, " %s=", fe_token_name(n->op)); break;
     case N_LET: sb_puts(sb, n->op == 1 ? " var" : n->op == 2 ? " const" : " let"); break;
     default: break;

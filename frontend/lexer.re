@@ -168,6 +168,11 @@ again:
         "tensor"   { TOK(TK_TENSOR); }
         "global"   { TOK(TK_GLOBAL); }
         "shared"   { TOK(TK_SHARED); }
+        "mbarrier" { TOK(TK_MBARRIER); }
+        "elect"    { TOK(TK_ELECT); }
+        "warp"     { TOK(TK_WARP); }
+        "warps"    { TOK(TK_WARPS); }
+        "warpgroup" { TOK(TK_WARPGROUP); }
 
         "bool" | "i1" { t.tykind = TY_I1; TOK(TK_TYPENAME); }
         "i8"   { t.tykind = TY_I8;   TOK(TK_TYPENAME); }
@@ -284,6 +289,11 @@ const char *fe_token_name(int kind)
     case TK_TENSOR: return "'tensor'";
     case TK_GLOBAL: return "'global'";
     case TK_SHARED: return "'shared'";
+    case TK_MBARRIER: return "'mbarrier'";
+    case TK_ELECT: return "'elect'";
+    case TK_WARP: return "'warp'";
+    case TK_WARPS: return "'warps'";
+    case TK_WARPGROUP: return "'warpgroup'";
     case TK_LPAREN: return "'('";
     case TK_RPAREN: return "')'";
     case TK_LBRACKET: return "'['";

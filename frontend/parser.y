@@ -31,6 +31,9 @@
 %destructor primary { fe_ast_free($$); (void)ctx; }
 %destructor args { fe_ast_free($$); (void)ctx; }
 %destructor exprlist { fe_ast_free($$); (void)ctx; }
+%destructor attrs { fe_ast_free($$); (void)ctx; }
+%destructor arglist { fe_ast_free($$); (void)ctx; }
+%destructor arg { fe_ast_free($$); (void)ctx; }
 
 %include {
 #include <assert.h>
@@ -85,7 +88,7 @@ static Node *un(ParseCtx *ctx, Token op, Node *a)
 }
 
 %token KERNEL CONST LET VAR IF ELSE FOR IN STEP WHILE LOOP BREAK CONTINUE RETURN TRUE FALSE
-       BLOCK CLUSTER TENSOR GLOBAL SHARED IDENT INT FLOAT STRING TYPENAME
+       BLOCK CLUSTER TENSOR GLOBAL SHARED MBARRIER ELECT WARP WARPS WARPGROUP IDENT INT FLOAT STRING TYPENAME
        LPAREN RPAREN LBRACKET RBRACKET LBRACE RBRACE COMMA SEMI COLON DOTDOT DOT ASSIGN ASSIGN_OP.
 
 %right QUESTION COLON.
@@ -147,6 +150,9 @@ type(A) ::= GLOBAL(G) scalar(S) STAR. { A = fe_node(N_TYPE_PTR, L(ctx, G)); A->a
 type(A) ::= SHARED(G) scalar(S) STAR. { A = fe_node(N_TYPE_PTR, L(ctx, G)); A->a = S; A->op = AS_SHARED; }
 type(A) ::= scalar(S) LBRACKET exprlist(D) RBRACKET. { A = fe_node(N_TYPE_TILE, S->loc); A->a = S; A->b = D; }
 type(A) ::= TENSOR(T) scalar(S) LBRACKET exprlist(D) RBRACKET. { A = fe_node(N_TYPE_TENSOR, L(ctx, T)); A->a = S; A->b = D; }
+/* tma T[dims] box[box]: the two words are checked by sema */
+type(A) ::= IDENT(K) scalar(S) LBRACKET exprlist(D) RBRACKET IDENT(B) LBRACKET exprlist(X) RBRACKET.
+    { A = fe_node_name(N_TYPE_TMA, L(ctx, K), K.start, K.len); A->a = S; A->b = D; A->c = X; A->d = NAME(N_NAME, B); }
 
 /* ---- statements ---- */
 %type block {Node *}
@@ -176,6 +182,25 @@ stmt(A) ::= BREAK(K) SEMI. { A = fe_node(N_BREAK, L(ctx, K)); }
 stmt(A) ::= CONTINUE(K) SEMI. { A = fe_node(N_CONTINUE, L(ctx, K)); }
 stmt(A) ::= RETURN(K) SEMI. { A = fe_node(N_RETURN, L(ctx, K)); }
 stmt(A) ::= block(B). { A = B; }
+/* shared NAME: T[dims] swizzle(W) stages(S) align(N); */
+stmt(A) ::= SHARED(K) IDENT(N) COLON type(T) attrs(X) SEMI.
+    { A = take_list(NAME(N_SHARED, N), X); A->loc = L(ctx, K); A->a = T; }
+/* mbarrier NAME(count); mbarrier NAME[n](count); */
+stmt(A) ::= MBARRIER(K) IDENT(N) LPAREN expr(C) RPAREN SEMI. { A = NAME(N_MBARRIER, N); A->loc = L(ctx, K); A->a = C; }
+stmt(A) ::= MBARRIER(K) IDENT(N) LBRACKET expr(S) RBRACKET LPAREN expr(C) RPAREN SEMI.
+    { A = NAME(N_MBARRIER, N); A->loc = L(ctx, K); A->a = C; A->b = S; }
+/* thread groups: elect { }, warp(i) { }, warps(a .. b) { }, warpgroup(g) { }, with attrs like setmaxnreg(n) */
+stmt(A) ::= ELECT(K) block(B). { A = fe_node(N_GROUP, L(ctx, K)); A->op = TK_ELECT; A->d = B; }
+stmt(A) ::= WARP(K) LPAREN expr(E) RPAREN attrs(X) block(B).
+    { A = take_list(fe_node(N_GROUP, L(ctx, K)), X); A->op = TK_WARP; A->a = E; A->d = B; }
+stmt(A) ::= WARPS(K) LPAREN expr(E) DOTDOT expr(F) RPAREN attrs(X) block(B).
+    { A = take_list(fe_node(N_GROUP, L(ctx, K)), X); A->op = TK_WARPS; A->a = E; A->b = F; A->d = B; }
+stmt(A) ::= WARPGROUP(K) LPAREN expr(E) RPAREN attrs(X) block(B).
+    { A = take_list(fe_node(N_GROUP, L(ctx, K)), X); A->op = TK_WARPGROUP; A->a = E; A->d = B; }
+
+%type attrs {Node *}
+attrs(A) ::= . { Loc l = {ctx->file, 0, 0}; A = fe_node(N_LIST, l); }
+attrs(A) ::= attrs(B) IDENT(N) LPAREN args(G) RPAREN. { A = fe_list_push(B, take_list(NAME(N_CALL, N), G)); }
 stmt(A) ::= error SEMI. { A = NULL; }
 
 %type ifstmt {Node *}
@@ -218,6 +243,9 @@ postfix(A) ::= postfix(B) LBRACKET(K) exprlist(I) RBRACKET.
 postfix(A) ::= postfix(B) DOT(K) IDENT(N). { A = fe_node_name(N_MEMBER, L(ctx, K), N.start, N.len); A->a = B; }
 postfix(A) ::= IDENT(N) LPAREN args(G) RPAREN.
     { A = take_list(NAME(N_CALL, N), G); }
+/* method or namespaced call: ph.next(), tma.load(...) */
+postfix(A) ::= postfix(R) DOT IDENT(N) LPAREN args(G) RPAREN.
+    { A = take_list(NAME(N_CALL, N), G); A->a = R; }
 
 %type primary {Node *}
 primary(A) ::= INT(T).    { A = fe_node(N_INT, L(ctx, T)); A->ival = T.ival; }
@@ -232,7 +260,14 @@ primary(A) ::= LBRACKET(K) exprlist(E) RBRACKET.
 
 %type args {Node *}
 args(A) ::= . { Loc l = {ctx->file, 0, 0}; A = fe_node(N_LIST, l); }
-args(A) ::= exprlist(E). { A = E; }
+args(A) ::= arglist(E). { A = E; }
+%type arglist {Node *}
+arglist(A) ::= arg(E). { A = fe_list_push(fe_node(N_LIST, E->loc), E); }
+arglist(A) ::= arglist(B) COMMA arg(E). { A = fe_list_push(B, E); }
+%type arg {Node *}
+arg(A) ::= expr(E). { A = E; }
+/* a named argument: scope = cluster, multicast = mask */
+arg(A) ::= IDENT(N) ASSIGN expr(E). { A = NAME(N_NAMEDARG, N); A->a = E; }
 %type exprlist {Node *}
 exprlist(A) ::= expr(E). { A = fe_list_push(fe_node(N_LIST, E->loc), E); }
 exprlist(A) ::= exprlist(B) COMMA expr(E). { A = fe_list_push(B, E); }

@@ -53,6 +53,15 @@ typedef struct LoopCtx {
     struct LoopCtx *outer;
 } LoopCtx;
 
+/* A thread group the code is running in: the block, a range of warps, or one elected thread. */
+typedef struct Group {
+    int kind;            /* 0: the block; TK_WARPS: warps lo .. hi-1; TK_ELECT: one thread */
+    int lo, hi;          /* the warps the group spans */
+    int threads;         /* threads that execute code in the group */
+    int sync_id;         /* named barrier for sync() in the group; 0 until one is needed */
+    struct Group *outer;
+} Group;
+
 typedef struct S {
     Module *m;
     DiagCtx *diag;
@@ -63,6 +72,10 @@ typedef struct S {
     Arena *arena;        /* symbols (the module's arena) */
     LoopCtx *loop;
     int terminated;      /* the current block already ended (break/continue/return) */
+    Group *group;        /* the innermost thread group */
+    int next_sync_id;    /* next free named-barrier id (1..15) */
+    int top_depth;       /* scope depth of the kernel body's top level */
+    int loop_hidden;     /* inside a group block nested in a loop: break/continue may not leave it */
     int warned_unreachable;
 } S;
 
@@ -226,6 +239,31 @@ static const Type *resolve_type(S *s, const Node *n, int allow_tensor)
             return NULL;
         }
         return ir_type_view(s->m, T((TypeKind)n->a->op), n->b->nlist);
+    case N_TYPE_TMA: {
+        if (strcmp(n->name, "tma") != 0 || strcmp(n->d->name, "box") != 0) {
+            diag_error(s->diag, n->loc, "expected a type; a TMA parameter is written `tma T[dims] box[box]`");
+            return NULL;
+        }
+        if (!allow_tensor) {
+            diag_error(s->diag, n->loc, "tma descriptors are only allowed as kernel parameters");
+            return NULL;
+        }
+        if (n->b->nlist != n->c->nlist || n->c->nlist > IR_MAX_RANK) {
+            diag_error(s->diag, n->c->loc, "the box has %d dims but the tensor %d (at most %d)", n->c->nlist, n->b->nlist,
+                       IR_MAX_RANK);
+            return NULL;
+        }
+        int64_t box[IR_MAX_RANK];
+        for (int i = 0; i < n->c->nlist; i++) {
+            if (!const_int(s, n->c->list[i], &box[i], "a box dimension")) return NULL;
+            if (box[i] < 1 || box[i] > 256) {
+                diag_error(s->diag, n->c->list[i]->loc, "box dimension %lld is out of range 1..256 (a TMA limit)",
+                           (long long)box[i]);
+                return NULL;
+            }
+        }
+        return ir_type_tma(s->m, T((TypeKind)n->a->op), n->c->nlist, box);
+    }
     default:
         diag_error(s->diag, n->loc, "expected a type");
         return NULL;
@@ -721,6 +759,7 @@ static OpCode geometry_op(const char *name)
     if (strcmp(name, "block_id") == 0) return OP_BLOCK_ID;
     if (strcmp(name, "block_dim") == 0) return OP_BLOCK_DIM;
     if (strcmp(name, "grid_dim") == 0) return OP_GRID_DIM;
+    if (strcmp(name, "cluster_id") == 0) return OP_CLUSTER_ID;
     return OP_COUNT;
 }
 
@@ -733,9 +772,10 @@ static Ex name_expr(S *s, const Node *n)
                        n->name);
             return ex_err();
         }
-        if (strcmp(n->name, "lane_id") == 0 || strcmp(n->name, "warp_id") == 0) {
+        if (strcmp(n->name, "lane_id") == 0 || strcmp(n->name, "warp_id") == 0 || strcmp(n->name, "cluster_rank") == 0) {
             if (!need_builder(s, n->loc)) return ex_err();
-            return ex_val(ir_build1(&s->b, n->name[0] == 'l' ? OP_LANE_ID : OP_WARP_ID, n->loc, NULL, 0, T(TY_I32)));
+            OpCode code = n->name[0] == 'l' ? OP_LANE_ID : n->name[0] == 'w' ? OP_WARP_ID : OP_CLUSTER_RANK;
+            return ex_val(ir_build1(&s->b, code, n->loc, NULL, 0, T(TY_I32)));
         }
         diag_error(s->diag, n->loc, "unknown name '%s'", n->name);
         return ex_err();
@@ -781,12 +821,38 @@ static Ex member_expr(S *s, const Node *n)
     return ex_err();
 }
 
-/* The address of p[i] or v[i, j, ...]: a pointer to one element. */
+static Value *element_address_at(S *s, const Node *n, Ex base);
+
+/* The address of p[i], v[i, j, ...] or a shared tile's a[i, j]: a pointer to one element. */
 static Value *element_address(S *s, const Node *n)
 {
-    char b1[96];
     Ex base = expr(s, n->a);
     if (base.err) return NULL;
+    return element_address_at(s, n, base);
+}
+
+static Value *element_address_at(S *s, const Node *n, Ex base)
+{
+    char b1[96];
+    if (base.type && base.type->kind == TY_SMEM) {
+        if (base.type->stages > 1) {
+            diag_error(s->diag, n->loc, "'%s' is a ring of %d stages: pick a stage first, as in buf[s][i, j]",
+                       n->a->kind == N_NAME ? n->a->name : "this tile", base.type->stages);
+            return NULL;
+        }
+        if (n->nlist != base.type->rank) {
+            diag_error(s->diag, n->loc, "this shared tile has rank %d but %d indices were given", base.type->rank, n->nlist);
+            return NULL;
+        }
+        Value *ops[1 + IR_MAX_RANK];
+        ops[0] = base.v;
+        for (int d = 0; d < n->nlist; d++) {
+            ops[1 + d] = coerce(s, expr_hint(s, n->list[d], T(TY_I32)), T(TY_I32), n->list[d]->loc, "shared tile index");
+            if (!ops[1 + d]) return NULL;
+        }
+        return ir_build1(&s->b, OP_SMEM_ELEM, n->loc, ops, (uint32_t)(1 + n->nlist),
+                         ir_type_ptr(s->m, base.type->elem, AS_SHARED));
+    }
     if (!base.type || (base.type->kind != TY_PTR && base.type->kind != TY_VIEW)) {
         diag_error(s->diag, n->loc, "only pointers and tensor views can be indexed, not %s", TYNAME(base.type, b1));
         return NULL;
@@ -826,7 +892,29 @@ static Value *element_address(S *s, const Node *n)
 static Ex index_expr(S *s, const Node *n)
 {
     if (!need_builder(s, n->loc)) return ex_err();
-    Value *p = element_address(s, n);
+    Ex base = expr(s, n->a);
+    if (base.err) return base;
+    const Type *bt = base.type;
+    if (bt && ((bt->kind == TY_SMEM && bt->stages > 1) || (bt->kind == TY_MBAR && bt->rank == 1))) {
+        int ring = bt->kind == TY_SMEM;
+        if (n->nlist != 1) {
+            diag_error(s->diag, n->loc, "%s takes one index, not %d", ring ? "a ring of shared tiles" : "an mbarrier array",
+                       n->nlist);
+            return ex_err();
+        }
+        Value *ops[2] = {base.v, coerce(s, expr_hint(s, n->list[0], T(TY_I32)), T(TY_I32), n->list[0]->loc,
+                                        ring ? "stage index" : "mbarrier index")};
+        if (!ops[1]) return ex_err();
+        const Type *rt = ring ? ir_type_smem(s->m, bt->elem, bt->rank, bt->shape, 1, bt->swizzle) : ir_type_mbar(s->m, 0);
+        return ex_val(ir_build1(&s->b, ring ? OP_SMEM_STAGE : OP_MBAR_AT, n->loc, ops, 2, rt));
+    }
+    if (bt && (bt->kind == TY_TMA || bt->kind == TY_MBAR)) {
+        diag_error(s->diag, n->loc, bt->kind == TY_TMA
+                       ? "a tma parameter is only indexed inside tma.load/store/reduce_add/prefetch, as in tma.load(buf, src[i, j], bar)"
+                       : "an mbarrier is not an array");
+        return ex_err();
+    }
+    Value *p = element_address_at(s, n, base);
     if (!p) return ex_err();
     return ex_val(ir_build1(&s->b, OP_LOAD, n->loc, &p, 1, p->type->elem));
 }
@@ -998,16 +1086,301 @@ static Ex tile_access(S *s, const Node *n, int is_store)
     return ex_val(ir_build1(&s->b, OP_TILE_LOAD, n->loc, ops, (uint32_t)k, tt));
 }
 
+
+/* ---- the async machinery: barriers, parity, TMA, groups (docs/LANGUAGE.md §12-16) ---- */
+
+/* Positional arguments come first; `name = value` arguments after them. */
+static int split_args(S *s, const Node *n, int lo, int hi, const char *const *names, const Node **named)
+{
+    int npos = 0;
+    for (int i = 0; i < n->nlist; i++) {
+        const Node *a = n->list[i];
+        if (a->kind != N_NAMEDARG) {
+            if (i != npos) {
+                diag_error(s->diag, a->loc, "%s(): positional arguments must come before named ones", n->name);
+                return -1;
+            }
+            npos++;
+            continue;
+        }
+        int k = 0;
+        for (; names && names[k]; k++)
+            if (strcmp(names[k], a->name) == 0) break;
+        if (!names || !names[k]) {
+            diag_error(s->diag, a->loc, "%s() has no argument named '%s'", n->name, a->name);
+            return -1;
+        }
+        if (named[k]) {
+            diag_error(s->diag, a->loc, "%s(): '%s' is given twice", n->name, a->name);
+            return -1;
+        }
+        named[k] = a->a;
+    }
+    if (npos < lo || npos > hi) {
+        if (lo == hi) diag_error(s->diag, n->loc, "%s() takes %d positional argument%s, not %d", n->name, lo, lo == 1 ? "" : "s", npos);
+        else diag_error(s->diag, n->loc, "%s() takes %d to %d positional arguments, not %d", n->name, lo, hi, npos);
+        return -1;
+    }
+    return npos;
+}
+
+static Value *mbar_operand(S *s, const Node *n, const char *fn)
+{
+    char b1[96];
+    Ex b = expr(s, n);
+    if (b.err) return NULL;
+    if (!b.type || b.type->kind != TY_MBAR || b.type->rank != 0) {
+        diag_error(s->diag, n->loc, "%s() needs one mbarrier%s, not %s", fn,
+                   b.type && b.type->kind == TY_MBAR ? " (index the array: bar[i])" : "", TYNAME(b.type, b1));
+        return NULL;
+    }
+    return b.v;
+}
+
+static Value *parity_operand(S *s, const Node *n, const char *fn)
+{
+    char b1[96];
+    Ex p = expr(s, n);
+    if (p.err) return NULL;
+    if (!p.type || p.type->kind != TY_PARITY) {
+        diag_error(s->diag, n->loc,
+                   "%s() needs a parity, found %s: a phase counter is not a parity (use parity(0) and .next())", fn,
+                   TYNAME(p.type, b1));
+        return NULL;
+    }
+    return p.v;
+}
+
+/* scope = cta | cluster */
+static const char *scope_arg(S *s, const Node *v)
+{
+    if (!v) return "cta";
+    if (v->kind == N_NAME && (strcmp(v->name, "cta") == 0 || strcmp(v->name, "cluster") == 0))
+        return v->name[1] == 't' ? "cta" : "cluster";
+    diag_error(s->diag, v->loc, "scope must be cta or cluster");
+    return NULL;
+}
+
+static Ex ex_none(void)
+{
+    Ex e = {0};
+    return e;
+}
+
+/* arrive, arrive_expect, expect_tx, wait, try_wait, test_wait, parity, cluster_sync; *handled = 0
+ * for any other name. */
+static Ex barrier_call(S *s, const Node *n, int *handled)
+{
+    const char *f = n->name;
+    *handled = 1;
+    if (strcmp(f, "parity") == 0) {
+        if (!nargs_ok(s, n, 1, 1) || !need_builder(s, n->loc)) return ex_err();
+        int64_t v;
+        if (!const_int(s, n->list[0], &v, "the argument of parity()")) return ex_err();
+        if (v != 0 && v != 1) {
+            diag_error(s->diag, n->list[0]->loc, "parity() takes 0 or 1, not %lld", (long long)v);
+            return ex_err();
+        }
+        return ex_val(ir_build_const_int(&s->b, n->loc, ir_type_parity(s->m), v));
+    }
+    if (strcmp(f, "cluster_sync") == 0) {
+        if (!nargs_ok(s, n, 0, 0) || !need_builder(s, n->loc)) return ex_err();
+        ir_build(&s->b, OP_CLUSTER_SYNC, n->loc, NULL, 0, NULL);
+        return ex_none();
+    }
+    if (strcmp(f, "arrive") == 0 || strcmp(f, "arrive_expect") == 0) {
+        static const char *const names[] = {"scope", "cta", NULL};
+        const Node *named[2] = {0};
+        int expect = f[6] == '_';
+        int npos = split_args(s, n, 1, expect ? 2 : 1, names, named);
+        if (npos < 0 || !need_builder(s, n->loc)) return ex_err();
+        Value *b = mbar_operand(s, n->list[0], f);
+        const char *scope = scope_arg(s, named[0]);
+        if (!b || !scope) return ex_err();
+        if (named[1]) { /* remote arrive on another CTA of the cluster */
+            if (expect) {
+                diag_error(s->diag, named[1]->loc, "arrive_expect() cannot target another CTA; use arrive(bar, cta = r)");
+                return ex_err();
+            }
+            Value *ops[2] = {b, coerce(s, expr_hint(s, named[1], T(TY_I32)), T(TY_I32), named[1]->loc, "cta rank")};
+            if (!ops[1]) return ex_err();
+            ir_build(&s->b, OP_MBAR_ARRIVE_REMOTE, n->loc, ops, 2, NULL);
+            return ex_none();
+        }
+        Value *ops[2] = {b, NULL};
+        if (npos == 2) {
+            ops[1] = coerce(s, expr_hint(s, n->list[1], T(TY_I32)), T(TY_I32), n->list[1]->loc, "byte count");
+            if (!ops[1]) return ex_err();
+        }
+        Op *op = ir_build(&s->b, expect ? OP_MBAR_ARRIVE_EXPECT : OP_MBAR_ARRIVE, n->loc, ops, npos == 2 ? 2 : 1, NULL);
+        ir_attr_set_str(s->m, op, "scope", scope);
+        return ex_none();
+    }
+    if (strcmp(f, "expect_tx") == 0) {
+        if (!nargs_ok(s, n, 2, 2) || !need_builder(s, n->loc)) return ex_err();
+        Value *ops[2] = {mbar_operand(s, n->list[0], f),
+                         coerce(s, expr_hint(s, n->list[1], T(TY_I32)), T(TY_I32), n->list[1]->loc, "byte count")};
+        if (!ops[0] || !ops[1]) return ex_err();
+        ir_build(&s->b, OP_MBAR_EXPECT_TX, n->loc, ops, 2, NULL);
+        return ex_none();
+    }
+    if (strcmp(f, "wait") == 0 || strcmp(f, "try_wait") == 0 || strcmp(f, "test_wait") == 0) {
+        static const char *const names[] = {"scope", NULL};
+        const Node *named[1] = {0};
+        if (split_args(s, n, 2, 2, names, named) < 0 || !need_builder(s, n->loc)) return ex_err();
+        Value *ops[2] = {mbar_operand(s, n->list[0], f), parity_operand(s, n->list[1], f)};
+        const char *scope = scope_arg(s, named[0]);
+        if (!ops[0] || !ops[1] || !scope) return ex_err();
+        OpCode code = f[0] == 'w' ? OP_MBAR_WAIT : f[1] == 'r' ? OP_MBAR_TRY_WAIT : OP_MBAR_TEST_WAIT;
+        Op *op = ir_build(&s->b, code, n->loc, ops, 2, code == OP_MBAR_WAIT ? NULL : T(TY_I1));
+        ir_attr_set_str(s->m, op, "scope", scope);
+        return code == OP_MBAR_WAIT ? ex_none() : ex_val(op->results[0]);
+    }
+    *handled = 0;
+    return ex_err();
+}
+
+/* desc[c0, c1, ...] inside a tma.* call: the descriptor and its coordinates (outermost first). */
+static int tma_position(S *s, const Node *n, const char *fn, Value **ops, int *k)
+{
+    char b1[96];
+    if (n->kind != N_INDEX) {
+        diag_error(s->diag, n->loc, "tma.%s() needs a tensor position like src[i, j] here", fn);
+        return 0;
+    }
+    Ex d = expr(s, n->a);
+    if (d.err) return 0;
+    if (!d.type || d.type->kind != TY_TMA) {
+        diag_error(s->diag, n->loc, "tma.%s() needs a tma parameter (declared `x: tma T[dims] box[box]`), not %s", fn,
+                   TYNAME(d.type, b1));
+        return 0;
+    }
+    if (n->nlist != d.type->rank) {
+        diag_error(s->diag, n->loc, "this tma parameter has rank %d but %d coordinates were given", d.type->rank, n->nlist);
+        return 0;
+    }
+    ops[(*k)++] = d.v;
+    for (int i = 0; i < n->nlist; i++) {
+        ops[*k] = coerce(s, expr_hint(s, n->list[i], T(TY_I32)), T(TY_I32), n->list[i]->loc, "tma coordinate");
+        if (!ops[(*k)++]) return 0;
+    }
+    return 1;
+}
+
+static Value *smem_operand(S *s, const Node *n, const char *fn)
+{
+    char b1[96];
+    Ex t = expr(s, n);
+    if (t.err) return NULL;
+    if (!t.type || t.type->kind != TY_SMEM || t.type->stages > 1) {
+        diag_error(s->diag, n->loc, "tma.%s() needs one shared tile%s, not %s", fn,
+                   t.type && t.type->kind == TY_SMEM ? " (pick a stage of the ring: buf[s])" : "", TYNAME(t.type, b1));
+        return NULL;
+    }
+    return t.v;
+}
+
+/* tma.load, tma.store, tma.reduce_add, tma.prefetch, tma.commit, tma.wait, tma.wait_read, tma.wait_all */
+static Ex tma_call(S *s, const Node *n)
+{
+    const char *f = n->name;
+    Value *ops[4 + IR_MAX_RANK];
+    int k = 0;
+    if (!need_builder(s, n->loc)) return ex_err();
+    if (strcmp(f, "load") == 0) {
+        static const char *const names[] = {"multicast", NULL};
+        const Node *named[1] = {0};
+        if (split_args(s, n, 3, 3, names, named) < 0) return ex_err();
+        ops[k++] = smem_operand(s, n->list[0], f);
+        if (!ops[0] || !tma_position(s, n->list[1], f, ops, &k)) return ex_err();
+        if (!(ops[k++] = mbar_operand(s, n->list[2], "tma.load"))) return ex_err();
+        if (named[0]) {
+            ops[k] = coerce(s, expr_hint(s, named[0], T(TY_I32)), T(TY_I32), named[0]->loc, "multicast mask");
+            if (!ops[k++]) return ex_err();
+        }
+        Op *op = ir_build(&s->b, OP_TMA_LOAD, n->loc, ops, (uint32_t)k, NULL);
+        ir_attr_set_int(s->m, op, "multicast", named[0] != NULL);
+        return ex_none();
+    }
+    if (strcmp(f, "store") == 0 || strcmp(f, "reduce_add") == 0) {
+        if (!nargs_ok(s, n, 2, 2) || !tma_position(s, n->list[0], f, ops, &k)) return ex_err();
+        if (!(ops[k++] = smem_operand(s, n->list[1], f))) return ex_err();
+        ir_build(&s->b, f[0] == 's' ? OP_TMA_STORE : OP_TMA_REDUCE_ADD, n->loc, ops, (uint32_t)k, NULL);
+        return ex_none();
+    }
+    if (strcmp(f, "prefetch") == 0) {
+        if (!nargs_ok(s, n, 1, 1) || !tma_position(s, n->list[0], f, ops, &k)) return ex_err();
+        ir_build(&s->b, OP_TMA_PREFETCH, n->loc, ops, (uint32_t)k, NULL);
+        return ex_none();
+    }
+    if (strcmp(f, "commit") == 0) {
+        if (!nargs_ok(s, n, 0, 0)) return ex_err();
+        ir_build(&s->b, OP_TMA_COMMIT, n->loc, NULL, 0, NULL);
+        return ex_none();
+    }
+    if (strcmp(f, "wait") == 0 || strcmp(f, "wait_read") == 0 || strcmp(f, "wait_all") == 0) {
+        int all = strcmp(f, "wait_all") == 0;
+        int64_t pending = 0;
+        if (!nargs_ok(s, n, all ? 0 : 1, all ? 0 : 1)) return ex_err();
+        if (!all && !const_int(s, n->list[0], &pending, "the number of pending bulk groups")) return ex_err();
+        if (pending < 0 || pending > 63) {
+            diag_error(s->diag, n->list[0]->loc, "tma.%s(): %lld pending groups is out of range 0..63", f, (long long)pending);
+            return ex_err();
+        }
+        Op *op = ir_build(&s->b, OP_TMA_WAIT, n->loc, NULL, 0, NULL);
+        ir_attr_set_int(s->m, op, "pending", pending);
+        ir_attr_set_int(s->m, op, "read", strcmp(f, "wait_read") == 0);
+        return ex_none();
+    }
+    diag_error(s->diag, n->loc, "unknown TMA operation 'tma.%s' (load, store, reduce_add, prefetch, commit, wait, wait_read, wait_all)", f);
+    return ex_err();
+}
+
+/* x.f(...): namespaced built-ins (tma.*) and methods (p.next()). */
+static Ex method_call(S *s, const Node *n)
+{
+    char b1[96];
+    if (n->a->kind == N_NAME && strcmp(n->a->name, "tma") == 0 && !lookup(s, "tma")) return tma_call(s, n);
+    Ex r = expr(s, n->a);
+    if (r.err) return r;
+    if (r.type && r.type->kind == TY_PARITY && strcmp(n->name, "next") == 0) {
+        if (!nargs_ok(s, n, 0, 0) || !need_builder(s, n->loc)) return ex_err();
+        return ex_val(ir_build1(&s->b, OP_PARITY_NEXT, n->loc, &r.v, 1, r.type));
+    }
+    diag_error(s->diag, n->loc, "%s has no method '%s'", TYNAME(r.type, b1), n->name);
+    return ex_err();
+}
+
 static Ex call_expr(S *s, const Node *n, const Type *hint)
 {
     char b1[96];
     const char *f = n->name;
+    if (n->a) return method_call(s, n);
     if (strcmp(f, "sync") == 0) {
         if (!nargs_ok(s, n, 0, 0) || !need_builder(s, n->loc)) return ex_err();
-        ir_build(&s->b, OP_BARRIER, n->loc, NULL, 0, NULL);
-        Ex e = {0};
-        return e;
+        Group *g = s->group;
+        if (!g || g->kind == 0) {
+            ir_build(&s->b, OP_BARRIER, n->loc, NULL, 0, NULL);
+        } else if (g->kind == TK_ELECT) {
+            diag_error(s->diag, n->loc, "sync() inside elect: one thread has nothing to synchronise with");
+            return ex_err();
+        } else {
+            if (!g->sync_id) {
+                if (s->next_sync_id > 15) {
+                    diag_error(s->diag, n->loc, "more than 15 warp groups call sync(): the hardware has 16 named barriers");
+                    return ex_err();
+                }
+                g->sync_id = s->next_sync_id++;
+            }
+            Op *op = ir_build(&s->b, OP_GROUP_SYNC, n->loc, NULL, 0, NULL);
+            ir_attr_set_int(s->m, op, "id", g->sync_id);
+            ir_attr_set_int(s->m, op, "threads", g->threads);
+        }
+        return ex_none();
     }
+    int handled;
+    Ex be = barrier_call(s, n, &handled);
+    if (handled) return be;
     if (strcmp(f, "load") == 0 || strcmp(f, "store") == 0) {
         if (!need_builder(s, n->loc)) return ex_err();
         return tile_access(s, n, f[0] == 's');
@@ -1480,9 +1853,203 @@ static void let_stmt(S *s, const Node *n)
     name_value(s, v, n->name);
 }
 
+
+/* shared and mbarrier declarations belong to the whole block: top level of the kernel body only */
+static int at_top_level(S *s, const Node *n, const char *what)
+{
+    if (s->depth == s->top_depth && s->group && s->group->kind == 0) return 1;
+    diag_error(s->diag, n->loc, "%s declarations belong at the top level of the kernel body (they are shared by the block)",
+               what);
+    return 0;
+}
+
+static void shared_stmt(S *s, const Node *n)
+{
+    if (!at_top_level(s, n, "shared")) return;
+    if (n->a->kind != N_TYPE_TILE) {
+        diag_error(s->diag, n->a->loc, "a shared declaration needs a tile type like bf16[64, 64]");
+        return;
+    }
+    const Node *dims = n->a->b;
+    if (dims->nlist > IR_MAX_RANK) {
+        diag_error(s->diag, dims->loc, "a shared tile has at most %d dimensions", IR_MAX_RANK);
+        return;
+    }
+    int64_t shape[IR_MAX_RANK], stages = 1, swizzle = 0, align = 0, bytes = ir_type_bits(T((TypeKind)n->a->a->op)) / 8;
+    for (int i = 0; i < dims->nlist; i++) {
+        if (!const_int(s, dims->list[i], &shape[i], "a shared tile dimension")) return;
+        if (shape[i] < 1 || shape[i] > (1 << 20)) {
+            diag_error(s->diag, dims->list[i]->loc, "shared tile dimension %lld is out of range", (long long)shape[i]);
+            return;
+        }
+        bytes *= shape[i];
+    }
+    for (int i = 0; i < n->nlist; i++) {
+        const Node *a = n->list[i];
+        int64_t v;
+        if (a->nlist != 1 || !const_int(s, a->list[0], &v, "a shared tile attribute")) {
+            if (a->nlist != 1) diag_error(s->diag, a->loc, "%s(...) takes one constant", a->name);
+            return;
+        }
+        if (strcmp(a->name, "swizzle") == 0) {
+            if (v != 0 && v != 32 && v != 64 && v != 128) {
+                diag_error(s->diag, a->list[0]->loc, "swizzle must be 0, 32, 64 or 128 bytes, not %lld", (long long)v);
+                return;
+            }
+            swizzle = v;
+        } else if (strcmp(a->name, "stages") == 0) {
+            if (v < 1 || v > 64) {
+                diag_error(s->diag, a->list[0]->loc, "stages must be 1..64, not %lld", (long long)v);
+                return;
+            }
+            stages = v;
+        } else if (strcmp(a->name, "align") == 0) {
+            if (v < 16 || v > 4096 || (v & (v - 1))) {
+                diag_error(s->diag, a->list[0]->loc, "align must be a power of two in 16..4096, not %lld", (long long)v);
+                return;
+            }
+            align = v;
+        } else {
+            diag_error(s->diag, a->loc, "unknown shared tile attribute '%s' (swizzle, stages, align)", a->name);
+            return;
+        }
+    }
+    /* TMA needs 128-byte aligned tiles, and a swizzled tile's pattern starts at a 1024-byte boundary */
+    int64_t need = swizzle ? 1024 : 128;
+    if (!align) align = need;
+    if (align < need) {
+        diag_error(s->diag, n->loc, "a %s tile needs align(%lld) or more, not align(%lld)", swizzle ? "swizzled" : "shared",
+                   (long long)need, (long long)align);
+        return;
+    }
+    (void)bytes;
+    const Type *t = ir_type_smem(s->m, T((TypeKind)n->a->a->op), dims->nlist, shape, (int)stages, (int)swizzle);
+    Op *op = ir_build(&s->b, OP_SHARED_ALLOC, n->loc, NULL, 0, t);
+    ir_attr_set_int(s->m, op, "align", align);
+    op->results[0]->name = arena_strdup(&s->m->arena, n->name);
+    Sym *y = declare(s, n->name, SYM_LET, n->loc);
+    y->type = t;
+    y->value = op->results[0];
+}
+
+static void mbarrier_stmt(S *s, const Node *n)
+{
+    if (!at_top_level(s, n, "mbarrier")) return;
+    int64_t count, size = 0;
+    if (!const_int(s, n->a, &count, "an mbarrier's arrival count")) return;
+    if (count < 1 || count >= (1 << 20)) {
+        diag_error(s->diag, n->a->loc, "an mbarrier's arrival count must be 1..%d, not %lld", (1 << 20) - 1, (long long)count);
+        return;
+    }
+    if (n->b) {
+        if (!const_int(s, n->b, &size, "an mbarrier array size")) return;
+        if (size < 1 || size > 1024) {
+            diag_error(s->diag, n->b->loc, "an mbarrier array has 1..1024 barriers, not %lld", (long long)size);
+            return;
+        }
+    }
+    const Type *t = ir_type_mbar(s->m, size);
+    Op *op = ir_build(&s->b, OP_MBAR_ALLOC, n->loc, NULL, 0, t);
+    ir_attr_set_int(s->m, op, "count", count);
+    op->results[0]->name = arena_strdup(&s->m->arena, n->name);
+    Sym *y = declare(s, n->name, SYM_LET, n->loc);
+    y->type = t;
+    y->value = op->results[0];
+}
+
+/* elect { }, warp(i) { }, warps(a .. b) { }, warpgroup(g) { }: a region run by part of the block */
+static void group_stmt(S *s, const Node *n)
+{
+    Group *outer = s->group;
+    Group g = {0};
+    g.outer = outer;
+    int64_t lo = 0, hi = 0, maxnreg = 0;
+    if (n->op == TK_ELECT) {
+        g.kind = TK_ELECT;
+        g.lo = outer->lo;
+        g.hi = outer->lo + 1;
+        g.threads = 1;
+    } else {
+        if (outer->kind == TK_ELECT) {
+            diag_error(s->diag, n->loc, "a warp role inside elect: the elected thread is already one thread");
+            return;
+        }
+        if (!const_int(s, n->a, &lo, "a warp index")) return;
+        if (n->op == TK_WARPS) {
+            if (!const_int(s, n->b, &hi, "a warp index")) return;
+        } else if (n->op == TK_WARPGROUP) {
+            lo *= 4;
+            hi = lo + 4;
+        } else hi = lo + 1;
+        if (lo < outer->lo || hi > outer->hi || lo >= hi) {
+            diag_error(s->diag, n->loc, "warps %lld .. %lld are not inside the enclosing group (warps %d .. %d)",
+                       (long long)lo, (long long)hi - 1, outer->lo, outer->hi - 1);
+            return;
+        }
+        g.kind = TK_WARPS;
+        g.lo = (int)lo;
+        g.hi = (int)hi;
+        g.threads = 32 * (int)(hi - lo);
+        for (int i = 0; i < n->nlist; i++) {
+            const Node *a = n->list[i];
+            if (strcmp(a->name, "setmaxnreg") != 0 || a->nlist != 1) {
+                diag_error(s->diag, a->loc, "unknown warp-role attribute '%s' (setmaxnreg(N))", a->name);
+                return;
+            }
+            if (!const_int(s, a->list[0], &maxnreg, "the register count of setmaxnreg")) return;
+            if (maxnreg < 24 || maxnreg > 256 || maxnreg % 8) {
+                diag_error(s->diag, a->list[0]->loc, "setmaxnreg takes a multiple of 8 in 24..256, not %lld", (long long)maxnreg);
+                return;
+            }
+            if (lo % 4 || hi % 4) {
+                diag_error(s->diag, a->loc, "setmaxnreg applies to whole warpgroups: warps %lld .. %lld are not",
+                           (long long)lo, (long long)hi - 1);
+                return;
+            }
+        }
+    }
+    VarSet vs = {0};
+    scan_assigned(s, n->d, &vs);
+    if (vs.n) {
+        diag_error(s->diag, n->loc, "this block runs on some threads only, so it cannot assign the outer var '%s'",
+                   varset_get(&vs, 0)->name);
+        varset_free(&vs);
+        return;
+    }
+    varset_free(&vs);
+    Op *op = ir_build(&s->b, g.kind == TK_ELECT ? OP_ELECT : OP_WARPS, n->loc, NULL, 0, NULL);
+    if (g.kind == TK_WARPS) {
+        ir_attr_set_int(s->m, op, "lo", lo);
+        ir_attr_set_int(s->m, op, "hi", hi);
+    }
+    Block *saved;
+    enter_region(s, &op->regions[0], &saved);
+    if (maxnreg) {
+        Op *mr = ir_build(&s->b, OP_SETMAXNREG, n->loc, NULL, 0, NULL);
+        ir_attr_set_int(s->m, mr, "count", maxnreg);
+    }
+    LoopCtx *loop = s->loop;
+    int hidden = s->loop_hidden;
+    s->loop_hidden = loop != NULL || hidden;
+    s->loop = NULL;
+    s->group = &g;
+    int was_terminated = s->terminated;
+    s->terminated = 0;
+    block_stmts(s, n->d);
+    if (!s->terminated) ir_build(&s->b, OP_YIELD, n->loc, NULL, 0, NULL);
+    s->terminated = was_terminated;
+    s->group = outer;
+    s->loop = loop;
+    s->loop_hidden = hidden;
+    s->b.block = saved;
+}
+
 static void stmt(S *s, const Node *n)
 {
     switch (n->kind) {
+    case N_SHARED: shared_stmt(s, n); break;
+    case N_MBARRIER: mbarrier_stmt(s, n); break;
+    case N_GROUP: group_stmt(s, n); break;
     case N_BLOCK: block_stmts(s, n); break;
     case N_LET: let_stmt(s, n); break;
     case N_ASSIGN: assign_stmt(s, n); break;
@@ -1502,7 +2069,10 @@ static void stmt(S *s, const Node *n)
     case N_BREAK:
     case N_CONTINUE: {
         if (!s->loop) {
-            diag_error(s->diag, n->loc, "'%s' outside a loop", n->kind == N_BREAK ? "break" : "continue");
+            if (s->loop_hidden)
+                diag_error(s->diag, n->loc, "'%s' cannot leave a warp-role or elect block; put the loop inside the block",
+                           n->kind == N_BREAK ? "break" : "continue");
+            else diag_error(s->diag, n->loc, "'%s' outside a loop", n->kind == N_BREAK ? "break" : "continue");
             break;
         }
         Value **now = current_values(s, s->loop->carried, s->loop->ncarried);
@@ -1570,9 +2140,29 @@ static void kernel_item(S *s, const Node *n)
             diag_error(s->diag, p->a->loc, "a kernel parameter cannot be a tile; pass a tensor view");
             continue;
         }
+        if (t->kind == TY_TMA && t->rank != p->a->b->nlist) continue;
         const Type *pt = t->kind == TY_VIEW ? ir_type_ptr(s->m, t->elem, AS_GLOBAL) : t;
         psyms[i]->type = t;
         psyms[i]->value = ir_kernel_add_param(s->m, k, p->name, pt);
+    }
+    for (int i = 0; i < n->nlist; i++) {
+        const Node *p = n->list[i];
+        if (!psyms[i]->type || psyms[i]->type->kind != TY_TMA || !psyms[i]->value) continue;
+        /* the runtime builds the descriptor from the dims parameters: record which they are */
+        Value *ops[1 + IR_MAX_RANK];
+        ops[0] = psyms[i]->value;
+        int ok = 1;
+        for (int d = 0; d < p->a->b->nlist && ok; d++) {
+            const Node *dn = p->a->b->list[d];
+            Sym *y = dn->kind == N_NAME ? lookup(s, dn->name) : NULL;
+            if (!y || !y->value || y->value->def || y->value->block != k->body.first || y->type != T(TY_I32)) {
+                diag_error(s->diag, dn->loc, "the dims of a tma parameter must be i32 parameters of the kernel");
+                ok = 0;
+                break;
+            }
+            ops[1 + d] = y->value;
+        }
+        if (ok) ir_build(&s->b, OP_TMA_SHAPE, p->loc, ops, (uint32_t)(1 + p->a->b->nlist), NULL);
     }
     for (int i = 0; i < n->nlist; i++) {
         const Node *p = n->list[i];
@@ -1602,7 +2192,14 @@ static void kernel_item(S *s, const Node *n)
     s->terminated = 0;
     s->warned_unreachable = 0;
     s->loop = NULL;
+    s->loop_hidden = 0;
+    int64_t threads = k->block[0] * k->block[1] * k->block[2];
+    Group blk = {0, 0, (int)((threads + 31) / 32), (int)threads, 0, NULL};
+    s->group = &blk;
+    s->next_sync_id = 1;
+    s->top_depth = s->depth + 1;
     block_stmts(s, n->a);
+    s->group = NULL;
     scope_pop(s);
     s->b.k = NULL;
 }

@@ -32,10 +32,12 @@ static const char *const kind_names[TY_KIND_COUNT] = {
     [TY_MBAR] = "mbar", [TY_SMEM] = "smem", [TY_TMA] = "tma",
 };
 
-static const Type scalar_types[TY_F64 + 1] = {
+/* The types without parameters: the scalars, void and parity (indexed by kind; the compound kinds
+ * between F64 and PARITY stay zero and are never handed out). */
+static const Type scalar_types[TY_PARITY + 1] = {
 #define S(k) [k] = {.kind = k, .rank = 0}
     S(TY_VOID), S(TY_I1), S(TY_I8), S(TY_I16), S(TY_I32), S(TY_I64), S(TY_U8),
-    S(TY_U16), S(TY_U32), S(TY_U64), S(TY_F16), S(TY_BF16), S(TY_F32), S(TY_F64),
+    S(TY_U16), S(TY_U32), S(TY_U64), S(TY_F16), S(TY_BF16), S(TY_F32), S(TY_F64), S(TY_PARITY),
 #undef S
 };
 
@@ -43,7 +45,7 @@ const char *ir_type_kind_name(TypeKind k) { return k < TY_KIND_COUNT ? kind_name
 
 const Type *ir_type_scalar(TypeKind k)
 {
-    if (k > TY_F64) ir_unreachable("ir_type_scalar of a compound kind");
+    if (k > TY_F64 && k != TY_PARITY) ir_unreachable("ir_type_scalar of a compound kind");
     return &scalar_types[k];
 }
 
@@ -84,6 +86,12 @@ const Type *ir_type_vec(Module *m, const Type *elem, int64_t lanes)
 {
     Type p = {.kind = TY_VEC, .elem = elem, .rank = 1};
     p.shape[0] = lanes;
+    return intern(m, &p);
+}
+
+const Type *ir_type_parity(Module *m)
+{
+    Type p = {.kind = TY_PARITY};
     return intern(m, &p);
 }
 

@@ -142,11 +142,12 @@ struct Type {
 
 typedef struct Module Module;
 
-const Type *ir_type_scalar(TypeKind k);                       /* static, shared by all modules */
+const Type *ir_type_scalar(TypeKind k);                       /* static, shared by all modules; also TY_VOID and TY_PARITY */
 const Type *ir_type_ptr(Module *m, const Type *elem, AddrSpace space);
 const Type *ir_type_view(Module *m, const Type *elem, int rank);
 const Type *ir_type_tile(Module *m, const Type *elem, int rank, const int64_t *shape);
 const Type *ir_type_vec(Module *m, const Type *elem, int64_t lanes);
+const Type *ir_type_parity(Module *m);
 const Type *ir_type_mbar(Module *m, int64_t count);          /* count 0: one barrier; else an array */
 const Type *ir_type_smem(Module *m, const Type *elem, int rank, const int64_t *shape, int stages, int swizzle);
 const Type *ir_type_tma(Module *m, const Type *elem, int rank, const int64_t *box);

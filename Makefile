@@ -120,11 +120,16 @@ $(BUILD)/compile_time: bench/compile_time.c $(LIBA)
 $(BUILD)/bench_launch: bench/launch.c $(REF_OBJ) $(LIBA) samples/ref/refs.h
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ bench/launch.c $(REF_OBJ) $(LIBA) $(LDLIBS)
 
-# bench_launch exits 77 (after saying why) without a GPU; that does not fail the compile benchmarks.
-bench: $(BUILD)/compile_time $(BUILD)/bench_launch
+$(BUILD)/bench_tma_copy: bench/tma_copy.c $(REF_OBJ) $(LIBA) samples/ref/refs.h
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ bench/tma_copy.c $(REF_OBJ) $(LIBA) $(LDLIBS)
+
+# bench_launch and bench_tma_copy exit 77 (after saying why) without a GPU; that does not fail the
+# compile benchmarks.
+bench: $(BUILD)/compile_time $(BUILD)/bench_launch $(BUILD)/bench_tma_copy
 	$(BUILD)/compile_time samples/*.tile
 	$(BUILD)/compile_time --target sm_100a samples/*.tile
 	$(BUILD)/bench_launch || [ $$? -eq 77 ]
+	$(BUILD)/bench_tma_copy || [ $$? -eq 77 ]
 
 fuzz:
 	$(MAKE) -C tests/fuzz

@@ -9,14 +9,25 @@
  * Register classes: i1 is `.pred`; 8- and 16-bit values are `.b16` (an i8/u8 register always
  * holds the value sign/zero-extended to 16 bits, re-normalised with cvt after every op that can
  * carry out of 8 bits); 32-bit ints `.b32`, f32 `.f32`, 64-bit ints and pointers `.b64`, f64 `.f64`.
- * Pointers are 64-bit addresses of their state space (global, or the shared window). Parameters:
- * pointers `.u64`, ints `.sN`/`.uN`, f16/bf16 `.b16`, f32/f64 `.f32`/`.f64`, and i1 one `.u8` byte
- * (0 or 1; any nonzero byte reads as true).
+ * Global pointers are 64-bit global addresses; shared pointers (`ptr<T, shared>`), `smem` tiles and
+ * `mbar`s are 32-bit `.shared::cta` window addresses in `.b32` registers (what ld.shared, mbarrier
+ * and cp.async.bulk take); a `parity` is a `.b32` holding 0 or 1; a `tma` descriptor is the 64-bit
+ * generic address of its 128-byte kernel parameter. Parameters: pointers `.u64` (a shared one is
+ * converted to its 32-bit window address on entry), tma `.param .align 64 .b8 NAME[128]`, ints
+ * `.sN`/`.uN`, f16/bf16 `.b16`, f32/f64 `.f32`/`.f64`, and i1 one `.u8` byte (0 or 1; any nonzero
+ * byte reads as true).
  *
  * Float semantics: add/sub/mul carry `.rn`, so ptxas never contracts them into an fma the IR did
  * not ask for. f16/bf16 ops without a native form (div, rem, sqrt, exp) compute in f32 and round
  * back with cvt.rn. exp is ex2.approx on f32 (the __expf accuracy); f64 exp is a range-reduced
  * degree-13 polynomial. Float rem is a - trunc(a/b)*b.
+ *
+ * Asynchronous machinery (docs/IR.md, issue 4): a kernel's shared memory is one dynamic window,
+ * `.extern .shared .align 1024 .b8 tilec_smem[]` (declared once per module; each kernel's window
+ * starts at it), and every shared_alloc / mbar_alloc is `tilec_smem + offset` from smem-layout.
+ * The prologue computes those addresses and has thread 0 initialise every mbarrier before any user
+ * code. Thread-group regions (warps, elect) become branches around their bodies on the warp index
+ * computed once per kernel.
  *
  * Temporaries are `%_r7`-style registers (class-letter prefixes), declared at the end with PTX
  * parameterised names; every other register is declared individually. The emitter keeps no state
@@ -41,13 +52,14 @@ typedef struct Reg {
 } Reg;
 
 /* What a yield/break/continue inside a region goes to. */
-typedef enum FlowKind { FLOW_KERNEL, FLOW_IF_THEN, FLOW_IF_ELSE, FLOW_FOR, FLOW_LOOP } FlowKind;
+typedef enum FlowKind { FLOW_KERNEL, FLOW_IF_THEN, FLOW_IF_ELSE, FLOW_FOR, FLOW_LOOP, FLOW_GROUP } FlowKind;
 
 typedef struct Flow {
     FlowKind kind;
-    const Op *op;        /* the if/for/loop op (NULL for the kernel body) */
+    const Op *op;        /* the if/for/loop/warps/elect op (NULL for the kernel body) */
     int label;           /* label number of the op */
     struct Flow *loop;   /* innermost enclosing for/loop flow, or NULL */
+    const Op *group;     /* innermost enclosing `warps` op, or NULL for the whole block */
 } Flow;
 
 typedef struct Emit {
@@ -69,6 +81,10 @@ typedef struct Emit {
     uint32_t ntemp[RC_COUNT];
     int nlabel;
     int tlin;              /* register of the linear thread index, or -1 */
+    int warpid;            /* register of tlin / 32 when a thread-group region needs it, or -1 */
+    int smem_base;         /* register holding the tilec_smem window address, or -1 */
+    int reg_budget;        /* registers per thread at entry when the kernel uses setmaxnreg, else 0 */
+    int uses_smem;         /* some kernel of the module declared dynamic shared memory */
     const char *last_file;
     uint32_t last_line;
 } Emit;
@@ -137,7 +153,9 @@ static RegClass class_of(const Type *t)
     case TY_I1: return RC_PRED;
     case TY_F32: return RC_F32;
     case TY_F64: return RC_F64;
-    case TY_PTR: return RC_B64;
+    case TY_PTR: return t->space == AS_SHARED ? RC_B32 : RC_B64;
+    case TY_PARITY: case TY_MBAR: case TY_SMEM: return RC_B32;
+    case TY_TMA: return RC_B64;
     default: break;
     }
     int bits = ir_type_bits(t);
@@ -281,7 +299,9 @@ static const char *T(Emit *e, RegClass c) { return R(e, temp(e, c)); }
 /* Number of registers a value of type t occupies. */
 static int type_lanes(const Type *t)
 {
-    if (ir_type_is_scalar(t) || t->kind == TY_PTR) return 1;
+    if (ir_type_is_scalar(t) || t->kind == TY_PTR || t->kind == TY_PARITY || t->kind == TY_MBAR ||
+        t->kind == TY_SMEM || t->kind == TY_TMA)
+        return 1;
     if (t->kind == TY_VEC && t->elem && ir_type_is_scalar(t->elem) && t->shape[0] > 0 && t->shape[0] <= 4096)
         return (int)t->shape[0];
     if (t->kind == TY_VIEW && t->rank >= 1 && t->rank <= IR_MAX_RANK) return 1 + t->rank;
@@ -696,6 +716,14 @@ static void emit_elementwise(Emit *e, const Op *op)
     const Value *res = op->results[0];
     int n = nlanes_of(res);
     const Value *tv = op->operands[op->code == OP_SELECT ? 1 : 0];
+    TypeKind rk = res->type->kind;
+    if (op->code == OP_SELECT && (rk == TY_PARITY || rk == TY_MBAR || rk == TY_SMEM || rk == TY_PTR) &&
+        op->operands[0]->type->kind == TY_I1 && op->operands[1]->type == res->type && op->operands[2]->type == res->type) {
+        /* one register of an address, or a parity: pick the bits */
+        ins(e, "selp.%s %s, %s, %s, %s", rc_mov[class_of(res->type)], VR(e, res, 0), VR(e, op->operands[1], 0),
+            VR(e, op->operands[2], 0), VR(e, op->operands[0], 0));
+        return;
+    }
     const Type *t = ir_type_elem(tv->type), *rt = ir_type_elem(res->type);
     if (n == 0 || !ir_type_is_scalar(rt) || !ir_type_is_scalar(t) || res->type->kind == TY_TILE) {
         error_at(e, op, "cannot emit '%s' on type %s: tile values must be lowered by lower-tiles first",
@@ -1115,7 +1143,7 @@ static void emit_if(Emit *e, const Op *op, Flow *outer)
     const Block *tb = region_block(&op->regions[0]), *eb = region_block(&op->regions[1]);
     const char *c = VR(e, op->operands[0], 0);
     if (op->operands[0]->type->kind != TY_I1) error_at(e, op, "'if' condition must be i1");
-    Flow ft = {FLOW_IF_THEN, op, id, outer->loop}, fe = {FLOW_IF_ELSE, op, id, outer->loop};
+    Flow ft = {FLOW_IF_THEN, op, id, outer->loop, outer->group}, fe = {FLOW_IF_ELSE, op, id, outer->loop, outer->group};
     sb_printf(&e->body, "\t@!%s bra $L_if_%d_else;\n", c, id);
     emit_block(e, tb, &ft);
     if (!ends_in_terminator(tb)) sb_printf(&e->body, "\tbra.uni $L_if_%d_end;\n", id);
@@ -1126,7 +1154,6 @@ static void emit_if(Emit *e, const Op *op, Flow *outer)
 
 static void emit_for(Emit *e, const Op *op, Flow *outer)
 {
-    (void)outer;
     const Block *b = region_block(&op->regions[0]);
     if (op->noperands < 3 || !b || b->nargs != op->noperands - 2 || op->nresults != op->noperands - 3) {
         error_at(e, op, "malformed 'for'");
@@ -1145,7 +1172,7 @@ static void emit_for(Emit *e, const Op *op, Flow *outer)
     const char *p = T(e, RC_PRED);
     ins(e, "setp.ge.%s %s, %s, %s", ity(it), p, VR(e, iv, 0), VR(e, op->operands[1], 0));
     sb_printf(&e->body, "\t@%s bra $L_for_%d_exit;\n", p, id);
-    Flow f = {FLOW_FOR, op, id, NULL};
+    Flow f = {FLOW_FOR, op, id, NULL, outer->group};
     f.loop = &f;
     emit_block(e, b, &f);
     label(e, id, "for", "latch");
@@ -1158,7 +1185,6 @@ static void emit_for(Emit *e, const Op *op, Flow *outer)
 
 static void emit_loop(Emit *e, const Op *op, Flow *outer)
 {
-    (void)outer;
     const Block *b = region_block(&op->regions[0]);
     if (!b || b->nargs != op->noperands) {
         error_at(e, op, "malformed 'loop'");
@@ -1167,7 +1193,7 @@ static void emit_loop(Emit *e, const Op *op, Flow *outer)
     int id = e->nlabel++;
     emit_copy(e, op, op->operands, op->noperands, b->args, b->nargs);
     label(e, id, "loop", "head");
-    Flow f = {FLOW_LOOP, op, id, NULL};
+    Flow f = {FLOW_LOOP, op, id, NULL, outer->group};
     f.loop = &f;
     emit_block(e, b, &f);
     if (!ends_in_terminator(b)) sb_printf(&e->body, "\tbra.uni $L_loop_%d_head;\n", id);
@@ -1197,6 +1223,9 @@ static void emit_terminator(Emit *e, const Op *op, Flow *f)
             emit_copy(e, op, op->operands, op->noperands, lb->args, lb->nargs);
             sb_printf(&e->body, "\tbra.uni $L_loop_%d_head;\n", f->label);
             return;
+        case FLOW_GROUP:
+            if (op->noperands) error_at(e, op, "'yield' of a thread-group region carries no values");
+            return;   /* falls through to the region's end label */
         default:
             error_at(e, op, "'yield' outside an if or loop region");
             return;
@@ -1246,11 +1275,408 @@ static void emit_geometry(Emit *e, const Op *op)
     ins(e, "mov.u32 %s, %%%s.%c", d, sreg[which], "xyz"[dim]);
 }
 
+/* ---------------------------------------------------------------- asynchronous machinery */
+
+/* The scope qualifier of an mbarrier op: "cta" (default) or "cluster"; NULL after an error. */
+static const char *mbar_scope(Emit *e, const Op *op)
+{
+    const char *s = ir_attr_str(op, "scope", "cta");
+    if (strcmp(s, "cta") && strcmp(s, "cluster")) {
+        error_at(e, op, "'%s': scope must be \"cta\" or \"cluster\", not \"%s\"", ir_op_info[op->code].name, s);
+        return NULL;
+    }
+    return s;
+}
+
+/* Operand i checked to be of kind k (a located error names the op and operand otherwise). */
+static const char *operand_of(Emit *e, const Op *op, uint32_t i, TypeKind k, const char *what)
+{
+    if (i >= op->noperands || !op->operands[i] || op->operands[i]->type->kind != k ||
+        (k == TY_PTR && op->operands[i]->type->space != AS_SHARED)) {
+        error_at(e, op, "'%s': operand %u must be %s", ir_op_info[op->code].name, i, what);
+        return NULL;
+    }
+    return VR(e, op->operands[i], 0);
+}
+
+/* An i32 operand (coordinates, byte counts, ranks, masks). */
+static const char *i32_operand(Emit *e, const Op *op, uint32_t i, const char *what)
+{
+    if (i >= op->noperands || !op->operands[i] ||
+        (op->operands[i]->type->kind != TY_I32 && op->operands[i]->type->kind != TY_U32)) {
+        error_at(e, op, "'%s': operand %u must be an i32 %s", ir_op_info[op->code].name, i, what);
+        return NULL;
+    }
+    return VR(e, op->operands[i], 0);
+}
+
+static int64_t round_up(int64_t v, int64_t a) { return a > 0 ? (v + a - 1) / a * a : v; }
+
+/* Bytes between the stages of a ring: one stage rounded up to the shared_alloc's alignment. */
+static int64_t stage_stride(const Op *alloc)
+{
+    return round_up(ir_type_smem_bytes(alloc->results[0]->type), ir_attr_int(alloc, "align", 16));
+}
+
+/* smem_stage: base + s * stride. smem_elem: the (swizzled) address of one element, see docs/IR.md. */
+static void emit_smem_addr(Emit *e, const Op *op)
+{
+    const char *name = ir_op_info[op->code].name;
+    if (op->nresults != 1 || op->noperands < 1 || op->operands[0]->type->kind != TY_SMEM) {
+        error_at(e, op, "'%s' needs an smem operand and one result", name);
+        return;
+    }
+    const Value *t = op->operands[0];
+    const char *base = VR(e, t, 0), *d = VR(e, op->results[0], 0);
+    if (op->code == OP_SMEM_STAGE) {
+        const Op *alloc = t->def;
+        if (!alloc || alloc->code != OP_SHARED_ALLOC) {
+            error_at(e, op, "'smem_stage' needs the ring straight from its shared_alloc");
+            return;
+        }
+        const char *s = i32_operand(e, op, 1, "stage index");
+        if (!s || op->noperands != 2) return;
+        int64_t stride = stage_stride(alloc), sv;
+        if (ir_op_is_const(op->operands[1]->def, &sv, NULL) && sv == 0)
+            ins(e, "mov.b32 %s, %s", d, base);
+        else if (ir_op_is_const(op->operands[1]->def, &sv, NULL))
+            ins(e, "add.u32 %s, %s, %lld", d, base, (long long)(sv * stride));
+        else ins(e, "mad.lo.s32 %s, %s, %lld, %s", d, s, (long long)stride, base);
+        return;
+    }
+    const Type *ty = t->type;
+    const Type *rt = op->results[0]->type;
+    if (op->noperands != 1 + (uint32_t)ty->rank || rt->kind != TY_PTR || rt->space != AS_SHARED || rt->elem != ty->elem) {
+        error_at(e, op, "'smem_elem' needs one index per dim and gives ptr<elem, shared>");
+        return;
+    }
+    const char *lin = T(e, RC_B32);
+    for (int i = 0; i < ty->rank; i++) {
+        const char *ix = i32_operand(e, op, 1 + (uint32_t)i, "index");
+        if (!ix) return;
+        if (i == 0) ins(e, "mov.b32 %s, %s", lin, ix);
+        else ins(e, "mad.lo.s32 %s, %s, %lld, %s", lin, lin, (long long)ty->shape[i], ix);
+    }
+    int es = mem_bytes(ty->elem);
+    const char *o = T(e, RC_B32);
+    ins(e, "mul.lo.s32 %s, %s, %d", o, lin, es);
+    if (ty->swizzle) {
+        int m = ty->swizzle == 128 ? 0x70 : ty->swizzle == 64 ? 0x30 : ty->swizzle == 32 ? 0x10 : 0;
+        if (!m) {
+            error_at(e, op, "'smem_elem': swizzle %d is not 32, 64 or 128", ty->swizzle);
+            return;
+        }
+        const char *x = T(e, RC_B32);
+        ins(e, "shr.u32 %s, %s, 3", x, o);
+        ins(e, "and.b32 %s, %s, %d", x, x, m);
+        ins(e, "xor.b32 %s, %s, %s", o, o, x);
+    }
+    ins(e, "add.u32 %s, %s, %s", d, base, o);
+}
+
+static void emit_mbar(Emit *e, const Op *op)
+{
+    const char *name = ir_op_info[op->code].name;
+    if (op->code == OP_PARITY_NEXT) {
+        const char *p = operand_of(e, op, 0, TY_PARITY, "a parity");
+        if (p && op->nresults == 1 && op->results[0]->type->kind == TY_PARITY)
+            ins(e, "xor.b32 %s, %s, 1", VR(e, op->results[0], 0), p);
+        else if (p) error_at(e, op, "'parity_next' gives a parity");
+        return;
+    }
+    const char *b = operand_of(e, op, 0, TY_MBAR, "an mbar");
+    if (!b) return;
+    switch (op->code) {
+    case OP_MBAR_AT: {
+        const char *i = i32_operand(e, op, 1, "index");
+        if (!i) return;
+        if (op->nresults != 1 || op->results[0]->type->kind != TY_MBAR || op->operands[0]->type->rank != 1) {
+            error_at(e, op, "'mbar_at' indexes an mbar<N> array and gives an mbar");
+            return;
+        }
+        int64_t iv;
+        if (ir_op_is_const(op->operands[1]->def, &iv, NULL) && iv == 0)
+            ins(e, "mov.b32 %s, %s", VR(e, op->results[0], 0), b);
+        else if (ir_op_is_const(op->operands[1]->def, &iv, NULL))
+            ins(e, "add.u32 %s, %s, %lld", VR(e, op->results[0], 0), b, (long long)(8 * iv));
+        else ins(e, "mad.lo.s32 %s, %s, 8, %s", VR(e, op->results[0], 0), i, b);
+        return;
+    }
+    case OP_MBAR_ARRIVE: {
+        const char *sc = mbar_scope(e, op);
+        if (sc) ins(e, "mbarrier.arrive.release.%s.shared::cta.b64 _, [%s]", sc, b);
+        return;
+    }
+    case OP_MBAR_ARRIVE_EXPECT: {
+        const char *sc = mbar_scope(e, op);
+        if (op->noperands < 2) {
+            error_at(e, op, "'mbar_arrive_expect': byte count not derived: run verify-async");
+            return;
+        }
+        const char *n = i32_operand(e, op, 1, "byte count");
+        if (sc && n) ins(e, "mbarrier.arrive.expect_tx.release.%s.shared::cta.b64 _, [%s], %s", sc, b, n);
+        return;
+    }
+    case OP_MBAR_EXPECT_TX: {
+        const char *sc = mbar_scope(e, op);
+        const char *n = i32_operand(e, op, 1, "byte count");
+        if (sc && n) ins(e, "mbarrier.expect_tx.relaxed.%s.shared::cta.b64 [%s], %s", sc, b, n);
+        return;
+    }
+    case OP_MBAR_ARRIVE_REMOTE: {
+        const char *rank = i32_operand(e, op, 1, "CTA rank");
+        if (!rank) return;
+        const char *a = T(e, RC_B32);
+        ins(e, "mapa.shared::cluster.u32 %s, %s, %s", a, b, rank);
+        ins(e, "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%s]", a);
+        return;
+    }
+    case OP_MBAR_WAIT: case OP_MBAR_TRY_WAIT: case OP_MBAR_TEST_WAIT: {
+        const char *sc = mbar_scope(e, op);
+        const char *par = operand_of(e, op, 1, TY_PARITY, "a parity");
+        if (!sc || !par) return;
+        const char *kind = op->code == OP_MBAR_TEST_WAIT ? "test_wait" : "try_wait";
+        if (op->code != OP_MBAR_WAIT) {
+            if (op->nresults != 1 || op->results[0]->type->kind != TY_I1) {
+                error_at(e, op, "'%s' gives an i1", name);
+                return;
+            }
+            ins(e, "mbarrier.%s.parity.acquire.%s.shared::cta.b64 %s, [%s], %s", kind, sc, VR(e, op->results[0], 0), b,
+                par);
+            return;
+        }
+        /* try_wait may return false after a hardware time limit: loop until the phase completed */
+        int id = e->nlabel++;
+        const char *p = T(e, RC_PRED);
+        label(e, id, "wait", "retry");
+        ins(e, "mbarrier.try_wait.parity.acquire.%s.shared::cta.b64 %s, [%s], %s", sc, p, b, par);
+        sb_printf(&e->body, "\t@!%s bra $L_wait_%d_retry;\n", p, id);
+        return;
+    }
+    default:
+        ir_unreachable("emit_mbar: not an mbarrier op");
+    }
+}
+
+/* "{c_innermost, ..., c_outermost}" from the coordinate operands first..first+rank-1 (outermost first). */
+static const char *tma_coords(Emit *e, const Op *op, uint32_t first, int rank)
+{
+    StrBuf sb;
+    sb_init(&sb);
+    sb_putc(&sb, '{');
+    for (int d = rank - 1; d >= 0; d--) {
+        const char *c = i32_operand(e, op, first + (uint32_t)d, "coordinate");
+        if (!c) {
+            sb_free(&sb);
+            return NULL;
+        }
+        sb_printf(&sb, "%s%s", d == rank - 1 ? "" : ", ", c);
+    }
+    sb_putc(&sb, '}');
+    const char *r = arena_strdup(&e->arena, sb.data);
+    sb_free(&sb);
+    return r;
+}
+
+static void emit_tma(Emit *e, const Op *op)
+{
+    const char *name = ir_op_info[op->code].name;
+    switch (op->code) {
+    case OP_TMA_COMMIT:
+        ins(e, "cp.async.bulk.commit_group");
+        return;
+    case OP_TMA_WAIT: {
+        int64_t n = ir_attr_int(op, "pending", 0), rd = ir_attr_int(op, "read", 0);
+        if (n < 0 || n > 63 || (rd != 0 && rd != 1)) {
+            error_at(e, op, "'tma_wait': pending must be 0..63 and read 0 or 1");
+            return;
+        }
+        ins(e, "cp.async.bulk.wait_group%s %lld", rd ? ".read" : "", (long long)n);
+        return;
+    }
+    case OP_FENCE_PROXY_ASYNC:
+        ins(e, "fence.proxy.async.shared::cta");
+        return;
+    case OP_TMA_SHAPE:
+        return;   /* only tells the runtime where the dims are */
+    default:
+        break;
+    }
+    uint32_t di = op->code == OP_TMA_LOAD ? 1 : 0;   /* the descriptor operand */
+    const char *desc = operand_of(e, op, di, TY_TMA, "a tma descriptor");
+    if (!desc) return;
+    const Type *tt = op->operands[di]->type;
+    int rank = tt->rank;
+    if (rank < 1 || rank > 5) {
+        error_at(e, op, "'%s': a tma descriptor has rank 1..5", name);
+        return;
+    }
+    if (op->code == OP_TMA_PREFETCH) {
+        const char *c = op->noperands == 1 + (uint32_t)rank ? tma_coords(e, op, 1, rank) : NULL;
+        if (!c) {
+            if (op->noperands != 1 + (uint32_t)rank) error_at(e, op, "'tma_prefetch' needs one coordinate per dim");
+            return;
+        }
+        ins(e, "cp.async.bulk.prefetch.tensor.%dd.L2.global.tile [%s, %s]", rank, desc, c);
+        return;
+    }
+    if (op->code == OP_TMA_STORE || op->code == OP_TMA_REDUCE_ADD) {
+        if (op->noperands != 2 + (uint32_t)rank) {
+            error_at(e, op, "'%s' needs the descriptor, one coordinate per dim and the smem source", name);
+            return;
+        }
+        const char *c = tma_coords(e, op, 1, rank);
+        const char *src = operand_of(e, op, 1 + (uint32_t)rank, TY_SMEM, "an smem tile");
+        if (!c || !src) return;
+        if (op->code == OP_TMA_STORE)
+            ins(e, "cp.async.bulk.tensor.%dd.global.shared::cta.tile.bulk_group [%s, %s], [%s]", rank, desc, c, src);
+        else
+            ins(e, "cp.reduce.async.bulk.tensor.%dd.global.shared::cta.add.tile.bulk_group [%s, %s], [%s]", rank, desc, c,
+                src);
+        return;
+    }
+    /* tma_load dst, desc, coords..., bar [, mask] */
+    uint32_t nb = 3 + (uint32_t)rank;
+    if (op->noperands != nb && op->noperands != nb + 1) {
+        error_at(e, op, "'tma_load' needs the smem destination, the descriptor, one coordinate per dim, the mbar "
+                        "and an optional CTA mask");
+        return;
+    }
+    int has_mask = op->noperands == nb + 1;
+    if (ir_attr_int(op, "multicast", has_mask) != has_mask) {
+        error_at(e, op, "'tma_load': multicast = %d but %s CTA mask operand", !has_mask, has_mask ? "a" : "no");
+        return;
+    }
+    const char *dst = operand_of(e, op, 0, TY_SMEM, "an smem tile");
+    const char *c = tma_coords(e, op, 2, rank);
+    const char *bar = operand_of(e, op, 2 + (uint32_t)rank, TY_MBAR, "an mbar");
+    if (!dst || !c || !bar) return;
+    if (!has_mask) {
+        ins(e, "cp.async.bulk.tensor.%dd.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%s], [%s, %s], [%s]",
+            rank, dst, desc, c, bar);
+        return;
+    }
+    const char *mask = i32_operand(e, op, nb, "CTA mask");
+    if (!mask) return;
+    const char *h = T(e, RC_B16);   /* ctaMask must be a .b16 register */
+    ins(e, "cvt.u16.u32 %s, %s", h, mask);
+    ins(e, "cp.async.bulk.tensor.%dd.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster "
+           "[%s], [%s, %s], [%s], %s",
+        rank, dst, desc, c, bar, h);
+}
+
+static int64_t kernel_threads(const Kernel *k) { return k->block[0] * k->block[1] * k->block[2]; }
+
+/* warps {lo, hi}: skip the region unless lo <= warp < hi. elect: only the group's first warp
+ * enters; elect.sync picks one of its threads, which runs the region. */
+static void emit_group(Emit *e, const Op *op, Flow *outer)
+{
+    int64_t nwarps = (kernel_threads(e->k) + 31) / 32;
+    int id = e->nlabel++;
+    const char *kind = op->code == OP_WARPS ? "warps" : "elect";
+    const char *w = e->warpid >= 0 ? R(e, e->warpid) : "%_invalid";
+    Flow f = {FLOW_GROUP, op, id, outer->loop, outer->group};
+    if (op->code == OP_WARPS) {
+        int64_t lo = ir_attr_int(op, "lo", -1), hi = ir_attr_int(op, "hi", -1);
+        int64_t glo = outer->group ? ir_attr_int(outer->group, "lo", 0) : 0;
+        int64_t ghi = outer->group ? ir_attr_int(outer->group, "hi", nwarps) : nwarps;
+        if (lo < glo || hi <= lo || hi > ghi) {
+            error_at(e, op, "'warps {lo = %lld, hi = %lld}' must lie within warps %lld..%lld of the enclosing group",
+                     (long long)lo, (long long)hi, (long long)glo, (long long)ghi - 1);
+            return;
+        }
+        f.group = op;
+        if (lo > glo || hi < ghi) {
+            const char *p = T(e, RC_PRED);
+            if (lo > glo && hi < ghi) {
+                ins(e, "setp.lt.u32 %s, %s, %lld", p, w, (long long)lo);
+                ins(e, "setp.ge.or.u32 %s, %s, %lld, %s", p, w, (long long)hi, p);
+            } else if (lo > glo) {
+                ins(e, "setp.lt.u32 %s, %s, %lld", p, w, (long long)lo);
+            } else {
+                ins(e, "setp.ge.u32 %s, %s, %lld", p, w, (long long)hi);
+            }
+            sb_printf(&e->body, "\t@%s bra $L_warps_%d_end;\n", p, id);
+        }
+    } else {
+        int64_t first = outer->group ? ir_attr_int(outer->group, "lo", 0) : 0;
+        int64_t n = kernel_threads(e->k) - 32 * first;
+        if (n > 32) n = 32;
+        if (n < 1) {
+            error_at(e, op, "'elect': the enclosing group has no threads");
+            return;
+        }
+        uint32_t mask = n == 32 ? 0xFFFFFFFFu : (1u << n) - 1;
+        const char *p = T(e, RC_PRED);
+        int64_t gw = outer->group ? ir_attr_int(outer->group, "hi", 0) - first : nwarps;
+        if (gw > 1) {   /* only the group's first warp takes part */
+            const char *q = T(e, RC_PRED);
+            ins(e, "setp.ne.u32 %s, %s, %lld", q, w, (long long)first);
+            sb_printf(&e->body, "\t@%s bra $L_elect_%d_end;\n", q, id);
+        }
+        ins(e, "elect.sync _|%s, 0x%08X", p, mask);
+        sb_printf(&e->body, "\t@!%s bra $L_elect_%d_end;\n", p, id);
+    }
+    emit_block(e, region_block(&op->regions[0]), &f);
+    label(e, id, kind, "end");
+}
+
+static void emit_sync(Emit *e, const Op *op)
+{
+    switch (op->code) {
+    case OP_SETMAXNREG: {
+        int64_t n = ir_attr_int(op, "count", -1);
+        if (n < 24 || n > 256 || n % 8) {
+            error_at(e, op, "'setmaxnreg': count %lld must be a multiple of 8 in 24..256", (long long)n);
+            return;
+        }
+        ins(e, "setmaxnreg.%s.sync.aligned.u32 %lld", n >= e->reg_budget ? "inc" : "dec", (long long)n);
+        return;
+    }
+    case OP_GROUP_SYNC: {
+        int64_t id = ir_attr_int(op, "id", -1), n = ir_attr_int(op, "threads", -1);
+        if (id < 0 || id > 15 || n < 32 || n > 1024 || n % 32) {
+            error_at(e, op, "'group_sync {id = %lld, threads = %lld}': id must be 0..15 and threads a multiple of 32",
+                     (long long)id, (long long)n);
+            return;
+        }
+        ins(e, "bar.sync %lld, %lld", (long long)id, (long long)n);
+        return;
+    }
+    case OP_CLUSTER_RANK:
+    case OP_CLUSTER_ID: {
+        if (op->nresults != 1 || (op->results[0]->type->kind != TY_I32 && op->results[0]->type->kind != TY_U32)) {
+            error_at(e, op, "'%s' must give i32", ir_op_info[op->code].name);
+            return;
+        }
+        const char *d = VR(e, op->results[0], 0);
+        if (op->code == OP_CLUSTER_RANK) {
+            ins(e, "mov.u32 %s, %%cluster_ctarank", d);
+            return;
+        }
+        int64_t dim = ir_attr_int(op, "dim", -1);
+        if (dim < 0 || dim > 2) error_at(e, op, "'cluster_id' needs dim 0, 1 or 2");
+        else ins(e, "mov.u32 %s, %%clusterid.%c", d, "xyz"[dim]);
+        return;
+    }
+    case OP_CLUSTER_SYNC:
+        ins(e, "barrier.cluster.arrive.release.aligned");
+        ins(e, "barrier.cluster.wait.acquire.aligned");
+        return;
+    default:
+        ir_unreachable("emit_sync: not a sync op");
+    }
+}
+
 static void emit_op(Emit *e, const Op *op, Flow *f)
 {
     switch (op->code) {
     case OP_CONST:
-        if (op->nresults == 1 && ir_type_is_scalar(op->results[0]->type))
+        if (op->nresults == 1 && op->results[0]->type->kind == TY_PARITY) {
+            int64_t v = ir_attr_int(op, "value", -1);
+            if (v != 0 && v != 1) error_at(e, op, "a parity constant must be 0 or 1");
+            else ins(e, "mov.b32 %s, %d", VR(e, op->results[0], 0), (int)v);
+        } else if (op->nresults == 1 && ir_type_is_scalar(op->results[0]->type))
             emit_const(e, op, op->results[0]->type, VR(e, op->results[0], 0));
         else error_at(e, op, "const of a non-scalar type");
         return;
@@ -1269,6 +1695,15 @@ static void emit_op(Emit *e, const Op *op, Flow *f)
             return;
         }
         int es = mem_bytes(p->type->elem);
+        if (p->type->space == AS_SHARED) {   /* 32-bit window address */
+            const char *ix = VR(e, i, 0);
+            if (ir_type_bits(i->type) == 64) {
+                ix = T(e, RC_B32);
+                ins(e, "cvt.u32.u64 %s, %s", ix, VR(e, i, 0));
+            }
+            ins(e, "mad.lo.s32 %s, %s, %d, %s", VR(e, op->results[0], 0), ix, es, VR(e, p, 0));
+            return;
+        }
         const char *off = T(e, RC_B64);
         if (ir_type_bits(i->type) == 32)
             ins(e, "mul.wide.%s %s, %s, %d", i->type->kind == TY_U32 ? "u32" : "s32", off, VR(e, i, 0), es);
@@ -1349,6 +1784,27 @@ static void emit_op(Emit *e, const Op *op, Flow *f)
     case OP_YIELD: case OP_BREAK: case OP_CONTINUE: case OP_RETURN:
         emit_terminator(e, op, f);
         return;
+    case OP_SHARED_ALLOC: case OP_MBAR_ALLOC:
+        if (f->kind != FLOW_KERNEL)
+            error_at(e, op, "'%s' must be at the top level of the kernel body", ir_op_info[op->code].name);
+        return;   /* the prologue computed its address */
+    case OP_SMEM_STAGE: case OP_SMEM_ELEM:
+        emit_smem_addr(e, op);
+        return;
+    case OP_MBAR_AT: case OP_MBAR_ARRIVE: case OP_MBAR_ARRIVE_EXPECT: case OP_MBAR_EXPECT_TX:
+    case OP_MBAR_ARRIVE_REMOTE: case OP_MBAR_WAIT: case OP_MBAR_TRY_WAIT: case OP_MBAR_TEST_WAIT: case OP_PARITY_NEXT:
+        emit_mbar(e, op);
+        return;
+    case OP_TMA_LOAD: case OP_TMA_STORE: case OP_TMA_REDUCE_ADD: case OP_TMA_PREFETCH: case OP_TMA_SHAPE:
+    case OP_TMA_COMMIT: case OP_TMA_WAIT: case OP_FENCE_PROXY_ASYNC:
+        emit_tma(e, op);
+        return;
+    case OP_WARPS: case OP_ELECT:
+        emit_group(e, op, f);
+        return;
+    case OP_SETMAXNREG: case OP_GROUP_SYNC: case OP_CLUSTER_RANK: case OP_CLUSTER_ID: case OP_CLUSTER_SYNC:
+        emit_sync(e, op);
+        return;
     case OP_IOTA: case OP_TILE_LOAD: case OP_TILE_STORE:
     default:
         error_at(e, op, "cannot emit '%s': tile-level op not lowered (run lower-tiles first)",
@@ -1372,17 +1828,110 @@ static void emit_block(Emit *e, const Block *b, Flow *f)
 
 /* ---------------------------------------------------------------- kernels */
 
-static int block_needs_tlin(const Block *b)
+/* Whether b, or a region nested in it, holds an op whose code satisfies pred. */
+static int block_has(const Block *b, int (*pred)(OpCode))
 {
     for (const Op *op = b ? b->first : NULL; op; op = op->next) {
-        if (op->code == OP_WARP_ID || op->code == OP_LD_BLOCKED || op->code == OP_ST_BLOCKED ||
-            op->code == OP_IOTA_BLOCKED)
-            return 1;
+        if (pred(op->code)) return 1;
         for (uint32_t r = 0; r < op->nregions; r++)
             for (const Block *nb = op->regions[r].first; nb; nb = nb->next)
-                if (block_needs_tlin(nb)) return 1;
+                if (block_has(nb, pred)) return 1;
     }
     return 0;
+}
+
+static int needs_warpid(OpCode c) { return c == OP_WARPS || c == OP_ELECT; }
+static int needs_tlin(OpCode c)
+{
+    return c == OP_WARP_ID || c == OP_LD_BLOCKED || c == OP_ST_BLOCKED || c == OP_IOTA_BLOCKED || c == OP_MBAR_ALLOC ||
+           needs_warpid(c);
+}
+static int is_setmaxnreg(OpCode c) { return c == OP_SETMAXNREG; }
+
+/* Registers per thread that ptxas gives a `.maxntid N .minnctapersm 1` entry (checked with ptxas
+ * 13.0 -v): 64K registers over the threads rounded up to whole warpgroups, in units of 8, at most 255. */
+static int entry_reg_budget(const Kernel *k)
+{
+    int64_t t = (kernel_threads(k) + 127) / 128 * 128;
+    int64_t r = 65536 / t / 8 * 8;
+    return r > 255 ? 255 : (int)r;
+}
+
+/* The prologue of the asynchronous machinery: the addresses of the top-level shared_alloc and
+ * mbar_alloc ops (tilec_smem + offset), then thread 0 initialises every mbarrier, fences the init
+ * to the cluster and the async proxy, and the block (and cluster) synchronises. */
+static void emit_smem_prologue(Emit *e, const Kernel *k)
+{
+    const Block *entry = k->body.first;
+    int nbars = 0;
+    e->smem_base = -1;
+    for (const Op *op = entry ? entry->first : NULL; op; op = op->next) {
+        if (op->code != OP_SHARED_ALLOC && op->code != OP_MBAR_ALLOC) continue;
+        const Type *t = op->nresults == 1 ? op->results[0]->type : NULL;
+        if (!t || t->kind != (op->code == OP_SHARED_ALLOC ? TY_SMEM : TY_MBAR)) {
+            error_at(e, op, "malformed '%s'", ir_op_info[op->code].name);
+            continue;
+        }
+        const Attr *off = ir_attr_find(op, "offset");
+        if (!off || off->kind != ATTR_INT) {
+            error_at(e, op, "'%s' has no offset: run smem-layout before emitting PTX", ir_op_info[op->code].name);
+            continue;
+        }
+        int64_t size = op->code == OP_MBAR_ALLOC ? ir_type_smem_bytes(t) : stage_stride(op) * (t->stages - 1) +
+                                                                                ir_type_smem_bytes(t);
+        if (off->i < 0 || off->i + size > k->smem_bytes) {
+            error_at(e, op, "'%s' at offset %lld (%lld bytes) lies outside the kernel's %lld bytes of shared memory",
+                     ir_op_info[op->code].name, (long long)off->i, (long long)size, (long long)k->smem_bytes);
+            continue;
+        }
+        if (e->smem_base < 0) {
+            e->smem_base = reg_add(e, "%smem", RC_B32);
+            sb_puts(&e->decl, "\t.reg .b32 %smem;\n");
+            ins(e, "mov.u32 %%smem, tilec_smem");
+        }
+        if (off->i) ins(e, "add.u32 %s, %%smem, %lld", VR(e, op->results[0], 0), (long long)off->i);
+        else ins(e, "mov.b32 %s, %%smem", VR(e, op->results[0], 0));
+        if (op->code == OP_MBAR_ALLOC) nbars++;
+    }
+    if (!nbars) return;
+    int id = e->nlabel++;
+    const char *p = T(e, RC_PRED);
+    ins(e, "setp.ne.u32 %s, %s, 0", p, R(e, e->tlin));
+    sb_printf(&e->body, "\t@%s bra $L_init_%d_done;\n", p, id);
+    for (const Op *op = entry->first; op; op = op->next) {
+        if (op->code != OP_MBAR_ALLOC || op->nresults != 1 || op->results[0]->type->kind != TY_MBAR) continue;
+        int64_t count = ir_attr_int(op, "count", -1);
+        if (count < 1 || count >= (1 << 20)) {
+            error_at(e, op, "'mbar_alloc': arrival count %lld must be 1..2^20-1", (long long)count);
+            continue;
+        }
+        const Type *t = op->results[0]->type;
+        const char *a = VR(e, op->results[0], 0);
+        int64_t n = t->rank ? t->shape[0] : 1;
+        if (n > 16) {   /* a loop rather than one line per barrier */
+            const char *x = T(e, RC_B32), *end = T(e, RC_B32), *q = T(e, RC_PRED);
+            int lid = e->nlabel++;
+            ins(e, "mov.b32 %s, %s", x, a);
+            ins(e, "add.u32 %s, %s, %lld", end, a, (long long)(8 * n));
+            label(e, lid, "init", "next");
+            ins(e, "mbarrier.init.shared::cta.b64 [%s], %lld", x, (long long)count);
+            ins(e, "add.u32 %s, %s, 8", x, x);
+            ins(e, "setp.lt.u32 %s, %s, %s", q, x, end);
+            sb_printf(&e->body, "\t@%s bra $L_init_%d_next;\n", q, lid);
+            continue;
+        }
+        for (int64_t i = 0; i < n; i++) {
+            if (i) ins(e, "mbarrier.init.shared::cta.b64 [%s+%lld], %lld", a, (long long)(8 * i), (long long)count);
+            else ins(e, "mbarrier.init.shared::cta.b64 [%s], %lld", a, (long long)count);
+        }
+    }
+    ins(e, "fence.mbarrier_init.release.cluster");
+    label(e, id, "init", "done");
+    ins(e, "bar.sync 0");
+    if (k->cluster[0] * k->cluster[1] * k->cluster[2] > 1) {
+        ins(e, "barrier.cluster.arrive.release.aligned");
+        ins(e, "barrier.cluster.wait.acquire.aligned");
+    }
 }
 
 static void put_ident(StrBuf *sb, const char *s)
@@ -1441,6 +1990,20 @@ static void emit_kernel(Emit *e, const Kernel *k, StrBuf *out)
     for (uint32_t i = 0; i < k->nparams; i++) {
         const Param *p = &k->params[i];
         const char *pt = param_type(p->value->type);
+        if (p->value->type->kind == TY_TMA) {   /* a 128-byte CUtensorMap by value */
+            sb_printf(out, "%s\n\t.param .align 64 .b8 %s_param_", i ? "," : "", kname.data);
+            put_ident(out, p->name);
+            sb_puts(out, "[128]");
+            StrBuf pn;
+            sb_init(&pn);
+            sb_printf(&pn, "%s_param_", kname.data);
+            put_ident(&pn, p->name);
+            const char *r = VR(e, p->value, 0);
+            ins(e, "mov.b64 %s, %s", r, pn.data);
+            ins(e, "cvta.param.u64 %s, %s", r, r);   /* the generic address, as nvcc does */
+            sb_free(&pn);
+            continue;
+        }
         if (!pt) {
             Op fake = {0};
             fake.loc = k->loc;
@@ -1464,8 +2027,15 @@ static void emit_kernel(Emit *e, const Kernel *k, StrBuf *out)
                 ins(e, "ld.param.u8 %s, [%s]", h, pn.data);
                 ins(e, "setp.ne.u16 %s, %s, 0", r, h);
             } else {
-                ins(e, "ld.param%s %s, [%s]", pt, r, pn.data);
-                if (t->kind == TY_PTR) ins(e, "cvta.to.%s.u64 %s, %s", space_of(t), r, r);
+                if (t->kind == TY_PTR && t->space == AS_SHARED) {   /* into the 32-bit window */
+                    const char *w = T(e, RC_B64);
+                    ins(e, "ld.param.u64 %s, [%s]", w, pn.data);
+                    ins(e, "cvta.to.shared.u64 %s, %s", w, w);
+                    ins(e, "cvt.u32.u64 %s, %s", r, w);
+                } else {
+                    ins(e, "ld.param%s %s, [%s]", pt, r, pn.data);
+                    if (t->kind == TY_PTR) ins(e, "cvta.to.%s.u64 %s, %s", space_of(t), r, r);
+                }
             }
         }
         sb_free(&pn);
@@ -1478,14 +2048,19 @@ static void emit_kernel(Emit *e, const Kernel *k, StrBuf *out)
             error_at(e, &fake, "kernel '%s': block or cluster shape out of range", k->name);
             break;
         }
-    sb_printf(out, ".reqntid %lld, %lld, %lld\n", (long long)k->block[0], (long long)k->block[1], (long long)k->block[2]);
+    /* setmaxnreg is ignored by ptxas (C7508) unless it can tell the entry's register count */
+    e->reg_budget = block_has(entry, is_setmaxnreg) ? entry_reg_budget(k) : 0;
+    sb_printf(out, "%s %lld, %lld, %lld\n", e->reg_budget ? ".maxntid" : ".reqntid", (long long)k->block[0],
+              (long long)k->block[1], (long long)k->block[2]);
+    if (e->reg_budget) sb_puts(out, ".minnctapersm 1\n");
     if (k->cluster[0] != 1 || k->cluster[1] != 1 || k->cluster[2] != 1)
         sb_printf(out, ".explicitcluster\n.reqnctapercluster %lld, %lld, %lld\n", (long long)k->cluster[0],
                   (long long)k->cluster[1], (long long)k->cluster[2]);
 
     /* linear thread index, when a warp id or a blocked op needs it */
     e->tlin = -1;
-    if (block_needs_tlin(entry)) {
+    e->warpid = -1;
+    if (block_has(entry, needs_tlin)) {
         e->tlin = reg_add(e, "%tlin", RC_B32);
         sb_puts(&e->decl, "\t.reg .b32 %tlin;\n");
         if (k->block[1] == 1 && k->block[2] == 1) {
@@ -1499,8 +2074,15 @@ static void emit_kernel(Emit *e, const Kernel *k, StrBuf *out)
             ins(e, "mad.lo.u32 %%tlin, %s, %lld, %%tlin", z, (long long)(k->block[0] * k->block[1]));
         }
     }
+    if (block_has(entry, needs_warpid)) {
+        e->warpid = reg_add(e, "%warpid", RC_B32);
+        sb_puts(&e->decl, "\t.reg .b32 %warpid;\n");
+        ins(e, "shr.u32 %%warpid, %%tlin, 5");
+    }
+    if (k->smem_bytes > 0) e->uses_smem = 1;
+    emit_smem_prologue(e, k);
 
-    Flow f = {FLOW_KERNEL, NULL, 0, NULL};
+    Flow f = {FLOW_KERNEL, NULL, 0, NULL, NULL};
     emit_block(e, entry, &f);
     ins(e, "ret");
 
@@ -1535,6 +2117,8 @@ int ptx_emit_module(const Module *m, PtxTarget target, StrBuf *out, DiagCtx *dia
     sb_printf(out, "// Generated by tilec %s from %s\n", TILEC_VERSION, m->source ? m->source : "<input>");
     sb_printf(out, ".version %d.%d\n.target %s\n.address_size 64\n", e.min_version / 10, e.min_version % 10,
               ptx_target_name(target));
+    /* each kernel's dynamic shared memory (its smem_bytes, passed at launch) starts here */
+    if (e.uses_smem) sb_puts(out, "\n.extern .shared .align 1024 .b8 tilec_smem[];\n");
     if (kernels.data) sb_puts(out, kernels.data);
     sb_free(&kernels);
     free(e.regs);

@@ -22,7 +22,10 @@
 
 #include "ir.h"
 
-enum { MAX_DEPTH = 256, MAX_NUMBER_LEN = 400, MAX_TILE_DIM = 1 << 30, MAX_VEC_LANES = 1 << 20 };
+enum {
+    MAX_DEPTH = 256, MAX_NUMBER_LEN = 400, MAX_TILE_DIM = 1 << 30, MAX_VEC_LANES = 1 << 20,
+    MAX_STAGES = 1 << 16, MAX_MBARS = 1 << 20, MAX_SMEM_BYTES = INT32_MAX
+};
 #define MAX_TILE_NUMEL ((int64_t)1 << 31)
 
 typedef enum TokKind {
@@ -532,8 +535,58 @@ static int parse_shape(Parser *P, int64_t *dims, int *ndims, const Type **elem, 
     return 1;
 }
 
-/* type := SCALAR | "ptr<" SCALAR ["," "shared"] ">" | "view<" R "x" SCALAR ">"
- *       | "tile<" D ("x" D)* "x" SCALAR ">" | "vec<" N "x" SCALAR ">" */
+/* Checks the dims of a tile, smem or tma type: 1..5 of them, each 1..2^30, at most 2^31 elements;
+ * tiles also need powers of two. */
+static int check_dims(Parser *P, Loc loc, const char *what, const int64_t *dims, int nd, int pow2)
+{
+    if (nd == 0) return error_at(P, loc, "%s type needs at least one dimension", what);
+    int64_t numel = 1;
+    for (int i = 0; i < nd; i++) {
+        if (pow2 && (dims[i] < 1 || dims[i] > MAX_TILE_DIM || (dims[i] & (dims[i] - 1))))
+            return error_at(P, loc, "%s dimension %lld is not a power of two", what, (long long)dims[i]);
+        if (dims[i] < 1 || dims[i] > MAX_TILE_DIM)
+            return error_at(P, loc, "%s dimension %lld is out of range 1..%d", what, (long long)dims[i], MAX_TILE_DIM);
+        numel *= dims[i];
+        if (numel > MAX_TILE_NUMEL) return error_at(P, loc, "%s type has more than 2^31 elements", what);
+    }
+    return 1;
+}
+
+/* After the shape of an smem type: ["," "stages" "=" INT] ["," "swizzle" "=" INT] */
+static int parse_smem_options(Parser *P, int64_t *stages, int64_t *swizzle)
+{
+    *stages = 1;
+    *swizzle = 0;
+    int seen_stages = 0, seen_swizzle = 0;
+    while (is_punct(P, ',')) {
+        take(P);
+        Tok n = take(P);
+        int is_stages = n.kind == T_IDENT && n.len == 6 && memcmp(n.s, "stages", 6) == 0;
+        int is_swizzle = n.kind == T_IDENT && n.len == 7 && memcmp(n.s, "swizzle", 7) == 0;
+        if ((!is_stages && !is_swizzle) || (is_stages && (seen_stages || seen_swizzle)) || (is_swizzle && seen_swizzle))
+            return error_at(P, n.loc, "expected 'stages=' or 'swizzle=' (in this order) in an smem type, got %s",
+                            tok_desc(P, &n));
+        if (!expect_punct(P, '=', is_stages ? "after 'stages'" : "after 'swizzle'")) return 0;
+        Tok v = take(P);
+        if (v.kind != T_INT) return error_at(P, v.loc, "expected an integer, got %s", tok_desc(P, &v));
+        if (is_stages) {
+            if (v.i < 1 || v.i > MAX_STAGES)
+                return error_at(P, v.loc, "smem stages must be 1..%d, got %lld", MAX_STAGES, (long long)v.i);
+            *stages = v.i;
+            seen_stages = 1;
+        } else {
+            if (v.i != 0 && v.i != 32 && v.i != 64 && v.i != 128)
+                return error_at(P, v.loc, "smem swizzle must be 0, 32, 64 or 128 bytes, got %lld", (long long)v.i);
+            *swizzle = v.i;
+            seen_swizzle = 1;
+        }
+    }
+    return 1;
+}
+
+/* type := SCALAR | "parity" | "mbar" ["<" N ">"] | "ptr<" SCALAR ["," "shared"] ">" | "view<" R "x" SCALAR ">"
+ *       | "tile<" D ("x" D)* "x" SCALAR ">" | "vec<" N "x" SCALAR ">"
+ *       | "smem<" D ("x" D)* "x" SCALAR ["," "stages=" S] ["," "swizzle=" W] ">" | "tma<" B ("x" B)* "x" SCALAR ">" */
 static const Type *parse_type(Parser *P)
 {
     Tok t = take(P);
@@ -543,11 +596,16 @@ static const Type *parse_type(Parser *P)
     }
     const Type *s = scalar_named(t.s, t.len);
     if (s) return s;
+    if (t.len == 6 && memcmp(t.s, "parity", 6) == 0) return ir_type_parity(P->m);
+    int is_mbar = t.len == 4 && memcmp(t.s, "mbar", 4) == 0;
+    if (is_mbar && (P->p >= P->end || *P->p != '<')) return ir_type_mbar(P->m, 0);
     int is_ptr = t.len == 3 && memcmp(t.s, "ptr", 3) == 0;
     int is_view = t.len == 4 && memcmp(t.s, "view", 4) == 0;
     int is_tile = t.len == 4 && memcmp(t.s, "tile", 4) == 0;
     int is_vec = t.len == 3 && memcmp(t.s, "vec", 3) == 0;
-    if (!is_ptr && !is_view && !is_tile && !is_vec) {
+    int is_smem = t.len == 4 && memcmp(t.s, "smem", 4) == 0;
+    int is_tma = t.len == 3 && memcmp(t.s, "tma", 3) == 0;
+    if (!is_ptr && !is_view && !is_tile && !is_vec && !is_mbar && !is_smem && !is_tma) {
         error_at(P, t.loc, "unknown type %s", tok_desc(P, &t));
         return NULL;
     }
@@ -557,7 +615,11 @@ static const Type *parse_type(Parser *P)
     }
     P->p++;
     const Type *res = NULL;
-    if (is_ptr) {
+    if (is_mbar) {
+        int64_t n;
+        if (!expect_int(P, 1, MAX_MBARS, "mbarrier array size", &n)) return NULL;
+        res = ir_type_mbar(P->m, n);
+    } else if (is_ptr) {
         Tok e = take(P);
         const Type *elem = e.kind == T_IDENT ? scalar_named(e.s, e.len) : NULL;
         if (!elem) {
@@ -575,7 +637,7 @@ static const Type *parse_type(Parser *P)
         int64_t dims[IR_MAX_RANK];
         int nd;
         const Type *elem = NULL;
-        const char *what = is_view ? "view" : is_tile ? "tile" : "vec";
+        const char *what = is_view ? "view" : is_tile ? "tile" : is_vec ? "vec" : is_smem ? "smem" : "tma";
         if (!parse_shape(P, dims, &nd, &elem, what)) return NULL;
         if (is_view) {
             if (nd != 1 || dims[0] < 1 || dims[0] > IR_MAX_RANK) {
@@ -589,24 +651,18 @@ static const Type *parse_type(Parser *P)
                 return NULL;
             }
             res = ir_type_vec(P->m, elem, dims[0]);
+        } else if (is_tile) {
+            if (!check_dims(P, t.loc, what, dims, nd, 1)) return NULL;
+            res = ir_type_tile(P->m, elem, nd, dims);
         } else {
-            if (nd == 0) {
-                error_at(P, t.loc, "tile type needs at least one dimension");
+            if (!check_dims(P, t.loc, what, dims, nd, 0)) return NULL;
+            if (elem->kind == TY_I1) {
+                error_at(P, t.loc, "%s type needs an element of whole bytes, not i1", what);
                 return NULL;
             }
-            int64_t numel = 1;
-            for (int i = 0; i < nd; i++) {
-                if (dims[i] < 1 || dims[i] > MAX_TILE_DIM || (dims[i] & (dims[i] - 1))) {
-                    error_at(P, t.loc, "tile dimension %lld is not a power of two", (long long)dims[i]);
-                    return NULL;
-                }
-                numel *= dims[i];
-                if (numel > MAX_TILE_NUMEL) {
-                    error_at(P, t.loc, "tile type has more than 2^31 elements");
-                    return NULL;
-                }
-            }
-            res = ir_type_tile(P->m, elem, nd, dims);
+            int64_t stages = 1, swizzle = 0;
+            if (is_smem && !parse_smem_options(P, &stages, &swizzle)) return NULL;
+            res = is_smem ? ir_type_smem(P->m, elem, nd, dims, (int)stages, (int)swizzle) : ir_type_tma(P->m, elem, nd, dims);
         }
     }
     if (!expect_punct(P, '>', "to close the type")) return NULL;
@@ -829,7 +885,8 @@ static int parse_op(Parser *P, Block *b)
 }
 
 /* kernel := "kernel" "@" NAME "(" [value ":" type ("," value ":" type)*] ")"
- *           "block(" INT "," INT "," INT ")" "cluster(" INT "," INT "," INT ")" [loc] "{" NEWLINE op* "}" */
+ *           "block(" INT "," INT "," INT ")" "cluster(" INT "," INT "," INT ")" ["smem(" BYTES ")"] [loc]
+ *           "{" NEWLINE op* "}" */
 static int parse_kernel(Parser *P)
 {
     if (!expect_word(P, "kernel", "to start a kernel")) return 0;
@@ -876,6 +933,13 @@ static int parse_kernel(Parser *P)
             if (!expect_int(P, 1, INT32_MAX, s == 0 ? "block dimension" : "cluster dimension", &dims[i])) return 0;
         }
         if (!expect_punct(P, ')', "to close the launch shape")) return 0;
+    }
+    if (is_word(P, "smem")) {
+        take(P);
+        if (!expect_punct(P, '(', "after 'smem'") ||
+            !expect_int(P, 1, MAX_SMEM_BYTES, "shared memory size", &k->smem_bytes) ||
+            !expect_punct(P, ')', "to close the shared memory size"))
+            return 0;
     }
     if (!parse_loc(P, &k->loc)) return 0;
     if (!expect_punct(P, '{', "to open the kernel body") || !expect_nl(P, "after '{'")) return 0;

@@ -99,11 +99,36 @@ static void describe(const Verifier *V, const Value *v, char *buf, size_t n)
     }
 }
 
+/* Whether a parity/mbar/smem/tma type is well formed (the parser's limits; types built by the front
+ * end are checked here). Other kinds: 1. */
+static int async_type_ok(const Type *t)
+{
+    switch (t->kind) {
+    case TY_MBAR:
+        return t->rank == 0 || (t->rank == 1 && t->shape[0] >= 1);
+    case TY_SMEM:
+    case TY_TMA:
+        if (t->rank < 1 || t->rank > IR_MAX_RANK || !t->elem || !ir_type_is_scalar(t->elem) || t->elem->kind == TY_I1)
+            return 0;
+        for (int d = 0; d < t->rank; d++)
+            if (t->shape[d] < 1) return 0;
+        if (t->kind == TY_TMA) return 1;
+        return t->stages >= 1 && (t->swizzle == 0 || t->swizzle == 32 || t->swizzle == 64 || t->swizzle == 128);
+    default:
+        return 1;
+    }
+}
+
 static void check_type_form(Verifier *V, const Op *op, const Value *v, const char *what, uint32_t i)
 {
     const Type *t = v->type;
     if (!t) verr(V, op, "%s %u has no type", what, i);
     else if (t->kind == TY_VOID) verr(V, op, "%s %u has type void", what, i);
+    else if (!async_type_ok(t)) verr(V, op, "%s %u has a malformed type %s", what, i, tstr(t).s);
+    else if (!op && (t->kind == TY_SMEM || t->kind == TY_MBAR))
+        verr(V, op, "%s %u has type %s: shared memory is declared in the body, not passed", what, i, tstr(t).s);
+    else if (op && t->kind == TY_TMA)
+        verr(V, op, "%s %u has type %s: TMA descriptors are kernel parameters only", what, i, tstr(t).s);
     else if (V->lowered && t->kind == TY_TILE)
         verr(V, op, "%s %u has tile type %s after lower-tiles", what, i, tstr(t).s);
     else if (!V->lowered && t->kind == TY_VEC)
@@ -261,6 +286,10 @@ static void check_elementwise(Verifier *V, const Op *op)
         return;
     }
     case OP_SELECT:
+        if (rt->kind == TY_PARITY && o[1]->type == rt && o[2]->type == rt) {
+            if (!o[0]->type || o[0]->type->kind != TY_I1) verr(V, op, "condition must be i1, got %s", tstr(o[0]->type).s);
+            return;
+        }
         if (o[1]->type != rt || o[2]->type != rt) {
             verr(V, op, "operand types differ: %s vs %s (result %s)", tstr(o[1]->type).s, tstr(o[2]->type).s, tstr(rt).s);
             return;
@@ -424,6 +453,287 @@ static void check_memory_and_tiles(Verifier *V, const Op *op)
     }
 }
 
+/* ---- asynchronous machinery (docs/IR.md, "Asynchronous machinery") ---- */
+
+static int is_kind(const Value *v, TypeKind k) { return v && v->type && v->type->kind == k; }
+static int is_mbar1(const Value *v) { return is_kind(v, TY_MBAR) && v->type->rank == 0; }
+
+/* The innermost enclosing warps/elect op, or NULL (the whole block). */
+static Op *group_of(const Op *op)
+{
+    for (Op *p = parent_op(op); p; p = parent_op(p))
+        if (p->code == OP_WARPS || p->code == OP_ELECT) return p;
+    return NULL;
+}
+
+static void check_mbar_operand(Verifier *V, const Op *op, uint32_t i)
+{
+    if (!is_mbar1(op->operands[i]))
+        verr(V, op, "operand %u must be one mbarrier (mbar), got %s%s", i, tstr(op->operands[i]->type).s,
+             is_kind(op->operands[i], TY_MBAR) ? "; index the array with mbar_at" : "");
+}
+
+static void check_scope(Verifier *V, const Op *op)
+{
+    Attr *a = ir_attr_find(op, "scope");
+    if (a && (a->kind != ATTR_STR || (strcmp(a->s, "cta") && strcmp(a->s, "cluster"))))
+        verr(V, op, "scope must be \"cta\" or \"cluster\"");
+}
+
+static void check_top_level(Verifier *V, const Op *op)
+{
+    if (parent_op(op)) verr(V, op, "must be at the top level of the kernel body, not inside '%s'", opname(parent_op(op)));
+}
+
+static void check_offset_attr(Verifier *V, const Op *op)
+{
+    Attr *a = ir_attr_find(op, "offset");
+    if (a && (a->kind != ATTR_INT || a->i < 0)) verr(V, op, "offset must be a non-negative integer");
+}
+
+static void check_shared_and_mbar(Verifier *V, Op *op)
+{
+    Value *const *o = op->operands;
+    const Type *rt = op->nresults ? op->results[0]->type : NULL;
+    switch (op->code) {
+    case OP_SHARED_ALLOC: {
+        check_top_level(V, op);
+        if (rt->kind != TY_SMEM) verr(V, op, "result must be an smem type, got %s", tstr(rt).s);
+        Attr *a = ir_attr_find(op, "align");
+        if (a && (a->kind != ATTR_INT || a->i < 16 || a->i > 4096 || (a->i & (a->i - 1))))
+            verr(V, op, "align must be a power of two in 16..4096");
+        check_offset_attr(V, op);
+        return;
+    }
+    case OP_MBAR_ALLOC: {
+        check_top_level(V, op);
+        if (rt->kind != TY_MBAR) verr(V, op, "result must be an mbar type, got %s", tstr(rt).s);
+        Attr *a = need_attr(V, op, "count", ATTR_INT, "an integer");
+        if (a && (a->i < 1 || a->i >= (1 << 20)))
+            verr(V, op, "arrival count must be 1..%d, got %lld", (1 << 20) - 1, (long long)a->i);
+        check_offset_attr(V, op);
+        return;
+    }
+    case OP_SMEM_STAGE: {
+        const Type *t = o[0]->type;
+        if (!is_kind(o[0], TY_SMEM) || t->stages < 2) {
+            verr(V, op, "operand 0 must be a ring of stages (smem with stages > 1), got %s", tstr(t).s);
+            return;
+        }
+        check_i32s(V, op, 1, 1, "stage");
+        if (rt->kind != TY_SMEM || rt->stages != 1 || rt->elem != t->elem || rt->rank != t->rank ||
+            memcmp(rt->shape, t->shape, sizeof rt->shape) || rt->swizzle != t->swizzle)
+            verr(V, op, "result must be one stage of %s, got %s", tstr(t).s, tstr(rt).s);
+        return;
+    }
+    case OP_SMEM_ELEM: {
+        const Type *t = o[0]->type;
+        if (!is_kind(o[0], TY_SMEM) || t->stages != 1) {
+            verr(V, op, "operand 0 must be one smem tile (take a stage of a ring with smem_stage), got %s", tstr(t).s);
+            return;
+        }
+        if (op->noperands != 1 + (uint32_t)t->rank)
+            verr(V, op, "needs %d indices for %s, got %u", t->rank, tstr(t).s, op->noperands - 1);
+        else
+            check_i32s(V, op, 1, (uint32_t)t->rank, "index");
+        if (rt->kind != TY_PTR || rt->elem != t->elem || rt->space != AS_SHARED)
+            verr(V, op, "result must be ptr<%s, shared>, got %s", tstr(t->elem).s, tstr(rt).s);
+        return;
+    }
+    case OP_MBAR_AT:
+        if (!is_kind(o[0], TY_MBAR) || o[0]->type->rank != 1)
+            verr(V, op, "operand 0 must be an array of mbarriers (mbar<N>), got %s", tstr(o[0]->type).s);
+        check_i32s(V, op, 1, 1, "index");
+        if (!is_mbar1(op->results[0])) verr(V, op, "result must be mbar, got %s", tstr(rt).s);
+        return;
+    case OP_MBAR_ARRIVE:
+        check_mbar_operand(V, op, 0);
+        check_scope(V, op);
+        return;
+    case OP_MBAR_ARRIVE_EXPECT:
+        check_mbar_operand(V, op, 0);
+        if (op->noperands > 2) verr(V, op, "takes an mbarrier and at most one byte count, got %u operands", op->noperands);
+        else check_i32s(V, op, 1, op->noperands - 1, "byte count");
+        check_scope(V, op);
+        return;
+    case OP_MBAR_EXPECT_TX:
+        check_mbar_operand(V, op, 0);
+        check_i32s(V, op, 1, 1, "byte count");
+        return;
+    case OP_MBAR_ARRIVE_REMOTE:
+        check_mbar_operand(V, op, 0);
+        check_i32s(V, op, 1, 1, "CTA rank");
+        return;
+    case OP_MBAR_WAIT:
+    case OP_MBAR_TRY_WAIT:
+    case OP_MBAR_TEST_WAIT:
+        check_mbar_operand(V, op, 0);
+        if (!is_kind(o[1], TY_PARITY))
+            verr(V, op, "operand 1 must be a parity, got %s: a phase counter is not a parity (use a parity value and parity_next)",
+                 tstr(o[1]->type).s);
+        if (op->code == OP_MBAR_WAIT) check_scope(V, op);
+        else if (rt->kind != TY_I1) verr(V, op, "result must be i1, got %s", tstr(rt).s);
+        return;
+    case OP_PARITY_NEXT:
+        if (!is_kind(o[0], TY_PARITY)) verr(V, op, "operand 0 must be a parity, got %s", tstr(o[0]->type).s);
+        if (rt->kind != TY_PARITY) verr(V, op, "result must be a parity, got %s", tstr(rt).s);
+        return;
+    default:
+        return;
+    }
+}
+
+/* The descriptor at operand i and its rank coordinates after it; NULL after an error. */
+static const Type *tma_access(Verifier *V, const Op *op, uint32_t i, uint32_t extra, const char *extra_what)
+{
+    if (!is_kind(op->operands[i], TY_TMA)) {
+        verr(V, op, "operand %u must be a TMA descriptor (tma<...>), got %s", i, tstr(op->operands[i]->type).s);
+        return NULL;
+    }
+    const Type *t = op->operands[i]->type;
+    if (op->noperands != i + 1 + (uint32_t)t->rank + extra) {
+        verr(V, op, "needs %d coordinates for %s%s, got %u operands", t->rank, tstr(t).s, extra_what, op->noperands);
+        return NULL;
+    }
+    check_i32s(V, op, i + 1, (uint32_t)t->rank, "coordinate");
+    return t;
+}
+
+static void check_tile_operand(Verifier *V, const Op *op, uint32_t i, const Type *desc)
+{
+    const Type *t = op->operands[i]->type;
+    if (!is_kind(op->operands[i], TY_SMEM) || t->stages != 1)
+        verr(V, op, "operand %u must be one smem tile (take a stage of a ring with smem_stage), got %s", i, tstr(t).s);
+    else if (desc && t->elem != desc->elem)
+        verr(V, op, "moves %s elements through a descriptor of %s", tstr(t->elem).s, tstr(desc->elem).s);
+}
+
+static void check_tma(Verifier *V, Op *op)
+{
+    Value *const *o = op->operands;
+    switch (op->code) {
+    case OP_TMA_LOAD: {
+        /* dst, desc, coords..., bar [, mask] */
+        int64_t mc = ir_attr_int(op, "multicast", 0);
+        Attr *a = ir_attr_find(op, "multicast");
+        if (a && (a->kind != ATTR_INT || (a->i != 0 && a->i != 1))) {
+            verr(V, op, "multicast must be 0 or 1");
+            return;
+        }
+        const Type *d = tma_access(V, op, 1, mc ? 2 : 1, mc ? ", an mbarrier and a CTA mask (multicast = 1)" : " and an mbarrier");
+        if (!d) return;
+        check_tile_operand(V, op, 0, d);
+        check_mbar_operand(V, op, 2 + (uint32_t)d->rank);
+        if (mc) check_i32s(V, op, 3 + (uint32_t)d->rank, 1, "CTA mask");
+        return;
+    }
+    case OP_TMA_STORE:
+    case OP_TMA_REDUCE_ADD: {
+        const Type *d = tma_access(V, op, 0, 1, " and a source tile");
+        if (d) check_tile_operand(V, op, op->noperands - 1, d);
+        if (d && op->code == OP_TMA_REDUCE_ADD && d->elem->kind != TY_F32 && d->elem->kind != TY_F16 &&
+            d->elem->kind != TY_BF16 && d->elem->kind != TY_I32 && d->elem->kind != TY_U32 && d->elem->kind != TY_I64 &&
+            d->elem->kind != TY_U64)
+            verr(V, op, "cannot add %s elements (f16, bf16, f32, i32, u32, i64, u64)", tstr(d->elem).s);
+        return;
+    }
+    case OP_TMA_PREFETCH:
+        tma_access(V, op, 0, 0, "");
+        return;
+    case OP_TMA_SHAPE: {
+        check_top_level(V, op);
+        const Type *d = is_kind(o[0], TY_TMA) ? o[0]->type : NULL;
+        if (!d) {
+            verr(V, op, "operand 0 must be a TMA descriptor (tma<...>), got %s", tstr(o[0]->type).s);
+            return;
+        }
+        if (op->noperands != 1 + (uint32_t)d->rank) {
+            verr(V, op, "needs %d dims for %s, got %u", d->rank, tstr(d).s, op->noperands - 1);
+            return;
+        }
+        check_i32s(V, op, 1, (uint32_t)d->rank, "dim");
+        for (uint32_t i = 1; i < op->noperands; i++)
+            if (o[i]->def || !o[i]->block || o[i]->block != V->k->body.first)
+                verr(V, op, "dim (operand %u) must be a kernel parameter", i);
+        return;
+    }
+    case OP_TMA_WAIT: {
+        Attr *p = ir_attr_find(op, "pending"), *r = ir_attr_find(op, "read");
+        if (p && (p->kind != ATTR_INT || p->i < 0 || p->i > 63)) verr(V, op, "pending must be 0..63");
+        if (r && (r->kind != ATTR_INT || (r->i != 0 && r->i != 1))) verr(V, op, "read must be 0 or 1");
+        return;
+    }
+    default:
+        return;
+    }
+}
+
+static int64_t block_threads(const Verifier *V)
+{
+    return V->k->block[0] * V->k->block[1] * V->k->block[2];
+}
+
+static void check_groups(Verifier *V, Op *op)
+{
+    Op *g = group_of(op);
+    switch (op->code) {
+    case OP_WARPS: {
+        Attr *lo = need_attr(V, op, "lo", ATTR_INT, "an integer"), *hi = need_attr(V, op, "hi", ATTR_INT, "an integer");
+        if (!lo || !hi) return;
+        int64_t nwarps = (block_threads(V) + 31) / 32;
+        if (lo->i < 0 || lo->i >= hi->i || hi->i > nwarps) {
+            verr(V, op, "needs 0 <= lo < hi <= %lld (the block's warps), got lo = %lld, hi = %lld", (long long)nwarps,
+                 (long long)lo->i, (long long)hi->i);
+            return;
+        }
+        if (g && g->code == OP_ELECT) verr(V, op, "cannot run inside 'elect' (one thread)");
+        if (g && g->code == OP_WARPS &&
+            (lo->i < ir_attr_int(g, "lo", 0) || hi->i > ir_attr_int(g, "hi", 0)))
+            verr(V, op, "warps %lld..%lld are not all in the enclosing warps %lld..%lld", (long long)lo->i,
+                 (long long)hi->i - 1, (long long)ir_attr_int(g, "lo", 0), (long long)ir_attr_int(g, "hi", 0) - 1);
+        break;
+    }
+    case OP_ELECT:
+        break;
+    case OP_SETMAXNREG: {
+        Attr *c = need_attr(V, op, "count", ATTR_INT, "an integer");
+        if (c && (c->i < 24 || c->i > 256 || c->i % 8))
+            verr(V, op, "count must be a multiple of 8 in 24..256, got %lld", (long long)c->i);
+        if (!g || g->code != OP_WARPS || ir_attr_int(g, "lo", 0) % 4 || ir_attr_int(g, "hi", 0) % 4)
+            verr(V, op, "must be inside a warps region of whole warpgroups (lo and hi multiples of 4)");
+        return;
+    }
+    case OP_GROUP_SYNC: {
+        Attr *id = need_attr(V, op, "id", ATTR_INT, "an integer");
+        Attr *th = need_attr(V, op, "threads", ATTR_INT, "an integer");
+        if (id && (id->i < 1 || id->i > 15)) verr(V, op, "id must be 1..15 (0 is the block barrier), got %lld", (long long)id->i);
+        if (th && (th->i < 32 || th->i % 32 || th->i > block_threads(V)))
+            verr(V, op, "threads must be a multiple of 32 in 32..%lld, got %lld", (long long)block_threads(V), (long long)th->i);
+        if (g && g->code == OP_ELECT) verr(V, op, "cannot run inside 'elect' (one thread)");
+        return;
+    }
+    case OP_BARRIER:
+    case OP_CLUSTER_SYNC:
+        if (g) verr(V, op, "needs every thread of the %s, but it is inside '%s'", op->code == OP_BARRIER ? "block" : "cluster",
+                    opname(g));
+        return;
+    case OP_CLUSTER_RANK:
+        if (!is_i32(op->results[0]->type)) verr(V, op, "result must be i32, got %s", tstr(op->results[0]->type).s);
+        return;
+    case OP_CLUSTER_ID:
+        check_dim_attr(V, op, 3);
+        if (!is_i32(op->results[0]->type)) verr(V, op, "result must be i32, got %s", tstr(op->results[0]->type).s);
+        return;
+    default:
+        return;
+    }
+    /* warps and elect: one block without arguments, ending in yield */
+    Block *b = body_of(op);
+    if (b && b->nargs) verr(V, op, "region must have no block arguments");
+    if (b && b->last && b->last->code != OP_YIELD)
+        verr(V, op, "region must end in yield, got '%s'", opname(b->last));
+}
+
 static void check_control(Verifier *V, Op *op)
 {
     Value *const *o = op->operands;
@@ -465,6 +775,8 @@ static void check_control(Verifier *V, Op *op)
             verr(V, op, "outside of an if, for or loop region");
         } else if (p->code == OP_IF) {
             match_types(V, op, o, op->noperands, "operand", p->results, p->nresults, "the results of the enclosing 'if'");
+        } else if (p->code == OP_WARPS || p->code == OP_ELECT) {
+            if (op->noperands) verr(V, op, "ending a '%s' region takes no operands, got %u", opname(p), op->noperands);
         } else if (p->code == OP_FOR || p->code == OP_LOOP) {
             uint32_t n;
             Value *const *c = carried(p, &n);
@@ -481,6 +793,11 @@ static void check_control(Verifier *V, Op *op)
             verr(V, op, "outside of a for or loop");
             return;
         }
+        for (Op *p = parent_op(op); p != l; p = parent_op(p))
+            if (p->code == OP_WARPS || p->code == OP_ELECT) {
+                verr(V, op, "would leave the '%s' region it is in; a thread group's region ends in yield", opname(p));
+                return;
+            }
         uint32_t n;
         Value *const *c = carried(l, &n);
         match_types(V, op, o, op->noperands, "operand", c, n,
@@ -505,6 +822,9 @@ static void check_op_types(Verifier *V, Op *op)
         const Type *t = op->results[0]->type;
         Attr *a = ir_attr_find(op, "value");
         if (!a || (a->kind != ATTR_INT && a->kind != ATTR_FLOAT)) verr(V, op, "needs a {value} attribute (int or float)");
+        else if (t && t->kind == TY_PARITY && (a->kind != ATTR_INT || (a->i != 0 && a->i != 1)))
+            verr(V, op, "of type parity needs the value 0 or 1");
+        else if (t && t->kind == TY_PARITY) return;
         else if (t && !is_num(t)) verr(V, op, "needs a scalar type, got %s", tstr(t).s);
         else if (t && ir_type_is_int(t) && a->kind != ATTR_INT)
             verr(V, op, "of integer type %s needs an integer value", tstr(t).s);
@@ -518,6 +838,19 @@ static void check_op_types(Verifier *V, Op *op)
         return;
     case OP_IF: case OP_FOR: case OP_LOOP: case OP_YIELD: case OP_BREAK: case OP_CONTINUE: case OP_RETURN:
         check_control(V, op);
+        return;
+    case OP_SHARED_ALLOC: case OP_SMEM_STAGE: case OP_SMEM_ELEM: case OP_MBAR_ALLOC: case OP_MBAR_AT:
+    case OP_MBAR_ARRIVE: case OP_MBAR_ARRIVE_EXPECT: case OP_MBAR_EXPECT_TX: case OP_MBAR_ARRIVE_REMOTE:
+    case OP_MBAR_WAIT: case OP_MBAR_TRY_WAIT: case OP_MBAR_TEST_WAIT: case OP_PARITY_NEXT:
+        check_shared_and_mbar(V, op);
+        return;
+    case OP_TMA_LOAD: case OP_TMA_STORE: case OP_TMA_REDUCE_ADD: case OP_TMA_PREFETCH: case OP_TMA_SHAPE:
+    case OP_TMA_COMMIT: case OP_TMA_WAIT: case OP_FENCE_PROXY_ASYNC:
+        check_tma(V, op);
+        return;
+    case OP_WARPS: case OP_ELECT: case OP_SETMAXNREG: case OP_GROUP_SYNC: case OP_BARRIER:
+    case OP_CLUSTER_RANK: case OP_CLUSTER_ID: case OP_CLUSTER_SYNC:
+        check_groups(V, op);
         return;
     default:
         check_memory_and_tiles(V, op);
@@ -533,6 +866,8 @@ static uint32_t min_operands(OpCode code)
     switch (code) {
     case OP_MAKE_VIEW: case OP_VIEW_ELEM: case OP_TILE_LOAD: case OP_LD_BLOCKED: return 1;
     case OP_TILE_STORE: case OP_ST_BLOCKED: return 2;
+    case OP_MBAR_ARRIVE_EXPECT: case OP_SMEM_ELEM: case OP_TMA_PREFETCH: case OP_TMA_SHAPE: return 1;
+    case OP_TMA_LOAD: case OP_TMA_STORE: case OP_TMA_REDUCE_ADD: return 2;
     case OP_FOR: return 3;
     default: return 0;
     }

@@ -34,6 +34,8 @@
  *    equal constants in a scope, and hoisting would only reorder the printed IR.
  *  - `if` with a constant condition whose taken region ends in `yield` is replaced by the taken
  *    region's ops; its results become the yielded values. Other constant `if`s are kept.
+ *  - `parity_next` of a constant parity becomes the other constant parity. No other op of the
+ *    asynchronous machinery is touched (they are not elementwise and have effects or regions).
  * Ops whose results become unused are left to dce.
  */
 #include <math.h>
@@ -492,6 +494,17 @@ to_zero:
     return 1;
 }
 
+/* parity_next of a constant parity is the other constant. */
+static int fold_parity_next(Canon *c, Op *op)
+{
+    Op *d = op->operands[0] ? op->operands[0]->def : NULL;
+    int64_t v;
+    if (!d || !ir_op_is_const(d, &v, NULL) || d->results[0]->type->kind != TY_PARITY || (v != 0 && v != 1)) return 0;
+    CVal r = {1 - v, 0};
+    become_const(c, op, r);
+    return 1;
+}
+
 /* `if` with a constant condition whose taken region ends in `yield`: move the region's ops before
  * the `if`, map its results to the yielded values, delete it. *resume is the first moved op, so
  * the walk visits the moved ops next. */
@@ -540,6 +553,8 @@ static void canon_region(Canon *c, Region *r)
                 }
             }
             if ((ir_op_info[op->code].props & IR_PELEM) && (fold_constants(c, op) || simplify(c, op)))
+                continue;
+            if (op->code == OP_PARITY_NEXT && op->noperands == 1 && op->nresults == 1 && fold_parity_next(c, op))
                 continue;
             if (op->code == OP_PTR_ADD && op->noperands == 2 && is_const_int(op->operands[1], 0)) {
                 replace_with(c, op, op->operands[0]);   /* p + 0 is p */

@@ -25,8 +25,9 @@
  *
  * Assumes: the module verifies (tile-level). Guarantees: no tile type and no tile-level op is left;
  * anything it cannot lower (a tile parameter, a tile operand of another op, a tile shape that is not
- * powers of two, a rank mismatch between a tile and its view) is a located error and the kernel is
- * left unchanged.
+ * powers of two, a rank mismatch between a tile and its view, a tile op inside a `warps`/`elect`
+ * region, whose threads are not the whole block) is a located error and the kernel is left
+ * unchanged. The ops of the asynchronous machinery have no tile operands and are left alone.
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -241,10 +242,26 @@ static void check_access(Lower *l, Op *op, const Type *tile, uint32_t vi)
     l->vec = min64(l->vec, w);
 }
 
+/* The innermost warps/elect op around op, or NULL. */
+static const Op *thread_group(const Op *op)
+{
+    for (const Op *p = op->parent && op->parent->parent ? op->parent->parent->parent : NULL; p;
+         p = p->parent && p->parent->parent ? p->parent->parent->parent : NULL)
+        if (p->code == OP_WARPS || p->code == OP_ELECT) return p;
+    return NULL;
+}
+
 static void check_op(Op *op, void *ctx)
 {
     Lower *l = ctx;
     const char *name = ir_op_info[op->code].name;
+    const Op *g = has_tile(op) ? thread_group(op) : NULL;
+    if (g) {
+        diag_error(l->diag, op->loc, "lower-tiles: '%s' on tiles inside a '%s' region: the blocked layout spreads a "
+                   "tile over every thread of the block", name, ir_op_info[g->code].name);
+        l->errors++;
+        return;
+    }
     for (uint32_t i = 0; i < op->nresults; i++) check_type(l, op->loc, op->results[i]->type, name);
     for (uint32_t r = 0; r < op->nregions; r++)
         for (Block *b = op->regions[r].first; b; b = b->next)

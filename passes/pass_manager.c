@@ -20,6 +20,9 @@ const PassInfo pass_table[] = {
     {"dce", "delete pure ops and effect-free ifs/fors whose results are unused", pass_dce, 0},
     {"lower-tiles", "tiles to per-thread vecs in the blocked layout; vectorise tile loads and stores",
      pass_lower_tiles, 1},
+    {"verify-async", "check the mbarrier/TMA protocol; derive arrive_expect byte counts", pass_verify_async, 0},
+    {"smem-layout", "give shared tiles and mbarriers their offsets; the kernel's shared memory size", pass_smem_layout, 0},
+    {"lower-async", "insert the proxy fences TMA stores need", pass_lower_async, 0},
 };
 const int pass_count = (int)(sizeof pass_table / sizeof pass_table[0]);
 
@@ -32,7 +35,8 @@ const PassInfo *pass_lookup(const char *name, size_t len)
 
 const char *pass_default_pipeline(int opt_level)
 {
-    return opt_level <= 0 ? "lower-tiles" : "canonicalize,cse,dce,lower-tiles,canonicalize,cse,dce";
+    return opt_level <= 0 ? "verify-async,smem-layout,lower-async,lower-tiles"
+                          : "verify-async,smem-layout,lower-async,canonicalize,cse,dce,lower-tiles,canonicalize,cse,dce";
 }
 
 /* ---- name lists ---- */

@@ -5,7 +5,8 @@
  * dumps before/after the passes named in the options. Every pass documents, at the top of its
  * file, what it assumes and what it guarantees.
  *
- * Sections: pass_manager.c, canonicalize.c, cse.c, dce.c, lower_tiles.c.
+ * Sections: pass_manager.c, canonicalize.c, cse.c, dce.c, lower_tiles.c, verify_async.c, smem_layout.c,
+ * lower_async.c.
  */
 #ifndef TILEC_PASSES_H
 #define TILEC_PASSES_H
@@ -36,8 +37,9 @@ extern const PassInfo pass_table[];
 extern const int pass_count;
 const PassInfo *pass_lookup(const char *name, size_t len);
 
-/* The pipeline for an optimisation level: -O0 lowers only; -O1 and above canonicalize, CSE and
- * DCE before and after lower-tiles. */
+/* The pipeline for an optimisation level: every level starts with verify-async, smem-layout and
+ * lower-async; then -O0 lowers only; -O1 and above canonicalize, CSE and DCE before and after
+ * lower-tiles. */
 const char *pass_default_pipeline(int opt_level);
 
 /* Runs the pipeline. Unknown pass names are reported before anything runs. Returns 0 on success. */
@@ -49,6 +51,9 @@ int pass_canonicalize(Module *m, DiagCtx *diag);   /* canonicalize.c */
 int pass_cse(Module *m, DiagCtx *diag);            /* cse.c */
 int pass_dce(Module *m, DiagCtx *diag);            /* dce.c */
 int pass_lower_tiles(Module *m, DiagCtx *diag);    /* lower_tiles.c */
+int pass_verify_async(Module *m, DiagCtx *diag);   /* verify_async.c: mbarrier/TMA protocol; derives tx bytes */
+int pass_smem_layout(Module *m, DiagCtx *diag);    /* smem_layout.c: offsets of shared allocations, Kernel.smem_bytes */
+int pass_lower_async(Module *m, DiagCtx *diag);    /* lower_async.c: proxy fences before TMA stores */
 
 /* Divisibility of an integer value, as proven by lower_tiles.c's analysis: the largest power of
  * two (capped at 2^30) known to divide every value v can take. 1 when nothing is known. */

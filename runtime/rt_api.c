@@ -6,7 +6,10 @@
  * The one idea: a launch is checked by two pure functions, rt_check_args (signature, packing)
  * and rt_check_config (shape against the device and the kernel's declared block/cluster), so
  * the checks are proven by unit tests on a machine without a GPU and the hot path stays a few
- * comparisons and stores.
+ * comparisons and stores. TMA parameters follow the same split: rt_check_args builds each tensor
+ * map's descriptor from the launch's own dim values and checks every driver rule (rt_check_tma);
+ * tile_launch then fills the 128 bytes from the kernel's small map cache or the back end's
+ * encoder (rt_tma_fill).
  *
  * Locking: a device's mutex guards its tracking lists and the kernels' shared-memory opt-in; it
  * is never held across a call that waits for the GPU. Driver calls themselves are thread-safe.
@@ -123,7 +126,9 @@ struct tile_kernel {
     int nparams;
     unsigned block[3], cluster[3];
     size_t static_shared;
+    size_t kernel_smem;            /* shared memory the compiler laid out (tiles, mbarriers): dynamic */
     _Atomic size_t shared_optin;   /* dynamic shared memory the function is allowed so far */
+    RtTmaCache tma_cache;          /* encoded tensor maps of recent launches; under the device lock */
 };
 
 struct tile_module {
@@ -663,6 +668,7 @@ tile_status tile_module_load(tile_device *d, const tile_program *p, tile_module 
         }
         if (st) break;
         tile_program_kernel_block(p, i, k->block, k->cluster);
+        k->kernel_smem = tile_program_kernel_smem(p, i);
         atomic_init(&k->shared_optin, RT_SHARED_DEFAULT);
         st = d->be->module_function(d->h, m->h, k->name, &k->fn, &k->static_shared);
     }
@@ -805,6 +811,7 @@ static void describe(char *out, size_t n, tile_param_kind kind, tile_dtype t)
 {
     if (kind == TILE_PARAM_SCALAR) snprintf(out, n, "%s", tile_dtype_name(t));
     else if (kind == TILE_PARAM_TENSOR) snprintf(out, n, "a tensor of %s", tile_dtype_name(t));
+    else if (kind == TILE_PARAM_TMA) snprintf(out, n, "a TMA tensor of %s", tile_dtype_name(t));
     else snprintf(out, n, "a pointer to %s", tile_dtype_name(t));
 }
 
@@ -852,6 +859,7 @@ static tile_status pack_one(const tile_param_info *p, const tile_arg *a, int ai,
                              a->kind == TILE_PARAM_POINTER ? "" : "a scalar ", got);
         return arg_error(err, errlen, ai, p, "the kernel expects %s, got %s", want, got);
     }
+    if (p->kind == TILE_PARAM_TMA) return TILE_SUCCESS;   /* the map is built after all values are known */
     if (want_ptr) {
         if (p->kind == TILE_PARAM_TENSOR && (a->value.ptr & 15))
             return arg_error(err, errlen, ai, p,
@@ -900,10 +908,64 @@ static tile_status pack_one(const tile_param_info *p, const tile_arg *a, int ai,
     return TILE_SUCCESS;
 }
 
-tile_status rt_check_args(const char *kname, const tile_param_info *params, int nparams, const tile_arg *args,
-                          int nargs, unsigned char *buf, size_t bufcap, size_t *offsets, size_t *size, char *err,
-                          size_t errlen)
+/* The descriptor of TMA parameter p (index pi), from its argument's address and the values the
+ * dim parameters got in this launch (already checked and packed: which[] maps parameters to
+ * arguments). Then every driver rule is checked. */
+static tile_status build_tma(const tile_param_info *params, int nparams, int pi, const tile_arg *args,
+                             const int *which, int ai, RtTmaDesc *t, char *err, size_t errlen)
 {
+    const tile_param_info *p = &params[pi];
+    const char *names[5] = {NULL, NULL, NULL, NULL, NULL};
+    memset(t, 0, sizeof *t);
+    t->dtype = p->dtype;
+    t->rank = p->rank;
+    t->swizzle = p->swizzle;
+    t->addr = args[which[pi]].value.ptr;
+    if (p->rank < 1 || p->rank > 5)
+        return arg_error(err, errlen, ai, p, "a TMA tensor has rank 1 to 5, not %d", p->rank);
+    size_t es = tile_dtype_size(p->dtype);
+    for (int u = 0; u < p->rank; u++) {   /* u: the source's dim number, outermost first */
+        int i = p->rank - 1 - u;          /* i: the driver's, innermost first */
+        int dp = p->dim_params[u];
+        if (dp < 0 || dp >= nparams || params[dp].kind != TILE_PARAM_SCALAR)
+            return arg_error(err, errlen, ai, p,
+                             "the kernel does not say which parameter holds dim %d of this TMA tensor (a compiler "
+                             "bug: tma_shape is missing)", u);
+        const tile_param_info *q = &params[dp];
+        names[u] = q->name;
+        const tile_arg *v = &args[which[dp]];
+        int64_t d;
+        if (q->dtype == TILE_DTYPE_I32 || q->dtype == TILE_DTYPE_I64 || q->dtype == TILE_DTYPE_I16 || q->dtype == TILE_DTYPE_I8)
+            d = v->value.i;
+        else if (q->dtype == TILE_DTYPE_U32 || q->dtype == TILE_DTYPE_U16 || q->dtype == TILE_DTYPE_U8)
+            d = (int64_t)v->value.u;
+        else if (q->dtype == TILE_DTYPE_U64)
+            d = v->value.u > INT64_MAX ? INT64_MAX : (int64_t)v->value.u;
+        else
+            return arg_error(err, errlen, ai, p, "dim %d of this TMA tensor is parameter '%s' of type %s; it must be an integer",
+                             u, q->name ? q->name : "?", tile_dtype_name(q->dtype));
+        if (d <= 0)
+            return arg_error(err, errlen, ai, p, "dim %d ('%s' = %lld) must be positive: TMA cannot describe an empty tensor",
+                             u, q->name ? q->name : "?", (long long)d);
+        t->dims[i] = (uint64_t)d;
+        t->box[i] = p->box[u];
+    }
+    uint64_t stride = es;
+    for (int i = 1; i < p->rank; i++) {
+        /* saturate instead of wrapping: rt_check_tma reports anything >= 2^40 */
+        stride = t->dims[i - 1] > (UINT64_MAX / 2) / stride ? UINT64_MAX / 2 : stride * t->dims[i - 1];
+        t->strides[i - 1] = stride;
+    }
+    char why[512];
+    if (rt_check_tma(t, names, why, sizeof why) != TILE_SUCCESS) return arg_error(err, errlen, ai, p, "%s", why);
+    return TILE_SUCCESS;
+}
+
+tile_status rt_check_args(const char *kname, const tile_param_info *params, int nparams, const tile_arg *args,
+                          int nargs, unsigned char *buf, size_t bufcap, size_t *offsets, size_t *size,
+                          RtTmaSlot *tma, int *ntma, char *err, size_t errlen)
+{
+    if (ntma) *ntma = 0;
     char names[512];
     if (!kname) kname = "?";
     if (nargs < 0 || (nargs && !args)) {
@@ -962,21 +1024,146 @@ tile_status rt_check_args(const char *kname, const tile_param_info *params, int 
             }
     }
     size_t off = 0;
+    int nt = 0;
     for (int i = 0; i < nparams; i++) {
-        size_t sz = params[i].kind == TILE_PARAM_SCALAR ? tile_dtype_size(params[i].dtype) : 8;
-        if (!sz) sz = 8;
-        off = (off + sz - 1) / sz * sz;
+        int is_tma = params[i].kind == TILE_PARAM_TMA;
+        size_t sz = is_tma ? RT_TMA_BYTES : params[i].kind == TILE_PARAM_SCALAR ? tile_dtype_size(params[i].dtype) : 8;
+        size_t align = is_tma ? RT_TMA_ALIGN : sz;
+        if (!sz) sz = align = 8;
+        off = (off + align - 1) / align * align;
         if (off + sz > bufcap) {
             snprintf(err, errlen, "kernel '%s': the parameters take more than %zu bytes", kname, bufcap);
+            return TILE_ERROR_LAUNCH_ARGS;
+        }
+        if (is_tma && (!tma || nt == RT_MAX_TMA)) {
+            snprintf(err, errlen, "kernel '%s' has more than %d TMA parameters, or the caller left no room for them",
+                     kname, tma ? RT_MAX_TMA : 0);
             return TILE_ERROR_LAUNCH_ARGS;
         }
         /* by name, the message numbers the argument as the caller wrote it */
         tile_status st = pack_one(&params[i], &args[which[i]], named ? which[i] : i, buf + off, err, errlen);
         if (st) return st;
+        if (is_tma) {
+            memset(buf + off, 0, RT_TMA_BYTES);   /* the caller encodes the map here */
+            tma[nt].param = i;
+            tma[nt].offset = off;
+            nt++;
+        }
         offsets[i] = off;
         off += sz;
     }
+    /* TMA maps last: they need the values of the dim parameters, wherever those are declared */
+    for (int j = 0; j < nt; j++) {
+        int i = tma[j].param;
+        tile_status st = build_tma(params, nparams, i, args, which, named ? which[i] : i, &tma[j].desc, err, errlen);
+        if (st) return st;
+    }
+    if (ntma) *ntma = nt;
     if (size) *size = off;
+    return TILE_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- TMA descriptors */
+
+static const char *dim_name(const char *const names[5], int u)
+{
+    return names && names[u] ? names[u] : "?";
+}
+
+tile_status rt_check_tma(const RtTmaDesc *t, const char *const dimnames[5], char *err, size_t errlen)
+{
+    if (t->rank < 1 || t->rank > 5) {
+        snprintf(err, errlen, "a TMA tensor has rank 1 to 5, not %d", t->rank);
+        return TILE_ERROR_LAUNCH_ARGS;
+    }
+    if ((unsigned)t->dtype > TILE_DTYPE_F64) {
+        snprintf(err, errlen, "element type %d has no TMA data type", (int)t->dtype);
+        return TILE_ERROR_LAUNCH_ARGS;
+    }
+    size_t es = tile_dtype_size(t->dtype);
+    int r = t->rank;
+    if (t->addr & 15) {
+        snprintf(err, errlen, "a TMA tensor's device address must be 16-byte aligned; 0x%llx is not (off by %u)",
+                 (unsigned long long)t->addr, (unsigned)(t->addr & 15));
+        return TILE_ERROR_LAUNCH_ARGS;
+    }
+    for (int i = 0; i < r; i++) {
+        int u = r - 1 - i;
+        if (t->dims[i] == 0 || t->dims[i] > (1ull << 32)) {
+            snprintf(err, errlen, "dim %d ('%s' = %llu) must be in 1 .. 2^32 for TMA", u, dim_name(dimnames, u),
+                     (unsigned long long)t->dims[i]);
+            return TILE_ERROR_LAUNCH_ARGS;
+        }
+    }
+    for (int i = 1; i < r; i++) {
+        int u = r - 1 - i;   /* the stride steps along source dim u */
+        if (t->strides[i - 1] % 16) {
+            snprintf(err, errlen,
+                     "the row stride of dim %d is %llu bytes, not a multiple of 16 as TMA requires (the inner dims "
+                     "%s'%s' = %llu elements of %zu bytes make one row: make it a multiple of %zu elements)",
+                     u, (unsigned long long)t->strides[i - 1], i > 1 ? "up to " : "", dim_name(dimnames, u + 1),
+                     (unsigned long long)t->dims[i - 1], es, 16 / es ? 16 / es : 1);
+            return TILE_ERROR_LAUNCH_ARGS;
+        }
+        if (t->strides[i - 1] >= (1ull << 40)) {
+            snprintf(err, errlen, "the row stride of dim %d is %llu bytes; TMA strides must be below 2^40", u,
+                     (unsigned long long)t->strides[i - 1]);
+            return TILE_ERROR_LAUNCH_ARGS;
+        }
+    }
+    for (int i = 0; i < r; i++) {
+        int u = r - 1 - i;
+        if (t->box[i] == 0 || t->box[i] > 256) {
+            snprintf(err, errlen, "box dim %d is %u; a TMA box has 1 to 256 elements per dim", u, t->box[i]);
+            return TILE_ERROR_LAUNCH_ARGS;
+        }
+    }
+    uint64_t inner = (uint64_t)t->box[0] * es;
+    if (inner % 16) {
+        snprintf(err, errlen, "the box's innermost dim is %u elements = %llu bytes; TMA needs a multiple of 16 bytes",
+                 t->box[0], (unsigned long long)inner);
+        return TILE_ERROR_LAUNCH_ARGS;
+    }
+    if (t->swizzle != 0 && t->swizzle != 32 && t->swizzle != 64 && t->swizzle != 128) {
+        snprintf(err, errlen, "swizzle %d bytes; TMA swizzles 32, 64 or 128 bytes (or none)", t->swizzle);
+        return TILE_ERROR_LAUNCH_ARGS;
+    }
+    if (t->swizzle && inner > (uint64_t)t->swizzle) {
+        snprintf(err, errlen,
+                 "the box's innermost dim is %u elements = %llu bytes, more than the %d-byte swizzle span (TMA "
+                 "swizzles at most one span per row)",
+                 t->box[0], (unsigned long long)inner, t->swizzle);
+        return TILE_ERROR_LAUNCH_ARGS;
+    }
+    return TILE_SUCCESS;
+}
+
+tile_status rt_tma_fill(RtTmaCache *c, pthread_mutex_t *lock, const RtBackend *be, void *dev, const RtTmaDesc *t,
+                        unsigned char *out)
+{
+    pthread_mutex_lock(lock);
+    for (int i = 0; i < RT_TMA_CACHE; i++)
+        if (c->e[i].used && memcmp(&c->e[i].key, t, sizeof *t) == 0) {
+            memcpy(out, c->e[i].map, RT_TMA_BYTES);
+            c->hits++;
+            pthread_mutex_unlock(lock);
+            return TILE_SUCCESS;
+        }
+    pthread_mutex_unlock(lock);
+    if (!be->encode_tma)
+        return rt_error(TILE_ERROR_LAUNCH_ARGS, "the %s back end cannot encode TMA tensor maps", be->name);
+    _Alignas(RT_TMA_ALIGN) unsigned char map[RT_TMA_BYTES];
+    memset(map, 0, sizeof map);
+    tile_status st = be->encode_tma(dev, t, map);   /* host-only work: no lock held */
+    if (st) return st;
+    pthread_mutex_lock(lock);
+    unsigned slot = c->next++ % RT_TMA_CACHE;
+    memcpy(&c->e[slot].key, t, sizeof *t);   /* bytewise, padding included: lookups use memcmp */
+    memcpy(c->e[slot].map, map, RT_TMA_BYTES);
+    c->e[slot].used = 1;
+    c->encodes++;
+    pthread_mutex_unlock(lock);
+    memcpy(out, map, RT_TMA_BYTES);
     return TILE_SUCCESS;
 }
 
@@ -991,8 +1178,8 @@ static void dims_or(const unsigned in[3], const unsigned dflt[3], unsigned out[3
 }
 
 tile_status rt_check_config(const RtLimits *lim, const char *kname, const unsigned kblock[3],
-                            const unsigned kcluster[3], size_t static_shared, const tile_launch_config *cfg,
-                            RtLaunchDims *out, char *err, size_t errlen)
+                            const unsigned kcluster[3], size_t static_shared, size_t kernel_smem,
+                            const tile_launch_config *cfg, RtLaunchDims *out, char *err, size_t errlen)
 {
     if (!kname) kname = "?";
     const unsigned ones[3] = {1, 1, 1};
@@ -1047,7 +1234,16 @@ tile_status rt_check_config(const RtLimits *lim, const char *kname, const unsign
                      out->cluster[d]);
             return TILE_ERROR_LAUNCH_CONFIG;
         }
-    out->shared = cfg->dynamic_shared;
+    size_t fixed = static_shared + kernel_smem;   /* both far below SIZE_MAX: from 32-bit attributes */
+    if (kernel_smem && (fixed > lim->shared_optin || cfg->dynamic_shared > lim->shared_optin - fixed)) {
+        snprintf(err, errlen,
+                 "kernel '%s' lays out %zu bytes of shared memory (tiles and mbarriers)%s; with %zu dynamic and %zu "
+                 "static bytes that exceeds the device's opt-in limit %zu bytes per block",
+                 kname, kernel_smem, cfg->dynamic_shared ? " + the launch's dynamic bytes" : "", cfg->dynamic_shared,
+                 static_shared, lim->shared_optin);
+        return TILE_ERROR_LAUNCH_CONFIG;
+    }
+    out->shared = kernel_smem + cfg->dynamic_shared;
     if (static_shared > lim->shared_optin || cfg->dynamic_shared > lim->shared_optin - static_shared) {
         if (static_shared)
             snprintf(err, errlen,
@@ -1072,15 +1268,17 @@ tile_status tile_launch(tile_kernel *k, const tile_launch_config *cfg, const til
     tile_device *d = k->mod->dev;
     tile_status st = check_stream("tile_launch", d, cfg->stream);
     if (st) return st;
-    _Alignas(16) unsigned char buf[RT_MAX_PARAM_BYTES];
+    _Alignas(RT_TMA_ALIGN) unsigned char buf[RT_MAX_PARAM_BYTES];
     size_t offsets[RT_MAX_PARAMS];
     void *ptrs[RT_MAX_PARAMS];
+    RtTmaSlot tma[RT_MAX_TMA];
+    int ntma = 0;
     RtLaunchDims dims;
-    st = rt_check_args(k->name, k->params, k->nparams, args, nargs, buf, sizeof buf, offsets, NULL, last_error,
-                       sizeof last_error);
+    st = rt_check_args(k->name, k->params, k->nparams, args, nargs, buf, sizeof buf, offsets, NULL, tma, &ntma,
+                       last_error, sizeof last_error);
     if (st == TILE_SUCCESS)
-        st = rt_check_config(&d->lim, k->name, k->block, k->cluster, k->static_shared, cfg, &dims, last_error,
-                             sizeof last_error);
+        st = rt_check_config(&d->lim, k->name, k->block, k->cluster, k->static_shared, k->kernel_smem, cfg, &dims,
+                             last_error, sizeof last_error);
     if (st) { /* the checks wrote only the reason: say who is speaking */
         char reason[RT_ERR_LEN];
         memcpy(reason, last_error, sizeof reason);
@@ -1094,6 +1292,15 @@ tile_status tile_launch(tile_kernel *k, const tile_launch_config *cfg, const til
         }
         pthread_mutex_unlock(&d->lock);
         if (st) return st;
+    }
+    for (int j = 0; j < ntma; j++) {
+        st = rt_tma_fill(&k->tma_cache, &d->lock, d->be, d->h, &tma[j].desc, buf + tma[j].offset);
+        if (st) {
+            char reason[RT_ERR_LEN];
+            memcpy(reason, last_error, sizeof reason);
+            const char *pn = k->params[tma[j].param].name;
+            return rt_error(st, "tile_launch: parameter '%s' (TMA): %s", pn ? pn : "?", reason);
+        }
     }
     for (int i = 0; i < k->nparams; i++) ptrs[i] = buf + offsets[i];
     return d->be->launch(d->h, k->fn, &dims, cfg->stream ? cfg->stream->h : NULL, ptrs);

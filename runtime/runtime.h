@@ -13,7 +13,9 @@
 #ifndef TILEC_RUNTIME_H
 #define TILEC_RUNTIME_H
 
+#include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "tile.h"
 
@@ -50,6 +52,64 @@ typedef struct RtLimits {
     unsigned max_cluster;      /* blocks per cluster: 8 (the portable limit) */
 } RtLimits;
 
+/* ---- TMA descriptors ----
+ * A `tma T[dims] box[box]` parameter takes the tensor's device address (a POINTER argument); at
+ * launch the runtime turns it into a 128-byte CUtensorMap placed in the parameter buffer at
+ * 64-byte alignment (PTX `.param .align 64 .b8 NAME[128]`). rt_check_args builds an RtTmaDesc
+ * from the address, the values of the i32 dim parameters of the same launch and the parameter's
+ * box and swizzle, and checks every rule of cuTensorMapEncodeTiled (rt_check_tma) so that a bad
+ * argument gets a specific message; the back end's encode_tma then only encodes. */
+
+#define RT_TMA_BYTES 128         /* sizeof(CUtensorMap) */
+#define RT_TMA_ALIGN 64          /* the alignment the map needs (encode and .param) */
+#define RT_MAX_TMA 16            /* TMA parameters one launch can encode */
+#define RT_TMA_CACHE 8           /* encoded maps remembered per kernel */
+
+/* A tensor map to encode, in the driver's order: every array innermost dimension first. Built
+ * zeroed (entries past `rank` are 0) so that two descriptors compare with memcmp. */
+typedef struct RtTmaDesc {
+    tile_dtype dtype;            /* element type */
+    int rank;                    /* 1..5 */
+    int swizzle;                 /* swizzle span in bytes: 0 (none), 32, 64, 128 */
+    uint64_t addr;               /* device address of element (0, ..., 0) */
+    uint64_t dims[5];            /* globalDim: elements per dimension */
+    uint64_t strides[4];         /* globalStrides: bytes between rows of dims 1..rank-1 (row-major) */
+    uint32_t box[5];             /* boxDim: elements per dimension */
+} RtTmaDesc;
+
+/* Where rt_check_args wants a map: parameter `param`'s 128 bytes at buf + offset. */
+typedef struct RtTmaSlot {
+    int param;
+    size_t offset;
+    RtTmaDesc desc;
+} RtTmaSlot;
+
+/* Checks a descriptor against the driver's rules (ISA.md §6): rank 1..5; 16-byte aligned
+ * address; every dim in 1..2^32; strides multiples of 16 and below 2^40; box dims in 1..256; the
+ * inner box a multiple of 16 bytes and, when swizzled, at most the swizzle span; swizzle 0, 32, 64
+ * or 128. `dimnames` (outermost first, may be NULL) names the dim parameters in messages, which
+ * number dims as the source does (outermost first). TILE_SUCCESS or TILE_ERROR_LAUNCH_ARGS with
+ * the reason in err. */
+tile_status rt_check_tma(const RtTmaDesc *t, const char *const dimnames[5], char *err, size_t errlen);
+
+/* A small table of encoded maps per kernel, keyed by the whole descriptor (address, dims,
+ * strides, box, swizzle, dtype); replaced round robin. Guarded by the caller's lock. */
+typedef struct RtTmaCache {
+    struct {
+        RtTmaDesc key;
+        unsigned char map[RT_TMA_BYTES];
+        int used;
+    } e[RT_TMA_CACHE];
+    unsigned next;               /* the entry the next insertion replaces */
+    unsigned long hits, encodes; /* counters, for tests and curiosity */
+} RtTmaCache;
+
+struct RtBackend;
+/* Writes the encoded map of t to out (RT_TMA_BYTES, any alignment): from the cache, or encoded by
+ * be->encode_tma (outside the lock) and remembered. The lock guards the cache. */
+tile_status rt_tma_fill(RtTmaCache *cache, pthread_mutex_t *lock, const struct RtBackend *be, void *dev,
+                        const RtTmaDesc *t, unsigned char *out);
+
 /* A launch shape after checking: every dim >= 1. */
 typedef struct RtLaunchDims {
     unsigned grid[3], block[3], cluster[3];
@@ -59,19 +119,24 @@ typedef struct RtLaunchDims {
 
 /* Checks `args` against a kernel's parameters and packs them in declaration order into buf
  * (each value at its natural alignment; offsets[i] is parameter i's place). Arguments are all
- * positional or all named. Returns TILE_SUCCESS or TILE_ERROR_LAUNCH_ARGS with a message naming
- * the argument, the parameter and both types in err. */
+ * positional or all named. A TMA parameter reserves RT_TMA_BYTES at RT_TMA_ALIGN (relative to
+ * buf, which the caller aligns to RT_TMA_ALIGN) and gets a checked descriptor in tma[*ntma]
+ * (room for RT_MAX_TMA; tma may be NULL when the kernel has no TMA parameter): the caller
+ * encodes it there. Returns TILE_SUCCESS or TILE_ERROR_LAUNCH_ARGS with a message naming the
+ * argument, the parameter and both types (or the broken TMA rule) in err. */
 tile_status rt_check_args(const char *kname, const tile_param_info *params, int nparams, const tile_arg *args,
-                          int nargs, unsigned char *buf, size_t bufcap, size_t *offsets, size_t *size, char *err,
-                          size_t errlen);
+                          int nargs, unsigned char *buf, size_t bufcap, size_t *offsets, size_t *size,
+                          RtTmaSlot *tma, int *ntma, char *err, size_t errlen);
 
 /* Checks a launch configuration against the device's limits and the kernel's declared
- * block(...)/cluster(...) shape (kblock/kcluster, 1 for undeclared dims) and its static shared
- * memory. Fills *out. Returns TILE_SUCCESS or TILE_ERROR_LAUNCH_CONFIG with a message naming
+ * block(...)/cluster(...) shape (kblock/kcluster, 1 for undeclared dims), its static shared
+ * memory and the shared memory the compiler laid out for it (kernel_smem: shared tiles and
+ * mbarriers, which live in the dynamic window). Fills *out; out->shared = kernel_smem +
+ * cfg->dynamic_shared. Returns TILE_SUCCESS or TILE_ERROR_LAUNCH_CONFIG with a message naming
  * the value and the limit. */
 tile_status rt_check_config(const RtLimits *lim, const char *kname, const unsigned kblock[3],
-                            const unsigned kcluster[3], size_t static_shared, const tile_launch_config *cfg,
-                            RtLaunchDims *out, char *err, size_t errlen);
+                            const unsigned kcluster[3], size_t static_shared, size_t kernel_smem,
+                            const tile_launch_config *cfg, RtLaunchDims *out, char *err, size_t errlen);
 
 /* Whether a program built for `t` runs on a device of compute capability major.minor:
  * sm_90a needs exactly 9.0, sm_100a exactly 10.0 (arch-specific "a" targets do not run forward). */
@@ -125,6 +190,9 @@ typedef struct RtBackend {
     tile_status (*module_function)(void *dev, void *m, const char *name, void **fn, size_t *static_shared);
     tile_status (*function_set_shared)(void *dev, void *fn, size_t dynamic_bytes);
     tile_status (*launch)(void *dev, void *fn, const RtLaunchDims *dims, void *stream, void **params);
+    /* Encodes a checked descriptor into a CUtensorMap at out (RT_TMA_ALIGN-aligned, RT_TMA_BYTES).
+     * NULL when the back end has no TMA. */
+    tile_status (*encode_tma)(void *dev, const RtTmaDesc *t, void *out);
 } RtBackend;
 
 /* Tests only: serves back end b from `be` (a fake device), NULL restores the built-in one. Not

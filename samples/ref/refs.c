@@ -5,7 +5,10 @@
  * references do the arithmetic in the order and precision the kernels do (f32 operations rounded
  * one at a time, bf16 by bit manipulation), so vector_add, saxpy and relu_bf16 are compared
  * exactly (saxpy within 1 ulp, in case a*x+y is ever contracted to an fma), and row_softmax, whose
- * exp is ex2.approx on the GPU, within a relative 1e-5.
+ * exp is ex2.approx on the GPU, within a relative 1e-5. The TMA samples (tma_copy,
+ * pipelined_rowsum, cluster_multicast) are compared exactly too: a copy, a left-to-right f32 sum
+ * and one f32 add per element; their setups read the compiled TMA boxes and cluster shape from
+ * the program, so a -D override of the sample's constants keeps the reference right.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -302,11 +305,153 @@ static void ref_row_softmax(ref_case *c)
     }
 }
 
+/* ---- the TMA samples ---- */
+
+/* The box of TMA parameter `name` as compiled (so -DBM=... overrides are followed), outermost
+ * first; `dflt` when the case has no program or no such parameter. Returns the rank. */
+static int tma_box(const ref_case *c, const char *name, int rank, const unsigned *dflt, unsigned *box)
+{
+    for (int d = 0; d < rank; d++) box[d] = dflt[d];
+    if (!c->prog) return rank;
+    int np = tile_program_param_count(c->prog, c->kernel_index);
+    for (int i = 0; i < np; i++) {
+        tile_param_info pi;
+        if (tile_program_param(c->prog, c->kernel_index, i, &pi) == TILE_SUCCESS && pi.kind == TILE_PARAM_TMA &&
+            strcmp(pi.name, name) == 0 && pi.rank == rank) {
+            for (int d = 0; d < rank; d++) box[d] = pi.box[d];
+            return rank;
+        }
+    }
+    return rank;
+}
+
+/* Rows and columns from the settings `rname`/`cname`, else cols = min(n, dflt_cols) rounded up to
+ * `cmul` and rows = n / cols (at least 1). TMA needs 16-byte rows and non-empty tensors. */
+static int shape2(const char *kname, long long n, const ref_setting *set, int nset, const char *rname, const char *cname,
+                  long long dflt_cols, long long cmul, long long *rows, long long *cols, char *err, size_t errlen)
+{
+    const ref_setting *sr = setting(set, nset, rname), *sc = setting(set, nset, cname);
+    long long cl = sc ? (long long)sc->value : (n < dflt_cols ? (n > 0 ? n : 1) : dflt_cols);
+    if (!sc) cl = (cl + cmul - 1) / cmul * cmul;
+    long long rw = sr ? (long long)sr->value : (n / cl > 0 ? n / cl : 1);
+    if (rw < 1 || cl < 1 || rw > INT32_MAX || cl > INT32_MAX || rw * cl > (1ll << 31))
+        return fail(err, errlen, "%s: %s = %lld, %s = %lld is out of range (both >= 1, at most 2^31 elements)", kname, rname,
+                    rw, cname, cl);
+    if (cl % cmul)
+        return fail(err, errlen, "%s: %s = %lld must be a multiple of %lld (TMA rows are multiples of 16 bytes)", kname,
+                    cname, cl, cmul);
+    *rows = rw;
+    *cols = cl;
+    return 0;
+}
+
+/* tma_copy: dst = src, bf16 [M, N], one BM x BN box per block. */
+static int setup_tma_copy(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
+{
+    long long M, N;
+    if (shape2("tma_copy", n, set, nset, "M", "N", 1000, 8, &M, &N, err, errlen)) return -1;
+    unsigned box[2];
+    tma_box(c, "src", 2, (const unsigned[]){128, 64}, box);
+    size_t count = (size_t)(M * N);
+    fill_bf16(add_buffer(c, "src", REF_IN, TILE_DTYPE_BF16, count, 256), rng, -100.0f, 100.0f);
+    add_buffer(c, "dst", REF_OUT, TILE_DTYPE_BF16, count, 256);
+    add_scalar(c, "M", TILE_DTYPE_I32, (double)M);
+    add_scalar(c, "N", TILE_DTYPE_I32, (double)N);
+    c->grid[0] = blocks_for(M, box[0]);
+    c->grid[1] = blocks_for(N, box[1]);
+    if (c->grid[1] > 65535) return fail(err, errlen, "tma_copy: N = %lld needs %u column blocks; grid.y allows 65535", N, c->grid[1]);
+    c->elements = count;
+    c->bytes = 4.0 * (double)count;
+    snprintf(c->shape, sizeof c->shape, "M = %lld, N = %lld (box %u x %u, grid %u x %u)", M, N, box[0], box[1], c->grid[0],
+             c->grid[1]);
+    return 0;
+}
+
+static void ref_tma_copy(ref_case *c)
+{
+    ref_param *d = param(c, "dst");
+    memcpy(d->expect, param(c, "src")->init, d->count * 2);
+}
+
+/* pipelined_rowsum: out[r] = x[r, 0] + x[r, 1] + ... in f32, left to right (as each consumer
+ * thread adds: the zero-filled columns past K add +0, which changes nothing). */
+static int setup_rowsum(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
+{
+    long long M, K;
+    if (shape2("pipelined_rowsum", n, set, nset, "M", "K", 4096, 4, &M, &K, err, errlen)) return -1;
+    unsigned box[2];
+    tma_box(c, "x", 2, (const unsigned[]){128, 32}, box);
+    fill_f32(add_buffer(c, "x", REF_IN, TILE_DTYPE_F32, (size_t)(M * K), 64), rng, -1.0f, 1.0f);
+    add_buffer(c, "out", REF_OUT, TILE_DTYPE_F32, (size_t)M, guard_for(M, box[0]));
+    add_scalar(c, "M", TILE_DTYPE_I32, (double)M);
+    add_scalar(c, "K", TILE_DTYPE_I32, (double)K);
+    c->grid[0] = blocks_for(M, box[0]);
+    c->elements = (size_t)M;
+    c->bytes = 4.0 * (double)(M * K + M);
+    snprintf(c->shape, sizeof c->shape, "M = %lld, K = %lld (%lld boxes of %u x %u per block)", M, K,
+             (K + box[1] - 1) / box[1], box[0], box[1]);
+    return 0;
+}
+
+static void ref_rowsum(ref_case *c)
+{
+    const float *x = param(c, "x")->init;
+    ref_param *po = param(c, "out");
+    int K = (int)param(c, "K")->scalar;
+    float *out = po->expect;
+    for (size_t r = 0; r < po->count; r++) {
+        volatile float acc = 0.0f;   /* one rounding per add, as the kernel */
+        for (int j = 0; j < K; j++) acc = acc + x[r * (size_t)K + (size_t)j];
+        out[r] = acc;
+    }
+}
+
+/* cluster_multicast: y[i, j] = x[i, j] + bias[i % BM, j]; bias has R = BM rows. */
+static int setup_multicast(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
+{
+    long long M, N;
+    if (setting(set, nset, "R")) return fail(err, errlen, "cluster_multicast: R is the bias's row count, BM; it cannot be set");
+    if (shape2("cluster_multicast", n, set, nset, "M", "N", 1000, 4, &M, &N, err, errlen)) return -1;
+    unsigned box[2];
+    tma_box(c, "x", 2, (const unsigned[]){64, 64}, box);
+    size_t count = (size_t)(M * N);
+    fill_f32(add_buffer(c, "x", REF_IN, TILE_DTYPE_F32, count, 64), rng, -100.0f, 100.0f);
+    fill_f32(add_buffer(c, "bias", REF_IN, TILE_DTYPE_F32, (size_t)box[0] * (size_t)N, 64), rng, -100.0f, 100.0f);
+    add_buffer(c, "y", REF_OUT, TILE_DTYPE_F32, count, 256);
+    add_scalar(c, "M", TILE_DTYPE_I32, (double)M);
+    add_scalar(c, "N", TILE_DTYPE_I32, (double)N);
+    add_scalar(c, "R", TILE_DTYPE_I32, (double)box[0]);
+    unsigned cl = c->cluster[0] ? c->cluster[0] : 1;
+    c->grid[0] = (blocks_for(M, box[0]) + cl - 1) / cl * cl;   /* whole clusters; extra blocks only read zeros */
+    c->grid[1] = blocks_for(N, box[1]);
+    if (c->grid[1] > 65535) return fail(err, errlen, "cluster_multicast: N = %lld needs %u column blocks; grid.y allows 65535", N, c->grid[1]);
+    c->elements = count;
+    c->bytes = 8.0 * (double)count + 4.0 * (double)box[0] * (double)N;
+    snprintf(c->shape, sizeof c->shape, "M = %lld, N = %lld (box %u x %u, cluster %u, grid %u x %u)", M, N, box[0], box[1], cl,
+             c->grid[0], c->grid[1]);
+    return 0;
+}
+
+static void ref_multicast(ref_case *c)
+{
+    const float *x = param(c, "x")->init, *b = param(c, "bias")->init;
+    ref_param *py = param(c, "y");
+    size_t N = (size_t)param(c, "N")->scalar, R = (size_t)param(c, "R")->scalar;
+    float *y = py->expect;
+    for (size_t k = 0; k < py->count; k++) {
+        size_t i = k / N, j = k % N;
+        y[k] = x[k] + b[(i % R) * N + j];
+    }
+}
+
 const ref_kernel ref_kernels[] = {
     {"vector_add", "samples/vector_add.tile", 256, 256, {REF_TOL_EXACT, 0, 0, 0}, setup_vector_add, ref_vector_add},
     {"saxpy", "samples/saxpy.tile", 128, 1024, {REF_TOL_ULP, 1, 0, 0}, setup_saxpy, ref_saxpy},
     {"relu_bf16", "samples/relu_bf16.tile", 128, 2048, {REF_TOL_EXACT, 0, 0, 0}, setup_relu_bf16, ref_relu_bf16},
     {"row_softmax", "samples/row_softmax_scalar.tile", 128, 128, {REF_TOL_REL, 0, 1e-5, 1e-9}, setup_row_softmax, ref_row_softmax},
+    {"tma_copy", "samples/tma_copy.tile", 128, 128 * 64, {REF_TOL_EXACT, 0, 0, 0}, setup_tma_copy, ref_tma_copy},
+    {"pipelined_rowsum", "samples/pipelined_rowsum.tile", 256, 128, {REF_TOL_EXACT, 0, 0, 0}, setup_rowsum, ref_rowsum},
+    {"cluster_multicast", "samples/cluster_multicast.tile", 128, 64 * 64, {REF_TOL_EXACT, 0, 0, 0}, setup_multicast, ref_multicast},
 };
 const int ref_kernel_count = (int)(sizeof ref_kernels / sizeof ref_kernels[0]);
 
@@ -370,7 +515,13 @@ int ref_case_make(ref_case *c, const ref_kernel *k, const tile_program *prog, in
     memset(c, 0, sizeof *c);
     c->kernel = k;
     c->kernel_name = k ? k->name : tile_program_kernel_name(prog, kernel_index);
+    c->prog = prog;
+    c->kernel_index = kernel_index;
     c->grid[1] = c->grid[2] = 1;
+    c->cluster[0] = c->cluster[1] = c->cluster[2] = 1;
+    unsigned block[3];
+    if (prog && tile_program_kernel_block(prog, kernel_index, block, c->cluster) != TILE_SUCCESS)
+        c->cluster[0] = c->cluster[1] = c->cluster[2] = 1;
     ref_rng rng;
     ref_rng_seed(&rng, seed);
     if (n < 0) return fail(err, errlen, "the size must not be negative (%lld)", n);

@@ -72,6 +72,9 @@ struct ref_kernel;
 typedef struct ref_case {
     const struct ref_kernel *kernel;   /* NULL for a generic case (no reference) */
     const char *kernel_name;
+    const tile_program *prog;          /* the compiled sample (NULL allowed): setups read TMA boxes from it */
+    int kernel_index;
+    unsigned cluster[3];               /* the kernel's declared cluster (1, 1, 1 without a program) */
     int nparams;
     ref_param p[REF_MAX_PARAMS];
     unsigned grid[3];

@@ -1,7 +1,8 @@
 #!/bin/sh
 # tests/gpu/device_session.sh: everything that needs a GPU, in one batch, on a machine that has
 # the CUDA driver but none of the build tools (re2c, lemon, Check): the binaries come prebuilt in
-# build/ (make all build/gpucheck build/embed_streams build/bench_launch build/compile_time).
+# build/ (make all build/gpucheck build/embed_streams build/bench_launch build/bench_tma_copy
+# build/compile_time). `quick` skips the benchmarks and the compute-sanitizer runs.
 # Writes the log to $OUT/device.log when OUT is set.
 #
 #   tests/gpu/device_session.sh [quick]
@@ -15,6 +16,13 @@ log=${OUT:-/tmp}/device.log
     echo "== gpucheck"
     tests/gpu/run.sh
     echo "gpucheck exit status: $?"
+    if [ "${1:-}" != quick ]; then
+        for tool in synccheck racecheck; do
+            echo "== gpucheck under compute-sanitizer --tool $tool (--quick sizes)"
+            tests/gpu/run.sh --sanitize=$tool --timeout 400
+            echo "gpucheck ($tool) exit status: $?"
+        done
+    fi
     echo "== tilec run (each sample, 2^24 elements)"
     for s in samples/*.tile; do build/tilec run "$s" --size 16777216 --repeat 20; echo "exit $?"; done
     echo "== embed: two streams, events, callback"
@@ -23,6 +31,8 @@ log=${OUT:-/tmp}/device.log
     if [ "${1:-}" != quick ]; then
         echo "== bench: launch overhead, cold/warm cache, bandwidth"
         build/bench_launch
+        echo "== bench: tma_copy bandwidth vs cuMemcpyDtoD"
+        build/bench_tma_copy
         echo "== bench: compile time (this machine's CPU)"
         build/compile_time --runs 500 samples/*.tile
     fi

@@ -4,6 +4,9 @@
  *   - every sample kernel (samples/ref's table) at several sizes, including 0, 1 and sizes that
  *     are not multiples of the block or tile, on fresh random inputs with 0xFF-poisoned outputs and
  *     guard elements after every buffer (a write past the end fails, a modified input fails);
+ *     the TMA samples at shapes with partial edge boxes in both dims, pipelined_rowsum at K / BK
+ *     from below STAGES to thousands of boxes (the ring wraps hundreds of times), and
+ *     cluster_multicast both as written (2-CTA clusters) and compiled with -DCLUSTER=4;
  *   - two streams created with out-of-range priorities: the clamped priorities read back are the
  *     device's least and greatest, and a launch on each gives the right result;
  *   - events: elapsed time between timing events, query after synchronize, and an error (never a
@@ -18,7 +21,11 @@
  * The last line is "gpucheck: N passed, M failed" (exit 0 only when M is 0). Without a GPU or a
  * driver it prints "gpucheck: SKIPPED: <why>" and exits 77: a skip is never counted as a pass.
  *
- *   gpucheck [--root DIR] [--seed S]          (DIR: the repository root, default ".")
+ *   gpucheck [--root DIR] [--seed S] [--quick]          (DIR: the repository root, default ".")
+ *
+ * --quick keeps every launch small (for compute-sanitizer runs: tests/gpu/run.sh --sanitize uses
+ * it): a few small sizes per sample that still leave partial edge boxes and still wrap the
+ * pipelined_rowsum ring several times, and small inputs for the stream and event tests.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -35,6 +42,7 @@
 #define SKIP_STATUS 77
 
 static int npass, nfail;
+static int quick;   /* --quick: small launches only */
 
 static void report(int ok, const char *fmt, ...)
 {
@@ -81,16 +89,20 @@ typedef struct gpu {
 
 typedef struct loaded {
     const ref_kernel *ref;
+    const char *tag;        /* "" or the variant, e.g. " (-DCLUSTER=4)" */
     tile_program *prog;
     int index;              /* the kernel's index in prog */
     tile_module *mod;
     tile_kernel *kern;
 } loaded;
 
-static int load_sample(gpu *g, const ref_kernel *rk, loaded *out)
+/* Compiles (through the cache) and loads one sample; `defs` (may be NULL) are -D overrides, and
+ * `tag` names the variant in every report. */
+static int load_sample(gpu *g, const ref_kernel *rk, const tile_define *defs, int ndefs, const char *tag, loaded *out)
 {
     memset(out, 0, sizeof *out);
     out->ref = rk;
+    out->tag = tag;
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", g->root, rk->file);
     size_t len;
@@ -99,25 +111,29 @@ static int load_sample(gpu *g, const ref_kernel *rk, loaded *out)
         report(0, "%s: cannot read %s: %s", rk->name, path, strerror(errno));
         return -1;
     }
-    tile_compile_options o = {.target = g->target, .opt_level = 2, .assemble = 1};
+    tile_compile_options o = {.target = g->target, .opt_level = 2, .assemble = 1, .defines = defs, .ndefines = ndefs};
     int hit = 0;
     tile_status st = tile_compile_cached(src, len, path, &o, g->info.driver_version, &out->prog, &hit);
     free(src);
     if (st != TILE_SUCCESS) {
-        report(0, "%s: compile: %s\n%s", rk->name, ref_error(st), out->prog ? tile_program_diagnostics(out->prog) : "");
+        report(0, "%s%s: compile: %s\n%s", rk->name, tag, ref_error(st), out->prog ? tile_program_diagnostics(out->prog) : "");
         return -1;
     }
     out->index = tile_program_kernel_find(out->prog, rk->name);
     if (out->index < 0) {
-        report(0, "%s: %s has no kernel of that name", rk->name, path);
+        report(0, "%s%s: %s has no kernel of that name", rk->name, tag, path);
         return -1;
     }
     if ((st = tile_module_load(g->dev, out->prog, &out->mod)) != TILE_SUCCESS ||
         (st = tile_module_get_kernel(out->mod, rk->name, &out->kern)) != TILE_SUCCESS) {
-        report(0, "%s: load: %s", rk->name, ref_error(st));
+        report(0, "%s%s: load: %s", rk->name, tag, ref_error(st));
         return -1;
     }
-    report(1, "%s: compiled (cache %s) and loaded", rk->name, hit ? "hit" : "miss");
+    unsigned block[3], cluster[3];
+    tile_program_kernel_block(out->prog, out->index, block, cluster);
+    report(1, "%s%s: compiled (cache %s) and loaded; block %u, cluster %u x %u x %u, %zu bytes of shared memory laid out",
+           rk->name, tag, hit ? "hit" : "miss", block[0] * block[1] * block[2], cluster[0], cluster[1], cluster[2],
+           tile_program_kernel_smem(out->prog, out->index));
     return 0;
 }
 
@@ -147,30 +163,62 @@ static int run_case(gpu *g, loaded *l, long long n, const ref_setting *set, int 
     if (st == TILE_SUCCESS) st = ref_case_verify(g->dev, &c, &r);
     int ok = st == TILE_SUCCESS && r.pass;
     if (st != TILE_SUCCESS)
-        report(0, "%s%s %s: %s (seed %llu)", l->ref->name, tag, c.shape, ref_error(st), (unsigned long long)seed);
+        report(0, "%s%s%s %s: %s (seed %llu)", l->ref->name, l->tag, tag, c.shape, ref_error(st), (unsigned long long)seed);
     else if (!r.pass)
-        report(0, "%s%s %s: %d wrong, first %s (seed %llu)", l->ref->name, tag, c.shape, r.mismatches, r.first, (unsigned long long)seed);
+        report(0, "%s%s%s %s: %d wrong, first %s (seed %llu)", l->ref->name, l->tag, tag, c.shape, r.mismatches, r.first,
+               (unsigned long long)seed);
     else
-        report(1, "%s%s %s, grid %u: %zu elements match (max error %g)", l->ref->name, tag, c.shape, c.grid[0], r.checked, r.max_err);
+        report(1, "%s%s%s %s, grid %u x %u: %zu elements match (max error %g)", l->ref->name, l->tag, tag, c.shape, c.grid[0],
+               c.grid[1], r.checked, r.max_err);
     ref_case_release(g->dev, &c);
     ref_case_free(&c);
     return ok;
 }
 
-static void test_samples(gpu *g, loaded *ls)
+/* The 2-D samples' shapes: (rows, cols) under the setting names the sample's setup reads.
+ * A shape list ends with {0, 0}. */
+typedef struct shapes2 {
+    const char *kernel, *rname, *cname;
+    long long full[16][2], quick[6][2];
+} shapes2;
+
+static const shapes2 shape_table[] = {
+    {"row_softmax", "rows", "cols",
+     {{1, 1}, {1, 1000}, {3, 7}, {127, 64}, {128, 64}, {129, 33}, {1000, 257}, {4097, 16}, {16384, 64}, {0, 8}},
+     {{3, 7}, {129, 33}}},
+    /* box 128 x 64: exact boxes, partial rows, partial columns, both, one row, N below the box */
+    {"tma_copy", "M", "N",
+     {{1, 8}, {128, 64}, {129, 72}, {127, 120}, {1000, 1000}, {4097, 520}, {3, 4096}, {2048, 8}, {16384, 1024},
+      {5000, 4104}},
+     {{129, 72}, {300, 200}}},
+    /* box 128 x 32, 4 stages: K / 32 boxes = 1 (partial), 4 (no wrap), 33 (8 wraps + partial), 128, 2048 */
+    {"pipelined_rowsum", "M", "K",
+     {{1, 4}, {128, 128}, {129, 1056}, {1000, 4096}, {4097, 1000}, {300, 65536}, {16384, 512}, {127, 36}},
+     {{130, 388}, {257, 1028}}},
+    /* box 64 x 64; the grid rounds up to whole clusters, so the last cluster has blocks past M */
+    {"cluster_multicast", "M", "N",
+     {{1, 4}, {64, 64}, {65, 68}, {128, 64}, {1000, 1000}, {4096, 4100}, {200, 16}, {333, 2052}},
+     {{65, 68}, {200, 136}}},
+};
+
+static void test_samples(gpu *g, loaded *ls, int nls)
 {
     static const long long sizes_va[] = {0, 1, 255, 256, 257, 1000, 4097, 65536, (1 << 20) + 3, (1 << 24) + 1};
     static const long long sizes_saxpy[] = {0, 1, 3, 255, 1000, 1023, 1024, 1025, 4097, (1 << 20) + 3};
     static const long long sizes_relu[] = {1, 7, 255, 1000, 2047, 2048, 2049, 4097, (1 << 20) + 3};
-    static const long long shapes_softmax[][2] = {{1, 1}, {1, 1000}, {3, 7}, {127, 64}, {128, 64}, {129, 33},
-                                                  {1000, 257}, {4097, 16}, {16384, 64}, {0, 8}};
-    for (int k = 0; k < ref_kernel_count; k++) {
+    static const long long sizes_quick[] = {0, 1, 257, 4097};
+    for (int k = 0; k < nls; k++) {
         loaded *l = &ls[k];
         if (!l->kern) continue;
         const char *name = l->ref->name;
-        if (strcmp(name, "row_softmax") == 0) {
-            for (size_t i = 0; i < sizeof shapes_softmax / sizeof shapes_softmax[0]; i++) {
-                ref_setting set[2] = {{"rows", (double)shapes_softmax[i][0]}, {"cols", (double)shapes_softmax[i][1]}};
+        const shapes2 *sh = NULL;
+        for (size_t t = 0; t < sizeof shape_table / sizeof shape_table[0]; t++)
+            if (strcmp(shape_table[t].kernel, name) == 0) sh = &shape_table[t];
+        if (sh) {
+            const long long(*list)[2] = quick ? sh->quick : sh->full;
+            size_t n = quick ? sizeof sh->quick / sizeof sh->quick[0] : sizeof sh->full / sizeof sh->full[0];
+            for (size_t i = 0; i < n && (list[i][0] || list[i][1]); i++) {
+                ref_setting set[2] = {{sh->rname, (double)list[i][0]}, {sh->cname, (double)list[i][1]}};
                 run_case(g, l, 0, set, 2, NULL, "");
             }
             continue;
@@ -179,6 +227,7 @@ static void test_samples(gpu *g, loaded *ls)
         size_t nsz = sizeof sizes_va / sizeof sizes_va[0];
         if (strcmp(name, "saxpy") == 0) sz = sizes_saxpy, nsz = sizeof sizes_saxpy / sizeof sizes_saxpy[0];
         if (strcmp(name, "relu_bf16") == 0) sz = sizes_relu, nsz = sizeof sizes_relu / sizeof sizes_relu[0];
+        if (quick) sz = sizes_quick, nsz = sizeof sizes_quick / sizeof sizes_quick[0];
         for (size_t i = 0; i < nsz; i++) run_case(g, l, sz[i], NULL, 0, NULL, "");
     }
 }
@@ -205,7 +254,7 @@ static void test_streams(gpu *g, loaded *va, loaded *sm)
     if (sm->kern) {
         ref_case c;
         char err[256];
-        ref_setting set[2] = {{"rows", 4096}, {"cols", 4096}};
+        ref_setting set[2] = {{"rows", quick ? 512 : 4096}, {"cols", quick ? 256 : 4096}};
         if (ref_case_make(&c, sm->ref, sm->prog, sm->index, 0, set, 2, g->seed++, err, sizeof err) == 0) {
             tile_launch_config cfg = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, 0, lo};
             tile_status st = ref_case_upload(g->dev, &c);
@@ -247,7 +296,7 @@ static void test_events(gpu *g, loaded *va)
     if (st == TILE_SUCCESS) st = tile_event_create(g->dev, TILE_EVENT_DISABLE_TIMING, &n1);
     report(st == TILE_SUCCESS, "events: a stream and four events created: %s", ref_error(st));
     if (st != TILE_SUCCESS || !va->kern) goto out;
-    if (ref_case_make(&c, va->ref, va->prog, va->index, 1 << 24, NULL, 0, g->seed++, err, sizeof err)) {
+    if (ref_case_make(&c, va->ref, va->prog, va->index, quick ? 1 << 16 : 1 << 24, NULL, 0, g->seed++, err, sizeof err)) {
         report(0, "events: %s", err);
         goto out;
     }
@@ -264,8 +313,8 @@ static void test_events(gpu *g, loaded *va)
     if (st != TILE_SUCCESS) goto out;
     float ms = -1;
     tile_status se = tile_event_elapsed_ms(e0, e1, &ms);
-    report(se == TILE_SUCCESS && ms > 0.0f && ms < 10000.0f, "events: elapsed %.3f ms for 10 vector_add launches of 2^24 elements (%s)",
-           (double)ms, ref_error(se));
+    report(se == TILE_SUCCESS && ms > 0.0f && ms < 10000.0f, "events: elapsed %.3f ms for 10 vector_add launches of 2^%d elements (%s)",
+           (double)ms, quick ? 16 : 24, ref_error(se));
     report(tile_event_query(e1) == TILE_SUCCESS, "events: query of a completed event is TILE_SUCCESS");
     tile_status sn = tile_event_synchronize(n1);
     float ms2 = -1;
@@ -625,8 +674,9 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--root") == 0 && i + 1 < argc) g.root = argv[++i];
         else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) g.seed = strtoull(argv[++i], NULL, 0);
+        else if (strcmp(argv[i], "--quick") == 0) quick = 1;
         else {
-            fprintf(stderr, "usage: gpucheck [--root DIR] [--seed S]\n");
+            fprintf(stderr, "usage: gpucheck [--root DIR] [--seed S] [--quick]\n");
             return 2;
         }
     }
@@ -655,16 +705,28 @@ int main(int argc, char **argv)
            g.info.cc_minor, g.info.sm_count, (double)g.info.total_memory / (1 << 30), g.info.driver_version,
            g.target == TILE_TARGET_SM100A ? "sm_100a" : "sm_90a", (unsigned long long)g.seed);
 
-    loaded ls[8] = {{0}};
+    /* every sample as written, then the variants compiled with -D overrides */
+    enum { MAX_LOADED = 16 };
+    static const tile_define cluster4[] = {{"CLUSTER", "4"}};
+    static const struct { const char *kernel; const tile_define *defs; int ndefs; const char *tag; } variants[] = {
+        {"cluster_multicast", cluster4, 1, " (-DCLUSTER=4)"},
+    };
+    loaded ls[MAX_LOADED] = {{0}};
+    int nls = 0;
     loaded none = {0}, *va = &none, *sx = &none, *sm = &none;
-    for (int k = 0; k < ref_kernel_count && k < 8; k++) {
-        load_sample(&g, &ref_kernels[k], &ls[k]);
-        if (strcmp(ref_kernels[k].name, "vector_add") == 0) va = &ls[k];
-        if (strcmp(ref_kernels[k].name, "saxpy") == 0) sx = &ls[k];
-        if (strcmp(ref_kernels[k].name, "row_softmax") == 0) sm = &ls[k];
+    for (int k = 0; k < ref_kernel_count && nls < MAX_LOADED; k++) {
+        load_sample(&g, &ref_kernels[k], NULL, 0, "", &ls[nls]);
+        if (strcmp(ref_kernels[k].name, "vector_add") == 0) va = &ls[nls];
+        if (strcmp(ref_kernels[k].name, "saxpy") == 0) sx = &ls[nls];
+        if (strcmp(ref_kernels[k].name, "row_softmax") == 0) sm = &ls[nls];
+        nls++;
     }
-    printf("-- samples against their C references\n");
-    test_samples(&g, ls);
+    for (size_t v = 0; v < sizeof variants / sizeof variants[0] && nls < MAX_LOADED; v++) {
+        const ref_kernel *rk = ref_kernel_find(variants[v].kernel);
+        if (rk) load_sample(&g, rk, variants[v].defs, variants[v].ndefs, variants[v].tag, &ls[nls++]);
+    }
+    printf("-- samples against their C references%s\n", quick ? " (--quick: small sizes)" : "");
+    test_samples(&g, ls, nls);
     printf("-- streams with priorities\n");
     test_streams(&g, va, sm);
     printf("-- events\n");
@@ -676,7 +738,7 @@ int main(int argc, char **argv)
     printf("-- kernel cache\n");
     test_cache(&g);
 
-    for (int k = 0; k < ref_kernel_count && k < 8; k++) unload_sample(&ls[k]);
+    for (int k = 0; k < nls; k++) unload_sample(&ls[k]);
     tile_device_close(g.dev);
     remove_tree(cache);
     printf("gpucheck: %d passed, %d failed\n", npass, nfail);

@@ -2,9 +2,12 @@
 # tests/gpu/run.sh: what `make gpucheck` runs: build/gpucheck from the repository root, optionally
 # under compute-sanitizer, with a time limit so that a hang is a failure, not a stuck job.
 #
-#   tests/gpu/run.sh [--sanitize[=TOOL]] [--timeout SECONDS] [gpucheck arguments...]
+#   tests/gpu/run.sh [--sanitize[=TOOL]] [--full] [--timeout SECONDS] [gpucheck arguments...]
 #
-# TOOL is memcheck (default), racecheck, initcheck or synccheck. Exit status: gpucheck's (0 all
+# TOOL is memcheck (default), racecheck, initcheck or synccheck. Under a sanitizer gpucheck runs
+# with --quick (small launches that still leave partial TMA boxes and still wrap the
+# pipelined_rowsum ring; racecheck is orders of magnitude slower than a plain run) unless --full
+# is given. Exit status: gpucheck's (0 all
 # passed, 1 something failed, 77 skipped: no GPU or no driver, which make reports as an error and
 # nobody may read as a pass), 124 when the time limit killed it, 2 for a bad command line.
 set -u
@@ -12,11 +15,13 @@ cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 bin=$BUILD/gpucheck
 tool=
+full=
 limit=900
 while [ $# -gt 0 ]; do
     case $1 in
     --sanitize) tool=memcheck ;;
     --sanitize=*) tool=${1#--sanitize=} ;;
+    --full) full=1 ;;
     --timeout) shift; limit=${1:?--timeout needs seconds} ;;
     --) shift; break ;;
     *) break ;;
@@ -28,6 +33,13 @@ if [ ! -x "$bin" ]; then
     exit 2
 fi
 
+case $tool in
+'' | memcheck | racecheck | initcheck | synccheck) ;;
+*) echo "gpucheck: --sanitize=$tool: not a compute-sanitizer tool (memcheck, racecheck, initcheck, synccheck)" >&2; exit 2 ;;
+esac
+if [ -n "$tool" ] && [ -z "$full" ]; then
+    set -- --quick "$@"
+fi
 set -- "$bin" --root . "$@"
 if [ -n "$tool" ]; then
     san=$(command -v compute-sanitizer || true)

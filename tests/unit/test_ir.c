@@ -875,6 +875,90 @@ START_TEST(test_parse_mutations)
 }
 END_TEST
 
+/* ---- the asynchronous machinery's types and ops ---- */
+
+static const char async_ir[] =
+    "module \"a.tile\"\n"
+    "\n"
+    "kernel @k(%in: tma<64x64xbf16>, %m: i32) block(256, 1, 1) cluster(2, 1, 1) smem(33024) loc(1:1) {\n"
+    "  tma_shape %in, %m, %m\n"
+    "  %ring = shared_alloc {align = 1024, offset = 0} : smem<64x64xbf16, stages=2, swizzle=128>\n"
+    "  %odd = shared_alloc : smem<3x5x7xf32>\n"
+    "  %bars = mbar_alloc {count = 1} : mbar<2>\n"
+    "  %zero = const {value = 0} : i32\n"
+    "  %p = const {value = 1} : parity\n"
+    "  %q = parity_next %p : parity\n"
+    "  %b = mbar_at %bars, %zero : mbar\n"
+    "  %s = smem_stage %ring, %zero : smem<64x64xbf16, swizzle=128>\n"
+    "  warps {lo = 0, hi = 4} {\n"
+    "    setmaxnreg {count = 40}\n"
+    "    elect {\n"
+    "      tma_load %s, %in, %zero, %zero, %b\n"
+    "      mbar_arrive_expect %b\n"
+    "      yield\n"
+    "    }\n"
+    "    yield\n"
+    "  }\n"
+    "  mbar_wait %b, %q {scope = \"cta\"}\n"
+    "}\n";
+
+START_TEST(test_async_types_roundtrip)
+{
+    check_roundtrip(async_ir);
+    check_verify_text_ok(async_ir, 0);
+    Module *m = parse_ok(async_ir);
+    Kernel *k = m->first;
+    ck_assert_int_eq(k->smem_bytes, 33024);
+    /* parity is one static type: parsed, built and looked up alike */
+    const Type *par = NULL, *ring = NULL, *bars = NULL;
+    for (Op *op = k->body.first->first; op; op = op->next) {
+        if (op->code == OP_CONST && op->results[0]->type->kind == TY_PARITY) par = op->results[0]->type;
+        if (op->code == OP_SHARED_ALLOC && !ring) ring = op->results[0]->type;
+        if (op->code == OP_MBAR_ALLOC) bars = op->results[0]->type;
+    }
+    ck_assert_ptr_eq(par, ir_type_parity(m));
+    ck_assert_ptr_eq(par, ir_type_scalar(TY_PARITY));
+    ck_assert_int_eq(ring->stages, 2);
+    ck_assert_int_eq(ring->swizzle, 128);
+    ck_assert_int_eq(ir_type_smem_bytes(ring), 8192);
+    ck_assert_int_eq(bars->rank, 1);
+    ck_assert_int_eq(bars->shape[0], 2);
+    ck_assert_ptr_eq(ring, ir_type_smem(m, ir_type_scalar(TY_BF16), 2, (int64_t[]){64, 64}, 2, 128));
+    ir_module_free(m);
+}
+END_TEST
+
+#define AHDR "module \"t.tile\"\n\nkernel @k(%d: tma<8x8xf32>, %i: i32) block(128, 1, 1) cluster(1, 1, 1) {\n" \
+             "  %t = shared_alloc : smem<8x8xf32>\n  %b = mbar_alloc {count = 1} : mbar\n  %p = const {value = 0} : parity\n"
+
+START_TEST(test_verify_async_ops)
+{
+    check_verify_error(AHDR "  %x = const {value = 3} : parity\n}\n", 0, "verifier: 'const' of type parity needs the value 0 or 1");
+    check_verify_error(AHDR "  mbar_wait %b, %i\n}\n", 0, "verifier: 'mbar_wait' operand 1 must be a parity, got i32");
+    check_verify_error(AHDR "  %q = parity_next %i : parity\n}\n", 0, "verifier: 'parity_next' operand 0 must be a parity, got i32");
+    check_verify_error(AHDR "  %q = add %p, %p : parity\n}\n", 0, "verifier: 'add' needs numeric operands, got parity");
+    check_verify_error(AHDR "  elect {\n    tma_load %t, %d, %i, %b\n    yield\n  }\n}\n", 0,
+                       "verifier: 'tma_load' needs 2 coordinates for tma<8x8xf32> and an mbarrier, got 4 operands");
+    check_verify_error(AHDR "  elect {\n    tma_load %t, %d, %i, %i, %b, %i\n    yield\n  }\n}\n", 0,
+                       "verifier: 'tma_load' needs 2 coordinates for tma<8x8xf32> and an mbarrier, got 6 operands");
+    check_verify_error(AHDR "  %e = smem_elem %t, %i : ptr<f32, shared>\n}\n", 0, "verifier: 'smem_elem' needs 2 indices");
+    check_verify_error(AHDR "  %e = smem_elem %t, %i, %i : ptr<f32>\n}\n", 0, "verifier: 'smem_elem' result must be ptr<f32, shared>");
+    check_verify_error(AHDR "  warps {lo = 2, hi = 1} {\n    yield\n  }\n}\n", 0, "verifier: 'warps' needs 0 <= lo < hi <= 4");
+    check_verify_error(AHDR "  elect {\n    mbar_arrive %b\n  }\n}\n", 0, "region does not end in a terminator");
+    check_verify_error(AHDR "  elect {\n    yield %i\n  }\n}\n", 0, "verifier: 'yield' ending a 'elect' region takes no operands");
+    check_verify_error(AHDR "  warps {lo = 0, hi = 4} {\n    setmaxnreg {count = 20}\n    yield\n  }\n}\n", 0,
+                       "verifier: 'setmaxnreg' count must be a multiple of 8 in 24..256, got 20");
+    check_verify_error(AHDR "  group_sync {id = 16, threads = 128}\n}\n", 0, "verifier: 'group_sync' id must be 1..15");
+    check_verify_error(AHDR "  group_sync {id = 1, threads = 100}\n}\n", 0, "verifier: 'group_sync' threads must be a multiple of 32");
+    check_verify_error(AHDR "  elect {\n    cluster_sync\n    yield\n  }\n}\n", 0,
+                       "verifier: 'cluster_sync' needs every thread of the cluster, but it is inside 'elect'");
+    check_verify_error(AHDR "  %q = loop : i32 {\n    elect {\n      break %i\n    }\n  }\n}\n", 0,
+                       "verifier: 'break' would leave the 'elect' region it is in");
+    check_verify_error(AHDR "  %r = shared_alloc : smem<8x8xf32, stages=2>\n  %s = smem_stage %r, %i : smem<8x4xf32>\n}\n", 0,
+                       "verifier: 'smem_stage' result must be one stage of smem<8x8xf32, stages=2>, got smem<8x4xf32>");
+}
+END_TEST
+
 /* ---- verifier ---- */
 
 START_TEST(test_verify_ok_texts)
@@ -1098,6 +1182,8 @@ Suite *ir_suite(void)
     tcase_add_test(tc, test_verify_lowered);
     tcase_add_test(tc, test_verify_control);
     tcase_add_test(tc, test_verify_dominance);
+    tcase_add_test(tc, test_async_types_roundtrip);
+    tcase_add_test(tc, test_verify_async_ops);
     suite_add_tcase(s, tc);
     return s;
 }

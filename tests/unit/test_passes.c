@@ -637,8 +637,9 @@ END_TEST
 
 START_TEST(manager_names)
 {
-    ck_assert_str_eq(pass_default_pipeline(0), "lower-tiles");
-    ck_assert_str_eq(pass_default_pipeline(2), "canonicalize,cse,dce,lower-tiles,canonicalize,cse,dce");
+    ck_assert_str_eq(pass_default_pipeline(0), "verify-async,smem-layout,lower-async,lower-tiles");
+    ck_assert_str_eq(pass_default_pipeline(2),
+                     "verify-async,smem-layout,lower-async,canonicalize,cse,dce,lower-tiles,canonicalize,cse,dce");
     ck_assert_ptr_nonnull(pass_lookup("cse", 3));
     ck_assert_ptr_null(pass_lookup("cs", 2));
     ck_assert_int_eq(pass_lookup("lower-tiles", 11)->lowers, 1);
@@ -759,6 +760,121 @@ START_TEST(if_ending_in_break_is_kept)
 }
 END_TEST
 
+/* ---- verify-async, smem-layout, lower-async ---- */
+
+static Module *parse_text(const char *text)
+{
+    DiagCtx d;
+    diag_init(&d);
+    Module *m = ir_parse("t.ir", text, strlen(text), &d);
+    ck_assert_msg(m != NULL, "parse failed: %s", d.count ? d.items[0].message : "");
+    diag_free(&d);
+    return m;
+}
+
+static const char async_text[] =
+    "module \"t.tile\"\n"
+    "kernel @k(%a: tma<64x64xbf16>, %o: tma<64x64xbf16>) block(128, 1, 1) cluster(2, 1, 1) {\n"
+    "  %small = shared_alloc : smem<7xf32>\n"
+    "  %buf = shared_alloc : smem<64x64xbf16, swizzle=128>\n"
+    "  %full = mbar_alloc {count = 1} : mbar\n"
+    "  %zero = const {value = 0} : i32\n"
+    "  %mask = const {value = 3} : i32\n"
+    "  elect {\n"
+    "    mbar_arrive_expect %full\n"
+    "    tma_load %buf, %a, %zero, %zero, %full, %mask {multicast = 1}\n"
+    "    tma_store %o, %zero, %zero, %buf\n"
+    "    yield\n"
+    "  }\n"
+    "}\n";
+
+static Op *find_op(Region *r, OpCode code)
+{
+    for (Block *b = r->first; b; b = b->next)
+        for (Op *op = b->first; op; op = op->next) {
+            if (op->code == code) return op;
+            for (uint32_t i = 0; i < op->nregions; i++) {
+                Op *f = find_op(&op->regions[i], code);
+                if (f) return f;
+            }
+        }
+    return NULL;
+}
+
+START_TEST(async_pipeline_derives_lays_out_fences)
+{
+    Module *m = parse_text(async_text);
+    DiagCtx d;
+    diag_init(&d);
+    PassOptions o = {.diag = &d, .verify_each = 1};
+    ck_assert_int_eq(pass_run_pipeline(m, "verify-async,smem-layout,lower-async", &o), 0);
+    Kernel *k = m->first;
+    Op *ae = find_op(&k->body, OP_MBAR_ARRIVE_EXPECT);
+    ck_assert_uint_eq(ae->noperands, 2);
+    ck_assert_int_eq(ival(ae->operands[1]), 16384); /* 8192-byte box, multicast to 2 CTAs */
+    ck_assert_ptr_eq(ae->prev, ae->operands[1]->def);
+    ck_assert_uint_eq(ae->operands[1]->uses, 1);
+    Op *small = find_op(&k->body, OP_SHARED_ALLOC), *buf = small->next;
+    ck_assert_int_eq(ir_attr_int(small, "offset", -1), 0);
+    ck_assert_int_eq(ir_attr_int(buf, "offset", -1), 1024);
+    ck_assert_int_eq(ir_attr_int(buf, "align", -1), 1024);
+    ck_assert_int_eq(ir_attr_int(buf->next, "offset", -1), 1024 + 8192);
+    ck_assert_int_eq(k->smem_bytes, 1024 + 8192 + 16);
+    Op *st = find_op(&k->body, OP_TMA_STORE);
+    ck_assert_ptr_nonnull(st->prev);
+    ck_assert_int_eq(st->prev->code, OP_FENCE_PROXY_ASYNC);
+    /* idempotent: a second run derives nothing more and adds no fence */
+    ck_assert_int_eq(pass_run_pipeline(m, "verify-async,smem-layout,lower-async", &o), 0);
+    ck_assert_int_ne(st->prev->prev->code, OP_FENCE_PROXY_ASYNC);
+    ck_assert_int_eq(k->smem_bytes, 1024 + 8192 + 16);
+    diag_free(&d);
+    ir_module_free(m);
+}
+END_TEST
+
+START_TEST(async_mismatch_points_at_both_sides)
+{
+    const char *text =
+        "module \"t.tile\"\n"
+        "kernel @k(%a: tma<64x64xbf16>) block(128, 1, 1) cluster(2, 1, 1) {\n"
+        "  %buf = shared_alloc : smem<64x64xbf16>\n"
+        "  %full = mbar_alloc {count = 1} : mbar\n"
+        "  %zero = const {value = 0} : i32\n"
+        "  %mask = const {value = 3} : i32\n"
+        "  %n = const {value = 8192} : i32\n"
+        "  elect {\n"
+        "    mbar_arrive_expect %full, %n loc(9:5)\n"
+        "    tma_load %buf, %a, %zero, %zero, %full, %mask {multicast = 1} loc(10:5)\n"
+        "    yield\n"
+        "  }\n"
+        "}\n";
+    Module *m = parse_text(text);
+    DiagCtx d;
+    diag_init(&d);
+    ck_assert_int_ne(pass_verify_async(m, &d), 0);
+    ck_assert_int_eq(d.errors, 1);
+    ck_assert_int_eq(d.count, 2);
+    ck_assert_int_eq(d.items[0].level, DIAG_ERROR);
+    ck_assert_uint_eq(d.items[0].line, 9);
+    ck_assert_str_eq(d.items[0].message, "arrive_expect on 'full' expects 8192 bytes but 16384 arrive in this phase");
+    ck_assert_int_eq(d.items[1].level, DIAG_NOTE);
+    ck_assert_uint_eq(d.items[1].line, 10);
+    ck_assert_str_eq(d.items[1].message, "this load multicasts a 8192-byte box to 2 CTAs");
+    diag_free(&d);
+    ir_module_free(m);
+}
+END_TEST
+
+START_TEST(async_passes_in_every_default_pipeline)
+{
+    for (int lvl = 0; lvl <= 3; lvl++) {
+        const char *p = pass_default_pipeline(lvl);
+        ck_assert_msg(strncmp(p, "verify-async,smem-layout,lower-async,", 37) == 0, "-O%d: %s", lvl, p);
+        ck_assert_ptr_nonnull(strstr(p, "lower-tiles"));
+    }
+}
+END_TEST
+
 Suite *passes_suite(void)
 {
     Suite *s = suite_create("passes");
@@ -797,5 +913,10 @@ Suite *passes_suite(void)
     tcase_add_test(pm, manager_default_pipeline_end_to_end);
     tcase_add_test(pm, manager_stops_at_failing_pass);
     suite_add_tcase(s, pm);
+    TCase *as = tcase_create("async");
+    tcase_add_test(as, async_pipeline_derives_lays_out_fences);
+    tcase_add_test(as, async_mismatch_points_at_both_sides);
+    tcase_add_test(as, async_passes_in_every_default_pipeline);
+    suite_add_tcase(s, as);
     return s;
 }

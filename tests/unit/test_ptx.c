@@ -679,6 +679,330 @@ START_TEST(test_emit_is_fast)
 }
 END_TEST
 
+/* ---- asynchronous machinery (issue 4): shared memory, mbarriers, TMA, thread groups, clusters ---- */
+
+/* Emits and assembles for both targets, requiring no ptxas message at all (a C7508 "setmaxnreg
+ * ignored" note would be one); returns the text for tg (caller frees). */
+static char *async_clean(T *t, PtxTarget tg)
+{
+    char *keep = NULL;
+    for (int i = 0; i < PTX_TARGET_COUNT; i++) {
+        char *ptx = emit_ok(t, (PtxTarget)i);
+        DiagCtx d;
+        diag_init(&d);
+        unsigned char *cubin = NULL;
+        size_t len = 0;
+        int rc = ptx_assemble(ptx, (PtxTarget)i, &cubin, &len, &d);
+        if (rc || d.count) {
+            StrBuf r;
+            sb_init(&r);
+            diag_render(&d, &r);
+            FILE *f = fopen("/tmp/tilec_test_ptx_failed.ptx", "w");
+            if (f) {
+                fputs(ptx, f);
+                fclose(f);
+            }
+            ck_abort_msg("ptxas for %s (PTX in /tmp/tilec_test_ptx_failed.ptx): %.2000s", ptx_target_name((PtxTarget)i),
+                         r.data ? r.data : "");
+        }
+        free(cubin);
+        diag_free(&d);
+        if ((PtxTarget)i == tg) keep = ptx;
+        else free(ptx);
+    }
+    return keep;
+}
+
+static Op *alloc(T *t, OpCode c, const Type *ty, const char *attr, int64_t v, int64_t offset)
+{
+    Op *op = ir_build(&t->b, c, t->loc, NULL, 0, ty);
+    ir_attr_set_int(t->m, op, attr, v);
+    if (offset >= 0) ir_attr_set_int(t->m, op, "offset", offset);
+    return op;
+}
+
+/* Opens the region of a warps/elect op: the builder appends into it until close_region. */
+static Builder open_region(T *t, OpCode c, int64_t lo, int64_t hi)
+{
+    Op *op = ir_build(&t->b, c, t->loc, NULL, 0, NULL);
+    if (c == OP_WARPS) {
+        ir_attr_set_int(t->m, op, "lo", lo);
+        ir_attr_set_int(t->m, op, "hi", hi);
+    }
+    Builder outer = t->b;
+    t->b.block = ir_block_new(t->m, &op->regions[0]);
+    return outer;
+}
+
+static void close_region(T *t, Builder outer)
+{
+    ir_build(&t->b, OP_YIELD, t->loc, NULL, 0, NULL);
+    t->b = outer;
+}
+
+static Value *vop(T *t, OpCode c, Value *const *o, uint32_t n, const Type *rt)
+{
+    return ir_build1(&t->b, c, t->loc, o, n, rt);
+}
+
+static void sop(T *t, OpCode c, Value *const *o, uint32_t n) { ir_build(&t->b, c, t->loc, o, n, NULL); }
+
+static Op *attr_op(T *t, OpCode c, const char *a, int64_t v, const char *b2, int64_t w)
+{
+    Op *op = ir_build(&t->b, c, t->loc, NULL, 0, NULL);
+    if (a) ir_attr_set_int(t->m, op, a, v);
+    if (b2) ir_attr_set_int(t->m, op, b2, w);
+    return op;
+}
+
+static Value *parity(T *t, int v)
+{
+    Op *op = ir_build(&t->b, OP_CONST, t->loc, NULL, 0, ir_type_parity(t->m));
+    ir_attr_set_int(t->m, op, "value", v);
+    return op->results[0];
+}
+
+/* A warp-specialised pipeline in the shape the front end produces, with smem-layout's attributes
+ * set by hand: a producer warpgroup issuing TMA loads into a 3-stage ring, two consumer warpgroups
+ * waiting on parities, reading swizzled elements and storing a tile back through TMA, in a 2-CTA
+ * cluster with a multicast load and a remote arrive. Every new op appears at least once. */
+static void build_pipeline(T *t)
+{
+    t->k->cluster[0] = 2;
+    int64_t box[2] = {64, 64};
+    const Type *bf = S(TY_BF16);
+    Value *tin = ir_kernel_add_param(t->m, t->k, "tin", ir_type_tma(t->m, bf, 2, box));
+    Value *tout = ir_kernel_add_param(t->m, t->k, "tout", ir_type_tma(t->m, bf, 2, box));
+    Value *out = ir_kernel_add_param(t->m, t->k, "out", P(t, TY_F32));
+    Value *n = ir_kernel_add_param(t->m, t->k, "n", S(TY_I32));
+    Value *ring = alloc(t, OP_SHARED_ALLOC, ir_type_smem(t->m, bf, 2, box, 3, 128), "align", 1024, 0)->results[0];
+    Value *stile = alloc(t, OP_SHARED_ALLOC, ir_type_smem(t->m, bf, 2, box, 1, 0), "align", 128, 24576)->results[0];
+    Value *full = alloc(t, OP_MBAR_ALLOC, ir_type_mbar(t->m, 3), "count", 1, 32768)->results[0];
+    Value *empty = alloc(t, OP_MBAR_ALLOC, ir_type_mbar(t->m, 3), "count", 256, 32792)->results[0];
+    Value *one = alloc(t, OP_MBAR_ALLOC, ir_type_mbar(t->m, 0), "count", 1, 32816)->results[0];
+    t->k->smem_bytes = 32824;
+    sop(t, OP_TMA_SHAPE, (Value *[]){tin, n, n}, 3);
+    sop(t, OP_TMA_SHAPE, (Value *[]){tout, n, n}, 3);
+    Value *zero = cint(t, TY_I32, 0), *row = op2(t, OP_MUL, geo(t, OP_BLOCK_ID, 0), cint(t, TY_I32, 64));
+    Value *tid = geo(t, OP_THREAD_ID, 0);
+
+    /* producer: warps 0..3 */
+    Builder b0 = open_region(t, OP_WARPS, 0, 4);
+    attr_op(t, OP_SETMAXNREG, "count", 40, NULL, 0);
+    Builder b1 = open_region(t, OP_ELECT, 0, 0);
+    for (int s = 0; s < 3; s++) {
+        Value *bar = vop(t, OP_MBAR_AT, (Value *[]){full, cint(t, TY_I32, s)}, 2, ir_type_mbar(t->m, 0));
+        sop(t, OP_MBAR_ARRIVE_EXPECT, (Value *[]){bar, cint(t, TY_I32, s == 2 ? 16384 : 8192)}, 2);
+        Value *st = vop(t, OP_SMEM_STAGE, (Value *[]){ring, cint(t, TY_I32, s)}, 2, ir_type_smem(t->m, bf, 2, box, 1, 128));
+        Op *ld;
+        if (s < 2) {
+            ld = ir_build(&t->b, OP_TMA_LOAD, t->loc, (Value *[]){st, tin, row, cint(t, TY_I32, 64 * s), bar}, 5, NULL);
+        } else {
+            ld = ir_build(&t->b, OP_TMA_LOAD, t->loc, (Value *[]){st, tin, row, n, bar, cint(t, TY_I32, 3)}, 6, NULL);
+            ir_attr_set_int(t->m, ld, "multicast", 1);
+        }
+        (void)ld;
+    }
+    sop(t, OP_TMA_PREFETCH, (Value *[]){tin, row, n}, 3);
+    close_region(t, b1);
+    close_region(t, b0);
+
+    /* consumers: warps 4..11, a stage index that is not a constant */
+    b0 = open_region(t, OP_WARPS, 4, 12);
+    attr_op(t, OP_SETMAXNREG, "count", 232, NULL, 0);
+    Value *p0 = parity(t, 0);
+    Value *bar0 = vop(t, OP_MBAR_AT, (Value *[]){full, zero}, 2, ir_type_mbar(t->m, 0));
+    sop(t, OP_MBAR_WAIT, (Value *[]){bar0, p0}, 2);
+    Value *p1 = vop(t, OP_PARITY_NEXT, &p0, 1, ir_type_parity(t->m));
+    Value *ok1 = vop(t, OP_MBAR_TRY_WAIT, (Value *[]){bar0, p1}, 2, S(TY_I1));
+    Op *tw = ir_build(&t->b, OP_MBAR_TEST_WAIT, t->loc, (Value *[]){bar0, p1}, 2, S(TY_I1));
+    ir_attr_set_str(t->m, tw, "scope", "cluster");
+    store(t, op1(t, OP_CAST, op2(t, OP_AND, ok1, tw->results[0]), S(TY_F32)), out);
+    Value *sidx = op2(t, OP_REM, n, cint(t, TY_I32, 3));
+    Value *st = vop(t, OP_SMEM_STAGE, (Value *[]){ring, sidx}, 2, ir_type_smem(t->m, bf, 2, box, 1, 128));
+    Value *r = op2(t, OP_SHR, tid, cint(t, TY_I32, 2)), *c = op2(t, OP_AND, tid, cint(t, TY_I32, 63));
+    Value *ep = vop(t, OP_SMEM_ELEM, (Value *[]){st, r, c}, 3, ir_type_ptr(t->m, bf, AS_SHARED));
+    Value *x = op1(t, OP_LOAD, ep, bf);
+    Value *dp = vop(t, OP_SMEM_ELEM, (Value *[]){stile, r, c}, 3, ir_type_ptr(t->m, bf, AS_SHARED));
+    store(t, op2(t, OP_ADD, x, x), padd(t, dp, zero));
+    attr_op(t, OP_GROUP_SYNC, "id", 1, "threads", 256);
+    Op *arr = ir_build(&t->b, OP_MBAR_ARRIVE, t->loc,
+                       (Value *[]){vop(t, OP_MBAR_AT, (Value *[]){empty, sidx}, 2, ir_type_mbar(t->m, 0))}, 1, NULL);
+    ir_attr_set_str(t->m, arr, "scope", "cluster");
+    b1 = open_region(t, OP_ELECT, 0, 0);
+    sop(t, OP_FENCE_PROXY_ASYNC, NULL, 0);
+    sop(t, OP_TMA_STORE, (Value *[]){tout, row, zero, stile}, 4);
+    sop(t, OP_TMA_REDUCE_ADD, (Value *[]){tout, row, zero, stile}, 4);
+    sop(t, OP_TMA_COMMIT, NULL, 0);
+    attr_op(t, OP_TMA_WAIT, "pending", 0, "read", 1);
+    attr_op(t, OP_TMA_WAIT, "pending", 0, "read", 0);
+    close_region(t, b1);
+    close_region(t, b0);
+
+    /* the whole block: expect_tx, a remote arrive, cluster geometry and barrier */
+    sop(t, OP_MBAR_EXPECT_TX, (Value *[]){one, cint(t, TY_I32, 16)}, 2);
+    Value *rank = ir_build1(&t->b, OP_CLUSTER_RANK, t->loc, NULL, 0, S(TY_I32));
+    sop(t, OP_MBAR_ARRIVE_REMOTE, (Value *[]){one, op2(t, OP_XOR, rank, cint(t, TY_I32, 1))}, 2);
+    store(t, op1(t, OP_CAST, op2(t, OP_ADD, rank, geo(t, OP_CLUSTER_ID, 1)), S(TY_F32)), padd(t, out, tid));
+    sop(t, OP_CLUSTER_SYNC, NULL, 0);
+}
+
+START_TEST(test_async_pipeline)
+{
+    T t = mk("pipeline", 384);
+    build_pipeline(&t);
+    verify_lowered(&t);
+    char *ptx = async_clean(&t, PTX_SM90A);
+    /* no .version raise: every form assembles at 8.0 on sm_90a */
+    HAS(ptx, ".version 8.0\n.target sm_90a\n");
+    HAS(ptx, "\n.extern .shared .align 1024 .b8 tilec_smem[];\n");
+    HAS(ptx, ".param .align 64 .b8 pipeline_param_tin[128]");
+    HAS(ptx, "mov.b64 %tin_0, pipeline_param_tin;\n\tcvta.param.u64 %tin_0, %tin_0;");
+    /* setmaxnreg: 384 threads enter with 168 registers; 40 is a dec, 232 an inc */
+    HAS(ptx, ".maxntid 384, 1, 1\n.minnctapersm 1\n.explicitcluster\n.reqnctapercluster 2, 1, 1\n");
+    HAS(ptx, "setmaxnreg.dec.sync.aligned.u32 40;");
+    HAS(ptx, "setmaxnreg.inc.sync.aligned.u32 232;");
+    /* prologue: addresses, thread 0 inits all 7 barriers, fence, block and cluster barrier */
+    HAS(ptx, "mov.u32 %smem, tilec_smem;");
+    HAS(ptx, ", %smem, 32768;");
+    HAS(ptx, "mbarrier.init.shared::cta.b64 [%r");
+    HAS(ptx, "+16], 1;\n");
+    HAS(ptx, "+16], 256;\n");
+    HAS(ptx, "fence.mbarrier_init.release.cluster;\n$L_init_0_done:\n\tbar.sync 0;\n"
+             "\tbarrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;\n");
+    /* groups */
+    HAS(ptx, "shr.u32 %warpid, %tlin, 5;");
+    HAS(ptx, "setp.ge.u32 %_p");            /* warps 0..3: only the upper bound */
+    HAS(ptx, ", %warpid, 4;");
+    HAS(ptx, "setp.lt.u32 %_p");            /* warps 4..11 of 12: only the lower bound */
+    HAS(ptx, "elect.sync _|%_p");
+    HAS(ptx, ", 0xFFFFFFFF;");
+    HAS(ptx, "bar.sync 1, 256;");
+    /* mbarriers */
+    HAS(ptx, "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%");
+    HAS(ptx, "mbarrier.arrive.release.cluster.shared::cta.b64 _, [%");
+    HAS(ptx, "mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%");
+    HAS(ptx, "mapa.shared::cluster.u32 %_r");
+    HAS(ptx, "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%_r");
+    HAS(ptx, "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 %_p");
+    HAS(ptx, "bra $L_wait_");
+    HAS(ptx, "mbarrier.test_wait.parity.acquire.cluster.shared::cta.b64 %");
+    HAS(ptx, "xor.b32 %r");                   /* parity_next */
+    /* shared memory: ring stride 8192, swizzled element addresses, 32-bit shared accesses */
+    HAS(ptx, ", 16384;");                     /* stage 2 of the ring */
+    HAS(ptx, ", 8192, %");                    /* stage s: mad by the stride */
+    HAS(ptx, "and.b32 %_r");
+    HAS(ptx, ", 112;");                       /* 128B swizzle mask 0x70 */
+    HAS(ptx, "ld.shared.b16 %");
+    HAS(ptx, "st.shared.b16 [%");
+    /* TMA */
+    HAS(ptx, "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%");
+    HAS(ptx, "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%");
+    HAS(ptx, "cvt.u16.u32 %_h");
+    HAS(ptx, "cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%tin_0, {%n_");
+    HAS(ptx, "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%tout_");
+    HAS(ptx, "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [%tout_");
+    HAS(ptx, "cp.async.bulk.commit_group;\n\tcp.async.bulk.wait_group.read 0;\n\tcp.async.bulk.wait_group 0;\n");
+    HAS(ptx, "fence.proxy.async.shared::cta;");
+    /* clusters */
+    HAS(ptx, "mov.u32 %r");
+    HAS(ptx, ", %cluster_ctarank;");
+    HAS(ptx, ", %clusterid.y;");
+    free(ptx);
+    ir_module_free(t.m);
+}
+END_TEST
+
+/* TMA coordinates are listed innermost first; 1-D and 5-D boxes; a single-warp block's elect
+ * needs no warp test and a partial warp elects among its threads only. */
+START_TEST(test_async_tma_ranks)
+{
+    T t = mk("ranks", 16);
+    const Type *f = S(TY_F32);
+    int64_t b1[1] = {64}, b5[5] = {2, 2, 2, 4, 8};
+    Value *d1 = ir_kernel_add_param(t.m, t.k, "d1", ir_type_tma(t.m, f, 1, b1));
+    Value *d5 = ir_kernel_add_param(t.m, t.k, "d5", ir_type_tma(t.m, f, 5, b5));
+    Value *s1 = alloc(&t, OP_SHARED_ALLOC, ir_type_smem(t.m, f, 1, b1, 1, 0), "align", 128, 0)->results[0];
+    Value *s5 = alloc(&t, OP_SHARED_ALLOC, ir_type_smem(t.m, f, 5, b5, 1, 0), "align", 128, 256)->results[0];
+    Value *bar = alloc(&t, OP_MBAR_ALLOC, ir_type_mbar(t.m, 0), "count", 1, 1280)->results[0];
+    t.k->smem_bytes = 1288;
+    Builder o = open_region(&t, OP_ELECT, 0, 0);
+    Value *c[5];
+    for (int i = 0; i < 5; i++) {
+        c[i] = cint(&t, TY_I32, 10 + i);
+        c[i]->name = arena_printf(&t.m->arena, "c%d", i);
+    }
+    sop(&t, OP_MBAR_ARRIVE_EXPECT, (Value *[]){bar, cint(&t, TY_I32, 256 + 1024)}, 2);
+    sop(&t, OP_TMA_LOAD, (Value *[]){s1, d1, c[0], bar}, 4);
+    sop(&t, OP_TMA_LOAD, (Value *[]){s5, d5, c[0], c[1], c[2], c[3], c[4], bar}, 8);
+    sop(&t, OP_TMA_STORE, (Value *[]){d5, c[0], c[1], c[2], c[3], c[4], s5}, 7);
+    sop(&t, OP_TMA_PREFETCH, (Value *[]){d1, c[3]}, 2);
+    close_region(&t, o);
+    sop(&t, OP_MBAR_WAIT, (Value *[]){bar, parity(&t, 0)}, 2);
+    verify_lowered(&t);
+    char *ptx = async_clean(&t, PTX_SM100A);
+    HAS(ptx, ".version 8.6\n.target sm_100a\n");
+    HAS(ptx, ".reqntid 16, 1, 1\n");
+    HAS(ptx, "elect.sync _|%_p");
+    HAS(ptx, ", 0x0000FFFF;\n");
+    ck_assert_ptr_null(strstr(ptx, "%warpid, 0;"));
+    HAS(ptx, "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r");
+    HAS(ptx, "[%d1__0, {%c0__5}], [%r");
+    HAS(ptx, "[%d5__1, {%c4__9, %c3__8, %c2__7, %c1__6, %c0__5}], [%r");
+    HAS(ptx, "cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group [%d5__1, {%c4__9, %c3__8, %c2__7, %c1__6, %c0__5}]");
+    HAS(ptx, "cp.async.bulk.prefetch.tensor.1d.L2.global.tile [%d1__0, {%c3__8}];");
+    free(ptx);
+    ir_module_free(t.m);
+}
+END_TEST
+
+/* Shared pointers are 32-bit window addresses: a shared pointer parameter is converted once, and
+ * ptr_add / load / store on it use .b32 registers. A kernel without smem declares no window. */
+START_TEST(test_async_shared_pointer_param)
+{
+    T t = mk("sptr", 64);
+    Value *sp = ir_kernel_add_param(t.m, t.k, "sp", ir_type_ptr(t.m, S(TY_F32), AS_SHARED));
+    Value *tid = geo(&t, OP_THREAD_ID, 0);
+    Value *a = padd(&t, sp, tid);
+    Value *x = op1(&t, OP_LOAD, a, S(TY_F32));
+    store(&t, op2(&t, OP_MUL, x, x), padd(&t, a, op1(&t, OP_CAST, tid, S(TY_I64))));
+    verify_lowered(&t);
+    char *ptx = async_clean(&t, PTX_SM90A);
+    HAS(ptx, "cvta.to.shared.u64 %_rd0, %_rd0;\n\tcvt.u32.u64 %sp_0, %_rd0;");
+    HAS(ptx, ".reg .b32 %sp_0;");
+    HAS(ptx, "mad.lo.s32 %r");
+    HAS(ptx, "ld.shared.f32 %f");
+    HAS(ptx, "st.shared.f32 [%r");
+    ck_assert_ptr_null(strstr(ptx, "tilec_smem"));
+    free(ptx);
+    ir_module_free(t.m);
+}
+END_TEST
+
+/* Emitting before smem-layout or verify-async ran is a located error, never bad PTX. */
+START_TEST(test_async_errors)
+{
+    T t = mk("unlaid", 128);
+    t.loc = (Loc){"t.tile", 7, 3};
+    Value *bar = alloc(&t, OP_MBAR_ALLOC, ir_type_mbar(t.m, 0), "count", 128, -1)->results[0];
+    t.loc = (Loc){"t.tile", 9, 3};
+    sop(&t, OP_MBAR_ARRIVE_EXPECT, &bar, 1);
+    DiagCtx d;
+    diag_init(&d);
+    StrBuf sb;
+    sb_init(&sb);
+    ck_assert_int_ne(ptx_emit_module(t.m, PTX_SM90A, &sb, &d), 0);
+    ck_assert_int_eq(d.errors, 2);
+    ck_assert_uint_eq(d.items[0].line, 7);
+    ck_assert_ptr_nonnull(strstr(d.items[0].message, "'mbar_alloc' has no offset: run smem-layout"));
+    ck_assert_uint_eq(d.items[1].line, 9);
+    ck_assert_ptr_nonnull(strstr(d.items[1].message, "byte count not derived: run verify-async"));
+    sb_free(&sb);
+    diag_free(&d);
+    ir_module_free(t.m);
+}
+END_TEST
+
 Suite *ptx_suite(void)
 {
     Suite *s = suite_create("ptx");
@@ -697,6 +1021,10 @@ Suite *ptx_suite(void)
     tcase_add_test(tc, test_broken_ptx_gives_ptxas_diagnostic);
     tcase_add_test(tc, test_missing_ptxas);
     tcase_add_test(tc, test_emit_is_fast);
+    tcase_add_test(tc, test_async_pipeline);
+    tcase_add_test(tc, test_async_tma_ranks);
+    tcase_add_test(tc, test_async_shared_pointer_param);
+    tcase_add_test(tc, test_async_errors);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -58,16 +58,19 @@ static int get_params(const tile_program *p, const char *kernel, tile_param_info
 }
 
 typedef struct Packed {
-    unsigned char buf[RT_MAX_PARAM_BYTES];
+    _Alignas(RT_TMA_ALIGN) unsigned char buf[RT_MAX_PARAM_BYTES];
     size_t off[RT_MAX_PARAMS];
     size_t size;
+    RtTmaSlot tma[RT_MAX_TMA];
+    int ntma;
     char err[1024];
 } Packed;
 
 static tile_status check(const tile_param_info *ps, int np, const tile_arg *as, int na, Packed *pk)
 {
     memset(pk, 0, sizeof *pk);
-    return rt_check_args("k", ps, np, as, na, pk->buf, sizeof pk->buf, pk->off, &pk->size, pk->err, sizeof pk->err);
+    return rt_check_args("k", ps, np, as, na, pk->buf, sizeof pk->buf, pk->off, &pk->size, pk->tma, &pk->ntma, pk->err,
+                         sizeof pk->err);
 }
 
 /* ================================================================ no driver, back ends */
@@ -427,36 +430,36 @@ START_TEST(config_grid_block)
     tile_launch_config c = {0};
     RtLaunchDims d;
     char err[512];
-    ck_assert_int_eq(rt_check_config(&h100, "k", kb, kc, 0, &c, &d, err, sizeof err), TILE_SUCCESS);
+    ck_assert_int_eq(rt_check_config(&h100, "k", kb, kc, 0, 0, &c, &d, err, sizeof err), TILE_SUCCESS);
     ck_assert_uint_eq(d.grid[0], 1);
     ck_assert_uint_eq(d.block[0], 256);
     ck_assert_uint_eq(d.block[2], 1);
     ck_assert_int_eq(d.has_cluster, 0);
 
     c.grid[0] = 2147483648u;
-    ck_assert_int_eq(rt_check_config(&h100, "k", kb, kc, 0, &c, &d, err, sizeof err), TILE_ERROR_LAUNCH_CONFIG);
+    ck_assert_int_eq(rt_check_config(&h100, "k", kb, kc, 0, 0, &c, &d, err, sizeof err), TILE_ERROR_LAUNCH_CONFIG);
     HAS(err, "grid.x = 2147483648 exceeds the device limit 2147483647");
     c.grid[0] = 2147483647u;
-    ck_assert_int_eq(rt_check_config(&h100, "k", kb, kc, 0, &c, &d, err, sizeof err), TILE_SUCCESS);
+    ck_assert_int_eq(rt_check_config(&h100, "k", kb, kc, 0, 0, &c, &d, err, sizeof err), TILE_SUCCESS);
     c.grid[1] = 65536;
-    ck_assert_int_eq(rt_check_config(&h100, "k", kb, kc, 0, &c, &d, err, sizeof err), TILE_ERROR_LAUNCH_CONFIG);
+    ck_assert_int_eq(rt_check_config(&h100, "k", kb, kc, 0, 0, &c, &d, err, sizeof err), TILE_ERROR_LAUNCH_CONFIG);
     HAS(err, "grid.y = 65536 exceeds the device limit 65535");
     c.grid[1] = 0;
     c.grid[2] = 70000;
-    ck_assert_int_eq(rt_check_config(&h100, "k", kb, kc, 0, &c, &d, err, sizeof err), TILE_ERROR_LAUNCH_CONFIG);
+    ck_assert_int_eq(rt_check_config(&h100, "k", kb, kc, 0, 0, &c, &d, err, sizeof err), TILE_ERROR_LAUNCH_CONFIG);
     HAS(err, "grid.z = 70000");
 
     c = (tile_launch_config){.grid = {4}, .block = {128}};
-    ck_assert_int_eq(rt_check_config(&h100, "k", kb, kc, 0, &c, &d, err, sizeof err), TILE_ERROR_LAUNCH_CONFIG);
+    ck_assert_int_eq(rt_check_config(&h100, "k", kb, kc, 0, 0, &c, &d, err, sizeof err), TILE_ERROR_LAUNCH_CONFIG);
     HAS(err, "block (128, 1, 1) does not match kernel 'k''s declared block(256, 1, 1)");
     c.block[0] = 256;
-    ck_assert_int_eq(rt_check_config(&h100, "k", kb, kc, 0, &c, &d, err, sizeof err), TILE_SUCCESS);
+    ck_assert_int_eq(rt_check_config(&h100, "k", kb, kc, 0, 0, &c, &d, err, sizeof err), TILE_SUCCESS);
 
     const unsigned big[3] = {32, 32, 2}, deep[3] = {1, 1, 128};
     c = (tile_launch_config){.grid = {1}};
-    ck_assert_int_eq(rt_check_config(&h100, "k", big, kc, 0, &c, &d, err, sizeof err), TILE_ERROR_LAUNCH_CONFIG);
+    ck_assert_int_eq(rt_check_config(&h100, "k", big, kc, 0, 0, &c, &d, err, sizeof err), TILE_ERROR_LAUNCH_CONFIG);
     HAS(err, "has 2048 threads; the device allows 1024 per block");
-    ck_assert_int_eq(rt_check_config(&h100, "k", deep, kc, 0, &c, &d, err, sizeof err), TILE_ERROR_LAUNCH_CONFIG);
+    ck_assert_int_eq(rt_check_config(&h100, "k", deep, kc, 0, 0, &c, &d, err, sizeof err), TILE_ERROR_LAUNCH_CONFIG);
     HAS(err, "block.z = 128 exceeds the device limit 64");
 }
 END_TEST
@@ -467,38 +470,38 @@ START_TEST(config_cluster_shared)
     tile_launch_config c = {.grid = {4}};
     RtLaunchDims d;
     char err[512];
-    ck_assert_int_eq(rt_check_config(&h100, "k", kb, two, 0, &c, &d, err, sizeof err), TILE_SUCCESS);
+    ck_assert_int_eq(rt_check_config(&h100, "k", kb, two, 0, 0, &c, &d, err, sizeof err), TILE_SUCCESS);
     ck_assert_int_eq(d.has_cluster, 1);
     ck_assert_uint_eq(d.cluster[0], 2);
     c.cluster[0] = 4;
-    ck_assert_int_eq(rt_check_config(&h100, "k", kb, two, 0, &c, &d, err, sizeof err), TILE_ERROR_LAUNCH_CONFIG);
+    ck_assert_int_eq(rt_check_config(&h100, "k", kb, two, 0, 0, &c, &d, err, sizeof err), TILE_ERROR_LAUNCH_CONFIG);
     HAS(err, "cluster (4, 1, 1) does not match kernel 'k''s declared cluster(2, 1, 1)");
     c = (tile_launch_config){.grid = {3}};
-    ck_assert_int_eq(rt_check_config(&h100, "k", kb, two, 0, &c, &d, err, sizeof err), TILE_ERROR_LAUNCH_CONFIG);
+    ck_assert_int_eq(rt_check_config(&h100, "k", kb, two, 0, 0, &c, &d, err, sizeof err), TILE_ERROR_LAUNCH_CONFIG);
     HAS(err, "grid.x = 3 is not a multiple of cluster.x = 2");
     /* a kernel without a declared cluster may be launched in clusters */
     c = (tile_launch_config){.grid = {8}, .cluster = {4}};
-    ck_assert_int_eq(rt_check_config(&h100, "k", kb, none, 0, &c, &d, err, sizeof err), TILE_SUCCESS);
+    ck_assert_int_eq(rt_check_config(&h100, "k", kb, none, 0, 0, &c, &d, err, sizeof err), TILE_SUCCESS);
     ck_assert_int_eq(d.has_cluster, 1);
     c = (tile_launch_config){.grid = {16}, .cluster = {16}};
-    ck_assert_int_eq(rt_check_config(&h100, "k", kb, none, 0, &c, &d, err, sizeof err), TILE_ERROR_LAUNCH_CONFIG);
+    ck_assert_int_eq(rt_check_config(&h100, "k", kb, none, 0, 0, &c, &d, err, sizeof err), TILE_ERROR_LAUNCH_CONFIG);
     HAS(err, "has 16 blocks; the limit is 8");
     RtLimits old = h100;
     old.cluster_launch = 0;
     c = (tile_launch_config){.grid = {4}};
-    ck_assert_int_eq(rt_check_config(&old, "k", kb, two, 0, &c, &d, err, sizeof err), TILE_ERROR_LAUNCH_CONFIG);
+    ck_assert_int_eq(rt_check_config(&old, "k", kb, two, 0, 0, &c, &d, err, sizeof err), TILE_ERROR_LAUNCH_CONFIG);
     HAS(err, "cannot launch thread-block clusters");
 
     c = (tile_launch_config){.grid = {1}, .dynamic_shared = 100000};
-    ck_assert_int_eq(rt_check_config(&h100, "k", kb, none, 0, &c, &d, err, sizeof err), TILE_SUCCESS);
+    ck_assert_int_eq(rt_check_config(&h100, "k", kb, none, 0, 0, &c, &d, err, sizeof err), TILE_SUCCESS);
     ck_assert_uint_eq(d.shared, 100000);
     c.dynamic_shared = 232448;
-    ck_assert_int_eq(rt_check_config(&h100, "k", kb, none, 0, &c, &d, err, sizeof err), TILE_SUCCESS);
+    ck_assert_int_eq(rt_check_config(&h100, "k", kb, none, 0, 0, &c, &d, err, sizeof err), TILE_SUCCESS);
     c.dynamic_shared = 232449;
-    ck_assert_int_eq(rt_check_config(&h100, "k", kb, none, 0, &c, &d, err, sizeof err), TILE_ERROR_LAUNCH_CONFIG);
+    ck_assert_int_eq(rt_check_config(&h100, "k", kb, none, 0, 0, &c, &d, err, sizeof err), TILE_ERROR_LAUNCH_CONFIG);
     HAS(err, "dynamic shared memory 232449 bytes exceeds the device's opt-in limit 232448 bytes");
     c.dynamic_shared = 232000;
-    ck_assert_int_eq(rt_check_config(&h100, "k", kb, none, 1024, &c, &d, err, sizeof err), TILE_ERROR_LAUNCH_CONFIG);
+    ck_assert_int_eq(rt_check_config(&h100, "k", kb, none, 1024, 0, &c, &d, err, sizeof err), TILE_ERROR_LAUNCH_CONFIG);
     HAS(err, "the kernel's 1024 static bytes");
 }
 END_TEST
@@ -518,6 +521,304 @@ START_TEST(target_and_priority)
 }
 END_TEST
 
+/* ================================================================ TMA parameters */
+
+/* copy(src: tma bf16[M, N] box[64, 64] (swizzle 128), dst: the same, M: i32, N: i32), as the
+ * compiler records it; dim_params name M and N. */
+static int tma_params(tile_param_info *ps)
+{
+    memset(ps, 0, 4 * sizeof *ps);
+    for (int i = 0; i < 2; i++) {
+        ps[i].name = i ? "dst" : "src";
+        ps[i].kind = TILE_PARAM_TMA;
+        ps[i].dtype = TILE_DTYPE_BF16;
+        ps[i].rank = 2;
+        for (int d = 0; d < 5; d++) ps[i].dim_params[d] = -1;
+        ps[i].dim_params[0] = 2;
+        ps[i].dim_params[1] = 3;
+        ps[i].box[0] = ps[i].box[1] = 64;
+        ps[i].swizzle = 128;
+    }
+    ps[2] = (tile_param_info){.name = "M", .kind = TILE_PARAM_SCALAR, .dtype = TILE_DTYPE_I32};
+    ps[3] = (tile_param_info){.name = "N", .kind = TILE_PARAM_SCALAR, .dtype = TILE_DTYPE_I32};
+    return 4;
+}
+
+START_TEST(args_tma_pack)
+{
+    tile_param_info ps[6];
+    int np = tma_params(ps);
+    tile_arg as[] = {tile_arg_ptr(TILE_DTYPE_BF16, 0x10000), tile_arg_ptr(TILE_DTYPE_BF16, 0x20000), tile_arg_i32(1000),
+                     tile_arg_i32(4096)};
+    Packed pk;
+    memset(&pk, 0xAB, sizeof pk.buf);
+    ck_assert_int_eq(check(ps, np, as, 4, &pk), TILE_SUCCESS);
+    /* 128-byte maps at 64-byte alignment, then the scalars */
+    ck_assert_uint_eq(pk.off[0], 0);
+    ck_assert_uint_eq(pk.off[1], 128);
+    ck_assert_uint_eq(pk.off[2], 256);
+    ck_assert_uint_eq(pk.off[3], 260);
+    ck_assert_uint_eq(pk.size, 264);
+    for (int i = 0; i < 256; i++) ck_assert_uint_eq(pk.buf[i], 0);   /* cleared for the encoder */
+    ck_assert_int_eq(pk.ntma, 2);
+    const RtTmaDesc *t = &pk.tma[1].desc;
+    ck_assert_int_eq(pk.tma[1].param, 1);
+    ck_assert_uint_eq(pk.tma[1].offset, 128);
+    ck_assert_int_eq(t->dtype, TILE_DTYPE_BF16);
+    ck_assert_int_eq(t->rank, 2);
+    ck_assert_int_eq(t->swizzle, 128);
+    ck_assert_uint_eq(t->addr, 0x20000);
+    ck_assert_uint_eq(t->dims[0], 4096);   /* innermost first: N, then M */
+    ck_assert_uint_eq(t->dims[1], 1000);
+    ck_assert_uint_eq(t->dims[2], 0);
+    ck_assert_uint_eq(t->strides[0], 8192); /* one row of N bf16 */
+    ck_assert_uint_eq(t->strides[1], 0);
+    ck_assert_uint_eq(t->box[0], 64);
+    ck_assert_uint_eq(t->box[1], 64);
+    ck_assert_uint_eq(t->box[2], 0);
+
+    /* by name, dims before the maps: the same descriptors, the maps still 64-byte aligned */
+    tile_param_info qs[4] = {ps[2], ps[0], ps[3], ps[1]};
+    qs[1].dim_params[0] = 0, qs[1].dim_params[1] = 2;
+    qs[3].dim_params[0] = 0, qs[3].dim_params[1] = 2;
+    tile_arg bn[] = {tile_arg_named("N", as[3]), tile_arg_named("dst", as[1]), tile_arg_named("src", as[0]),
+                     tile_arg_named("M", as[2])};
+    ck_assert_int_eq(check(qs, 4, bn, 4, &pk), TILE_SUCCESS);
+    ck_assert_uint_eq(pk.off[0], 0);
+    ck_assert_uint_eq(pk.off[1], 64);
+    ck_assert_uint_eq(pk.off[2], 192);
+    ck_assert_uint_eq(pk.off[3], 256);
+    ck_assert_uint_eq(pk.size, 384);
+    ck_assert_int_eq(pk.ntma, 2);
+    ck_assert_uint_eq(pk.tma[0].desc.addr, 0x10000);
+    ck_assert_uint_eq(pk.tma[0].desc.dims[0], 4096);
+    ck_assert_uint_eq(pk.tma[0].desc.dims[1], 1000);
+    ck_assert_uint_eq(pk.tma[1].offset, 256);
+
+    /* rank 3 f32 without swizzle: strides are row and plane bytes */
+    tile_param_info r3[4] = {
+        {.name = "x", .kind = TILE_PARAM_TMA, .dtype = TILE_DTYPE_F32, .rank = 3, .dim_params = {1, 2, 3, -1, -1},
+         .box = {2, 8, 32}},
+        {.name = "a", .kind = TILE_PARAM_SCALAR, .dtype = TILE_DTYPE_I32},
+        {.name = "b", .kind = TILE_PARAM_SCALAR, .dtype = TILE_DTYPE_I32},
+        {.name = "c", .kind = TILE_PARAM_SCALAR, .dtype = TILE_DTYPE_I32},
+    };
+    tile_arg ra[] = {tile_arg_ptr(TILE_DTYPE_F32, 0x40000), tile_arg_i32(3), tile_arg_i32(5), tile_arg_i32(12)};
+    ck_assert_int_eq(check(r3, 4, ra, 4, &pk), TILE_SUCCESS);
+    t = &pk.tma[0].desc;
+    ck_assert_uint_eq(t->dims[0], 12);
+    ck_assert_uint_eq(t->dims[1], 5);
+    ck_assert_uint_eq(t->dims[2], 3);
+    ck_assert_uint_eq(t->strides[0], 48);
+    ck_assert_uint_eq(t->strides[1], 240);
+    ck_assert_uint_eq(t->box[0], 32);
+    ck_assert_uint_eq(t->box[2], 2);
+    ck_assert_int_eq(t->swizzle, 0);
+    /* no room for maps: refused, not overflowed */
+    ck_assert_int_eq(rt_check_args("k", r3, 4, ra, 4, pk.buf, sizeof pk.buf, pk.off, &pk.size, NULL, NULL, pk.err,
+                                   sizeof pk.err),
+                     TILE_ERROR_LAUNCH_ARGS);
+    HAS(pk.err, "left no room for them");
+}
+END_TEST
+
+/* Each driver rule broken once: TILE_ERROR_LAUNCH_ARGS with a message that says which. */
+START_TEST(args_tma_rules)
+{
+    tile_param_info ps[6];
+    int np = tma_params(ps);
+    tile_arg good[] = {tile_arg_ptr(TILE_DTYPE_BF16, 0x10000), tile_arg_ptr(TILE_DTYPE_BF16, 0x20000), tile_arg_i32(1000),
+                       tile_arg_i32(4096)};
+    tile_arg as[4];
+    Packed pk;
+#define EXPECT_TMA_ERROR(msg)                                                                                \
+    do {                                                                                                     \
+        ck_assert_int_eq(check(ps, np, as, 4, &pk), TILE_ERROR_LAUNCH_ARGS);                                 \
+        HAS(pk.err, msg);                                                                                    \
+        memcpy(as, good, sizeof as);                                                                         \
+        np = tma_params(ps);                                                                                 \
+    } while (0)
+    memcpy(as, good, sizeof as);
+    ck_assert_int_eq(check(ps, np, as, 4, &pk), TILE_SUCCESS);
+
+    as[0] = tile_arg_f32(1);
+    EXPECT_TMA_ERROR("argument 1 ('src'): the kernel expects a TMA tensor of bf16, got a scalar f32");
+    as[1] = tile_arg_ptr(TILE_DTYPE_F32, 0x20000);
+    EXPECT_TMA_ERROR("argument 2 ('dst'): the kernel expects a TMA tensor of bf16, got a pointer to f32");
+    as[0] = tile_arg_ptr(TILE_DTYPE_BF16, 0x10008);
+    EXPECT_TMA_ERROR("argument 1 ('src'): a TMA tensor's device address must be 16-byte aligned; 0x10008 is not (off by 8)");
+    as[2] = tile_arg_i32(0);
+    EXPECT_TMA_ERROR("argument 1 ('src'): dim 0 ('M' = 0) must be positive");
+    as[2] = tile_arg_i32(-5);
+    EXPECT_TMA_ERROR("dim 0 ('M' = -5) must be positive");
+    as[3] = tile_arg_i32(1001);   /* 2002-byte rows */
+    EXPECT_TMA_ERROR("the row stride of dim 0 is 2002 bytes, not a multiple of 16 as TMA requires (the inner dims "
+                     "'N' = 1001 elements of 2 bytes make one row: make it a multiple of 8 elements)");
+    ps[1].box[0] = 512;
+    EXPECT_TMA_ERROR("argument 2 ('dst'): box dim 0 is 512; a TMA box has 1 to 256 elements per dim");
+    ps[0].box[1] = 4, ps[0].swizzle = 0;   /* 8 bytes */
+    EXPECT_TMA_ERROR("the box's innermost dim is 4 elements = 8 bytes; TMA needs a multiple of 16 bytes");
+    ps[0].box[1] = 128;   /* 256 bytes > 128 */
+    EXPECT_TMA_ERROR("the box's innermost dim is 128 elements = 256 bytes, more than the 128-byte swizzle span");
+    ps[0].box[1] = 32, ps[0].swizzle = 64;   /* 64 bytes: fits the 64-byte span */
+    ck_assert_int_eq(check(ps, np, as, 4, &pk), TILE_SUCCESS);
+    ck_assert_int_eq(pk.tma[0].desc.swizzle, 64);
+    ps[0].swizzle = 48;
+    EXPECT_TMA_ERROR("swizzle 48 bytes; TMA swizzles 32, 64 or 128 bytes (or none)");
+    ps[0].rank = 6;
+    EXPECT_TMA_ERROR("a TMA tensor has rank 1 to 5, not 6");
+    ps[1].dim_params[1] = -1;
+    EXPECT_TMA_ERROR("argument 2 ('dst'): the kernel does not say which parameter holds dim 1 of this TMA tensor");
+    ps[1].dim_params[0] = 0;   /* a TMA parameter, not a scalar */
+    EXPECT_TMA_ERROR("does not say which parameter holds dim 0");
+    /* the TMA error of a later parameter does not hide an earlier type error */
+    as[2] = tile_arg_f32(3);
+    ps[0].box[0] = 1000;
+    EXPECT_TMA_ERROR("argument 3 ('M'): the kernel expects i32, got f32");
+#undef EXPECT_TMA_ERROR
+
+    /* 64-bit dims: over 2^32 elements, and strides of 2^40 bytes or more */
+    tile_param_info big[4] = {
+        {.name = "x", .kind = TILE_PARAM_TMA, .dtype = TILE_DTYPE_U8, .rank = 3, .dim_params = {1, 2, 3, -1, -1},
+         .box = {1, 1, 16}},
+        {.name = "a", .kind = TILE_PARAM_SCALAR, .dtype = TILE_DTYPE_I64},
+        {.name = "b", .kind = TILE_PARAM_SCALAR, .dtype = TILE_DTYPE_I64},
+        {.name = "c", .kind = TILE_PARAM_SCALAR, .dtype = TILE_DTYPE_I64},
+    };
+    tile_arg ba[] = {tile_arg_ptr(TILE_DTYPE_U8, 0x40000), tile_arg_i64(2), tile_arg_i64(1), tile_arg_i64((1ll << 32) + 16)};
+    ck_assert_int_eq(check(big, 4, ba, 4, &pk), TILE_ERROR_LAUNCH_ARGS);
+    HAS(pk.err, "dim 2 ('c' = 4294967312) must be in 1 .. 2^32 for TMA");
+    ba[3] = tile_arg_i64(1ll << 20);
+    ba[2] = tile_arg_i64(1ll << 20);
+    ck_assert_int_eq(check(big, 4, ba, 4, &pk), TILE_ERROR_LAUNCH_ARGS);
+    HAS(pk.err, "the row stride of dim 0 is 1099511627776 bytes; TMA strides must be below 2^40");
+    ba[2] = tile_arg_i64((1ll << 20) - 1);
+    ck_assert_int_eq(check(big, 4, ba, 4, &pk), TILE_SUCCESS);
+    ck_assert_uint_eq(pk.tma[0].desc.strides[1], (1ull << 40) - (1ull << 20));
+
+    /* rt_check_tma alone, with and without dim names */
+    RtTmaDesc t;
+    memset(&t, 0, sizeof t);
+    t.dtype = TILE_DTYPE_F32, t.rank = 1, t.addr = 0x1000, t.dims[0] = 100, t.box[0] = 64;
+    char err[256];
+    ck_assert_int_eq(rt_check_tma(&t, NULL, err, sizeof err), TILE_SUCCESS);
+    t.dims[0] = 0;
+    ck_assert_int_eq(rt_check_tma(&t, NULL, err, sizeof err), TILE_ERROR_LAUNCH_ARGS);
+    HAS(err, "dim 0 ('?' = 0) must be in 1 .. 2^32");
+}
+END_TEST
+
+/* ---- the map cache over a fake encoder ---- */
+
+static int enc_calls;
+static tile_status enc_fail_next;
+
+static tile_status fake_encode(void *dev, const RtTmaDesc *t, void *out)
+{
+    (void)dev;
+    ck_assert_uint_eq((uintptr_t)out % RT_TMA_ALIGN, 0);
+    if (enc_fail_next) {
+        tile_status st = enc_fail_next;
+        enc_fail_next = TILE_SUCCESS;
+        return rt_error(st, "fake encoder: refused");
+    }
+    enc_calls++;
+    memcpy(out, &t->addr, 8);
+    memset((unsigned char *)out + 8, enc_calls, RT_TMA_BYTES - 8);
+    return TILE_SUCCESS;
+}
+
+START_TEST(tma_map_cache)
+{
+    static RtTmaCache cache;   /* zeroed, like a kernel's */
+    memset(&cache, 0, sizeof cache);
+    pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    RtBackend be = {.name = "fake", .encode_tma = fake_encode};
+    RtTmaDesc t;
+    memset(&t, 0, sizeof t);
+    t.dtype = TILE_DTYPE_BF16, t.rank = 2, t.swizzle = 128, t.addr = 0x10000;
+    t.dims[0] = 4096, t.dims[1] = 1000, t.strides[0] = 8192, t.box[0] = t.box[1] = 64;
+    unsigned char out[RT_TMA_BYTES + 1];
+    enc_calls = 0;
+
+    ck_assert_int_eq(rt_tma_fill(&cache, &lock, &be, NULL, &t, out + 1), TILE_SUCCESS);   /* any alignment */
+    ck_assert_int_eq(enc_calls, 1);
+    uint64_t a;
+    memcpy(&a, out + 1, 8);
+    ck_assert_uint_eq(a, 0x10000);
+    ck_assert_uint_eq(out[RT_TMA_BYTES], 1);
+    /* the same descriptor again: from the cache */
+    memset(out, 0, sizeof out);
+    ck_assert_int_eq(rt_tma_fill(&cache, &lock, &be, NULL, &t, out), TILE_SUCCESS);
+    ck_assert_int_eq(enc_calls, 1);
+    ck_assert_uint_eq(cache.hits, 1);
+    ck_assert_uint_eq(out[RT_TMA_BYTES - 1], 1);
+    /* any field of the key makes another map: address, dims, box, swizzle, dtype */
+    RtTmaDesc u = t;
+    u.addr = 0x30000;
+    ck_assert_int_eq(rt_tma_fill(&cache, &lock, &be, NULL, &u, out), TILE_SUCCESS);
+    u = t, u.dims[1] = 999;
+    ck_assert_int_eq(rt_tma_fill(&cache, &lock, &be, NULL, &u, out), TILE_SUCCESS);
+    u = t, u.box[1] = 32;
+    ck_assert_int_eq(rt_tma_fill(&cache, &lock, &be, NULL, &u, out), TILE_SUCCESS);
+    u = t, u.swizzle = 0;
+    ck_assert_int_eq(rt_tma_fill(&cache, &lock, &be, NULL, &u, out), TILE_SUCCESS);
+    u = t, u.dtype = TILE_DTYPE_F16;
+    ck_assert_int_eq(rt_tma_fill(&cache, &lock, &be, NULL, &u, out), TILE_SUCCESS);
+    ck_assert_int_eq(enc_calls, 6);
+    ck_assert_int_eq(rt_tma_fill(&cache, &lock, &be, NULL, &t, out), TILE_SUCCESS);
+    ck_assert_int_eq(enc_calls, 6);
+    /* more distinct maps than entries: the oldest is replaced and encoded again when needed */
+    for (int i = 0; i < RT_TMA_CACHE; i++) {
+        u = t, u.addr = 0x100000 + 0x1000 * (uint64_t)i;
+        ck_assert_int_eq(rt_tma_fill(&cache, &lock, &be, NULL, &u, out), TILE_SUCCESS);
+    }
+    ck_assert_int_eq(enc_calls, 6 + RT_TMA_CACHE);
+    ck_assert_int_eq(rt_tma_fill(&cache, &lock, &be, NULL, &t, out), TILE_SUCCESS);
+    ck_assert_int_eq(enc_calls, 7 + RT_TMA_CACHE);
+    ck_assert_uint_eq(cache.encodes, 7 + RT_TMA_CACHE);
+
+    /* a failing encoder: its status and message, nothing cached */
+    u = t, u.addr = 0x900000;
+    enc_fail_next = TILE_ERROR_LAUNCH_ARGS;
+    ck_assert_int_eq(rt_tma_fill(&cache, &lock, &be, NULL, &u, out), TILE_ERROR_LAUNCH_ARGS);
+    HAS(tile_last_error(), "fake encoder: refused");
+    ck_assert_int_eq(rt_tma_fill(&cache, &lock, &be, NULL, &u, out), TILE_SUCCESS);
+    ck_assert_int_eq(enc_calls, 8 + RT_TMA_CACHE);
+    /* a back end without TMA */
+    RtBackend none = {.name = "plain"};
+    u.addr = 0xA00000;
+    ck_assert_int_eq(rt_tma_fill(&cache, &lock, &none, NULL, &u, out), TILE_ERROR_LAUNCH_ARGS);
+    HAS(tile_last_error(), "the plain back end cannot encode TMA tensor maps");
+}
+END_TEST
+
+START_TEST(config_kernel_smem)
+{
+    const unsigned kb[3] = {128, 1, 1}, none[3] = {1, 1, 1};
+    tile_launch_config c = {.grid = {1}};
+    RtLaunchDims d;
+    char err[512];
+    /* the compiler's layout is launched as dynamic shared memory, plus the user's own */
+    ck_assert_int_eq(rt_check_config(&h100, "k", kb, none, 0, 65600, &c, &d, err, sizeof err), TILE_SUCCESS);
+    ck_assert_uint_eq(d.shared, 65600);
+    c.dynamic_shared = 1000;
+    ck_assert_int_eq(rt_check_config(&h100, "k", kb, none, 0, 65600, &c, &d, err, sizeof err), TILE_SUCCESS);
+    ck_assert_uint_eq(d.shared, 66600);
+    c.dynamic_shared = 232448 - 65600;
+    ck_assert_int_eq(rt_check_config(&h100, "k", kb, none, 0, 65600, &c, &d, err, sizeof err), TILE_SUCCESS);
+    c.dynamic_shared++;
+    ck_assert_int_eq(rt_check_config(&h100, "k", kb, none, 0, 65600, &c, &d, err, sizeof err), TILE_ERROR_LAUNCH_CONFIG);
+    HAS(err, "kernel 'k' lays out 65600 bytes of shared memory (tiles and mbarriers) + the launch's dynamic bytes; "
+             "with 166849 dynamic and 0 static bytes that exceeds the device's opt-in limit 232448 bytes per block");
+    c.dynamic_shared = 0;
+    ck_assert_int_eq(rt_check_config(&h100, "k", kb, none, 0, 232449, &c, &d, err, sizeof err), TILE_ERROR_LAUNCH_CONFIG);
+    HAS(err, "lays out 232449 bytes");
+    ck_assert_int_eq(rt_check_config(&h100, "k", kb, none, 1000, 232000, &c, &d, err, sizeof err), TILE_ERROR_LAUNCH_CONFIG);
+    HAS(err, "with 0 dynamic and 1000 static bytes");
+}
+END_TEST
+
 /* ================================================================ the API over a fake back end */
 
 /* A device that records what it is asked; state for one test at a time. */
@@ -529,6 +830,9 @@ static struct {
     unsigned char params[64];
     int last_priority;
     tile_devptr next;
+    int capture;                    /* launches copy this many params whole (128 bytes each) into raw */
+    unsigned char raw[8][128];
+    int encodes;                    /* tensor maps encoded */
 } fk;
 
 static tile_status fk_count(int *count, char *why, size_t n) { *count = 1; (void)why; (void)n; return TILE_SUCCESS; }
@@ -619,11 +923,24 @@ static tile_status fk_launch(void *dev, void *fn, const RtLaunchDims *dims, void
     (void)dev; (void)fn; (void)s;
     fk.launches++;
     fk.last = *dims;
+    if (fk.capture) {
+        for (int i = 0; i < fk.capture && i < 8; i++) memcpy(fk.raw[i], params[i], 128);
+        return TILE_SUCCESS;
+    }
     /* saxpy: a f32, x, y, n i32 */
     memcpy(fk.params, params[0], 4);
     memcpy(fk.params + 8, params[1], 8);
     memcpy(fk.params + 16, params[2], 8);
     memcpy(fk.params + 24, params[3], 4);
+    return TILE_SUCCESS;
+}
+
+/* A "tensor map": the descriptor itself, so a test can read back what was encoded. */
+static tile_status fk_encode(void *dev, const RtTmaDesc *t, void *out)
+{
+    (void)dev;
+    fk.encodes++;
+    memcpy(out, t, sizeof *t);
     return TILE_SUCCESS;
 }
 
@@ -636,6 +953,7 @@ static const RtBackend fake = {
     .event_record = fk_event_record, .event_synchronize = fk_event_op, .event_query = fk_event_op,
     .event_elapsed = fk_elapsed, .module_load = fk_module_load, .module_unload = fk_module_unload,
     .module_function = fk_function, .function_set_shared = fk_set_shared, .launch = fk_launch,
+    .encode_tma = fk_encode,
 };
 
 static tile_device *open_fake(void)
@@ -726,6 +1044,107 @@ START_TEST(fake_launch)
     close_fake(d); /* frees the module and the two allocations still alive */
     ck_assert_int_eq(fk.allocs, 0);
     ck_assert_int_eq(fk.modules, 0);
+}
+END_TEST
+
+/* samples/tma_copy.tile, as of issue 4 */
+static const char tma_copy_src[] =
+    "const BM = 128;\n"
+    "const BN = 64;\n"
+    "kernel tma_copy(src: tma bf16[M, N] box[BM, BN], dst: tma bf16[M, N] box[BM, BN], M: i32, N: i32) block(128) {\n"
+    "    shared buf: bf16[BM, BN] swizzle(128);\n"
+    "    mbarrier full(1);\n"
+    "    let m = block_id.x * BM;\n"
+    "    let n = block_id.y * BN;\n"
+    "    elect {\n"
+    "        tma.load(buf, src[m, n], full);\n"
+    "        arrive_expect(full);\n"
+    "        wait(full, parity(0));\n"
+    "        tma.store(dst[m, n], buf);\n"
+    "        tma.commit();\n"
+    "        tma.wait_all();\n"
+    "    }\n"
+    "}\n";
+
+/* A TMA kernel through tile_launch: maps encoded from the launch's own dims and placed in the
+ * parameter buffer, cached across launches, the compiler's shared memory added to the launch's. */
+START_TEST(fake_tma_launch)
+{
+    tile_device *d = open_fake();
+    tile_program *p = compile_src(tma_copy_src, TILE_TARGET_SM90A);
+    size_t smem = tile_program_kernel_smem(p, 0);
+    ck_assert_uint_ge(smem, 128 * 64 * 2 + 8);   /* the tile and the mbarrier */
+    tile_module *m = NULL;
+    tile_kernel *k = NULL;
+    ck_assert_int_eq(tile_module_load(d, p, &m), TILE_SUCCESS);
+    tile_program_destroy(p);
+    ck_assert_int_eq(tile_module_get_kernel(m, "tma_copy", &k), TILE_SUCCESS);
+    tile_param_info pi;
+    ck_assert_int_eq(tile_kernel_param(k, 0, &pi), TILE_SUCCESS);
+    ck_assert_int_eq(pi.kind, TILE_PARAM_TMA);
+    ck_assert_int_eq(pi.swizzle, 128);
+
+    tile_devptr src, dst;
+    ck_assert_int_eq(tile_malloc(d, 200 * 120 * 2, &src), TILE_SUCCESS);
+    ck_assert_int_eq(tile_malloc(d, 200 * 120 * 2, &dst), TILE_SUCCESS);
+    tile_arg args[] = {tile_arg_named("M", tile_arg_i32(200)), tile_arg_named("N", tile_arg_i32(120)),
+                       tile_arg_named("src", tile_arg_ptr(TILE_DTYPE_BF16, src)),
+                       tile_arg_named("dst", tile_arg_ptr(TILE_DTYPE_BF16, dst))};
+    tile_launch_config cfg = {.grid = {2, 2}};
+    fk.capture = 4;
+    ck_assert_int_eq(tile_launch(k, &cfg, args, 4), TILE_SUCCESS);
+    ck_assert_int_eq(fk.encodes, 2);
+    ck_assert_uint_eq(fk.last.shared, smem);
+    RtTmaDesc t;
+    memcpy(&t, fk.raw[1], sizeof t);
+    ck_assert_uint_eq(t.addr, dst);
+    ck_assert_uint_eq(t.dims[0], 120);
+    ck_assert_uint_eq(t.dims[1], 200);
+    ck_assert_uint_eq(t.strides[0], 240);
+    ck_assert_uint_eq(t.box[0], 64);
+    ck_assert_uint_eq(t.box[1], 128);
+    ck_assert_int_eq(t.swizzle, 128);
+    ck_assert_int_eq(t.dtype, TILE_DTYPE_BF16);
+    memcpy(&t, fk.raw[0], sizeof t);
+    ck_assert_uint_eq(t.addr, src);
+    int32_t mv, nv;
+    memcpy(&mv, fk.raw[2], 4);
+    memcpy(&nv, fk.raw[3], 4);
+    ck_assert_int_eq(mv, 200);
+    ck_assert_int_eq(nv, 120);
+
+    /* the same arguments again: both maps from the kernel's cache */
+    ck_assert_int_eq(tile_launch(k, &cfg, args, 4), TILE_SUCCESS);
+    ck_assert_int_eq(fk.encodes, 2);
+    /* a new size: new maps */
+    args[0] = tile_arg_named("M", tile_arg_i32(100));
+    ck_assert_int_eq(tile_launch(k, &cfg, args, 4), TILE_SUCCESS);
+    ck_assert_int_eq(fk.encodes, 4);
+    /* a row of 121 bf16 is not a multiple of 16 bytes: refused before the driver, nothing launched */
+    int launches = fk.launches;
+    args[1] = tile_arg_named("N", tile_arg_i32(121));
+    ck_assert_int_eq(tile_launch(k, &cfg, args, 4), TILE_ERROR_LAUNCH_ARGS);
+    HAS(tile_last_error(), "tile_launch: argument 3 ('src'): the row stride of dim 0 is 242 bytes, not a multiple of 16");
+    args[1] = tile_arg_named("N", tile_arg_i32(120));
+    args[2] = tile_arg_named("src", tile_arg_ptr(TILE_DTYPE_BF16, src + 2));
+    ck_assert_int_eq(tile_launch(k, &cfg, args, 4), TILE_ERROR_LAUNCH_ARGS);
+    HAS(tile_last_error(), "argument 3 ('src'): a TMA tensor's device address must be 16-byte aligned");
+    args[2] = tile_arg_named("src", tile_arg_f32(1));
+    ck_assert_int_eq(tile_launch(k, &cfg, args, 4), TILE_ERROR_LAUNCH_ARGS);
+    HAS(tile_last_error(), "the kernel expects a TMA tensor of bf16, got a scalar f32");
+    ck_assert_int_eq(fk.launches, launches);
+    args[2] = tile_arg_named("src", tile_arg_ptr(TILE_DTYPE_BF16, src));
+
+    /* the user's dynamic shared memory comes on top of the compiler's; above 48 KiB the limit is raised */
+    cfg.dynamic_shared = 40000;
+    ck_assert_int_eq(tile_launch(k, &cfg, args, 4), TILE_SUCCESS);
+    ck_assert_uint_eq(fk.last.shared, smem + 40000);
+    ck_assert_int_eq(fk.set_shared, 1);
+    ck_assert_uint_eq(fk.shared_set_to, smem + 40000);
+    cfg.dynamic_shared = h100.shared_optin - smem + 1;
+    ck_assert_int_eq(tile_launch(k, &cfg, args, 4), TILE_ERROR_LAUNCH_CONFIG);
+    HAS(tile_last_error(), "kernel 'tma_copy' lays out");
+    close_fake(d);
 }
 END_TEST
 
@@ -1087,14 +1506,19 @@ Suite *runtime_suite(void)
     tcase_add_test(args, args_named);
     tcase_add_test(args, args_pack_every_dtype);
     tcase_add_test(args, half_rounding);
+    tcase_add_test(args, args_tma_pack);
+    tcase_add_test(args, args_tma_rules);
+    tcase_add_test(args, tma_map_cache);
     suite_add_tcase(s, args);
     TCase *cfg = tcase_create("config");
     tcase_add_test(cfg, config_grid_block);
     tcase_add_test(cfg, config_cluster_shared);
     tcase_add_test(cfg, target_and_priority);
+    tcase_add_test(cfg, config_kernel_smem);
     suite_add_tcase(s, cfg);
     TCase *fake_tc = tcase_create("fake_device");
     tcase_add_test(fake_tc, fake_launch);
+    tcase_add_test(fake_tc, fake_tma_launch);
     tcase_add_test(fake_tc, fake_streams_events_callbacks);
     tcase_add_test(fake_tc, fake_target_mismatch);
     suite_add_tcase(s, fake_tc);

@@ -1,0 +1,102 @@
+/* smem_layout.c: lays out the shared memory of each kernel (docs/IR.md, "Shared memory and barriers").
+ *
+ * All shared tiles and mbarriers of a kernel live in one dynamic shared-memory window. The layout
+ * is the declaration order: each top-level `shared_alloc` / `mbar_alloc` is placed at the next
+ * offset that is a multiple of its alignment, and the window's size is the end of the last one
+ * rounded up to 16. Alignment of a tile: its `align` attribute (16 when absent), raised to 128
+ * when a TMA op moves it and to 1024 when it is swizzled (the swizzle pattern repeats every 1024
+ * bytes and TMA computes it from the address); the raised value is written back to `align`, so
+ * the back end's stage stride (one stage rounded up to `align`) is the one laid out here.
+ * Mbarriers are 8-byte aligned, 8 bytes each.
+ *
+ * Assumes: the module verifies (allocations only at the top level of a kernel body).
+ * Guarantees: every shared_alloc and mbar_alloc has an `offset`, no two overlap, each stage of a
+ * ring starts at a multiple of its `align`; Kernel.smem_bytes is the total, and a total above
+ * 232448 bytes (227 KiB, the opt-in limit of sm_90 and sm_100) is an error naming it.
+ */
+#include "passes.h"
+
+#define SMEM_LIMIT 232448
+
+static int64_t round_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
+
+typedef struct TmaUse {
+    Value **tiles;         /* shared-tile declarations' results moved by a TMA op */
+    uint32_t n, cap;
+    Arena *a;
+} TmaUse;
+
+static void note_tma_tile(Op *op, void *ctx)
+{
+    TmaUse *u = ctx;
+    Value *t = NULL;
+    if (op->code == OP_TMA_LOAD && op->noperands) t = op->operands[0];
+    else if ((op->code == OP_TMA_STORE || op->code == OP_TMA_REDUCE_ADD) && op->noperands) t = op->operands[op->noperands - 1];
+    while (t && t->def && t->def->code == OP_SMEM_STAGE) t = t->def->operands[0];
+    if (!t) return;
+    if (u->n == u->cap) {
+        uint32_t cap = u->cap ? u->cap * 2 : 16;
+        Value **n = ARENA_ARRAY(u->a, Value *, cap);
+        for (uint32_t i = 0; i < u->n; i++) n[i] = u->tiles[i];
+        u->tiles = n;
+        u->cap = cap;
+    }
+    u->tiles[u->n++] = t;
+}
+
+static int moved_by_tma(const TmaUse *u, const Value *v)
+{
+    for (uint32_t i = 0; i < u->n; i++)
+        if (u->tiles[i] == v) return 1;
+    return 0;
+}
+
+int pass_smem_layout(Module *m, DiagCtx *diag)
+{
+    int failed = 0;
+    Arena scratch;
+    arena_init(&scratch);
+    for (Kernel *k = m->first; k; k = k->next) {
+        TmaUse u = {.a = &scratch};
+        ir_walk_region(&k->body, note_tma_tile, &u);
+        int64_t end = 0;
+        Op *largest = NULL;
+        int64_t largest_size = 0;
+        for (Op *op = k->body.first ? k->body.first->first : NULL; op; op = op->next) {
+            const Type *t = op->nresults ? op->results[0]->type : NULL;
+            int64_t align, size;
+            if (op->code == OP_SHARED_ALLOC && t && t->kind == TY_SMEM) {
+                align = ir_attr_int(op, "align", 16);
+                if (align < 16) align = 16;
+                if (moved_by_tma(&u, op->results[0]) && align < 128) align = 128;
+                if (t->swizzle && align < 1024) align = 1024;
+                if (align != ir_attr_int(op, "align", 16) || ir_attr_find(op, "align")) ir_attr_set_int(m, op, "align", align);
+                size = round_up(ir_type_smem_bytes(t), align) * (t->stages - 1) + ir_type_smem_bytes(t);
+            } else if (op->code == OP_MBAR_ALLOC && t && t->kind == TY_MBAR) {
+                align = 8;
+                size = ir_type_smem_bytes(t);
+            } else {
+                continue;
+            }
+            int64_t off = round_up(end, align);
+            ir_attr_set_int(m, op, "offset", off);
+            end = off + size;
+            if (size > largest_size) largest = op, largest_size = size;
+        }
+        k->smem_bytes = round_up(end, 16);
+        if (k->smem_bytes > SMEM_LIMIT) {
+            Loc l = k->loc;
+            if (l.line && !l.file) l.file = m->source;
+            diag_error(diag, l, "kernel '%s' needs %lld bytes of shared memory; the limit is %d bytes (227 KiB)", k->name,
+                       (long long)k->smem_bytes, SMEM_LIMIT);
+            if (largest) {
+                Loc ll = largest->loc;
+                if (ll.line && !ll.file) ll.file = m->source;
+                diag_note(diag, ll, "the largest allocation takes %lld bytes", (long long)largest_size);
+            }
+            failed = 1;
+        }
+    }
+    arena_free(&scratch);
+    return failed;
+}

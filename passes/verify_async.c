@@ -1,0 +1,513 @@
+/* verify_async.c: the protocol verifier of the asynchronous machinery (docs/IR.md, the list under
+ * "verify-async"), and the pass that fills in the byte counts of `arrive_expect(bar)`.
+ *
+ * The one idea: a barrier is named by where it was declared. Every mbarrier operand is traced back
+ * to its `mbar_alloc` (directly, or through `mbar_at` with an index value), so two uses name the
+ * same barrier when they come from the same declaration with the same index value (the same SSA
+ * value, or two constants of one value). Everything the pass proves is stated per site with that
+ * identity, and anything it cannot trace (an index that is not a value it can compare, a barrier
+ * that is not traced to a declaration, a mask computed at run time) makes no claim, or, where a
+ * number is needed (a derived byte count), is an error that asks for the number.
+ *
+ * Checks, per kernel, in this order (each a located error; the other side of a mismatch gets a
+ * note):
+ *  1. every tma.* op that executes (load, store, reduce_add, prefetch, commit, wait) is inside an
+ *     `elect` region, its innermost thread group;
+ *  5. TMA shapes: the shared tile of a load/store has the descriptor's box shape and element type;
+ *     with swizzle W the box's innermost dim spans exactly W bytes; the innermost dim spans a
+ *     multiple of 16 bytes; one descriptor is used with one swizzle mode;
+ *  2/3. byte counts of `mbar_arrive_expect`: the sum of the box bytes of the tma_loads of the same
+ *     block that complete on the same barrier, a multicast load with a constant mask counting once
+ *     per CTA of the mask. Without an explicit count it is added as an operand (a new i32 `const`
+ *     right before the arrive); with one, a constant count is compared with it;
+ *  4. arrival counts: per barrier (and per constant index of an array), the thread counts of the
+ *     arrive sites' groups (block threads, 32 per warp of `warps`, 1 for `elect`) add up to the
+ *     declared count. A site under an `if` inside its group, a remote arrive, or one whose barrier
+ *     cannot be traced makes no claim for the barriers it may reach.
+ *
+ * Assumes: the module verifies (ir_verify_module). Guarantees: after success, every
+ * mbar_arrive_expect has its byte count operand; nothing else changes.
+ */
+#include <string.h>
+
+#include "passes.h"
+
+/* A barrier as named by its declaration: alloc, plus the index of an array (a value, or a constant). */
+typedef struct BarRef {
+    Op *alloc;             /* the mbar_alloc, or NULL when the operand cannot be traced */
+    Value *index;          /* mbar_at's index value; NULL for a single barrier */
+    int has_const;         /* index is a constant ... */
+    int64_t cindex;        /* ... of this value */
+} BarRef;
+
+typedef struct AsyncCx {
+    Module *m;
+    Kernel *k;
+    DiagCtx *diag;
+    int errors;
+} AsyncCx;
+
+/* ---- helpers ---- */
+
+static Op *parent_op(const Op *op)
+{
+    return op->parent && op->parent->parent ? op->parent->parent->parent : NULL;
+}
+
+/* The op's location, else the nearest enclosing op's, else the kernel's; with the module's file. */
+static Loc loc_of(const AsyncCx *c, const Op *op)
+{
+    while (op && !op->loc.line) op = parent_op(op);
+    Loc l = op ? op->loc : c->k->loc;
+    if (l.line && !l.file) l.file = c->m->source;
+    return l;
+}
+
+static void err_at(AsyncCx *c, const Op *op, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    diag_vreport(c->diag, DIAG_ERROR, loc_of(c, op), fmt, ap);
+    va_end(ap);
+    c->errors++;
+}
+
+static void note_at(AsyncCx *c, const Op *op, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    diag_vreport(c->diag, DIAG_NOTE, loc_of(c, op), fmt, ap);
+    va_end(ap);
+}
+
+/* The innermost enclosing warps/elect op, or NULL (the whole block). */
+static Op *group_of(const Op *op)
+{
+    for (Op *p = parent_op(op); p; p = parent_op(p))
+        if (p->code == OP_WARPS || p->code == OP_ELECT) return p;
+    return NULL;
+}
+
+static int64_t block_threads(const Kernel *k) { return k->block[0] * k->block[1] * k->block[2]; }
+
+/* Threads of the group an op runs in; *desc gets a description such as "warps 4..7". */
+static int64_t group_threads(const Kernel *k, const Op *op, char *desc, size_t n)
+{
+    Op *g = group_of(op);
+    if (!g) {
+        snprintf(desc, n, "the whole block");
+        return block_threads(k);
+    }
+    if (g->code == OP_ELECT) {
+        snprintf(desc, n, "elect");
+        return 1;
+    }
+    int64_t lo = ir_attr_int(g, "lo", 0), hi = ir_attr_int(g, "hi", 0);
+    if (hi - lo == 1) snprintf(desc, n, "warp %lld", (long long)lo);
+    else snprintf(desc, n, "warps %lld..%lld", (long long)lo, (long long)hi - 1);
+    return 32 * (hi - lo);
+}
+
+/* 1 when an `if` lies between op and its thread group (so it may not run on every thread of it). */
+static int conditional_in_group(const Op *op)
+{
+    for (Op *p = parent_op(op); p && p->code != OP_WARPS && p->code != OP_ELECT; p = parent_op(p))
+        if (p->code == OP_IF) return 1;
+    return 0;
+}
+
+static int const_of(const Value *v, int64_t *out)
+{
+    return v && v->def && v->def->code == OP_CONST && ir_op_is_const(v->def, out, NULL) &&
+           ir_attr_find(v->def, "value")->kind == ATTR_INT;
+}
+
+static BarRef bar_ref(Value *v)
+{
+    BarRef r = {0};
+    if (!v || !v->def) return r;
+    if (v->def->code == OP_MBAR_ALLOC) {
+        r.alloc = v->def;
+        return r;
+    }
+    if (v->def->code == OP_MBAR_AT && v->def->noperands == 2) {
+        Value *arr = v->def->operands[0];
+        if (!arr->def || arr->def->code != OP_MBAR_ALLOC) return r;
+        r.alloc = arr->def;
+        r.index = v->def->operands[1];
+        r.has_const = const_of(r.index, &r.cindex);
+    }
+    return r;
+}
+
+static int same_bar(const BarRef *a, const BarRef *b)
+{
+    if (!a->alloc || a->alloc != b->alloc) return 0;
+    if (!a->index || !b->index) return a->index == b->index;
+    return a->index == b->index || (a->has_const && b->has_const && a->cindex == b->cindex);
+}
+
+/* 'full' (the declaration's name hint), or a description of the declaration. */
+static const char *bar_name(AsyncCx *c, const BarRef *b, char *buf, size_t n)
+{
+    const char *hint = b->alloc ? b->alloc->results[0]->name : NULL;
+    if (hint) snprintf(buf, n, "'%s'", hint);
+    else if (b->alloc) {
+        Loc l = loc_of(c, b->alloc);
+        snprintf(buf, n, "the mbarrier declared at %u:%u", l.line, l.col);
+    } else snprintf(buf, n, "this mbarrier");
+    return buf;
+}
+
+static const char *tma_name(OpCode code)
+{
+    switch (code) {
+    case OP_TMA_LOAD: return "tma.load";
+    case OP_TMA_STORE: return "tma.store";
+    case OP_TMA_REDUCE_ADD: return "tma.reduce_add";
+    case OP_TMA_PREFETCH: return "tma.prefetch";
+    case OP_TMA_COMMIT: return "tma.commit";
+    case OP_TMA_WAIT: return "tma.wait";
+    default: return NULL;
+    }
+}
+
+/* ---- 1. one issuing thread ---- */
+
+static void check_elect(Op *op, void *ctx)
+{
+    AsyncCx *c = ctx;
+    const char *name = tma_name(op->code);
+    if (!name) return;
+    Op *g = group_of(op);
+    if (!g || g->code != OP_ELECT)
+        err_at(c, op, "%s must be issued by one thread: put it inside elect { }", name);
+}
+
+/* ---- 5. TMA shapes ---- */
+
+/* The shared tile operand of a TMA load/store, and its descriptor. */
+static int tma_operands(const Op *op, Value **tile, Value **desc)
+{
+    if (op->code == OP_TMA_LOAD && op->noperands >= 2) {
+        *tile = op->operands[0];
+        *desc = op->operands[1];
+        return 1;
+    }
+    if ((op->code == OP_TMA_STORE || op->code == OP_TMA_REDUCE_ADD) && op->noperands >= 2) {
+        *tile = op->operands[op->noperands - 1];
+        *desc = op->operands[0];
+        return 1;
+    }
+    return 0;
+}
+
+/* The declaration of a shared tile (through smem_stage), or NULL. */
+static Op *tile_decl(Value *t)
+{
+    while (t && t->def && t->def->code == OP_SMEM_STAGE) t = t->def->operands[0];
+    return t && t->def && t->def->code == OP_SHARED_ALLOC ? t->def : NULL;
+}
+
+static void type_text(const Type *t, char *buf, size_t n)
+{
+    StrBuf sb;
+    sb_init(&sb);
+    ir_type_print(t, &sb);
+    snprintf(buf, n, "%s", sb.data ? sb.data : "");
+    sb_free(&sb);
+}
+
+typedef struct ShapeCx {
+    AsyncCx *c;
+    Op **first_use;        /* first_use[param index]: the first load/store of that descriptor */
+} ShapeCx;
+
+static void note_decl(AsyncCx *c, Value *tile)
+{
+    Op *d = tile_decl(tile);
+    if (d) note_at(c, d, "the shared tile is declared here");
+}
+
+static void check_shapes(Op *op, void *ctx)
+{
+    ShapeCx *s = ctx;
+    AsyncCx *c = s->c;
+    Value *tile, *desc;
+    if (!tma_operands(op, &tile, &desc)) return;
+    const Type *tt = tile->type, *dt = desc->type;
+    if (tt->kind != TY_SMEM || dt->kind != TY_TMA) return; /* the IR verifier reports these */
+    const char *name = tma_name(op->code);
+    const char *dname = desc->name ? desc->name : "descriptor";
+    char tb[96], db[96];
+    type_text(tt, tb, sizeof tb);
+    type_text(dt, db, sizeof db);
+    if (tt->rank != dt->rank || memcmp(tt->shape, dt->shape, sizeof tt->shape) || tt->elem != dt->elem) {
+        err_at(c, op, "%s moves a box of %s ('%s') but the shared tile is %s", name, db, dname, tb);
+        note_decl(c, tile);
+        return;
+    }
+    int64_t esize = ir_type_bits(dt->elem) / 8, inner = dt->shape[dt->rank - 1] * esize;
+    if (tt->swizzle && inner != tt->swizzle) {
+        err_at(c, op, "%s with swizzle %d needs the box's innermost dim to span exactly %d bytes, but %lld x %s is %lld bytes",
+               name, tt->swizzle, tt->swizzle, (long long)dt->shape[dt->rank - 1], ir_type_kind_name(dt->elem->kind),
+               (long long)inner);
+        note_decl(c, tile);
+    } else if (inner % 16) {
+        err_at(c, op, "%s needs the box's innermost dim to span a multiple of 16 bytes, but %lld x %s is %lld bytes", name,
+               (long long)dt->shape[dt->rank - 1], ir_type_kind_name(dt->elem->kind), (long long)inner);
+    }
+    /* one swizzle mode per descriptor */
+    uint32_t pi = desc->index;
+    if (desc->def || pi >= c->k->nparams || c->k->params[pi].value != desc) return;
+    Op *first = s->first_use[pi];
+    if (!first) {
+        s->first_use[pi] = op;
+        return;
+    }
+    Value *ft = NULL, *fd = NULL;
+    if (tma_operands(first, &ft, &fd) && ft->type->swizzle != tt->swizzle) {
+        err_at(c, op, "descriptor '%s' is used with swizzle %d here but with swizzle %d elsewhere; one descriptor has one swizzle mode",
+               dname, tt->swizzle, ft->type->swizzle);
+        note_at(c, first, "%s with swizzle %d", tma_name(first->code), ft->type->swizzle);
+    }
+}
+
+/* ---- 2/3. transaction bytes ---- */
+
+/* Box bytes a tma_load completes on each destination barrier; 0 when the mask is not a constant. */
+static int64_t load_bytes(const Kernel *k, const Op *ld, int64_t *box, int *ncta)
+{
+    const Type *dt = ld->operands[1]->type;
+    int64_t b = ir_type_bits(dt->elem) / 8;
+    for (int i = 0; i < dt->rank; i++) b *= dt->shape[i];
+    *box = b;
+    *ncta = 1;
+    if (ir_attr_int(ld, "multicast", 0)) {
+        int64_t mask;
+        if (!const_of(ld->operands[ld->noperands - 1], &mask)) return 0;
+        int n = 0;
+        for (int i = 0; i < 16; i++) n += (int)((mask >> i) & 1);
+        (void)k;
+        *ncta = n;
+    }
+    return b * *ncta;
+}
+
+static Value *load_bar(const Op *ld)
+{
+    const Type *dt = ld->operands[1]->type;
+    return ld->operands[2 + dt->rank];
+}
+
+typedef struct NestedCx {
+    const BarRef *bar;
+    Op *found;
+} NestedCx;
+
+static void find_nested_load(Op *op, void *ctx)
+{
+    NestedCx *n = ctx;
+    if (n->found || op->code != OP_TMA_LOAD || op->noperands < 3 || op->operands[1]->type->kind != TY_TMA) return;
+    BarRef r = bar_ref(load_bar(op));
+    if (same_bar(&r, n->bar)) n->found = op;
+}
+
+static void check_mask(AsyncCx *c, Op *ld)
+{
+    int64_t mask;
+    if (!ir_attr_int(ld, "multicast", 0) || !const_of(ld->operands[ld->noperands - 1], &mask)) return;
+    int64_t csize = c->k->cluster[0] * c->k->cluster[1] * c->k->cluster[2];
+    if (mask <= 0 || mask >= ((int64_t)1 << (csize < 16 ? csize : 16)))
+        err_at(c, ld, "multicast mask 0x%llx names CTA ranks outside the %lld-CTA cluster", (unsigned long long)mask,
+               (long long)csize);
+}
+
+static void derive_bytes(AsyncCx *c, Op *ae)
+{
+    BarRef bar = bar_ref(ae->operands[0]);
+    char bn[96];
+    bar_name(c, &bar, bn, sizeof bn);
+    int explicit_count = ae->noperands == 2;
+    int64_t given = 0;
+    int known_given = explicit_count && const_of(ae->operands[1], &given);
+    if (explicit_count && !known_given) return; /* a run-time count: no claim */
+    if (!bar.alloc) {
+        if (!explicit_count)
+            err_at(c, ae, "cannot derive the byte count of arrive_expect on %s: it is not traced to one mbarrier declaration; pass the bytes explicitly", bn);
+        return;
+    }
+    int64_t total = 0;
+    int nloads = 0;
+    Op *unknown_mask = NULL, *nested = NULL, *expect_tx = NULL;
+    for (Op *o = ae->parent->first; o; o = o->next) {
+        if (o->code == OP_MBAR_EXPECT_TX) {
+            BarRef r = bar_ref(o->operands[0]);
+            if (same_bar(&r, &bar)) expect_tx = o;
+        }
+        if (o->nregions && !nested) {
+            NestedCx n = {&bar, NULL};
+            for (uint32_t i = 0; i < o->nregions; i++) ir_walk_region(&o->regions[i], find_nested_load, &n);
+            nested = n.found;
+        }
+        if (o->code != OP_TMA_LOAD || o->operands[1]->type->kind != TY_TMA) continue;
+        BarRef r = bar_ref(load_bar(o));
+        if (!same_bar(&r, &bar)) continue;
+        int64_t box;
+        int ncta;
+        int64_t b = load_bytes(c->k, o, &box, &ncta);
+        if (!b && !unknown_mask) unknown_mask = o;
+        total += b;
+        nloads++;
+    }
+    if (explicit_count && (unknown_mask || nested || expect_tx || !nloads)) return; /* nothing to compare with */
+    if (!explicit_count) {
+        const char *why = NULL;
+        Op *at = NULL;
+        if (!nloads && !nested) why = "no tma.load completes on it in this block";
+        else if (nested) why = "a tma.load on it is inside a nested region", at = nested;
+        else if (unknown_mask) why = "the multicast mask of a tma.load on it is not a constant", at = unknown_mask;
+        else if (expect_tx) why = "an expect_tx on it in this block adds bytes of its own", at = expect_tx;
+        if (why) {
+            err_at(c, ae, "cannot derive the byte count of arrive_expect on %s: %s; pass the bytes explicitly", bn, why);
+            if (at) note_at(c, at, "%s", at == expect_tx ? "this expect_tx" : "this load");
+            return;
+        }
+        Builder b = {c->m, c->k, ae->parent, ae};
+        Value *v = ir_build_const_int(&b, ae->loc, ir_type_scalar(TY_I32), total);
+        Value **ops = ARENA_ARRAY(&c->m->arena, Value *, 2);
+        ops[0] = ae->operands[0];
+        ops[1] = v;
+        v->uses++;
+        ae->operands = ops;
+        ae->noperands = 2;
+        return;
+    }
+    if (given == total) return;
+    err_at(c, ae, "arrive_expect on %s expects %lld bytes but %lld arrive in this phase", bn, (long long)given,
+           (long long)total);
+    for (Op *o = ae->parent->first; o; o = o->next) {
+        if (o->code != OP_TMA_LOAD || o->operands[1]->type->kind != TY_TMA) continue;
+        BarRef r = bar_ref(load_bar(o));
+        if (!same_bar(&r, &bar)) continue;
+        int64_t box;
+        int ncta;
+        load_bytes(c->k, o, &box, &ncta);
+        if (ir_attr_int(o, "multicast", 0))
+            note_at(c, o, "this load multicasts a %lld-byte box to %d CTA%s", (long long)box, ncta, ncta == 1 ? "" : "s");
+        else
+            note_at(c, o, "this load brings a %lld-byte box", (long long)box);
+    }
+}
+
+typedef struct OpList {
+    Op **ops;
+    uint32_t n, cap;
+    Arena *a;
+} OpList;
+
+static void push(OpList *l, Op *op)
+{
+    if (l->n == l->cap) {
+        uint32_t cap = l->cap ? l->cap * 2 : 32;
+        Op **n = ARENA_ARRAY(l->a, Op *, cap);
+        if (l->n) memcpy(n, l->ops, sizeof *n * l->n);
+        l->ops = n;
+        l->cap = cap;
+    }
+    l->ops[l->n++] = op;
+}
+
+typedef struct Collect {
+    OpList arrive_expects, loads, sites, allocs;
+} Collect;
+
+static void collect(Op *op, void *ctx)
+{
+    Collect *col = ctx;
+    switch (op->code) {
+    case OP_MBAR_ARRIVE_EXPECT: push(&col->arrive_expects, op); /* fallthrough */
+    case OP_MBAR_ARRIVE:
+    case OP_MBAR_ARRIVE_REMOTE: push(&col->sites, op); break;
+    case OP_TMA_LOAD: push(&col->loads, op); break;
+    case OP_MBAR_ALLOC: push(&col->allocs, op); break;
+    default: break;
+    }
+}
+
+/* ---- 4. arrival counts ---- */
+
+static void check_arrivals(AsyncCx *c, Op *alloc, const OpList *sites)
+{
+    const Type *t = alloc->results[0]->type;
+    int64_t count = ir_attr_int(alloc, "count", 0);
+    int64_t n = t->rank ? t->shape[0] : 1;
+    /* for each index (a single barrier has index 0): the const-indexed sites on it, plus every
+     * site whose index is a run-time value */
+    for (int64_t i = 0; i < n; i++) {
+        int64_t sum = 0;
+        int nsites = 0, uncountable = 0;
+        for (uint32_t s = 0; s < sites->n; s++) {
+            Op *op = sites->ops[s];
+            BarRef r = bar_ref(op->operands[0]);
+            if (r.alloc != alloc) continue;
+            if (r.index && r.has_const && r.cindex != i) continue;
+            if (op->code == OP_MBAR_ARRIVE_REMOTE || conditional_in_group(op)) uncountable = 1;
+            char d[64];
+            sum += group_threads(c->k, op, d, sizeof d);
+            nsites++;
+        }
+        if (!nsites || uncountable || sum == count) continue;
+        char bn[96];
+        const char *hint = alloc->results[0]->name;
+        Loc al = loc_of(c, alloc);
+        char idx[32] = "";
+        int all_const = 1;
+        for (uint32_t s = 0; s < sites->n; s++) {
+            BarRef r = bar_ref(sites->ops[s]->operands[0]);
+            if (r.alloc == alloc && r.index && !r.has_const) all_const = 0;
+        }
+        if (t->rank && all_const) snprintf(idx, sizeof idx, "[%lld]", (long long)i);
+        if (hint) snprintf(bn, sizeof bn, "'%s%s'", hint, idx);
+        else snprintf(bn, sizeof bn, "declared at %u:%u%s%s", al.line, al.col, idx[0] ? ", index " : "", idx);
+        err_at(c, alloc, "mbarrier %s is declared with %lld arrival%s per phase but its arrive sites make %lld", bn,
+               (long long)count, count == 1 ? "" : "s", (long long)sum);
+        for (uint32_t s = 0; s < sites->n; s++) {
+            Op *op = sites->ops[s];
+            BarRef r = bar_ref(op->operands[0]);
+            if (r.alloc != alloc || (r.index && r.has_const && r.cindex != i)) continue;
+            char d[64];
+            int64_t th = group_threads(c->k, op, d, sizeof d);
+            note_at(c, op, "executed by %lld thread%s (%s)", (long long)th, th == 1 ? "" : "s", d);
+        }
+        return; /* one report per declaration */
+    }
+}
+
+int pass_verify_async(Module *m, DiagCtx *diag)
+{
+    AsyncCx c = {.m = m, .diag = diag};
+    Arena scratch;
+    arena_init(&scratch);
+    for (Kernel *k = m->first; k; k = k->next) {
+        c.k = k;
+        ir_walk_region(&k->body, check_elect, &c);
+
+        ShapeCx s = {&c, ARENA_ARRAY(&scratch, Op *, k->nparams + 1)};
+        ir_walk_region(&k->body, check_shapes, &s);
+
+        Collect col = {{.a = &scratch}, {.a = &scratch}, {.a = &scratch}, {.a = &scratch}};
+        ir_walk_region(&k->body, collect, &col);
+        for (uint32_t i = 0; i < col.loads.n; i++)
+            if (col.loads.ops[i]->operands[1]->type->kind == TY_TMA) check_mask(&c, col.loads.ops[i]);
+        for (uint32_t i = 0; i < col.arrive_expects.n; i++) derive_bytes(&c, col.arrive_expects.ops[i]);
+
+        int untraced = 0;
+        for (uint32_t i = 0; i < col.sites.n; i++)
+            if (!bar_ref(col.sites.ops[i]->operands[0]).alloc) untraced = 1;
+        if (!untraced)
+            for (uint32_t i = 0; i < col.allocs.n; i++) check_arrivals(&c, col.allocs.ops[i], &col.sites);
+    }
+    arena_free(&scratch);
+    return c.errors ? 1 : 0;
+}

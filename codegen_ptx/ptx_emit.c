@@ -13,7 +13,7 @@
  * `mbar`s are 32-bit `.shared::cta` window addresses in `.b32` registers (what ld.shared, mbarrier
  * and cp.async.bulk take); a `parity` is a `.b32` holding 0 or 1; a `tma` descriptor is the 64-bit
  * generic address of its 128-byte kernel parameter. Parameters: pointers `.u64` (a shared one is
- * converted to its 32-bit window address on entry), tma `.param .align 64 .b8 NAME[128]`, ints
+ * converted to its 32-bit window address on entry), tma `.param .align 128 .b8 NAME[128]`, ints
  * `.sN`/`.uN`, f16/bf16 `.b16`, f32/f64 `.f32`/`.f64`, and i1 one `.u8` byte (0 or 1; any nonzero
  * byte reads as true).
  *
@@ -1859,7 +1859,8 @@ static int entry_reg_budget(const Kernel *k)
 
 /* The prologue of the asynchronous machinery: the addresses of the top-level shared_alloc and
  * mbar_alloc ops (tilec_smem + offset), then thread 0 initialises every mbarrier, fences the init
- * to the cluster and the async proxy, and the block (and cluster) synchronises. */
+ * to the cluster and the async proxy, and the block (and cluster) synchronises. (The window is
+ * 1024-aligned in every CTA because smem-layout makes its size a multiple of 1024.) */
 static void emit_smem_prologue(Emit *e, const Kernel *k)
 {
     const Block *entry = k->body.first;
@@ -1991,7 +1992,7 @@ static void emit_kernel(Emit *e, const Kernel *k, StrBuf *out)
         const Param *p = &k->params[i];
         const char *pt = param_type(p->value->type);
         if (p->value->type->kind == TY_TMA) {   /* a 128-byte CUtensorMap by value */
-            sb_printf(out, "%s\n\t.param .align 64 .b8 %s_param_", i ? "," : "", kname.data);
+            sb_printf(out, "%s\n\t.param .align 128 .b8 %s_param_", i ? "," : "", kname.data);
             put_ident(out, p->name);
             sb_puts(out, "[128]");
             StrBuf pn;
@@ -2075,9 +2076,12 @@ static void emit_kernel(Emit *e, const Kernel *k, StrBuf *out)
         }
     }
     if (block_has(entry, needs_warpid)) {
-        e->warpid = reg_add(e, "%warpid", RC_B32);
-        sb_puts(&e->decl, "\t.reg .b32 %warpid;\n");
-        ins(e, "shr.u32 %%warpid, %%tlin, 5");
+        /* not "%warpid": that name is PTX's special register for the hardware warp slot on the SM
+         * (ptxas reads it as such even when declared as a .reg), which is 0 only in the first CTA
+         * resident on an SM; the warp index within the block is tid / 32 */
+        e->warpid = reg_add(e, "%_warp", RC_B32);
+        sb_puts(&e->decl, "\t.reg .b32 %_warp;\n");
+        ins(e, "shr.u32 %%_warp, %%tlin, 5");
     }
     if (k->smem_bytes > 0) e->uses_smem = 1;
     emit_smem_prologue(e, k);

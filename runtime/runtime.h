@@ -61,7 +61,7 @@ typedef struct RtLimits {
  * argument gets a specific message; the back end's encode_tma then only encodes. */
 
 #define RT_TMA_BYTES 128         /* sizeof(CUtensorMap) */
-#define RT_TMA_ALIGN 64          /* the alignment the map needs (encode and .param) */
+#define RT_TMA_ALIGN 128         /* the map's alignment: CUtensorMap is alignas(128); the PTX param says .align 128 */
 #define RT_MAX_TMA 16            /* TMA parameters one launch can encode */
 #define RT_TMA_CACHE 8           /* encoded maps remembered per kernel */
 

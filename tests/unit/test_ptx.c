@@ -856,7 +856,7 @@ START_TEST(test_async_pipeline)
     /* no .version raise: every form assembles at 8.0 on sm_90a */
     HAS(ptx, ".version 8.0\n.target sm_90a\n");
     HAS(ptx, "\n.extern .shared .align 1024 .b8 tilec_smem[];\n");
-    HAS(ptx, ".param .align 64 .b8 pipeline_param_tin[128]");
+    HAS(ptx, ".param .align 128 .b8 pipeline_param_tin[128]");
     HAS(ptx, "mov.b64 %tin_0, pipeline_param_tin;\n\tcvta.param.u64 %tin_0, %tin_0;");
     /* setmaxnreg: 384 threads enter with 168 registers; 40 is a dec, 232 an inc */
     HAS(ptx, ".maxntid 384, 1, 1\n.minnctapersm 1\n.explicitcluster\n.reqnctapercluster 2, 1, 1\n");
@@ -871,9 +871,9 @@ START_TEST(test_async_pipeline)
     HAS(ptx, "fence.mbarrier_init.release.cluster;\n$L_init_0_done:\n\tbar.sync 0;\n"
              "\tbarrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;\n");
     /* groups */
-    HAS(ptx, "shr.u32 %warpid, %tlin, 5;");
+    HAS(ptx, "shr.u32 %_warp, %tlin, 5;");
     HAS(ptx, "setp.ge.u32 %_p");            /* warps 0..3: only the upper bound */
-    HAS(ptx, ", %warpid, 4;");
+    HAS(ptx, ", %_warp, 4;");
     HAS(ptx, "setp.lt.u32 %_p");            /* warps 4..11 of 12: only the lower bound */
     HAS(ptx, "elect.sync _|%_p");
     HAS(ptx, ", 0xFFFFFFFF;");
@@ -945,7 +945,7 @@ START_TEST(test_async_tma_ranks)
     HAS(ptx, ".reqntid 16, 1, 1\n");
     HAS(ptx, "elect.sync _|%_p");
     HAS(ptx, ", 0x0000FFFF;\n");
-    ck_assert_ptr_null(strstr(ptx, "%warpid, 0;"));
+    ck_assert_ptr_null(strstr(ptx, "%_warp, 0;"));
     HAS(ptx, "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r");
     HAS(ptx, "[%d1__0, {%c0__5}], [%r");
     HAS(ptx, "[%d5__1, {%c4__9, %c3__8, %c2__7, %c1__6, %c0__5}], [%r");

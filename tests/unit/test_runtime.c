@@ -577,7 +577,7 @@ START_TEST(args_tma_pack)
     ck_assert_uint_eq(t->box[1], 64);
     ck_assert_uint_eq(t->box[2], 0);
 
-    /* by name, dims before the maps: the same descriptors, the maps still 64-byte aligned */
+    /* by name, dims before the maps: the same descriptors, the maps still 128-byte aligned */
     tile_param_info qs[4] = {ps[2], ps[0], ps[3], ps[1]};
     qs[1].dim_params[0] = 0, qs[1].dim_params[1] = 2;
     qs[3].dim_params[0] = 0, qs[3].dim_params[1] = 2;
@@ -585,15 +585,15 @@ START_TEST(args_tma_pack)
                      tile_arg_named("M", as[2])};
     ck_assert_int_eq(check(qs, 4, bn, 4, &pk), TILE_SUCCESS);
     ck_assert_uint_eq(pk.off[0], 0);
-    ck_assert_uint_eq(pk.off[1], 64);
-    ck_assert_uint_eq(pk.off[2], 192);
-    ck_assert_uint_eq(pk.off[3], 256);
-    ck_assert_uint_eq(pk.size, 384);
+    ck_assert_uint_eq(pk.off[1], 128);
+    ck_assert_uint_eq(pk.off[2], 256);
+    ck_assert_uint_eq(pk.off[3], 384);
+    ck_assert_uint_eq(pk.size, 512);
     ck_assert_int_eq(pk.ntma, 2);
     ck_assert_uint_eq(pk.tma[0].desc.addr, 0x10000);
     ck_assert_uint_eq(pk.tma[0].desc.dims[0], 4096);
     ck_assert_uint_eq(pk.tma[0].desc.dims[1], 1000);
-    ck_assert_uint_eq(pk.tma[1].offset, 256);
+    ck_assert_uint_eq(pk.tma[1].offset, 384);
 
     /* rank 3 f32 without swizzle: strides are row and plane bytes */
     tile_param_info r3[4] = {

@@ -459,7 +459,10 @@ int ir_op_is_const(const Op *op, int64_t *ival, double *fval)
     }
     if (a->kind == ATTR_FLOAT) {
         if (fval) *fval = a->f;
-        if (ival) *ival = (int64_t)a->f;
+        /* the integer view of a float constant: truncated, 0 for NaN, saturated outside int64 */
+        if (ival)
+            *ival = a->f != a->f ? 0 : a->f >= 9.2233720368547758e18 ? INT64_MAX
+                  : a->f <= -9.2233720368547758e18 ? INT64_MIN : (int64_t)a->f;
         return 1;
     }
     return 0;

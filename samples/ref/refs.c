@@ -6,9 +6,10 @@
  * one at a time, bf16 by bit manipulation), so vector_add, saxpy and relu_bf16 are compared
  * exactly (saxpy within 1 ulp, in case a*x+y is ever contracted to an fma), and row_softmax, whose
  * exp is ex2.approx on the GPU, within a relative 1e-5. The TMA samples (tma_copy,
- * pipelined_rowsum, cluster_multicast) are compared exactly too: a copy, a left-to-right f32 sum
- * and one f32 add per element; their setups read the compiled TMA boxes and cluster shape from
- * the program, so a -D override of the sample's constants keeps the reference right.
+ * tma_copy_persistent, pipelined_rowsum, cluster_multicast) are compared exactly too: a copy, a
+ * left-to-right f32 sum and one f32 add per element; their setups read the compiled TMA boxes,
+ * cluster shape and shared memory size from the program, so a -D override of the sample's
+ * constants keeps the reference (and the persistent grid) right.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -373,6 +374,41 @@ static void ref_tma_copy(ref_case *c)
     memcpy(d->expect, param(c, "src")->init, d->count * 2);
 }
 
+/* tma_copy_persistent: the same copy by a fixed grid of persistent blocks, each walking the boxes
+ * t = b, b + G, ... through a STAGES-deep ring. The kernel is right for any grid; the setup takes
+ * as many blocks as the compiled kernel's shared memory lets stay resident on an SM (2 as written:
+ * 96 KiB each), times REF_PERSISTENT_SMS, and never more than there are boxes. */
+#define REF_PERSISTENT_SMS 132u            /* an H100 SXM; refs cannot ask the device */
+#define REF_SMEM_PER_SM (228u * 1024u)     /* H100 and B200: 228 KiB per SM, 1 KiB of it reserved per block */
+static int setup_tma_copy_persistent(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err,
+                                     size_t errlen)
+{
+    long long M, N;
+    if (shape2("tma_copy_persistent", n, set, nset, "M", "N", 1000, 8, &M, &N, err, errlen)) return -1;
+    unsigned box[2];
+    tma_box(c, "src", 2, (const unsigned[]){128, 64}, box);
+    if (M + box[0] > INT32_MAX || N + box[1] > INT32_MAX)
+        return fail(err, errlen, "tma_copy_persistent: M = %lld, N = %lld: the kernel's i32 box counts would overflow", M, N);
+    size_t count = (size_t)(M * N);
+    fill_bf16(add_buffer(c, "src", REF_IN, TILE_DTYPE_BF16, count, 256), rng, -100.0f, 100.0f);
+    add_buffer(c, "dst", REF_OUT, TILE_DTYPE_BF16, count, 256);
+    add_scalar(c, "M", TILE_DTYPE_I32, (double)M);
+    add_scalar(c, "N", TILE_DTYPE_I32, (double)N);
+    unsigned per_sm = 2;
+    size_t smem = c->prog ? tile_program_kernel_smem(c->prog, c->kernel_index) : 0;
+    if (smem) {
+        size_t fit = REF_SMEM_PER_SM / (smem + 1024);
+        per_sm = fit < 1 ? 1u : fit > 8 ? 8u : (unsigned)fit;
+    }
+    unsigned long long boxes = (unsigned long long)blocks_for(M, box[0]) * blocks_for(N, box[1]);
+    unsigned long long grid = (unsigned long long)REF_PERSISTENT_SMS * per_sm;
+    c->grid[0] = (unsigned)(boxes < grid ? boxes : grid);
+    c->elements = count;
+    c->bytes = 4.0 * (double)count;
+    snprintf(c->shape, sizeof c->shape, "M = %lld, N = %lld (box %u x %u, %llu boxes)", M, N, box[0], box[1], boxes);
+    return 0;
+}
+
 /* pipelined_rowsum: out[r] = x[r, 0] + x[r, 1] + ... in f32, left to right (as each consumer
  * thread adds: the zero-filled columns past K add +0, which changes nothing). */
 static int setup_rowsum(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
@@ -450,6 +486,8 @@ const ref_kernel ref_kernels[] = {
     {"relu_bf16", "samples/relu_bf16.tile", 128, 2048, {REF_TOL_EXACT, 0, 0, 0}, setup_relu_bf16, ref_relu_bf16},
     {"row_softmax", "samples/row_softmax_scalar.tile", 128, 128, {REF_TOL_REL, 0, 1e-5, 1e-9}, setup_row_softmax, ref_row_softmax},
     {"tma_copy", "samples/tma_copy.tile", 128, 128 * 64, {REF_TOL_EXACT, 0, 0, 0}, setup_tma_copy, ref_tma_copy},
+    {"tma_copy_persistent", "samples/tma_copy_persistent.tile", 32, 128 * 64, {REF_TOL_EXACT, 0, 0, 0}, setup_tma_copy_persistent,
+     ref_tma_copy},
     {"pipelined_rowsum", "samples/pipelined_rowsum.tile", 256, 128, {REF_TOL_EXACT, 0, 0, 0}, setup_rowsum, ref_rowsum},
     {"cluster_multicast", "samples/cluster_multicast.tile", 128, 64 * 64, {REF_TOL_EXACT, 0, 0, 0}, setup_multicast, ref_multicast},
 };

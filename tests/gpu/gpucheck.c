@@ -7,6 +7,9 @@
  *     the TMA samples at shapes with partial edge boxes in both dims, pipelined_rowsum at K / BK
  *     from below STAGES to thousands of boxes (the ring wraps hundreds of times), and
  *     cluster_multicast both as written (2-CTA clusters) and compiled with -DCLUSTER=4;
+ *     tma_copy_persistent with its own grid and with forced grids (1 to 7 blocks, so that one
+ *     block's ring wraps up to 144 times; more blocks than boxes), as written and compiled with
+ *     -DSTAGES=3 -DPENDING_READS=2 and with -DPENDING_READS=0;
  *   - two streams created with out-of-range priorities: the clamped priorities read back are the
  *     device's least and greatest, and a launch on each gives the right result;
  *   - events: elapsed time between timing events, query after synchronize, and an error (never a
@@ -145,8 +148,10 @@ static void unload_sample(loaded *l)
 }
 
 /* One run of a sample on `stream`: make the case, upload, launch, verify; reports one line.
- * Returns 1 when it passed. */
-static int run_case(gpu *g, loaded *l, long long n, const ref_setting *set, int nset, tile_stream *stream, const char *tag)
+ * `grid_x` (0: the setup's grid) launches a 1-D grid of that many blocks instead, for kernels that
+ * are right for any grid (tma_copy_persistent). Returns 1 when it passed. */
+static int run_case_grid(gpu *g, loaded *l, long long n, const ref_setting *set, int nset, tile_stream *stream,
+                         const char *tag, unsigned grid_x)
 {
     ref_case c;
     char err[512];
@@ -155,6 +160,7 @@ static int run_case(gpu *g, loaded *l, long long n, const ref_setting *set, int 
         report(0, "%s%s: %s", l->ref->name, tag, err);
         return 0;
     }
+    if (grid_x) c.grid[0] = grid_x, c.grid[1] = c.grid[2] = 1;
     tile_launch_config cfg = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, 0, stream};
     ref_check r;
     tile_status st = ref_case_upload(g->dev, &c);
@@ -175,11 +181,17 @@ static int run_case(gpu *g, loaded *l, long long n, const ref_setting *set, int 
     return ok;
 }
 
-/* The 2-D samples' shapes: (rows, cols) under the setting names the sample's setup reads.
+static int run_case(gpu *g, loaded *l, long long n, const ref_setting *set, int nset, tile_stream *stream, const char *tag)
+{
+    return run_case_grid(g, l, n, set, nset, stream, tag, 0);
+}
+
+/* The 2-D samples' shapes: (rows, cols) under the setting names the sample's setup reads, and
+ * optionally a third number, a 1-D grid to launch instead of the setup's (0: the setup's).
  * A shape list ends with {0, 0}. */
 typedef struct shapes2 {
     const char *kernel, *rname, *cname;
-    long long full[16][2], quick[6][2];
+    long long full[16][3], quick[6][3];
 } shapes2;
 
 static const shapes2 shape_table[] = {
@@ -191,6 +203,15 @@ static const shapes2 shape_table[] = {
      {{1, 8}, {128, 64}, {129, 72}, {127, 120}, {1000, 1000}, {4097, 520}, {3, 4096}, {2048, 8}, {16384, 1024},
       {5000, 4104}},
      {{129, 72}, {300, 200}}},
+    /* box 128 x 64, 6 stages, grid min(boxes, 264) unless given: one box; 2 x 2 partial boxes;
+     * up to 8 boxes per block (the ring wraps once); 8256 boxes, 31-32 per block (5 wraps, partial
+     * columns); then forced grids: all 128 boxes in one block (21 wraps), 297 boxes on 7 blocks
+     * (partial both ways), 2600 boxes on 3 blocks (867 each: the ring wraps 144 times, partial both
+     * ways), and grids with more blocks than boxes (blocks with nothing to copy) */
+    {"tma_copy_persistent", "M", "N",
+     {{1, 8}, {128, 64}, {129, 72}, {1000, 1000}, {4097, 520}, {3, 4096}, {16384, 1024}, {8192, 8200},
+      {1000, 1000, 1}, {4097, 520, 7}, {5000, 4104, 3}, {127, 120, 5}, {2048, 8, 264}},
+     {{129, 72}, {300, 200, 1}, {1000, 1000, 3}, {127, 120, 5}}},
     /* box 128 x 32, 4 stages: K / 32 boxes = 1 (partial), 4 (no wrap), 33 (8 wraps + partial), 128, 2048 */
     {"pipelined_rowsum", "M", "K",
      {{1, 4}, {128, 128}, {129, 1056}, {1000, 4096}, {4097, 1000}, {300, 65536}, {16384, 512}, {127, 36}},
@@ -215,11 +236,11 @@ static void test_samples(gpu *g, loaded *ls, int nls)
         for (size_t t = 0; t < sizeof shape_table / sizeof shape_table[0]; t++)
             if (strcmp(shape_table[t].kernel, name) == 0) sh = &shape_table[t];
         if (sh) {
-            const long long(*list)[2] = quick ? sh->quick : sh->full;
+            const long long(*list)[3] = quick ? sh->quick : sh->full;
             size_t n = quick ? sizeof sh->quick / sizeof sh->quick[0] : sizeof sh->full / sizeof sh->full[0];
             for (size_t i = 0; i < n && (list[i][0] || list[i][1]); i++) {
                 ref_setting set[2] = {{sh->rname, (double)list[i][0]}, {sh->cname, (double)list[i][1]}};
-                run_case(g, l, 0, set, 2, NULL, "");
+                run_case_grid(g, l, 0, set, 2, NULL, list[i][2] ? " (grid forced)" : "", (unsigned)list[i][2]);
             }
             continue;
         }
@@ -708,8 +729,13 @@ int main(int argc, char **argv)
     /* every sample as written, then the variants compiled with -D overrides */
     enum { MAX_LOADED = 16 };
     static const tile_define cluster4[] = {{"CLUSTER", "4"}};
+    static const tile_define ring_min[] = {{"STAGES", "3"}, {"PENDING_READS", "2"}};
+    static const tile_define reads0[] = {{"PENDING_READS", "0"}};
     static const struct { const char *kernel; const tile_define *defs; int ndefs; const char *tag; } variants[] = {
         {"cluster_multicast", cluster4, 1, " (-DCLUSTER=4)"},
+        /* the two ends of the ring's split: one load ahead and 3 stores reading; every stage loaded ahead */
+        {"tma_copy_persistent", ring_min, 2, " (-DSTAGES=3 -DPENDING_READS=2)"},
+        {"tma_copy_persistent", reads0, 1, " (-DPENDING_READS=0)"},
     };
     loaded ls[MAX_LOADED] = {{0}};
     int nls = 0;

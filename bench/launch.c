@@ -36,37 +36,6 @@ static double now_us(void)
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 4096, n = 0, got;
-    char *buf = malloc(cap);
-    while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
-        n += got;
-        if (n == cap) {
-            char *nb = realloc(buf, cap *= 2);
-            if (!nb) free(buf);
-            buf = nb;
-        }
-    }
-    fclose(f);
-    if (buf) *len = n;
-    return buf;
-}
-
 /* ---- the raw driver API, opened here, independently of libtile ---- */
 
 static struct {
@@ -146,7 +115,7 @@ static int first_launch_main(const char *cache_dir, const char *file)
 {
     setenv("TILEC_CACHE_DIR", cache_dir, 1);
     size_t len;
-    char *src = slurp(file, &len);
+    char *src = ref_slurp(file, &len);
     if (!src) return 1;
     double t0 = now_us();
     tile_device *d;
@@ -232,7 +201,7 @@ int main(int argc, char **argv)
     char file[4096];
     snprintf(file, sizeof file, "%s/samples/vector_add.tile", root);
     size_t len;
-    char *src = slurp(file, &len);
+    char *src = ref_slurp(file, &len);
     if (!src) {
         fprintf(stderr, "bench launch: cannot read %s: %s\n", file, strerror(errno));
         return 1;
@@ -295,7 +264,7 @@ int main(int argc, char **argv)
         if (cu_check(cu.StreamSynchronize(cstream), "cuStreamSynchronize")) return 1;
         if (r >= 0) t_tile[r] = (t1 - t0) / batch, t_raw[r] = (t3 - t2) / batch;
     }
-    double launch_tile = median(t_tile, rounds), launch_raw = median(t_raw, rounds);
+    double launch_tile = ref_median(t_tile, rounds), launch_raw = ref_median(t_raw, rounds);
 
     /* 2. compile to first launch: cold (fresh empty cache) and warm (the cache one run filled) */
     enum { FIRST_RUNS = 3 };
@@ -362,7 +331,7 @@ int main(int argc, char **argv)
             return 1;
         if (r >= 0) cp[r] = (double)ms * 1e3;
     }
-    double copy_us = median(cp, reps);
+    double copy_us = ref_median(cp, reps);
     double va_gbs = 12.0 * (double)n / (va_us * 1e3), copy_gbs = 2.0 * (double)copy_bytes / (copy_us * 1e3);
 
     /* the table */
@@ -370,11 +339,11 @@ int main(int argc, char **argv)
     printf("%-44s %12.3f   %-34s %+9.3f us   %s\n", "launch overhead, us per launch (host)", launch_tile,
            (snprintf(err, sizeof err, "%.3f  raw cuLaunchKernel", launch_raw), err), launch_tile - launch_raw, "within 1 us");
     if (first_ok) {
-        double cm = median(cold, FIRST_RUNS), wm = median(warm, FIRST_RUNS);
+        double cm = ref_median(cold, FIRST_RUNS), wm = ref_median(warm, FIRST_RUNS);
         printf("%-44s %12.2f   %-34s %11.1fx   %s\n", "compile to first launch, cold cache, ms", cm,
                (snprintf(err, sizeof err, "%.2f  warm disk cache", wm), err), cm / wm, "(no goal)");
         printf("  (device open %.1f ms, not included; %d of %d cold runs hit, %d of %d warm runs missed; in-process re-compile %.3f ms, %s)\n",
-               median(open_ms, FIRST_RUNS), cold_hits, FIRST_RUNS, warm_misses, FIRST_RUNS, in_process_ms, mem_hit ? "hit" : "miss");
+               ref_median(open_ms, FIRST_RUNS), cold_hits, FIRST_RUNS, warm_misses, FIRST_RUNS, in_process_ms, mem_hit ? "hit" : "miss");
     } else {
         printf("%-44s %12s\n", "compile to first launch", "FAILED (child process)");
     }

@@ -29,37 +29,6 @@
 
 #include "refs.h"
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 4096, n = 0, got;
-    char *buf = malloc(cap);
-    while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
-        n += got;
-        if (n == cap) {
-            char *nb = realloc(buf, cap *= 2);
-            if (!nb) free(buf);
-            buf = nb;
-        }
-    }
-    fclose(f);
-    if (buf) *len = n;
-    return buf;
-}
-
 static int tile_check(tile_status st, const char *what)
 {
     if (st == TILE_SUCCESS) return 0;
@@ -204,7 +173,7 @@ int main(int argc, char **argv)
         char file[4096];
         snprintf(file, sizeof file, "%s/%s", root, b->file);
         size_t len;
-        char *src = slurp(file, &len);
+        char *src = ref_slurp(file, &len);
         if (!src) {
             fprintf(stderr, "bench tma_copy: cannot read %s: %s\n", file, strerror(errno));
             return 1;
@@ -314,7 +283,7 @@ int main(int argc, char **argv)
             return 1;
         }
     }
-    double copy_us = median(tc, reps);
+    double copy_us = ref_median(tc, reps);
     double moved = 2.0 * (double)bytes;   /* read + write */
     double c_gbs = moved / (copy_us * 1e3);
     double lo[2], hi[2], med[2];
@@ -322,7 +291,7 @@ int main(int argc, char **argv)
     for (int k = 0; k < nk; k++) {
         lo[k] = hi[k] = ks[k].t[0];
         for (int r = 0; r < reps; r++) lo[k] = ks[k].t[r] < lo[k] ? ks[k].t[r] : lo[k], hi[k] = ks[k].t[r] > hi[k] ? ks[k].t[r] : hi[k];
-        med[k] = median(ks[k].t, reps);
+        med[k] = ref_median(ks[k].t, reps);
         double k_gbs = moved / (med[k] * 1e3);
         snprintf(err, sizeof err, "%.1f  cuMemcpyDtoD (%zu MiB)", c_gbs, bytes >> 20);
         printf("%-52s %12.1f   %-36s %8.3f   %s\n", ks[k].label, k_gbs, err, k_gbs / c_gbs, ">= 0.92");

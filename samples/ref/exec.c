@@ -116,8 +116,7 @@ tile_status ref_case_time(tile_device *d, tile_kernel *k, const ref_case *c, con
         us[i] = (double)ms * 1000.0;
     }
     if (st == TILE_SUCCESS) {
-        qsort(us, (size_t)repeat, sizeof *us, cmp_double);
-        *median_us = repeat % 2 ? us[repeat / 2] : 0.5 * (us[repeat / 2 - 1] + us[repeat / 2]);
+        *median_us = ref_median(us, repeat);
         *min_us = us[0];
         *max_us = us[repeat - 1];
     }
@@ -125,4 +124,29 @@ tile_status ref_case_time(tile_device *d, tile_kernel *k, const ref_case *c, con
     free(ev);
     free(us);
     return st;
+}
+
+double ref_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+char *ref_slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 4096, n = 0, got;
+    char *buf = malloc(cap);
+    while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += got;
+        if (n == cap) {
+            char *nb = realloc(buf, cap *= 2);
+            if (!nb) free(buf);
+            buf = nb;
+        }
+    }
+    fclose(f);
+    if (buf) *len = n;
+    return buf;
 }

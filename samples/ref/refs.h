@@ -148,4 +148,8 @@ tile_status ref_case_time(tile_device *d, tile_kernel *k, const ref_case *c, con
 /* A message for a failed call: "STATUS: last error" (a static thread-local buffer). */
 const char *ref_error(tile_status s);
 
+/* Harness utilities shared by tilec run, gpucheck and the benchmarks. */
+char *ref_slurp(const char *path, size_t *len);   /* a whole file, malloc'ed (not NUL-terminated); NULL on error */
+double ref_median(double *v, int n);              /* sorts v; the median of n > 0 values */
+
 #endif

@@ -60,26 +60,6 @@ static void report(int ok, const char *fmt, ...)
     else nfail++;
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    size_t got;
-    while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
-        n += got;
-        if (n == cap) {
-            char *nb = realloc(buf, cap *= 2);
-            if (!nb) free(buf);
-            buf = nb;
-        }
-    }
-    fclose(f);
-    if (buf) *len = n;
-    return buf;
-}
-
 /* ---- the device and the samples ---- */
 
 typedef struct gpu {
@@ -109,7 +89,7 @@ static int load_sample(gpu *g, const ref_kernel *rk, const tile_define *defs, in
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", g->root, rk->file);
     size_t len;
-    char *src = slurp(path, &len);
+    char *src = ref_slurp(path, &len);
     if (!src) {
         report(0, "%s: cannot read %s: %s", rk->name, path, strerror(errno));
         return -1;
@@ -636,7 +616,7 @@ static int cache_probe_main(int argc, char **argv)
     if (argc != 6) return 2;
     setenv("TILEC_CACHE_DIR", argv[2], 1);
     size_t len;
-    char *src = slurp(argv[3], &len);
+    char *src = ref_slurp(argv[3], &len);
     if (!src) {
         printf("cannot read %s\n", argv[3]);
         return 1;

@@ -1551,18 +1551,27 @@ static void emit_tma(Emit *e, const Op *op)
     const char *c = tma_coords(e, op, 2, rank);
     const char *bar = operand_of(e, op, 2 + (uint32_t)rank, TY_MBAR, "an mbar");
     if (!dst || !c || !bar) return;
-    if (!has_mask) {
-        ins(e, "cp.async.bulk.tensor.%dd.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%s], [%s, %s], [%s]",
-            rank, dst, desc, c, bar);
-        return;
+    /* {cache = "evict_first" | "evict_last" | "evict_normal"}: an L2 policy for the whole box */
+    const char *cache = ir_attr_str(op, "cache", NULL), *hint = "", *policy = NULL;
+    if (cache) {
+        if (strcmp(cache, "evict_first") && strcmp(cache, "evict_last") && strcmp(cache, "evict_normal")) {
+            error_at(e, op, "'tma_load': unknown cache policy '%s' (evict_first, evict_last, evict_normal)", cache);
+            return;
+        }
+        policy = T(e, RC_B64);
+        ins(e, "createpolicy.fractional.L2::%s.b64 %s, 1.0", cache, policy);
+        hint = ".L2::cache_hint";
     }
-    const char *mask = i32_operand(e, op, nb, "CTA mask");
-    if (!mask) return;
-    const char *h = T(e, RC_B16);   /* ctaMask must be a .b16 register */
-    ins(e, "cvt.u16.u32 %s, %s", h, mask);
-    ins(e, "cp.async.bulk.tensor.%dd.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster "
-           "[%s], [%s, %s], [%s], %s",
-        rank, dst, desc, c, bar, h);
+    const char *mask = NULL, *h = NULL;
+    if (has_mask) {
+        if (!(mask = i32_operand(e, op, nb, "CTA mask"))) return;
+        h = T(e, RC_B16);   /* ctaMask must be a .b16 register */
+        ins(e, "cvt.u16.u32 %s, %s", h, mask);
+    }
+    ins(e, "cp.async.bulk.tensor.%dd.shared::cluster.global.tile.mbarrier::complete_tx::bytes%s%s "
+           "[%s], [%s, %s], [%s]%s%s%s%s",
+        rank, has_mask ? ".multicast::cluster" : "", hint, dst, desc, c, bar, h ? ", " : "", h ? h : "",
+        policy ? ", " : "", policy ? policy : "");
 }
 
 static int64_t kernel_threads(const Kernel *k) { return k->block[0] * k->block[1] * k->block[2]; }

@@ -1288,8 +1288,8 @@ static Ex tma_call(S *s, const Node *n)
     int k = 0;
     if (!need_builder(s, n->loc)) return ex_err();
     if (strcmp(f, "load") == 0) {
-        static const char *const names[] = {"multicast", NULL};
-        const Node *named[1] = {0};
+        static const char *const names[] = {"multicast", "cache", NULL};
+        const Node *named[2] = {0};
         if (split_args(s, n, 3, 3, names, named) < 0) return ex_err();
         ops[k++] = smem_operand(s, n->list[0], f);
         if (!ops[0] || !tma_position(s, n->list[1], f, ops, &k)) return ex_err();
@@ -1298,8 +1298,20 @@ static Ex tma_call(S *s, const Node *n)
             ops[k] = coerce(s, expr_hint(s, named[0], T(TY_I32)), T(TY_I32), named[0]->loc, "multicast mask");
             if (!ops[k++]) return ex_err();
         }
+        const char *cache = NULL;
+        if (named[1]) {
+            const Node *v = named[1];
+            if (v->kind == N_NAME && (strcmp(v->name, "evict_first") == 0 || strcmp(v->name, "evict_last") == 0 ||
+                                      strcmp(v->name, "evict_normal") == 0))
+                cache = v->name;
+            else {
+                diag_error(s->diag, v->loc, "cache must be evict_first, evict_last or evict_normal");
+                return ex_err();
+            }
+        }
         Op *op = ir_build(&s->b, OP_TMA_LOAD, n->loc, ops, (uint32_t)k, NULL);
         ir_attr_set_int(s->m, op, "multicast", named[0] != NULL);
+        if (cache) ir_attr_set_str(s->m, op, "cache", cache);
         return ex_none();
     }
     if (strcmp(f, "store") == 0 || strcmp(f, "reduce_add") == 0) {

@@ -620,6 +620,12 @@ static void check_tma(Verifier *V, Op *op)
             verr(V, op, "multicast must be 0 or 1");
             return;
         }
+        Attr *cache = ir_attr_find(op, "cache");
+        if (cache && (cache->kind != ATTR_STR || (strcmp(cache->s, "evict_first") && strcmp(cache->s, "evict_last") &&
+                                                  strcmp(cache->s, "evict_normal")))) {
+            verr(V, op, "cache must be \"evict_first\", \"evict_last\" or \"evict_normal\"");
+            return;
+        }
         const Type *d = tma_access(V, op, 1, mc ? 2 : 1, mc ? ", an mbarrier and a CTA mask (multicast = 1)" : " and an mbarrier");
         if (!d) return;
         check_tile_operand(V, op, 0, d);

@@ -70,6 +70,7 @@ typedef enum NodeKind {
     N_BREAK, N_CONTINUE, N_RETURN,
     N_SHARED,      /* name; a: tile type; list: attributes (N_CALL: swizzle(W), stages(S), align(N)) */
     N_MBARRIER,    /* name; a: arrival count; b: array size or NULL */
+    N_NAMED_BARRIER, /* name; a: thread count */
     N_GROUP,       /* op: TK_ELECT, TK_WARP, TK_WARPS, TK_WARPGROUP; a, b: warp bounds; d: body; list: attributes */
     /* expressions */
     N_INT,         /* ival */

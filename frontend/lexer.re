@@ -169,6 +169,7 @@ again:
         "global"   { TOK(TK_GLOBAL); }
         "shared"   { TOK(TK_SHARED); }
         "mbarrier" { TOK(TK_MBARRIER); }
+        "named_barrier" { TOK(TK_NAMED_BARRIER); }
         "elect"    { TOK(TK_ELECT); }
         "warp"     { TOK(TK_WARP); }
         "warps"    { TOK(TK_WARPS); }
@@ -290,6 +291,7 @@ const char *fe_token_name(int kind)
     case TK_GLOBAL: return "'global'";
     case TK_SHARED: return "'shared'";
     case TK_MBARRIER: return "'mbarrier'";
+    case TK_NAMED_BARRIER: return "'named_barrier'";
     case TK_ELECT: return "'elect'";
     case TK_WARP: return "'warp'";
     case TK_WARPS: return "'warps'";

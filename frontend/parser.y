@@ -88,7 +88,7 @@ static Node *un(ParseCtx *ctx, Token op, Node *a)
 }
 
 %token KERNEL CONST LET VAR IF ELSE FOR IN STEP WHILE LOOP BREAK CONTINUE RETURN TRUE FALSE
-       BLOCK CLUSTER TENSOR GLOBAL SHARED MBARRIER ELECT WARP WARPS WARPGROUP IDENT INT FLOAT STRING TYPENAME
+       BLOCK CLUSTER TENSOR GLOBAL SHARED MBARRIER NAMED_BARRIER ELECT WARP WARPS WARPGROUP IDENT INT FLOAT STRING TYPENAME
        LPAREN RPAREN LBRACKET RBRACKET LBRACE RBRACE COMMA SEMI COLON DOTDOT DOT ASSIGN ASSIGN_OP.
 
 %right QUESTION COLON.
@@ -187,6 +187,8 @@ stmt(A) ::= SHARED(K) IDENT(N) COLON type(T) attrs(X) SEMI.
     { A = take_list(NAME(N_SHARED, N), X); A->loc = L(ctx, K); A->a = T; }
 /* mbarrier NAME(count); mbarrier NAME[n](count); */
 stmt(A) ::= MBARRIER(K) IDENT(N) LPAREN expr(C) RPAREN SEMI. { A = NAME(N_MBARRIER, N); A->loc = L(ctx, K); A->a = C; }
+/* named_barrier NAME(threads); a hardware named barrier that sync(NAME) uses */
+stmt(A) ::= NAMED_BARRIER(K) IDENT(N) LPAREN expr(C) RPAREN SEMI. { A = NAME(N_NAMED_BARRIER, N); A->loc = L(ctx, K); A->a = C; }
 stmt(A) ::= MBARRIER(K) IDENT(N) LBRACKET expr(S) RBRACKET LPAREN expr(C) RPAREN SEMI.
     { A = NAME(N_MBARRIER, N); A->loc = L(ctx, K); A->a = C; A->b = S; }
 /* thread groups: elect { }, warp(i) { }, warps(a .. b) { }, warpgroup(g) { }, with attrs like setmaxnreg(n) */

@@ -17,7 +17,7 @@
 
 /* ---- symbols and scopes ---- */
 
-typedef enum SymKind { SYM_CONST, SYM_LET, SYM_VAR, SYM_BUILTIN } SymKind;
+typedef enum SymKind { SYM_CONST, SYM_LET, SYM_VAR, SYM_BUILTIN, SYM_NAMED_BARRIER } SymKind;
 
 typedef struct CVal {
     int is_float;
@@ -32,7 +32,8 @@ struct Sym {
     Loc loc;
     const Type *type;    /* NULL for an untyped constant */
     Value *value;        /* let/var/param: current SSA value */
-    CVal c;              /* const: the value */
+    CVal c;              /* const: the value; named barrier: c.i = its id, bar_threads its thread count */
+    int bar_threads;
     int depth;           /* scope depth it was declared at */
     Sym *prev;           /* next-outer symbol in the chain */
 };
@@ -780,6 +781,10 @@ static Ex name_expr(S *s, const Node *n)
         diag_error(s->diag, n->loc, "unknown name '%s'", n->name);
         return ex_err();
     }
+    if (y->kind == SYM_NAMED_BARRIER) {
+        diag_error(s->diag, n->loc, "'%s' is a named barrier: it is only used as sync(%s)", n->name, n->name);
+        return ex_err();
+    }
     if (y->kind == SYM_CONST) {
         Ex e = {0};
         e.is_const = 1;
@@ -1369,8 +1374,24 @@ static Ex call_expr(S *s, const Node *n, const Type *hint)
     const char *f = n->name;
     if (n->a) return method_call(s, n);
     if (strcmp(f, "sync") == 0) {
-        if (!nargs_ok(s, n, 0, 0) || !need_builder(s, n->loc)) return ex_err();
+        if (!nargs_ok(s, n, 0, 1) || !need_builder(s, n->loc)) return ex_err();
         Group *g = s->group;
+        if (n->nlist == 1) { /* sync(NAME): the declared named barrier, whatever group runs it */
+            const Node *a = n->list[0];
+            Sym *y = a->kind == N_NAME ? lookup(s, a->name) : NULL;
+            if (!y || y->kind != SYM_NAMED_BARRIER) {
+                diag_error(s->diag, a->loc, "sync() takes a barrier declared with named_barrier");
+                return ex_err();
+            }
+            if (g && g->kind == TK_ELECT) {
+                diag_error(s->diag, n->loc, "sync() inside elect: one thread cannot fill a named barrier");
+                return ex_err();
+            }
+            Op *op = ir_build(&s->b, OP_GROUP_SYNC, n->loc, NULL, 0, NULL);
+            ir_attr_set_int(s->m, op, "id", y->c.i);
+            ir_attr_set_int(s->m, op, "threads", y->bar_threads);
+            return ex_none();
+        }
         if (!g || g->kind == 0) {
             ir_build(&s->b, OP_BARRIER, n->loc, NULL, 0, NULL);
         } else if (g->kind == TK_ELECT) {
@@ -1969,6 +1990,28 @@ static void mbarrier_stmt(S *s, const Node *n)
     y->value = op->results[0];
 }
 
+/* named_barrier NAME(threads): one of the 15 hardware named barriers (ids 1..15, shared with the
+ * ones sync() allocates for groups); sync(NAME) waits until `threads` threads arrived, from any
+ * roles: the usual way for several warpgroups to meet. */
+static void named_barrier_stmt(S *s, const Node *n)
+{
+    if (!at_top_level(s, n, "named_barrier")) return;
+    int64_t threads, block = s->group ? s->group->threads : 0;
+    if (!const_int(s, n->a, &threads, "a named barrier's thread count")) return;
+    if (threads < 32 || threads % 32 || threads > block) {
+        diag_error(s->diag, n->a->loc, "a named barrier counts whole warps of the block: %lld is not a multiple of 32 in 32..%lld",
+                   (long long)threads, (long long)block);
+        return;
+    }
+    if (s->next_sync_id > 15) {
+        diag_error(s->diag, n->loc, "more than 15 named barriers: the hardware has 16, and barrier 0 belongs to sync()");
+        return;
+    }
+    Sym *y = declare(s, n->name, SYM_NAMED_BARRIER, n->loc);
+    y->c.i = s->next_sync_id++;
+    y->bar_threads = (int)threads;
+}
+
 /* elect { }, warp(i) { }, warps(a .. b) { }, warpgroup(g) { }: a region run by part of the block */
 static void group_stmt(S *s, const Node *n)
 {
@@ -2061,6 +2104,7 @@ static void stmt(S *s, const Node *n)
     switch (n->kind) {
     case N_SHARED: shared_stmt(s, n); break;
     case N_MBARRIER: mbarrier_stmt(s, n); break;
+    case N_NAMED_BARRIER: named_barrier_stmt(s, n); break;
     case N_GROUP: group_stmt(s, n); break;
     case N_BLOCK: block_stmts(s, n); break;
     case N_LET: let_stmt(s, n); break;

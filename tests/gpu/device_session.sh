@@ -25,6 +25,13 @@ log=${OUT:-/tmp}/device.log
     fi
     echo "== tilec run (each sample, 2^24 elements)"
     for s in samples/*.tile; do build/tilec run "$s" --size 16777216 --repeat 20; echo "exit $?"; done
+    echo "== variants (tests/gpu/variants): named barrier, L2 cache hint"
+    for a in "M=300 K=65536" "M=4097 K=1000" "M=16384 K=4096"; do
+        build/tilec run tests/gpu/variants/rowsum_named_barrier.tile --arg "${a% *}" --arg "${a#* }"; echo "exit $?"
+    done
+    for a in "M=4097 N=520" "M=16384 N=8192"; do
+        build/tilec run tests/gpu/variants/tma_copy_cache_hint.tile --arg "${a% *}" --arg "${a#* }"; echo "exit $?"
+    done
     echo "== embed: two streams, events, callback"
     LD_LIBRARY_PATH=build build/embed_streams
     echo "exit $?"

@@ -191,13 +191,7 @@ int main(int argc, char **argv)
     if (batch < 1) batch = 1;
     if (rounds < 1) rounds = 1;
 
-    char why[512] = "";
-    int count = 0;
-    tile_status st = tile_device_count(TILE_BACKEND_CUDA, &count, why, sizeof why);
-    if (st != TILE_SUCCESS || count == 0) {
-        printf("bench launch: SKIPPED: %s\n", why[0] ? why : "no CUDA device found");
-        return 77;
-    }
+    if (!ref_cuda_present("bench launch")) return 77;
     char file[4096];
     snprintf(file, sizeof file, "%s/samples/vector_add.tile", root);
     size_t len;

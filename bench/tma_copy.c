@@ -140,13 +140,8 @@ int main(int argc, char **argv)
     }
     if (reps < 1) reps = 1;
 
-    char why[512] = "";
-    int count = 0;
-    tile_status st = tile_device_count(TILE_BACKEND_CUDA, &count, why, sizeof why);
-    if (st != TILE_SUCCESS || count == 0) {
-        printf("bench tma_copy: SKIPPED: %s\n", why[0] ? why : "no CUDA device found");
-        return 77;
-    }
+    if (!ref_cuda_present("bench tma_copy")) return 77;
+    tile_status st;
 
     benched ks[2];
     int nk = 0;

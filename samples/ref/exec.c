@@ -150,3 +150,13 @@ char *ref_slurp(const char *path, size_t *len)
     if (buf) *len = n;
     return buf;
 }
+
+int ref_cuda_present(const char *who)
+{
+    char why[512] = "";
+    int count = 0;
+    tile_status st = tile_device_count(TILE_BACKEND_CUDA, &count, why, sizeof why);
+    if (st == TILE_SUCCESS && count > 0) return 1;
+    printf("%s: SKIPPED: %s\n", who, why[0] ? why : st != TILE_SUCCESS ? ref_error(st) : "no CUDA device found");
+    return 0;
+}

@@ -151,5 +151,8 @@ const char *ref_error(tile_status s);
 /* Harness utilities shared by tilec run, gpucheck and the benchmarks. */
 char *ref_slurp(const char *path, size_t *len);   /* a whole file, malloc'ed (not NUL-terminated); NULL on error */
 double ref_median(double *v, int n);              /* sorts v; the median of n > 0 values */
+/* 1 when a CUDA device is present; otherwise prints "WHO: SKIPPED: <why>" and gives 0, and the
+ * caller exits 77 (a skip, never a pass). */
+int ref_cuda_present(const char *who);
 
 #endif

@@ -682,13 +682,8 @@ int main(int argc, char **argv)
         }
     }
 
-    char why[512] = "";
-    int count = 0;
-    tile_status st = tile_device_count(TILE_BACKEND_CUDA, &count, why, sizeof why);
-    if (st != TILE_SUCCESS || count == 0) {
-        printf("gpucheck: SKIPPED: %s\n", why[0] ? why : st != TILE_SUCCESS ? ref_error(st) : "no CUDA device found");
-        return SKIP_STATUS;
-    }
+    if (!ref_cuda_present("gpucheck")) return SKIP_STATUS;
+    tile_status st;
     /* A private cache directory, so that cache behaviour is this run's alone. */
     char cache[] = "/tmp/gpucheck-samples-XXXXXX";
     if (!mkdtemp(cache)) {

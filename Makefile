@@ -12,15 +12,15 @@ LIT      ?= python3 /usr/lib/llvm-19/build/utils/lit/lit.py
 WARN     = -Wall -Wextra -Wpedantic -Wshadow -Wmissing-prototypes -Werror
 CFLAGS  ?= -O2 -g
 override CFLAGS += -std=c11 $(WARN) -D_POSIX_C_SOURCE=200809L -fPIC
-CPPFLAGS += -Iinclude -Iir -Ifrontend -Ipasses -Icodegen_ptx -Iruntime -Idriver -Isamples/ref -I$(BUILD)/gen -I$(CUDA_HOME)/include
+CPPFLAGS += -Iinclude -Iir -Ifrontend -Ipasses -Icodegen_ptx -Iruntime -Iruntime/sim -Idriver -Isamples/ref -I$(BUILD)/gen -I$(CUDA_HOME)/include
 override LDLIBS += -lm -ldl -lpthread
 
 GEN      = $(BUILD)/gen
 LIB_SRC  = $(wildcard ir/*.c) $(wildcard frontend/*.c) $(wildcard passes/*.c) \
-           $(wildcard codegen_ptx/*.c) $(wildcard runtime/*.c) $(filter-out driver/main.c,$(wildcard driver/*.c))
+           $(wildcard codegen_ptx/*.c) $(wildcard runtime/*.c) $(wildcard runtime/sim/*.c) $(filter-out driver/main.c,$(wildcard driver/*.c))
 GEN_SRC  = $(GEN)/lexer.c $(GEN)/parser.c
 LIB_OBJ  = $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRC)) $(GEN)/lexer.o $(GEN)/parser.o
-HDRS     = $(wildcard include/*.h ir/*.h ir/*.def frontend/*.h passes/*.h codegen_ptx/*.h runtime/*.h driver/*.h) $(GEN)/parser.h
+HDRS     = $(wildcard include/*.h ir/*.h ir/*.def frontend/*.h passes/*.h codegen_ptx/*.h runtime/*.h runtime/sim/*.h driver/*.h) $(GEN)/parser.h
 
 # The samples' C references and the run harness (samples/ref): linked into tilec, gpucheck, bench.
 REF_SRC  = $(wildcard samples/ref/*.c)

@@ -154,6 +154,7 @@ tile_target tile_program_target(const tile_program *p);
 #define TILE_ERROR_NOT_READY ((tile_status)16)      /* stream/event query: work still pending */
 #define TILE_ERROR_IN_CALLBACK ((tile_status)17)    /* the API was called from a host callback */
 #define TILE_ERROR_TARGET ((tile_status)18)         /* the program's target does not run on this device */
+#define TILE_ERROR_KERNEL ((tile_status)19)         /* the kernel hung, faulted or raced: the report is in tile_last_error() */
 
 const char *tile_last_error(void);   /* thread-local; "" when the last failing call left none */
 
@@ -188,6 +189,31 @@ void tile_device_close(tile_device *d);           /* frees everything made from 
 tile_status tile_device_info_get(tile_device *d, tile_device_info *out);
 tile_status tile_device_set_sync_mode(tile_device *d, tile_sync_mode mode);   /* before any other work */
 tile_status tile_device_synchronize(tile_device *d);
+
+/* ---- the simulator ("sim" back end) ----
+ * The simulator runs a kernel's lowered tile IR on the CPU with CTAs, clusters, warps, shared
+ * memory and the async engines (mbarriers, TMA, bulk groups) modelled. A launch runs to the end
+ * on the calling thread; a hang, an out-of-bounds access, a misuse of an mbarrier or a
+ * shared-memory race ends it with TILE_ERROR_KERNEL and a report in tile_last_error(). */
+typedef enum tile_sim_schedule {
+    TILE_SIM_RANDOM = 0,        /* the next thread to step is drawn from the seed */
+    TILE_SIM_ROUND_ROBIN = 1,   /* threads in turn; async completions as early as possible */
+    TILE_SIM_ADVERSARIAL = 2,   /* random threads; async completions delayed as long as possible */
+} tile_sim_schedule;
+
+typedef struct tile_sim_options {
+    uint64_t seed;              /* the schedule is a function of the seed (default 1) */
+    tile_sim_schedule schedule;
+    int race_check;             /* 1 (default): report shared-memory races with both source locations */
+    const char *trace_path;     /* a Chrome/Perfetto trace (JSON) of the next launches; NULL: none */
+    uint64_t max_steps;         /* thread steps before a launch is stopped as runaway; 0: 2^32 */
+} tile_sim_options;
+
+/* The defaults above. */
+void tile_sim_options_init(tile_sim_options *o);
+/* Sets the options of a sim device for the launches that follow (copied; trace_path too).
+ * TILE_ERROR_INVALID_ARGUMENT on a device of another back end. */
+tile_status tile_device_sim_configure(tile_device *d, const tile_sim_options *o);
 
 /* ---- memory ---- */
 typedef uint64_t tile_devptr;

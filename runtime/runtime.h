@@ -21,7 +21,7 @@
 
 /* ================================ rt_api.c ================================ */
 
-#define RT_ERR_LEN 4096          /* bytes of the per-thread last-error message */
+#define RT_ERR_LEN 16384         /* bytes of the per-thread last-error message (a simulator report fits) */
 #define RT_MAX_PARAMS 256        /* kernel parameters a launch can pack */
 #define RT_MAX_PARAM_BYTES 4096  /* the classic CUDA kernel-parameter limit */
 #define RT_SHARED_DEFAULT ((size_t)48 * 1024)  /* dynamic shared memory without opting in */
@@ -193,6 +193,13 @@ typedef struct RtBackend {
     /* Encodes a checked descriptor into a CUtensorMap at out (RT_TMA_ALIGN-aligned, RT_TMA_BYTES).
      * NULL when the back end has no TMA. */
     tile_status (*encode_tma)(void *dev, const RtTmaDesc *t, void *out);
+
+    /* 1: module_load takes the program's lowered tile IR (TILE_STAGE_IR_LOWERED text, is_text 1)
+     * instead of a cubin or PTX, and the program's target is not checked against the device
+     * (the simulator runs every target). */
+    int takes_ir;
+    /* The simulator's options (NULL for other back ends). */
+    tile_status (*sim_configure)(void *dev, const tile_sim_options *o);
 } RtBackend;
 
 /* Tests only: serves back end b from `be` (a fake device), NULL restores the built-in one. Not
@@ -205,6 +212,10 @@ extern const RtBackend rt_cuda_backend;
 
 /* The driver's version (e.g. 13000), or 0 when no CUDA driver can be loaded. */
 int rt_cuda_driver_version(void);
+
+/* ================================ sim/rt_sim.c ================================ */
+
+extern const RtBackend rt_sim_backend;
 
 /* ================================ cache.c ================================ */
 

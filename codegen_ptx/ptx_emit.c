@@ -87,6 +87,8 @@ typedef struct Emit {
     int uses_smem;         /* some kernel of the module declared dynamic shared memory */
     const char *last_file;
     uint32_t last_line;
+    PtxOptions *opts;      /* debug_hangs and the wait-site table, or NULL */
+    int capsites;
 } Emit;
 
 /* ---------------------------------------------------------------- output helpers */
@@ -1374,6 +1376,95 @@ static void emit_smem_addr(Emit *e, const Op *op)
     ins(e, "add.u32 %s, %s, %s", d, base, o);
 }
 
+/* A bounded wait (debug_hangs): try once; then note %globaltimer and retry until the module's
+ * limit passes, when tilec_hang writes the record and traps. The site goes into the table. */
+static void emit_watched_wait(Emit *e, const Op *op, int id, const char *sc, const char *b, const char *par,
+                              const char *p)
+{
+    PtxOptions *o = e->opts;
+    if (o->nsites == e->capsites) {
+        int cap = e->capsites ? 2 * e->capsites : 16;
+        PtxWaitSite *ns = realloc(o->sites, (size_t)cap * sizeof *ns);
+        if (!ns) ir_unreachable("out of memory");
+        o->sites = ns;
+        e->capsites = cap;
+    }
+    const Op *alloc = op->operands[0]->def;
+    if (alloc && alloc->code == OP_MBAR_AT) alloc = alloc->operands[0]->def;
+    PtxWaitSite *site = &o->sites[o->nsites];
+    *site = (PtxWaitSite){.kernel = e->k->name, .line = op->loc.line, .col = op->loc.col, .bar_offset = -1};
+    if (alloc && alloc->code == OP_MBAR_ALLOC) {
+        const Type *t = alloc->results[0]->type;
+        site->barrier = alloc->results[0]->name;
+        site->bar_offset = ir_attr_int(alloc, "offset", -1);
+        site->bar_count = t->rank ? t->shape[0] : 0;
+    }
+    const char *t0 = T(e, RC_B64), *t1 = T(e, RC_B64), *lim = T(e, RC_B64), *off = T(e, RC_B32), *q = T(e, RC_PRED);
+    ins(e, "mbarrier.try_wait.parity.acquire.%s.shared::cta.b64 %s, [%s], %s", sc, p, b, par);
+    sb_printf(&e->body, "\t@%s bra $L_wait_%d_done;\n", p, id);
+    ins(e, "mov.u64 %s, %%globaltimer", t0);
+    ins(e, "ld.global.u64 %s, [%s+8]", lim, PTX_WATCHDOG_SYMBOL);
+    ins(e, "setp.eq.u64 %s, %s, 0", q, lim);
+    ins(e, "selp.u64 %s, %llu, %s, %s", lim, PTX_WATCHDOG_DEFAULT_NS, lim, q);
+    label(e, id, "wait", "retry");
+    ins(e, "mbarrier.try_wait.parity.acquire.%s.shared::cta.b64 %s, [%s], %s", sc, p, b, par);
+    sb_printf(&e->body, "\t@%s bra $L_wait_%d_done;\n", p, id);
+    ins(e, "mov.u64 %s, %%globaltimer", t1);
+    ins(e, "sub.u64 %s, %s, %s", t1, t1, t0);
+    ins(e, "setp.lt.u64 %s, %s, %s", q, t1, lim);
+    sb_printf(&e->body, "\t@%s bra $L_wait_%d_retry;\n", q, id);
+    ins(e, "div.u64 %s, %s, 1000000", t1, t1);      /* ns to ms */
+    sb_printf(&e->body, "\t{\n\t.param .b32 wd_a0;\n\t.param .b32 wd_a1;\n\t.param .b32 wd_a2;\n\t.param .b32 wd_a3;\n");
+    ins(e, "mov.u32 %s, %d", off, o->nsites);
+    ins(e, "st.param.b32 [wd_a0], %s", off);
+    ins(e, "cvt.u32.u64 %s, %s", off, t1);
+    ins(e, "st.param.b32 [wd_a1], %s", par);
+    ins(e, "st.param.b32 [wd_a3], %s", off);
+    if (e->smem_base >= 0) ins(e, "sub.u32 %s, %s, %s", off, b, R(e, e->smem_base));
+    else ins(e, "mov.u32 %s, 0xffffffff", off);
+    ins(e, "st.param.b32 [wd_a2], %s", off);
+    ins(e, "call tilec_hang, (wd_a0, wd_a1, wd_a2, wd_a3)");
+    sb_puts(&e->body, "\t}\n");
+    label(e, id, "wait", "done");
+    o->nsites++;
+}
+
+/* The report routine of the bounded waits (once per module): claims the record with a CAS, fills
+ * it (PTX_WD_* words), makes it visible to the host, and traps. Without a record it just traps. */
+static void emit_hang_routine(StrBuf *out)
+{
+    sb_printf(out,
+              "\n.visible .global .align 8 .u64 %s[2];\n"
+              "\n.func tilec_hang(.param .b32 site, .param .b32 parity, .param .b32 baroff, .param .b32 waited)\n{\n"
+              "\t.reg .b32 %%r<4>;\n\t.reg .b64 %%rd<2>;\n\t.reg .pred %%p<2>;\n"
+              "\tld.global.u64 %%rd1, [%s];\n"
+              "\tsetp.eq.u64 %%p1, %%rd1, 0;\n"
+              "\t@%%p1 bra $L_hang_trap;\n"
+              "\tatom.global.cas.b32 %%r1, [%%rd1], 0, 1;\n"
+              "\tsetp.ne.u32 %%p1, %%r1, 0;\n"
+              "\t@%%p1 bra $L_hang_trap;\n"
+              "\tld.param.b32 %%r1, [site];\n\tst.volatile.global.u32 [%%rd1+%d], %%r1;\n"
+              "\tld.param.b32 %%r1, [parity];\n\tst.volatile.global.u32 [%%rd1+%d], %%r1;\n"
+              "\tld.param.b32 %%r1, [baroff];\n\tst.volatile.global.u32 [%%rd1+%d], %%r1;\n"
+              "\tld.param.b32 %%r1, [waited];\n\tst.volatile.global.u32 [%%rd1+%d], %%r1;\n"
+              "\tmov.u32 %%r1, %%ctaid.x;\n\tst.volatile.global.u32 [%%rd1+%d], %%r1;\n"
+              "\tmov.u32 %%r1, %%ctaid.y;\n\tst.volatile.global.u32 [%%rd1+%d], %%r1;\n"
+              "\tmov.u32 %%r1, %%ctaid.z;\n\tst.volatile.global.u32 [%%rd1+%d], %%r1;\n"
+              "\tmov.u32 %%r1, %%tid.x;\n\tst.volatile.global.u32 [%%rd1+%d], %%r1;\n"
+              "\tmov.u32 %%r1, %%tid.y;\n\tst.volatile.global.u32 [%%rd1+%d], %%r1;\n"
+              "\tmov.u32 %%r1, %%tid.z;\n\tst.volatile.global.u32 [%%rd1+%d], %%r1;\n"
+              "\tmov.u32 %%r1, %%cluster_ctarank;\n\tst.volatile.global.u32 [%%rd1+%d], %%r1;\n"
+              "\tfence.sc.sys;\n"
+              "\tst.volatile.global.u32 [%%rd1+%d], %u;\n"
+              "\tfence.sc.sys;\n"
+              "$L_hang_trap:\n"
+              "\ttrap;\n"
+              "\tret;\n}\n",
+              PTX_WATCHDOG_SYMBOL, PTX_WATCHDOG_SYMBOL, 4 * PTX_WD_SITE, 4 * PTX_WD_PARITY, 4 * PTX_WD_BAROFF,
+              4 * PTX_WD_WAITED_MS, 4 * PTX_WD_CTAID, 4 * (PTX_WD_CTAID + 1), 4 * (PTX_WD_CTAID + 2), 4 * PTX_WD_TID,
+              4 * (PTX_WD_TID + 1), 4 * (PTX_WD_TID + 2), 4 * PTX_WD_RANK, 4 * PTX_WD_DONE, PTX_WD_MAGIC);
+}
+
 static void emit_mbar(Emit *e, const Op *op)
 {
     const char *name = ir_op_info[op->code].name;
@@ -1448,6 +1539,10 @@ static void emit_mbar(Emit *e, const Op *op)
         /* try_wait may return false after a hardware time limit: loop until the phase completed */
         int id = e->nlabel++;
         const char *p = T(e, RC_PRED);
+        if (e->opts && e->opts->debug_hangs) {
+            emit_watched_wait(e, op, id, sc, b, par, p);
+            return;
+        }
         label(e, id, "wait", "retry");
         ins(e, "mbarrier.try_wait.parity.acquire.%s.shared::cta.b64 %s, [%s], %s", sc, p, b, par);
         sb_printf(&e->body, "\t@!%s bra $L_wait_%d_retry;\n", p, id);
@@ -2113,6 +2208,11 @@ static void emit_kernel(Emit *e, const Kernel *k, StrBuf *out)
 
 int ptx_emit_module(const Module *m, PtxTarget target, StrBuf *out, DiagCtx *diag)
 {
+    return ptx_emit_module_opts(m, target, NULL, out, diag);
+}
+
+int ptx_emit_module_opts(const Module *m, PtxTarget target, PtxOptions *opts, StrBuf *out, DiagCtx *diag)
+{
     if (target < 0 || target >= PTX_TARGET_COUNT) {
         diag_error(diag, (Loc){0, 0, 0}, "unknown PTX target %d", (int)target);
         return 1;
@@ -2122,6 +2222,11 @@ int ptx_emit_module(const Module *m, PtxTarget target, StrBuf *out, DiagCtx *dia
     e.m = m;
     e.target = target;
     e.diag = diag;
+    e.opts = opts;
+    if (opts) {
+        opts->sites = NULL;
+        opts->nsites = 0;
+    }
     arena_init(&e.arena);
     e.min_version = target == PTX_SM100A ? 86 : 80;
     StrBuf kernels;
@@ -2132,6 +2237,7 @@ int ptx_emit_module(const Module *m, PtxTarget target, StrBuf *out, DiagCtx *dia
               ptx_target_name(target));
     /* each kernel's dynamic shared memory (its smem_bytes, passed at launch) starts here */
     if (e.uses_smem) sb_puts(out, "\n.extern .shared .align 1024 .b8 tilec_smem[];\n");
+    if (opts && opts->debug_hangs) emit_hang_routine(out);
     if (kernels.data) sb_puts(out, kernels.data);
     sb_free(&kernels);
     free(e.regs);

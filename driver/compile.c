@@ -29,6 +29,9 @@ struct tile_program {
     size_t *smem;               /* smem[k]: shared memory bytes of kernel k */
     int *nparams;
     tile_target target;
+    int debug_hangs;            /* compiled with bounded waits */
+    PtxWaitSite *sites;         /* the bounded wait sites (malloc; kernel names copied) */
+    int nsites;
 };
 
 static const char *const dtype_names[] = {"i1", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64",
@@ -274,7 +277,17 @@ tile_status tile_compile(const char *source, size_t len, const char *filename, c
     }
 
     PtxTarget target = o->target == TILE_TARGET_SM100A ? PTX_SM100A : PTX_SM90A;
-    if (ptx_emit_module(m, target, &p->stages[TILE_STAGE_PTX], diag) || diag->errors) goto done;
+    PtxOptions popts = {.debug_hangs = o->debug_hangs};
+    p->debug_hangs = o->debug_hangs != 0;
+    int erc = ptx_emit_module_opts(m, target, &popts, &p->stages[TILE_STAGE_PTX], diag);
+    p->sites = popts.sites;
+    p->nsites = popts.nsites;
+    for (int i = 0; i < p->nsites; i++) {   /* the names point into the module, which is freed below */
+        p->sites[i].kernel = strdup(p->sites[i].kernel);
+        p->sites[i].barrier = p->sites[i].barrier ? strdup(p->sites[i].barrier) : NULL;
+        if (!p->sites[i].kernel) ir_unreachable("out of memory");
+    }
+    if (erc || diag->errors) goto done;
     p->have[TILE_STAGE_PTX] = 1;
     if (o->assemble) {
         if (ptx_assemble(p->stages[TILE_STAGE_PTX].data, target, &p->cubin, &p->cubin_len, diag)) {
@@ -298,6 +311,11 @@ void tile_program_destroy(tile_program *p)
     free(p->diag_text);
     for (int i = 0; i <= TILE_STAGE_IR_DUMPS; i++) sb_free(&p->stages[i]);
     free(p->cubin);
+    for (int i = 0; i < p->nsites; i++) {
+        free((char *)p->sites[i].kernel);
+        free((char *)p->sites[i].barrier);
+    }
+    free(p->sites);
     for (int i = 0; i < p->nkernels; i++) {
         free(p->kernel_names[i]);
         for (int j = 0; p->params && j < p->nparams[i]; j++) free((char *)p->params[i][j].name);
@@ -409,4 +427,19 @@ int tile_program_set_cubin_(tile_program *p, const void *data, size_t n)
 size_t tile_program_kernel_smem(const tile_program *p, int kernel)
 {
     return p && kernel >= 0 && kernel < p->nkernels ? p->smem[kernel] : 0;
+}
+
+int tile_program_debug_hangs_(const tile_program *p)
+{
+    return p ? p->debug_hangs : 0;
+}
+
+const PtxWaitSite *tile_program_wait_site_(const tile_program *p, int i)
+{
+    return p && i >= 0 && i < p->nsites ? &p->sites[i] : NULL;
+}
+
+const char *tile_program_source_name_(const tile_program *p)
+{
+    return p && p->diag.nsources ? p->diag.sources[0].name : NULL;
 }

@@ -29,6 +29,7 @@ static const char usage[] =
     "  --input ir              the input is textual tile IR instead of .tile source\n"
     "  --pipeline P            run this comma-separated pass pipeline instead of the -O default\n"
     "  --verify-each           run the IR verifier after every pass\n"
+    "  -g, --debug-hangs       bounded mbarrier waits: a stuck wait reports itself instead of hanging\n"
     "  --print-ir-after-all    print the IR after every pass (to standard error)\n"
     "  --print-ir-after=NAMES  print the IR after the named passes (comma-separated)\n"
     "  --print-ir-before=NAMES print the IR before the named passes\n"
@@ -433,6 +434,8 @@ int main(int argc, char **argv)
             o.print_ir_after_all = 1;
         } else if (strcmp(a, "--verify-each") == 0) {
             o.verify_each = 1;
+        } else if (strcmp(a, "-g") == 0 || strcmp(a, "--debug-hangs") == 0) {
+            o.debug_hangs = 1;
         } else if (a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3' && a[3] == 0) {
             o.opt_level = a[2] - '0';
         } else if (a[0] == '-' && a[1] == 'D' && a[2]) {

@@ -67,6 +67,9 @@ typedef struct tile_compile_options {
     const char *print_ir_before;    /* comma-separated pass names, or NULL */
     const char *print_ir_after;     /* comma-separated pass names, or NULL */
     int print_ir_after_all;
+    int debug_hangs;                /* the hang watchdog: every blocking mbarrier wait is bounded; on
+                                     * timeout the runtime reports the barrier, parity, block, warp and
+                                     * source line instead of hanging (tilec -g / --debug-hangs) */
 } tile_compile_options;
 
 typedef struct tile_program tile_program;

@@ -87,6 +87,7 @@ static Key make_key(const char *source, size_t len, const tile_compile_options *
     put_int(&s, o->target);
     put_int(&s, o->opt_level);
     put_int(&s, o->input_ir);
+    put_int(&s, o->debug_hangs);
     put_str(&s, o->pipeline);
     put_int(&s, o->ndefines);
     for (int i = 0; i < o->ndefines; i++) {

@@ -64,6 +64,10 @@
     X(ModuleLoadDataEx, PFN_cuModuleLoadDataEx_v2010)                                                        \
     X(ModuleUnload, PFN_cuModuleUnload_v2000)                                                                \
     X(ModuleGetFunction, PFN_cuModuleGetFunction_v2000)                                                      \
+    X(ModuleGetGlobal, PFN_cuModuleGetGlobal_v3020)                                                          \
+    X(MemHostAlloc, PFN_cuMemHostAlloc_v2020)                                                                \
+    X(MemHostGetDevicePointer, PFN_cuMemHostGetDevicePointer_v3020)                                          \
+    X(MemFreeHost, PFN_cuMemFreeHost_v2000)                                                                  \
     X(FuncGetAttribute, PFN_cuFuncGetAttribute_v2020)                                                        \
     X(FuncSetAttribute, PFN_cuFuncSetAttribute_v9000)                                                        \
     X(LaunchKernel, PFN_cuLaunchKernel_v4000)                                                                \
@@ -529,6 +533,46 @@ static tile_status cuda_module_function(void *h, void *m, const char *name, void
     return TILE_SUCCESS;
 }
 
+static tile_status cuda_module_global(void *h, void *m, const char *name, tile_devptr *addr, size_t *bytes)
+{
+    ENTER(h);
+    CUdeviceptr p = 0;
+    size_t n = 0;
+    CUresult r = cu.ModuleGetGlobal(&p, &n, (CUmodule)m, name);
+    if (r != CUDA_SUCCESS) {
+        char what[300];
+        snprintf(what, sizeof what, "cuModuleGetGlobal('%s')", name);
+        tile_status st = fail(r, what);
+        return r == CUDA_ERROR_NOT_FOUND ? TILE_ERROR_NOT_FOUND : st;
+    }
+    *addr = (tile_devptr)p;
+    *bytes = n;
+    return TILE_SUCCESS;
+}
+
+static tile_status cuda_host_alloc_mapped(void *h, size_t n, void **host, tile_devptr *dev)
+{
+    ENTER(h);
+    void *p = NULL;
+    CALL(cu.MemHostAlloc(&p, n, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc(DEVICEMAP)");
+    CUdeviceptr d = 0;
+    CUresult r = cu.MemHostGetDevicePointer(&d, p, 0);
+    if (r != CUDA_SUCCESS) {
+        cu.MemFreeHost(p);
+        return fail(r, "cuMemHostGetDevicePointer");
+    }
+    memset(p, 0, n);
+    *host = p;
+    *dev = (tile_devptr)d;
+    return TILE_SUCCESS;
+}
+
+static void cuda_host_free_mapped(void *h, void *host)
+{
+    (void)h;
+    if (host) cu.MemFreeHost(host);
+}
+
 static tile_status cuda_function_set_shared(void *h, void *fn, size_t bytes)
 {
     ENTER(h);
@@ -660,4 +704,7 @@ const RtBackend rt_cuda_backend = {
     .function_set_shared = cuda_function_set_shared,
     .launch = cuda_launch,
     .encode_tma = cuda_encode_tma,
+    .module_global = cuda_module_global,
+    .host_alloc_mapped = cuda_host_alloc_mapped,
+    .host_free_mapped = cuda_host_free_mapped,
 };

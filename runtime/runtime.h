@@ -200,6 +200,12 @@ typedef struct RtBackend {
     int takes_ir;
     /* The simulator's options (NULL for other back ends). */
     tile_status (*sim_configure)(void *dev, const tile_sim_options *o);
+
+    /* The hang watchdog (NULL where the back end has none): a module global's device address;
+     * zeroed host memory the device can write (pinned, mapped) and its device address. */
+    tile_status (*module_global)(void *dev, void *m, const char *name, tile_devptr *addr, size_t *bytes);
+    tile_status (*host_alloc_mapped)(void *dev, size_t n, void **host, tile_devptr *dev_addr);
+    void (*host_free_mapped)(void *dev, void *host);
 } RtBackend;
 
 /* Tests only: serves back end b from `be` (a fake device), NULL restores the built-in one. Not
@@ -217,6 +223,17 @@ int rt_cuda_driver_version(void);
 
 extern const RtBackend rt_sim_backend;
 
+/* ================================ watchdog.c ================================ */
+
+/* The hang watchdog of a module compiled with debug_hangs (see watchdog.c). */
+typedef struct RtWatchdog RtWatchdog;
+/* *out stays NULL when the program was compiled without debug_hangs or the back end has no
+ * mapped host memory (the simulator diagnoses hangs itself). */
+tile_status rt_watchdog_attach(const RtBackend *be, void *dev, void *mod, const tile_program *p, RtWatchdog **out);
+/* 1 and the report in buf when a bounded wait of the module ran out, else 0. */
+int rt_watchdog_report(const RtWatchdog *w, char *buf, size_t n);
+void rt_watchdog_free(const RtBackend *be, void *dev, RtWatchdog *w);
+
 /* ================================ cache.c ================================ */
 
 /* Drops the in-memory cache (tests use it to reach the disk cache again). */
@@ -226,5 +243,12 @@ void rt_cache_clear_memory(void);
 
 /* Sets the program's cubin (TILE_STAGE_CUBIN) to a copy of data. 0 on success, -1 out of memory. */
 int tile_program_set_cubin_(tile_program *p, const void *data, size_t n);
+
+/* The hang watchdog's view of a program: whether it was compiled with debug_hangs, its bounded
+ * wait sites (codegen_ptx/ptx.h: PtxWaitSite, NULL past the end) and its source file's name. */
+struct PtxWaitSite;
+int tile_program_debug_hangs_(const tile_program *p);
+const struct PtxWaitSite *tile_program_wait_site_(const tile_program *p, int i);
+const char *tile_program_source_name_(const tile_program *p);
 
 #endif

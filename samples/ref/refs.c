@@ -524,10 +524,46 @@ static int setup_generic(ref_case *c, const tile_program *prog, int kernel, long
 {
     int np = tile_program_param_count(prog, kernel);
     if (np < 0 || np > REF_MAX_PARAMS) return fail(err, errlen, "%s: %d parameters (at most %d supported)", c->kernel_name, np, REF_MAX_PARAMS);
+    /* A TMA tensor's dims, where its dim parameters are not given: the innermost four boxes wide,
+     * middle dims two boxes, the outermost whatever makes about n elements (at least one box). The
+     * grid then covers the outermost dim of the first TMA tensor, one box per block. */
+    long long dimval[REF_MAX_PARAMS];
+    for (int i = 0; i < REF_MAX_PARAMS; i++) dimval[i] = -1;
+    unsigned tma_grid = 0;
+    for (int i = 0; i < np; i++) {
+        tile_param_info pi;
+        if (tile_program_param(prog, kernel, i, &pi) != TILE_SUCCESS || pi.kind != TILE_PARAM_TMA) continue;
+        long long inner = 1;
+        for (int d = pi.rank - 1; d >= 1; d--) {
+            int dp = pi.dim_params[d];
+            tile_param_info di;
+            long long v = (long long)pi.box[d] * (d == pi.rank - 1 ? 4 : 2);
+            if (dp >= 0 && dp < REF_MAX_PARAMS && tile_program_param(prog, kernel, dp, &di) == TILE_SUCCESS) {
+                const ref_setting *s = setting(set, nset, di.name);
+                if (s) v = (long long)s->value;
+                if (dimval[dp] < 0) dimval[dp] = v;
+                v = dimval[dp];
+            }
+            inner *= v > 0 ? v : 1;
+        }
+        int dp0 = pi.dim_params[0];
+        long long outer = n / inner > (long long)pi.box[0] ? n / inner : (long long)pi.box[0];
+        tile_param_info d0;
+        if (dp0 >= 0 && dp0 < REF_MAX_PARAMS && tile_program_param(prog, kernel, dp0, &d0) == TILE_SUCCESS) {
+            const ref_setting *s = setting(set, nset, d0.name);
+            if (s) outer = (long long)s->value;
+            if (dimval[dp0] < 0) dimval[dp0] = outer;
+            outer = dimval[dp0];
+        }
+        if (!tma_grid) tma_grid = blocks_for(outer, pi.box[0] ? pi.box[0] : 1);
+        if (outer * inner > n) n = outer * inner;   /* every buffer holds the largest tensor */
+    }
     for (int i = 0; i < np; i++) {
         tile_param_info pi;
         if (tile_program_param(prog, kernel, i, &pi) != TILE_SUCCESS) return fail(err, errlen, "%s: cannot read parameter %d", c->kernel_name, i);
-        if (pi.kind == TILE_PARAM_SCALAR) {
+        if (pi.kind == TILE_PARAM_SCALAR && dimval[i] >= 0) {
+            add_scalar(c, pi.name, pi.dtype, (double)dimval[i]);
+        } else if (pi.kind == TILE_PARAM_SCALAR) {
             const ref_setting *s = setting(set, nset, pi.name);
             int intlike = pi.dtype == TILE_DTYPE_I32 || pi.dtype == TILE_DTYPE_I64 || pi.dtype == TILE_DTYPE_U32 || pi.dtype == TILE_DTYPE_U64;
             int sizelike = strcmp(pi.name, "n") == 0 || strcmp(pi.name, "size") == 0 || strcmp(pi.name, "len") == 0 || strcmp(pi.name, "count") == 0;
@@ -542,7 +578,9 @@ static int setup_generic(ref_case *c, const tile_program *prog, int kernel, long
     }
     unsigned block[3] = {1, 1, 1}, cluster[3];
     tile_program_kernel_block(prog, kernel, block, cluster);
-    c->grid[0] = blocks_for(n, block[0] ? block[0] : 1);
+    c->grid[0] = tma_grid ? tma_grid : blocks_for(n, block[0] ? block[0] : 1);
+    unsigned cx = c->cluster[0] ? c->cluster[0] : 1;   /* whole clusters */
+    c->grid[0] = (c->grid[0] + cx - 1) / cx * cx;
     snprintf(c->shape, sizeof c->shape, "%lld elements per buffer", n);
     return 0;
 }

@@ -12,7 +12,8 @@
  * Global pointers are 64-bit global addresses; shared pointers (`ptr<T, shared>`), `smem` tiles and
  * `mbar`s are 32-bit `.shared::cta` window addresses in `.b32` registers (what ld.shared, mbarrier
  * and cp.async.bulk take); a `parity` is a `.b32` holding 0 or 1; a `tma` descriptor is the 64-bit
- * generic address of its 128-byte kernel parameter. Parameters: pointers `.u64` (a shared one is
+ * generic address of its 128-byte kernel parameter. `ptr<T, cluster>` and `mbar<cluster>` (from
+ * `mapa`) are 32-bit `.shared::cluster` addresses in `.b32` registers. Parameters: pointers `.u64` (a shared one is
  * converted to its 32-bit window address on entry), tma `.param .align 128 .b8 NAME[128]`, ints
  * `.sN`/`.uN`, f16/bf16 `.b16`, f32/f64 `.f32`/`.f64`, and i1 one `.u8` byte (0 or 1; any nonzero
  * byte reads as true).
@@ -85,6 +86,7 @@ typedef struct Emit {
     int smem_base;         /* register holding the tilec_smem window address, or -1 */
     int reg_budget;        /* registers per thread at entry when the kernel uses setmaxnreg, else 0 */
     int uses_smem;         /* some kernel of the module declared dynamic shared memory */
+    int64_t group_lo;      /* first warp of the innermost warps region being emitted (0 outside any) */
     const char *last_file;
     uint32_t last_line;
     PtxOptions *opts;      /* debug_hangs and the wait-site table, or NULL */
@@ -155,7 +157,7 @@ static RegClass class_of(const Type *t)
     case TY_I1: return RC_PRED;
     case TY_F32: return RC_F32;
     case TY_F64: return RC_F64;
-    case TY_PTR: return t->space == AS_SHARED ? RC_B32 : RC_B64;
+    case TY_PTR: return t->space == AS_SHARED || t->space == AS_CLUSTER ? RC_B32 : RC_B64;
     case TY_PARITY: case TY_MBAR: case TY_SMEM: return RC_B32;
     case TY_TMA: return RC_B64;
     default: break;
@@ -746,7 +748,11 @@ static void emit_elementwise(Emit *e, const Op *op)
 
 /* ---------------------------------------------------------------- memory */
 
-static const char *space_of(const Type *ptr) { return ptr->kind == TY_PTR && ptr->space == AS_SHARED ? "shared" : "global"; }
+static const char *space_of(const Type *ptr)
+{
+    if (ptr->kind == TY_PTR && ptr->space == AS_CLUSTER) return "shared::cluster";
+    return ptr->kind == TY_PTR && ptr->space == AS_SHARED ? "shared" : "global";
+}
 
 /* Address of a row-major view element: base + (((c0*d1 + c1)*d2 + c2)...) * esize, in 64 bits. */
 static const char *emit_rowmajor(Emit *e, const char **vr, int rank, const char **c, int esize)
@@ -810,7 +816,7 @@ static void emit_scalar_mem(Emit *e, int store, const char *space, const Type *t
 
 /* One aligned vector access of n lanes (registers l[]) at addr: up to 4 elements directly
  * (`ld.global.v4.f32`), more through .b32 words (8 x bf16 = `ld.global.v4.b32` + unpack). */
-static void emit_vector_mem(Emit *e, int store, const Type *t, const char **l, int n, const char *addr)
+static void emit_vector_mem(Emit *e, int store, const char *sp, const Type *t, const char **l, int n, const char *addr)
 {
     int s = mem_bytes(t);
     const char **lr = ARENA_ARRAY(&e->arena, const char *, n);
@@ -831,11 +837,11 @@ static void emit_vector_mem(Emit *e, int store, const Type *t, const char **l, i
         if (cn <= 4) {
             for (int i = 0; i < cn; i++) sb_printf(&list, "%s%s", i ? ", " : "", lr[base + i]);
             if (cn == 1) {
-                if (store) ins(e, "st.global.%s [%s%s], %s", mty(t), addr, o, list.data);
-                else ins(e, "ld.global.%s %s, [%s%s]", mty(t), list.data, addr, o);
+                if (store) ins(e, "st.%s.%s [%s%s], %s", sp, mty(t), addr, o, list.data);
+                else ins(e, "ld.%s.%s %s, [%s%s]", sp, mty(t), list.data, addr, o);
             } else {
-                if (store) ins(e, "st.global.v%d.%s [%s%s], {%s}", cn, mty(t), addr, o, list.data);
-                else ins(e, "ld.global.v%d.%s {%s}, [%s%s]", cn, mty(t), list.data, addr, o);
+                if (store) ins(e, "st.%s.v%d.%s [%s%s], {%s}", sp, cn, mty(t), addr, o, list.data);
+                else ins(e, "ld.%s.v%d.%s {%s}, [%s%s]", sp, cn, mty(t), list.data, addr, o);
             }
         } else {
             int nw = cn * s / 4, per = 4 / s;
@@ -858,9 +864,9 @@ static void emit_vector_mem(Emit *e, int store, const Type *t, const char **l, i
                         }
                     }
                 }
-                ins(e, "st.global.v%d.b32 [%s%s], {%s}", nw, addr, o, list.data);
+                ins(e, "st.%s.v%d.b32 [%s%s], {%s}", sp, nw, addr, o, list.data);
             } else {
-                ins(e, "ld.global.v%d.b32 {%s}, [%s%s]", nw, list.data, addr, o);
+                ins(e, "ld.%s.v%d.b32 {%s}, [%s%s]", sp, nw, list.data, addr, o);
                 for (int i = 0; i < nw; i++) {
                     const char **x = &lr[base + i * per];
                     if (s == 2) {
@@ -927,16 +933,82 @@ static int blocked_info(Emit *e, const Op *op, int rank, int64_t lanes, Blocked 
 /* Flat index of lane group 0 of this thread (t*V), and the validity predicate (NULL: always). */
 static const char *blocked_base(Emit *e, const Blocked *bi, const char **valid)
 {
-    const char *tv = T(e, RC_B32);
-    if (is_pow2(bi->V)) ins(e, "shl.b32 %s, %s, %d", tv, R(e, e->tlin), log2i(bi->V));
-    else ins(e, "mul.lo.u32 %s, %s, %lld", tv, R(e, e->tlin), (long long)bi->V);
+    const char *tv = T(e, RC_B32), *t = R(e, e->tlin);
+    if (e->group_lo) {   /* a tile of a warp role: thread index within the role */
+        const char *g = T(e, RC_B32);
+        ins(e, "sub.u32 %s, %s, %lld", g, t, (long long)(32 * e->group_lo));
+        t = g;
+    }
+    if (is_pow2(bi->V)) ins(e, "shl.b32 %s, %s, %d", tv, t, log2i(bi->V));
+    else ins(e, "mul.lo.u32 %s, %s, %lld", tv, t, (long long)bi->V);
     *valid = NULL;
     if (bi->T < bi->B * bi->V) {
         const char *p = T(e, RC_PRED);
-        ins(e, "setp.lt.u32 %s, %s, %lld", p, R(e, e->tlin), (long long)(bi->T / bi->V));
+        ins(e, "setp.lt.u32 %s, %s, %lld", p, t, (long long)(bi->T / bi->V));
         *valid = p;
     }
     return tv;
+}
+
+/* ld_smem_blocked / st_smem_blocked: lane group g of this thread is flat element f of the tile;
+ * its byte offset f * esize in the stage, swizzled like smem_elem, is one vector access (lower-tiles
+ * chose V so that a group is at most 16 aligned bytes, which a swizzle keeps together). Invalid
+ * lanes (f >= T) touch no memory; loads give them 0. */
+static void emit_smem_blocked(Emit *e, const Op *op)
+{
+    int store = op->code == OP_ST_SMEM_BLOCKED;
+    const Value *sm = op->operands[store ? 1 : 0];
+    const Value *vec = store ? op->operands[0] : op->results[0];
+    const Type *st = sm->type;
+    if (st->kind != TY_SMEM || st->stages != 1 || vec->type->kind != TY_VEC || vec->type->elem != st->elem) {
+        error_at(e, op, "'%s' needs one smem tile and a vec of its element", ir_op_info[op->code].name);
+        return;
+    }
+    Blocked bi;
+    if (blocked_info(e, op, st->rank, type_lanes(vec->type), &bi)) return;
+    for (int d = 0; d < st->rank; d++)
+        if (bi.shape[d] != st->shape[d]) {
+            error_at(e, op, "'%s': shape attribute differs from %s's shape", ir_op_info[op->code].name, "the smem tile");
+            return;
+        }
+    const Type *t = st->elem;
+    int s = mem_bytes(t), V = (int)bi.V;
+    if (V * s > 16) {
+        error_at(e, op, "'%s': a lane group of %d bytes is wider than 16", ir_op_info[op->code].name, V * s);
+        return;
+    }
+    int m = st->swizzle == 128 ? 0x70 : st->swizzle == 64 ? 0x30 : st->swizzle == 32 ? 0x10 : 0;
+    const char *valid;
+    const char *tv = blocked_base(e, &bi, &valid);
+    const char **lanes = ARENA_ARRAY(&e->arena, const char *, bi.E);
+    for (int j = 0; j < bi.E; j++) lanes[j] = VR(e, vec, j);
+    int id = e->nlabel++;
+    for (int64_t g = 0; g < bi.R; g++) {
+        const char *o = T(e, RC_B32);
+        if (g) ins(e, "add.u32 %s, %s, %lld", o, tv, (long long)(g * bi.B * bi.V));
+        else ins(e, "mov.b32 %s, %s", o, tv);
+        ins(e, "mul.lo.u32 %s, %s, %d", o, o, s);
+        if (m) {
+            const char *x = T(e, RC_B32);
+            ins(e, "shr.u32 %s, %s, 3", x, o);
+            ins(e, "and.b32 %s, %s, %d", x, x, m);
+            ins(e, "xor.b32 %s, %s, %s", o, o, x);
+        }
+        const char *addr = T(e, RC_B32);
+        ins(e, "add.u32 %s, %s, %s", addr, VR(e, sm, 0), o);
+        const char **gl = &lanes[g * V];
+        if (valid) {
+            if (!store)
+                for (int k = 0; k < V; k++) ins(e, "mov.%s %s, %s", rc_mov[class_of(t)], gl[k], rc_zero[class_of(t)]);
+            sb_printf(&e->body, "\t@!%s bra $L_%s_%d_g%lld_done;\n", valid, store ? "sstb" : "sldb", id, (long long)g);
+        }
+        emit_vector_mem(e, store, "shared", t, gl, V, addr);
+        if (valid) {
+            char part[32];
+            snprintf(part, sizeof part, "g%lld_done", (long long)g);
+            label(e, id, store ? "sstb" : "sldb", part);
+        }
+    }
 }
 
 /* Tile index along dim d of flat index f. */
@@ -1028,7 +1100,7 @@ static void emit_blocked_mem(Emit *e, const Op *op)
         ins(e, "add.s32 %s, %s, %d", cv, last, V);
         const char *full = and_lt(e, cv, dl, in, "le");
         sb_printf(&e->body, "\t@!%s bra $L_%s_%d_%s;\n", full, kind, id, part);
-        emit_vector_mem(e, store, t, gl, V, addr);
+        emit_vector_mem(e, store, "global", t, gl, V, addr);
         sb_printf(&e->body, "\tbra.uni $L_%s_%d_g%lld_done;\n", kind, id, (long long)g);
         label(e, id, kind, part);
         for (int k = 0; k < V; k++) {
@@ -1495,7 +1567,8 @@ static void emit_mbar(Emit *e, const Op *op)
     }
     case OP_MBAR_ARRIVE: {
         const char *sc = mbar_scope(e, op);
-        if (sc) ins(e, "mbarrier.arrive.release.%s.shared::cta.b64 _, [%s]", sc, b);
+        const char *sp = op->operands[0]->type->space == AS_CLUSTER ? "cluster" : "cta";   /* mbar<cluster>: from mapa */
+        if (sc) ins(e, "mbarrier.arrive.release.%s.shared::%s.b64 _, [%s]", sc, sp, b);
         return;
     }
     case OP_MBAR_ARRIVE_EXPECT: {
@@ -1505,7 +1578,8 @@ static void emit_mbar(Emit *e, const Op *op)
             return;
         }
         const char *n = i32_operand(e, op, 1, "byte count");
-        if (sc && n) ins(e, "mbarrier.arrive.expect_tx.release.%s.shared::cta.b64 _, [%s], %s", sc, b, n);
+        const char *sp = op->operands[0]->type->space == AS_CLUSTER ? "cluster" : "cta";
+        if (sc && n) ins(e, "mbarrier.arrive.expect_tx.release.%s.shared::%s.b64 _, [%s], %s", sc, sp, b, n);
         return;
     }
     case OP_MBAR_EXPECT_TX: {
@@ -1594,6 +1668,32 @@ static void emit_tma(Emit *e, const Op *op)
         return;
     case OP_TMA_SHAPE:
         return;   /* only tells the runtime where the dims are */
+    case OP_TMA_BULK_LOAD: case OP_TMA_BULK_STORE: {
+        /* non-tensor bulk copies of contiguous bytes: the shared side is a 32-bit window address (an
+         * smem tile or a ptr<T, shared>), the global side a 64-bit global address */
+        int ld = op->code == OP_TMA_BULK_LOAD;
+        const Value *sh = op->operands[ld ? 0 : 1], *gp = op->operands[ld ? 1 : 0];
+        if (!(sh->type->kind == TY_SMEM || (sh->type->kind == TY_PTR && sh->type->space == AS_SHARED)) ||
+            gp->type->kind != TY_PTR || gp->type->space != AS_GLOBAL) {
+            error_at(e, op, "'%s' needs a shared tile or ptr<T, shared> and a global ptr<T>", name);
+            return;
+        }
+        const char *n = i32_operand(e, op, 2, "byte count");
+        if (!n) return;
+        int64_t nv;
+        char imm[24];
+        if (op->operands[2]->def && ir_op_is_const(op->operands[2]->def, &nv, NULL)) {
+            snprintf(imm, sizeof imm, "%lld", (long long)nv);
+            n = imm;
+        }
+        if (ld) {
+            const char *bar = operand_of(e, op, 3, TY_MBAR, "an mbar");
+            if (bar) ins(e, "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%s], [%s], %s, [%s]",
+                         VR(e, sh, 0), VR(e, gp, 0), n, bar);
+        } else
+            ins(e, "cp.async.bulk.global.shared::cta.bulk_group [%s], [%s], %s", VR(e, gp, 0), VR(e, sh, 0), n);
+        return;
+    }
     default:
         break;
     }
@@ -1646,6 +1746,10 @@ static void emit_tma(Emit *e, const Op *op)
     const char *c = tma_coords(e, op, 2, rank);
     const char *bar = operand_of(e, op, 2 + (uint32_t)rank, TY_MBAR, "an mbar");
     if (!dst || !c || !bar) return;
+    if (op->operands[2 + rank]->type->space == AS_CLUSTER && ir_attr_int(op, "cta_group", 1) != 2) {
+        error_at(e, op, "'tma_load': a barrier of another CTA (mbar<cluster>) needs cta_group = 2");
+        return;
+    }
     /* {cache = "evict_first" | "evict_last" | "evict_normal"}: an L2 policy for the whole box */
     const char *cache = ir_attr_str(op, "cache", NULL), *hint = "", *policy = NULL;
     if (cache) {
@@ -1663,10 +1767,16 @@ static void emit_tma(Emit *e, const Op *op)
         h = T(e, RC_B16);   /* ctaMask must be a .b16 register */
         ins(e, "cvt.u16.u32 %s, %s", h, mask);
     }
-    ins(e, "cp.async.bulk.tensor.%dd.shared::cluster.global.tile.mbarrier::complete_tx::bytes%s%s "
+    /* {cta_group = 2}: the CTA pair form of sm_100a; its barrier may be the leader's (mbar<cluster>) */
+    int64_t cg = ir_attr_int(op, "cta_group", 1);
+    if (cg == 2 && e->target != PTX_SM100A) {
+        error_at(e, op, "tma.load with cta_group = 2 (CTA pairs) needs --target sm_100a; sm_90a has no 2-CTA copies");
+        return;
+    }
+    ins(e, "cp.async.bulk.tensor.%dd.shared::cluster.global.tile.mbarrier::complete_tx::bytes%s%s%s "
            "[%s], [%s, %s], [%s]%s%s%s%s",
-        rank, has_mask ? ".multicast::cluster" : "", hint, dst, desc, c, bar, h ? ", " : "", h ? h : "",
-        policy ? ", " : "", policy ? policy : "");
+        rank, has_mask ? ".multicast::cluster" : "", hint, cg == 2 ? ".cta_group::2" : "", dst, desc, c, bar,
+        h ? ", " : "", h ? h : "", policy ? ", " : "", policy ? policy : "");
 }
 
 static int64_t kernel_threads(const Kernel *k) { return k->block[0] * k->block[1] * k->block[2]; }
@@ -1721,7 +1831,10 @@ static void emit_group(Emit *e, const Op *op, Flow *outer)
         ins(e, "elect.sync _|%s, 0x%08X", p, mask);
         sb_printf(&e->body, "\t@!%s bra $L_elect_%d_end;\n", p, id);
     }
+    int64_t saved_lo = e->group_lo;
+    if (op->code == OP_WARPS) e->group_lo = ir_attr_int(op, "lo", 0);
     emit_block(e, region_block(&op->regions[0]), &f);
+    e->group_lo = saved_lo;
     label(e, id, kind, "end");
 }
 
@@ -1799,7 +1912,7 @@ static void emit_op(Emit *e, const Op *op, Flow *f)
             return;
         }
         int es = mem_bytes(p->type->elem);
-        if (p->type->space == AS_SHARED) {   /* 32-bit window address */
+        if (p->type->space == AS_SHARED || p->type->space == AS_CLUSTER) {   /* 32-bit window address */
             const char *ix = VR(e, i, 0);
             if (ir_type_bits(i->type) == 64) {
                 ix = T(e, RC_B32);
@@ -1900,9 +2013,40 @@ static void emit_op(Emit *e, const Op *op, Flow *f)
         emit_mbar(e, op);
         return;
     case OP_TMA_LOAD: case OP_TMA_STORE: case OP_TMA_REDUCE_ADD: case OP_TMA_PREFETCH: case OP_TMA_SHAPE:
-    case OP_TMA_COMMIT: case OP_TMA_WAIT: case OP_FENCE_PROXY_ASYNC:
+    case OP_TMA_COMMIT: case OP_TMA_WAIT: case OP_FENCE_PROXY_ASYNC: case OP_TMA_BULK_LOAD: case OP_TMA_BULK_STORE:
         emit_tma(e, op);
         return;
+    case OP_LD_SMEM_BLOCKED: case OP_ST_SMEM_BLOCKED:
+        emit_smem_blocked(e, op);
+        return;
+    case OP_SMEM_LEN: {
+        /* elements of the dynamic tile: (%dynamic_smem_size - its offset) / sizeof(T); the whole window is dynamic */
+        const Value *t = op->operands[0];
+        const Op *alloc = t->def;
+        if (!ir_type_smem_is_dynamic(t->type) || !alloc || alloc->code != OP_SHARED_ALLOC || !ir_attr_find(alloc, "offset")) {
+            error_at(e, op, "'smem_len' needs the dynamic shared tile, laid out by smem-layout");
+            return;
+        }
+        const char *d = VR(e, op->results[0], 0);
+        int es = mem_bytes(t->type->elem);
+        ins(e, "mov.u32 %s, %%dynamic_smem_size", d);
+        ins(e, "sub.u32 %s, %s, %lld", d, d, (long long)ir_attr_int(alloc, "offset", 0));
+        if (es > 1) ins(e, "shr.u32 %s, %s, %d", d, d, log2i(es));
+        return;
+    }
+    case OP_MAPA: {
+        /* the same shared offset in CTA `rank` of the cluster (a .shared::cluster address) */
+        const Value *x = op->operands[0];
+        const char *r = i32_operand(e, op, 1, "CTA rank");
+        if (!r) return;
+        if (x->type->kind != TY_SMEM && x->type->kind != TY_MBAR &&
+            !(x->type->kind == TY_PTR && x->type->space == AS_SHARED)) {
+            error_at(e, op, "'mapa' needs a shared address (ptr<T, shared>, smem or mbar)");
+            return;
+        }
+        ins(e, "mapa.shared::cluster.u32 %s, %s, %s", VR(e, op->results[0], 0), VR(e, x, 0), r);
+        return;
+    }
     case OP_WARPS: case OP_ELECT:
         emit_group(e, op, f);
         return;
@@ -1991,6 +2135,7 @@ static void emit_smem_prologue(Emit *e, const Kernel *k)
         }
         if (e->smem_base < 0) {
             e->smem_base = reg_add(e, "%smem", RC_B32);
+            e->uses_smem = 1;
             sb_puts(&e->decl, "\t.reg .b32 %smem;\n");
             ins(e, "mov.u32 %%smem, tilec_smem");
         }

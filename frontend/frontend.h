@@ -55,7 +55,7 @@ typedef enum NodeKind {
     /* types */
     N_TYPE_SCALAR, /* op: TypeKind */
     N_TYPE_PTR,    /* a: element type (scalar); op: AddrSpace */
-    N_TYPE_TILE,   /* a: element type; b: dims (N_LIST of const exprs) */
+    N_TYPE_TILE,   /* a: element type; b: dims (N_LIST of const exprs; empty for `T[]`) */
     N_TYPE_TENSOR, /* a: element type; b: dims (N_LIST of exprs naming params or consts) */
     N_TYPE_TMA,    /* name: the leading word ("tma"); a: element type; b: dims; c: box dims; d: N_NAME "box" */
     /* statements */
@@ -68,7 +68,7 @@ typedef enum NodeKind {
     N_WHILE,       /* a: cond; d: body */
     N_LOOP,        /* d: body */
     N_BREAK, N_CONTINUE, N_RETURN,
-    N_SHARED,      /* name; a: tile type; list: attributes (N_CALL: swizzle(W), stages(S), align(N)) */
+    N_SHARED,      /* name; a: tile type; list: attributes (N_CALL: swizzle(W), stages(S), align(N); op = 1 for a bare word: dynamic) */
     N_MBARRIER,    /* name; a: arrival count; b: array size or NULL */
     N_NAMED_BARRIER, /* name; a: thread count */
     N_GROUP,       /* op: TK_ELECT, TK_WARP, TK_WARPS, TK_WARPGROUP; a, b: warp bounds; d: body; list: attributes */
@@ -82,7 +82,7 @@ typedef enum NodeKind {
     N_BINARY,      /* op: the operator token; a, b: operands */
     N_TERNARY,     /* a: cond; b: then; c: else */
     N_CAST,        /* a: operand; b: type */
-    N_CALL,        /* name: callee; list: args; a: receiver of a method call (x.f(...)) or NULL */
+    N_CALL,        /* name: callee; list: args; a: receiver of a method call (x.f(...)) or NULL; op = 1: a bare attribute word */
     N_NAMEDARG,    /* name; a: value: `name = value` in a call */
     N_INDEX,       /* a: base; list: indices */
     N_MEMBER,      /* a: base; name: member */

@@ -149,6 +149,8 @@ type(A) ::= scalar(S) STAR. { A = fe_node(N_TYPE_PTR, S->loc); A->a = S; A->op =
 type(A) ::= GLOBAL(G) scalar(S) STAR. { A = fe_node(N_TYPE_PTR, L(ctx, G)); A->a = S; A->op = AS_GLOBAL; }
 type(A) ::= SHARED(G) scalar(S) STAR. { A = fe_node(N_TYPE_PTR, L(ctx, G)); A->a = S; A->op = AS_SHARED; }
 type(A) ::= scalar(S) LBRACKET exprlist(D) RBRACKET. { A = fe_node(N_TYPE_TILE, S->loc); A->a = S; A->b = D; }
+/* T[]: the element type of the dynamic shared tile (shared NAME: T[] dynamic;); b is an empty list */
+type(A) ::= scalar(S) LBRACKET(K) RBRACKET. { A = fe_node(N_TYPE_TILE, S->loc); A->a = S; A->b = fe_node(N_LIST, L(ctx, K)); }
 type(A) ::= TENSOR(T) scalar(S) LBRACKET exprlist(D) RBRACKET. { A = fe_node(N_TYPE_TENSOR, L(ctx, T)); A->a = S; A->b = D; }
 /* tma T[dims] box[box]: the two words are checked by sema */
 type(A) ::= IDENT(K) scalar(S) LBRACKET exprlist(D) RBRACKET IDENT(B) LBRACKET exprlist(X) RBRACKET.
@@ -203,6 +205,8 @@ stmt(A) ::= WARPGROUP(K) LPAREN expr(E) RPAREN attrs(X) block(B).
 %type attrs {Node *}
 attrs(A) ::= . { Loc l = {ctx->file, 0, 0}; A = fe_node(N_LIST, l); }
 attrs(A) ::= attrs(B) IDENT(N) LPAREN args(G) RPAREN. { A = fe_list_push(B, take_list(NAME(N_CALL, N), G)); }
+/* a bare attribute word (dynamic): an N_CALL with op = 1 and no arguments */
+attrs(A) ::= attrs(B) IDENT(N). { A = fe_list_push(B, NAME(N_CALL, N)); A->list[A->nlist - 1]->op = 1; }
 stmt(A) ::= error SEMI. { A = NULL; }
 
 %type ifstmt {Node *}
@@ -270,6 +274,8 @@ arglist(A) ::= arglist(B) COMMA arg(E). { A = fe_list_push(B, E); }
 arg(A) ::= expr(E). { A = E; }
 /* a named argument: scope = cluster, multicast = mask */
 arg(A) ::= IDENT(N) ASSIGN expr(E). { A = NAME(N_NAMEDARG, N); A->a = E; }
+/* scope = cluster: `cluster` is a keyword (the launch shape), taken here as the name of the scope */
+arg(A) ::= IDENT(N) ASSIGN CLUSTER(C). { A = NAME(N_NAMEDARG, N); A->a = NAME(N_NAME, C); }
 %type exprlist {Node *}
 exprlist(A) ::= expr(E). { A = fe_list_push(fe_node(N_LIST, E->loc), E); }
 exprlist(A) ::= exprlist(B) COMMA expr(E). { A = fe_list_push(B, E); }

@@ -78,9 +78,16 @@ typedef struct S {
     int top_depth;       /* scope depth of the kernel body's top level */
     int loop_hidden;     /* inside a group block nested in a loop: break/continue may not leave it */
     int warned_unreachable;
+    Sym *dynamic_smem;   /* the kernel's dynamic shared tile, or NULL */
 } S;
 
 static Ex ex_err(void) { Ex e = {0}; e.err = 1; return e; }
+
+static Ex ex_none(void)
+{
+    Ex e = {0};
+    return e;
+}
 
 static Ex ex_val(Value *v)
 {
@@ -158,6 +165,7 @@ static void type_str(const Type *t, char *buf, size_t n)
         sb_putc(&sb, ']');
     } else if (t->kind == TY_PTR) {
         if (t->space == AS_SHARED) sb_puts(&sb, "shared ");
+        else if (t->space == AS_CLUSTER) sb_puts(&sb, "cluster-shared ");
         ir_type_print(t->elem, &sb);
         sb_putc(&sb, '*');
     } else if (t->kind == TY_VIEW) {
@@ -227,6 +235,10 @@ static const Type *resolve_type(S *s, const Node *n, int allow_tensor)
     case N_TYPE_TILE: {
         int64_t shape[IR_MAX_RANK];
         int rank;
+        if (!n->b->nlist) {
+            diag_error(s->diag, n->loc, "a tile type needs its dimensions; T[] is only for `shared NAME: T[] dynamic;`");
+            return NULL;
+        }
         if (!resolve_shape(s, n->b, shape, &rank)) return NULL;
         return ir_type_tile(s->m, T((TypeKind)n->a->op), rank, shape);
     }
@@ -822,6 +834,10 @@ static Ex member_expr(S *s, const Node *n)
         ir_attr_set_int(s->m, op, "dim", d);
         return ex_val(op->results[0]);
     }
+    if (base.type && ir_type_smem_is_dynamic(base.type) && strcmp(n->name, "len") == 0) {
+        if (!need_builder(s, n->loc)) return ex_err();
+        return ex_val(ir_build1(&s->b, OP_SMEM_LEN, n->loc, &base.v, 1, T(TY_I32)));
+    }
     diag_error(s->diag, n->loc, "no member '.%s' here", n->name);
     return ex_err();
 }
@@ -1031,10 +1047,70 @@ static int shape_arg(S *s, const Node *n, int64_t *shape, int *rank)
     return resolve_shape(s, &tmp, shape, rank);
 }
 
-/* load(view[o0, ...], [S0, ...]) and store(view[o0, ...], tile) */
+/* load(buf) and store(buf, tile) of a whole shared tile (one stage): block-level register tiles. */
+static Ex shared_tile_access(S *s, const Node *n, Ex buf, int is_store)
+{
+    char b1[96], b2[96];
+    const Type *st = buf.type;
+    if (st->stages > 1) {
+        diag_error(s->diag, n->list[0]->loc, "%s() of a ring of %d stages: pick a stage, as in %s(buf[s]%s)", n->name,
+                   st->stages, n->name, is_store ? ", t" : "");
+        return ex_err();
+    }
+    if (ir_type_smem_is_dynamic(st)) {
+        diag_error(s->diag, n->list[0]->loc, "%s() of the dynamic shared tile: its size is only known at launch; index it "
+                   "element by element", n->name);
+        return ex_err();
+    }
+    int64_t numel = 1;
+    for (int d = 0; d < st->rank; d++) {
+        numel *= st->shape[d];
+        if (!is_pow2(st->shape[d])) {
+            diag_error(s->diag, n->list[0]->loc, "%s() of a shared tile needs power-of-two dims (a register tile's), but "
+                       "dim %d is %lld", n->name, d, (long long)st->shape[d]);
+            return ex_err();
+        }
+    }
+    if (numel > (1 << 20)) {
+        diag_error(s->diag, n->list[0]->loc, "%s(): the shared tile has more than %d elements", n->name, 1 << 20);
+        return ex_err();
+    }
+    const Type *tt = ir_type_tile(s->m, st->elem, st->rank, st->shape);
+    if (!is_store) {
+        if (!nargs_ok(s, n, 1, 1)) return ex_err();
+        return ex_val(ir_build1(&s->b, OP_SMEM_LOAD, n->loc, &buf.v, 1, tt));
+    }
+    if (!nargs_ok(s, n, 2, 2)) return ex_err();
+    Ex t = expr_hint(s, n->list[1], tt);
+    if (t.err) return t;
+    if (t.type != tt && !(t.type && t.type == st->elem) && t.type) {
+        diag_error(s->diag, n->list[1]->loc, "cannot store %s into the shared tile %s (it holds %s)", TYNAME(t.type, b1),
+                   n->list[0]->kind == N_NAME ? n->list[0]->name : "", TYNAME(tt, b2));
+        return ex_err();
+    }
+    Value *ops[2] = {coerce(s, t, tt, n->list[1]->loc, "store()"), buf.v};
+    if (!ops[0]) return ex_err();
+    ir_build(&s->b, OP_SMEM_STORE, n->loc, ops, 2, NULL);
+    return ex_none();
+}
+
+/* load(view[o0, ...], [S0, ...]) and store(view[o0, ...], tile); load(buf), store(buf, tile) of shared tiles */
 static Ex tile_access(S *s, const Node *n, int is_store)
 {
     char b1[96], b2[96];
+    if (n->nlist >= 1 && n->list[0]->kind != N_INDEX) {
+        /* a shared tile or a stage of a ring: load(buf), load(ring[s]) is an N_INDEX handled below */
+        Ex buf = expr(s, n->list[0]);
+        if (buf.err) return buf;
+        if (buf.type && buf.type->kind == TY_SMEM) return shared_tile_access(s, n, buf, is_store);
+    } else if (n->nlist >= 1 && n->list[0]->a->kind == N_NAME) {
+        Sym *y = lookup(s, n->list[0]->a->name);
+        if (y && y->type && y->type->kind == TY_SMEM && y->type->stages > 1 && n->list[0]->nlist == 1) {
+            Ex buf = expr(s, n->list[0]);
+            if (buf.err) return buf;
+            return shared_tile_access(s, n, buf, is_store);
+        }
+    }
     if (!nargs_ok(s, n, 2, 2)) return ex_err();
     const Node *at = n->list[0];
     if (at->kind != N_INDEX) {
@@ -1043,6 +1119,11 @@ static Ex tile_access(S *s, const Node *n, int is_store)
     }
     Ex view = expr(s, at->a);
     if (view.err) return view;
+    if (view.type && view.type->kind == TY_SMEM) {
+        diag_error(s->diag, at->loc, "%s() of a shared tile takes the whole tile (or a stage of a ring): %s(buf%s)",
+                   n->name, n->name, is_store ? ", t" : "");
+        return ex_err();
+    }
     if (!view.type || view.type->kind != TY_VIEW) {
         diag_error(s->diag, at->loc, "%s() needs a tensor view, not %s", n->name, TYNAME(view.type, b1));
         return ex_err();
@@ -1129,7 +1210,8 @@ static int split_args(S *s, const Node *n, int lo, int hi, const char *const *na
     return npos;
 }
 
-static Value *mbar_operand(S *s, const Node *n, const char *fn)
+/* One mbarrier: of this CTA, or (remote_ok) also another CTA's from mapa(bar, r). */
+static Value *mbar_operand_r(S *s, const Node *n, const char *fn, int remote_ok)
 {
     char b1[96];
     Ex b = expr(s, n);
@@ -1139,8 +1221,15 @@ static Value *mbar_operand(S *s, const Node *n, const char *fn)
                    b.type && b.type->kind == TY_MBAR ? " (index the array: bar[i])" : "", TYNAME(b.type, b1));
         return NULL;
     }
+    if (!remote_ok && b.type->space == AS_CLUSTER) {
+        diag_error(s->diag, n->loc, "%s() needs a barrier of this CTA; mapa() names another CTA's barrier, which only "
+                   "arrive, arrive_expect and tma.load(..., cta_group = 2) accept", fn);
+        return NULL;
+    }
     return b.v;
 }
+
+static Value *mbar_operand(S *s, const Node *n, const char *fn) { return mbar_operand_r(s, n, fn, 0); }
 
 static Value *parity_operand(S *s, const Node *n, const char *fn)
 {
@@ -1164,12 +1253,6 @@ static const char *scope_arg(S *s, const Node *v)
         return v->name[1] == 't' ? "cta" : "cluster";
     diag_error(s->diag, v->loc, "scope must be cta or cluster");
     return NULL;
-}
-
-static Ex ex_none(void)
-{
-    Ex e = {0};
-    return e;
 }
 
 /* arrive, arrive_expect, expect_tx, wait, try_wait, test_wait, parity, cluster_sync; *handled = 0
@@ -1199,9 +1282,25 @@ static Ex barrier_call(S *s, const Node *n, int *handled)
         int expect = f[6] == '_';
         int npos = split_args(s, n, 1, expect ? 2 : 1, names, named);
         if (npos < 0 || !need_builder(s, n->loc)) return ex_err();
-        Value *b = mbar_operand(s, n->list[0], f);
+        Value *b = mbar_operand_r(s, n->list[0], f, 1);
         const char *scope = scope_arg(s, named[0]);
         if (!b || !scope) return ex_err();
+        if (b->type->space == AS_CLUSTER) { /* a barrier of another CTA, from mapa() */
+            if (named[0] && strcmp(scope, "cluster")) {
+                diag_error(s->diag, named[0]->loc, "%s() on another CTA's barrier (from mapa) needs scope = cluster", f);
+                return ex_err();
+            }
+            scope = "cluster";
+            if (named[1]) {
+                diag_error(s->diag, named[1]->loc, "%s(): the barrier already names its CTA (mapa); drop cta =", f);
+                return ex_err();
+            }
+            if (expect && npos != 2) {
+                diag_error(s->diag, n->loc, "arrive_expect() on another CTA's barrier needs an explicit byte count: the "
+                           "copies that complete on it are issued elsewhere");
+                return ex_err();
+            }
+        }
         if (named[1]) { /* remote arrive on another CTA of the cluster */
             if (expect) {
                 diag_error(s->diag, named[1]->loc, "arrive_expect() cannot target another CTA; use arrive(bar, cta = r)");
@@ -1285,7 +1384,122 @@ static Value *smem_operand(S *s, const Node *n, const char *fn)
     return t.v;
 }
 
-/* tma.load, tma.store, tma.reduce_add, tma.prefetch, tma.commit, tma.wait, tma.wait_read, tma.wait_all */
+/* An address operand of tma.copy / mapa: a shared tile (or a stage), a position buf[i, j] / v[i, j]
+ * (the element's address, not its value), or a pointer expression. */
+static Ex address_operand(S *s, const Node *n, const char *fn)
+{
+    if (n->kind == N_INDEX) {
+        Ex base = expr(s, n->a);
+        if (base.err) return base;
+        const Type *bt = base.type;
+        if (bt && ((bt->kind == TY_SMEM && bt->stages == 1) || bt->kind == TY_VIEW)) {
+            Value *p = element_address_at(s, n, base);
+            return p ? ex_val(p) : ex_err();
+        }
+        if (bt && bt->kind == TY_PTR) {
+            diag_error(s->diag, n->loc, "%s() takes an address here: write p + i, not p[i] (which is the element's value)", fn);
+            return ex_err();
+        }
+    }
+    return expr(s, n);
+}
+
+/* Whether v is the address of an element of a swizzled tile (its bytes are permuted). */
+static int swizzled_address(const Value *v)
+{
+    if (v->type->kind == TY_SMEM) return v->type->swizzle != 0;
+    return v->def && v->def->code == OP_SMEM_ELEM && v->def->operands[0]->type->swizzle != 0;
+}
+
+/* tma.copy(dst, src, bytes, bar): global -> shared, completing on bar (bytes as a transaction);
+ * tma.copy(dst, src, bytes): shared -> global in the current bulk group. Contiguous bytes, no tensor map. */
+static Ex tma_copy(S *s, const Node *n)
+{
+    char b1[96], b2[96];
+    if (!nargs_ok(s, n, 3, 4)) return ex_err();
+    Ex d = address_operand(s, n->list[0], "tma.copy");
+    if (d.err) return d;
+    Ex src = address_operand(s, n->list[1], "tma.copy");
+    if (src.err) return src;
+    const Type *dt = d.type, *st = src.type;
+    int dst_shared = dt && ((dt->kind == TY_SMEM && dt->stages == 1) || (dt->kind == TY_PTR && dt->space == AS_SHARED));
+    int src_shared = st && ((st->kind == TY_SMEM && st->stages == 1) || (st->kind == TY_PTR && st->space == AS_SHARED));
+    int dst_global = dt && dt->kind == TY_PTR && dt->space == AS_GLOBAL;
+    int src_global = st && st->kind == TY_PTR && st->space == AS_GLOBAL;
+    int load = dst_shared && src_global, store = dst_global && src_shared;
+    if (!load && !store) {
+        diag_error(s->diag, n->loc, "tma.copy() copies global to shared (dst a shared tile or buf[i], src a pointer) or "
+                   "shared to global, not %s to %s%s", TYNAME(st, b1), TYNAME(dt, b2),
+                   (dt && dt->kind == TY_SMEM) || (st && st->kind == TY_SMEM) ? " (pick a stage of a ring: buf[s])" : "");
+        return ex_err();
+    }
+    if (dt->elem != st->elem) {
+        diag_error(s->diag, n->loc, "tma.copy() between %s and %s: the element types differ", TYNAME(st, b1), TYNAME(dt, b2));
+        return ex_err();
+    }
+    Value *shared = load ? d.v : src.v;
+    if (swizzled_address(shared)) {
+        diag_error(s->diag, n->list[load ? 0 : 1]->loc, "tma.copy() moves plain bytes, but this shared tile is swizzled "
+                   "(its elements would land permuted); use tma.load/tma.store with a tensor map");
+        return ex_err();
+    }
+    if (load && n->nlist != 4) {
+        diag_error(s->diag, n->loc, "tma.copy() into shared memory completes on an mbarrier: tma.copy(dst, src, bytes, bar)");
+        return ex_err();
+    }
+    if (store && n->nlist != 3) {
+        diag_error(s->diag, n->list[3]->loc, "tma.copy() to global memory joins the bulk group (tma.commit, tma.wait); it "
+                   "takes no mbarrier");
+        return ex_err();
+    }
+    Ex be = expr_hint(s, n->list[2], T(TY_I32));
+    if (be.err) return be;
+    if (be.is_const && !be.c.is_float && (be.c.i <= 0 || be.c.i % 16)) {
+        diag_error(s->diag, n->list[2]->loc, "tma.copy() moves a positive multiple of 16 bytes, not %lld", (long long)be.c.i);
+        return ex_err();
+    }
+    Value *bytes = coerce(s, be, T(TY_I32), n->list[2]->loc, "byte count");
+    if (!bytes) return ex_err();
+    if (load) {
+        Value *ops[4] = {d.v, src.v, bytes, mbar_operand(s, n->list[3], "tma.copy")};
+        if (!ops[3]) return ex_err();
+        ir_build(&s->b, OP_TMA_BULK_LOAD, n->loc, ops, 4, NULL);
+    } else {
+        Value *ops[3] = {d.v, src.v, bytes};
+        ir_build(&s->b, OP_TMA_BULK_STORE, n->loc, ops, 3, NULL);
+    }
+    return ex_none();
+}
+
+/* mapa(x, r): the same shared tile element, tile or mbarrier in CTA rank r of the cluster. */
+static Ex mapa_call(S *s, const Node *n)
+{
+    char b1[96];
+    if (!nargs_ok(s, n, 2, 2) || !need_builder(s, n->loc)) return ex_err();
+    const int64_t *cl = s->b.k->cluster;
+    if (cl[0] * cl[1] * cl[2] == 1) {
+        diag_error(s->diag, n->loc, "mapa() addresses another CTA of the cluster, but kernel '%s' has no cluster: declare "
+                   "cluster(...) on it", s->b.k->name);
+        return ex_err();
+    }
+    Ex x = address_operand(s, n->list[0], "mapa");
+    if (x.err) return x;
+    const Type *t = x.type, *rt = NULL;
+    if (t && t->kind == TY_MBAR && t->rank == 0 && t->space != AS_CLUSTER) rt = ir_type_mbar_cluster(s->m);
+    else if (t && ((t->kind == TY_SMEM && t->stages == 1) || (t->kind == TY_PTR && t->space == AS_SHARED)))
+        rt = ir_type_ptr(s->m, t->elem, AS_CLUSTER);
+    if (!rt) {
+        diag_error(s->diag, n->list[0]->loc, "mapa() takes a shared tile, an element position buf[i, j] or one mbarrier of "
+                   "this CTA, not %s%s", TYNAME(t, b1), t && t->kind == TY_SMEM ? " (pick a stage of the ring: buf[s])" :
+                   t && t->kind == TY_MBAR && t->rank ? " (index the array: bar[i])" : "");
+        return ex_err();
+    }
+    Value *ops[2] = {x.v, coerce(s, expr_hint(s, n->list[1], T(TY_I32)), T(TY_I32), n->list[1]->loc, "cta rank")};
+    if (!ops[1]) return ex_err();
+    return ex_val(ir_build1(&s->b, OP_MAPA, n->loc, ops, 2, rt));
+}
+
+/* tma.load, tma.store, tma.reduce_add, tma.prefetch, tma.copy, tma.commit, tma.wait, tma.wait_read, tma.wait_all */
 static Ex tma_call(S *s, const Node *n)
 {
     const char *f = n->name;
@@ -1293,12 +1507,39 @@ static Ex tma_call(S *s, const Node *n)
     int k = 0;
     if (!need_builder(s, n->loc)) return ex_err();
     if (strcmp(f, "load") == 0) {
-        static const char *const names[] = {"multicast", "cache", NULL};
-        const Node *named[2] = {0};
+        static const char *const names[] = {"multicast", "cache", "cta_group", NULL};
+        const Node *named[3] = {0};
         if (split_args(s, n, 3, 3, names, named) < 0) return ex_err();
+        int64_t cta_group = 1;
+        if (named[2]) {
+            if (!const_int(s, named[2], &cta_group, "cta_group")) return ex_err();
+            if (cta_group != 1 && cta_group != 2) {
+                diag_error(s->diag, named[2]->loc, "cta_group must be 1 or 2, not %lld", (long long)cta_group);
+                return ex_err();
+            }
+            const int64_t *cl = s->b.k->cluster;
+            if (cta_group == 2 && (cl[0] * cl[1] * cl[2]) % 2) {
+                diag_error(s->diag, named[2]->loc, "cta_group = 2 works on pairs of CTAs: the kernel needs a cluster of an "
+                           "even size, not cluster(%lld, %lld, %lld)", (long long)cl[0], (long long)cl[1], (long long)cl[2]);
+                return ex_err();
+            }
+            if (cta_group == 2 && named[0]) {
+                diag_error(s->diag, named[2]->loc, "tma.load with both multicast and cta_group = 2 is not supported");
+                return ex_err();
+            }
+        }
         ops[k++] = smem_operand(s, n->list[0], f);
         if (!ops[0] || !tma_position(s, n->list[1], f, ops, &k)) return ex_err();
-        if (!(ops[k++] = mbar_operand(s, n->list[2], "tma.load"))) return ex_err();
+        if (!(ops[k] = mbar_operand_r(s, n->list[2], "tma.load", cta_group == 2))) {
+            if (cta_group != 2) {
+                Ex b = expr(s, n->list[2]);
+                if (!b.err && b.type && b.type->kind == TY_MBAR && b.type->space == AS_CLUSTER)
+                    diag_note(s->diag, n->list[2]->loc, "a tma.load completes on the destination CTA's barrier unless "
+                              "cta_group = 2 (sm_100a) pairs the CTAs");
+            }
+            return ex_err();
+        }
+        k++;
         if (named[0]) {
             ops[k] = coerce(s, expr_hint(s, named[0], T(TY_I32)), T(TY_I32), named[0]->loc, "multicast mask");
             if (!ops[k++]) return ex_err();
@@ -1317,8 +1558,10 @@ static Ex tma_call(S *s, const Node *n)
         Op *op = ir_build(&s->b, OP_TMA_LOAD, n->loc, ops, (uint32_t)k, NULL);
         ir_attr_set_int(s->m, op, "multicast", named[0] != NULL);
         if (cache) ir_attr_set_str(s->m, op, "cache", cache);
+        if (named[2]) ir_attr_set_int(s->m, op, "cta_group", cta_group);
         return ex_none();
     }
+    if (strcmp(f, "copy") == 0) return tma_copy(s, n);
     if (strcmp(f, "store") == 0 || strcmp(f, "reduce_add") == 0) {
         if (!nargs_ok(s, n, 2, 2) || !tma_position(s, n->list[0], f, ops, &k)) return ex_err();
         if (!(ops[k++] = smem_operand(s, n->list[1], f))) return ex_err();
@@ -1349,7 +1592,7 @@ static Ex tma_call(S *s, const Node *n)
         ir_attr_set_int(s->m, op, "read", strcmp(f, "wait_read") == 0);
         return ex_none();
     }
-    diag_error(s->diag, n->loc, "unknown TMA operation 'tma.%s' (load, store, reduce_add, prefetch, commit, wait, wait_read, wait_all)", f);
+    diag_error(s->diag, n->loc, "unknown TMA operation 'tma.%s' (load, store, reduce_add, prefetch, copy, commit, wait, wait_read, wait_all)", f);
     return ex_err();
 }
 
@@ -1414,6 +1657,7 @@ static Ex call_expr(S *s, const Node *n, const Type *hint)
     int handled;
     Ex be = barrier_call(s, n, &handled);
     if (handled) return be;
+    if (strcmp(f, "mapa") == 0) return mapa_call(s, n);
     if (strcmp(f, "load") == 0 || strcmp(f, "store") == 0) {
         if (!need_builder(s, n->loc)) return ex_err();
         return tile_access(s, n, f[0] == 's');
@@ -1908,6 +2152,34 @@ static void shared_stmt(S *s, const Node *n)
         diag_error(s->diag, dims->loc, "a shared tile has at most %d dimensions", IR_MAX_RANK);
         return;
     }
+    int dynamic = 0;
+    for (int i = 0; i < n->nlist; i++)
+        if (strcmp(n->list[i]->name, "dynamic") == 0) {
+            if (!n->list[i]->op || n->list[i]->nlist) {
+                diag_error(s->diag, n->list[i]->loc, "'dynamic' takes no arguments: shared NAME: T[] dynamic;");
+                return;
+            }
+            dynamic = 1;
+        } else if (n->list[i]->op) {
+            diag_error(s->diag, n->list[i]->loc, "unknown shared tile attribute '%s' (swizzle(W), stages(S), align(N), dynamic)",
+                       n->list[i]->name);
+            return;
+        }
+    if (dynamic != (dims->nlist == 0)) {
+        diag_error(s->diag, n->a->loc, dynamic ? "a dynamic shared tile is sized by the launch: declare it with empty "
+                                                 "brackets, as in shared %s: f32[] dynamic;"
+                                               : "'%s' has no dimensions: a launch-sized tile needs the dynamic attribute, "
+                                                 "as in shared %s: f32[] dynamic;", n->name, n->name);
+        return;
+    }
+    if (dynamic) {
+        Sym *first = s->dynamic_smem;
+        if (first) {
+            diag_error(s->diag, n->loc, "a kernel has one dynamic shared tile: '%s' is a second one", n->name);
+            diag_note(s->diag, first->loc, "'%s' is the first", first->name);
+            return;
+        }
+    }
     int64_t shape[IR_MAX_RANK], stages = 1, swizzle = 0, align = 0, bytes = ir_type_bits(T((TypeKind)n->a->a->op)) / 8;
     for (int i = 0; i < dims->nlist; i++) {
         if (!const_int(s, dims->list[i], &shape[i], "a shared tile dimension")) return;
@@ -1920,6 +2192,7 @@ static void shared_stmt(S *s, const Node *n)
     for (int i = 0; i < n->nlist; i++) {
         const Node *a = n->list[i];
         int64_t v;
+        if (a->op) continue; /* dynamic, checked above */
         if (a->nlist != 1 || !const_int(s, a->list[0], &v, "a shared tile attribute")) {
             if (a->nlist != 1) diag_error(s->diag, a->loc, "%s(...) takes one constant", a->name);
             return;
@@ -1943,9 +2216,13 @@ static void shared_stmt(S *s, const Node *n)
             }
             align = v;
         } else {
-            diag_error(s->diag, a->loc, "unknown shared tile attribute '%s' (swizzle, stages, align)", a->name);
+            diag_error(s->diag, a->loc, "unknown shared tile attribute '%s' (swizzle, stages, align, dynamic)", a->name);
             return;
         }
+    }
+    if (dynamic && (swizzle || stages > 1)) {
+        diag_error(s->diag, n->loc, "the dynamic shared tile cannot have %s", swizzle ? "a swizzle" : "stages");
+        return;
     }
     /* TMA needs 128-byte aligned tiles, and a swizzled tile's pattern starts at a 1024-byte boundary */
     int64_t need = swizzle ? 1024 : 128;
@@ -1956,13 +2233,15 @@ static void shared_stmt(S *s, const Node *n)
         return;
     }
     (void)bytes;
-    const Type *t = ir_type_smem(s->m, T((TypeKind)n->a->a->op), dims->nlist, shape, (int)stages, (int)swizzle);
+    const Type *t = dynamic ? ir_type_smem_dynamic(s->m, T((TypeKind)n->a->a->op))
+                            : ir_type_smem(s->m, T((TypeKind)n->a->a->op), dims->nlist, shape, (int)stages, (int)swizzle);
     Op *op = ir_build(&s->b, OP_SHARED_ALLOC, n->loc, NULL, 0, t);
     ir_attr_set_int(s->m, op, "align", align);
     op->results[0]->name = arena_strdup(&s->m->arena, n->name);
     Sym *y = declare(s, n->name, SYM_LET, n->loc);
     y->type = t;
     y->value = op->results[0];
+    if (dynamic) s->dynamic_smem = y;
 }
 
 static void mbarrier_stmt(S *s, const Node *n)
@@ -2253,6 +2532,7 @@ static void kernel_item(S *s, const Node *n)
     Group blk = {0, 0, (int)((threads + 31) / 32), (int)threads, 0, NULL};
     s->group = &blk;
     s->next_sync_id = 1;
+    s->dynamic_smem = NULL;
     s->top_depth = s->depth + 1;
     block_stmts(s, n->a);
     s->group = NULL;

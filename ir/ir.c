@@ -104,6 +104,23 @@ const Type *ir_type_mbar(Module *m, int64_t count)
     return intern(m, &p);
 }
 
+const Type *ir_type_mbar_cluster(Module *m)
+{
+    Type p = {.kind = TY_MBAR, .rank = 0, .space = AS_CLUSTER};
+    return intern(m, &p);
+}
+
+const Type *ir_type_smem_dynamic(Module *m, const Type *elem)
+{
+    Type p = {.kind = TY_SMEM, .elem = elem, .rank = 1, .stages = 1};
+    return intern(m, &p);
+}
+
+int ir_type_smem_is_dynamic(const Type *t)
+{
+    return t && t->kind == TY_SMEM && t->rank == 1 && t->shape[0] == 0;
+}
+
 const Type *ir_type_smem(Module *m, const Type *elem, int rank, const int64_t *shape, int stages, int swizzle)
 {
     Type p = {.kind = TY_SMEM, .elem = elem, .rank = rank, .stages = stages < 1 ? 1 : stages, .swizzle = swizzle};
@@ -173,6 +190,7 @@ void ir_type_print(const Type *t, StrBuf *sb)
         sb_puts(sb, "ptr<");
         ir_type_print(t->elem, sb);
         if (t->space == AS_SHARED) sb_puts(sb, ", shared");
+        else if (t->space == AS_CLUSTER) sb_puts(sb, ", cluster");
         sb_putc(sb, '>');
         return;
     case TY_VIEW:
@@ -186,7 +204,10 @@ void ir_type_print(const Type *t, StrBuf *sb)
     case TY_TMA:
         sb_puts(sb, kind_names[t->kind]);
         sb_putc(sb, '<');
-        for (int i = 0; i < t->rank; i++) sb_printf(sb, "%lldx", (long long)t->shape[i]);
+        for (int i = 0; i < t->rank; i++) {
+            if (t->kind == TY_SMEM && t->shape[i] == 0) sb_puts(sb, "?x");
+            else sb_printf(sb, "%lldx", (long long)t->shape[i]);
+        }
         ir_type_print(t->elem, sb);
         if (t->kind == TY_SMEM && t->stages > 1) sb_printf(sb, ", stages=%d", t->stages);
         if (t->kind == TY_SMEM && t->swizzle) sb_printf(sb, ", swizzle=%d", t->swizzle);
@@ -194,7 +215,7 @@ void ir_type_print(const Type *t, StrBuf *sb)
         return;
     case TY_MBAR:
         if (t->rank) sb_printf(sb, "mbar<%lld>", (long long)t->shape[0]);
-        else sb_puts(sb, "mbar");
+        else sb_puts(sb, t->space == AS_CLUSTER ? "mbar<cluster>" : "mbar");
         return;
     default:
         sb_puts(sb, kind_names[t->kind]);

@@ -124,7 +124,8 @@ typedef enum TypeKind {
     TY_KIND_COUNT
 } TypeKind;
 
-typedef enum AddrSpace { AS_GLOBAL, AS_SHARED, AS_COUNT } AddrSpace;
+/* AS_CLUSTER: a `.shared::cluster` address (from `mapa`): shared memory of some CTA of the cluster. */
+typedef enum AddrSpace { AS_GLOBAL, AS_SHARED, AS_CLUSTER, AS_COUNT } AddrSpace;
 
 #define IR_MAX_RANK 5
 
@@ -132,9 +133,10 @@ typedef struct Type Type;
 struct Type {
     TypeKind kind;
     const Type *elem;              /* PTR, VIEW, TILE, VEC: element (always a scalar type) */
-    AddrSpace space;               /* PTR only */
+    AddrSpace space;               /* PTR; MBAR: AS_CLUSTER for a barrier of another CTA (mbar<cluster>, from mapa) */
     int rank;                      /* VIEW, TILE: number of dims; VEC: 1 */
-    int64_t shape[IR_MAX_RANK];    /* TILE, SMEM: dims; TMA: box dims; VEC: shape[0] = lanes; MBAR: count */
+    int64_t shape[IR_MAX_RANK];    /* TILE, SMEM: dims (SMEM rank 1 with shape[0] = 0: dynamic, launch-sized);
+                                      TMA: box dims; VEC: shape[0] = lanes; MBAR: count */
     int stages;                    /* SMEM: number of stages of a ring buffer (1 for a plain tile) */
     int swizzle;                   /* SMEM: TMA swizzle span in bytes: 0 (none), 32, 64 or 128 */
     const Type *next;              /* interning list of the module */
@@ -149,9 +151,12 @@ const Type *ir_type_tile(Module *m, const Type *elem, int rank, const int64_t *s
 const Type *ir_type_vec(Module *m, const Type *elem, int64_t lanes);
 const Type *ir_type_parity(Module *m);
 const Type *ir_type_mbar(Module *m, int64_t count);          /* count 0: one barrier; else an array */
+const Type *ir_type_mbar_cluster(Module *m);                 /* mbar<cluster>: one barrier of some CTA of the cluster */
 const Type *ir_type_smem(Module *m, const Type *elem, int rank, const int64_t *shape, int stages, int swizzle);
+const Type *ir_type_smem_dynamic(Module *m, const Type *elem); /* smem<?xT>: sized by the launch's dynamic shared memory */
+int ir_type_smem_is_dynamic(const Type *t);
 const Type *ir_type_tma(Module *m, const Type *elem, int rank, const int64_t *box);
-int64_t ir_type_smem_bytes(const Type *t);   /* SMEM: bytes of one stage; MBAR: 8 per barrier */
+int64_t ir_type_smem_bytes(const Type *t);   /* SMEM: bytes of one stage (0 when dynamic); MBAR: 8 per barrier */
 /* Same shape, other element: tile<4x8xf32> -> tile<4x8xi1>; a scalar maps to the scalar. */
 const Type *ir_type_with_elem(Module *m, const Type *t, const Type *elem);
 
@@ -164,8 +169,8 @@ const Type *ir_type_elem(const Type *t); /* element of tile/vec/ptr/view, or t i
 int64_t ir_type_numel(const Type *t);    /* tile: product of dims; vec: lanes; scalar: 1 */
 const char *ir_type_kind_name(TypeKind k); /* "i32", "f16", ... for scalars */
 /* Prints the type exactly as the IR parser reads it: i32, ptr<f32>, ptr<f32, shared>,
- * view<2xbf16>, tile<64x64xbf16>, vec<8xbf16>, parity, mbar, mbar<4>, smem<64x64xbf16>,
- * smem<64x64xbf16, stages=4, swizzle=128>, tma<64x64xbf16>. */
+ * ptr<f32, cluster>, view<2xbf16>, tile<64x64xbf16>, vec<8xbf16>, parity, mbar, mbar<4>, mbar<cluster>,
+ * smem<64x64xbf16>, smem<64x64xbf16, stages=4, swizzle=128>, smem<?xf32>, tma<64x64xbf16>. */
 void ir_type_print(const Type *t, StrBuf *sb);
 
 /* ================================ ir.c: ops ================================ */

@@ -584,9 +584,10 @@ static int parse_smem_options(Parser *P, int64_t *stages, int64_t *swizzle)
     return 1;
 }
 
-/* type := SCALAR | "parity" | "mbar" ["<" N ">"] | "ptr<" SCALAR ["," "shared"] ">" | "view<" R "x" SCALAR ">"
- *       | "tile<" D ("x" D)* "x" SCALAR ">" | "vec<" N "x" SCALAR ">"
- *       | "smem<" D ("x" D)* "x" SCALAR ["," "stages=" S] ["," "swizzle=" W] ">" | "tma<" B ("x" B)* "x" SCALAR ">" */
+/* type := SCALAR | "parity" | "mbar" ["<" (N | "cluster") ">"] | "ptr<" SCALAR ["," ("shared" | "cluster")] ">"
+ *       | "view<" R "x" SCALAR ">" | "tile<" D ("x" D)* "x" SCALAR ">" | "vec<" N "x" SCALAR ">"
+ *       | "smem<" D ("x" D)* "x" SCALAR ["," "stages=" S] ["," "swizzle=" W] ">" | "smem<?x" SCALAR ">"
+ *       | "tma<" B ("x" B)* "x" SCALAR ">" */
 static const Type *parse_type(Parser *P)
 {
     Tok t = take(P);
@@ -615,7 +616,10 @@ static const Type *parse_type(Parser *P)
     }
     P->p++;
     const Type *res = NULL;
-    if (is_mbar) {
+    if (is_mbar && is_word(P, "cluster")) {
+        take(P);
+        res = ir_type_mbar_cluster(P->m);
+    } else if (is_mbar) {
         int64_t n;
         if (!expect_int(P, 1, MAX_MBARS, "mbarrier array size", &n)) return NULL;
         res = ir_type_mbar(P->m, n);
@@ -629,10 +633,27 @@ static const Type *parse_type(Parser *P)
         AddrSpace as = AS_GLOBAL;
         if (is_punct(P, ',')) {
             take(P);
-            if (!expect_word(P, "shared", "as the address space of a ptr type")) return NULL;
-            as = AS_SHARED;
+            if (is_word(P, "cluster")) {
+                take(P);
+                as = AS_CLUSTER;
+            } else {
+                if (!expect_word(P, "shared", "as the address space of a ptr type (shared or cluster)")) return NULL;
+                as = AS_SHARED;
+            }
         }
         res = ir_type_ptr(P->m, elem, as);
+    } else if (is_smem && P->p + 1 < P->end && P->p[0] == '?' && P->p[1] == 'x') {
+        /* smem<?xT>: the dynamic shared tile, sized at launch */
+        P->p += 2;
+        Loc el = here(P);
+        const char *s0 = P->p;
+        while (P->p < P->end && (is_alpha(*P->p) || is_digit(*P->p))) P->p++;
+        const Type *elem = scalar_named(s0, (size_t)(P->p - s0));
+        if (!elem || elem->kind == TY_I1) {
+            error_at(P, el, "expected a scalar element type of whole bytes in smem<?x...>");
+            return NULL;
+        }
+        res = ir_type_smem_dynamic(P->m, elem);
     } else {
         int64_t dims[IR_MAX_RANK];
         int nd;

@@ -105,9 +105,12 @@ static int async_type_ok(const Type *t)
 {
     switch (t->kind) {
     case TY_MBAR:
-        return t->rank == 0 || (t->rank == 1 && t->shape[0] >= 1);
+        return (t->rank == 0 && (t->space == AS_GLOBAL || t->space == AS_CLUSTER)) ||
+               (t->rank == 1 && t->shape[0] >= 1 && t->space == AS_GLOBAL);
     case TY_SMEM:
     case TY_TMA:
+        if (ir_type_smem_is_dynamic(t))
+            return t->elem && ir_type_is_scalar(t->elem) && t->elem->kind != TY_I1 && t->stages == 1 && !t->swizzle;
         if (t->rank < 1 || t->rank > IR_MAX_RANK || !t->elem || !ir_type_is_scalar(t->elem) || t->elem->kind == TY_I1)
             return 0;
         for (int d = 0; d < t->rank; d++)
@@ -330,6 +333,17 @@ static void check_elementwise(Verifier *V, const Op *op)
     }
 }
 
+/* Operand i of smem_load/smem_store and their blocked forms: one sized stage of a shared tile. */
+static const Type *smem_tile_operand(Verifier *V, const Op *op, uint32_t i)
+{
+    const Type *t = op->operands[i]->type;
+    if (!t || t->kind != TY_SMEM || t->stages != 1 || ir_type_smem_is_dynamic(t)) {
+        verr(V, op, "operand %u must be one sized smem tile (take a stage of a ring with smem_stage), got %s", i, tstr(t).s);
+        return NULL;
+    }
+    return t;
+}
+
 static const Type *view_operand(Verifier *V, const Op *op, uint32_t i)
 {
     const Type *t = op->operands[i]->type;
@@ -441,6 +455,32 @@ static void check_memory_and_tiles(Verifier *V, const Op *op)
         if (!tile) check_blocked_attrs(V, op, vt->rank);
         return;
     }
+    case OP_SMEM_LOAD:
+    case OP_LD_SMEM_BLOCKED: {
+        int tile = op->code == OP_SMEM_LOAD;
+        const Type *st = smem_tile_operand(V, op, 0);
+        if (!st) return;
+        if (tile && (rt->kind != TY_TILE || rt->elem != st->elem || rt->rank != st->rank ||
+                     memcmp(rt->shape, st->shape, sizeof rt->shape)))
+            verr(V, op, "result must be the tile of %s's shape and element, got %s", tstr(st).s, tstr(rt).s);
+        if (!tile && (rt->kind != TY_VEC || rt->elem != st->elem))
+            verr(V, op, "result must be a vec of %s, got %s", tstr(st->elem).s, tstr(rt).s);
+        if (!tile) check_blocked_attrs(V, op, st->rank);
+        return;
+    }
+    case OP_SMEM_STORE:
+    case OP_ST_SMEM_BLOCKED: {
+        int tile = op->code == OP_SMEM_STORE;
+        const Type *st = smem_tile_operand(V, op, 1), *tt = o[0]->type;
+        if (!st) return;
+        if (tile && (!tt || tt->kind != TY_TILE || tt->elem != st->elem || tt->rank != st->rank ||
+                     memcmp(tt->shape, st->shape, sizeof tt->shape)))
+            verr(V, op, "stores a tile of %s's shape and element, got %s", tstr(st).s, tstr(tt).s);
+        if (!tile && (!tt || tt->kind != TY_VEC || tt->elem != st->elem))
+            verr(V, op, "stores a vec of %s, got %s", tstr(st->elem).s, tstr(tt).s);
+        if (!tile) check_blocked_attrs(V, op, st->rank);
+        return;
+    }
     case OP_IOTA_BLOCKED: {
         if (rt->kind != TY_VEC || rt->elem->kind != TY_I32) verr(V, op, "result must be a vec of i32, got %s", tstr(rt).s);
         check_blocked_attrs(V, op, 0);
@@ -471,6 +511,15 @@ static void check_mbar_operand(Verifier *V, const Op *op, uint32_t i)
     if (!is_mbar1(op->operands[i]))
         verr(V, op, "operand %u must be one mbarrier (mbar), got %s%s", i, tstr(op->operands[i]->type).s,
              is_kind(op->operands[i], TY_MBAR) ? "; index the array with mbar_at" : "");
+}
+
+/* An operand that must be a barrier of this CTA: waits, expect_tx, remote arrive, bulk copies. */
+static void check_local_mbar(Verifier *V, const Op *op, uint32_t i)
+{
+    check_mbar_operand(V, op, i);
+    if (is_mbar1(op->operands[i]) && op->operands[i]->type->space == AS_CLUSTER)
+        verr(V, op, "operand %u is a barrier of another CTA (mbar<cluster>); only arrivals and cta_group = 2 "
+                    "copies may use one", i);
 }
 
 static void check_scope(Verifier *V, const Op *op)
@@ -549,25 +598,46 @@ static void check_shared_and_mbar(Verifier *V, Op *op)
     case OP_MBAR_ARRIVE:
         check_mbar_operand(V, op, 0);
         check_scope(V, op);
+        if (is_mbar1(o[0]) && o[0]->type->space == AS_CLUSTER && strcmp(ir_attr_str(op, "scope", "cta"), "cluster"))
+            verr(V, op, "an arrival on another CTA's barrier (mbar<cluster>) needs scope = \"cluster\"");
         return;
     case OP_MBAR_ARRIVE_EXPECT:
         check_mbar_operand(V, op, 0);
         if (op->noperands > 2) verr(V, op, "takes an mbarrier and at most one byte count, got %u operands", op->noperands);
         else check_i32s(V, op, 1, op->noperands - 1, "byte count");
         check_scope(V, op);
+        if (is_mbar1(o[0]) && o[0]->type->space == AS_CLUSTER && strcmp(ir_attr_str(op, "scope", "cta"), "cluster"))
+            verr(V, op, "an arrival on another CTA's barrier (mbar<cluster>) needs scope = \"cluster\"");
         return;
+    case OP_SMEM_LEN:
+        if (!is_kind(o[0], TY_SMEM) || !ir_type_smem_is_dynamic(o[0]->type))
+            verr(V, op, "operand 0 must be the dynamic shared tile (smem<?xT>), got %s", tstr(o[0]->type).s);
+        if (!is_i32(rt)) verr(V, op, "result must be i32, got %s", tstr(rt).s);
+        return;
+    case OP_MAPA: {
+        const Type *t = o[0]->type;
+        check_i32s(V, op, 1, 1, "CTA rank");
+        if (is_mbar1(o[0]) && t->space != AS_CLUSTER) {
+            if (rt != ir_type_mbar_cluster(V->m)) verr(V, op, "of an mbar gives mbar<cluster>, got %s", tstr(rt).s);
+        } else if ((is_kind(o[0], TY_PTR) && t->space == AS_SHARED) || (is_kind(o[0], TY_SMEM) && t->stages == 1)) {
+            if (rt->kind != TY_PTR || rt->space != AS_CLUSTER || rt->elem != t->elem)
+                verr(V, op, "of %s gives ptr<%s, cluster>, got %s", tstr(t).s, tstr(t->elem).s, tstr(rt).s);
+        } else
+            verr(V, op, "operand 0 must be ptr<T, shared>, one smem tile or one mbar of this CTA, got %s", tstr(t).s);
+        return;
+    }
     case OP_MBAR_EXPECT_TX:
-        check_mbar_operand(V, op, 0);
+        check_local_mbar(V, op, 0);
         check_i32s(V, op, 1, 1, "byte count");
         return;
     case OP_MBAR_ARRIVE_REMOTE:
-        check_mbar_operand(V, op, 0);
+        check_local_mbar(V, op, 0);
         check_i32s(V, op, 1, 1, "CTA rank");
         return;
     case OP_MBAR_WAIT:
     case OP_MBAR_TRY_WAIT:
     case OP_MBAR_TEST_WAIT:
-        check_mbar_operand(V, op, 0);
+        check_local_mbar(V, op, 0);
         if (!is_kind(o[1], TY_PARITY))
             verr(V, op, "operand 1 must be a parity, got %s: a phase counter is not a parity (use a parity value and parity_next)",
                  tstr(o[1]->type).s);
@@ -626,10 +696,16 @@ static void check_tma(Verifier *V, Op *op)
             verr(V, op, "cache must be \"evict_first\", \"evict_last\" or \"evict_normal\"");
             return;
         }
+        Attr *cg = ir_attr_find(op, "cta_group");
+        if (cg && (cg->kind != ATTR_INT || (cg->i != 1 && cg->i != 2))) {
+            verr(V, op, "cta_group must be 1 or 2");
+            return;
+        }
         const Type *d = tma_access(V, op, 1, mc ? 2 : 1, mc ? ", an mbarrier and a CTA mask (multicast = 1)" : " and an mbarrier");
         if (!d) return;
         check_tile_operand(V, op, 0, d);
-        check_mbar_operand(V, op, 2 + (uint32_t)d->rank);
+        if (cg && cg->i == 2) check_mbar_operand(V, op, 2 + (uint32_t)d->rank);
+        else check_local_mbar(V, op, 2 + (uint32_t)d->rank);
         if (mc) check_i32s(V, op, 3 + (uint32_t)d->rank, 1, "CTA mask");
         return;
     }
@@ -646,6 +722,22 @@ static void check_tma(Verifier *V, Op *op)
     case OP_TMA_PREFETCH:
         tma_access(V, op, 0, 0, "");
         return;
+    case OP_TMA_BULK_LOAD:
+    case OP_TMA_BULK_STORE: {
+        int ld = op->code == OP_TMA_BULK_LOAD;
+        uint32_t si = ld ? 0 : 1, gi = ld ? 1 : 0;
+        const Type *st = o[si]->type, *gt = o[gi]->type;
+        int shared_ok = (is_kind(o[si], TY_SMEM) && st->stages == 1) || (is_kind(o[si], TY_PTR) && st->space == AS_SHARED);
+        if (!shared_ok)
+            verr(V, op, "operand %u must be one smem tile or a ptr<T, shared>, got %s", si, tstr(st).s);
+        else if (!is_kind(o[gi], TY_PTR) || gt->space != AS_GLOBAL)
+            verr(V, op, "operand %u must be a global ptr<T>, got %s", gi, tstr(gt).s);
+        else if (gt->elem != st->elem)
+            verr(V, op, "copies between %s and %s: the element types differ", tstr(st).s, tstr(gt).s);
+        check_i32s(V, op, 2, 1, "byte count");
+        if (ld) check_local_mbar(V, op, 3);
+        return;
+    }
     case OP_TMA_SHAPE: {
         check_top_level(V, op);
         const Type *d = is_kind(o[0], TY_TMA) ? o[0]->type : NULL;
@@ -847,11 +939,12 @@ static void check_op_types(Verifier *V, Op *op)
         return;
     case OP_SHARED_ALLOC: case OP_SMEM_STAGE: case OP_SMEM_ELEM: case OP_MBAR_ALLOC: case OP_MBAR_AT:
     case OP_MBAR_ARRIVE: case OP_MBAR_ARRIVE_EXPECT: case OP_MBAR_EXPECT_TX: case OP_MBAR_ARRIVE_REMOTE:
-    case OP_MBAR_WAIT: case OP_MBAR_TRY_WAIT: case OP_MBAR_TEST_WAIT: case OP_PARITY_NEXT:
+    case OP_MBAR_WAIT: case OP_MBAR_TRY_WAIT: case OP_MBAR_TEST_WAIT: case OP_PARITY_NEXT: case OP_SMEM_LEN:
+    case OP_MAPA:
         check_shared_and_mbar(V, op);
         return;
     case OP_TMA_LOAD: case OP_TMA_STORE: case OP_TMA_REDUCE_ADD: case OP_TMA_PREFETCH: case OP_TMA_SHAPE:
-    case OP_TMA_COMMIT: case OP_TMA_WAIT: case OP_FENCE_PROXY_ASYNC:
+    case OP_TMA_COMMIT: case OP_TMA_WAIT: case OP_FENCE_PROXY_ASYNC: case OP_TMA_BULK_LOAD: case OP_TMA_BULK_STORE:
         check_tma(V, op);
         return;
     case OP_WARPS: case OP_ELECT: case OP_SETMAXNREG: case OP_GROUP_SYNC: case OP_BARRIER:
@@ -922,7 +1015,8 @@ static void verify_op(Verifier *V, Op *op)
         ok = 0;
     }
     if (V->lowered && (info->props & IR_PLOWERED) == 0 &&
-        (op->code == OP_IOTA || op->code == OP_TILE_LOAD || op->code == OP_TILE_STORE))
+        (op->code == OP_IOTA || op->code == OP_TILE_LOAD || op->code == OP_TILE_STORE || op->code == OP_SMEM_LOAD ||
+         op->code == OP_SMEM_STORE))
         verr(V, op, "is a tile-level op, not allowed after lower-tiles");
     if (!V->lowered && (info->props & IR_PLOWERED)) verr(V, op, "exists only after lower-tiles");
     if ((info->props & IR_PTERM) && op->next) verr(V, op, "is a terminator but is not the last op of its block");

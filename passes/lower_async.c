@@ -8,13 +8,13 @@
  *   - a `fence_proxy_async` right before every block barrier (`barrier`, `group_sync`,
  *     `cluster_sync`), so the writes of every thread that reaches the barrier are ordered before
  *     whatever the barrier releases (such as the elected thread's tma_store);
- *   - a `fence_proxy_async` right before every tma_store and tma_reduce_add, for writes by the
- *     issuing thread itself.
+ *   - a `fence_proxy_async` right before every tma_store, tma_reduce_add and tma_bulk_store
+ *     (`tma.copy` to global), for writes by the issuing thread itself.
  * Proving that no generic write reaches a given copy would need a memory analysis this pass does
  * not do; the fences are cheap next to the copies. A fence already in place is not doubled, so
  * running the pass twice changes nothing. Kernels without TMA stores get no fence.
  *
- * Assumes: the module verifies. Guarantees: in a kernel with a tma_store or tma_reduce_add, every
+ * Assumes: the module verifies. Guarantees: in a kernel with a tma_store, tma_reduce_add or tma_bulk_store, every
  * such op and every barrier/group_sync/cluster_sync is immediately preceded by a fence_proxy_async.
  */
 #include "passes.h"
@@ -25,7 +25,10 @@ typedef struct FenceCx {
     int has_store;
 } FenceCx;
 
-static int is_tma_store(const Op *op) { return op->code == OP_TMA_STORE || op->code == OP_TMA_REDUCE_ADD; }
+static int is_tma_store(const Op *op)
+{
+    return op->code == OP_TMA_STORE || op->code == OP_TMA_REDUCE_ADD || op->code == OP_TMA_BULK_STORE;
+}
 
 static void find_store(Op *op, void *ctx)
 {

@@ -3,7 +3,8 @@
  * Every tile value of a kernel gets the blocked layout with one vector width V for the whole
  * kernel, so any two tiles that meet in an elementwise op, an `if`/`for`/`loop` result or a block
  * argument agree on which thread holds which element (the layout of a tile depends only on its
- * shape, V and the block size B). A tile of T elements becomes vec<E x elem> with E = R*V lanes,
+ * shape, V and the thread count B of the group computing it: the block, or the innermost `warps`
+ * region, whose tiles never leave it; a tile used by another group than its own is an error). A tile of T elements becomes vec<E x elem> with E = R*V lanes,
  * R = ceil(T / (B*V)) (docs/IR.md writes max(1, T/(B*V)), which is the same for the power-of-two
  * block sizes; the ceiling keeps every element owned when B is not a power of two).
  *
@@ -13,20 +14,23 @@
  *    the origin along the innermost dim is a multiple of V and, for rank >= 2, the row stride (the
  *    view's innermost dim, a multiple of which every other stride is) is a multiple of V. The view
  *    must come from a `make_view` for the stride to be known; otherwise rank >= 2 accesses get 1;
+ *  - for every smem_load/smem_store: 16 / sizeof(elem) (a stage is at least 16-byte aligned and
+ *    dense, and a swizzle moves whole 16-byte chunks, so such a group is one aligned access);
  *  - the innermost dim of every tile in the kernel (powers of two, so V divides them all);
  *  - when the kernel has no tile access at all: 16 / sizeof of its widest tile element.
  * Divisibility comes from pass_known_divisor (below): a power-of-two lower bound on the largest
  * power of two that divides an integer value.
  *
  * Rewrites, in place (op and value identities are kept, so no use needs rewriting):
- * tile_load -> ld_blocked, tile_store -> st_blocked, iota -> iota_blocked (each with
- * {shape, vec, threads}), and every tile-typed value (op results, block arguments of if/for/loop
+ * tile_load -> ld_blocked, tile_store -> st_blocked, smem_load -> ld_smem_blocked,
+ * smem_store -> st_smem_blocked, iota -> iota_blocked (each with {shape, vec, threads}), and every tile-typed value (op results, block arguments of if/for/loop
  * regions) gets its vec type; splat, elementwise ops and control flow only change types.
  *
  * Assumes: the module verifies (tile-level). Guarantees: no tile type and no tile-level op is left;
  * anything it cannot lower (a tile parameter, a tile operand of another op, a tile shape that is not
- * powers of two, a rank mismatch between a tile and its view, a tile op inside a `warps`/`elect`
- * region, whose threads are not the whole block) is a located error and the kernel is left
+ * powers of two, a rank mismatch between a tile and its view, a tile op inside `elect` or inside a
+ * `warps` region of a non-power-of-two warp count, a tile operand from another thread group) is a
+ * located error and the kernel is left
  * unchanged. The ops of the asynchronous machinery have no tile operands and are left alone.
  */
 #include <stddef.h>
@@ -40,6 +44,7 @@
 /* ---- divisibility analysis ---- */
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int is_pow2_64(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
 static int64_t pow2_divisor(uint64_t x)
 {
@@ -251,17 +256,58 @@ static const Op *thread_group(const Op *op)
     return NULL;
 }
 
+/* The thread group a value is computed by: its defining op's, or for a block argument the group
+ * of the op owning the region. */
+static const Op *value_group(const Value *v)
+{
+    if (v->def) return thread_group(v->def);
+    const Op *owner = v->block && v->block->parent ? v->block->parent->parent : NULL;
+    if (!owner) return NULL;
+    return owner->code == OP_WARPS || owner->code == OP_ELECT ? owner : thread_group(owner);
+}
+
+/* B of the layout of tiles computed in group g: the block's threads, or 32 per warp of a warps region. */
+static int64_t group_threads(const Lower *l, const Op *g)
+{
+    return g ? 32 * (ir_attr_int(g, "hi", 0) - ir_attr_int(g, "lo", 0)) : l->threads;
+}
+
+static void group_text(const Op *g, char *buf, size_t n)
+{
+    if (!g) snprintf(buf, n, "the whole block");
+    else snprintf(buf, n, "warps %lld..%lld", (long long)ir_attr_int(g, "lo", 0), (long long)ir_attr_int(g, "hi", 0) - 1);
+}
+
 static void check_op(Op *op, void *ctx)
 {
     Lower *l = ctx;
     const char *name = ir_op_info[op->code].name;
     const Op *g = has_tile(op) ? thread_group(op) : NULL;
-    if (g) {
-        diag_error(l->diag, op->loc, "lower-tiles: '%s' on tiles inside a '%s' region: the blocked layout spreads a "
-                   "tile over every thread of the block", name, ir_op_info[g->code].name);
+    if (g && g->code == OP_ELECT) {
+        diag_error(l->diag, op->loc, "lower-tiles: '%s' on tiles inside an 'elect' region: a tile is spread over the "
+                   "threads of a block or of a warp role, not one thread", name);
         l->errors++;
         return;
     }
+    if (g && !is_pow2_64(group_threads(l, g))) {
+        diag_error(l->diag, op->loc, "lower-tiles: '%s' on tiles inside warps %lld..%lld: a warp role computing tiles "
+                   "needs a power-of-two number of warps", name, (long long)ir_attr_int(g, "lo", 0),
+                   (long long)ir_attr_int(g, "hi", 0) - 1);
+        l->errors++;
+        return;
+    }
+    if (has_tile(op))
+        for (uint32_t i = 0; i < op->noperands; i++) {
+            const Value *v = op->operands[i];
+            if (!v || v->type->kind != TY_TILE || value_group(v) == g) continue;
+            char a[64], b[64];
+            group_text(value_group(v), a, sizeof a);
+            group_text(g, b, sizeof b);
+            diag_error(l->diag, op->loc, "lower-tiles: '%s' in %s uses a tile computed by %s: a tile is laid out over the "
+                       "threads of the group that computes it", name, b, a);
+            l->errors++;
+            return;
+        }
     for (uint32_t i = 0; i < op->nresults; i++) check_type(l, op->loc, op->results[i]->type, name);
     for (uint32_t r = 0; r < op->nregions; r++)
         for (Block *b = op->regions[r].first; b; b = b->next)
@@ -273,6 +319,13 @@ static void check_op(Op *op, void *ctx)
     case OP_TILE_STORE:
         if (op->noperands >= 1 && op->operands[0]) check_access(l, op, op->operands[0]->type, 1);
         return;
+    case OP_SMEM_LOAD:
+    case OP_SMEM_STORE:
+        /* a stage starts at a multiple of its align (>= 16) and rows are dense, so a group of V lanes of at
+         * most 16 bytes is aligned; a swizzle permutes whole 16-byte chunks, so the group stays contiguous */
+        l->accesses++;
+        l->vec = min64(l->vec, 16 / elem_bytes(op->code == OP_SMEM_LOAD ? op->results[0]->type : op->operands[0]->type));
+        return;
     case OP_SPLAT: case OP_IOTA: case OP_IF: case OP_FOR: case OP_LOOP:
     case OP_YIELD: case OP_BREAK: case OP_CONTINUE:
         return;
@@ -283,10 +336,10 @@ static void check_op(Op *op, void *ctx)
     }
 }
 
-static const Type *lowered_type(Lower *l, const Type *t)
+static const Type *lowered_type(Lower *l, const Type *t, int64_t threads)
 {
     if (t->kind != TY_TILE) return t;
-    int64_t group = l->threads * l->vec, numel = ir_type_numel(t);
+    int64_t group = threads * l->vec, numel = ir_type_numel(t);
     int64_t r = (numel + group - 1) / group;
     if (r < 1) r = 1;
     return ir_type_vec(l->m, t->elem, r * l->vec);
@@ -296,7 +349,7 @@ static void set_layout_attrs(Lower *l, Op *op, const Type *tile)
 {
     ir_attr_set_ints(l->m, op, "shape", tile->shape, tile->rank);
     ir_attr_set_int(l->m, op, "vec", l->vec);
-    ir_attr_set_int(l->m, op, "threads", l->threads);
+    ir_attr_set_int(l->m, op, "threads", group_threads(l, thread_group(op)));
 }
 
 /* First walk: opcodes and layout attributes, while every type is still a tile. */
@@ -311,6 +364,14 @@ static void rewrite_op(Op *op, void *ctx)
     case OP_TILE_STORE:
         set_layout_attrs(l, op, op->operands[0]->type);
         op->code = OP_ST_BLOCKED;
+        break;
+    case OP_SMEM_LOAD:
+        set_layout_attrs(l, op, op->results[0]->type);
+        op->code = OP_LD_SMEM_BLOCKED;
+        break;
+    case OP_SMEM_STORE:
+        set_layout_attrs(l, op, op->operands[0]->type);
+        op->code = OP_ST_SMEM_BLOCKED;
         break;
     case OP_IOTA:
         if (op->nresults == 1 && op->results[0]->type->kind == TY_TILE) {
@@ -330,13 +391,14 @@ static void rewrite_op(Op *op, void *ctx)
 static void retype_op(Op *op, void *ctx)
 {
     Lower *l = ctx;
+    int64_t threads = group_threads(l, thread_group(op));
     for (uint32_t i = 0; i < op->nresults; i++) {
         Value *v = op->results[i];
-        v->type = lowered_type(l, v->type);
+        v->type = lowered_type(l, v->type, threads);
     }
     for (uint32_t r = 0; r < op->nregions; r++)
         for (Block *b = op->regions[r].first; b; b = b->next)
-            for (uint32_t i = 0; i < b->nargs; i++) b->args[i]->type = lowered_type(l, b->args[i]->type);
+            for (uint32_t i = 0; i < b->nargs; i++) b->args[i]->type = lowered_type(l, b->args[i]->type, threads);
 }
 
 static int lower_kernel(Module *m, Kernel *k, DiagCtx *diag, Arena *scratch)

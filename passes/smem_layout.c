@@ -7,12 +7,15 @@
  * when a TMA op moves it and to 1024 when it is swizzled (the swizzle pattern repeats every 1024
  * bytes and TMA computes it from the address); the raised value is written back to `align`, so
  * the back end's stage stride (one stage rounded up to `align`) is the one laid out here.
- * Mbarriers are 8-byte aligned, 8 bytes each.
+ * Mbarriers are 8-byte aligned, 8 bytes each. The one dynamic shared tile (smem<?xT>, sized by the
+ * launch) comes after everything else, at the end of the static part rounded up to its alignment;
+ * that end is the kernel's size, and the runtime adds the launch's dynamic bytes behind it.
  *
  * Assumes: the module verifies (allocations only at the top level of a kernel body).
  * Guarantees: every shared_alloc and mbar_alloc has an `offset`, no two overlap, each stage of a
- * ring starts at a multiple of its `align`; Kernel.smem_bytes is the total, and a total above
- * 232448 bytes (227 KiB, the opt-in limit of sm_90 and sm_100) is an error naming it.
+ * ring starts at a multiple of its `align`; Kernel.smem_bytes is the total of the static part (the
+ * dynamic tile's offset when there is one), and a total above 232448 bytes (227 KiB, the opt-in limit
+ * of sm_90 and sm_100) is an error naming it; so is a second dynamic tile.
  */
 #include "passes.h"
 
@@ -62,9 +65,22 @@ int pass_smem_layout(Module *m, DiagCtx *diag)
         int64_t end = 0;
         Op *largest = NULL;
         int64_t largest_size = 0;
+        Op *dynamic = NULL;
         for (Op *op = k->body.first ? k->body.first->first : NULL; op; op = op->next) {
             const Type *t = op->nresults ? op->results[0]->type : NULL;
             int64_t align, size;
+            if (op->code == OP_SHARED_ALLOC && ir_type_smem_is_dynamic(t)) {
+                if (dynamic) {
+                    Loc l = op->loc, f = dynamic->loc;
+                    if (l.line && !l.file) l.file = m->source;
+                    if (f.line && !f.file) f.file = m->source;
+                    diag_error(diag, l, "kernel '%s' has a second dynamic shared tile; the launch sizes only one", k->name);
+                    diag_note(diag, f, "the first one");
+                    failed = 1;
+                }
+                dynamic = op;
+                continue;
+            }
             if (op->code == OP_SHARED_ALLOC && t && t->kind == TY_SMEM) {
                 align = ir_attr_int(op, "align", 16);
                 if (align < 16) align = 16;
@@ -84,6 +100,14 @@ int pass_smem_layout(Module *m, DiagCtx *diag)
             if (size > largest_size) largest = op, largest_size = size;
         }
         k->smem_bytes = round_up(end, 16);
+        if (dynamic) {
+            int64_t align = ir_attr_int(dynamic, "align", 16);
+            if (align < 16) align = 16;
+            if (moved_by_tma(&u, dynamic->results[0]) && align < 128) align = 128;
+            if (ir_attr_find(dynamic, "align")) ir_attr_set_int(m, dynamic, "align", align);
+            k->smem_bytes = round_up(k->smem_bytes, align);
+            ir_attr_set_int(m, dynamic, "offset", k->smem_bytes);
+        }
         if (k->smem_bytes > SMEM_LIMIT) {
             Loc l = k->loc;
             if (l.line && !l.file) l.file = m->source;

@@ -22,8 +22,19 @@
  *     right before the arrive); with one, a constant count is compared with it;
  *  4. arrival counts: per barrier (and per constant index of an array), the thread counts of the
  *     arrive sites' groups (block threads, 32 per warp of `warps`, 1 for `elect`) add up to the
- *     declared count. A site under an `if` inside its group, a remote arrive, or one whose barrier
- *     cannot be traced makes no claim for the barriers it may reach.
+ *     declared count. A site under an `if` inside its group, a remote arrive (or one on a barrier
+ *     from `mapa`), or one whose barrier cannot be traced makes no claim for the barriers it may
+ *     reach;
+ *  6. one role per barrier declaration: copies completing on it but no arrive_expect/expect_tx on
+ *     it while plain arrives are (a transaction barrier used as an arrival barrier), or waits with
+ *     two scopes;
+ *  7. bulk copies (tma.copy): constant byte counts are positive multiples of 16 within the shared
+ *     tile, constant offsets keep the addresses 16-byte aligned.
+ * The copies counted in 2/3 are tma_loads (box bytes; x CTAs of a constant multicast mask; x 2 for
+ * a cta_group = 2 load on a barrier from mapa, which both CTAs of the pair signal) and
+ * tma_bulk_loads (their constant byte count), in the arrive's block and, when that is a region of
+ * an `if`, the blocks around it up to the thread group. A barrier from `mapa` names the same
+ * declaration (`remote` in its BarRef).
  *
  * Assumes: the module verifies (ir_verify_module). Guarantees: after success, every
  * mbar_arrive_expect has its byte count operand; nothing else changes.
@@ -38,6 +49,7 @@ typedef struct BarRef {
     Value *index;          /* mbar_at's index value; NULL for a single barrier */
     int has_const;         /* index is a constant ... */
     int64_t cindex;        /* ... of this value */
+    int remote;            /* reached through mapa: the same declaration in some CTA of the cluster */
 } BarRef;
 
 typedef struct AsyncCx {
@@ -125,6 +137,11 @@ static int const_of(const Value *v, int64_t *out)
 static BarRef bar_ref(Value *v)
 {
     BarRef r = {0};
+    if (v && v->def && v->def->code == OP_MAPA && v->def->noperands == 2) {
+        r = bar_ref(v->def->operands[0]);
+        r.remote = 1;
+        return r;
+    }
     if (!v || !v->def) return r;
     if (v->def->code == OP_MBAR_ALLOC) {
         r.alloc = v->def;
@@ -168,6 +185,7 @@ static const char *tma_name(OpCode code)
     case OP_TMA_PREFETCH: return "tma.prefetch";
     case OP_TMA_COMMIT: return "tma.commit";
     case OP_TMA_WAIT: return "tma.wait";
+    case OP_TMA_BULK_LOAD: case OP_TMA_BULK_STORE: return "tma.copy";
     default: return NULL;
     }
 }
@@ -296,8 +314,39 @@ static int64_t load_bytes(const Kernel *k, const Op *ld, int64_t *box, int *ncta
 
 static Value *load_bar(const Op *ld)
 {
+    if (ld->code == OP_TMA_BULK_LOAD) return ld->operands[3];
     const Type *dt = ld->operands[1]->type;
     return ld->operands[2 + dt->rank];
+}
+
+/* A copy that completes transactions on a barrier: a tma_load (of a tma descriptor) or a tma_bulk_load. */
+static int is_copy(const Op *o)
+{
+    if (o->code == OP_TMA_BULK_LOAD) return o->noperands == 4;
+    return o->code == OP_TMA_LOAD && o->noperands >= 3 && o->operands[1]->type->kind == TY_TMA;
+}
+
+/* With cta_group = 2 and a barrier reached through mapa, both CTAs of the pair signal the pair
+ * leader's barrier: each of its phases receives the bytes of both copies. */
+static int pair_doubled(const Op *o)
+{
+    if (o->code != OP_TMA_LOAD || ir_attr_int(o, "cta_group", 1) != 2) return 0;
+    return bar_ref(load_bar(o)).remote;
+}
+
+/* Bytes a copy completes on its barrier per phase (box x CTAs of the mask x 2 for a doubled pair,
+ * or the bulk byte count); 0 when not a compile-time constant. */
+static int64_t copy_bytes(const Kernel *k, const Op *o, int64_t *unit, int *ncta)
+{
+    if (o->code == OP_TMA_BULK_LOAD) {
+        int64_t b = 0;
+        *ncta = 1;
+        if (!const_of(o->operands[2], &b)) b = 0;
+        *unit = b;
+        return b;
+    }
+    int64_t b = load_bytes(k, o, unit, ncta);
+    return pair_doubled(o) ? 2 * b : b;
 }
 
 typedef struct NestedCx {
@@ -308,7 +357,7 @@ typedef struct NestedCx {
 static void find_nested_load(Op *op, void *ctx)
 {
     NestedCx *n = ctx;
-    if (n->found || op->code != OP_TMA_LOAD || op->noperands < 3 || op->operands[1]->type->kind != TY_TMA) return;
+    if (n->found || !is_copy(op)) return;
     BarRef r = bar_ref(load_bar(op));
     if (same_bar(&r, n->bar)) n->found = op;
 }
@@ -323,6 +372,48 @@ static void check_mask(AsyncCx *c, Op *ld)
                (long long)csize);
 }
 
+/* The blocks an arrive_expect sees copies in: its own, then, while that block is a region of an
+ * `if` (the usual `if cluster_rank % 2 == 0 { arrive_expect(bar); }` of a 2-CTA pair), the block
+ * holding the `if`, up to the enclosing thread group. via[i] is the `if` whose region blocks[i - 1]
+ * is (skipped when blocks[i] is searched for copies in nested regions). */
+#define MAX_SCOPE 16
+typedef struct Scope {
+    Block *blocks[MAX_SCOPE];
+    Op *via[MAX_SCOPE];
+    int n;
+} Scope;
+
+static void scope_of(Op *ae, Scope *sc)
+{
+    Block *b = ae->parent;
+    sc->n = 0;
+    sc->blocks[sc->n] = b;
+    sc->via[sc->n++] = NULL;
+    while (sc->n < MAX_SCOPE) {
+        Op *owner = b->parent ? b->parent->parent : NULL;
+        if (!owner || owner->code != OP_IF) break;
+        b = owner->parent;
+        sc->blocks[sc->n] = b;
+        sc->via[sc->n++] = owner;
+    }
+}
+
+static void note_copy(AsyncCx *c, Op *o)
+{
+    int64_t unit;
+    int ncta;
+    copy_bytes(c->k, o, &unit, &ncta);
+    if (o->code == OP_TMA_BULK_LOAD)
+        note_at(c, o, "this copy brings %lld bytes", (long long)unit);
+    else if (pair_doubled(o))
+        note_at(c, o, "with cta_group = 2 this load signals the pair leader's barrier from both CTAs of the pair: 2 x %lld bytes",
+                (long long)unit);
+    else if (ir_attr_int(o, "multicast", 0))
+        note_at(c, o, "this load multicasts a %lld-byte box to %d CTA%s", (long long)unit, ncta, ncta == 1 ? "" : "s");
+    else
+        note_at(c, o, "this load brings a %lld-byte box", (long long)unit);
+}
+
 static void derive_bytes(AsyncCx *c, Op *ae)
 {
     BarRef bar = bar_ref(ae->operands[0]);
@@ -332,45 +423,56 @@ static void derive_bytes(AsyncCx *c, Op *ae)
     int64_t given = 0;
     int known_given = explicit_count && const_of(ae->operands[1], &given);
     if (explicit_count && !known_given) return; /* a run-time count: no claim */
+    if (bar.remote) { /* another CTA's barrier: its copies are issued there */
+        if (!explicit_count)
+            err_at(c, ae, "cannot derive the byte count of arrive_expect on another CTA's barrier (mapa); pass the bytes explicitly");
+        return;
+    }
     if (!bar.alloc) {
         if (!explicit_count)
             err_at(c, ae, "cannot derive the byte count of arrive_expect on %s: it is not traced to one mbarrier declaration; pass the bytes explicitly", bn);
         return;
     }
+    Scope sc;
+    scope_of(ae, &sc);
     int64_t total = 0;
     int nloads = 0;
-    Op *unknown_mask = NULL, *nested = NULL, *expect_tx = NULL;
-    for (Op *o = ae->parent->first; o; o = o->next) {
-        if (o->code == OP_MBAR_EXPECT_TX) {
-            BarRef r = bar_ref(o->operands[0]);
-            if (same_bar(&r, &bar)) expect_tx = o;
+    Op *unknown = NULL, *nested = NULL, *expect_tx = NULL;
+    for (int bi = 0; bi < sc.n; bi++)
+        for (Op *o = sc.blocks[bi]->first; o; o = o->next) {
+            if (o->code == OP_MBAR_EXPECT_TX) {
+                BarRef r = bar_ref(o->operands[0]);
+                if (same_bar(&r, &bar)) expect_tx = o;
+            }
+            if (o->nregions && !nested) {
+                NestedCx n = {&bar, NULL};
+                for (uint32_t i = 0; i < o->nregions; i++)
+                    if (!(bi > 0 && o == sc.via[bi] && o->regions[i].first == sc.blocks[bi - 1]))
+                        ir_walk_region(&o->regions[i], find_nested_load, &n);
+                nested = n.found;
+            }
+            if (!is_copy(o)) continue;
+            BarRef r = bar_ref(load_bar(o));
+            if (!same_bar(&r, &bar)) continue;
+            int64_t unit;
+            int ncta;
+            int64_t b = copy_bytes(c->k, o, &unit, &ncta);
+            if (!b && !unknown) unknown = o;
+            total += b;
+            nloads++;
         }
-        if (o->nregions && !nested) {
-            NestedCx n = {&bar, NULL};
-            for (uint32_t i = 0; i < o->nregions; i++) ir_walk_region(&o->regions[i], find_nested_load, &n);
-            nested = n.found;
-        }
-        if (o->code != OP_TMA_LOAD || o->operands[1]->type->kind != TY_TMA) continue;
-        BarRef r = bar_ref(load_bar(o));
-        if (!same_bar(&r, &bar)) continue;
-        int64_t box;
-        int ncta;
-        int64_t b = load_bytes(c->k, o, &box, &ncta);
-        if (!b && !unknown_mask) unknown_mask = o;
-        total += b;
-        nloads++;
-    }
-    if (explicit_count && (unknown_mask || nested || expect_tx || !nloads)) return; /* nothing to compare with */
+    if (explicit_count && (unknown || nested || expect_tx || !nloads)) return; /* nothing to compare with */
     if (!explicit_count) {
         const char *why = NULL;
         Op *at = NULL;
-        if (!nloads && !nested) why = "no tma.load completes on it in this block";
-        else if (nested) why = "a tma.load on it is inside a nested region", at = nested;
-        else if (unknown_mask) why = "the multicast mask of a tma.load on it is not a constant", at = unknown_mask;
+        if (!nloads && !nested) why = "no tma.load or tma.copy completes on it in this block";
+        else if (nested) why = "a copy on it is inside a nested region", at = nested;
+        else if (unknown && unknown->code == OP_TMA_BULK_LOAD) why = "the byte count of a tma.copy on it is not a constant", at = unknown;
+        else if (unknown) why = "the multicast mask of a tma.load on it is not a constant", at = unknown;
         else if (expect_tx) why = "an expect_tx on it in this block adds bytes of its own", at = expect_tx;
         if (why) {
             err_at(c, ae, "cannot derive the byte count of arrive_expect on %s: %s; pass the bytes explicitly", bn, why);
-            if (at) note_at(c, at, "%s", at == expect_tx ? "this expect_tx" : "this load");
+            if (at) note_at(c, at, "%s", at == expect_tx ? "this expect_tx" : at->code == OP_TMA_BULK_LOAD ? "this copy" : "this load");
             return;
         }
         Builder b = {c->m, c->k, ae->parent, ae};
@@ -386,18 +488,63 @@ static void derive_bytes(AsyncCx *c, Op *ae)
     if (given == total) return;
     err_at(c, ae, "arrive_expect on %s expects %lld bytes but %lld arrive in this phase", bn, (long long)given,
            (long long)total);
-    for (Op *o = ae->parent->first; o; o = o->next) {
-        if (o->code != OP_TMA_LOAD || o->operands[1]->type->kind != TY_TMA) continue;
-        BarRef r = bar_ref(load_bar(o));
-        if (!same_bar(&r, &bar)) continue;
-        int64_t box;
-        int ncta;
-        load_bytes(c->k, o, &box, &ncta);
-        if (ir_attr_int(o, "multicast", 0))
-            note_at(c, o, "this load multicasts a %lld-byte box to %d CTA%s", (long long)box, ncta, ncta == 1 ? "" : "s");
-        else
-            note_at(c, o, "this load brings a %lld-byte box", (long long)box);
+    for (int bi = 0; bi < sc.n; bi++)
+        for (Op *o = sc.blocks[bi]->first; o; o = o->next) {
+            if (!is_copy(o)) continue;
+            BarRef r = bar_ref(load_bar(o));
+            if (same_bar(&r, &bar)) note_copy(c, o);
+        }
+}
+
+/* ---- 7. tma.copy (bulk copies): 16-byte multiples, within the shared tile, aligned addresses ---- */
+
+static void check_bulk(AsyncCx *c, Op *o)
+{
+    if ((o->code != OP_TMA_BULK_LOAD && o->code != OP_TMA_BULK_STORE) || o->noperands < 3) return;
+    int64_t bytes;
+    if (!const_of(o->operands[2], &bytes)) return; /* a run-time count: it must be a multiple of 16 (unchecked) */
+    if (bytes <= 0 || bytes % 16) {
+        err_at(c, o, "tma.copy moves a positive multiple of 16 bytes, not %lld", (long long)bytes);
+        return;
     }
+    Value *sh = o->operands[o->code == OP_TMA_BULK_LOAD ? 0 : 1];
+    Value *gp = o->operands[o->code == OP_TMA_BULK_LOAD ? 1 : 0];
+    if (sh->type->kind == TY_SMEM && !ir_type_smem_is_dynamic(sh->type) && bytes > ir_type_smem_bytes(sh->type)) {
+        err_at(c, o, "tma.copy of %lld bytes overruns the %lld-byte shared tile", (long long)bytes,
+               (long long)ir_type_smem_bytes(sh->type));
+        note_decl(c, sh);
+    }
+    /* 16-byte aligned addresses: provable misalignment is a constant element offset from a kernel
+     * parameter (16-byte aligned by the launcher's rule for bulk copies) or from a shared tile */
+    for (int side = 0; side < 2; side++) {
+        Value *p = side ? gp : sh;
+        int64_t off;
+        const Op *d = p->def;
+        if (!d || d->code != OP_PTR_ADD || !const_of(d->operands[1], &off)) continue;
+        int64_t b = off * (ir_type_bits(p->type->elem) / 8);
+        if (b % 16)
+            err_at(c, o, "tma.copy needs 16-byte aligned addresses, but the %s address is %lld bytes past an aligned one",
+                   side ? "global" : "shared", (long long)b);
+    }
+    if (sh->def && sh->def->code == OP_SMEM_ELEM) {
+        /* the element offset within the (aligned) tile, when every index is a constant */
+        const Type *t = sh->def->operands[0]->type;
+        int64_t lin = 0, v;
+        int all = 1;
+        for (int i = 0; i < t->rank && all; i++) {
+            if (!const_of(sh->def->operands[1 + i], &v)) all = 0;
+            else lin = lin * (i ? t->shape[i] : 1) + v;
+        }
+        int64_t b = lin * (ir_type_bits(t->elem) / 8);
+        if (all && b % 16)
+            err_at(c, o, "tma.copy needs 16-byte aligned addresses, but this shared element is %lld bytes into its tile",
+                   (long long)b);
+    }
+}
+
+static void check_bulk_store(Op *op, void *ctx)
+{
+    if (op->code == OP_TMA_BULK_STORE) check_bulk(ctx, op);
 }
 
 typedef struct OpList {
@@ -419,7 +566,7 @@ static void push(OpList *l, Op *op)
 }
 
 typedef struct Collect {
-    OpList arrive_expects, loads, sites, allocs;
+    OpList arrive_expects, loads, sites, allocs, expects, waits;
 } Collect;
 
 static void collect(Op *op, void *ctx)
@@ -429,7 +576,10 @@ static void collect(Op *op, void *ctx)
     case OP_MBAR_ARRIVE_EXPECT: push(&col->arrive_expects, op); /* fallthrough */
     case OP_MBAR_ARRIVE:
     case OP_MBAR_ARRIVE_REMOTE: push(&col->sites, op); break;
-    case OP_TMA_LOAD: push(&col->loads, op); break;
+    case OP_TMA_LOAD:
+    case OP_TMA_BULK_LOAD: push(&col->loads, op); break;
+    case OP_MBAR_EXPECT_TX: push(&col->expects, op); break;
+    case OP_MBAR_WAIT: case OP_MBAR_TRY_WAIT: case OP_MBAR_TEST_WAIT: push(&col->waits, op); break;
     case OP_MBAR_ALLOC: push(&col->allocs, op); break;
     default: break;
     }
@@ -452,7 +602,7 @@ static void check_arrivals(AsyncCx *c, Op *alloc, const OpList *sites)
             BarRef r = bar_ref(op->operands[0]);
             if (r.alloc != alloc) continue;
             if (r.index && r.has_const && r.cindex != i) continue;
-            if (op->code == OP_MBAR_ARRIVE_REMOTE || conditional_in_group(op)) uncountable = 1;
+            if (op->code == OP_MBAR_ARRIVE_REMOTE || r.remote || conditional_in_group(op)) uncountable = 1;
             char d[64];
             sum += group_threads(c->k, op, d, sizeof d);
             nsites++;
@@ -484,6 +634,55 @@ static void check_arrivals(AsyncCx *c, Op *alloc, const OpList *sites)
     }
 }
 
+/* ---- 6. one role per barrier ---- */
+
+/* The first op of l whose barrier operand (operand bi, or a copy's) traces to alloc, or NULL. */
+static Op *first_on(const OpList *l, const Op *alloc)
+{
+    for (uint32_t i = 0; i < l->n; i++) {
+        Op *o = l->ops[i];
+        Value *b = is_copy(o) ? load_bar(o) : o->operands[0];
+        if (bar_ref(b).alloc == alloc) return o;
+    }
+    return NULL;
+}
+
+static void check_roles(AsyncCx *c, Op *alloc, const Collect *col)
+{
+    char bn[96];
+    BarRef self = {alloc, NULL, 0, 0, 0};
+    bar_name(c, &self, bn, sizeof bn);
+    /* (a) a transaction barrier that nobody expects transactions on, arrived on plainly */
+    Op *copy = first_on(&col->loads, alloc);
+    if (copy && !first_on(&col->arrive_expects, alloc) && !first_on(&col->expects, alloc)) {
+        Op *plain = first_on(&col->sites, alloc);
+        if (plain) {
+            err_at(c, plain, "mbarrier %s is used in two incompatible roles: copies complete transactions on it, but it "
+                   "is only arrived on plainly (no arrive_expect or expect_tx on it), so a phase can complete before "
+                   "their bytes land", bn);
+            note_at(c, copy, "this %s completes its bytes on %s", tma_name(copy->code), bn);
+            return;
+        }
+    }
+    /* (b) one wait scope per barrier */
+    Op *first = NULL;
+    for (uint32_t i = 0; i < col->waits.n; i++) {
+        Op *w = col->waits.ops[i];
+        if (bar_ref(w->operands[0]).alloc != alloc) continue;
+        if (!first) {
+            first = w;
+            continue;
+        }
+        const char *a = ir_attr_str(first, "scope", "cta"), *b = ir_attr_str(w, "scope", "cta");
+        if (strcmp(a, b)) {
+            err_at(c, w, "mbarrier %s is waited on with scope = %s here but with scope = %s elsewhere: one barrier's "
+                   "waiters synchronise with one scope of arrivals", bn, b, a);
+            note_at(c, first, "waited on with scope = %s here", a);
+            return;
+        }
+    }
+}
+
 int pass_verify_async(Module *m, DiagCtx *diag)
 {
     AsyncCx c = {.m = m, .diag = diag};
@@ -496,8 +695,10 @@ int pass_verify_async(Module *m, DiagCtx *diag)
         ShapeCx s = {&c, ARENA_ARRAY(&scratch, Op *, k->nparams + 1)};
         ir_walk_region(&k->body, check_shapes, &s);
 
-        Collect col = {{.a = &scratch}, {.a = &scratch}, {.a = &scratch}, {.a = &scratch}};
+        Collect col = {{.a = &scratch}, {.a = &scratch}, {.a = &scratch}, {.a = &scratch}, {.a = &scratch}, {.a = &scratch}};
         ir_walk_region(&k->body, collect, &col);
+        for (uint32_t i = 0; i < col.loads.n; i++) check_bulk(&c, col.loads.ops[i]);
+        ir_walk_region(&k->body, check_bulk_store, &c);
         for (uint32_t i = 0; i < col.loads.n; i++)
             if (col.loads.ops[i]->operands[1]->type->kind == TY_TMA) check_mask(&c, col.loads.ops[i]);
         for (uint32_t i = 0; i < col.arrive_expects.n; i++) derive_bytes(&c, col.arrive_expects.ops[i]);
@@ -507,6 +708,7 @@ int pass_verify_async(Module *m, DiagCtx *diag)
             if (!bar_ref(col.sites.ops[i]->operands[0]).alloc) untraced = 1;
         if (!untraced)
             for (uint32_t i = 0; i < col.allocs.n; i++) check_arrivals(&c, col.allocs.ops[i], &col.sites);
+        for (uint32_t i = 0; i < col.allocs.n; i++) check_roles(&c, col.allocs.ops[i], &col);
     }
     arena_free(&scratch);
     return c.errors ? 1 : 0;

@@ -928,6 +928,38 @@ START_TEST(test_async_types_roundtrip)
 }
 END_TEST
 
+/* The types of distributed shared memory and the dynamic shared tile: interned, printed, read back. */
+START_TEST(test_cluster_and_dynamic_types)
+{
+    Module *m = ir_module_new("t.tile");
+    const Type *f32 = ir_type_scalar(TY_F32);
+    const Type *pc = ir_type_ptr(m, f32, AS_CLUSTER), *dyn = ir_type_smem_dynamic(m, f32), *rb = ir_type_mbar_cluster(m);
+    ck_assert_ptr_eq(pc, ir_type_ptr(m, f32, AS_CLUSTER));
+    ck_assert_ptr_ne(pc, ir_type_ptr(m, f32, AS_SHARED));
+    ck_assert_ptr_eq(rb, ir_type_mbar_cluster(m));
+    ck_assert_ptr_ne(rb, ir_type_mbar(m, 0));
+    ck_assert_ptr_eq(dyn, ir_type_smem_dynamic(m, f32));
+    ck_assert(ir_type_smem_is_dynamic(dyn));
+    ck_assert(!ir_type_smem_is_dynamic(ir_type_smem(m, f32, 1, (int64_t[]){4}, 1, 0)));
+    ck_assert_int_eq(ir_type_smem_bytes(dyn), 0);
+    StrBuf sb;
+    sb_init(&sb);
+    ir_type_print(pc, &sb);
+    sb_puts(&sb, " ");
+    ir_type_print(dyn, &sb);
+    sb_puts(&sb, " ");
+    ir_type_print(rb, &sb);
+    ck_assert_str_eq(sb.data, "ptr<f32, cluster> smem<?xf32> mbar<cluster>");
+    sb_free(&sb);
+    ir_module_free(m);
+    check_roundtrip("module \"t.tile\"\n\nkernel @k(%x: ptr<f32>, %i: i32) block(64, 1, 1) cluster(2, 1, 1) {\n"
+                    "  %d = shared_alloc : smem<?xf32>\n  %b = mbar_alloc {count = 1} : mbar\n"
+                    "  %n = smem_len %d : i32\n  %e = smem_elem %d, %n : ptr<f32, shared>\n"
+                    "  %r = mapa %e, %i : ptr<f32, cluster>\n  %v = load %r : f32\n"
+                    "  %rb = mapa %b, %i : mbar<cluster>\n  mbar_arrive %rb {scope = \"cluster\"}\n}\n");
+}
+END_TEST
+
 #define AHDR "module \"t.tile\"\n\nkernel @k(%d: tma<8x8xf32>, %i: i32) block(128, 1, 1) cluster(1, 1, 1) {\n" \
              "  %t = shared_alloc : smem<8x8xf32>\n  %b = mbar_alloc {count = 1} : mbar\n  %p = const {value = 0} : parity\n"
 
@@ -1183,6 +1215,7 @@ Suite *ir_suite(void)
     tcase_add_test(tc, test_verify_control);
     tcase_add_test(tc, test_verify_dominance);
     tcase_add_test(tc, test_async_types_roundtrip);
+    tcase_add_test(tc, test_cluster_and_dynamic_types);
     tcase_add_test(tc, test_verify_async_ops);
     suite_add_tcase(s, tc);
     return s;

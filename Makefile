@@ -77,7 +77,7 @@ unit: $(BUILD)/unit_tests
 	CK_FORK=no $(BUILD)/unit_tests
 
 lit: $(TILEC)
-	TILEC=$(abspath $(TILEC)) PTXAS=$(PTXAS) LLVM_BIN=$(LLVM_BIN) $(LIT) -sv tests/lit
+	TILEC=$(abspath $(TILEC)) PTXAS=$(PTXAS) LLVM_BIN=$(LLVM_BIN) $(LIT) -sv tests/lit tests/sim
 
 check: all $(BUILD)/unit_tests regen-check
 	$(MAKE) --no-print-directory lit
@@ -123,13 +123,19 @@ $(BUILD)/bench_launch: bench/launch.c $(REF_OBJ) $(LIBA) samples/ref/refs.h
 $(BUILD)/bench_tma_copy: bench/tma_copy.c $(REF_OBJ) $(LIBA) samples/ref/refs.h
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ bench/tma_copy.c $(REF_OBJ) $(LIBA) $(LDLIBS)
 
+# The simulator's speed (simulated thread-ops/s, one core) on pipelined_rowsum; --check runs every
+# sample on the sim device against its C reference under every schedule.
+$(BUILD)/bench_sim: bench/sim.c $(REF_OBJ) $(LIBA) samples/ref/refs.h
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ bench/sim.c $(REF_OBJ) $(LIBA) $(LDLIBS)
+
 # bench_launch and bench_tma_copy exit 77 (after saying why) without a GPU; that does not fail the
 # compile benchmarks.
-bench: $(BUILD)/compile_time $(BUILD)/bench_launch $(BUILD)/bench_tma_copy
+bench: $(BUILD)/compile_time $(BUILD)/bench_launch $(BUILD)/bench_tma_copy $(BUILD)/bench_sim
 	$(BUILD)/compile_time samples/*.tile
 	$(BUILD)/compile_time --target sm_100a samples/*.tile
 	$(BUILD)/bench_launch || [ $$? -eq 77 ]
 	$(BUILD)/bench_tma_copy || [ $$? -eq 77 ]
+	$(BUILD)/bench_sim
 
 fuzz:
 	$(MAKE) -C tests/fuzz

@@ -54,10 +54,11 @@ const char *rt_status_string(tile_status s)
     case 16: return "not ready";
     case 17: return "called from a host callback";
     case 18: return "target does not run on this device";
+    case 19: return "the kernel hung, faulted or raced (simulator report)";
     }
     return "unknown status";
 }
-_Static_assert((int)TILE_ERROR_NO_DRIVER == 10 && (int)TILE_ERROR_TARGET == 18,
+_Static_assert((int)TILE_ERROR_NO_DRIVER == 10 && (int)TILE_ERROR_TARGET == 18 && (int)TILE_ERROR_KERNEL == 19,
                "rt_status_string's table follows tile.h's runtime status numbers");
 
 int rt_in_callback(void) { return in_callback; }
@@ -134,6 +135,7 @@ struct tile_kernel {
 struct tile_module {
     tile_device *dev;
     void *h;
+    RtWatchdog *wd;             /* the hang watchdog's record (debug_hangs programs), or NULL */
     tile_kernel *kernels;
     int nkernels;
     tile_module *prev, *next;
@@ -230,8 +232,8 @@ static const RtBackend *backend_of(tile_backend b, const char **why)
     if ((unsigned)b <= TILE_BACKEND_SIM && overrides[b]) return overrides[b];
     switch (b) {
     case TILE_BACKEND_CUDA: return &rt_cuda_backend;
-    case TILE_BACKEND_HIP:
-    case TILE_BACKEND_SIM: *why = PLANNED; return NULL;
+    case TILE_BACKEND_SIM: return &rt_sim_backend;
+    case TILE_BACKEND_HIP: *why = PLANNED; return NULL;
     }
     *why = "unknown back end";
     return NULL;
@@ -282,6 +284,7 @@ tile_status tile_device_open(tile_backend b, int ordinal, tile_device **out)
 
 static void module_free(tile_module *m)
 {
+    rt_watchdog_free(m->dev->be, m->dev->h, m->wd);
     for (int i = 0; i < m->nkernels; i++) {
         tile_kernel *k = &m->kernels[i];
         free(k->name);
@@ -346,11 +349,50 @@ tile_status tile_device_set_sync_mode(tile_device *d, tile_sync_mode mode)
     return d->be->set_sync_mode(d->h, mode);
 }
 
+/* A failed call that waited for the device: when a bounded wait of a debug_hangs module ran out,
+ * the failure is that hang (TILE_ERROR_KERNEL, with the watchdog's report), not the driver's
+ * "unspecified launch failure". */
+static tile_status hang_or(tile_device *d, tile_status st)
+{
+    if (st == TILE_SUCCESS || st == TILE_ERROR_NOT_READY) return st;
+    char report[2048];
+    int found = 0;
+    pthread_mutex_lock(&d->lock);
+    for (tile_module *m = d->modules; m && !found; m = m->next) found = rt_watchdog_report(m->wd, report, sizeof report);
+    pthread_mutex_unlock(&d->lock);
+    if (!found) return st;
+    char driver[512];
+    size_t n = strnlen(last_error, sizeof driver - 1);
+    memcpy(driver, last_error, n);
+    driver[n] = 0;
+    return rt_error(TILE_ERROR_KERNEL, "%s\n  (the driver said: %s)", report, driver);
+}
+
+void tile_sim_options_init(tile_sim_options *o)
+{
+    if (!o) return;
+    memset(o, 0, sizeof *o);
+    o->seed = 1;
+    o->schedule = TILE_SIM_RANDOM;
+    o->race_check = 1;
+    o->trace_path = NULL;
+    o->max_steps = 0;
+}
+
+tile_status tile_device_sim_configure(tile_device *d, const tile_sim_options *o)
+{
+    GUARD();
+    NEED(d && o, "tile_device_sim_configure: %s is NULL", d ? "options" : "device");
+    NEED(d->be->sim_configure, "tile_device_sim_configure: the device is a %s device, not the simulator",
+         d->be->name);
+    return d->be->sim_configure(d->h, o);
+}
+
 tile_status tile_device_synchronize(tile_device *d)
 {
     GUARD();
     NEED(d, "tile_device_synchronize: device is NULL");
-    return d->be->synchronize(d->h);
+    return hang_or(d, d->be->synchronize(d->h));
 }
 
 /* ---------------------------------------------------------------- memory */
@@ -411,7 +453,7 @@ tile_status tile_memcpy_htod(tile_device *d, tile_devptr dst, const void *src, s
 tile_status tile_memcpy_dtoh(tile_device *d, void *dst, tile_devptr src, size_t bytes)
 {
     CHECK_COPY("tile_memcpy_dtoh", d, dst, src);
-    return d->be->memcpy_dtoh(d->h, dst, src, bytes, NULL, 0);
+    return hang_or(d, d->be->memcpy_dtoh(d->h, dst, src, bytes, NULL, 0));
 }
 
 tile_status tile_memcpy_dtod(tile_device *d, tile_devptr dst, tile_devptr src, size_t bytes)
@@ -433,7 +475,7 @@ tile_status tile_memcpy_dtoh_async(tile_device *d, void *dst, tile_devptr src, s
     CHECK_COPY("tile_memcpy_dtoh_async", d, dst, src);
     tile_status st = check_stream(__func__, d, s);
     if (st) return st;
-    return d->be->memcpy_dtoh(d->h, dst, src, bytes, s ? s->h : NULL, 1);
+    return hang_or(d, d->be->memcpy_dtoh(d->h, dst, src, bytes, s ? s->h : NULL, 1));
 }
 
 tile_status tile_memset_d8(tile_device *d, tile_devptr dst, unsigned char value, size_t bytes)
@@ -495,14 +537,14 @@ tile_status tile_stream_synchronize(tile_stream *s)
 {
     GUARD();
     NEED_STREAM("tile_stream_synchronize", s);
-    return s->dev->be->stream_synchronize(s->dev->h, s->h);
+    return hang_or(s->dev, s->dev->be->stream_synchronize(s->dev->h, s->h));
 }
 
 tile_status tile_stream_query(tile_stream *s)
 {
     GUARD();
     NEED_STREAM("tile_stream_query", s);
-    return s->dev->be->stream_query(s->dev->h, s->h);
+    return hang_or(s->dev, s->dev->be->stream_query(s->dev->h, s->h));
 }
 
 tile_status tile_stream_priority(tile_stream *s, int *priority)
@@ -570,14 +612,14 @@ tile_status tile_event_synchronize(tile_event *e)
 {
     GUARD();
     NEED(e, "tile_event_synchronize: event is NULL");
-    return e->dev->be->event_synchronize(e->dev->h, e->h);
+    return hang_or(e->dev, e->dev->be->event_synchronize(e->dev->h, e->h));
 }
 
 tile_status tile_event_query(tile_event *e)
 {
     GUARD();
     NEED(e, "tile_event_query: event is NULL");
-    return e->dev->be->event_query(e->dev->h, e->h);
+    return hang_or(e->dev, e->dev->be->event_query(e->dev->h, e->h));
 }
 
 tile_status tile_event_elapsed_ms(tile_event *start, tile_event *end, float *ms)
@@ -617,13 +659,18 @@ tile_status tile_module_load(tile_device *d, const tile_program *p, tile_module 
     *out = NULL;
     NEED(tile_program_error_count(p) == 0, "tile_module_load: the program has %d compile error(s)",
          tile_program_error_count(p));
-    tile_status st = rt_check_target(tile_program_target(p), d->info.cc_major, d->info.cc_minor, d->info.name,
-                                     last_error, sizeof last_error);
-    if (st) return st;
+    tile_status st = TILE_SUCCESS;
     const char *image = NULL;
     size_t len = 0;
     int is_text = 0;
-    if (tile_program_emit(p, TILE_STAGE_CUBIN, &image, &len) != TILE_SUCCESS) {
+    if (d->be->takes_ir) {   /* the simulator runs the lowered IR of any target */
+        if (tile_program_emit(p, TILE_STAGE_IR_LOWERED, &image, &len) != TILE_SUCCESS)
+            return rt_error(TILE_ERROR_NOT_AVAILABLE, "tile_module_load: the program has no lowered IR");
+        is_text = 1;
+    } else if ((st = rt_check_target(tile_program_target(p), d->info.cc_major, d->info.cc_minor, d->info.name,
+                                     last_error, sizeof last_error)) != TILE_SUCCESS) {
+        return st;
+    } else if (tile_program_emit(p, TILE_STAGE_CUBIN, &image, &len) != TILE_SUCCESS) {
         if (tile_program_emit(p, TILE_STAGE_PTX, &image, &len) != TILE_SUCCESS)
             return rt_error(TILE_ERROR_NOT_AVAILABLE,
                             "tile_module_load: the program has neither a cubin nor PTX (compiled with stop_after_ir?)");
@@ -645,6 +692,7 @@ tile_status tile_module_load(tile_device *d, const tile_program *p, tile_module 
         free(m);
         return st;
     }
+    st = rt_watchdog_attach(d->be, d->h, m->h, p, &m->wd);
     for (int i = 0; i < n && st == TILE_SUCCESS; i++) {
         tile_kernel *k = &ks[i];
         k->mod = m;
@@ -1303,5 +1351,5 @@ tile_status tile_launch(tile_kernel *k, const tile_launch_config *cfg, const til
         }
     }
     for (int i = 0; i < k->nparams; i++) ptrs[i] = buf + offsets[i];
-    return d->be->launch(d->h, k->fn, &dims, cfg->stream ? cfg->stream->h : NULL, ptrs);
+    return hang_or(d, d->be->launch(d->h, k->fn, &dims, cfg->stream ? cfg->stream->h : NULL, ptrs));
 }

@@ -53,4 +53,16 @@ void sim_race_acquire(SimRace *r, int agent, uint64_t sync);
 void sim_race_sync_forget(SimRace *r, uint64_t sync);
 void sim_race_barrier(SimRace *r, const int *agents, int n);
 
+/* Added with sim_race.c. Calls with a NULL detector, an agent that is out of range or ended, or an
+ * access not inside [0, smem_bytes) do nothing (sim_race_access returns 0); sim_race_new also
+ * returns NULL for nthreads <= 0 or >= 65520, or smem_bytes > 16 MiB. Running out of memory after
+ * sim_race_new (or a clock reaching 2^32-1) turns the detector off for good: later calls do nothing,
+ * report no race, sim_race_async_begin returns -1. sim_race_failed says whether that happened
+ * (1 also for NULL), so the simulator can warn that race detection stopped.
+ * Async ids: an ended id is handed out again only to an issuer that already happens after every
+ * access made under it (typically through the completion it acquired); otherwise a new id is made,
+ * so ids are unique among live agents but not bounded by the number in flight. An ended agent can
+ * no longer release: release its completion before sim_race_async_end. */
+int sim_race_failed(const SimRace *r);
+
 #endif

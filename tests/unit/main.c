@@ -14,6 +14,8 @@ static Suite *(*const suites[])(void) = {
     ptx_suite,
     api_suite,
     runtime_suite,
+    sim_race_suite,
+    sim_suite,
 };
 
 int main(void)

@@ -1,0 +1,258 @@
+/* sim.h: the CPU simulator behind the "sim" device (runtime/sim/).
+ *
+ * The one idea: a kernel's lowered tile IR is compiled once, at module load, into flat bytecode
+ * (SimIns) over dense per-thread register slots, with regions turned into jumps; a launch then
+ * runs every thread of one cluster at a time as a separate interpreter context, and a seeded
+ * scheduler decides which thread steps next and when the asynchronous engines (TMA copies, bulk
+ * groups) complete. Everything the hardware would do silently wrong (a hang, an out-of-bounds
+ * access, an overshooting tx-count, a race) stops the launch with a report in the terms of the
+ * source: barrier names, phases, parities, warps and file:line:col.
+ *
+ * Sections follow the files: sim_compile.c (IR to bytecode), sim_exec.c (threads, scheduler,
+ * mbarriers, TMA, and the hang and error reports), sim_trace.c (Chrome trace JSON), rt_sim.c (the
+ * RtBackend table: memory, modules, launches). The race detector is sim_race.h / sim_race.c.
+ */
+#ifndef TILEC_SIM_H
+#define TILEC_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ir.h"
+#include "runtime.h"
+
+#include "sim_race.h"   /* the shared-memory race detector (sim_race.c), called from sim_exec.c */
+
+/* ================================ sim_compile.c ================================ */
+
+/* One register slot of a thread: every scalar, pointer, parity, barrier and lane lives in one.
+ * Integers are kept sign- or zero-extended to 64 bits and wrapped to their width; f32 in .f, f64
+ * in .d, f16/bf16 as their 16 bits in .u; global pointers are device addresses, shared pointers,
+ * smem tiles and mbarriers are byte offsets in the CTA's shared window; a tma descriptor is the
+ * index of the launch's descriptor. */
+typedef union SimReg {
+    uint64_t u;
+    int64_t i;
+    double d;
+    float f;
+} SimReg;
+
+/* Bytecode operations. Elementwise ops come in a few specialised scalar forms (the hot ones) and
+ * one generic form (SI_ELEM: the IR opcode in .irop, lanes in .n). */
+typedef enum SimOp {
+    SI_NOP,
+    SI_MOV,           /* d[0..n) = a[0..n) */
+    SI_ELEM,          /* generic elementwise: irop, ty (operand elem), rty (result elem), n lanes, d = f(a, b, c) */
+    SI_ADD_I32, SI_SUB_I32, SI_MUL_I32, SI_ADD_F32, SI_MUL_F32, SI_FMA_F32,
+    SI_CMP_I32,       /* rty: predicate (SimPred) */
+    SI_GEOM,          /* n: which (SimGeom) */
+    SI_PTR_ADD_G,     /* d = a + sext(b) * n (b of type ty) */
+    SI_PTR_ADD_S,     /* d = (u32)(a + b * n) */
+    SI_LOAD_G, SI_STORE_G, SI_LOAD_S, SI_STORE_S,   /* ty: element; load d <- [a]; store [b] <- a */
+    SI_BARRIER,       /* n: barrier id; a: thread count (0: the whole CTA) */
+    SI_VIEW_DIM,      /* d = a[1 + n] */
+    SI_VIEW_ELEM,     /* d = address of element (aux c: rank, index slots) of view a, n = elem bytes */
+    SI_SPLAT,         /* d[0..n) = a */
+    SI_LD_BLOCKED, SI_ST_BLOCKED, SI_IOTA_BLOCKED,  /* aux c: the SB_* layout */
+    SI_LD_SMEM_BLOCKED, SI_ST_SMEM_BLOCKED,
+    SI_SMEM_STAGE,    /* d = a + b * n (u32) */
+    SI_SMEM_ELEM,     /* aux c: rank, es, swizzle mask, shape..., index slots...; d = a + swizzled offset */
+    SI_MBAR_AT,       /* d = a + 8 * b; n = the array's length (checked) */
+    SI_MBAR_ARRIVE,   /* a: mbar; b: byte slot or SIM_NONE; c: site; n: 1 arrive, 0 expect only */
+    SI_MBAR_REMOTE,   /* a: mbar; b: rank slot; c: site */
+    SI_MBAR_WAIT,     /* a: mbar; b: parity slot; d: result slot (try/test) or SIM_NONE; n: SimWaitKind */
+    SI_PARITY_NEXT,   /* d = a ^ 1 */
+    SI_TMA_LOAD, SI_TMA_STORE,   /* aux c: SimTmaAux; n: SimTmaKind for stores */
+    SI_TMA_COMMIT,
+    SI_TMA_WAIT,      /* n: pending groups allowed; a: read only */
+    SI_CLUSTER_SYNC,
+    SI_SMEM_LEN,      /* d = (window bytes - a) / n */
+    SI_MAPA,          /* d = the cluster address of offset a in CTA rank b */
+    SI_PTR_ADD_C,     /* d = a + b * n within a's CTA (32-bit offset) */
+    SI_LOAD_C, SI_STORE_C,       /* through a ptr<T, cluster>: load d <- [a]; store [b] <- a */
+    SI_TMA_BULK,      /* aux c: dst, src, bytes, bar (or SIM_NONE), site; n: 0 load, 1 store */
+    SI_JMP,           /* -> d */
+    SI_BRZ,           /* if a == 0 -> d */
+    SI_FOR_STEP,      /* a (iv) += b (step); if a < c (hi) -> d; ty: the iv type */
+    SI_FOR_CHECK,     /* if !(a < c) -> d; ty: the iv type */
+    SI_WARPS,         /* unless n <= warp < a: -> d */
+    SI_ELECT,         /* unless this thread is elected among warp n: -> d */
+    SI_EXIT,
+    SI_COUNT
+} SimOp;
+
+typedef enum SimPred { SP_EQ, SP_NE, SP_LT, SP_LE, SP_GT, SP_GE } SimPred;
+typedef enum SimGeom {
+    SG_TID_X, SG_TID_Y, SG_TID_Z, SG_CTA_X, SG_CTA_Y, SG_CTA_Z, SG_NTID_X, SG_NTID_Y, SG_NTID_Z,
+    SG_NCTA_X, SG_NCTA_Y, SG_NCTA_Z, SG_LANE, SG_WARP, SG_CLUSTER_RANK, SG_CLUSTER_X, SG_CLUSTER_Y, SG_CLUSTER_Z
+} SimGeom;
+typedef enum SimWaitKind { SW_WAIT = 0, SW_TRY = 1, SW_TEST = 2 } SimWaitKind;
+typedef enum SimTmaKind { ST_STORE = 0, ST_REDUCE_ADD = 1 } SimTmaKind;
+
+#define SIM_NONE 0xFFFFFFFFu
+/* A `.shared::cluster` address (mapa): this bit, the CTA rank in bits 32..47, the offset below. */
+#define SIM_CLUSTER_BIT (1ull << 48)
+
+/* One bytecode instruction. Slots index the thread's registers; jump targets index the code. */
+typedef struct SimIns {
+    uint16_t op;       /* SimOp */
+    uint16_t irop;     /* SI_ELEM: the IR OpCode */
+    uint8_t ty;        /* TypeKind of the operands' element */
+    uint8_t rty;       /* TypeKind of the result's element, or a SimPred */
+    uint16_t pad;
+    uint32_t n;        /* lanes or an immediate (see SimOp) */
+    uint32_t d, a, b, c;
+    uint32_t loc;      /* index into SimKernel.locs */
+} SimIns;
+
+/* The blocked layout of ld_blocked / st_blocked / iota_blocked / ld_smem_blocked /
+ * st_smem_blocked (docs/IR.md). aux[c..] holds rank, V, B, R, T, dim (iota) or swizzle mask
+ * (smem forms), the view or smem slot, the vec slot, the first warp of the group whose threads
+ * compute the tile (its thread index is linear - 32 * lo), shape[rank], origin slots[rank]. */
+enum { SB_RANK, SB_V, SB_B, SB_R, SB_T, SB_DIM, SB_VIEW, SB_VEC, SB_LO, SB_SHAPE };
+
+/* TMA ops: aux[c..] holds rank, smem slot, desc slot, bar slot (or SIM_NONE), mask slot (or
+ * SIM_NONE), site, coordinate slots[rank] (outermost first). */
+enum { TA_RANK, TA_SMEM, TA_DESC, TA_BAR, TA_MASK, TA_SITE, TA_COORD };
+
+/* A thread group as the source writes it: warps lo..hi-1, and whether one elected thread. */
+typedef struct SimGroup {
+    int lo, hi;        /* warps */
+    int elect;
+} SimGroup;
+
+/* An op that arrives on, adds tx to or completes tx on an mbarrier: what a hang report lists as
+ * "expected arrivals". */
+typedef enum SimSiteKind { SS_ARRIVE, SS_ARRIVE_EXPECT, SS_EXPECT_TX, SS_REMOTE, SS_TMA_LOAD, SS_BULK_LOAD } SimSiteKind;
+typedef struct SimSite {
+    SimSiteKind kind;
+    uint32_t loc;
+    int alloc;         /* index into SimKernel.bars of the barrier (array) it targets, or -1 unknown */
+    SimGroup group;    /* the threads that execute it */
+} SimSite;
+
+/* An mbar_alloc: name, offset, barriers, arrival count. */
+typedef struct SimBarAlloc {
+    const char *name;
+    uint32_t offset;
+    uint32_t n;        /* barriers (1 for a scalar mbar) */
+    int array;         /* declared as an array (mbar<N>): names print with [i] */
+    uint32_t count;    /* arrivals per phase */
+    uint32_t loc;
+} SimBarAlloc;
+
+/* A shared_alloc, for naming offsets in reports. */
+typedef struct SimSmemAlloc {
+    const char *name;
+    uint32_t offset, bytes;
+    uint32_t loc;
+} SimSmemAlloc;
+
+/* A kernel parameter as the launch passes it. */
+typedef struct SimParam {
+    uint32_t slot;
+    TypeKind kind;     /* scalar kind, TY_PTR or TY_TMA */
+} SimParam;
+
+typedef struct SimKernel {
+    const char *name;
+    const char *file;          /* the module's source file (locations refer to it) */
+    unsigned block[3], cluster[3];
+    uint32_t smem_bytes;       /* laid out by smem-layout */
+    SimIns *code;
+    uint32_t ncode;
+    uint32_t *aux;
+    uint32_t naux;
+    SimReg *init;              /* nslots: the initial registers (constants) */
+    uint32_t nslots;
+    SimParam *params;
+    uint32_t nparams;
+    struct { uint32_t line, col; } *locs;
+    uint32_t nlocs;
+    SimBarAlloc *bars;
+    uint32_t nbars;
+    uint32_t nbarriers;        /* sum of bars[].n: barriers per CTA */
+    SimSmemAlloc *smems;
+    uint32_t nsmems;
+    SimSite *sites;
+    uint32_t nsites;
+    int32_t *bar_of_offset;    /* (smem_bytes + 7) / 8 entries: barrier index at offset/8, or -1 */
+    uint32_t *ins_group;       /* per instruction: index into groups */
+    SimGroup *groups;
+    uint32_t ngroups;
+    int warp_size;             /* 32 (64 for gfx942 wavefronts, when that target exists) */
+} SimKernel;
+
+typedef struct SimModule {
+    Arena arena;
+    SimKernel *kernels;
+    int nkernels;
+} SimModule;
+
+/* Parses, verifies and compiles lowered IR text. NULL and a located message in err (an op the
+ * simulator does not support, a verifier error) on failure. */
+SimModule *sim_module_load(const char *text, size_t len, char *err, size_t errlen);
+void sim_module_free(SimModule *m);
+SimKernel *sim_module_kernel(SimModule *m, const char *name);
+
+/* ================================ rt_sim.c: global memory ================================ */
+
+/* One device allocation: device addresses [va, va + bytes) are host bytes [host, host + bytes). */
+typedef struct SimAlloc {
+    uint64_t va;
+    size_t bytes;
+    unsigned char *host;
+} SimAlloc;
+
+/* The device's allocations, sorted by va (a launch reads them without changing them). */
+typedef struct SimMem {
+    SimAlloc *a;
+    size_t n, cap;
+    uint64_t next_va;
+} SimMem;
+
+/* The allocation holding [va, va + n), or NULL. */
+const SimAlloc *sim_mem_find(const SimMem *m, uint64_t va, size_t n);
+/* The allocation nearest to va (for messages), or NULL when there is none. */
+const SimAlloc *sim_mem_nearest(const SimMem *m, uint64_t va);
+
+/* Thread steps (one bytecode op of one thread) of the calling thread's last sim launch, for the
+ * benchmark (bench/sim.c); the launch runs on the calling thread. */
+uint64_t rt_sim_last_steps(void);
+
+/* ================================ sim_exec.c ================================ */
+
+typedef struct SimTrace SimTrace;
+
+/* One launch: the kernel, the shape, the parameter bytes, the options. On failure the report
+ * (NUL-terminated, multi-line) is written to report and TILE_ERROR_KERNEL returned. */
+typedef struct SimLaunch {
+    const SimKernel *k;
+    RtLaunchDims dims;
+    void **params;
+    const SimMem *mem;
+    tile_sim_options opt;
+    SimTrace *trace;           /* NULL: no trace */
+    uint64_t steps;            /* out: thread steps executed */
+} SimLaunch;
+
+tile_status sim_launch(SimLaunch *l, char *report, size_t cap);
+
+/* ================================ sim_trace.c ================================ */
+
+/* A Chrome trace (JSON "traceEvents") built over one or more launches and written out whole. */
+SimTrace *sim_trace_new(const char *path);
+void sim_trace_free(SimTrace *t);
+/* Starts a launch: later events are offset by the launch's start time. */
+void sim_trace_begin_launch(SimTrace *t, const char *kernel);
+uint64_t sim_trace_base(const SimTrace *t);
+void sim_trace_end_launch(SimTrace *t, uint64_t steps);
+/* Names a process (CTA) or thread (warp or engine) track. */
+void sim_trace_name(SimTrace *t, int pid, int tid, const char *name);
+/* A complete span [t0, t1) and an instant at ts, in steps since the launch began. */
+void sim_trace_span(SimTrace *t, int pid, int tid, uint64_t t0, uint64_t t1, const char *name, const char *args);
+void sim_trace_instant(SimTrace *t, int pid, int tid, uint64_t ts, const char *name);
+/* Writes the file; 0, or -1 with errno set. */
+int sim_trace_write(SimTrace *t);
+
+#endif

@@ -55,9 +55,19 @@ static const char run_usage[] =
     "  --grid X[,Y[,Z]]        blocks (default: enough to cover the size)\n"
     "  --block X[,Y[,Z]]       threads (default: the kernel's declared block)\n"
     "  --arg NAME=VALUE        a scalar parameter's value (repeatable), e.g. --arg cols=1000\n"
+    "  --dynamic-shared B      dynamic shared memory bytes of the launch (a `T[] dynamic` tile)\n"
     "  --seed S                seed of the random inputs (default: from the clock; printed)\n"
     "  --repeat R              timed launches (default 20; the median is reported)\n"
-    "  --target T              sm_90a or sm_100a (default: from the device's compute capability)\n";
+    "  --target T              sm_90a or sm_100a (default: from the device's compute capability)\n"
+    "  -g, --debug-hangs       bounded mbarrier waits: a stuck kernel is stopped and reported (GPU)\n"
+    "\n"
+    "simulator (--device sim; default size 16384, no timing):\n"
+    "  --sim-seed S            the schedule's seed (default 1)\n"
+    "  --sim-schedule K        random (default), round-robin or adversarial (async completions late)\n"
+    "  --sim-explore N         run N times, seeds S..S+N-1, cycling random/adversarial/round-robin;\n"
+    "                          every run is checked on fresh inputs\n"
+    "  --sim-trace FILE        write a Chrome/Perfetto trace (JSON) of the run\n"
+    "  --sim-no-race           do not check shared memory for races\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -185,6 +195,10 @@ typedef struct run_opts {
     unsigned grid[3], block[3];
     ref_setting *set;
     int nset;
+    int have_size, debug_hangs;
+    tile_sim_options sim;   /* --sim-* */
+    long long explore;      /* --sim-explore: runs (default 1) */
+    long long dyn_shared;   /* --dynamic-shared */
 } run_opts;
 
 static int run_parse(int argc, char **argv, run_opts *o)
@@ -201,6 +215,28 @@ static int run_parse(int argc, char **argv, run_opts *o)
             o->device = v;
         } else if ((v = opt_value(argc, argv, &i, "--size"))) {
             if (parse_ll(v, &o->size) || o->size < 0) return usage_error("--size: expected a count, not '%s'", v);
+            o->have_size = 1;
+        } else if (strcmp(a, "-g") == 0 || strcmp(a, "--debug-hangs") == 0) {
+            o->debug_hangs = 1;
+        } else if ((v = opt_value(argc, argv, &i, "--sim-seed"))) {
+            long long s;
+            if (parse_ll(v, &s)) return usage_error("--sim-seed: expected an integer, not '%s'", v);
+            o->sim.seed = (uint64_t)s;
+        } else if ((v = opt_value(argc, argv, &i, "--sim-schedule"))) {
+            if (strcmp(v, "random") == 0) o->sim.schedule = TILE_SIM_RANDOM;
+            else if (strcmp(v, "round-robin") == 0) o->sim.schedule = TILE_SIM_ROUND_ROBIN;
+            else if (strcmp(v, "adversarial") == 0) o->sim.schedule = TILE_SIM_ADVERSARIAL;
+            else return usage_error("--sim-schedule: expected random, round-robin or adversarial, not '%s'", v);
+        } else if ((v = opt_value(argc, argv, &i, "--sim-explore"))) {
+            if (parse_ll(v, &o->explore) || o->explore < 1 || o->explore > 100000)
+                return usage_error("--sim-explore: expected 1..100000 runs, not '%s'", v);
+        } else if ((v = opt_value(argc, argv, &i, "--dynamic-shared"))) {
+            if (parse_ll(v, &o->dyn_shared) || o->dyn_shared < 0 || o->dyn_shared > (1 << 24))
+                return usage_error("--dynamic-shared: expected a byte count, not '%s'", v);
+        } else if ((v = opt_value(argc, argv, &i, "--sim-trace"))) {
+            o->sim.trace_path = v;
+        } else if (strcmp(a, "--sim-no-race") == 0) {
+            o->sim.race_check = 0;
         } else if ((v = opt_value(argc, argv, &i, "--repeat"))) {
             if (parse_ll(v, &o->repeat) || o->repeat < 1 || o->repeat > 100000) return usage_error("--repeat: expected 1..100000, not '%s'", v);
         } else if ((v = opt_value(argc, argv, &i, "--seed"))) {
@@ -242,7 +278,8 @@ static int run_parse(int argc, char **argv, run_opts *o)
 
 static int cmd_run(int argc, char **argv)
 {
-    run_opts o = {.device = "cuda", .size = 1 << 20, .repeat = 20, .target = -1};
+    run_opts o = {.device = "cuda", .size = 1 << 20, .repeat = 20, .target = -1, .explore = 1};
+    tile_sim_options_init(&o.sim);
     o.set = calloc((size_t)argc, sizeof *o.set);
     if (!o.set) return 1;
     int rc = run_parse(argc, argv, &o);
@@ -290,8 +327,19 @@ static int cmd_run(int argc, char **argv)
         goto out;
     }
 
+    int sim = be == TILE_BACKEND_SIM;
+    if (!sim && (o.explore > 1 || o.sim.trace_path)) {
+        rc = usage_error("%s", "--sim-explore and --sim-trace need --device sim");
+        goto out;
+    }
+    if (sim && !o.have_size) o.size = 1 << 14;
+    if (sim && (st = tile_device_sim_configure(dev, &o.sim)) != TILE_SUCCESS) {
+        fprintf(stderr, "tilec: sim: %s\n", ref_error(st));
+        goto out;
+    }
+
     /* the program, through the cache, assembled for the device */
-    tile_compile_options copts = {.opt_level = 2, .assemble = be == TILE_BACKEND_CUDA};
+    tile_compile_options copts = {.opt_level = 2, .assemble = be == TILE_BACKEND_CUDA, .debug_hangs = o.debug_hangs};
     if (o.target >= 0) copts.target = (tile_target)o.target;
     else if (info.cc_major == 9) copts.target = TILE_TARGET_SM90A;
     else if (info.cc_major == 10) copts.target = TILE_TARGET_SM100A;
@@ -338,6 +386,7 @@ static int cmd_run(int argc, char **argv)
     tile_launch_config cfg = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, 0, NULL};
     if (o.have_grid) memcpy(cfg.grid, o.grid, sizeof cfg.grid);
     if (o.have_block) memcpy(cfg.block, o.block, sizeof cfg.block);
+    cfg.dynamic_shared = (size_t)o.dyn_shared;
     unsigned decl[3] = {0, 0, 0}, cluster[3];
     tile_program_kernel_block(prog, ki, decl, cluster);
     const unsigned *grid = o.have_grid ? o.grid : rc_case.grid, *block = o.have_block ? o.block : decl;
@@ -346,22 +395,45 @@ static int cmd_run(int argc, char **argv)
     printf("  %s; grid [%u,%u,%u], block [%u,%u,%u]%s; seed %llu\n", rc_case.shape, grid[0], grid[1], grid[2],
            block[0], block[1], block[2], o.have_block ? "" : " (declared)", (unsigned long long)o.seed);
 
-    /* run, check, time */
-    ref_check chk;
-    if ((st = ref_case_upload(dev, &rc_case)) != TILE_SUCCESS || (st = ref_case_launch(kern, &rc_case, &cfg)) != TILE_SUCCESS ||
-        (st = ref_case_verify(dev, &rc_case, &chk)) != TILE_SUCCESS) {
-        fprintf(stderr, "tilec: running %s: %s\n", kname, ref_error(st));
-        goto out;
-    }
+    /* run and check: once, or once per explored schedule on fresh (re-uploaded) buffers */
     int ok = 1;
-    if (!known) {
-        printf("check: none (no C reference for kernel '%s'; outputs not checked)\n", kname);
-    } else if (chk.pass) {
-        printf("check: PASS (%zu elements, max error %g%s)\n", chk.checked, chk.max_err,
-               known->tol.kind == REF_TOL_ULP ? " ulp" : known->tol.kind == REF_TOL_REL ? " relative" : "");
-    } else {
-        printf("check: FAIL (%d of %zu elements wrong; first: %s; max error %g)\n", chk.mismatches, chk.checked, chk.first, chk.max_err);
-        ok = 0;
+    for (long long run = 0; run < o.explore && ok; run++) {
+        if (sim && o.explore > 1) {
+            static const tile_sim_schedule cycle[3] = {TILE_SIM_RANDOM, TILE_SIM_ADVERSARIAL, TILE_SIM_ROUND_ROBIN};
+            tile_sim_options so = o.sim;
+            so.seed = o.sim.seed + (uint64_t)run;
+            so.schedule = cycle[run % 3];
+            if (run > 0) so.trace_path = NULL;   /* the trace is of the first run */
+            static const char *const names[3] = {"random", "round-robin", "adversarial"};
+            printf("sim: run %lld of %lld: seed %llu, schedule %s\n", run + 1, o.explore, (unsigned long long)so.seed,
+                   names[so.schedule]);
+            if ((st = tile_device_sim_configure(dev, &so)) != TILE_SUCCESS) {
+                fprintf(stderr, "tilec: sim: %s\n", ref_error(st));
+                goto out;
+            }
+            if (run > 0) ref_case_release(dev, &rc_case);
+        }
+        ref_check chk;
+        if ((st = ref_case_upload(dev, &rc_case)) != TILE_SUCCESS || (st = ref_case_launch(kern, &rc_case, &cfg)) != TILE_SUCCESS ||
+            (st = ref_case_verify(dev, &rc_case, &chk)) != TILE_SUCCESS) {
+            fflush(stdout);   /* the run's header before the report */
+            if (st == TILE_ERROR_KERNEL) fprintf(stderr, "%s\n", tile_last_error());
+            else fprintf(stderr, "tilec: running %s: %s\n", kname, ref_error(st));
+            goto out;
+        }
+        if (!known) {
+            printf("check: none (no C reference for kernel '%s'; outputs not checked)\n", kname);
+        } else if (chk.pass) {
+            printf("check: PASS (%zu elements, max error %g%s)\n", chk.checked, chk.max_err,
+                   known->tol.kind == REF_TOL_ULP ? " ulp" : known->tol.kind == REF_TOL_REL ? " relative" : "");
+        } else {
+            printf("check: FAIL (%d of %zu elements wrong; first: %s; max error %g)\n", chk.mismatches, chk.checked, chk.first, chk.max_err);
+            ok = 0;
+        }
+    }
+    if (sim) {   /* simulated time says nothing about a GPU's: no timing */
+        rc = ok ? 0 : 1;
+        goto out;
     }
     double med = 0, lo = 0, hi = 0;
     if ((st = ref_case_time(dev, kern, &rc_case, &cfg, (int)o.repeat, &med, &lo, &hi)) != TILE_SUCCESS) {

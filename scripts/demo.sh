@@ -1,8 +1,10 @@
 #!/bin/sh
 # scripts/demo.sh: what `make demo` shows: every sample compiled from .tile through the tile IR
 # and the pass pipeline to PTX for sm_90a and sm_100a, assembled by ptxas, with compile times;
-# then, when `tilec devices` finds a CUDA device, every sample run and checked on it, and the
-# embedding example samples/embed/streams.c.
+# then every sample run and checked against its C reference on the best device present: the GPU
+# when `tilec devices` finds one (with the embedding example samples/embed/streams.c), else the
+# CPU simulator under three schedules; then the simulator's diagnosis of the kernels in
+# tests/sim/hangs (each one a classic pipeline bug), which no GPU is needed for.
 set -eu
 TILEC=${1:-build/tilec}
 cd "$(dirname "$0")/.."
@@ -54,11 +56,31 @@ if echo "$devices" | grep -q '^cuda:[0-9]'; then
     echo
     [ $failed -eq 0 ] || { echo "demo: a GPU run FAILED (see above)"; exit 1; }
 else
-    echo "No GPU is present (no cuda device above), so nothing is run: kernels stop at compiled code."
-    echo "The CPU simulator (--device sim) does not exist yet. On a machine with a GPU this demo runs"
-    echo "every sample with 'tilec run' and the embedding example samples/embed/streams.c."
+    echo "== no GPU: every sample on the CPU simulator (tilec run --device sim), under three schedules =="
+    echo "   (random, adversarial: TMA completions as late as possible, round-robin), each checked"
+    failed=0
+    for f in samples/*.tile; do
+        echo "---- tilec run $f --device sim --sim-explore 3"
+        $TILEC run "$f" --device sim --sim-explore 3 || failed=1
+    done
     echo
+    [ $failed -eq 0 ] || { echo "demo: a simulator run FAILED (see above)"; exit 1; }
 fi
+echo "== the simulator explains hangs and races (tests/sim/hangs: each a classic pipeline bug) =="
+for f in tests/sim/hangs/*.tile; do
+    echo "---- tilec run $f --device sim"
+    sed -n '1,2p' "$f"
+    if $TILEC run "$f" --device sim >"$out/hang.log" 2>&1; then
+        echo "demo: $f ran to the end, but it has a bug the simulator should have reported"; exit 1
+    fi
+    grep -v '^run:\|^  ' "$out/hang.log" | head -n 1
+    grep '^  ' "$out/hang.log" | head -n 12
+done
+echo
+echo "Trace of a pipeline (open in https://ui.perfetto.dev or chrome://tracing):"
+$TILEC run samples/pipelined_rowsum.tile --device sim --sim-trace "$out/pipelined_rowsum.trace.json" >/dev/null &&
+    echo "  $out/pipelined_rowsum.trace.json"
+echo
 if [ -x build/compile_time ] || make -s build/compile_time >/dev/null 2>&1; then
     build/compile_time --runs 500 samples/*.tile
 fi

@@ -525,8 +525,9 @@ static int setup_generic(ref_case *c, const tile_program *prog, int kernel, long
     int np = tile_program_param_count(prog, kernel);
     if (np < 0 || np > REF_MAX_PARAMS) return fail(err, errlen, "%s: %d parameters (at most %d supported)", c->kernel_name, np, REF_MAX_PARAMS);
     /* A TMA tensor's dims, where its dim parameters are not given: the innermost four boxes wide,
-     * middle dims two boxes, the outermost whatever makes about n elements (at least one box). The
-     * grid then covers the outermost dim of the first TMA tensor, one box per block. */
+     * middle dims two boxes, the outermost whatever makes about n elements (at least one box) and
+     * half a box more, so that the last block has a partial edge. The grid then covers the
+     * outermost dim of the first TMA tensor, one box per block. */
     long long dimval[REF_MAX_PARAMS];
     for (int i = 0; i < REF_MAX_PARAMS; i++) dimval[i] = -1;
     unsigned tma_grid = 0;
@@ -547,7 +548,7 @@ static int setup_generic(ref_case *c, const tile_program *prog, int kernel, long
             inner *= v > 0 ? v : 1;
         }
         int dp0 = pi.dim_params[0];
-        long long outer = n / inner > (long long)pi.box[0] ? n / inner : (long long)pi.box[0];
+        long long outer = (n / inner > (long long)pi.box[0] ? n / inner : (long long)pi.box[0]) + pi.box[0] / 2;
         tile_param_info d0;
         if (dp0 >= 0 && dp0 < REF_MAX_PARAMS && tile_program_param(prog, kernel, dp0, &d0) == TILE_SUCCESS) {
             const ref_setting *s = setting(set, nset, d0.name);

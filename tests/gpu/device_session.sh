@@ -32,6 +32,20 @@ log=${OUT:-/tmp}/device.log
     for a in "M=4097 N=520" "M=16384 N=8192"; do
         build/tilec run tests/gpu/variants/tma_copy_cache_hint.tile --arg "${a% *}" --arg "${a#* }"; echo "exit $?"
     done
+    echo "== variants: bulk copies (tma.copy), shared tiles <-> register tiles in a role, dynamic shared, DSMEM (mapa)"
+    for a in "M=300 N=1000" "M=4097 N=520" "M=8192 N=8192"; do
+        build/tilec run tests/gpu/variants/tma_copy_bulk.tile --arg "${a% *}" --arg "${a#* }"; echo "exit $?"
+    done
+    for n in 10007 16777216; do
+        build/tilec run tests/gpu/variants/vector_add_smem_roles.tile --size $n; echo "exit $?"
+        build/tilec run tests/gpu/variants/vector_add_dynamic_smem.tile --size $n --dynamic-shared 1024; echo "exit $?"
+    done
+    for a in "M=300 N=1000" "M=4096 N=4096"; do
+        build/tilec run tests/gpu/variants/cluster_dsmem.tile --arg "${a% *}" --arg "${a#* }"; echo "exit $?"
+    done
+    echo "== watchdog: the tests/sim/hangs kernels with --debug-hangs"
+    tests/gpu/watchdog.sh
+    echo "watchdog exit status: $?"
     echo "== embed: two streams, events, callback"
     LD_LIBRARY_PATH=build build/embed_streams
     echo "exit $?"

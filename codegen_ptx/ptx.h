@@ -22,16 +22,17 @@ int ptx_emit_module(const Module *m, PtxTarget target, StrBuf *out, DiagCtx *dia
 
 /* ---- the hang watchdog (debug builds: tile_compile_options.debug_hangs) ----
  * With debug_hangs, every blocking mbarrier wait is a bounded wait: after the time limit held in
- * the module global `tilec_watchdog` (u64[2]: [0] the device address of a host-mapped record,
- * [1] the limit in ns, 0 meaning PTX_WATCHDOG_DEFAULT_NS) the thread fills the record (first
- * thread only, claimed by compare-and-swap) and traps. The record is PTX_WATCHDOG_RECORD bytes of
- * u32 words at these indices; `site` numbers the wait sites of the module in emission order and
- * indexes the table the emitter returns. */
+ * the module global `tilec_watchdog` (u64[3]: [0] the device address of a host-mapped record,
+ * [1] the limit in ns, 0 meaning PTX_WATCHDOG_DEFAULT_NS, [2] the claim word) the first thread to
+ * run out claims the word by compare-and-swap (in device memory: atomics on host memory are not
+ * portable over PCIe), fills the record with plain stores and traps. The record is
+ * PTX_WATCHDOG_RECORD bytes of u32 words at these indices; `site` numbers the wait sites of the
+ * module in emission order and indexes the table the emitter returns. */
 #define PTX_WATCHDOG_SYMBOL "tilec_watchdog"
 #define PTX_WATCHDOG_DEFAULT_NS 2000000000ull
 #define PTX_WATCHDOG_RECORD 64
 enum {
-    PTX_WD_CLAIMED = 0,   /* 0: free; 1: a thread is writing; the runtime never sees 1 alone */
+    PTX_WD_CLAIMED = 0,   /* 1 once a thread has claimed the record (written first) */
     PTX_WD_SITE = 1,      /* wait site index */
     PTX_WD_PARITY = 2,    /* the parity waited for */
     PTX_WD_BAROFF = 3,    /* the barrier's byte offset in the kernel's shared memory */

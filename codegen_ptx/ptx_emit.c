@@ -1501,20 +1501,24 @@ static void emit_watched_wait(Emit *e, const Op *op, int id, const char *sc, con
     o->nsites++;
 }
 
-/* The report routine of the bounded waits (once per module): claims the record with a CAS, fills
- * it (PTX_WD_* words), makes it visible to the host, and traps. Without a record it just traps. */
+/* The report routine of the bounded waits (once per module): claims the record with a CAS on the
+ * claim word in device memory, fills it (PTX_WD_* words) with plain stores, makes it visible to
+ * the host, and traps. A thread that loses the claim sleeps until the winner's trap ends the
+ * kernel (trapping at once would abort the winner mid-record); without a record it just traps. */
 static void emit_hang_routine(StrBuf *out)
 {
     sb_printf(out,
-              "\n.visible .global .align 8 .u64 %s[2];\n"
+              "\n.visible .global .align 8 .u64 %s[3];\n"
               "\n.func tilec_hang(.param .b32 site, .param .b32 parity, .param .b32 baroff, .param .b32 waited)\n{\n"
-              "\t.reg .b32 %%r<4>;\n\t.reg .b64 %%rd<2>;\n\t.reg .pred %%p<2>;\n"
-              "\tld.global.u64 %%rd1, [%s];\n"
+              "\t.reg .b32 %%r<4>;\n\t.reg .b64 %%rd<3>;\n\t.reg .pred %%p<2>;\n"
+              "\tmov.u64 %%rd2, %s;\n"
+              "\tatom.global.cas.b32 %%r1, [%%rd2+16], 0, 1;\n"
+              "\tsetp.ne.u32 %%p1, %%r1, 0;\n"
+              "\t@%%p1 bra $L_hang_lost;\n"
+              "\tld.global.u64 %%rd1, [%%rd2];\n"
               "\tsetp.eq.u64 %%p1, %%rd1, 0;\n"
               "\t@%%p1 bra $L_hang_trap;\n"
-              "\tatom.global.cas.b32 %%r1, [%%rd1], 0, 1;\n"
-              "\tsetp.ne.u32 %%p1, %%r1, 0;\n"
-              "\t@%%p1 bra $L_hang_trap;\n"
+              "\tst.volatile.global.u32 [%%rd1], 1;\n"
               "\tld.param.b32 %%r1, [site];\n\tst.volatile.global.u32 [%%rd1+%d], %%r1;\n"
               "\tld.param.b32 %%r1, [parity];\n\tst.volatile.global.u32 [%%rd1+%d], %%r1;\n"
               "\tld.param.b32 %%r1, [baroff];\n\tst.volatile.global.u32 [%%rd1+%d], %%r1;\n"
@@ -1531,6 +1535,9 @@ static void emit_hang_routine(StrBuf *out)
               "\tfence.sc.sys;\n"
               "$L_hang_trap:\n"
               "\ttrap;\n"
+              "$L_hang_lost:\n"          /* another thread is writing the record: its trap ends us */
+              "\tnanosleep.u32 1000;\n"
+              "\tbra.uni $L_hang_lost;\n"
               "\tret;\n}\n",
               PTX_WATCHDOG_SYMBOL, PTX_WATCHDOG_SYMBOL, 4 * PTX_WD_SITE, 4 * PTX_WD_PARITY, 4 * PTX_WD_BAROFF,
               4 * PTX_WD_WAITED_MS, 4 * PTX_WD_CTAID, 4 * (PTX_WD_CTAID + 1), 4 * (PTX_WD_CTAID + 2), 4 * PTX_WD_TID,

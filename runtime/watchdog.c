@@ -1,7 +1,7 @@
 /* watchdog.c: the runtime half of the hang watchdog (tile_compile_options.debug_hangs).
  *
  * A program compiled with debug_hangs has bounded mbarrier waits and a module global
- * `tilec_watchdog` (u64[2]: record address, time limit in ns; see codegen_ptx/ptx.h). When such a
+ * `tilec_watchdog` (u64[3]: record address, time limit in ns, claim word; see codegen_ptx/ptx.h). When such a
  * program is loaded, rt_watchdog_attach allocates a pinned, device-mapped record, zeroed, and
  * writes its address and the limit ($TILEC_HANG_TIMEOUT_MS, default 2000) into the global. A
  * wait that runs out fills the record and traps; the trap makes the next synchronising call fail,
@@ -78,13 +78,13 @@ tile_status rt_watchdog_attach(const RtBackend *be, void *dev, void *mod, const 
     tile_devptr g = 0;
     size_t gbytes = 0;
     tile_status st = be->module_global(dev, mod, PTX_WATCHDOG_SYMBOL, &g, &gbytes);
-    if (st == TILE_SUCCESS && gbytes < 16)
-        st = rt_error(TILE_ERROR_DEVICE, "tile_module_load: the module's %s is %zu bytes, expected 16",
+    if (st == TILE_SUCCESS && gbytes < 24)
+        st = rt_error(TILE_ERROR_DEVICE, "tile_module_load: the module's %s is %zu bytes, expected 24",
                       PTX_WATCHDOG_SYMBOL, gbytes);
     if (st == TILE_SUCCESS) st = be->host_alloc_mapped(dev, PTX_WATCHDOG_RECORD, &w->host, &w->dev_addr);
     if (st == TILE_SUCCESS) {
         w->limit_ns = limit_from_env();
-        uint64_t words[2] = {w->dev_addr, w->limit_ns};
+        uint64_t words[3] = {w->dev_addr, w->limit_ns, 0};
         st = be->memcpy_htod(dev, g, words, sizeof words, NULL, 0);
     }
     if (st != TILE_SUCCESS) {
@@ -99,6 +99,11 @@ int rt_watchdog_report(const RtWatchdog *w, char *buf, size_t n)
 {
     if (!w || !w->host) return 0;
     const volatile uint32_t *r = (const volatile uint32_t *)w->host;
+    if (r[PTX_WD_CLAIMED] != 0 && r[PTX_WD_DONE] != PTX_WD_MAGIC) {
+        snprintf(buf, n, "watchdog: a bounded wait ran out and its thread began a record but did not finish it\n"
+                         "  (site %u); the kernel was stopped with a trap", r[PTX_WD_SITE]);
+        return 1;
+    }
     if (r[PTX_WD_DONE] != PTX_WD_MAGIC) return 0;
     uint32_t site = r[PTX_WD_SITE], parity = r[PTX_WD_PARITY], off = r[PTX_WD_BAROFF];
     unsigned tid[3] = {r[PTX_WD_TID], r[PTX_WD_TID + 1], r[PTX_WD_TID + 2]};

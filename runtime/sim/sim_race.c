@@ -33,7 +33,7 @@
  * that id, and the new holder continues the slot's clock. Every holder of a slot is then ordered
  * after all earlier holders' accesses, so a clock column means the same thing across holders and
  * no stale epoch can hide a race; when no free slot qualifies, a new one is made (the clock
- * width grows, the matrix is reallocated with doubling capacity).
+ * width grows; the matrix is reallocated an eighth larger).
  *
  * Internally an agent id `a` is column a+1 of every clock; column 0 is "no agent" and holds
  * UINT32_MAX in every agent row, so an empty shadow epoch (agent 0, clock 0) compares as ordered
@@ -488,7 +488,8 @@ int sim_race_failed(const SimRace *r) { return !r || r->failed; }
 static int grow_agents(SimRace *r)
 {
     if (r->cap >= MAX_AGENTS) goto fail;
-    int nc = r->cap * 2 < MAX_AGENTS ? r->cap * 2 : MAX_AGENTS;
+    /* an eighth more (and 64): the matrix is quadratic, so doubling would cost too much memory */
+    int nc = r->cap + r->cap / 8 + 64 < MAX_AGENTS ? r->cap + r->cap / 8 + 64 : MAX_AGENTS;
     size_t ns = (size_t)nc + 1;
     uint32_t *vc = calloc((size_t)nc * ns, sizeof *vc);
     uint32_t *tmp = calloc(ns, sizeof *tmp);

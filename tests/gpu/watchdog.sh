@@ -3,8 +3,8 @@
 # --debug-hangs (bounded mbarrier waits). A kernel that hangs must end with the watchdog's report
 # (exit 1, "watchdog:" naming the barrier, parity, block, thread and source line) within the time
 # limit, never as a hung process; `timeout` is only the harness's safety net, and a kill by it is a
-# failure. A kernel whose bug does not hang on the GPU (a tx-count overshoot completes a phase
-# early instead) is reported as such: its result is what the hardware did, not a pass.
+# failure. A kernel whose bug does not hang on the GPU (the H100 faults on an arrival overshoot by
+# itself) is reported as such: its result is what the hardware did, not a pass.
 #
 #   tests/gpu/watchdog.sh            (needs build/tilec and a CUDA device)
 set -u
@@ -26,8 +26,10 @@ for f in tests/sim/hangs/*.tile; do
         echo "RESULT: FAIL (the process hung until the harness killed it after 120 s)"; fail=1
     elif grep -q '^watchdog:' /tmp/wd.$$; then
         echo "RESULT: watchdog report, exit $rc, ${ms} ms"
+    elif [ $rc -ne 0 ]; then
+        echo "RESULT: the kernel failed on its own before any wait ran out (exit $rc, ${ms} ms): no hang"
     else
-        echo "RESULT: no hang on the GPU (exit $rc, ${ms} ms): the bug did not block a wait here"
+        echo "RESULT: the kernel ran to the end (exit $rc, ${ms} ms): the bug did not block a wait here"
     fi
 done
 rm -f /tmp/wd.$$

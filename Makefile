@@ -8,19 +8,34 @@ CUDA_HOME ?= /usr/local/cuda
 PTXAS    ?= $(shell command -v ptxas 2>/dev/null || echo $(CUDA_HOME)/bin/ptxas)
 LLVM_BIN ?= /usr/lib/llvm-19/bin
 LIT      ?= python3 /usr/lib/llvm-19/build/utils/lit/lit.py
+# The AMD back end links libLLVM-19 (llvm-19-dev); ld.lld-19 (lld-19) makes the code objects.
+# AMD=0 builds without LLVM (for machines without libLLVM-19, e.g. a GPU box that only runs NVIDIA
+# code): AMD targets then give a clear error (codegen_amdgcn/amd_absent.c).
+AMD      ?= 1
+LLVM_CONFIG ?= llvm-config-19
+LLVM_INC := $(shell $(LLVM_CONFIG) --includedir 2>/dev/null || echo /usr/lib/llvm-19/include)
+LLVM_LIBDIR := $(shell $(LLVM_CONFIG) --libdir 2>/dev/null || echo /usr/lib/llvm-19/lib)
+LLVM_LIBS := -L$(LLVM_LIBDIR) -Wl,-rpath,$(LLVM_LIBDIR) $(shell $(LLVM_CONFIG) --libs 2>/dev/null || echo -lLLVM-19)
+LD_LLD   ?= $(shell command -v ld.lld-19 2>/dev/null || echo /usr/lib/llvm-19/bin/ld.lld)
 
 WARN     = -Wall -Wextra -Wpedantic -Wshadow -Wmissing-prototypes -Werror
 CFLAGS  ?= -O2 -g
 override CFLAGS += -std=c11 $(WARN) -D_POSIX_C_SOURCE=200809L -fPIC
-CPPFLAGS += -Iinclude -Iir -Ifrontend -Ipasses -Icodegen_ptx -Iruntime -Iruntime/sim -Idriver -Isamples/ref -I$(BUILD)/gen -I$(CUDA_HOME)/include
-override LDLIBS += -lm -ldl -lpthread
+CPPFLAGS += -Iinclude -Iir -Ifrontend -Ipasses -Icodegen_ptx -Icodegen_amdgcn -Iruntime -Iruntime/sim -Idriver -Isamples/ref -I$(BUILD)/gen -I$(CUDA_HOME)/include -isystem $(LLVM_INC)
+ifeq ($(AMD),0)
+LLVM_LIBS :=
+AMD_SRC  = $(filter-out codegen_amdgcn/amd_emit.c,$(wildcard codegen_amdgcn/*.c))
+else
+AMD_SRC  = $(filter-out codegen_amdgcn/amd_absent.c,$(wildcard codegen_amdgcn/*.c))
+endif
+override LDLIBS += $(LLVM_LIBS) -lm -ldl -lpthread
 
 GEN      = $(BUILD)/gen
 LIB_SRC  = $(wildcard ir/*.c) $(wildcard frontend/*.c) $(wildcard passes/*.c) \
-           $(wildcard codegen_ptx/*.c) $(wildcard runtime/*.c) $(wildcard runtime/sim/*.c) $(filter-out driver/main.c,$(wildcard driver/*.c))
+           $(wildcard codegen_ptx/*.c) $(AMD_SRC) $(wildcard runtime/*.c) $(wildcard runtime/sim/*.c) $(filter-out driver/main.c,$(wildcard driver/*.c))
 GEN_SRC  = $(GEN)/lexer.c $(GEN)/parser.c
 LIB_OBJ  = $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRC)) $(GEN)/lexer.o $(GEN)/parser.o
-HDRS     = $(wildcard include/*.h ir/*.h ir/*.def frontend/*.h passes/*.h codegen_ptx/*.h runtime/*.h runtime/sim/*.h driver/*.h) $(GEN)/parser.h
+HDRS     = $(wildcard include/*.h ir/*.h ir/*.def frontend/*.h passes/*.h codegen_ptx/*.h codegen_amdgcn/*.h runtime/*.h runtime/sim/*.h driver/*.h) $(GEN)/parser.h
 
 # The samples' C references and the run harness (samples/ref): linked into tilec, gpucheck, bench.
 REF_SRC  = $(wildcard samples/ref/*.c)
@@ -56,7 +71,7 @@ $(GEN)/%.o: $(GEN)/%.c $(HDRS)
 
 $(BUILD)/%.o: %.c $(HDRS) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -DTILEC_PTXAS='"$(PTXAS)"' -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) -DTILEC_PTXAS='"$(PTXAS)"' -DTILEC_LD_LLD='"$(LD_LLD)"' -c $< -o $@
 
 $(LIBA): $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
@@ -77,7 +92,7 @@ unit: $(BUILD)/unit_tests
 	CK_FORK=no $(BUILD)/unit_tests
 
 lit: $(TILEC)
-	TILEC=$(abspath $(TILEC)) PTXAS=$(PTXAS) LLVM_BIN=$(LLVM_BIN) $(LIT) -sv tests/lit tests/sim
+	TILEC=$(abspath $(TILEC)) PTXAS=$(PTXAS) LLVM_BIN=$(LLVM_BIN) LIT_BUILD=$(abspath $(BUILD)) $(LIT) -sv tests/lit tests/sim
 
 check: all $(BUILD)/unit_tests regen-check
 	$(MAKE) --no-print-directory lit
@@ -133,6 +148,7 @@ $(BUILD)/bench_sim: bench/sim.c $(REF_OBJ) $(LIBA) samples/ref/refs.h
 bench: $(BUILD)/compile_time $(BUILD)/bench_launch $(BUILD)/bench_tma_copy $(BUILD)/bench_sim
 	$(BUILD)/compile_time samples/*.tile
 	$(BUILD)/compile_time --target sm_100a samples/*.tile
+	$(BUILD)/compile_time --target gfx942 samples/amd/*.tile
 	$(BUILD)/bench_launch || [ $$? -eq 77 ]
 	$(BUILD)/bench_tma_copy || [ $$? -eq 77 ]
 	$(BUILD)/bench_sim

@@ -5,13 +5,19 @@
  * shows the median, the 10th and 90th percentiles, and, separately, the median time of ptxas
  * assembling that PTX (a child process, so it is reported apart, never added to tilec's time).
  *
- *   make bench            or   build/compile_time [--runs N] [--target sm_90a|sm_100a] FILE.tile...
+ * With --target gfx942 (or gfx90a) it measures the AMD path instead: source to a linked code object
+ * (HSACO), in process except ld.lld, with the time spent inside LLVM (IR building through LLVM-C,
+ * the O2 pipeline, AMDGPU code generation, twice: assembly text and object) and in ld.lld reported
+ * as shares of the total.
+ *
+ *   make bench            or   build/compile_time [--runs N] [--target sm_90a|sm_100a|gfx942|gfx90a] FILE.tile...
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "runtime.h"
 #include "tile.h"
 
 static double now_us(void)
@@ -44,6 +50,57 @@ static char *slurp(const char *path, size_t *len)
     return buf;
 }
 
+/* The AMD path: source -> HSACO per sample; the LLVM and ld.lld shares of the median compile. */
+static int amd_main(tile_compile_options *o, int runs, int n, char **files)
+{
+    if (runs > 200) runs = 50;   /* the default 2000 is for the ~100 us PTX path */
+    o->assemble = 1;
+    double *t = malloc(sizeof *t * (size_t)runs), *tl = malloc(sizeof *t * (size_t)runs), *tk = malloc(sizeof *t * (size_t)runs);
+    if (!t || !tl || !tk) return 1;
+    printf("tilec %s compile time, source to HSACO, target %s, %d runs per sample (medians)\n", tile_version(),
+           o->target == TILE_TARGET_GFX90A ? "gfx90a" : "gfx942", runs);
+    printf("%-28s %10s %10s %10s %8s %10s %8s %8s\n", "sample", "total ms", "p90 ms", "LLVM ms", "LLVM %", "ld.lld ms",
+           "lld %", "HSACO B");
+    int rc = 0;
+    for (int i = 0; i < n; i++) {
+        size_t len;
+        char *src = slurp(files[i], &len);
+        tile_program *p = NULL;
+        if (!src || tile_compile(src, len, files[i], o, &p) != TILE_SUCCESS) {
+            fprintf(stderr, "compile_time: %s: %s", files[i], p ? tile_program_diagnostics(p) : "cannot read\n");
+            tile_program_destroy(p);
+            free(src);
+            rc = 1;
+            continue;
+        }
+        const char *bin;
+        size_t binlen = 0;
+        tile_program_emit(p, TILE_STAGE_HSACO, &bin, &binlen);
+        tile_program_destroy(p);
+        for (int r = 0; r < runs; r++) {
+            double t0 = now_us();
+            tile_compile(src, len, files[i], o, &p);
+            t[r] = (now_us() - t0) / 1e3;
+            tile_program_amd_times_(p, &tl[r], &tk[r]);
+            tl[r] *= 1e3;
+            tk[r] *= 1e3;
+            tile_program_destroy(p);
+        }
+        qsort(t, (size_t)runs, sizeof *t, cmp_double);
+        qsort(tl, (size_t)runs, sizeof *tl, cmp_double);
+        qsort(tk, (size_t)runs, sizeof *tk, cmp_double);
+        double med = t[runs / 2];
+        const char *name = strrchr(files[i], '/') ? strrchr(files[i], '/') + 1 : files[i];
+        printf("%-28s %10.2f %10.2f %10.2f %7.0f%% %10.2f %7.0f%% %8zu\n", name, med, t[runs * 9 / 10], tl[runs / 2],
+               100 * tl[runs / 2] / med, tk[runs / 2], 100 * tk[runs / 2] / med, binlen);
+        free(src);
+    }
+    free(t);
+    free(tl);
+    free(tk);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     int runs = 2000, ptxas_runs = 5;
@@ -52,12 +109,17 @@ int main(int argc, char **argv)
     for (; first < argc && argv[first][0] == '-'; first++) {
         if (strcmp(argv[first], "--runs") == 0 && first + 1 < argc) runs = atoi(argv[++first]);
         else if (strcmp(argv[first], "--target") == 0 && first + 1 < argc)
-            o.target = strcmp(argv[++first], "sm_100a") == 0 ? TILE_TARGET_SM100A : TILE_TARGET_SM90A;
+        {
+            const char *t = argv[++first];
+            o.target = strcmp(t, "sm_100a") == 0 ? TILE_TARGET_SM100A : strcmp(t, "gfx942") == 0 ? TILE_TARGET_GFX942
+                     : strcmp(t, "gfx90a") == 0 ? TILE_TARGET_GFX90A : TILE_TARGET_SM90A;
+        }
         else {
-            fprintf(stderr, "usage: compile_time [--runs N] [--target sm_90a|sm_100a] FILE.tile...\n");
+            fprintf(stderr, "usage: compile_time [--runs N] [--target sm_90a|sm_100a|gfx942|gfx90a] FILE.tile...\n");
             return 2;
         }
     }
+    if (tile_target_is_amd_(o.target)) return amd_main(&o, runs, argc - first, argv + first);
     if (runs < 10) runs = 10;
     double *t = malloc(sizeof *t * (size_t)runs);
     if (!t) return 1;

@@ -366,6 +366,20 @@ static int *val_lanes(Emit *e, const Value *v)
     if (n == 0) return NULL;
     int *l = NULL;
     if (v->def && v->def->code == OP_MAKE_VIEW) l = view_alias(e, v);
+    /* an mma accumulates in place: its result is its accumulator's registers when nothing else reads them */
+    if (v->def && v->def->code == OP_MMA_ACC && v->def->noperands == 3 && v->def->operands[2]->uses == 1 &&
+        nlanes_of(v->def->operands[2]) == n)
+        l = val_lanes(e, v->def->operands[2]);
+    /* a for's carried accumulator leaves the loop in its registers: no copy of in-flight wgmma registers at the exit */
+    if (!l && v->def && v->def->code == OP_FOR && v->def->nregions == 1 && v->def->regions[0].first &&
+        v->index + 1 < v->def->regions[0].first->nargs) {
+        const Value *arg = v->def->regions[0].first->args[v->index + 1];
+        for (const Op *u = arg->uses == 1 ? arg->block->first : NULL; u; u = u->next)
+            if (u->code == OP_MMA_ACC && u->noperands == 3 && u->operands[2] == arg && nlanes_of(arg) == n) {
+                l = val_lanes(e, arg);
+                break;
+            }
+    }
     if (!l) {
         l = ARENA_ARRAY(&e->arena, int, n);
         const char *base = reg_base(e, v);
@@ -1203,6 +1217,7 @@ static void emit_copy(Emit *e, const Op *op, Value *const *src, uint32_t ns, Val
 }
 
 static void emit_block(Emit *e, const Block *b, Flow *f);
+static void emit_mma(Emit *e, const Op *op);
 
 static const Block *region_block(const Region *r) { return r ? r->first : NULL; }
 
@@ -1845,6 +1860,191 @@ static void emit_group(Emit *e, const Op *op, Flow *outer)
     label(e, id, kind, "end");
 }
 
+/* ---------------------------------------------------------------- cluster launch control (issue 6)
+ *
+ * clc_try_cancel is a group-level op: one request per execution by its thread group, issued by the
+ * group's elected thread (the op's own `elect` when it is inside one, else elect.sync in the
+ * group's first warp). That thread arrives with expect_tx(16) on the barrier (with multicast, on
+ * the same barrier of every CTA of the cluster, through mapa), then issues the request.
+ *   sm_100a: clusterlaunchcontrol.try_cancel (.multicast::cluster::all), and query_cancel on the
+ *            response loaded as a .b128.
+ *   sm_90a:  the work-stealing emulation of docs/IR.md ("Cluster launch control on sm_90a"): a
+ *            global state passed as the hidden last parameter (u32 next; 3 words unused; one u32
+ *            claim word per cluster). Each CTA claims itself at entry (atom.or of its rank bit) and
+ *            the whole CTA exits when the word says STOLEN; try_cancel takes candidates with
+ *            atom.add on `next` and steals the first whose claim word is still 0 (atom.cas to
+ *            STOLEN), then writes {canceled, x, y, z}: with multicast by st.async into every CTA,
+ *            completing the 16 bytes on each one's barrier; otherwise (st.async needs a cluster
+ *            launch) with st.shared, released by the arrive.expect_tx, then complete_tx(16). In
+ *            this emulation the arrive comes after the steal, not before it. */
+
+#define CLC_STOLEN "0x80000000"
+
+static int kernel_has_clc(OpCode c) { return c == OP_CLC_TRY_CANCEL || c == OP_CLC_QUERY; }
+
+static const Op *clc_group(const Op *op)
+{
+    for (const Op *p = op->parent && op->parent->parent ? op->parent->parent->parent : NULL; p;
+         p = p->parent && p->parent->parent ? p->parent->parent->parent : NULL)
+        if (p->code == OP_WARPS || p->code == OP_ELECT) return p;
+    return NULL;
+}
+
+/* sm_90a, at entry (after the parameters): the CTA claims its cluster's word; a stolen cluster's CTAs
+ * exit at once, before any user code or barrier initialisation. */
+static void emit_clc_claim(Emit *e, const Kernel *k)
+{
+    const char *x = T(e, RC_B32), *t = T(e, RC_B32), *a = T(e, RC_B64), *q = T(e, RC_PRED), *p = T(e, RC_PRED);
+    int id = e->nlabel++;
+    ins(e, "mov.u32 %s, %%tid.x", t);
+    ins(e, "setp.ne.u32 %s, %s, 0", q, t);
+    for (int d = 1; d < 3; d++)
+        if (k->block[d] > 1) {
+            ins(e, "mov.u32 %s, %%tid.%c", t, "xyz"[d]);
+            ins(e, "setp.ne.or.u32 %s, %s, 0, %s", q, t, q);
+        }
+    ins(e, "mov.pred %s, 0", p);
+    sb_printf(&e->body, "\t@%s bra $L_claim_%d_done;\n", q, id);
+    ins(e, "mov.u32 %s, %%clusterid.z", x);   /* the cluster's linear index, x fastest */
+    ins(e, "mov.u32 %s, %%nclusterid.y", t);
+    ins(e, "mul.lo.u32 %s, %s, %s", x, x, t);
+    ins(e, "mov.u32 %s, %%clusterid.y", t);
+    ins(e, "add.u32 %s, %s, %s", x, x, t);
+    ins(e, "mov.u32 %s, %%nclusterid.x", t);
+    ins(e, "mul.lo.u32 %s, %s, %s", x, x, t);
+    ins(e, "mov.u32 %s, %%clusterid.x", t);
+    ins(e, "add.u32 %s, %s, %s", x, x, t);
+    ins(e, "mul.wide.u32 %s, %s, 4", a, x);
+    ins(e, "add.u64 %s, %s, %%clc_state", a, a);
+    ins(e, "mov.u32 %s, %%cluster_ctarank", t);
+    ins(e, "shl.b32 %s, 1, %s", t, t);
+    ins(e, "atom.global.or.b32 %s, [%s+16], %s", x, a, t);
+    ins(e, "and.b32 %s, %s, %s", x, x, CLC_STOLEN);
+    ins(e, "setp.ne.u32 %s, %s, 0", p, x);
+    label(e, id, "claim", "done");
+    ins(e, "bar.red.or.pred %s, 0, %s", p, p);   /* every thread of the CTA learns thread 0's answer */
+    sb_printf(&e->body, "\t@%s bra $L_claim_%d_exit;\n", p, id);
+    sb_printf(&e->body, "\tbra.uni $L_claim_%d_run;\n", id);
+    label(e, id, "claim", "exit");
+    ins(e, "ret");
+    label(e, id, "claim", "run");
+}
+
+/* sm_90a: the steal loop; leaves {canceled, x, y, z} of the response in w[0..3]. */
+static void emit_clc_steal(Emit *e, const char *const w[4])
+{
+    const char *n = T(e, RC_B32), *t = T(e, RC_B32), *a = T(e, RC_B64), *p = T(e, RC_PRED);
+    int id = e->nlabel++;
+    ins(e, "mov.u32 %s, %%nclusterid.x", n);
+    ins(e, "mov.u32 %s, %%nclusterid.y", t);
+    ins(e, "mul.lo.u32 %s, %s, %s", n, n, t);
+    ins(e, "mov.u32 %s, %%nclusterid.z", t);
+    ins(e, "mul.lo.u32 %s, %s, %s", n, n, t);
+    ins(e, "mov.u32 %s, 0", w[0]);
+    ins(e, "mov.u32 %s, 0", w[1]);
+    ins(e, "mov.u32 %s, 0", w[2]);
+    ins(e, "mov.u32 %s, 0", w[3]);
+    label(e, id, "steal", "next");
+    ins(e, "atom.global.add.u32 %s, [%%clc_state], 1", w[1]);
+    ins(e, "setp.ge.u32 %s, %s, %s", p, w[1], n);
+    sb_printf(&e->body, "\t@%s bra $L_steal_%d_failed;\n", p, id);
+    ins(e, "mul.wide.u32 %s, %s, 4", a, w[1]);
+    ins(e, "add.u64 %s, %s, %%clc_state", a, a);
+    ins(e, "atom.global.cas.b32 %s, [%s+16], 0, %s", t, a, CLC_STOLEN);
+    ins(e, "setp.ne.u32 %s, %s, 0", p, t);
+    sb_printf(&e->body, "\t@%s bra $L_steal_%d_next;\n", p, id);
+    /* cluster w[1] (x fastest) -> its first CTA: cluster coordinates times the cluster shape */
+    ins(e, "mov.u32 %s, %%nclusterid.x", t);
+    ins(e, "div.u32 %s, %s, %s", w[2], w[1], t);
+    ins(e, "rem.u32 %s, %s, %s", w[1], w[1], t);
+    ins(e, "mov.u32 %s, %%nclusterid.y", t);
+    ins(e, "div.u32 %s, %s, %s", w[3], w[2], t);
+    ins(e, "rem.u32 %s, %s, %s", w[2], w[2], t);
+    for (int d = 0; d < 3; d++) {
+        ins(e, "mov.u32 %s, %%cluster_nctaid.%c", t, "xyz"[d]);
+        ins(e, "mul.lo.u32 %s, %s, %s", w[1 + d], w[1 + d], t);
+    }
+    ins(e, "mov.u32 %s, 1", w[0]);
+    sb_printf(&e->body, "\tbra.uni $L_steal_%d_done;\n", id);
+    label(e, id, "steal", "failed");
+    ins(e, "mov.u32 %s, 0", w[1]);
+    label(e, id, "steal", "done");
+}
+
+static void emit_clc(Emit *e, const Op *op)
+{
+    if (op->code == OP_CLC_QUERY) {
+        const char *r = operand_of(e, op, 0, TY_SMEM, "the response");
+        if (!r || op->nresults != 4) return;
+        if (e->target == PTX_SM100A) {
+            if (!strstr(e->decl.data ? e->decl.data : "", "%clc_q;")) sb_puts(&e->decl, "\t.reg .b128 %clc_q;\n");
+            const char *lo = T(e, RC_B64), *hi = T(e, RC_B64);
+            ins(e, "ld.shared.v2.b64 {%s, %s}, [%s]", lo, hi, r);
+            ins(e, "mov.b128 %%clc_q, {%s, %s}", lo, hi);
+            ins(e, "clusterlaunchcontrol.query_cancel.is_canceled.pred.b128 %s, %%clc_q", VR(e, op->results[0], 0));
+            ins(e, "clusterlaunchcontrol.query_cancel.get_first_ctaid.v4.b32.b128 {%s, %s, %s, _}, %%clc_q",
+                VR(e, op->results[1], 0), VR(e, op->results[2], 0), VR(e, op->results[3], 0));
+        } else {
+            const char *w0 = T(e, RC_B32);
+            ins(e, "ld.shared.v4.b32 {%s, %s, %s, %s}, [%s]", w0, VR(e, op->results[1], 0), VR(e, op->results[2], 0),
+                VR(e, op->results[3], 0), r);
+            ins(e, "setp.ne.u32 %s, %s, 0", VR(e, op->results[0], 0), w0);
+        }
+        return;
+    }
+    const char *b = operand_of(e, op, 0, TY_MBAR, "an mbar"), *r = operand_of(e, op, 1, TY_SMEM, "the response");
+    if (!b || !r) return;
+    int64_t ncta = e->k->cluster[0] * e->k->cluster[1] * e->k->cluster[2];
+    int mc = ir_attr_int(op, "multicast", 0) != 0 && ncta > 1;
+    /* one thread of the group issues */
+    const Op *g = clc_group(op);
+    int id = e->nlabel++;
+    if (!g || g->code != OP_ELECT) {
+        int64_t first = g ? ir_attr_int(g, "lo", 0) : 0;
+        int64_t n = kernel_threads(e->k) - 32 * first;
+        if (n > 32) n = 32;
+        int64_t gw = g ? ir_attr_int(g, "hi", 0) - first : (kernel_threads(e->k) + 31) / 32;
+        const char *p = T(e, RC_PRED);
+        if (gw > 1) {
+            ins(e, "setp.ne.u32 %s, %s, %lld", p, e->warpid >= 0 ? R(e, e->warpid) : "%_invalid", (long long)first);
+            sb_printf(&e->body, "\t@%s bra $L_clc_%d_end;\n", p, id);
+        }
+        ins(e, "elect.sync _|%s, 0x%08X", p, n == 32 ? 0xFFFFFFFFu : (1u << n) - 1);
+        sb_printf(&e->body, "\t@!%s bra $L_clc_%d_end;\n", p, id);
+    }
+    const char *rk = T(e, RC_B32), *ra = T(e, RC_B32), *rb = T(e, RC_B32);
+    if (mc)
+        for (int64_t c = 0; c < ncta; c++) {
+            ins(e, "mov.u32 %s, %lld", rk, (long long)c);
+            ins(e, "mapa.shared::cluster.u32 %s, %s, %s", rb, b, rk);
+            ins(e, "mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64 _, [%s], 16", rb);
+        }
+    else if (e->target == PTX_SM100A) ins(e, "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%s], 16", b);
+    if (e->target == PTX_SM100A) {
+        ins(e, "clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes%s.b128 [%s], [%s]",
+            mc ? ".multicast::cluster::all" : "", r, b);
+    } else {
+        need_version(e, 81);   /* st.async */
+        const char *w[4] = {T(e, RC_B32), T(e, RC_B32), T(e, RC_B32), T(e, RC_B32)};
+        emit_clc_steal(e, w);
+        if (mc)
+            for (int64_t c = 0; c < ncta; c++) {
+                ins(e, "mov.u32 %s, %lld", rk, (long long)c);
+                ins(e, "mapa.shared::cluster.u32 %s, %s, %s", ra, r, rk);
+                ins(e, "mapa.shared::cluster.u32 %s, %s, %s", rb, b, rk);
+                ins(e, "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%s], {%s, %s, %s, %s}, [%s]", ra,
+                    w[0], w[1], w[2], w[3], rb);
+            }
+        else { /* local: st.async needs a cluster launch, so a plain store released by the arrive; the phase
+                * still completes only with the 16 bytes */
+            ins(e, "st.shared.v4.b32 [%s], {%s, %s, %s, %s}", r, w[0], w[1], w[2], w[3]);
+            ins(e, "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%s], 16", b);
+            ins(e, "mbarrier.complete_tx.shared::cta.b64 [%s], 16", b);
+        }
+    }
+    label(e, id, "clc", "end");
+}
+
 static void emit_sync(Emit *e, const Op *op)
 {
     switch (op->code) {
@@ -2057,8 +2257,18 @@ static void emit_op(Emit *e, const Op *op, Flow *f)
     case OP_WARPS: case OP_ELECT:
         emit_group(e, op, f);
         return;
+    case OP_CLC_TRY_CANCEL: case OP_CLC_QUERY:
+        emit_clc(e, op);
+        return;
     case OP_SETMAXNREG: case OP_GROUP_SYNC: case OP_CLUSTER_RANK: case OP_CLUSTER_ID: case OP_CLUSTER_SYNC:
         emit_sync(e, op);
+        return;
+    case OP_MMA_ACC: case OP_MMA_COMMIT: case OP_MMA_WAIT: case OP_ST_ACC: case OP_ST_SMEM_ACC:
+        emit_mma(e, op);
+        return;
+    case OP_STAGE: case OP_AMD_SETPRIO: case OP_AMD_STAGE_BARRIER: case OP_AMD_COND_BARRIER:
+        error_at(e, op, "'%s' is an AMD warp-pipeline op (s_setprio, s_barrier between pipeline groups): NVIDIA "
+                        "targets have no form of it; compile for gfx942", ir_op_info[op->code].name);
         return;
     case OP_IOTA: case OP_TILE_LOAD: case OP_TILE_STORE:
     default:
@@ -2095,13 +2305,251 @@ static int block_has(const Block *b, int (*pred)(OpCode))
     return 0;
 }
 
-static int needs_warpid(OpCode c) { return c == OP_WARPS || c == OP_ELECT; }
+static int needs_warpid(OpCode c) { return c == OP_WARPS || c == OP_ELECT || c == OP_CLC_TRY_CANCEL; }
 static int needs_tlin(OpCode c)
 {
     return c == OP_WARP_ID || c == OP_LD_BLOCKED || c == OP_ST_BLOCKED || c == OP_IOTA_BLOCKED || c == OP_MBAR_ALLOC ||
-           needs_warpid(c);
+           c == OP_MMA_ACC || c == OP_ST_ACC || c == OP_ST_SMEM_ACC || needs_warpid(c);
 }
 static int is_setmaxnreg(OpCode c) { return c == OP_SETMAXNREG; }
+
+/* ---------------------------------------------------------------- matrix ops (sm_90a wgmma)
+ *
+ * mma_acc {shape = [M, N, K], trans_b, threads}: the group's G = threads / 128 warpgroups each take
+ * M / G rows of the accumulator, in M / G / 64 `wgmma.mma_async m64nNk16` per 16 of K. A and B are
+ * read from shared memory through 64-bit descriptors built here (docs/IR.md "Matrix ops"): start
+ * address >> 4 in bits 0..13, LBO >> 4 at 16, SBO >> 4 at 32, swizzle mode at 62 (1 = 128B,
+ * 2 = 64B, 3 = 32B). Every operand has rows of exactly W = swizzle bytes, so one swizzle atom is 8
+ * rows (SBO = 8 W) and the atom's pattern starts at the 1024-aligned stage. A (and B with trans_b) is
+ * K-major: the next k16 step starts 32 bytes further along the row. B without trans_b is N-major
+ * ([K, N], N * esize = W): the next k16 step is 16 rows further (16 W bytes), with tnsp-b = 1.
+ * The accumulator lanes of a thread are the registers of the wgmma fragment: lane
+ * j = r * N/2 + 4 i + q of m64 block r holds row 16 w + lane/4 + 8 (q/2) and column
+ * 8 i + 2 (lane%4) + q%2 (w: warp in the warpgroup). A kernel without mma_commit is synchronous:
+ * each mma is followed by commit_group + wait_group 0. */
+
+static int is_mma_commit(OpCode c) { return c == OP_MMA_COMMIT; }
+
+static int mma_swizzle_mode(int w) { return w == 128 ? 1 : w == 64 ? 2 : w == 32 ? 3 : 0; }
+
+/* The descriptor of an smem operand at byte offset `off` (a register or NULL) from its start. */
+static const char *mma_desc(Emit *e, const Value *sm, const char *off)
+{
+    const Type *t = sm->type;
+    uint64_t w = (uint64_t)t->swizzle, hi = ((uint64_t)1 << 16) | ((8 * w >> 4) << 32) | ((uint64_t)mma_swizzle_mode((int)w) << 62);
+    const char *a = T(e, RC_B32), *d = T(e, RC_B64);
+    if (off) ins(e, "add.u32 %s, %s, %s", a, VR(e, sm, 0), off);
+    else ins(e, "mov.b32 %s, %s", a, VR(e, sm, 0));
+    ins(e, "shr.u32 %s, %s, 4", a, a);
+    ins(e, "and.b32 %s, %s, 16383", a, a);
+    ins(e, "cvt.u64.u32 %s, %s", d, a);
+    ins(e, "or.b64 %s, %s, 0x%016llx", d, d, (unsigned long long)hi);
+    return d;
+}
+
+/* This thread's warp in its warpgroup (w), lane, and warpgroup in the group (g), from %tlin. */
+static void mma_thread(Emit *e, const char **w, const char **ln, const char **g)
+{
+    const char *t = R(e, e->tlin);
+    if (e->group_lo) {
+        const char *x = T(e, RC_B32);
+        ins(e, "sub.u32 %s, %s, %lld", x, t, (long long)(32 * e->group_lo));
+        t = x;
+    }
+    *w = T(e, RC_B32);
+    *ln = T(e, RC_B32);
+    *g = T(e, RC_B32);
+    ins(e, "bfe.u32 %s, %s, 5, 2", *w, t);
+    ins(e, "and.b32 %s, %s, 31", *ln, t);
+    ins(e, "shr.u32 %s, %s, 7", *g, t);
+}
+
+static int mma_shape(Emit *e, const Op *op, int64_t *M, int64_t *N, int64_t *K, int64_t *G, int64_t lanes)
+{
+    const Attr *sh = ir_attr_find(op, "shape");
+    int64_t th = ir_attr_int(op, "threads", 0);
+    int rank = op->code == OP_MMA_ACC ? 3 : 2;
+    if (!sh || sh->kind != ATTR_INTS || sh->nints != rank || th < 128 || th % 128) {
+        error_at(e, op, "'%s' needs shape and threads attributes (whole warpgroups)", ir_op_info[op->code].name);
+        return -1;
+    }
+    *M = sh->ints[0];
+    *N = sh->ints[1];
+    *K = rank == 3 ? sh->ints[2] : 16;
+    *G = th / 128;
+    if (*M % (64 * *G) || *N % 8 || *N > 256 || *K % 16 || lanes != *M * *N / th) {
+        error_at(e, op, "'%s': shape [%lld, %lld] over %lld threads is not a wgmma accumulator of %lld lanes",
+                 ir_op_info[op->code].name, (long long)*M, (long long)*N, (long long)th, (long long)lanes);
+        return -1;
+    }
+    return 0;
+}
+
+static void emit_mma_acc(Emit *e, const Op *op)
+{
+    const Value *a = op->operands[0], *b = op->operands[1], *acc = op->operands[2], *res = op->results[0];
+    int64_t M, N, K, G;
+    if (mma_shape(e, op, &M, &N, &K, &G, type_lanes(res->type))) return;
+    if (e->target != PTX_SM90A) {
+        error_at(e, op, "mma on sm_100a (tcgen05 with tensor-memory accumulators) is not implemented yet; "
+                 "use --target sm_90a");
+        return;
+    }
+    int trans = (int)ir_attr_int(op, "trans_b", 0);
+    const Type *at = a->type, *bt = b->type;
+    if (!trans) {
+        error_at(e, op, "mma with b as [K, N] (N-major) is not lowered for sm_90a yet: its transposed descriptor is not "
+                 "verified on the H100; store B as [N, K] and pass trans_b = true (the simulator runs both)");
+        return;
+    }
+    int es = mem_bytes(at->elem);
+    if (at->swizzle != at->shape[1] * es || bt->swizzle != bt->shape[1] * es || !mma_swizzle_mode(at->swizzle) ||
+        !mma_swizzle_mode(bt->swizzle)) {
+        error_at(e, op, "'mma_acc' operands need rows of exactly their swizzle span (32, 64 or 128 bytes)");
+        return;
+    }
+    int64_t E = type_lanes(res->type), half = N / 2, reps = M / G / 64;
+    if (val_lanes(e, res) != val_lanes(e, acc))
+        for (int64_t j = 0; j < E; j++) ins(e, "mov.f32 %s, %s", VR(e, res, (int)j), VR(e, acc, (int)j));
+    const char *w, *ln, *g;
+    mma_thread(e, &w, &ln, &g);
+    const char *aoff = T(e, RC_B32);
+    ins(e, "mul.lo.u32 %s, %s, %lld", aoff, g, (long long)(M / G * at->swizzle));
+    const char *da = mma_desc(e, a, aoff), *db = mma_desc(e, b, NULL);
+    const char *p = T(e, RC_PRED);
+    ins(e, "setp.ne.b32 %s, 1, 0", p);
+    const char *ty = at->elem->kind == TY_BF16 ? "bf16" : "f16";
+    ins(e, "wgmma.fence.sync.aligned");
+    StrBuf regs;
+    for (int64_t r = 0; r < reps; r++) {
+        sb_init(&regs);
+        for (int64_t j = 0; j < half; j++) sb_printf(&regs, "%s%s", j ? ", " : "", VR(e, res, (int)(r * half + j)));
+        for (int64_t ks = 0; ks < K / 16; ks++) {
+            int64_t ao = r * 64 * at->swizzle + ks * 32, bo = trans ? ks * 32 : ks * 16 * bt->swizzle;
+            const char *xa = da, *xb = db;
+            if (ao) {
+                xa = T(e, RC_B64);
+                ins(e, "add.s64 %s, %s, %lld", xa, da, (long long)(ao >> 4));
+            }
+            if (bo) {
+                xb = T(e, RC_B64);
+                ins(e, "add.s64 %s, %s, %lld", xb, db, (long long)(bo >> 4));
+            }
+            ins(e, "wgmma.mma_async.sync.aligned.m64n%lldk16.f32.%s.%s {%s}, %s, %s, %s, 1, 1, 0, %d", (long long)N, ty, ty,
+                regs.data, xa, xb, p, trans ? 0 : 1);
+        }
+        sb_free(&regs);
+    }
+    if (!block_has(e->k->body.first, is_mma_commit)) {
+        ins(e, "wgmma.commit_group.sync.aligned");
+        ins(e, "wgmma.wait_group.sync.aligned 0");
+    }
+}
+
+/* st_acc / st_smem_acc: each thread writes its accumulator lanes in pairs of adjacent columns
+ * (one 2-element vector store where the pair is inside the view and aligned, else per element);
+ * global stores skip elements outside the view. */
+static void emit_st_acc(Emit *e, const Op *op)
+{
+    int global = op->code == OP_ST_ACC;
+    const Value *vec = op->operands[0], *dst = op->operands[1];
+    int64_t M, N, K, G;
+    if (vec->type->kind != TY_VEC || mma_shape(e, op, &M, &N, &K, &G, type_lanes(vec->type))) return;
+    const Type *t = vec->type->elem;
+    int es = mem_bytes(t);
+    int64_t half = N / 2, reps = M / G / 64;
+    const char *w, *ln, *g;
+    mma_thread(e, &w, &ln, &g);
+    const char *r0 = T(e, RC_B32), *c0 = T(e, RC_B32), *x = T(e, RC_B32);
+    ins(e, "shl.b32 %s, %s, 4", r0, w);
+    ins(e, "shr.u32 %s, %s, 2", x, ln);
+    ins(e, "add.u32 %s, %s, %s", r0, r0, x);
+    ins(e, "mad.lo.u32 %s, %s, %lld, %s", r0, g, (long long)(M / G), r0);
+    ins(e, "and.b32 %s, %s, 3", c0, ln);
+    ins(e, "shl.b32 %s, %s, 1", c0, c0);
+    const char **vr = NULL, *pairok = NULL;
+    if (global) {
+        vr = view_regs(e, op, dst);
+        if (!vr || dst->type->rank != 2 || dst->type->elem != t) {
+            error_at(e, op, "'st_acc' needs a rank-2 view of the vec's element");
+            return;
+        }
+        const char *om = VR(e, op->operands[2], 0), *on = VR(e, op->operands[3], 0), *o = T(e, RC_B32);
+        ins(e, "add.s32 %s, %s, %s", r0, r0, om);
+        ins(e, "add.s32 %s, %s, %s", c0, c0, on);
+        ins(e, "or.b32 %s, %s, %s", o, on, vr[2]);
+        ins(e, "and.b32 %s, %s, 1", o, o);
+        pairok = T(e, RC_PRED);
+        ins(e, "setp.eq.u32 %s, %s, 0", pairok, o);
+    } else if (dst->type->kind != TY_SMEM || dst->type->rank != 2 || dst->type->elem != t || dst->type->shape[0] != M ||
+               dst->type->shape[1] != N) {
+        error_at(e, op, "'st_smem_acc' needs an smem tile of the accumulator's shape and the vec's element");
+        return;
+    }
+    int m = !global ? (dst->type->swizzle == 128 ? 0x70 : dst->type->swizzle == 64 ? 0x30 : dst->type->swizzle == 32 ? 0x10 : 0) : 0;
+    const char *vsuf = t->kind == TY_F32 ? "f32" : mty(t);
+    for (int64_t r = 0; r < reps; r++)
+        for (int hrow = 0; hrow < 2; hrow++) {
+            const char *row = T(e, RC_B32);
+            ins(e, "add.u32 %s, %s, %lld", row, r0, (long long)(r * 64 + 8 * hrow));
+            const char *rowp = NULL, *base64 = NULL, *rowoff = NULL;
+            if (global) {
+                rowp = T(e, RC_PRED);
+                ins(e, "setp.lt.s32 %s, %s, %s", rowp, row, vr[1]);
+                const char *c[2] = {row, c0};
+                base64 = emit_rowmajor(e, vr, 2, c, es);
+            } else {
+                rowoff = T(e, RC_B32);
+                ins(e, "mad.lo.u32 %s, %s, %lld, %s", rowoff, row, (long long)N, c0);
+                ins(e, "mul.lo.u32 %s, %s, %d", rowoff, rowoff, es);
+            }
+            for (int64_t i = 0; i < half / 4; i++) {
+                const char *l0 = VR(e, vec, (int)(r * half + 4 * i + 2 * hrow)), *l1 = VR(e, vec, (int)(r * half + 4 * i + 2 * hrow + 1));
+                if (!global) {
+                    const char *o = T(e, RC_B32), *a = T(e, RC_B32);
+                    ins(e, "add.u32 %s, %s, %lld", o, rowoff, (long long)(8 * i * es));
+                    if (m) {
+                        const char *sx = T(e, RC_B32);
+                        ins(e, "shr.u32 %s, %s, 3", sx, o);
+                        ins(e, "and.b32 %s, %s, %d", sx, sx, m);
+                        ins(e, "xor.b32 %s, %s, %s", o, o, sx);
+                    }
+                    ins(e, "add.u32 %s, %s, %s", a, VR(e, dst, 0), o);
+                    ins(e, "st.shared.v2.%s [%s], {%s, %s}", vsuf, a, l0, l1);
+                    continue;
+                }
+                const char *col = T(e, RC_B32), *p0 = T(e, RC_PRED), *p1 = T(e, RC_PRED), *pf = T(e, RC_PRED);
+                ins(e, "add.s32 %s, %s, %lld", col, c0, (long long)(8 * i));
+                ins(e, "setp.lt.and.s32 %s, %s, %s, %s", p0, col, vr[2], rowp);
+                ins(e, "add.s32 %s, %s, 1", col, col);
+                ins(e, "setp.lt.and.s32 %s, %s, %s, %s", p1, col, vr[2], rowp);
+                ins(e, "and.pred %s, %s, %s", pf, p1, pairok);
+                ins(e, "@%s st.global.v2.%s [%s+%lld], {%s, %s}", pf, vsuf, base64, (long long)(8 * i * es), l0, l1);
+                ins(e, "xor.pred %s, %s, %s", p0, p0, pf); /* pf implies p0 and p1: these become "and not pf" */
+                ins(e, "xor.pred %s, %s, %s", p1, p1, pf);
+                ins(e, "@%s st.global.%s [%s+%lld], %s", p0, vsuf, base64, (long long)(8 * i * es), l0);
+                ins(e, "@%s st.global.%s [%s+%lld], %s", p1, vsuf, base64, (long long)(8 * i * es + es), l1);
+            }
+        }
+}
+
+static void emit_mma(Emit *e, const Op *op)
+{
+    switch (op->code) {
+    case OP_MMA_COMMIT:
+        if (e->target == PTX_SM90A) ins(e, "wgmma.commit_group.sync.aligned");
+        return;
+    case OP_MMA_WAIT:
+        if (e->target == PTX_SM90A) ins(e, "wgmma.wait_group.sync.aligned %lld", (long long)ir_attr_int(op, "pending", 0));
+        return;
+    case OP_MMA_ACC:
+        emit_mma_acc(e, op);
+        return;
+    default:
+        emit_st_acc(e, op);
+        return;
+    }
+}
 
 /* Registers per thread that ptxas gives a `.maxntid N .minnctapersm 1` entry (checked with ptxas
  * 13.0 -v): 64K registers over the threads rounded up to whole warpgroups, in units of 8, at most 255. */
@@ -2297,7 +2745,14 @@ static void emit_kernel(Emit *e, const Kernel *k, StrBuf *out)
         }
         sb_free(&pn);
     }
-    sb_puts(out, k->nparams ? "\n)\n" : ")\n");
+    int clc90 = e->target == PTX_SM90A && block_has(entry, kernel_has_clc);
+    if (clc90) { /* the hidden last parameter: the sm_90a CLC emulation's state (rt_api.c allocates it per launch) */
+        sb_printf(out, "%s\n\t.param .u64 %s_param___clc_state", k->nparams ? "," : "", kname.data);
+        sb_puts(&e->decl, "\t.reg .b64 %clc_state;\n");
+        ins(e, "ld.param.u64 %%clc_state, [%s_param___clc_state]", kname.data);
+        ins(e, "cvta.to.global.u64 %%clc_state, %%clc_state");
+    }
+    sb_puts(out, k->nparams || clc90 ? "\n)\n" : ")\n");
     for (int i = 0; i < 3; i++)
         if (k->block[i] < 1 || k->block[i] > 1024 || k->cluster[i] < 1 || k->cluster[i] > 16) {
             Op fake = {0};
@@ -2340,6 +2795,7 @@ static void emit_kernel(Emit *e, const Kernel *k, StrBuf *out)
         ins(e, "shr.u32 %%_warp, %%tlin, 5");
     }
     if (k->smem_bytes > 0) e->uses_smem = 1;
+    if (clc90) emit_clc_claim(e, k);
     emit_smem_prologue(e, k);
 
     Flow f = {FLOW_KERNEL, NULL, 0, NULL, NULL};

@@ -1,14 +1,17 @@
 /* compile.c: the compile pipeline shared by the `tilec` command line and the C API (tile.h).
  *
  *   source --fe_parse--> AST --fe_sema--> IR --passes--> lowered IR --ptx_emit--> PTX --ptxas--> cubin
+ *                                                                    \--amd_emit--> LLVM IR, AMDGCN --ld.lld--> HSACO
  *
  * Each stage's text is kept in the program so any of them can be emitted. The program owns a
  * DiagCtx that outlives the IR module; the module is freed before tile_compile returns.
  */
 #include <errno.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "amdgcn.h"
 #include "frontend.h"
 #include "passes.h"
 #include "ptx.h"
@@ -18,8 +21,10 @@
 struct tile_program {
     DiagCtx diag;
     char *diag_text;            /* rendered once, on first request */
-    StrBuf stages[TILE_STAGE_IR_DUMPS + 1];
-    int have[TILE_STAGE_IR_DUMPS + 1];
+    StrBuf stages[TILE_STAGE_HSACO + 1];   /* HSACO: the code object's bytes */
+    int have[TILE_STAGE_HSACO + 1];
+    double llvm_seconds;        /* AMD targets: time inside LLVM (bench/compile_time's LLVM share) */
+    double link_seconds;        /* AMD targets: time in ld.lld */
     unsigned char *cubin;
     size_t cubin_len;
     char **kernel_names;
@@ -27,6 +32,7 @@ struct tile_program {
     int nkernels;
     tile_param_info **params;   /* params[k][i]; names owned (malloc) */
     size_t *smem;               /* smem[k]: shared memory bytes of kernel k */
+    int *clc;                   /* clc[k]: 1 when kernel k takes the sm_90a CLC emulation's state (hidden last parameter) */
     int *nparams;
     tile_target target;
     int debug_hangs;            /* compiled with bounded waits */
@@ -181,12 +187,67 @@ static void keep_module_text(tile_program *p, tile_stage st, const Module *m)
     p->have[st] = 1;
 }
 
+static void find_clc(Op *op, void *ctx)
+{
+    if (op->code == OP_CLC_TRY_CANCEL || op->code == OP_CLC_QUERY) *(int *)ctx = 1;
+}
+
 static int is_lowered(Module *m)
 {
     for (Kernel *k = m->first; k; k = k->next)
         for (uint32_t i = 0; i < k->nvalues; i++)
             if (k->values[i]->type->kind == TY_VEC) return 1;
     return 0;
+}
+
+int tile_target_is_amd_(tile_target t) { return t == TILE_TARGET_GFX942 || t == TILE_TARGET_GFX90A; }
+
+/* The AMD path after the passes: LLVM IR (and assembly) always, the HSACO when assembling. */
+static tile_status compile_amd(tile_program *p, Module *m, const tile_compile_options *o)
+{
+    AmdTarget at = o->target == TILE_TARGET_GFX90A ? AMD_GFX90A : AMD_GFX942;
+    AmdOptions ao = {.opt_level = o->opt_level, .want_asm = 1, .want_object = o->assemble};
+    AmdOutput out;
+    amd_output_init(&out);
+    tile_status st = TILE_ERROR_COMPILE;
+    if (o->debug_hangs) {
+        Loc none = {0};
+        diag_warning(&p->diag, none, "-g/--debug-hangs bounds mbarrier waits, which %s does not have: ignored", amd_target_name(at));
+    }
+    int erc = amd_emit_module(m, at, &ao, &out, &p->diag);
+    p->llvm_seconds = out.llvm_seconds;
+    if (erc || p->diag.errors) goto done;
+    sb_putn(&p->stages[TILE_STAGE_LLVM], out.llvm.data ? out.llvm.data : "", out.llvm.len);
+    p->have[TILE_STAGE_LLVM] = 1;
+    sb_putn(&p->stages[TILE_STAGE_AMDGCN], out.asm_text.data ? out.asm_text.data : "", out.asm_text.len);
+    p->have[TILE_STAGE_AMDGCN] = 1;
+    if (o->assemble) {
+        unsigned char *hsaco = NULL;
+        size_t n = 0;
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        int lrc = amd_link_hsaco(out.object, out.object_len, &hsaco, &n, &p->diag);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        p->link_seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+        if (lrc) {
+            st = TILE_ERROR_ASSEMBLE;
+            goto done;
+        }
+        sb_putn(&p->stages[TILE_STAGE_HSACO], (const char *)hsaco, n);
+        free(hsaco);
+        p->have[TILE_STAGE_HSACO] = 1;
+    }
+    st = TILE_SUCCESS;
+done:
+    amd_output_free(&out);
+    return st;
+}
+
+/* Seconds the last compilation spent inside LLVM and in ld.lld (AMD targets; 0 otherwise). */
+void tile_program_amd_times_(const tile_program *p, double *llvm_s, double *link_s)
+{
+    *llvm_s = p ? p->llvm_seconds : 0;
+    *link_s = p ? p->link_seconds : 0;
 }
 
 tile_status tile_compile(const char *source, size_t len, const char *filename, const tile_compile_options *opts,
@@ -197,7 +258,7 @@ tile_status tile_compile(const char *source, size_t len, const char *filename, c
     if (!source && len) return TILE_ERROR_INVALID_ARGUMENT;
     tile_compile_options dflt = {.target = TILE_TARGET_SM90A, .opt_level = 2};
     const tile_compile_options *o = opts ? opts : &dflt;
-    if (o->opt_level < 0 || o->opt_level > 3 || (o->target != TILE_TARGET_SM90A && o->target != TILE_TARGET_SM100A) ||
+    if (o->opt_level < 0 || o->opt_level > 3 || (unsigned)o->target > TILE_TARGET_GFX90A ||
         o->ndefines < 0 || (o->ndefines && !o->defines))
         return TILE_ERROR_INVALID_ARGUMENT;
     if (!filename) filename = "<input>";
@@ -206,7 +267,7 @@ tile_status tile_compile(const char *source, size_t len, const char *filename, c
     tile_program *p = calloc(1, sizeof *p);
     if (!p) return TILE_ERROR_OUT_OF_MEMORY;
     diag_init(&p->diag);
-    for (int i = 0; i <= TILE_STAGE_IR_DUMPS; i++) sb_init(&p->stages[i]);
+    for (int i = 0; i <= TILE_STAGE_HSACO; i++) sb_init(&p->stages[i]);
     diag_add_source(&p->diag, filename, source, len);
     p->target = o->target;
     *out = p;
@@ -261,11 +322,13 @@ tile_status tile_compile(const char *source, size_t len, const char *filename, c
     p->params = calloc((size_t)(n ? n : 1), sizeof *p->params);
     p->nparams = calloc((size_t)(n ? n : 1), sizeof *p->nparams);
     p->smem = calloc((size_t)(n ? n : 1), sizeof *p->smem);
-    if (!p->kernel_names || !p->kernel_dims || !p->params || !p->nparams || !p->smem) ir_unreachable("out of memory");
+    p->clc = calloc((size_t)(n ? n : 1), sizeof *p->clc);
+    if (!p->kernel_names || !p->kernel_dims || !p->params || !p->nparams || !p->smem || !p->clc) ir_unreachable("out of memory");
     for (Kernel *k = m->first; k; k = k->next, p->nkernels++) {
         p->kernel_names[p->nkernels] = strdup(k->name);
         record_signature(p, p->nkernels, k);
         p->smem[p->nkernels] = (size_t)k->smem_bytes;
+        if (o->target == TILE_TARGET_SM90A) ir_walk_region(&k->body, find_clc, &p->clc[p->nkernels]);
         for (int d = 0; d < 3; d++) {
             p->kernel_dims[p->nkernels][d] = (unsigned)k->block[d];
             p->kernel_dims[p->nkernels][3 + d] = (unsigned)k->cluster[d];
@@ -276,6 +339,10 @@ tile_status tile_compile(const char *source, size_t len, const char *filename, c
         goto done;
     }
 
+    if (tile_target_is_amd_(o->target)) {
+        st = compile_amd(p, m, o);
+        goto done;
+    }
     PtxTarget target = o->target == TILE_TARGET_SM100A ? PTX_SM100A : PTX_SM90A;
     PtxOptions popts = {.debug_hangs = o->debug_hangs};
     p->debug_hangs = o->debug_hangs != 0;
@@ -309,7 +376,7 @@ void tile_program_destroy(tile_program *p)
     if (!p) return;
     diag_free(&p->diag);
     free(p->diag_text);
-    for (int i = 0; i <= TILE_STAGE_IR_DUMPS; i++) sb_free(&p->stages[i]);
+    for (int i = 0; i <= TILE_STAGE_HSACO; i++) sb_free(&p->stages[i]);
     free(p->cubin);
     for (int i = 0; i < p->nsites; i++) {
         free((char *)p->sites[i].kernel);
@@ -324,6 +391,7 @@ void tile_program_destroy(tile_program *p)
     free(p->params);
     free(p->nparams);
     free(p->smem);
+    free(p->clc);
     free(p->kernel_names);
     free(p->kernel_dims);
     free(p);
@@ -359,8 +427,13 @@ tile_status tile_program_diagnostic(const tile_program *p, int index, tile_diagn
 
 tile_status tile_program_emit(const tile_program *p, tile_stage stage, const char **data, size_t *len)
 {
-    if (!p || !data || (int)stage < 0 || stage > TILE_STAGE_IR_DUMPS) return TILE_ERROR_INVALID_ARGUMENT;
+    if (!p || !data || (int)stage < 0 || stage > TILE_STAGE_HSACO) return TILE_ERROR_INVALID_ARGUMENT;
     if (!p->have[stage]) return TILE_ERROR_NOT_AVAILABLE;
+    if (stage == TILE_STAGE_HSACO) {
+        *data = p->stages[stage].data;
+        if (len) *len = p->stages[stage].len;
+        return TILE_SUCCESS;
+    }
     if (stage == TILE_STAGE_CUBIN) {
         *data = (const char *)p->cubin;
         if (len) *len = p->cubin_len;
@@ -427,6 +500,11 @@ int tile_program_set_cubin_(tile_program *p, const void *data, size_t n)
 size_t tile_program_kernel_smem(const tile_program *p, int kernel)
 {
     return p && kernel >= 0 && kernel < p->nkernels ? p->smem[kernel] : 0;
+}
+
+int tile_program_kernel_clc_state_(const tile_program *p, int kernel)
+{
+    return p && p->clc && kernel >= 0 && kernel < p->nkernels ? p->clc[kernel] : 0;
 }
 
 int tile_program_debug_hangs_(const tile_program *p)

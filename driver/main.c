@@ -22,8 +22,9 @@ static const char usage[] =
     "\n"
     "options:\n"
     "  -o OUT                  write the output to OUT ('-' or absent: standard output)\n"
-    "  --target T              sm_90a (default) or sm_100a\n"
-    "  --emit S                ast | ir | ir-lowered | ptx (default) | cubin\n"
+    "  --target T              sm_90a (default), sm_100a, gfx942 or gfx90a (AMD, through LLVM 19)\n"
+    "  --emit S                ast | ir | ir-lowered | ptx (default) | cubin; AMD targets:\n"
+    "                          llvm | amdgcn (default) | hsaco\n"
     "  -O0 .. -O3              optimisation level (default -O2)\n"
     "  -DNAME=VALUE            override `const NAME = ...;` of the source\n"
     "  --input ir              the input is textual tile IR instead of .tile source\n"
@@ -58,7 +59,7 @@ static const char run_usage[] =
     "  --dynamic-shared B      dynamic shared memory bytes of the launch (a `T[] dynamic` tile)\n"
     "  --seed S                seed of the random inputs (default: from the clock; printed)\n"
     "  --repeat R              timed launches (default 20; the median is reported)\n"
-    "  --target T              sm_90a or sm_100a (default: from the device's compute capability)\n"
+    "  --target T              sm_90a, sm_100a, gfx942 or gfx90a (default: from the device)\n"
     "  -g, --debug-hangs       bounded mbarrier waits: a stuck kernel is stopped and reported (GPU)\n"
     "\n"
     "simulator (--device sim; default size 16384, no timing):\n"
@@ -253,7 +254,9 @@ static int run_parse(int argc, char **argv, run_opts *o)
         } else if ((v = opt_value(argc, argv, &i, "--target"))) {
             if (strcmp(v, "sm_90a") == 0) o->target = TILE_TARGET_SM90A;
             else if (strcmp(v, "sm_100a") == 0) o->target = TILE_TARGET_SM100A;
-            else return usage_error("unknown target '%s' (sm_90a or sm_100a)", v);
+            else if (strcmp(v, "gfx942") == 0) o->target = TILE_TARGET_GFX942;
+            else if (strcmp(v, "gfx90a") == 0) o->target = TILE_TARGET_GFX90A;
+            else return usage_error("unknown target '%s' (sm_90a, sm_100a, gfx942 or gfx90a)", v);
         } else if ((v = opt_value(argc, argv, &i, "--arg"))) {
             const char *eq = strchr(v, '=');
             char *end;
@@ -339,10 +342,11 @@ static int cmd_run(int argc, char **argv)
     }
 
     /* the program, through the cache, assembled for the device */
-    tile_compile_options copts = {.opt_level = 2, .assemble = be == TILE_BACKEND_CUDA, .debug_hangs = o.debug_hangs};
+    tile_compile_options copts = {.opt_level = 2, .assemble = be != TILE_BACKEND_SIM, .debug_hangs = o.debug_hangs};
     if (o.target >= 0) copts.target = (tile_target)o.target;
     else if (info.cc_major == 9) copts.target = TILE_TARGET_SM90A;
     else if (info.cc_major == 10) copts.target = TILE_TARGET_SM100A;
+    else if (be == TILE_BACKEND_HIP) copts.target = TILE_TARGET_GFX942;
     else if (be == TILE_BACKEND_CUDA) {
         fprintf(stderr, "tilec: %s (cc %d.%d) is neither sm_90a nor sm_100a; pass --target to try one\n", info.name, info.cc_major, info.cc_minor);
         goto out;
@@ -391,7 +395,9 @@ static int cmd_run(int argc, char **argv)
     tile_program_kernel_block(prog, ki, decl, cluster);
     const unsigned *grid = o.have_grid ? o.grid : rc_case.grid, *block = o.have_block ? o.block : decl;
     printf("run: %s from %s on %s:%lld (%s, cc %d.%d), %s, cache %s\n", kname, o.file, bname, ordinal, info.name,
-           info.cc_major, info.cc_minor, copts.target == TILE_TARGET_SM100A ? "sm_100a" : "sm_90a", hit ? "hit" : "miss");
+           info.cc_major, info.cc_minor,
+           copts.target == TILE_TARGET_SM100A ? "sm_100a" : copts.target == TILE_TARGET_GFX942 ? "gfx942"
+           : copts.target == TILE_TARGET_GFX90A ? "gfx90a" : "sm_90a", hit ? "hit" : "miss");
     printf("  %s; grid [%u,%u,%u], block [%u,%u,%u]%s; seed %llu\n", rc_case.shape, grid[0], grid[1], grid[2],
            block[0], block[1], block[2], o.have_block ? "" : " (declared)", (unsigned long long)o.seed);
 
@@ -466,7 +472,7 @@ int main(int argc, char **argv)
     if (!defs) return 1;
     char **owned = calloc((size_t)argc, sizeof *owned);
     if (!owned) return 1;
-    int nowned = 0, rc = 2;
+    int nowned = 0, rc = 2, emit_given = 0;
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -476,7 +482,7 @@ int main(int argc, char **argv)
             rc = 0;
             goto out;
         } else if (strcmp(a, "--version") == 0) {
-            printf("tilec %s (targets: sm_90a, sm_100a)\n", tile_version());
+            printf("tilec %s (targets: sm_90a, sm_100a, gfx942, gfx90a)\n", tile_version());
             rc = 0;
             goto out;
         } else if (strcmp(a, "-o") == 0) {
@@ -485,13 +491,17 @@ int main(int argc, char **argv)
         } else if ((v = opt_value(argc, argv, &i, "--target"))) {
             if (strcmp(v, "sm_90a") == 0) o.target = TILE_TARGET_SM90A;
             else if (strcmp(v, "sm_100a") == 0) o.target = TILE_TARGET_SM100A;
-            else { rc = usage_error("unknown target '%s' (sm_90a or sm_100a)", v); goto out; }
+            else if (strcmp(v, "gfx942") == 0) o.target = TILE_TARGET_GFX942;
+            else if (strcmp(v, "gfx90a") == 0) o.target = TILE_TARGET_GFX90A;
+            else { rc = usage_error("unknown target '%s' (sm_90a, sm_100a, gfx942 or gfx90a)", v); goto out; }
         } else if ((v = opt_value(argc, argv, &i, "--emit"))) {
-            if (strcmp(v, "ast") && strcmp(v, "ir") && strcmp(v, "ir-lowered") && strcmp(v, "ptx") && strcmp(v, "cubin")) {
-                rc = usage_error("unknown --emit stage '%s' (ast, ir, ir-lowered, ptx, cubin)", v);
+            if (strcmp(v, "ast") && strcmp(v, "ir") && strcmp(v, "ir-lowered") && strcmp(v, "ptx") && strcmp(v, "cubin") &&
+                strcmp(v, "llvm") && strcmp(v, "amdgcn") && strcmp(v, "hsaco")) {
+                rc = usage_error("unknown --emit stage '%s' (ast, ir, ir-lowered, ptx, cubin, llvm, amdgcn, hsaco)", v);
                 goto out;
             }
             emit = v;
+            emit_given = 1;
         } else if ((v = opt_value(argc, argv, &i, "--input"))) {
             if (strcmp(v, "ir") == 0) o.input_ir = 1;
             else if (strcmp(v, "tile") == 0) o.input_ir = 0;
@@ -531,7 +541,18 @@ int main(int argc, char **argv)
     }
     if (!input) { rc = usage_error("%s", "no input file"); goto out; }
     o.defines = defs;
-    if (strcmp(emit, "cubin") == 0) o.assemble = 1;
+    {   /* AMD targets emit llvm/amdgcn/hsaco (amdgcn by default); NVIDIA targets ptx/cubin */
+        int amd = o.target == TILE_TARGET_GFX942 || o.target == TILE_TARGET_GFX90A;
+        if (amd && !emit_given) emit = "amdgcn";
+        int amd_stage = !strcmp(emit, "llvm") || !strcmp(emit, "amdgcn") || !strcmp(emit, "hsaco");
+        int nv_stage = !strcmp(emit, "ptx") || !strcmp(emit, "cubin");
+        if ((amd && nv_stage) || (!amd && amd_stage)) {
+            rc = usage_error(amd ? "--emit %s is an NVIDIA stage; AMD targets emit llvm, amdgcn or hsaco"
+                                 : "--emit %s needs an AMD target (--target gfx942 or gfx90a)", emit);
+            goto out;
+        }
+    }
+    if (strcmp(emit, "cubin") == 0 || strcmp(emit, "hsaco") == 0) o.assemble = 1;
     if (strcmp(emit, "ir") == 0 || strcmp(emit, "ir-lowered") == 0 || strcmp(emit, "ast") == 0) o.stop_after_ir = 1;
 
     size_t len = 0;
@@ -571,7 +592,10 @@ int main(int argc, char **argv)
     tile_stage stage = strcmp(emit, "ast") == 0 ? TILE_STAGE_AST
                      : strcmp(emit, "ir") == 0 ? TILE_STAGE_IR
                      : strcmp(emit, "ir-lowered") == 0 ? TILE_STAGE_IR_LOWERED
-                     : strcmp(emit, "cubin") == 0 ? TILE_STAGE_CUBIN : TILE_STAGE_PTX;
+                     : strcmp(emit, "cubin") == 0 ? TILE_STAGE_CUBIN
+                     : strcmp(emit, "llvm") == 0 ? TILE_STAGE_LLVM
+                     : strcmp(emit, "amdgcn") == 0 ? TILE_STAGE_AMDGCN
+                     : strcmp(emit, "hsaco") == 0 ? TILE_STAGE_HSACO : TILE_STAGE_PTX;
     rc = 1;
     const char *data;
     size_t n;

@@ -65,6 +65,7 @@ static const char *const kind_names[N_KIND_COUNT] = {
     [N_BINARY] = "binary", [N_TERNARY] = "ternary", [N_CAST] = "cast", [N_CALL] = "call",
     [N_INDEX] = "index", [N_MEMBER] = "member", [N_ARRAY] = "array", [N_LIST] = "list",
     [N_TYPE_TMA] = "tma", [N_SHARED] = "shared", [N_MBARRIER] = "mbarrier", [N_NAMED_BARRIER] = "named_barrier", [N_GROUP] = "group",
+    [N_STAGE] = "stage",
     [N_NAMEDARG] = "namedarg",
 };
 

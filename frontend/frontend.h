@@ -72,6 +72,7 @@ typedef enum NodeKind {
     N_MBARRIER,    /* name; a: arrival count; b: array size or NULL */
     N_NAMED_BARRIER, /* name; a: thread count */
     N_GROUP,       /* op: TK_ELECT, TK_WARP, TK_WARPS, TK_WARPGROUP; a, b: warp bounds; d: body; list: attributes */
+    N_STAGE,       /* list: arguments (a label string, priority = P); d: body */
     /* expressions */
     N_INT,         /* ival */
     N_FLOAT,       /* fval */

@@ -174,6 +174,7 @@ again:
         "warp"     { TOK(TK_WARP); }
         "warps"    { TOK(TK_WARPS); }
         "warpgroup" { TOK(TK_WARPGROUP); }
+        "stage"    { TOK(TK_STAGE); }
 
         "bool" | "i1" { t.tykind = TY_I1; TOK(TK_TYPENAME); }
         "i8"   { t.tykind = TY_I8;   TOK(TK_TYPENAME); }
@@ -296,6 +297,7 @@ const char *fe_token_name(int kind)
     case TK_WARP: return "'warp'";
     case TK_WARPS: return "'warps'";
     case TK_WARPGROUP: return "'warpgroup'";
+    case TK_STAGE: return "'stage'";
     case TK_LPAREN: return "'('";
     case TK_RPAREN: return "')'";
     case TK_LBRACKET: return "'['";

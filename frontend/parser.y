@@ -88,7 +88,7 @@ static Node *un(ParseCtx *ctx, Token op, Node *a)
 }
 
 %token KERNEL CONST LET VAR IF ELSE FOR IN STEP WHILE LOOP BREAK CONTINUE RETURN TRUE FALSE
-       BLOCK CLUSTER TENSOR GLOBAL SHARED MBARRIER NAMED_BARRIER ELECT WARP WARPS WARPGROUP IDENT INT FLOAT STRING TYPENAME
+       BLOCK CLUSTER TENSOR GLOBAL SHARED MBARRIER NAMED_BARRIER ELECT WARP WARPS WARPGROUP STAGE IDENT INT FLOAT STRING TYPENAME
        LPAREN RPAREN LBRACKET RBRACKET LBRACE RBRACE COMMA SEMI COLON DOTDOT DOT ASSIGN ASSIGN_OP.
 
 %right QUESTION COLON.
@@ -187,6 +187,9 @@ stmt(A) ::= block(B). { A = B; }
 /* shared NAME: T[dims] swizzle(W) stages(S) align(N); */
 stmt(A) ::= SHARED(K) IDENT(N) COLON type(T) attrs(X) SEMI.
     { A = take_list(NAME(N_SHARED, N), X); A->loc = L(ctx, K); A->a = T; }
+/* shared NAME: clc_response; (a named shared object: the word is checked by sema) */
+stmt(A) ::= SHARED(K) IDENT(N) COLON IDENT(W) attrs(X) SEMI.
+    { A = take_list(NAME(N_SHARED, N), X); A->loc = L(ctx, K); A->a = NAME(N_NAME, W); }
 /* mbarrier NAME(count); mbarrier NAME[n](count); */
 stmt(A) ::= MBARRIER(K) IDENT(N) LPAREN expr(C) RPAREN SEMI. { A = NAME(N_MBARRIER, N); A->loc = L(ctx, K); A->a = C; }
 /* named_barrier NAME(threads); a hardware named barrier that sync(NAME) uses */
@@ -201,6 +204,9 @@ stmt(A) ::= WARPS(K) LPAREN expr(E) DOTDOT expr(F) RPAREN attrs(X) block(B).
     { A = take_list(fe_node(N_GROUP, L(ctx, K)), X); A->op = TK_WARPS; A->a = E; A->b = F; A->d = B; }
 stmt(A) ::= WARPGROUP(K) LPAREN expr(E) RPAREN attrs(X) block(B).
     { A = take_list(fe_node(N_GROUP, L(ctx, K)), X); A->op = TK_WARPGROUP; A->a = E; A->d = B; }
+
+/* AMD warp-pipeline stage: stage("label", priority = P) { ... }; the arguments are checked by sema */
+stmt(A) ::= STAGE(K) LPAREN args(G) RPAREN block(B). { A = take_list(fe_node(N_STAGE, L(ctx, K)), G); A->d = B; }
 
 %type attrs {Node *}
 attrs(A) ::= . { Loc l = {ctx->file, 0, 0}; A = fe_node(N_LIST, l); }

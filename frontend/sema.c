@@ -17,7 +17,11 @@
 
 /* ---- symbols and scopes ---- */
 
-typedef enum SymKind { SYM_CONST, SYM_LET, SYM_VAR, SYM_BUILTIN, SYM_NAMED_BARRIER } SymKind;
+typedef enum SymKind {
+    SYM_CONST, SYM_LET, SYM_VAR, SYM_BUILTIN, SYM_NAMED_BARRIER,
+    SYM_CLC_RESP,        /* shared NAME: clc_response; value: its shared_alloc (smem<2xu64>) */
+    SYM_CLC_RESULT       /* let r = clc.query(resp); value: the clc_query's first result (def has all four) */
+} SymKind;
 
 typedef struct CVal {
     int is_float;
@@ -77,8 +81,10 @@ typedef struct S {
     int next_sync_id;    /* next free named-barrier id (1..15) */
     int top_depth;       /* scope depth of the kernel body's top level */
     int loop_hidden;     /* inside a group block nested in a loop: break/continue may not leave it */
+    const Node *stage;   /* the warp-pipeline stage being checked, or NULL */
     int warned_unreachable;
     Sym *dynamic_smem;   /* the kernel's dynamic shared tile, or NULL */
+    const Node *kbody;   /* the body of the kernel being checked (mma operands choose shared swizzles) */
 } S;
 
 static Ex ex_err(void) { Ex e = {0}; e.err = 1; return e; }
@@ -797,6 +803,16 @@ static Ex name_expr(S *s, const Node *n)
         diag_error(s->diag, n->loc, "'%s' is a named barrier: it is only used as sync(%s)", n->name, n->name);
         return ex_err();
     }
+    if (y->kind == SYM_CLC_RESP) {
+        diag_error(s->diag, n->loc, "'%s' is a clc_response: only clc.try_cancel(%s, bar) and clc.query(%s) use it",
+                   n->name, n->name, n->name);
+        return ex_err();
+    }
+    if (y->kind == SYM_CLC_RESULT) {
+        diag_error(s->diag, n->loc, "'%s' is a clc.query result: use %s.canceled or %s.first_cta.x/.y/.z", n->name,
+                   n->name, n->name);
+        return ex_err();
+    }
     if (y->kind == SYM_CONST) {
         Ex e = {0};
         e.is_const = 1;
@@ -809,8 +825,12 @@ static Ex name_expr(S *s, const Node *n)
     return ex_val(y->value);
 }
 
+static Ex clc_member(S *s, const Node *n, int *handled);
 static Ex member_expr(S *s, const Node *n)
 {
+    int clc_handled = 0;
+    Ex ce = clc_member(s, n, &clc_handled);
+    if (clc_handled) return ce;
     if (n->a->kind == N_NAME && !lookup(s, n->a->name)) {
         OpCode g = geometry_op(n->a->name);
         if (g != OP_COUNT) {
@@ -1596,11 +1616,231 @@ static Ex tma_call(S *s, const Node *n)
     return ex_err();
 }
 
+/* ---- matrix ops (docs/LANGUAGE.md §19) ---- */
+
+/* The bytes of one row of a shared tile (its innermost dim). */
+static int64_t smem_row_bytes(const Type *t) { return t->shape[t->rank - 1] * (ir_type_bits(t->elem) / 8); }
+
+/* Whether some mma(...) in the AST n names the shared tile `name` (as NAME or NAME[s]) as its
+ * first or second argument: such a tile gets the swizzle its rows need (shared_stmt). */
+static int mma_uses_tile(const Node *n, const char *name)
+{
+    if (!n) return 0;
+    if (n->kind == N_CALL && !n->a && n->name && strcmp(n->name, "mma") == 0)
+        for (int i = 0; i < n->nlist && i < 2; i++) {
+            const Node *x = n->list[i];
+            if (x->kind == N_INDEX) x = x->a;
+            if (x && x->kind == N_NAME && strcmp(x->name, name) == 0) return 1;
+        }
+    if (mma_uses_tile(n->a, name) || mma_uses_tile(n->b, name) || mma_uses_tile(n->c, name) || mma_uses_tile(n->d, name))
+        return 1;
+    for (int i = 0; i < n->nlist; i++)
+        if (mma_uses_tile(n->list[i], name)) return 1;
+    return 0;
+}
+
+/* One shared operand of mma(): a sized stage of a rank-2 bf16/f16 tile whose rows are 32, 64 or
+ * 128 bytes and whose swizzle equals its row size (what both TMA and the wgmma descriptor need). */
+static Value *mma_smem_operand(S *s, const Node *n, const char *which)
+{
+    char b1[96];
+    Ex t = expr(s, n);
+    if (t.err) return NULL;
+    const Type *ty = t.type;
+    if (ty && ty->kind == TY_TILE) {
+        diag_error(s->diag, n->loc, "mma(): %s is a register tile; register operands are not implemented yet: pass the "
+                   "shared tile it was loaded from", which);
+        return NULL;
+    }
+    if (!ty || ty->kind != TY_SMEM || ty->stages != 1 || ir_type_smem_is_dynamic(ty)) {
+        diag_error(s->diag, n->loc, "mma(): %s must be a shared tile%s, not %s", which,
+                   ty && ty->kind == TY_SMEM && ty->stages > 1 ? " (pick a stage of the ring: buf[s])" : "", TYNAME(ty, b1));
+        return NULL;
+    }
+    if (ty->rank != 2 || (ty->elem->kind != TY_BF16 && ty->elem->kind != TY_F16)) {
+        diag_error(s->diag, n->loc, "mma(): %s must be a rank-2 shared tile of bf16 or f16, not %s", which, TYNAME(ty, b1));
+        return NULL;
+    }
+    int64_t row = smem_row_bytes(ty);
+    const char *nm = n->kind == N_INDEX && n->a->kind == N_NAME ? n->a->name : n->kind == N_NAME ? n->name : which;
+    if (row != 32 && row != 64 && row != 128) {
+        diag_error(s->diag, n->loc, "mma(): rows of '%s' are %lld bytes; a wgmma operand needs rows of 32, 64 or 128 "
+                   "bytes (16, 32 or 64 elements of %s), one swizzle span", nm, (long long)row, TYNAME(ty->elem, b1));
+        return NULL;
+    }
+    if (ty->swizzle != row) {
+        diag_error(s->diag, n->loc, "mma(): '%s' is pinned to swizzle(%d), but its %lld-byte rows need swizzle(%lld) for "
+                   "the wgmma descriptor and TMA to agree; write swizzle(%lld) or leave swizzle() out and the compiler "
+                   "chooses it", nm, ty->swizzle, (long long)row, (long long)row, (long long)row);
+        return NULL;
+    }
+    return t.v;
+}
+
+/* mma(a, b, acc [, trans_b = true]), mma_commit(), mma_wait(n). */
+static Ex mma_call(S *s, const Node *n, const Type *hint)
+{
+    char b1[96], b2[96];
+    const char *f = n->name;
+    (void)hint;
+    if (!need_builder(s, n->loc)) return ex_err();
+    if (s->group && s->group->kind == TK_ELECT) {
+        diag_error(s->diag, n->loc, "%s() inside elect: matrix ops are issued by whole warpgroups", f);
+        return ex_err();
+    }
+    if (strcmp(f, "mma_commit") == 0) {
+        if (!nargs_ok(s, n, 0, 0)) return ex_err();
+        ir_build(&s->b, OP_MMA_COMMIT, n->loc, NULL, 0, NULL);
+        return ex_none();
+    }
+    if (strcmp(f, "mma_wait") == 0) {
+        int64_t pending;
+        if (!nargs_ok(s, n, 1, 1) || !const_int(s, n->list[0], &pending, "mma_wait()'s pending count")) return ex_err();
+        if (pending < 0 || pending > 7) {
+            diag_error(s->diag, n->list[0]->loc, "mma_wait() allows 0..7 pending groups, not %lld", (long long)pending);
+            return ex_err();
+        }
+        Op *op = ir_build(&s->b, OP_MMA_WAIT, n->loc, NULL, 0, NULL);
+        ir_attr_set_int(s->m, op, "pending", pending);
+        return ex_none();
+    }
+    static const char *const names[] = {"trans_b", NULL};
+    const Node *named[1] = {0};
+    if (split_args(s, n, 3, 3, names, named) < 0) return ex_err();
+    int64_t trans = 0;
+    if (named[0]) {
+        Ex t = expr(s, named[0]);
+        if (t.err) return t;
+        if (!t.is_const || !t.type || t.type->kind != TY_I1) {
+            diag_error(s->diag, named[0]->loc, "trans_b must be true or false");
+            return ex_err();
+        }
+        trans = t.c.i != 0;
+    }
+    Value *a = mma_smem_operand(s, n->list[0], "a");
+    if (!a) return ex_err();
+    Value *b = mma_smem_operand(s, n->list[1], "b");
+    if (!b) return ex_err();
+    const Type *at = a->type, *bt = b->type;
+    if (at->elem != bt->elem) {
+        diag_error(s->diag, n->list[1]->loc, "mma(): a holds %s but b holds %s", TYNAME(at->elem, b1), TYNAME(bt->elem, b2));
+        return ex_err();
+    }
+    int64_t M = at->shape[0], K = at->shape[1], N = trans ? bt->shape[0] : bt->shape[1];
+    int64_t bk = trans ? bt->shape[1] : bt->shape[0];
+    if (bk != K) {
+        diag_error(s->diag, n->list[1]->loc, "mma(): a is [%lld, %lld] (M, K) but b is [%lld, %lld]: %s", (long long)M,
+                   (long long)K, (long long)bt->shape[0], (long long)bt->shape[1],
+                   trans ? "with trans_b = true, b is [N, K]" : "b is [K, N] (write trans_b = true for a [N, K] tile)");
+        return ex_err();
+    }
+    if (M % 64 || N % 8 || N > 256 || K % 16) {
+        diag_error(s->diag, n->loc, "mma(): M = %lld, N = %lld, K = %lld: the warpgroup instruction needs M a multiple of "
+                   "64, N a multiple of 8 up to 256, K a multiple of 16", (long long)M, (long long)N, (long long)K);
+        return ex_err();
+    }
+    const Type *acct = ir_type_tile(s->m, T(TY_F32), 2, (int64_t[]){M, N});
+    Ex acc = expr_hint(s, n->list[2], acct);
+    if (acc.err) return acc;
+    if (acc.type != acct) {
+        diag_error(s->diag, n->list[2]->loc, "mma(): the accumulator must be %s, not %s", TYNAME(acct, b1),
+                   acc.type ? TYNAME(acc.type, b2) : "a constant");
+        return ex_err();
+    }
+    Value *ops[3] = {a, b, acc.v};
+    Op *op = ir_build(&s->b, OP_MMA, n->loc, ops, 3, acct);
+    ir_attr_set_int(s->m, op, "trans_b", trans);
+    return ex_val(op->results[0]);
+}
+
+/* ---- cluster launch control (issue 6): clc.try_cancel, clc.query ---- */
+
+/* The clc_response named by n, or NULL after an error. */
+static Value *clc_resp_operand(S *s, const Node *n, const char *fn)
+{
+    Sym *y = n->kind == N_NAME ? lookup(s, n->name) : NULL;
+    if (!y || y->kind != SYM_CLC_RESP) {
+        diag_error(s->diag, n->loc, "clc.%s() needs a response declared with shared NAME: clc_response;", fn);
+        return NULL;
+    }
+    return y->value;
+}
+
+/* clc.try_cancel(resp, bar [, multicast = true|false]) and clc.query(resp). A query is a record of
+ * four values; *query gets its op when the caller binds it (let r = clc.query(resp)), and is NULL
+ * where the record would be used as one value (an error). */
+static Ex clc_call(S *s, const Node *n, Op **query)
+{
+    const char *f = n->name;
+    if (!need_builder(s, n->loc)) return ex_err();
+    if (strcmp(f, "try_cancel") == 0) {
+        static const char *const names[] = {"multicast", NULL};
+        const Node *named[1] = {0};
+        if (split_args(s, n, 2, 2, names, named) < 0) return ex_err();
+        Value *resp = clc_resp_operand(s, n->list[0], f);
+        Value *bar = mbar_operand(s, n->list[1], "clc.try_cancel");
+        int64_t mc = 0;
+        if (named[0]) {
+            Ex m = expr(s, named[0]);
+            if (m.err) return ex_err();
+            if (!m.is_const || m.type != T(TY_I1)) {
+                diag_error(s->diag, named[0]->loc, "multicast must be the constant true or false");
+                return ex_err();
+            }
+            mc = m.c.i != 0;
+        }
+        if (!resp || !bar) return ex_err();
+        Value *ops[2] = {bar, resp};
+        Op *op = ir_build(&s->b, OP_CLC_TRY_CANCEL, n->loc, ops, 2, NULL);
+        ir_attr_set_int(s->m, op, "multicast", mc);
+        return ex_none();
+    }
+    if (strcmp(f, "query") == 0) {
+        if (!nargs_ok(s, n, 1, 1)) return ex_err();
+        Value *resp = clc_resp_operand(s, n->list[0], f);
+        if (!resp) return ex_err();
+        if (!query) {
+            diag_error(s->diag, n->loc, "clc.query() gives a record: bind it with let r = clc.query(resp); and read "
+                       "r.canceled, r.first_cta.x/.y/.z");
+            return ex_err();
+        }
+        const Type *rt[4] = {T(TY_I1), T(TY_I32), T(TY_I32), T(TY_I32)};
+        Op *op = ir_op_new(s->m, s->b.k, OP_CLC_QUERY, n->loc, &resp, 1, rt, 4);
+        if (s->b.before) ir_op_insert_before(s->b.before, op);
+        else ir_op_append(s->b.block, op);
+        *query = op;
+        return ex_val(op->results[0]);
+    }
+    diag_error(s->diag, n->loc, "unknown cluster launch control operation 'clc.%s' (try_cancel, query)", f);
+    return ex_err();
+}
+
+/* r.canceled and r.first_cta.x/.y/.z of a clc.query record; *handled = 0 for any other member. */
+static Ex clc_member(S *s, const Node *n, int *handled)
+{
+    const Node *base = n->a;
+    int dim = -1;
+    if (base->kind == N_MEMBER && strcmp(base->name, "first_cta") == 0) {
+        base = base->a;
+        dim = strcmp(n->name, "x") == 0 ? 0 : strcmp(n->name, "y") == 0 ? 1 : strcmp(n->name, "z") == 0 ? 2 : 3;
+    }
+    Sym *y = base->kind == N_NAME ? lookup(s, base->name) : NULL;
+    *handled = y && y->kind == SYM_CLC_RESULT;
+    if (!*handled) return ex_err();
+    if (!y->value || !need_builder(s, n->loc)) return ex_err();
+    Op *q = y->value->def;
+    if (dim < 0 && strcmp(n->name, "canceled") == 0) return ex_val(q->results[0]);
+    if (dim >= 0 && dim < 3) return ex_val(q->results[1 + dim]);
+    diag_error(s->diag, n->loc, "a clc.query result has .canceled and .first_cta.x/.y/.z, not '.%s'", n->name);
+    return ex_err();
+}
+
 /* x.f(...): namespaced built-ins (tma.*) and methods (p.next()). */
 static Ex method_call(S *s, const Node *n)
 {
     char b1[96];
     if (n->a->kind == N_NAME && strcmp(n->a->name, "tma") == 0 && !lookup(s, "tma")) return tma_call(s, n);
+    if (n->a->kind == N_NAME && strcmp(n->a->name, "clc") == 0 && !lookup(s, "clc")) return clc_call(s, n, NULL);
     Ex r = expr(s, n->a);
     if (r.err) return r;
     if (r.type && r.type->kind == TY_PARITY && strcmp(n->name, "next") == 0) {
@@ -1658,6 +1898,8 @@ static Ex call_expr(S *s, const Node *n, const Type *hint)
     Ex be = barrier_call(s, n, &handled);
     if (handled) return be;
     if (strcmp(f, "mapa") == 0) return mapa_call(s, n);
+    if (strncmp(f, "mma", 3) == 0 && (!f[3] || strcmp(f + 3, "_commit") == 0 || strcmp(f + 3, "_wait") == 0))
+        return mma_call(s, n, hint);
     if (strcmp(f, "load") == 0 || strcmp(f, "store") == 0) {
         if (!need_builder(s, n->loc)) return ex_err();
         return tile_access(s, n, f[0] == 's');
@@ -1752,7 +1994,7 @@ static Ex expr_hint(S *s, const Node *n, const Type *hint)
     case N_FLOAT: return ex_float(n->fval, NULL);
     case N_BOOL: return ex_int(n->ival, T(TY_I1));
     case N_STRING:
-        diag_error(s->diag, n->loc, "string literals are only used as stage labels (planned), not as values");
+        diag_error(s->diag, n->loc, "string literals are only used as stage labels, not as values");
         return ex_err();
     case N_NAME: return name_expr(s, n);
     case N_MEMBER: return member_expr(s, n);
@@ -1864,7 +2106,8 @@ static void scan_assigned(S *s, const Node *n, VarSet *vs)
         scan_assigned(s, n->d, vs);
         break;
     case N_WHILE:
-    case N_LOOP: scan_assigned(s, n->d, vs); break;
+    case N_LOOP:
+    case N_STAGE: scan_assigned(s, n->d, vs); break;
     default: return;
     }
     if (n->kind != N_LET && n->kind != N_BLOCK) vs->nshadow = mark;
@@ -2117,6 +2360,21 @@ static void let_stmt(S *s, const Node *n)
         y->type = t;
         return;
     }
+    const Node *q = n->a;
+    if (q->kind == N_CALL && q->a && q->a->kind == N_NAME && strcmp(q->a->name, "clc") == 0 && !lookup(s, "clc") &&
+        strcmp(q->name, "query") == 0) { /* let r = clc.query(resp): a record */
+        if (n->op != 0 || n->b) {
+            diag_error(s->diag, n->loc, "a clc.query result is bound with let and no type: let %s = clc.query(resp);",
+                       n->name);
+            return;
+        }
+        Op *qop = NULL;
+        Ex e = clc_call(s, q, &qop);
+        Sym *y = declare(s, n->name, SYM_CLC_RESULT, n->loc);
+        y->value = e.err || !qop ? NULL : qop->results[0];
+        if (y->value) name_value(s, qop->results[0], n->name);
+        return;
+    }
     Ex e = expr_hint(s, n->a, declared);
     Value *v = NULL;
     if (!e.err) {
@@ -2143,6 +2401,24 @@ static int at_top_level(S *s, const Node *n, const char *what)
 static void shared_stmt(S *s, const Node *n)
 {
     if (!at_top_level(s, n, "shared")) return;
+    if (n->a->kind == N_NAME) { /* shared NAME: clc_response; */
+        if (strcmp(n->a->name, "clc_response") != 0) {
+            diag_error(s->diag, n->a->loc, "unknown shared object type '%s' (a tile type like f32[64], or clc_response)",
+                       n->a->name);
+            return;
+        }
+        if (n->nlist) {
+            diag_error(s->diag, n->list[0]->loc, "a clc_response takes no attributes: it is 16 bytes, 16-byte aligned");
+            return;
+        }
+        int64_t two = 2;
+        Op *op = ir_build(&s->b, OP_SHARED_ALLOC, n->loc, NULL, 0, ir_type_smem(s->m, T(TY_U64), 1, &two, 1, 0));
+        ir_attr_set_int(s->m, op, "align", 16);
+        Sym *y = declare(s, n->name, SYM_CLC_RESP, n->loc);
+        y->value = op->results[0];
+        name_value(s, y->value, n->name);
+        return;
+    }
     if (n->a->kind != N_TYPE_TILE) {
         diag_error(s->diag, n->a->loc, "a shared declaration needs a tile type like bf16[64, 64]");
         return;
@@ -2219,6 +2495,13 @@ static void shared_stmt(S *s, const Node *n)
             diag_error(s->diag, a->loc, "unknown shared tile attribute '%s' (swizzle, stages, align, dynamic)", a->name);
             return;
         }
+    }
+    int pinned = 0;
+    for (int i = 0; i < n->nlist; i++) pinned |= !n->list[i]->op && strcmp(n->list[i]->name, "swizzle") == 0;
+    if (!pinned && !dynamic && dims->nlist == 2 && mma_uses_tile(s->kbody, n->name)) {
+        /* an mma operand: the swizzle that spans one row, as the wgmma descriptor and TMA both need */
+        int64_t row = bytes / shape[0];
+        if (row == 32 || row == 64 || row == 128) swizzle = row;
     }
     if (dynamic && (swizzle || stages > 1)) {
         diag_error(s->diag, n->loc, "the dynamic shared tile cannot have %s", swizzle ? "a swizzle" : "stages");
@@ -2378,6 +2661,73 @@ static void group_stmt(S *s, const Node *n)
     s->b.block = saved;
 }
 
+/* stage("label", priority = P) { body }: one AMD warp-pipeline stage (docs/LANGUAGE.md). Like an if with
+ * one branch: the outer vars the body assigns become the stage op's results. The label names the stage
+ * in diagnostics and IR dumps; the priority (0..3, the operand of s_setprio) is optional. Whether the
+ * stages around it form a valid pipeline is the warp-pipeline pass's check. */
+static void stage_stmt(S *s, const Node *n)
+{
+    const char *label = NULL;
+    int64_t prio = -1;
+    for (int i = 0; i < n->nlist; i++) {
+        const Node *a = n->list[i];
+        if (a->kind == N_STRING && !label && i == 0) {
+            label = a->name;
+        } else if (a->kind == N_NAMEDARG && strcmp(a->name, "priority") == 0 && prio < 0) {
+            if (!const_int(s, a->a, &prio, "a stage priority")) return;
+            if (prio < 0 || prio > 3) {
+                diag_error(s->diag, a->a->loc, "a stage priority must be 0..3 (the operand of s_setprio), not %lld",
+                           (long long)prio);
+                return;
+            }
+        } else {
+            diag_error(s->diag, a->loc, "stage takes a label string first and then 'priority = P' (0..3)");
+            return;
+        }
+    }
+    if (s->stage) {
+        diag_error(s->diag, n->loc, "stages do not nest: this stage is inside another stage");
+        return;
+    }
+    if (s->group && s->group->kind != 0) {
+        diag_error(s->diag, n->loc, "a stage inside a warp-role or elect block: a warp pipeline splits the whole block "
+                   "into two groups of warps");
+        return;
+    }
+    VarSet vs = {0};
+    scan_assigned(s, n->d, &vs);
+    Sym **syms = ARENA_ARRAY(&s->m->arena, Sym *, vs.n ? vs.n : 1);
+    const Type **types = ARENA_ARRAY(&s->m->arena, const Type *, vs.n ? vs.n : 1);
+    for (int i = 0; i < vs.n; i++) syms[i] = varset_get(&vs, i), types[i] = syms[i]->type;
+    int nv = vs.n;
+    varset_free(&vs);
+    Op *st = ir_op_new(s->m, s->b.k, OP_STAGE, n->loc, NULL, 0, types, (uint32_t)nv);
+    ir_op_append(s->b.block, st);
+    ir_attr_set_str(s->m, st, "label", label ? label : "stage");
+    if (prio >= 0) ir_attr_set_int(s->m, st, "priority", prio);
+    Block *saved;
+    enter_region(s, &st->regions[0], &saved);
+    LoopCtx *loop = s->loop;
+    int hidden = s->loop_hidden, was_terminated = s->terminated;
+    s->loop = NULL;
+    s->stage = n;
+    s->terminated = 0;
+    block_stmts(s, n->d);
+    Value **now = current_values(s, syms, nv);
+    if (values_ok(now, nv)) ir_build(&s->b, OP_YIELD, n->loc, now, (uint32_t)nv, NULL);
+    else ir_build(&s->b, OP_YIELD, n->loc, NULL, 0, NULL);   /* after an error: the diagnostic was given */
+    s->terminated = was_terminated;
+    s->stage = NULL;
+    s->loop = loop;
+    s->loop_hidden = hidden;
+    s->b.block = saved;
+    for (int i = 0; i < nv; i++) {
+        syms[i]->value = st->results[i];
+        name_value(s, st->results[i], syms[i]->name);
+        st->results[i]->name = arena_strdup(&s->m->arena, syms[i]->name);
+    }
+}
+
 static void stmt(S *s, const Node *n)
 {
     switch (n->kind) {
@@ -2385,6 +2735,7 @@ static void stmt(S *s, const Node *n)
     case N_MBARRIER: mbarrier_stmt(s, n); break;
     case N_NAMED_BARRIER: named_barrier_stmt(s, n); break;
     case N_GROUP: group_stmt(s, n); break;
+    case N_STAGE: stage_stmt(s, n); break;
     case N_BLOCK: block_stmts(s, n); break;
     case N_LET: let_stmt(s, n); break;
     case N_ASSIGN: assign_stmt(s, n); break;
@@ -2404,7 +2755,10 @@ static void stmt(S *s, const Node *n)
     case N_BREAK:
     case N_CONTINUE: {
         if (!s->loop) {
-            if (s->loop_hidden)
+            if (s->stage)
+                diag_error(s->diag, n->loc, "'%s' cannot leave a warp-pipeline stage: a stage runs as a unit, and the "
+                           "pipeline's barriers need every iteration to pass every stage", n->kind == N_BREAK ? "break" : "continue");
+            else if (s->loop_hidden)
                 diag_error(s->diag, n->loc, "'%s' cannot leave a warp-role or elect block; put the loop inside the block",
                            n->kind == N_BREAK ? "break" : "continue");
             else diag_error(s->diag, n->loc, "'%s' outside a loop", n->kind == N_BREAK ? "break" : "continue");
@@ -2418,6 +2772,11 @@ static void stmt(S *s, const Node *n)
         break;
     }
     case N_RETURN:
+        if (s->stage) {
+            diag_error(s->diag, n->loc, "'return' inside a warp-pipeline stage: the other pipeline group would wait at "
+                       "the next stage barrier forever");
+            break;
+        }
         ir_build(&s->b, OP_RETURN, n->loc, NULL, 0, NULL);
         s->terminated = 1;
         break;
@@ -2534,6 +2893,7 @@ static void kernel_item(S *s, const Node *n)
     s->next_sync_id = 1;
     s->dynamic_smem = NULL;
     s->top_depth = s->depth + 1;
+    s->kbody = n->a;
     block_stmts(s, n->a);
     s->group = NULL;
     scope_pop(s);

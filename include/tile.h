@@ -37,6 +37,8 @@ const char *tile_version(void);   /* "0.1.0" */
 typedef enum tile_target {
     TILE_TARGET_SM90A = 0,   /* NVIDIA Hopper (H100, H200) */
     TILE_TARGET_SM100A = 1,  /* NVIDIA Blackwell (B200) */
+    TILE_TARGET_GFX942 = 2,  /* AMD CDNA3 (MI300), through LLVM 19 to a code object (HSACO) */
+    TILE_TARGET_GFX90A = 3,  /* AMD CDNA2 (MI200) */
 } tile_target;
 
 typedef enum tile_stage {
@@ -46,6 +48,9 @@ typedef enum tile_stage {
     TILE_STAGE_PTX = 3,         /* PTX text for the target */
     TILE_STAGE_CUBIN = 4,       /* the cubin ptxas made (binary); needs assemble = 1 */
     TILE_STAGE_IR_DUMPS = 5,    /* the dumps asked for with print_ir_* options */
+    TILE_STAGE_LLVM = 6,        /* AMD targets: the LLVM IR after LLVM's optimisation pipeline */
+    TILE_STAGE_AMDGCN = 7,      /* AMD targets: the AMDGCN assembly LLVM generated */
+    TILE_STAGE_HSACO = 8,       /* AMD targets: the linked code object (binary); needs assemble = 1 */
 } tile_stage;
 
 /* Overrides a top-level `const NAME = ...;` of the source, like -DNAME=VALUE on the command line. */

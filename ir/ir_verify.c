@@ -493,6 +493,78 @@ static void check_memory_and_tiles(Verifier *V, const Op *op)
     }
 }
 
+/* ---- matrix ops (docs/IR.md, "Matrix ops") ---- */
+
+/* mma / mma_acc: a [M,K] and b [K,N] ([N,K] with trans_b) are sized smem stages of one 16-bit float
+ * type; acc and the result one f32 type: tile<MxN> (mma) or vec<M*N/threads> (mma_acc). */
+static void check_mma(Verifier *V, const Op *op)
+{
+    Value *const *o = op->operands;
+    if (op->code == OP_MMA_COMMIT) return;
+    if (op->code == OP_MMA_WAIT) {
+        Attr *p = need_attr(V, op, "pending", ATTR_INT, "an integer");
+        if (p && (p->i < 0 || p->i > 7)) verr(V, op, "pending must be 0..7, got %lld", (long long)p->i);
+        return;
+    }
+    if (op->code == OP_ST_ACC || op->code == OP_ST_SMEM_ACC) {
+        const Type *tt = o[0]->type, *et = NULL;
+        if (op->code == OP_ST_ACC) {
+            if (op->noperands != 4) { verr(V, op, "needs a vec, a rank-2 view and 2 origins"); return; }
+            const Type *vt = view_access(V, op, 1);
+            if (!vt) return;
+            if (vt->rank != 2) verr(V, op, "needs a rank-2 view, got %s", tstr(vt).s);
+            et = vt->elem;
+        } else {
+            const Type *st = smem_tile_operand(V, op, 1);
+            if (!st) return;
+            if (st->rank != 2) verr(V, op, "needs a rank-2 smem tile, got %s", tstr(st).s);
+            et = st->elem;
+        }
+        if (!tt || tt->kind != TY_VEC || tt->elem != et) verr(V, op, "stores a vec of %s, got %s", tstr(et).s, tstr(tt).s);
+        Attr *sh = need_attr(V, op, "shape", ATTR_INTS, "a list of integers");
+        Attr *th = need_attr(V, op, "threads", ATTR_INT, "an integer");
+        if (sh && sh->nints != 2) verr(V, op, "shape must be [M, N]");
+        if (sh && th && sh->nints == 2 && tt && tt->kind == TY_VEC &&
+            (th->i < 128 || th->i % 128 || sh->ints[0] % (64 * (th->i / 128)) || tt->shape[0] * th->i != sh->ints[0] * sh->ints[1]))
+            verr(V, op, "accumulator layout of shape [%lld, %lld] over %lld threads does not give %lld lanes",
+                 (long long)sh->ints[0], (long long)sh->ints[1], (long long)th->i, (long long)tt->shape[0]);
+        return;
+    }
+    const Type *a = smem_tile_operand(V, op, 0), *b = a ? smem_tile_operand(V, op, 1) : NULL;
+    if (!a || !b) return;
+    Attr *tb = ir_attr_find(op, "trans_b");
+    int trans = tb && tb->kind == ATTR_INT && tb->i;
+    if (tb && (tb->kind != ATTR_INT || (tb->i != 0 && tb->i != 1))) verr(V, op, "trans_b must be 0 or 1");
+    if (a->rank != 2 || b->rank != 2 || a->elem != b->elem || (a->elem->kind != TY_BF16 && a->elem->kind != TY_F16)) {
+        verr(V, op, "multiplies two rank-2 smem tiles of bf16 or f16, got %s and %s", tstr(a).s, tstr(b).s);
+        return;
+    }
+    int64_t M = a->shape[0], K = a->shape[1], N = trans ? b->shape[0] : b->shape[1];
+    if ((trans ? b->shape[1] : b->shape[0]) != K)
+        verr(V, op, "b is %s, which does not match a's K = %lld%s", tstr(b).s, (long long)K, trans ? " (trans_b: b is [N, K])" : "");
+    if (M % 64 || K % 16 || N % 8 || N > 256)
+        verr(V, op, "shape M=%lld N=%lld K=%lld: M must be a multiple of 64, K of 16, N of 8 up to 256", (long long)M, (long long)N, (long long)K);
+    const Type *acc = o[2]->type, *rt = op->results[0]->type;
+    if (acc != rt) verr(V, op, "result must have the accumulator's type %s, got %s", tstr(acc).s, tstr(rt).s);
+    if (!acc || !acc->elem || acc->elem->kind != TY_F32) {
+        verr(V, op, "accumulator must hold f32, got %s", tstr(acc).s);
+        return;
+    }
+    if (op->code == OP_MMA) {
+        if (acc->kind != TY_TILE || acc->rank != 2 || acc->shape[0] != M || acc->shape[1] != N)
+            verr(V, op, "accumulator must be tile<%lldx%lldxf32>, got %s", (long long)M, (long long)N, tstr(acc).s);
+        return;
+    }
+    Attr *sh = need_attr(V, op, "shape", ATTR_INTS, "a list of integers");
+    Attr *th = need_attr(V, op, "threads", ATTR_INT, "an integer");
+    if (sh && (sh->nints != 3 || sh->ints[0] != M || sh->ints[1] != N || sh->ints[2] != K))
+        verr(V, op, "shape must be [%lld, %lld, %lld]", (long long)M, (long long)N, (long long)K);
+    if (th && (th->i < 128 || th->i % 128 || M % (64 * (th->i / 128))))
+        verr(V, op, "threads %lld: whole warpgroups, each with a multiple of 64 rows", (long long)th->i);
+    else if (th && (acc->kind != TY_VEC || acc->shape[0] * th->i != M * N))
+        verr(V, op, "accumulator must be vec<%lldxf32>, got %s", th->i ? (long long)(M * N / th->i) : 0LL, tstr(acc).s);
+}
+
 /* ---- asynchronous machinery (docs/IR.md, "Asynchronous machinery") ---- */
 
 static int is_kind(const Value *v, TypeKind k) { return v && v->type && v->type->kind == k; }
@@ -766,6 +838,27 @@ static void check_tma(Verifier *V, Op *op)
     }
 }
 
+/* Cluster launch control (issue 6): the response is one smem<2xu64> (16 bytes, one stage, no swizzle). */
+static void check_clc(Verifier *V, Op *op)
+{
+    const Value *resp = op->operands[op->code == OP_CLC_TRY_CANCEL ? 1 : 0];
+    const Type *t = resp->type;
+    if (!is_kind(resp, TY_SMEM) || t->elem != ir_type_scalar(TY_U64) || t->rank != 1 || t->shape[0] != 2 ||
+        t->stages != 1 || t->swizzle)
+        verr(V, op, "operand %u must be the 16-byte response smem<2xu64>, got %s", op->code == OP_CLC_TRY_CANCEL ? 1u : 0u,
+             tstr(t).s);
+    if (op->code == OP_CLC_TRY_CANCEL) {
+        check_local_mbar(V, op, 0);
+        Attr *mc = ir_attr_find(op, "multicast");
+        if (mc && (mc->kind != ATTR_INT || (mc->i != 0 && mc->i != 1))) verr(V, op, "multicast must be 0 or 1");
+        return;
+    }
+    static const TypeKind want[4] = {TY_I1, TY_I32, TY_I32, TY_I32};
+    for (uint32_t i = 0; i < 4 && i < op->nresults; i++)
+        if (!op->results[i]->type || op->results[i]->type->kind != want[i])
+            verr(V, op, "result %u must be %s, got %s", i, i ? "i32" : "i1", tstr(op->results[i]->type).s);
+}
+
 static int64_t block_threads(const Verifier *V)
 {
     return V->k->block[0] * V->k->block[1] * V->k->block[2];
@@ -873,6 +966,8 @@ static void check_control(Verifier *V, Op *op)
             verr(V, op, "outside of an if, for or loop region");
         } else if (p->code == OP_IF) {
             match_types(V, op, o, op->noperands, "operand", p->results, p->nresults, "the results of the enclosing 'if'");
+        } else if (p->code == OP_STAGE) {
+            match_types(V, op, o, op->noperands, "operand", p->results, p->nresults, "the results of the enclosing 'stage'");
         } else if (p->code == OP_WARPS || p->code == OP_ELECT) {
             if (op->noperands) verr(V, op, "ending a '%s' region takes no operands, got %u", opname(p), op->noperands);
         } else if (p->code == OP_FOR || p->code == OP_LOOP) {
@@ -892,7 +987,7 @@ static void check_control(Verifier *V, Op *op)
             return;
         }
         for (Op *p = parent_op(op); p != l; p = parent_op(p))
-            if (p->code == OP_WARPS || p->code == OP_ELECT) {
+            if (p->code == OP_WARPS || p->code == OP_ELECT || p->code == OP_STAGE) {
                 verr(V, op, "would leave the '%s' region it is in; a thread group's region ends in yield", opname(p));
                 return;
             }
@@ -903,6 +998,39 @@ static void check_control(Verifier *V, Op *op)
                                       : "the values carried by the enclosing 'loop'");
         return;
     }
+    default:
+        return;
+    }
+}
+
+/* Warp-pipeline stages and what the warp-pipeline pass lowers them to (docs/IR.md). */
+static void check_warp_pipeline(Verifier *V, Op *op)
+{
+    Attr *a;
+    switch (op->code) {
+    case OP_STAGE:
+        need_attr(V, op, "label", ATTR_STR, "a string");
+        if ((a = ir_attr_find(op, "priority")) && (a->kind != ATTR_INT || a->i < 0 || a->i > 3))
+            verr(V, op, "priority must be 0..3 (the operand of s_setprio)");
+        if (group_of(op)) verr(V, op, "cannot run inside '%s': a warp pipeline splits the whole block", opname(group_of(op)));
+        for (Op *p = parent_op(op); p; p = parent_op(p))
+            if (p->code == OP_STAGE) verr(V, op, "stages do not nest");
+        return;
+    case OP_AMD_SETPRIO:
+        if ((a = need_attr(V, op, "prio", ATTR_INT, "an integer")) && (a->i < 0 || a->i > 3))
+            verr(V, op, "prio must be 0..3, got %lld", (long long)a->i);
+        return;
+    case OP_AMD_STAGE_BARRIER:
+        need_attr(V, op, "stage", ATTR_STR, "a string");
+        if ((a = need_attr(V, op, "lds_wait", ATTR_INT, "an integer")) && a->i != 0 && a->i != 1)
+            verr(V, op, "lds_wait must be 0 or 1");
+        if (group_of(op)) verr(V, op, "cannot run inside '%s'", opname(group_of(op)));
+        return;
+    case OP_AMD_COND_BARRIER:
+        if ((a = need_attr(V, op, "group", ATTR_STR, "a string")) && strcmp(a->s, "high") && strcmp(a->s, "low"))
+            verr(V, op, "group must be \"high\" or \"low\", got \"%s\"", a->s);
+        if (group_of(op)) verr(V, op, "cannot run inside '%s'", opname(group_of(op)));
+        return;
     default:
         return;
     }
@@ -950,6 +1078,15 @@ static void check_op_types(Verifier *V, Op *op)
     case OP_WARPS: case OP_ELECT: case OP_SETMAXNREG: case OP_GROUP_SYNC: case OP_BARRIER:
     case OP_CLUSTER_RANK: case OP_CLUSTER_ID: case OP_CLUSTER_SYNC:
         check_groups(V, op);
+        return;
+    case OP_MMA: case OP_MMA_ACC: case OP_MMA_COMMIT: case OP_MMA_WAIT: case OP_ST_ACC: case OP_ST_SMEM_ACC:
+        check_mma(V, op);
+        return;
+    case OP_CLC_TRY_CANCEL: case OP_CLC_QUERY:
+        check_clc(V, op);
+        return;
+    case OP_STAGE: case OP_AMD_SETPRIO: case OP_AMD_STAGE_BARRIER: case OP_AMD_COND_BARRIER:
+        check_warp_pipeline(V, op);
         return;
     default:
         check_memory_and_tiles(V, op);

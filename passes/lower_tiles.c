@@ -26,6 +26,10 @@
  * smem_store -> st_smem_blocked, iota -> iota_blocked (each with {shape, vec, threads}), and every tile-typed value (op results, block arguments of if/for/loop
  * regions) gets its vec type; splat, elementwise ops and control flow only change types.
  *
+ * Matrix ops (issue 8): the accumulator of an `mma` and every tile joined to it (elementwise ops,
+ * splats, casts, loop/if values) take the wgmma fragment layout instead ("the accumulator layout"
+ * below): mma -> mma_acc, and their tile_store / smem_store -> st_acc / st_smem_acc.
+ *
  * Assumes: the module verifies (tile-level). Guarantees: no tile type and no tile-level op is left;
  * anything it cannot lower (a tile parameter, a tile operand of another op, a tile shape that is not
  * powers of two, a rank mismatch between a tile and its view, a tile op inside `elect` or inside a
@@ -170,6 +174,8 @@ typedef struct Lower {
     int64_t vec;           /* V for the kernel, as constrained so far */
     int accesses;          /* number of tile_load/tile_store */
     int64_t max_esz;       /* widest tile element in bytes */
+    uint32_t *uf;          /* accumulator classes: union-find parent per value id (see "accumulator layout") */
+    uint8_t *acc;          /* per root: the class holds an mma accumulator */
 } Lower;
 
 static int64_t elem_bytes(const Type *t)
@@ -327,7 +333,7 @@ static void check_op(Op *op, void *ctx)
         l->vec = min64(l->vec, 16 / elem_bytes(op->code == OP_SMEM_LOAD ? op->results[0]->type : op->operands[0]->type));
         return;
     case OP_SPLAT: case OP_IOTA: case OP_IF: case OP_FOR: case OP_LOOP:
-    case OP_YIELD: case OP_BREAK: case OP_CONTINUE:
+    case OP_YIELD: case OP_BREAK: case OP_CONTINUE: case OP_MMA:
         return;
     default:
         if ((ir_op_info[op->code].props & IR_PELEM) || !has_tile(op)) return;
@@ -352,16 +358,145 @@ static void set_layout_attrs(Lower *l, Op *op, const Type *tile)
     ir_attr_set_int(l->m, op, "threads", group_threads(l, thread_group(op)));
 }
 
+/* ---- the accumulator layout (docs/IR.md, "Matrix ops") ----
+ * The accumulator of an mma and every tile that meets it (elementwise ops, casts, splats, the
+ * values an if/for/loop carries, yields, breaks and continues) share one layout class: union-find
+ * over value ids. A class holding an mma accumulator gets the wgmma fragment layout instead of the
+ * blocked one; its stores become st_acc / st_smem_acc. */
+
+static uint32_t uf_find(Lower *l, uint32_t x)
+{
+    while (l->uf[x] != x) {
+        l->uf[x] = l->uf[l->uf[x]];
+        x = l->uf[x];
+    }
+    return x;
+}
+
+static void uf_union(Lower *l, const Value *a, const Value *b)
+{
+    if (!a || !b || a->type->kind != TY_TILE || b->type->kind != TY_TILE) return;
+    uint32_t x = uf_find(l, a->id), y = uf_find(l, b->id);
+    if (x == y) return;
+    l->uf[x] = y;
+    l->acc[y] |= l->acc[x];
+}
+
+static int is_acc(Lower *l, const Value *v)
+{
+    return v && v->type->kind == TY_TILE && v->id < l->k->nvalues && l->acc[uf_find(l, v->id)];
+}
+
+static const Op *region_owner(const Op *op) { return op->parent && op->parent->parent ? op->parent->parent->parent : NULL; }
+
+static void acc_union_op(Op *op, void *ctx)
+{
+    Lower *l = ctx;
+    const Op *p = region_owner(op), *loop = p;
+    while (loop && loop->code != OP_FOR && loop->code != OP_LOOP) loop = region_owner(loop);
+    Block *body = NULL;
+    uint32_t first = 0;
+    switch (op->code) {
+    case OP_MMA:
+        if (op->noperands == 3 && op->nresults == 1) {
+            uf_union(l, op->operands[2], op->results[0]);
+            if (op->results[0]->type->kind == TY_TILE) l->acc[uf_find(l, op->results[0]->id)] = 1;
+        }
+        return;
+    case OP_FOR: case OP_LOOP:
+        first = op->code == OP_FOR ? 3 : 0;
+        body = op->nregions ? op->regions[0].first : NULL;
+        for (uint32_t i = 0; i < op->nresults && first + i < op->noperands; i++) {
+            uf_union(l, op->operands[first + i], op->results[i]);
+            uint32_t ai = i + (op->code == OP_FOR);
+            if (body && ai < body->nargs) uf_union(l, op->results[i], body->args[ai]);
+        }
+        return;
+    case OP_YIELD:
+        if (p && p->code == OP_IF)
+            for (uint32_t i = 0; i < op->noperands && i < p->nresults; i++) uf_union(l, op->operands[i], p->results[i]);
+        else if (p && (p->code == OP_FOR || p->code == OP_LOOP))
+            for (uint32_t i = 0; i < op->noperands && i < p->nresults; i++) uf_union(l, op->operands[i], p->results[i]);
+        return;
+    case OP_BREAK: case OP_CONTINUE:
+        if (loop)
+            for (uint32_t i = 0; i < op->noperands && i < loop->nresults; i++) uf_union(l, op->operands[i], loop->results[i]);
+        return;
+    default:
+        if ((ir_op_info[op->code].props & IR_PELEM) || op->code == OP_SPLAT) {
+            const Value *t = NULL;
+            for (uint32_t i = 0; i < op->noperands; i++)
+                if (op->operands[i]->type->kind == TY_TILE) {
+                    if (t) uf_union(l, t, op->operands[i]);
+                    t = op->operands[i];
+                }
+            for (uint32_t i = 0; i < op->nresults; i++) {
+                if (t) uf_union(l, t, op->results[i]);
+                t = op->results[i];
+            }
+        }
+        return;
+    }
+}
+
+/* Checks the ops that touch accumulator-layout tiles: what makes or consumes one, and the group
+ * that issues an mma (whole warpgroups, each with a multiple of 64 rows). */
+static void acc_check_op(Op *op, void *ctx)
+{
+    Lower *l = ctx;
+    const char *name = ir_op_info[op->code].name;
+    if (op->code == OP_MMA) {
+        const Op *g = thread_group(op);
+        int64_t lo = g ? ir_attr_int(g, "lo", 0) : 0, threads = group_threads(l, g);
+        const Type *t = op->results[0]->type;
+        if (lo % 4 || threads % 128 || t->shape[0] % (64 * (threads / 128 ? threads / 128 : 1)) || threads < 128) {
+            char b[64];
+            group_text(g, b, sizeof b);
+            diag_error(l->diag, op->loc, "lower-tiles: 'mma' in %s (%lld threads): an mma is issued by whole warpgroups "
+                       "(warps 4k..4k+3), each taking a multiple of 64 of the accumulator's %lld rows", b,
+                       (long long)threads, (long long)t->shape[0]);
+            l->errors++;
+        }
+        return;
+    }
+    for (uint32_t i = 0; i < op->nresults; i++) {
+        if (!is_acc(l, op->results[i])) continue;
+        if (op->code == OP_TILE_LOAD || op->code == OP_SMEM_LOAD || op->code == OP_IOTA) {
+            diag_error(l->diag, op->loc, "lower-tiles: '%s' makes a tile that meets an mma accumulator (it takes the "
+                       "accumulator's register layout), and '%s' cannot produce that layout yet", name, name);
+            l->errors++;
+            return;
+        }
+    }
+}
+
 /* First walk: opcodes and layout attributes, while every type is still a tile. */
 static void rewrite_op(Op *op, void *ctx)
 {
     Lower *l = ctx;
     switch (op->code) {
+    case OP_MMA: {
+        const Type *a = op->operands[0]->type, *t = op->results[0]->type;
+        int64_t trans = ir_attr_int(op, "trans_b", 0);
+        int64_t shape[3] = {t->shape[0], t->shape[1], a->shape[1]};
+        op->attrs = NULL; /* docs/IR.md order: shape, trans_b, threads */
+        ir_attr_set_ints(l->m, op, "shape", shape, 3);
+        ir_attr_set_int(l->m, op, "trans_b", trans);
+        ir_attr_set_int(l->m, op, "threads", group_threads(l, thread_group(op)));
+        op->code = OP_MMA_ACC;
+        break;
+    }
     case OP_TILE_LOAD:
         set_layout_attrs(l, op, op->results[0]->type);
         op->code = OP_LD_BLOCKED;
         break;
     case OP_TILE_STORE:
+        if (is_acc(l, op->operands[0])) {
+            ir_attr_set_ints(l->m, op, "shape", op->operands[0]->type->shape, 2);
+            ir_attr_set_int(l->m, op, "threads", group_threads(l, thread_group(op)));
+            op->code = OP_ST_ACC;
+            break;
+        }
         set_layout_attrs(l, op, op->operands[0]->type);
         op->code = OP_ST_BLOCKED;
         break;
@@ -370,6 +505,12 @@ static void rewrite_op(Op *op, void *ctx)
         op->code = OP_LD_SMEM_BLOCKED;
         break;
     case OP_SMEM_STORE:
+        if (is_acc(l, op->operands[0])) {
+            ir_attr_set_ints(l->m, op, "shape", op->operands[0]->type->shape, 2);
+            ir_attr_set_int(l->m, op, "threads", group_threads(l, thread_group(op)));
+            op->code = OP_ST_SMEM_ACC;
+            break;
+        }
         set_layout_attrs(l, op, op->operands[0]->type);
         op->code = OP_ST_SMEM_BLOCKED;
         break;
@@ -394,11 +535,16 @@ static void retype_op(Op *op, void *ctx)
     int64_t threads = group_threads(l, thread_group(op));
     for (uint32_t i = 0; i < op->nresults; i++) {
         Value *v = op->results[i];
-        v->type = lowered_type(l, v->type, threads);
+        v->type = is_acc(l, v) ? ir_type_vec(l->m, v->type->elem, ir_type_numel(v->type) / threads)
+                               : lowered_type(l, v->type, threads);
     }
     for (uint32_t r = 0; r < op->nregions; r++)
         for (Block *b = op->regions[r].first; b; b = b->next)
-            for (uint32_t i = 0; i < b->nargs; i++) b->args[i]->type = lowered_type(l, b->args[i]->type, threads);
+            for (uint32_t i = 0; i < b->nargs; i++) {
+                Value *v = b->args[i];
+                v->type = is_acc(l, v) ? ir_type_vec(l->m, v->type->elem, ir_type_numel(v->type) / threads)
+                                       : lowered_type(l, v->type, threads);
+            }
 }
 
 static int lower_kernel(Module *m, Kernel *k, DiagCtx *diag, Arena *scratch)
@@ -425,7 +571,16 @@ static int lower_kernel(Module *m, Kernel *k, DiagCtx *diag, Arena *scratch)
                        k->params[i].name, k->name);
             l.errors++;
         }
+    l.uf = ARENA_ARRAY(scratch, uint32_t, k->nvalues + 1);
+    l.acc = ARENA_ARRAY(scratch, uint8_t, k->nvalues + 1);
+    for (uint32_t i = 0; i <= k->nvalues; i++) {
+        l.uf[i] = i;
+        l.acc[i] = 0;
+    }
     ir_walk_region(&k->body, check_op, &l);
+    if (l.errors) return 1;
+    ir_walk_region(&k->body, acc_union_op, &l);
+    ir_walk_region(&k->body, acc_check_op, &l);
     if (l.errors) return 1;
     if (!l.accesses) l.vec = min64(l.vec, 16 / l.max_esz);
     if (l.vec < 1) l.vec = 1;

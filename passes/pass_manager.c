@@ -23,6 +23,9 @@ const PassInfo pass_table[] = {
     {"verify-async", "check the mbarrier/TMA protocol; derive arrive_expect byte counts", pass_verify_async, 0},
     {"smem-layout", "give shared tiles and mbarriers their offsets; the kernel's shared memory size", pass_smem_layout, 0},
     {"lower-async", "insert the proxy fences TMA stores need", pass_lower_async, 0},
+    {"verify-clc", "check the cluster launch control rules; a proxy fence after each response read", pass_verify_clc, 0},
+    {"warp-pipeline", "AMD warp-pipeline stages to group barriers, s_setprio and LDS waits; check stage loops",
+     pass_warp_pipeline, 0},
 };
 const int pass_count = (int)(sizeof pass_table / sizeof pass_table[0]);
 
@@ -35,8 +38,8 @@ const PassInfo *pass_lookup(const char *name, size_t len)
 
 const char *pass_default_pipeline(int opt_level)
 {
-    return opt_level <= 0 ? "verify-async,smem-layout,lower-async,lower-tiles"
-                          : "verify-async,smem-layout,lower-async,canonicalize,cse,dce,lower-tiles,canonicalize,cse,dce";
+    return opt_level <= 0 ? "warp-pipeline,verify-async,smem-layout,lower-async,verify-clc,lower-tiles"
+                          : "warp-pipeline,verify-async,smem-layout,lower-async,verify-clc,canonicalize,cse,dce,lower-tiles,canonicalize,cse,dce";
 }
 
 /* ---- name lists ---- */

@@ -120,6 +120,22 @@ static int64_t group_threads(const Kernel *k, const Op *op, char *desc, size_t n
     return 32 * (hi - lo);
 }
 
+/* Arrivals one execution of an arrive site makes on each barrier it reaches: the group's threads,
+ * except clc_try_cancel, a group-level op that issues one request (one arrive + expect_tx(16)),
+ * and with multicast one on the barrier of every CTA of the cluster: each CTA issuing it (the
+ * kernel is SPMD) gives every barrier one arrival. */
+static int64_t site_arrivals(const Kernel *k, const Op *op, char *desc, size_t n)
+{
+    if (op->code != OP_CLC_TRY_CANCEL) return group_threads(k, op, desc, n);
+    int64_t ncta = k->cluster[0] * k->cluster[1] * k->cluster[2];
+    if (!ir_attr_int(op, "multicast", 0) || ncta == 1) {
+        snprintf(desc, n, "one request");
+        return 1;
+    }
+    snprintf(desc, n, "multicast from each of %lld CTAs", (long long)ncta);
+    return ncta;
+}
+
 /* 1 when an `if` lies between op and its thread group (so it may not run on every thread of it). */
 static int conditional_in_group(const Op *op)
 {
@@ -575,7 +591,8 @@ static void collect(Op *op, void *ctx)
     switch (op->code) {
     case OP_MBAR_ARRIVE_EXPECT: push(&col->arrive_expects, op); /* fallthrough */
     case OP_MBAR_ARRIVE:
-    case OP_MBAR_ARRIVE_REMOTE: push(&col->sites, op); break;
+    case OP_MBAR_ARRIVE_REMOTE:
+    case OP_CLC_TRY_CANCEL: push(&col->sites, op); break;   /* try_cancel: one arrive + expect_tx(16) per request */
     case OP_TMA_LOAD:
     case OP_TMA_BULK_LOAD: push(&col->loads, op); break;
     case OP_MBAR_EXPECT_TX: push(&col->expects, op); break;
@@ -603,8 +620,11 @@ static void check_arrivals(AsyncCx *c, Op *alloc, const OpList *sites)
             if (r.alloc != alloc) continue;
             if (r.index && r.has_const && r.cindex != i) continue;
             if (op->code == OP_MBAR_ARRIVE_REMOTE || r.remote || conditional_in_group(op)) uncountable = 1;
+            if (op->code == OP_CLC_TRY_CANCEL && ir_attr_int(op, "multicast", 0))   /* which CTAs issue is up to an if */
+                for (Op *p = parent_op(op); p; p = parent_op(p))
+                    if (p->code == OP_IF) uncountable = 1;
             char d[64];
-            sum += group_threads(c->k, op, d, sizeof d);
+            sum += site_arrivals(c->k, op, d, sizeof d);
             nsites++;
         }
         if (!nsites || uncountable || sum == count) continue;
@@ -627,8 +647,10 @@ static void check_arrivals(AsyncCx *c, Op *alloc, const OpList *sites)
             BarRef r = bar_ref(op->operands[0]);
             if (r.alloc != alloc || (r.index && r.has_const && r.cindex != i)) continue;
             char d[64];
-            int64_t th = group_threads(c->k, op, d, sizeof d);
-            note_at(c, op, "executed by %lld thread%s (%s)", (long long)th, th == 1 ? "" : "s", d);
+            int64_t th = site_arrivals(c->k, op, d, sizeof d);
+            if (op->code == OP_CLC_TRY_CANCEL)
+                note_at(c, op, "clc.try_cancel arrives %lld time%s per request (%s)", (long long)th, th == 1 ? "" : "s", d);
+            else note_at(c, op, "executed by %lld thread%s (%s)", (long long)th, th == 1 ? "" : "s", d);
         }
         return; /* one report per declaration */
     }

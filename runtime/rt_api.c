@@ -130,6 +130,12 @@ struct tile_kernel {
     size_t kernel_smem;            /* shared memory the compiler laid out (tiles, mbarriers): dynamic */
     _Atomic size_t shared_optin;   /* dynamic shared memory the function is allowed so far */
     RtTmaCache tma_cache;          /* encoded tensor maps of recent launches; under the device lock */
+    int clc_state;                 /* takes the sm_90a CLC emulation's state as a hidden last parameter */
+    struct {                       /* that state, one buffer per stream (zeroed on the stream before each launch) */
+        void *stream;
+        tile_devptr buf;
+        size_t bytes;
+    } clc[RT_CLC_STREAMS];         /* under the device lock */
 };
 
 struct tile_module {
@@ -233,7 +239,7 @@ static const RtBackend *backend_of(tile_backend b, const char **why)
     switch (b) {
     case TILE_BACKEND_CUDA: return &rt_cuda_backend;
     case TILE_BACKEND_SIM: return &rt_sim_backend;
-    case TILE_BACKEND_HIP: *why = PLANNED; return NULL;
+    case TILE_BACKEND_HIP: return &rt_hip_backend;
     }
     *why = "unknown back end";
     return NULL;
@@ -290,6 +296,8 @@ static void module_free(tile_module *m)
         free(k->name);
         for (int j = 0; j < k->nparams; j++) free((char *)k->params[j].name);
         free(k->params);
+        for (int j = 0; j < RT_CLC_STREAMS; j++)
+            if (k->clc[j].buf) m->dev->be->mem_free(m->dev->h, k->clc[j].buf);
     }
     free(m->kernels);
     free(m);
@@ -717,6 +725,7 @@ tile_status tile_module_load(tile_device *d, const tile_program *p, tile_module 
         if (st) break;
         tile_program_kernel_block(p, i, k->block, k->cluster);
         k->kernel_smem = tile_program_kernel_smem(p, i);
+        k->clc_state = tile_program_kernel_clc_state_(p, i) && !d->be->takes_ir;
         atomic_init(&k->shared_optin, RT_SHARED_DEFAULT);
         st = d->be->module_function(d->h, m->h, k->name, &k->fn, &k->static_shared);
     }
@@ -1308,6 +1317,44 @@ tile_status rt_check_config(const RtLimits *lim, const char *kname, const unsign
 
 /* ---------------------------------------------------------------- launch */
 
+/* The sm_90a cluster-launch-control emulation (docs/RUNTIME.md): the kernel's state for this
+ * launch, RT_CLC_HEADER + 4 bytes per cluster, zeroed on the launch's stream so the memset is
+ * ordered after the previous launch on that stream and before this one. One buffer per stream:
+ * launches on one stream never overlap, so they can share it; a buffer that must grow is freed
+ * only after its stream has drained. */
+static tile_status clc_state_for(tile_kernel *k, const RtLaunchDims *dims, void *stream, tile_devptr *out)
+{
+    tile_device *d = k->mod->dev;
+    size_t ncl = 1;
+    for (int i = 0; i < 3; i++) ncl *= dims->grid[i] / dims->cluster[i];
+    size_t bytes = RT_CLC_HEADER + 4 * ncl;
+    tile_status st = TILE_SUCCESS;
+    pthread_mutex_lock(&d->lock);
+    int e = -1;
+    for (int i = 0; i < RT_CLC_STREAMS && e < 0; i++)
+        if (k->clc[i].buf && k->clc[i].stream == stream) e = i;
+    for (int i = 0; i < RT_CLC_STREAMS && e < 0; i++)
+        if (!k->clc[i].buf) e = i;
+    if (e < 0) e = 0;   /* every slot taken by another stream: reuse the first once it has drained */
+    if (k->clc[e].buf && (k->clc[e].stream != stream || k->clc[e].bytes < bytes)) {
+        st = d->be->stream_synchronize(d->h, k->clc[e].stream);
+        if (!st) st = d->be->mem_free(d->h, k->clc[e].buf);
+        k->clc[e].buf = 0;
+    }
+    if (!st && !k->clc[e].buf) {
+        size_t want = bytes < 4096 ? 4096 : bytes;
+        st = d->be->mem_alloc(d->h, want, &k->clc[e].buf);
+        if (!st) {
+            k->clc[e].bytes = want;
+            k->clc[e].stream = stream;
+        } else k->clc[e].buf = 0;
+    }
+    if (!st) st = d->be->memset_d8_async(d->h, k->clc[e].buf, 0, bytes, stream);
+    if (!st) *out = k->clc[e].buf;
+    pthread_mutex_unlock(&d->lock);
+    return st;
+}
+
 tile_status tile_launch(tile_kernel *k, const tile_launch_config *cfg, const tile_arg *args, int nargs)
 {
     GUARD();
@@ -1318,7 +1365,7 @@ tile_status tile_launch(tile_kernel *k, const tile_launch_config *cfg, const til
     if (st) return st;
     _Alignas(RT_TMA_ALIGN) unsigned char buf[RT_MAX_PARAM_BYTES];
     size_t offsets[RT_MAX_PARAMS];
-    void *ptrs[RT_MAX_PARAMS];
+    void *ptrs[RT_MAX_PARAMS + 1];   /* + the hidden CLC state */
     RtTmaSlot tma[RT_MAX_TMA];
     int ntma = 0;
     RtLaunchDims dims;
@@ -1351,5 +1398,11 @@ tile_status tile_launch(tile_kernel *k, const tile_launch_config *cfg, const til
         }
     }
     for (int i = 0; i < k->nparams; i++) ptrs[i] = buf + offsets[i];
+    tile_devptr clc_state = 0;
+    if (k->clc_state) {
+        st = clc_state_for(k, &dims, cfg->stream ? cfg->stream->h : NULL, &clc_state);
+        if (st) return st;
+        ptrs[k->nparams] = &clc_state;
+    }
     return hang_or(d, d->be->launch(d->h, k->fn, &dims, cfg->stream ? cfg->stream->h : NULL, ptrs));
 }

@@ -50,6 +50,7 @@
     X(MemcpyHtoDAsync, PFN_cuMemcpyHtoDAsync_v3020)                                                          \
     X(MemcpyDtoHAsync, PFN_cuMemcpyDtoHAsync_v3020)                                                          \
     X(MemsetD8, PFN_cuMemsetD8_v3020)                                                                        \
+    X(MemsetD8Async, PFN_cuMemsetD8Async_v3020)                                                              \
     X(StreamCreateWithPriority, PFN_cuStreamCreateWithPriority_v5050)                                        \
     X(StreamDestroy, PFN_cuStreamDestroy_v4000)                                                              \
     X(StreamSynchronize, PFN_cuStreamSynchronize_v2000)                                                      \
@@ -362,6 +363,13 @@ static tile_status cuda_memset_d8(void *h, tile_devptr dst, unsigned char v, siz
 {
     ENTER(h);
     CALL(cu.MemsetD8((CUdeviceptr)dst, v, n), "cuMemsetD8");
+    return TILE_SUCCESS;
+}
+
+static tile_status cuda_memset_d8_async(void *h, tile_devptr dst, unsigned char v, size_t n, void *stream)
+{
+    ENTER(h);
+    CALL(cu.MemsetD8Async((CUdeviceptr)dst, v, n, (CUstream)stream), "cuMemsetD8Async");
     return TILE_SUCCESS;
 }
 
@@ -687,6 +695,7 @@ const RtBackend rt_cuda_backend = {
     .memcpy_dtoh = cuda_memcpy_dtoh,
     .memcpy_dtod = cuda_memcpy_dtod,
     .memset_d8 = cuda_memset_d8,
+    .memset_d8_async = cuda_memset_d8_async,
     .stream_create = cuda_stream_create,
     .stream_destroy = cuda_stream_destroy,
     .stream_synchronize = cuda_stream_synchronize,

@@ -169,6 +169,8 @@ typedef struct RtBackend {
     tile_status (*memcpy_dtoh)(void *dev, void *dst, tile_devptr src, size_t n, void *stream, int async);
     tile_status (*memcpy_dtod)(void *dev, tile_devptr dst, tile_devptr src, size_t n);
     tile_status (*memset_d8)(void *dev, tile_devptr dst, unsigned char v, size_t n);
+    /* Ordered on the stream (NULL: the default stream); only back ends without takes_ir need it. */
+    tile_status (*memset_d8_async)(void *dev, tile_devptr dst, unsigned char v, size_t n, void *stream);
 
     tile_status (*stream_create)(void *dev, unsigned flags, int priority, void **out);
     tile_status (*stream_destroy)(void *dev, void *s);
@@ -219,6 +221,11 @@ extern const RtBackend rt_cuda_backend;
 /* The driver's version (e.g. 13000), or 0 when no CUDA driver can be loaded. */
 int rt_cuda_driver_version(void);
 
+/* ================================ rt_hip.c ================================ */
+
+/* The HIP back end: counts AMD GPUs through libamdhip64 (dlopen); see rt_hip.c for what it lacks. */
+extern const RtBackend rt_hip_backend;
+
 /* ================================ sim/rt_sim.c ================================ */
 
 extern const RtBackend rt_sim_backend;
@@ -248,7 +255,18 @@ int tile_program_set_cubin_(tile_program *p, const void *data, size_t n);
  * wait sites (codegen_ptx/ptx.h: PtxWaitSite, NULL past the end) and its source file's name. */
 struct PtxWaitSite;
 int tile_program_debug_hangs_(const tile_program *p);
+/* 1 when kernel `kernel` was compiled for sm_90a with cluster launch control: it takes the CLC
+ * emulation's state (RT_CLC_HEADER + 4 bytes per cluster, zeroed per launch) as a hidden last
+ * parameter (docs/RUNTIME.md, "Cluster launch control on sm_90a"). */
+int tile_program_kernel_clc_state_(const tile_program *p, int kernel);
+#define RT_CLC_HEADER 16
+#define RT_CLC_STREAMS 8         /* streams whose CLC state a kernel keeps at once */
 const struct PtxWaitSite *tile_program_wait_site_(const tile_program *p, int i);
 const char *tile_program_source_name_(const tile_program *p);
+
+/* AMD targets (gfx942, gfx90a): whether t is one, and the seconds the program's compilation spent
+ * inside LLVM and in ld.lld (bench/compile_time reports the LLVM share). */
+int tile_target_is_amd_(tile_target t);
+void tile_program_amd_times_(const tile_program *p, double *llvm_s, double *link_s);
 
 #endif

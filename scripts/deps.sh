@@ -18,6 +18,10 @@ have_cmd pkg-config || need="$need pkg-config"
 have_cmd python3 || need="$need python3"
 have_cmd clang || need="$need clang"
 have_pkg libclang-rt-14-dev || need="$need libclang-rt-14-dev"
+# the AMD back end: libLLVM-19 and its headers, ld.lld-19 for code objects (the HIP runtime,
+# libamdhip64.so, is opened at run time where an AMD GPU is: building needs none of it)
+have_pkg llvm-19-dev || need="$need llvm-19-dev"
+have_cmd ld.lld-19 || need="$need lld-19"
 
 need=$(echo "$need" | tr ' ' '\n' | sort -u | tr '\n' ' ' | sed 's/^ *//; s/ *$//')
 if [ -n "$need" ]; then

@@ -71,6 +71,10 @@ typedef enum SimOp {
     SI_PTR_ADD_C,     /* d = a + b * n within a's CTA (32-bit offset) */
     SI_LOAD_C, SI_STORE_C,       /* through a ptr<T, cluster>: load d <- [a]; store [b] <- a */
     SI_TMA_BULK,      /* aux c: dst, src, bytes, bar (or SIM_NONE), site; n: 0 load, 1 store */
+    SI_CLC_TRY,       /* a: mbar; b: response offset; c: site; n: multicast (every CTA of the cluster) */
+    SI_CLC_QUERY,     /* a: response offset; aux c: the 4 result slots (canceled, x, y, z) */
+    SI_MMA,           /* aux c: the MA_* header; d = a*b + acc in the accumulator layout (docs/IR.md "Matrix ops") */
+    SI_ST_ACC,        /* aux c: the MA_* header; the thread's accumulator lanes to a view or an smem tile */
     SI_JMP,           /* -> d */
     SI_BRZ,           /* if a == 0 -> d */
     SI_FOR_STEP,      /* a (iv) += b (step); if a < c (hi) -> d; ty: the iv type */
@@ -84,7 +88,8 @@ typedef enum SimOp {
 typedef enum SimPred { SP_EQ, SP_NE, SP_LT, SP_LE, SP_GT, SP_GE } SimPred;
 typedef enum SimGeom {
     SG_TID_X, SG_TID_Y, SG_TID_Z, SG_CTA_X, SG_CTA_Y, SG_CTA_Z, SG_NTID_X, SG_NTID_Y, SG_NTID_Z,
-    SG_NCTA_X, SG_NCTA_Y, SG_NCTA_Z, SG_LANE, SG_WARP, SG_CLUSTER_RANK, SG_CLUSTER_X, SG_CLUSTER_Y, SG_CLUSTER_Z
+    SG_NCTA_X, SG_NCTA_Y, SG_NCTA_Z, SG_LANE, SG_WARP, SG_CLUSTER_RANK, SG_CLUSTER_X, SG_CLUSTER_Y, SG_CLUSTER_Z,
+    SG_PIPE_HIGH, SG_PIPE_LOW   /* AMD warp pipeline: 1 in the high (linear id / 256 != 0) / low group, else 0 */
 } SimGeom;
 typedef enum SimWaitKind { SW_WAIT = 0, SW_TRY = 1, SW_TEST = 2 } SimWaitKind;
 typedef enum SimTmaKind { ST_STORE = 0, ST_REDUCE_ADD = 1 } SimTmaKind;
@@ -115,6 +120,11 @@ enum { SB_RANK, SB_V, SB_B, SB_R, SB_T, SB_DIM, SB_VIEW, SB_VEC, SB_LO, SB_SHAPE
  * SIM_NONE), site, coordinate slots[rank] (outermost first). */
 enum { TA_RANK, TA_SMEM, TA_DESC, TA_BAR, TA_MASK, TA_SITE, TA_COORD };
 
+/* mma_acc / st_acc / st_smem_acc: aux[c..] holds M, N, K, warpgroups G, the group's first warp,
+ * trans_b (mma) or "to global" (stores), the a / vec slot, the b / view-or-smem slot, the acc slot,
+ * the result slot (mma) or origin slots (st_acc), the swizzle masks of a and b (or of the smem). */
+enum { MA_M, MA_N, MA_K, MA_G, MA_LO, MA_FLAG, MA_A, MA_B, MA_ACC, MA_D, MA_SWA, MA_SWB, MA_COUNT };
+
 /* A thread group as the source writes it: warps lo..hi-1, and whether one elected thread. */
 typedef struct SimGroup {
     int lo, hi;        /* warps */
@@ -123,7 +133,7 @@ typedef struct SimGroup {
 
 /* An op that arrives on, adds tx to or completes tx on an mbarrier: what a hang report lists as
  * "expected arrivals". */
-typedef enum SimSiteKind { SS_ARRIVE, SS_ARRIVE_EXPECT, SS_EXPECT_TX, SS_REMOTE, SS_TMA_LOAD, SS_BULK_LOAD } SimSiteKind;
+typedef enum SimSiteKind { SS_ARRIVE, SS_ARRIVE_EXPECT, SS_EXPECT_TX, SS_REMOTE, SS_TMA_LOAD, SS_BULK_LOAD, SS_CLC } SimSiteKind;
 typedef struct SimSite {
     SimSiteKind kind;
     uint32_t loc;

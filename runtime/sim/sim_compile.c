@@ -498,6 +498,64 @@ static void comp_blocked(Comp *C, const Op *op)
     in->ty = (uint8_t)vt->elem->kind;
 }
 
+/* mma_acc, st_acc, st_smem_acc: the MA_* header (sim.h); the layout is checked as the verifier does. */
+static int swizzle_mask(int w) { return w == 128 ? 0x70 : w == 64 ? 0x30 : w == 32 ? 0x10 : 0; }
+
+static void comp_mma(Comp *C, const Op *op)
+{
+    const Attr *sh = ir_attr_find(op, "shape");
+    int64_t th = ir_attr_int(op, "threads", 0);
+    int mma = op->code == OP_MMA_ACC, rank = mma ? 3 : 2;
+    const Value *vec = mma ? op->results[0] : op->operands[0];
+    if (!sh || sh->kind != ATTR_INTS || sh->nints != rank || th < 128 || th % 128 || vec->type->kind != TY_VEC ||
+        sh->ints[0] % (64 * (th / 128)) || sh->ints[1] % 8 || sh->ints[1] > 256 ||
+        (int64_t)nslots_of(vec->type) * th != sh->ints[0] * sh->ints[1]) {
+        fail(C, op, "malformed '%s': shape/threads do not give the accumulator layout", ir_op_info[op->code].name);
+        return;
+    }
+    uint32_t h[MA_COUNT];
+    memset(h, 0, sizeof h);
+    h[MA_M] = (uint32_t)sh->ints[0];
+    h[MA_N] = (uint32_t)sh->ints[1];
+    h[MA_K] = mma ? (uint32_t)sh->ints[2] : 0;
+    h[MA_G] = (uint32_t)(th / 128);
+    h[MA_LO] = (uint32_t)C->group.lo;
+    if (mma) {
+        const Type *a = op->operands[0]->type, *b = op->operands[1]->type;
+        if (a->kind != TY_SMEM || b->kind != TY_SMEM || a->rank != 2 || b->rank != 2) {
+            fail(C, op, "malformed 'mma_acc': a and b must be smem tiles");
+            return;
+        }
+        h[MA_FLAG] = (uint32_t)ir_attr_int(op, "trans_b", 0);
+        h[MA_A] = S(C, op->operands[0], op);
+        h[MA_B] = S(C, op->operands[1], op);
+        h[MA_ACC] = S(C, op->operands[2], op);
+        h[MA_D] = S(C, op->results[0], op);
+        h[MA_SWA] = (uint32_t)swizzle_mask(a->swizzle);
+        h[MA_SWB] = (uint32_t)swizzle_mask(b->swizzle);
+    } else {
+        int global = op->code == OP_ST_ACC;
+        const Type *dt = op->operands[1]->type;
+        if (global ? (op->noperands != 4 || dt->kind != TY_VIEW || dt->rank != 2 || dt->elem != vec->type->elem)
+                   : (dt->kind != TY_SMEM || dt->rank != 2 || dt->elem != vec->type->elem || dt->shape[0] != sh->ints[0] ||
+                      dt->shape[1] != sh->ints[1])) {
+            fail(C, op, "malformed '%s'", ir_op_info[op->code].name);
+            return;
+        }
+        h[MA_FLAG] = (uint32_t)global;
+        h[MA_A] = S(C, vec, op);
+        h[MA_B] = S(C, op->operands[1], op);
+        h[MA_ACC] = global ? S(C, op->operands[2], op) : SIM_NONE;
+        h[MA_D] = global ? S(C, op->operands[3], op) : SIM_NONE;
+        h[MA_SWA] = global ? 0 : (uint32_t)swizzle_mask(dt->swizzle);
+    }
+    uint32_t at = C->naux;
+    for (int i = 0; i < MA_COUNT; i++) aux_push(C, h[i]);
+    SimIns *in = emitp(C, op, mma ? SI_MMA : SI_ST_ACC);
+    in->c = at;
+    in->ty = (uint8_t)(mma ? op->operands[0]->type->elem->kind : vec->type->elem->kind);
+}
+
 static void comp_smem(Comp *C, const Op *op)
 {
     if (op->nresults != 1 || op->noperands < 1 || op->operands[0]->type->kind != TY_SMEM) {
@@ -909,10 +967,27 @@ static void comp_op(Comp *C, const Op *op, Flow *f)
         return;
     }
     case OP_BARRIER:
+    case OP_AMD_STAGE_BARRIER:   /* s_barrier counts arrivals of the whole block, wherever they come from */
         in = emitp(C, op, SI_BARRIER);
         in->n = 0;
         in->a = 0;
         return;
+    case OP_AMD_SETPRIO:         /* a scheduling hint: no effect on what the simulated program computes */
+        emit(C, op, SI_NOP);
+        return;
+    case OP_AMD_COND_BARRIER: {  /* one extra s_barrier by the threads of one pipeline group (256 threads) */
+        uint32_t p = new_slots(C, 1);
+        in = emitp(C, op, SI_GEOM);
+        in->n = strcmp(ir_attr_str(op, "group", ""), "high") == 0 ? SG_PIPE_HIGH : SG_PIPE_LOW;
+        in->d = p;
+        uint32_t br = emit(C, op, SI_BRZ);
+        C->code[br].a = p;
+        in = emitp(C, op, SI_BARRIER);
+        in->n = 0;
+        in->a = 0;
+        C->code[br].d = C->ncode;
+        return;
+    }
     case OP_GROUP_SYNC: {
         int64_t id = ir_attr_int(op, "id", -1), n = ir_attr_int(op, "threads", -1);
         if (id < 0 || id > 15 || n < 1 || n > 1024) {
@@ -995,7 +1070,11 @@ static void comp_op(Comp *C, const Op *op, Flow *f)
         comp_tma(C, op);
         return;
     case OP_TMA_PREFETCH: case OP_TMA_SHAPE: case OP_FENCE_PROXY_ASYNC: case OP_SETMAXNREG:
+    case OP_MMA_COMMIT: case OP_MMA_WAIT:   /* the simulator computes an mma when it is issued */
         return;   /* no effect on the simulated machine's results */
+    case OP_MMA_ACC: case OP_ST_ACC: case OP_ST_SMEM_ACC:
+        comp_mma(C, op);
+        return;
     case OP_TMA_COMMIT:
         emit(C, op, SI_TMA_COMMIT);
         return;
@@ -1045,6 +1124,41 @@ static void comp_op(Comp *C, const Op *op, Flow *f)
     case OP_WARPS: case OP_ELECT:
         comp_group(C, op, f);
         return;
+    case OP_CLC_TRY_CANCEL: { /* group-level: issued by the group's elected thread */
+        uint32_t at = SIM_NONE;
+        SimGroup saved = C->group;
+        uint32_t saved_idx = C->cur_group;
+        if (!C->group.elect) {
+            at = emit(C, op, SI_ELECT);
+            C->code[at].n = (uint32_t)saved.lo;
+            C->group.elect = 1;
+            C->cur_group = group_index(C, C->group);
+        }
+        uint32_t site = add_site(C, op, SS_CLC, op->operands[0]);
+        SimIns *ci = emitp(C, op, SI_CLC_TRY);
+        ci->a = S(C, op->operands[0], op);
+        ci->b = S(C, op->operands[1], op);
+        ci->c = site;
+        ci->n = ir_attr_int(op, "multicast", 0) != 0;
+        if (at != SIM_NONE) C->code[at].d = C->ncode;
+        C->group = saved;
+        C->cur_group = saved_idx;
+        return;
+    }
+    case OP_CLC_QUERY: {
+        if (op->nresults != 4) {
+            fail(C, op, "'clc_query' gives four results");
+            return;
+        }
+        uint32_t rs[4];
+        for (int i = 0; i < 4; i++) rs[i] = S(C, op->results[i], op);
+        uint32_t at = aux_push(C, rs[0]);
+        for (int i = 1; i < 4; i++) aux_push(C, rs[i]);
+        SimIns *ci = emitp(C, op, SI_CLC_QUERY);
+        ci->a = S(C, op->operands[0], op);
+        ci->c = at;
+        return;
+    }
     case OP_IF: comp_if(C, op, f); return;
     case OP_FOR: comp_for(C, op, f); return;
     case OP_LOOP: comp_loop(C, op, f); return;

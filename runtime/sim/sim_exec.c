@@ -92,9 +92,11 @@ typedef struct Cta {
     Bar *bars;
     NamedBar nb[16];
     SimRace *race;
+    uint8_t clc_failed;    /* a clc_query of this CTA read a failed response (try_cancel is now UB) */
+    uint32_t clc_fail_pc;  /* where */
 } Cta;
 
-typedef enum AsyncKind { AK_LOAD, AK_STORE, AK_REDUCE, AK_BULK_LOAD, AK_BULK_STORE } AsyncKind;
+typedef enum AsyncKind { AK_LOAD, AK_STORE, AK_REDUCE, AK_BULK_LOAD, AK_BULK_STORE, AK_CLC } AsyncKind;
 
 typedef struct Async {
     AsyncKind kind;
@@ -154,6 +156,13 @@ typedef struct Sim {
     uint32_t *warp_pc;
     uint64_t *lane_busy;       /* TMA trace lanes: step until which a lane is taken (0 free) */
     uint32_t nlanes;
+    /* the launch queue (cluster launch control): clusters in linear order (x fastest) start or are
+     * cancelled from the head; started ones wait in `ready` for their turn to run */
+    unsigned ncl[3];
+    uint32_t ncl_total, clc_next;
+    uint8_t *clc_st;           /* per cluster: 0 queued, 1 started, 2 cancelled */
+    uint32_t *ready, ready_h, ready_t;
+    uint32_t sms;              /* clusters that start at once ("SMs") */
 } Sim;
 
 /* ---------------------------------------------------------------- small helpers */
@@ -1194,6 +1203,106 @@ static void async_remove(Sim *S, uint32_t i)
     S->as[i] = S->as[--S->nas];
 }
 
+/* ---------------------------------------------------------------- cluster launch control
+ *
+ * The launch queue: clusters start in linear order (x fastest); `sms` of them start at once, and one
+ * more each time a cluster finishes; the simulator runs the started ones one after another (clusters
+ * share only global memory, so running them in turn is one of the interleavings the hardware
+ * allows). A try_cancel arrives with expect_tx(16) when issued (on every CTA's barrier with
+ * multicast) and is answered when the scheduler lands it, like a TMA load: it cancels the queue's
+ * head, or fails when the queue is empty. Under the random and adversarial schedules the head may
+ * first start (1 in 4), as if an SM had freed up elsewhere, so requests fail and succeed in varied
+ * patterns. The response is {canceled, first CTA x, y, z} as four u32, the layout of the sm_90a
+ * emulation. */
+
+static void clc_dispatch(Sim *S)
+{
+    if (S->clc_next >= S->ncl_total) return;
+    uint32_t c = S->clc_next++;
+    S->clc_st[c] = 1;
+    S->ready[S->ready_t++] = c;
+}
+
+static int clc_issue(Sim *S, Thread *t, uint32_t pc)
+{
+    const SimIns *in = &S->code[pc];
+    Cta *me = &S->cta[t->cta];
+    if (me->clc_failed) {
+        char at[300];
+        loc_str(S, me->clc_fail_pc, at, sizeof at);
+        return fail_at(S, t, pc, "try_cancel after an observed failure",
+                       "this CTA already read a failed cancellation (clc.query at %s said canceled = false); issuing "
+                       "another try_cancel after that is undefined behaviour on the hardware: leave the loop instead", at);
+    }
+    uint32_t bar = (uint32_t)t->r[in->a].u, resp = (uint32_t)t->r[in->b].u, bi;
+    if ((resp & 15) || (uint64_t)resp + 16 > S->smem_size)
+        return fail_at(S, t, pc, "misaligned CLC response", "the response at shared offset %u must be 16 bytes, 16-byte "
+                       "aligned, inside the CTA's %zu bytes of shared memory", resp, S->smem_size);
+    if (S->nas == S->capas) {
+        uint32_t nc = S->capas ? S->capas * 2 : 32;
+        Async *na = realloc(S->as, nc * sizeof *na);
+        if (!na) return fail_at(S, t, pc, "out of memory", "no room for another request in flight");
+        S->as = na;
+        S->capas = nc;
+    }
+    Async *a = &S->as[S->nas];
+    memset(a, 0, sizeof *a);
+    a->kind = AK_CLC;
+    a->thread = (uint32_t)(t - S->th);
+    a->pc = pc;
+    a->issued = S->steps;
+    a->smem = resp;
+    a->bar = bar;
+    a->bytes = 16;
+    a->bar_cta = -1;
+    a->mask = in->n ? (S->ncta >= 32 ? 0xFFFFFFFFu : (1u << S->ncta) - 1) : 1u << t->cta;
+    for (int i = 0; i < 16; i++) a->agent[i] = -1;
+    t->pc = pc;
+    for (uint32_t c = 0; c < S->ncta; c++) { /* arrive + expect_tx(16) on each destination's barrier */
+        if (!(a->mask >> c & 1)) continue;
+        if (!bar_at(S, t, pc, c, bar, &bi)) return -1;
+        a->phase[c] = S->cta[c].bars[bi].phase;
+        if (RACE(S)) a->agent[c] = sim_race_async_begin(S->cta[c].race, (int)t->lin);
+        bar_expect(S, c, bi, 16);
+        if (bar_arrive(S, t, pc, c, bi, in->c)) return -1;
+    }
+    a->lane = S->trace ? trace_lane(S) : -1;
+    S->nas++;
+    return 0;
+}
+
+/* Answers request a: cancels the queue's head or fails; writes the response to every destination. */
+static int clc_perform(Sim *S, Async *a)
+{
+    Thread *t = &S->th[a->thread];
+    if (S->L->opt.schedule != TILE_SIM_ROUND_ROBIN && (rnd(S) & 3) == 0) clc_dispatch(S);
+    uint32_t w[4] = {0, 0, 0, 0};
+    if (S->clc_next < S->ncl_total) {
+        uint32_t c = S->clc_next++;
+        if (S->clc_st[c] != 0)   /* the queue's invariant: a cluster is started or cancelled once */
+            return fail_at(S, t, a->pc, "CLC uniqueness violated", "cluster %u was %s before this request cancelled it",
+                           c, S->clc_st[c] == 1 ? "started" : "cancelled");
+        S->clc_st[c] = 2;
+        w[0] = 1;
+        w[1] = c % S->ncl[0] * S->L->dims.cluster[0];
+        w[2] = c / S->ncl[0] % S->ncl[1] * S->L->dims.cluster[1];
+        w[3] = c / (S->ncl[0] * S->ncl[1]) * S->L->dims.cluster[2];
+    }
+    for (uint32_t c = 0; c < S->ncta; c++) {
+        if (!(a->mask >> c & 1)) continue;
+        if (S->cta[c].nlive == 0)
+            return fail_at(S, t, a->pc, "multicast try_cancel to an exited CTA",
+                           "CTA rank %u of the cluster exited before the multicast response reached it (undefined "
+                           "behaviour on the hardware)", c);
+        memcpy(S->cta[c].smem + a->smem, w, 16);
+        if (RACE(S) && a->agent[c] >= 0) {
+            SimRaceReport rep;
+            if (sim_race_access(S->cta[c].race, a->agent[c], a->smem, 16, 1, a->pc, &rep)) return race_report(S, c, &rep);
+        }
+    }
+    return 0;
+}
+
 /* Lands copy i: its data, then its tx bytes on every destination barrier, or its bulk group. */
 static int async_complete(Sim *S, uint32_t i)
 {
@@ -1205,12 +1314,12 @@ static int async_complete(Sim *S, uint32_t i)
         char loc[300], name[64], args[400];
         loc_str(S, a.pc, loc, sizeof loc);
         static const char *const kn[] = {"tma_load", "tma_store", "tma_reduce_add", "tma_bulk_load", "tma_bulk_store"};
-        snprintf(name, sizeof name, "%s", kn[a.kind]);
+        snprintf(name, sizeof name, "%s", a.kind == AK_CLC ? "clc_try_cancel" : kn[a.kind]);
         snprintf(args, sizeof args, "{\"at\":\"%s\",\"bytes\":%llu}", loc, (unsigned long long)a.bytes);
         sim_trace_span(S->trace, cta_pid(S, t->cta), (int)S->nwarps + 1 + a.lane, a.issued, S->steps, name, args);
         S->lane_busy[a.lane] = 0;
     }
-    if (a.kind == AK_LOAD || a.kind == AK_BULK_LOAD) {
+    if (a.kind == AK_LOAD || a.kind == AK_BULK_LOAD || a.kind == AK_CLC) {
         /* the tx-count first: a copy that overshoots its phase is the cause, whatever its data races with */
         uint64_t bytes = a.bytes;
         for (uint32_t dc = 0; dc < S->ncta; dc++) {
@@ -1229,7 +1338,7 @@ static int async_complete(Sim *S, uint32_t i)
                                     "expected and every arrival of the phase had been made",
                                     (unsigned long long)bytes, c, (long long)b->tx);
         }
-        if (tma_perform(S, &a)) return -1;
+        if (a.kind == AK_CLC ? clc_perform(S, &a) : tma_perform(S, &a)) return -1;
         for (uint32_t dc = 0; dc < S->ncta; dc++) {
             if (!(a.mask >> dc & 1)) continue;
             uint32_t c = a.bar_cta >= 0 ? (uint32_t)a.bar_cta : dc, bi;
@@ -1260,7 +1369,7 @@ static int bulk_busy(const Sim *S, const Thread *t, uint32_t pending)
     uint32_t ti = (uint32_t)(t - S->th);
     for (uint32_t i = 0; i < S->nas; i++) {
         const Async *a = &S->as[i];
-        if (a->thread == ti && a->kind != AK_LOAD && a->kind != AK_BULK_LOAD && a->group < t->gseq &&
+        if (a->thread == ti && a->kind != AK_LOAD && a->kind != AK_BULK_LOAD && a->kind != AK_CLC && a->group < t->gseq &&
             a->group + pending < t->gseq)
             return 1;
     }
@@ -1429,6 +1538,108 @@ static int blocked(Sim *S, Thread *t, uint32_t pc)
     return 0;
 }
 
+/* ---------------------------------------------------------------- matrix ops */
+
+/* Row and column of lane j of the accumulator layout for thread tix of the group (docs/IR.md). */
+static void acc_pos(const uint32_t *h, uint32_t tix, uint32_t j, uint32_t *row, uint32_t *col)
+{
+    uint32_t N = h[MA_N], half = N / 2, g = tix / 128, w = (tix / 32) % 4, l = tix % 32;
+    uint32_t r = j / half, jj = j % half, i = jj / 4, q = jj % 4;
+    *row = g * (h[MA_M] / h[MA_G]) + r * 64 + 16 * w + l / 4 + 8 * (q / 2);
+    *col = 8 * i + 2 * (l % 4) + (q % 2);
+}
+
+/* One row of an mma operand (rows are exactly one swizzle span, so a row is one contiguous range). */
+static const unsigned char *mma_row(Sim *S, Thread *t, uint32_t pc, uint32_t base, uint32_t row, uint32_t rowbytes)
+{
+    return saddr(S, t, pc, t->cta, (uint64_t)base + (uint64_t)row * rowbytes, rowbytes, 0);
+}
+
+/* Element k of a row read by mma_row, through the swizzle (mask m) of its tile. */
+static float mma_elem(const unsigned char *rowp, uint32_t row, uint32_t rowbytes, uint32_t k, int es, uint32_t m, int ty)
+{
+    uint32_t o = row * rowbytes + k * (uint32_t)es;
+    if (m) o ^= (o >> 3) & m;
+    o -= row * rowbytes;
+    uint16_t h;
+    memcpy(&h, rowp + o, 2);
+    return ty == TY_BF16 ? bf2f(h) : h2f(h);
+}
+
+/* mma_acc: each thread computes its own lanes, d[row, col] = acc + sum over k of a[row, k] * b[k, col],
+ * in f32 in k order (the products of 16-bit floats are exact in f32); shared memory is read at issue. */
+static int mma_exec(Sim *S, Thread *t, uint32_t pc)
+{
+    const SimIns *in = &S->code[pc];
+    const uint32_t *h = S->k->aux + in->c;
+    SimReg *r = t->r;
+    uint32_t M = h[MA_M], N = h[MA_N], K = h[MA_K], E = M * N / (128 * h[MA_G]);
+    uint32_t tix = t->lin - 32 * h[MA_LO], abase = (uint32_t)r[h[MA_A]].u, bbase = (uint32_t)r[h[MA_B]].u;
+    int ty = in->ty, es = 2, trans = (int)h[MA_FLAG];
+    uint32_t arow = K * (uint32_t)es, brow = (trans ? K : N) * (uint32_t)es;
+    float *out = malloc(sizeof *out * E);
+    if (!out) ir_unreachable("sim: out of memory");
+    for (uint32_t j = 0; j < E; j++) {
+        uint32_t row, col;
+        acc_pos(h, tix, j, &row, &col);
+        float sum = r[h[MA_ACC] + j].f;
+        const unsigned char *ap = mma_row(S, t, pc, abase, row, arow);
+        const unsigned char *bp = trans ? mma_row(S, t, pc, bbase, col, brow) : NULL;
+        if (!ap || (trans && !bp)) {
+            free(out);
+            return -1;
+        }
+        for (uint32_t k = 0; k < K; k++) {
+            float av = mma_elem(ap, row, arow, k, es, h[MA_SWA], ty), bv;
+            if (trans) bv = mma_elem(bp, col, brow, k, es, h[MA_SWB], ty);
+            else {
+                const unsigned char *kp = mma_row(S, t, pc, bbase, k, brow);
+                if (!kp) {
+                    free(out);
+                    return -1;
+                }
+                bv = mma_elem(kp, k, brow, col, es, h[MA_SWB], ty);
+            }
+            sum += av * bv;
+        }
+        out[j] = sum;
+    }
+    for (uint32_t j = 0; j < E; j++) {
+        r[h[MA_D] + j].u = 0;
+        r[h[MA_D] + j].f = out[j];
+    }
+    free(out);
+    return 0;
+}
+
+/* st_acc / st_smem_acc: every valid lane to its element (global: only elements inside the view). */
+static int st_acc_exec(Sim *S, Thread *t, uint32_t pc)
+{
+    const SimIns *in = &S->code[pc];
+    const uint32_t *h = S->k->aux + in->c;
+    SimReg *r = t->r;
+    uint32_t M = h[MA_M], N = h[MA_N], E = M * N / (128 * h[MA_G]), tix = t->lin - 32 * h[MA_LO];
+    int ty = in->ty, es = size_of(ty);
+    const SimReg *vec = r + h[MA_A], *dst = r + h[MA_B];
+    for (uint32_t j = 0; j < E; j++) {
+        uint32_t row, col;
+        acc_pos(h, tix, j, &row, &col);
+        unsigned char *p;
+        if (h[MA_FLAG]) {
+            int64_t gr = (int64_t)(int32_t)r[h[MA_ACC]].i + row, gc = (int64_t)(int32_t)r[h[MA_D]].i + col;
+            if (gr < 0 || gc < 0 || gr >= (int32_t)dst[1].i || gc >= (int32_t)dst[2].i) continue;
+            p = gaddr(S, t, pc, dst[0].u + (uint64_t)((gr * (int32_t)dst[2].i + gc) * es), (size_t)es, "store");
+        } else {
+            uint32_t o = (row * N + col) * (uint32_t)es;
+            if (h[MA_SWA]) o ^= (o >> 3) & h[MA_SWA];
+            p = saddr(S, t, pc, t->cta, (uint64_t)(uint32_t)dst[0].u + o, (size_t)es, 1);
+        }
+        if (!p) return -1;
+        store_typed(ty, p, vec[j]);
+    }
+    return 0;
+}
+
 /* ---------------------------------------------------------------- the interpreter */
 
 /* Runs thread t for at most `budget` steps; stops early when it blocks or exits. */
@@ -1474,6 +1685,8 @@ static int run_thread(Sim *S, Thread *t, uint32_t budget)
             case SG_LANE: v = t->lane; break;
             case SG_WARP: v = t->warp; break;
             case SG_CLUSTER_RANK: v = c->rank; break;
+            case SG_PIPE_HIGH: v = t->lin / 256 != 0; break;
+            case SG_PIPE_LOW: v = t->lin / 256 == 0; break;
             default: v = S->cluster_id[in->n - SG_CLUSTER_X]; break;
             }
             r[in->d].i = (int32_t)v;
@@ -1554,6 +1767,14 @@ static int run_thread(Sim *S, Thread *t, uint32_t budget)
             break;
         case SI_LD_BLOCKED: case SI_ST_BLOCKED: case SI_IOTA_BLOCKED: case SI_LD_SMEM_BLOCKED: case SI_ST_SMEM_BLOCKED:
             if (blocked(S, t, pc)) goto fail;
+            pc++;
+            break;
+        case SI_MMA:
+            if (mma_exec(S, t, pc)) goto fail;
+            pc++;
+            break;
+        case SI_ST_ACC:
+            if (st_acc_exec(S, t, pc)) goto fail;
             pc++;
             break;
         case SI_SMEM_STAGE:
@@ -1652,6 +1873,30 @@ static int run_thread(Sim *S, Thread *t, uint32_t budget)
                 goto out;
             }
             break;
+        case SI_CLC_TRY:
+            if (clc_issue(S, t, pc)) goto fail;
+            pc++;
+            if (t->state != TS_RUN) goto out;
+            if (S->L->opt.schedule == TILE_SIM_ROUND_ROBIN) {
+                t->pc = pc;
+                goto out;
+            }
+            break;
+        case SI_CLC_QUERY: {
+            const uint32_t *rs = S->k->aux + in->c;
+            unsigned char *p = saddr(S, t, pc, t->cta, (uint32_t)r[in->a].u, 16, 0);
+            if (!p) goto fail;
+            uint32_t w[4];
+            memcpy(w, p, 16);
+            r[rs[0]].u = w[0] != 0;
+            for (int i = 1; i < 4; i++) r[rs[i]].i = (int32_t)w[i];
+            if (!w[0] && !S->cta[t->cta].clc_failed) {
+                S->cta[t->cta].clc_failed = 1;
+                S->cta[t->cta].clc_fail_pc = pc;
+            }
+            pc++;
+            break;
+        }
         case SI_TMA_BULK:
             if (bulk_issue(S, t, pc)) goto fail;
             pc++;
@@ -1870,6 +2115,7 @@ static const char *site_kind(SimSiteKind k)
     case SS_EXPECT_TX: return "mbar_expect_tx";
     case SS_REMOTE: return "mbar_arrive_remote";
     case SS_BULK_LOAD: return "tma_bulk_load";
+    case SS_CLC: return "clc_try_cancel";
     default: return "tma_load";
     }
 }
@@ -2227,6 +2473,8 @@ static int start_cluster(Sim *S, const unsigned cl[3])
                 c->first = ci * S->cta_threads;
                 c->nlive = S->cta_threads;
                 memset(c->nb, 0, sizeof c->nb);
+                c->clc_failed = 0;
+                c->clc_fail_pc = 0;
                 c->ws = S->ws_all + (size_t)S->nwarps * ci;
                 for (uint32_t w = 0; w < S->nwarps; w++) {
                     c->ws[w].arrived = 0;
@@ -2418,20 +2666,33 @@ tile_status sim_launch(SimLaunch *L, char *report, size_t cap)
         for (size_t b = 0; b < nbar; b++) S.cta[c].bars[b].sites = S.sitestats + (c * nbar + b) * nsite;
     }
     if (S.trace) sim_trace_begin_launch(S.trace, k->name);
-    unsigned ncl[3];
-    for (int d = 0; d < 3; d++) ncl[d] = D->grid[d] / D->cluster[d];
-    unsigned cl[3];
-    for (cl[2] = 0; cl[2] < ncl[2] && !S.failed; cl[2]++)
-        for (cl[1] = 0; cl[1] < ncl[1] && !S.failed; cl[1]++)
-            for (cl[0] = 0; cl[0] < ncl[0] && !S.failed; cl[0]++) {
-                if (start_cluster(&S, cl)) {
-                    if (!S.failed) snprintf(report, cap, "sim: out of memory (race detector)");
-                    st = TILE_ERROR_OUT_OF_MEMORY;
-                    goto out;
-                }
-                if (S.trace) trace_names(&S);
-                run_cluster(&S);
-            }
+    S.ncl_total = 1;
+    for (int d = 0; d < 3; d++) {
+        S.ncl[d] = D->grid[d] / D->cluster[d];
+        S.ncl_total *= S.ncl[d];
+    }
+    S.clc_st = calloc(S.ncl_total ? S.ncl_total : 1, 1);
+    S.ready = malloc(sizeof *S.ready * (S.ncl_total ? S.ncl_total : 1));
+    if (!S.clc_st || !S.ready) {
+        snprintf(report, cap, "sim: out of memory for the launch queue of %u clusters", S.ncl_total);
+        st = TILE_ERROR_OUT_OF_MEMORY;
+        goto out;
+    }
+    /* the launch queue: `sms` clusters start at once, one more as each finishes (see clc_dispatch) */
+    S.sms = L->opt.schedule == TILE_SIM_ROUND_ROBIN ? 4 : 1 + (uint32_t)(L->opt.seed % 8);
+    for (uint32_t i = 0; i < S.sms; i++) clc_dispatch(&S);
+    while (S.ready_h < S.ready_t && !S.failed) {
+        uint32_t ci = S.ready[S.ready_h++];
+        unsigned cl[3] = {ci % S.ncl[0], ci / S.ncl[0] % S.ncl[1], ci / (S.ncl[0] * S.ncl[1])};
+        if (start_cluster(&S, cl)) {
+            if (!S.failed) snprintf(report, cap, "sim: out of memory (race detector)");
+            st = TILE_ERROR_OUT_OF_MEMORY;
+            goto out;
+        }
+        if (S.trace) trace_names(&S);
+        run_cluster(&S);
+        clc_dispatch(&S);
+    }
     if (S.failed) {
         snprintf(report, cap, "%s", S.rep.data ? S.rep.data : "sim: failed");
         st = TILE_ERROR_KERNEL;
@@ -2455,6 +2716,8 @@ out:
     free(S.as);
     free(S.init);
     free(S.descs);
+    free(S.clc_st);
+    free(S.ready);
     sb_free(&S.rep);
     return st;
 }

@@ -442,6 +442,95 @@ static void ref_rowsum(ref_case *c)
     }
 }
 
+/* persistent_scale: y = a * x (one f32 rounding, exact to compare) by one CTA per 1024-element tile
+ * (the grid rounded up to whole clusters), each processing its own tile or the tiles of the clusters
+ * it cancels; count[t] (zeroed) must end at exactly 1 for every tile t of the grid. */
+static int setup_persistent_scale(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err,
+                                  size_t errlen)
+{
+    (void)set;
+    (void)nset;
+    if (n < 1 || n > INT32_MAX - 4096) return fail(err, errlen, "persistent_scale: n = %lld is out of range", n);
+    unsigned cl = c->cluster[0] ? c->cluster[0] : 1;
+    unsigned long long tiles = ((unsigned long long)n + 1023) / 1024;
+    tiles = (tiles + cl - 1) / cl * cl;
+    fill_f32(add_buffer(c, "x", REF_IN, TILE_DTYPE_F32, (size_t)n, 64), rng, -10.0f, 10.0f);
+    add_buffer(c, "y", REF_OUT, TILE_DTYPE_F32, (size_t)n, 64);
+    ref_param *cnt = add_buffer(c, "count", REF_INOUT, TILE_DTYPE_I32, (size_t)tiles, 64);
+    memset(cnt->init, 0, (size_t)tiles * 4);
+    add_scalar(c, "n", TILE_DTYPE_I32, (double)n);
+    add_scalar(c, "a", TILE_DTYPE_F32, (double)ref_rng_uniform(rng, -2.0f, 2.0f));
+    c->grid[0] = (unsigned)tiles;
+    c->elements = (size_t)n + (size_t)tiles;
+    c->bytes = 8.0 * (double)n;
+    snprintf(c->shape, sizeof c->shape, "n = %lld (%llu tiles of 1024, clusters of %u)", n, tiles, cl);
+    return 0;
+}
+
+static void ref_persistent_scale(ref_case *c)
+{
+    const float *x = param(c, "x")->init;
+    ref_param *py = param(c, "y"), *pc = param(c, "count");
+    float a = (float)param(c, "a")->scalar;
+    float *y = py->expect;
+    for (size_t i = 0; i < py->count; i++) y[i] = a * x[i];
+    int32_t *cnt = pc->expect;
+    memcpy(cnt, pc->init, (pc->count + pc->guard) * 4);
+    for (size_t t = 0; t < pc->count; t++) cnt[t] = 1;
+}
+
+/* persistent_rowsum: block t of BM = 128 rows sums its first nks[t] boxes of BK = 32 columns (the
+ * columns past K read as zero). nks is ragged: one block in 8 takes every box of the row, the rest
+ * one or two boxes, so blocks differ in cost by up to K / 64 times; with REF_ROWSUM_UNIFORM=1 in the
+ * environment every block takes every box (bench/persistent.sh's uniform workload). */
+static int setup_persistent_rowsum(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err,
+                                   size_t errlen)
+{
+    long long M, K;
+    if (shape2("persistent_rowsum", n, set, nset, "M", "K", 4096, 4, &M, &K, err, errlen)) return -1;
+    unsigned box[2];
+    tma_box(c, "x", 2, (const unsigned[]){128, 32}, box);
+    unsigned tiles = blocks_for(M, box[0]);
+    long long kb = (K + box[1] - 1) / box[1];
+    const char *su = getenv("REF_ROWSUM_UNIFORM");   /* bench/persistent.sh: every block takes every box */
+    int uniform = su && strcmp(su, "1") == 0;
+    fill_f32(add_buffer(c, "x", REF_IN, TILE_DTYPE_F32, (size_t)(M * K), 64), rng, -1.0f, 1.0f);
+    add_buffer(c, "out", REF_OUT, TILE_DTYPE_F32, (size_t)M, guard_for(M, box[0]));
+    ref_param *pn = add_buffer(c, "nks", REF_IN, TILE_DTYPE_I32, tiles, 16);
+    int32_t *nk = pn->init;
+    long long work = 0;
+    for (unsigned t = 0; t < tiles; t++) {
+        uint64_t r = ref_rng_next(rng);
+        long long small = 1 + (long long)((r >> 8) % 2);
+        nk[t] = (int32_t)(r % 8 == 0 || small > kb || uniform ? kb : small);
+        work += nk[t];
+    }
+    memcpy(pn->expect, pn->init, (size_t)(tiles + 16) * 4);
+    add_scalar(c, "M", TILE_DTYPE_I32, (double)M);
+    add_scalar(c, "K", TILE_DTYPE_I32, (double)K);
+    c->grid[0] = tiles;
+    c->elements = (size_t)M;
+    c->bytes = 4.0 * (double)box[0] * (double)box[1] * (double)work + 4.0 * (double)M;
+    snprintf(c->shape, sizeof c->shape, "M = %lld, K = %lld (%u blocks, %lld boxes in all, ragged)", M, K, tiles, work);
+    return 0;
+}
+
+static void ref_persistent_rowsum(ref_case *c)
+{
+    const float *x = param(c, "x")->init;
+    const int32_t *nk = param(c, "nks")->init;
+    ref_param *po = param(c, "out");
+    int K = (int)param(c, "K")->scalar;
+    float *out = po->expect;
+    for (size_t r = 0; r < po->count; r++) {
+        long long cols = (long long)nk[r / 128] * 32;
+        if (cols > K) cols = K;
+        volatile float acc = 0.0f;
+        for (long long j = 0; j < cols; j++) acc = acc + x[r * (size_t)K + (size_t)j];
+        out[r] = acc;
+    }
+}
+
 /* cluster_multicast: y[i, j] = x[i, j] + bias[i % BM, j]; bias has R = BM rows. */
 static int setup_multicast(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
 {
@@ -480,6 +569,64 @@ static void ref_multicast(ref_case *c)
     }
 }
 
+/* gemm_sm90: C = A * B^T (A [M, K], B [N, K], C [M, N], bf16), the reference in float64, rounded
+ * once to bf16. The kernel accumulates in f32 in another order, so an element may differ by the two
+ * roundings to bf16 (one bf16 ulp is up to 2^-7 relative) and the f32 sums: the bound (table below) is 2^-6 relative plus 1e-3 absolute,
+ * far below the error of a wrong tile (O(1) for inputs in [-1, 1)). n is M * N (default M = N, K = 256). */
+static int setup_gemm(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
+{
+    long long M, N, K;
+    if (shape2("gemm_sm90", n, set, nset, "M", "N", 256, 1, &M, &N, err, errlen)) return -1;
+    const ref_setting *sk = setting(set, nset, "K");
+    K = sk ? (long long)sk->value : 256;
+    if (K < 1 || K > (1 << 20) || K % 8)
+        return fail(err, errlen, "gemm_sm90: K = %lld must be a positive multiple of 8 (16-byte TMA rows) up to 2^20", K);
+    if (M * K > (1ll << 31) || N * K > (1ll << 31)) return fail(err, errlen, "gemm_sm90: A or B has more than 2^31 elements");
+    unsigned ba[2], bb[2];
+    tma_box(c, "a", 2, (const unsigned[]){128, 64}, ba);
+    tma_box(c, "b", 2, (const unsigned[]){256, 64}, bb);
+    fill_bf16(add_buffer(c, "a", REF_IN, TILE_DTYPE_BF16, (size_t)(M * K), 64), rng, -1.0f, 1.0f);
+    fill_bf16(add_buffer(c, "b", REF_IN, TILE_DTYPE_BF16, (size_t)(N * K), 64), rng, -1.0f, 1.0f);
+    add_buffer(c, "c", REF_OUT, TILE_DTYPE_BF16, (size_t)(M * N), 256);
+    add_scalar(c, "M", TILE_DTYPE_I32, (double)M);
+    add_scalar(c, "N", TILE_DTYPE_I32, (double)N);
+    add_scalar(c, "K", TILE_DTYPE_I32, (double)K);
+    c->grid[0] = blocks_for(M, ba[0]) * blocks_for(N, bb[0]);
+    c->elements = (size_t)(M * N);
+    c->bytes = 2.0 * (double)(M * K + N * K + M * N);
+    snprintf(c->shape, sizeof c->shape, "M = %lld, N = %lld, K = %lld (tiles %u x %u, %u blocks)", M, N, K, ba[0], bb[0],
+             c->grid[0]);
+    return 0;
+}
+
+static void ref_gemm(ref_case *c)
+{
+    const uint16_t *a = param(c, "a")->init, *b = param(c, "b")->init;
+    ref_param *pc = param(c, "c");
+    size_t M = (size_t)param(c, "M")->scalar, N = (size_t)param(c, "N")->scalar, K = (size_t)param(c, "K")->scalar;
+    uint16_t *out = pc->expect;
+    double *bd = malloc(sizeof *bd * K);
+    float *af = malloc(sizeof *af * M * K), *bf = malloc(sizeof *bf * N * K);
+    if (!bd || !af || !bf) {
+        free(bd), free(af), free(bf);
+        return;   /* expect keeps the poison: the comparison fails loudly */
+    }
+    for (size_t i = 0; i < M * K; i++) af[i] = ref_bf16_to_f32(a[i]);
+    for (size_t i = 0; i < N * K; i++) bf[i] = ref_bf16_to_f32(b[i]);
+    for (size_t j = 0; j < N; j++) {
+        for (size_t k = 0; k < K; k++) bd[k] = bf[j * K + k];
+        for (size_t i = 0; i < M; i++) {
+            const float *ar = af + i * K;
+            double acc = 0.0;
+            for (size_t k = 0; k < K; k++) acc += (double)ar[k] * bd[k];
+            out[i * N + j] = ref_f32_to_bf16((float)acc);
+        }
+    }
+    free(bd);
+    free(af);
+    free(bf);
+}
+
 const ref_kernel ref_kernels[] = {
     {"vector_add", "samples/vector_add.tile", 256, 256, {REF_TOL_EXACT, 0, 0, 0}, setup_vector_add, ref_vector_add},
     {"saxpy", "samples/saxpy.tile", 128, 1024, {REF_TOL_ULP, 1, 0, 0}, setup_saxpy, ref_saxpy},
@@ -490,6 +637,11 @@ const ref_kernel ref_kernels[] = {
      ref_tma_copy},
     {"pipelined_rowsum", "samples/pipelined_rowsum.tile", 256, 128, {REF_TOL_EXACT, 0, 0, 0}, setup_rowsum, ref_rowsum},
     {"cluster_multicast", "samples/cluster_multicast.tile", 128, 64 * 64, {REF_TOL_EXACT, 0, 0, 0}, setup_multicast, ref_multicast},
+    {"persistent_scale", "samples/persistent_scale.tile", 256, 1024, {REF_TOL_EXACT, 0, 0, 0}, setup_persistent_scale,
+     ref_persistent_scale},
+    {"persistent_rowsum", "samples/persistent_rowsum.tile", 256, 128, {REF_TOL_EXACT, 0, 0, 0}, setup_persistent_rowsum,
+     ref_persistent_rowsum},
+    {"gemm_sm90", "samples/gemm_sm90.tile", 384, 128 * 256, {REF_TOL_REL, 0, 1.0 / 64, 1e-3}, setup_gemm, ref_gemm},
 };
 const int ref_kernel_count = (int)(sizeof ref_kernels / sizeof ref_kernels[0]);
 

@@ -101,7 +101,9 @@ START_TEST(test_good_source_stages)
     size_t len = 0;
     ck_assert_int_eq(tile_program_emit(p, TILE_STAGE_CUBIN, &data, &len), TILE_ERROR_NOT_AVAILABLE);
     ck_assert_int_eq(tile_program_emit(p, TILE_STAGE_IR_DUMPS, &data, &len), TILE_ERROR_NOT_AVAILABLE);
-    ck_assert_int_eq(tile_program_emit(p, (tile_stage)6, &data, &len), TILE_ERROR_INVALID_ARGUMENT);
+    ck_assert_int_eq(tile_program_emit(p, TILE_STAGE_LLVM, &data, &len), TILE_ERROR_NOT_AVAILABLE);   /* AMD stages */
+    ck_assert_int_eq(tile_program_emit(p, TILE_STAGE_HSACO, &data, &len), TILE_ERROR_NOT_AVAILABLE);
+    ck_assert_int_eq(tile_program_emit(p, (tile_stage)9, &data, &len), TILE_ERROR_INVALID_ARGUMENT);
     ck_assert_int_eq(tile_program_emit(p, (tile_stage)-1, &data, &len), TILE_ERROR_INVALID_ARGUMENT);
     ck_assert_int_eq(tile_program_emit(p, TILE_STAGE_PTX, NULL, &len), TILE_ERROR_INVALID_ARGUMENT);
     ck_assert_int_eq(tile_program_emit(NULL, TILE_STAGE_PTX, &data, &len), TILE_ERROR_INVALID_ARGUMENT);
@@ -217,13 +219,35 @@ START_TEST(test_defines)
 }
 END_TEST
 
+/* gfx942 through the API: LLVM IR and AMDGCN always, the linked code object (ELF) with assemble = 1,
+ * no PTX; the LLVM and ld.lld times are recorded for bench/compile_time. */
+START_TEST(test_amd_target_stages)
+{
+    tile_compile_options o = {.target = TILE_TARGET_GFX942, .opt_level = 2, .assemble = 1};
+    tile_program *p = NULL;
+    ck_assert_int_eq(tile_compile(good_src, strlen(good_src), "a.tile", &o, &p), TILE_SUCCESS);
+    const char *data = NULL;
+    size_t len = 0;
+    ck_assert_int_eq(tile_program_emit(p, TILE_STAGE_LLVM, &data, &len), TILE_SUCCESS);
+    ck_assert_ptr_nonnull(strstr(data, "define amdgpu_kernel void"));
+    ck_assert_int_eq(tile_program_emit(p, TILE_STAGE_AMDGCN, &data, &len), TILE_SUCCESS);
+    ck_assert_ptr_nonnull(strstr(data, ".amdgcn_target \"amdgcn-amd-amdhsa--gfx942"));
+    ck_assert_int_eq(tile_program_emit(p, TILE_STAGE_HSACO, &data, &len), TILE_SUCCESS);
+    ck_assert_uint_gt(len, 64);
+    ck_assert_int_eq(memcmp(data, "\177ELF", 4), 0);
+    ck_assert_int_eq(tile_program_emit(p, TILE_STAGE_PTX, &data, &len), TILE_ERROR_NOT_AVAILABLE);
+    ck_assert_int_eq(tile_program_target(p), TILE_TARGET_GFX942);
+    tile_program_destroy(p);
+}
+END_TEST
+
 START_TEST(test_invalid_arguments)
 {
     tile_program *p = (tile_program *)&p; /* must be reset to NULL */
     size_t n = strlen(good_src);
     ck_assert_int_eq(tile_compile(good_src, n, "a.tile", NULL, NULL), TILE_ERROR_INVALID_ARGUMENT);
 
-    tile_compile_options bad_target = {.target = (tile_target)2, .opt_level = 2};
+    tile_compile_options bad_target = {.target = (tile_target)4, .opt_level = 2};
     ck_assert_int_eq(tile_compile(good_src, n, "a.tile", &bad_target, &p), TILE_ERROR_INVALID_ARGUMENT);
     ck_assert_ptr_null(p);
 
@@ -428,6 +452,7 @@ Suite *api_suite(void)
     tcase_add_test(tc, test_good_source_stages);
     tcase_add_test(tc, test_options_target_and_dumps);
     tcase_add_test(tc, test_assemble_gives_cubin);
+    tcase_add_test(tc, test_amd_target_stages);
     tcase_add_test(tc, test_bad_source_diagnostics);
     tcase_add_test(tc, test_defines);
     tcase_add_test(tc, test_invalid_arguments);

@@ -105,12 +105,13 @@ START_TEST(planned_backends)
         int count = -1;
         char why[128];
         ck_assert_int_eq(tile_device_count(bs[i], &count, why, sizeof why), TILE_SUCCESS);
+        /* no AMD GPU on the machines that build tilec: 0 devices, and why (no runtime, or no GPU behind it) */
         ck_assert_int_eq(count, 0);
-        ck_assert_str_eq(why, "not built yet (planned)");
+        HAS(why, "HIP runtime");
         tile_device *d = NULL;
-        ck_assert_int_eq(tile_device_open(bs[i], 0, &d), TILE_ERROR_NO_DRIVER);
+        ck_assert_int_eq(tile_device_open(bs[i], 0, &d), TILE_ERROR_NO_DEVICE);
         HAS(tile_last_error(), tile_backend_name(bs[i]));
-        HAS(tile_last_error(), "not built yet (planned)");
+        HAS(tile_last_error(), "HIP runtime");
     }
     tile_backend b;
     ck_assert_int_eq(tile_backend_parse("hip", &b), TILE_SUCCESS);

@@ -1,0 +1,210 @@
+#!/usr/bin/env python3
+"""bench/gemm.py: samples/gemm_sm90.tile against cuBLAS (torch.matmul) and Triton, one run, one GPU.
+
+Method (bench/NOTES.md, "gemm"): for each shape M x N x K, A [M, K] and B [N, K] are random bf16
+tensors made once by torch (uniform in [-1, 1)); every contender computes C = A @ B^T into its own
+bf16 C from those same tensors. tilec's kernel is compiled by build/tilec to a cubin (the compile
+time of each variant is printed), loaded with the CUDA driver API through ctypes into torch's
+context, and launched with tensor maps encoded here exactly as the tilec runtime encodes them
+(row-major, bf16, box = the kernel's box, swizzle = the compiler's choice, zero fill). Timing:
+torch.cuda events around each launch on the default stream, after warm-up; the median of R runs.
+TFLOP/s = 2 M N K / time; the fraction is of the H100 SXM's 989 dense bf16 TFLOP/s.
+Correctness: every result is compared with cuBLAS's (relative Frobenius error ||C - C_ref|| /
+||C_ref||, which for bf16 output is about 2^-9) before timing; a variant above 1e-2 is reported as
+FAIL and not timed.
+
+Triton: a plain tl.dot block matmul written for this script (not Triton's persistent TMA tutorial
+kernel), with Triton's own autotuning over a few configs; its compile time is the first call's.
+
+    python3 bench/gemm.py [--reps R] [--shapes 4096x4096x4096,...] [--variants "BN=128 STAGES=5;..."]
+"""
+import argparse
+import ctypes
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+import torch
+
+PEAK = 989.0
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TILEC = os.environ.get("TILEC", os.path.join(ROOT, "build", "tilec"))
+SAMPLE = os.path.join(ROOT, "samples", "gemm_sm90.tile")
+
+cuda = ctypes.CDLL("libcuda.so.1")
+
+
+def ck(rc, what):
+    if rc != 0:
+        raise RuntimeError(f"{what}: CUDA error {rc}")
+
+
+class Variant:
+    """One -D variant of the sample: compiled, loaded, with its boxes and shared memory."""
+
+    def __init__(self, defines):
+        self.defines = defines
+        self.consts = {"BM": 128, "BN": 256, "BK": 64, "STAGES": 4, "GROUP_M": 8}
+        for d in defines:
+            k, v = d.split("=")
+            self.consts[k] = int(v)
+        args = [TILEC, SAMPLE] + [f"-D{d}" for d in defines]
+        t0 = time.perf_counter()
+        ptx = subprocess.run(args + ["--emit", "ptx"], capture_output=True, check=True).stdout
+        self.compile_ptx_ms = (time.perf_counter() - t0) * 1e3
+        t0 = time.perf_counter()
+        cubin = subprocess.run(args + ["--emit", "cubin", "-o", "-"], capture_output=True, check=True).stdout
+        self.compile_cubin_ms = (time.perf_counter() - t0) * 1e3
+        ir = subprocess.run(args + ["--emit", "ir-lowered"], capture_output=True, check=True, text=True).stdout
+        self.smem = int(re.search(r"smem\((\d+)\)", ir).group(1))
+        self.mod = ctypes.c_void_p()
+        ck(cuda.cuModuleLoadData(ctypes.byref(self.mod), ctypes.c_char_p(cubin)), "cuModuleLoadData")
+        self.fn = ctypes.c_void_p()
+        ck(cuda.cuModuleGetFunction(ctypes.byref(self.fn), self.mod, b"gemm_sm90"), "cuModuleGetFunction")
+        ck(cuda.cuFuncSetAttribute(self.fn, 8, self.smem), "cuFuncSetAttribute(max dynamic smem)")
+        self.ptx_bytes = len(ptx)
+
+    def tensor_map(self, t, box_rows):
+        """CUtensorMap of a row-major [rows, K] bf16 tensor, box [box_rows, BK], 128B swizzle."""
+        rows, cols = t.shape
+        tm = (ctypes.c_uint8 * 128)()
+        dims = (ctypes.c_uint64 * 2)(cols, rows)
+        strides = (ctypes.c_uint64 * 1)(cols * 2)
+        box = (ctypes.c_uint32 * 2)(self.consts["BK"], box_rows)
+        es = (ctypes.c_uint32 * 2)(1, 1)
+        swz = {128: 3, 64: 2, 32: 1}[self.consts["BK"] * 2]
+        ck(cuda.cuTensorMapEncodeTiled(tm, 9, 2, ctypes.c_void_p(t.data_ptr()), dims, strides, box, es, 0, swz, 2, 0),
+           "cuTensorMapEncodeTiled")
+        return tm
+
+    def launcher(self, a, b, c):
+        M, K = a.shape
+        N = b.shape[0]
+        ta, tb = self.tensor_map(a, self.consts["BM"]), self.tensor_map(b, self.consts["BN"])
+        pc = ctypes.c_uint64(c.data_ptr())
+        iM, iN, iK = ctypes.c_int32(M), ctypes.c_int32(N), ctypes.c_int32(K)
+        params = (ctypes.c_void_p * 6)(*[ctypes.cast(ctypes.pointer(x), ctypes.c_void_p) for x in (ta, tb, pc, iM, iN, iK)])
+        bm, bn = self.consts["BM"], self.consts["BN"]
+        grid = ((M + bm - 1) // bm) * ((N + bn - 1) // bn)
+        keep = (ta, tb, pc, iM, iN, iK, params)
+
+        def launch():
+            _ = keep
+            ck(cuda.cuLaunchKernel(self.fn, grid, 1, 1, 384, 1, 1, self.smem, None, params, None), "cuLaunchKernel")
+        return launch
+
+
+def time_it(fn, reps):
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(reps):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        e.synchronize()
+        ts.append(s.elapsed_time(e))
+    return statistics.median(ts)
+
+
+def rel_fro(c, ref):
+    return (torch.linalg.norm(c.float() - ref.float()) / torch.linalg.norm(ref.float())).item()
+
+
+def make_triton():
+    try:
+        import triton
+        import triton.language as tl
+    except Exception as ex:  # noqa: BLE001
+        print(f"triton: not available ({ex})")
+        return None
+
+    configs = [triton.Config({"BM": bm, "BN": bn, "BK": 64, "G": 8}, num_stages=s, num_warps=w)
+               for bm, bn, s, w in ((128, 256, 3, 8), (128, 128, 4, 4), (128, 128, 4, 8), (256, 128, 3, 8))]
+
+    @triton.autotune(configs=configs, key=["M", "N", "K"])
+    @triton.jit
+    def mm(a, b, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, G: tl.constexpr):
+        pid = tl.program_id(0)
+        npm, npn = tl.cdiv(M, BM), tl.cdiv(N, BN)
+        first = (pid // (G * npn)) * G
+        gs = min(npm - first, G)
+        pm = first + (pid % gs)
+        pn = (pid % (G * npn)) // gs
+        rm = pm * BM + tl.arange(0, BM)
+        rn = pn * BN + tl.arange(0, BN)
+        rk = tl.arange(0, BK)
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k in range(0, tl.cdiv(K, BK)):
+            kk = k * BK + rk
+            x = tl.load(a + rm[:, None] * K + kk[None, :], mask=(rm[:, None] < M) & (kk[None, :] < K), other=0.0)
+            y = tl.load(b + rn[:, None] * K + kk[None, :], mask=(rn[:, None] < N) & (kk[None, :] < K), other=0.0)
+            acc = tl.dot(x, tl.trans(y), acc)
+        tl.store(c + rm[:, None] * N + rn[None, :], acc.to(tl.bfloat16), mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+    def run(a, b, c):
+        M, K = a.shape
+        N = b.shape[0]
+        mm[lambda meta: (triton.cdiv(M, meta["BM"]) * triton.cdiv(N, meta["BN"]),)](a, b, c, M, N, K)
+    return run
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--shapes", default="4096x4096x4096,8192x8192x8192,8192x1024x8192,16384x4096x1024,128x8192x8192")
+    ap.add_argument("--variants", default="BN=256 STAGES=4;BN=256 STAGES=3;BN=128 STAGES=6;BN=256 STAGES=4 GROUP_M=16")
+    args = ap.parse_args()
+    torch.cuda.init()
+    torch.zeros(1, device="cuda")
+    print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}  cuBLAS via torch.matmul")
+    variants = []
+    for v in args.variants.split(";"):
+        var = Variant(v.split())
+        print(f"tilec variant [{v}]: compile to PTX {var.compile_ptx_ms:.1f} ms, to cubin (with ptxas) "
+              f"{var.compile_cubin_ms:.1f} ms (process start included), smem {var.smem} B, PTX {var.ptx_bytes} B")
+        variants.append(var)
+    triton_run = make_triton()
+    torch.manual_seed(0)
+    for shape in args.shapes.split(","):
+        M, N, K = (int(x) for x in shape.split("x"))
+        a = (torch.rand(M, K, device="cuda") * 2 - 1).to(torch.bfloat16)
+        b = (torch.rand(N, K, device="cuda") * 2 - 1).to(torch.bfloat16)
+        flop = 2.0 * M * N * K
+        ref = torch.matmul(a, b.t())
+        t_cublas = time_it(lambda: torch.matmul(a, b.t()), args.reps)
+        rows = [("cuBLAS", t_cublas, 0.0)]
+        if triton_run:
+            ct = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+            t0 = time.perf_counter()
+            triton_run(a, b, ct)
+            torch.cuda.synchronize()
+            tcomp = (time.perf_counter() - t0) * 1e3
+            err = rel_fro(ct, ref)
+            rows.append((f"Triton (first call incl. autotune+compile {tcomp:.0f} ms)", time_it(lambda: triton_run(a, b, ct), args.reps), err))
+        for var in variants:
+            c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+            launch = var.launcher(a, b, c)
+            launch()
+            torch.cuda.synchronize()
+            err = rel_fro(c, ref)
+            name = f"tilec [{' '.join(var.defines)}]"
+            if not err < 1e-2:
+                print(f"{shape} {name}: FAIL rel. Frobenius error {err:.3g}")
+                continue
+            rows.append((name, time_it(launch, args.reps), err))
+        print(f"== {M} x {N} x {K}")
+        for name, t, err in rows:
+            tf = flop / (t * 1e-3) / 1e12
+            print(f"  {name:60s} {t * 1e3:9.1f} us {tf:7.1f} TFLOP/s {tf / PEAK:6.3f} of peak "
+                  f"{t_cublas / t:6.3f}x cuBLAS  err {err:.2e}")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1372 @@
+/* amd_emit.c: lowered tile IR to LLVM IR through the LLVM-C API, then LLVM's optimisation pipeline
+ * and AMDGPU code generation (gfx942, gfx90a) in process.
+ *
+ * The one idea: every SSA value of a kernel is one LLVM value (a vec<E x T> is an LLVM <E x T>
+ * vector, a view its base pointer plus i32 dims kept on the side), and structured control flow
+ * becomes basic blocks whose block arguments and results live in allocas that LLVM's SROA turns back
+ * into SSA. So the emitter never builds a phi for structured flow, and break/continue/yield are a
+ * store and a branch.
+ *
+ * Kernels are `amdgpu_kernel` functions: pointer parameters are `ptr addrspace(1) noalias nocapture
+ * align A` (A = 16 for a `tensor` base, else the element size; two pointer arguments of one launch
+ * must not overlap where either is written), i1 is passed as one byte, and
+ * "amdgpu-flat-work-group-size"="B,B" carries the declared block size (so block_dim is that
+ * constant: a launch uses the declared block). Shared tiles live in one internal addrspace(3)
+ * array per kernel of smem-layout's size; smem_elem swizzles like the PTX back end. Global tile
+ * accesses (ld_blocked / st_blocked) are buffer loads and stores through a resource built from the
+ * view (llvm.amdgcn.make.buffer.rsrc, num_records = the view's bytes, at most 2^31 - 1): a lane
+ * group fully inside the view is one vector access, a partial group per-lane accesses whose offset
+ * is 0x80000000 (beyond num_records) for the lanes outside, which the hardware reads as 0 and drops
+ * on store: masking by the buffer's range check, no branches per lane.
+ *
+ * The block barrier is `fence syncscope("workgroup") release; s_barrier; fence syncscope("workgroup")
+ * acquire`. LLVM-C 19 has no syncscope fence builder, so that sequence is a small internal function
+ * parsed from text (LLVMParseIRInContext) into the module before the kernels are built, marked
+ * alwaysinline, and called. The warp-pipeline ops: amd_setprio is llvm.amdgcn.s.setprio;
+ * amd_stage_barrier is sched.barrier(0); s.barrier (or the fenced barrier, whose release fence is
+ * the s_waitcnt lgkmcnt(0), when lds_wait = 1); sched.barrier(0); amd_cond_barrier {group} is a
+ * branch around one s.barrier on (linear thread id / 256 != 0) for "high", == 0 for "low".
+ *
+ * Float semantics follow the PTX back end: f16 and bf16 arithmetic computes in f32 and rounds once
+ * (exact for add/sub/mul); float to int casts saturate (llvm.fptosi.sat); shifts by the width or
+ * more give 0 (or the sign for signed shr); integer division by zero gives an unspecified value but
+ * no undefined behaviour. Only LLVM's target registry is global (initialised once).
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Core.h>
+#include <llvm-c/IRReader.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+
+#include "amdgcn.h"
+
+
+/* The barrier helpers, parsed into every module (no syncscope fence builder in LLVM-C 19). */
+static const char helper_ir[] =
+    "define internal void @tilec.block_barrier() #0 {\n"
+    "  fence syncscope(\"workgroup\") release\n"
+    "  call void @llvm.amdgcn.s.barrier()\n"
+    "  fence syncscope(\"workgroup\") acquire\n"
+    "  ret void\n"
+    "}\n"
+    "declare void @llvm.amdgcn.s.barrier() #1\n"
+    "attributes #0 = { alwaysinline convergent nounwind }\n"
+    "attributes #1 = { convergent nounwind willreturn }\n";
+
+#define BUF_OOB 0x80000000u   /* a buffer offset past every num_records we build */
+#define BUF_FLAGS 0x27000     /* dword 3 of the resource: 32-bit data, raw (what Triton uses on CDNA) */
+
+/* What a yield/break/continue goes to. */
+typedef struct Flow {
+    const Op *op;                 /* the if/for/loop/elect op, NULL for the kernel body */
+    LLVMValueRef *slots;          /* if: result allocas; for/loop: carried-value allocas */
+    LLVMBasicBlockRef next;       /* yield target: if/elect merge, for latch, loop head */
+    LLVMBasicBlockRef exit;       /* for/loop: the block after the loop */
+    struct Flow *loop;            /* the innermost enclosing for/loop */
+} Flow;
+
+typedef struct Emit {
+    const Module *m;
+    AmdTarget target;
+    DiagCtx *diag;
+    int errors;
+    LLVMContextRef ctx;
+    LLVMModuleRef mod;
+    LLVMBuilderRef b;
+    LLVMBuilderRef ab;            /* allocas, at the end of the entry block */
+    /* per kernel */
+    const Kernel *k;
+    LLVMValueRef fn;
+    LLVMValueRef *val;            /* val[value id] */
+    LLVMValueRef **dims;          /* dims[view value id]: i32 dims of a view */
+    LLVMValueRef *rsrc;           /* rsrc[view value id]: its buffer resource */
+    LLVMValueRef lds;             /* the kernel's LDS array, or NULL */
+    LLVMValueRef tlin;            /* linear thread index (i32) */
+    Arena arena;
+} Emit;
+
+static Loc op_loc(const Emit *e, const Op *op)
+{
+    Loc l = op ? op->loc : (Loc){0, 0, 0};
+    if (!l.file) l.file = e->m->source;
+    return l;
+}
+
+static void error_at(Emit *e, const Op *op, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    StrBuf sb;
+    sb_init(&sb);
+    sb_vprintf(&sb, fmt, ap);
+    va_end(ap);
+    diag_error(e->diag, op_loc(e, op), "%s (target %s)", sb.data ? sb.data : "", amd_target_name(e->target));
+    sb_free(&sb);
+    e->errors++;
+}
+
+static const char *opname(const Op *op) { return op->code < OP_COUNT ? ir_op_info[op->code].name : "?"; }
+
+/* ---------------------------------------------------------------- types and helpers */
+
+static int is_f16ish(const Type *t) { return t->kind == TY_F16 || t->kind == TY_BF16; }
+static int mem_bytes(const Type *t) { return t->kind == TY_I1 ? 1 : ir_type_bits(t) / 8; }
+
+static LLVMTypeRef i32t(Emit *e) { return LLVMInt32TypeInContext(e->ctx); }
+static LLVMTypeRef i64t(Emit *e) { return LLVMInt64TypeInContext(e->ctx); }
+static LLVMTypeRef f32t(Emit *e) { return LLVMFloatTypeInContext(e->ctx); }
+static LLVMValueRef ci32(Emit *e, int64_t v) { return LLVMConstInt(i32t(e), (unsigned long long)v, 1); }
+static LLVMValueRef ci64(Emit *e, int64_t v) { return LLVMConstInt(i64t(e), (unsigned long long)v, 1); }
+
+static LLVMTypeRef scalar_type(Emit *e, TypeKind k)
+{
+    switch (k) {
+    case TY_I1: return LLVMInt1TypeInContext(e->ctx);
+    case TY_I8: case TY_U8: return LLVMInt8TypeInContext(e->ctx);
+    case TY_I16: case TY_U16: return LLVMInt16TypeInContext(e->ctx);
+    case TY_I32: case TY_U32: return i32t(e);
+    case TY_I64: case TY_U64: return i64t(e);
+    case TY_F16: return LLVMHalfTypeInContext(e->ctx);
+    case TY_BF16: return LLVMBFloatTypeInContext(e->ctx);
+    case TY_F32: return f32t(e);
+    case TY_F64: return LLVMDoubleTypeInContext(e->ctx);
+    default: return NULL;
+    }
+}
+
+/* The LLVM type of a value of type t, or NULL when t has no AMD form. */
+static LLVMTypeRef lty(Emit *e, const Type *t)
+{
+    switch (t->kind) {
+    case TY_PTR:
+        if (t->space == AS_GLOBAL) return LLVMPointerTypeInContext(e->ctx, 1);
+        if (t->space == AS_SHARED) return LLVMPointerTypeInContext(e->ctx, 3);
+        return NULL;
+    case TY_VIEW: return LLVMPointerTypeInContext(e->ctx, 1);
+    case TY_SMEM: return LLVMPointerTypeInContext(e->ctx, 3);
+    case TY_VEC: return LLVMVectorType(scalar_type(e, t->elem->kind), (unsigned)t->shape[0]);
+    default: return scalar_type(e, t->kind);
+    }
+}
+
+/* The same shape (scalar or vector) with another element type. */
+static LLVMTypeRef like(LLVMTypeRef shape, LLVMTypeRef elem)
+{
+    if (LLVMGetTypeKind(shape) == LLVMVectorTypeKind) return LLVMVectorType(elem, LLVMGetVectorSize(shape));
+    return elem;
+}
+
+static LLVMValueRef intrinsic(Emit *e, const char *name, LLVMTypeRef *ov, unsigned nov, LLVMValueRef *args, unsigned n)
+{
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    if (!id) ir_unreachable("unknown LLVM intrinsic");
+    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(e->mod, id, ov, nov);
+    LLVMTypeRef fty = LLVMIntrinsicGetType(e->ctx, id, ov, nov);
+    return LLVMBuildCall2(e->b, fty, fn, args, n, "");
+}
+
+static LLVMValueRef V(Emit *e, const Op *op, const Value *v)
+{
+    LLVMValueRef r = v && v->id < e->k->nvalues ? e->val[v->id] : NULL;
+    if (!r) {
+        error_at(e, op, "'%s': operand has no AMD value (an unsupported type or op defined it)", opname(op));
+        return LLVMGetUndef(i32t(e));
+    }
+    return r;
+}
+
+static LLVMValueRef alloca_of(Emit *e, LLVMTypeRef t, const char *name)
+{
+    return LLVMBuildAlloca(e->ab, t, name);
+}
+
+/* A value's name hint for the LLVM IR (readable dumps). */
+static const char *nm(const Value *v) { return v && v->name ? v->name : ""; }
+
+static LLVMValueRef load_slot(Emit *e, LLVMValueRef slot, const Value *v)
+{
+    return LLVMBuildLoad2(e->b, lty(e, v->type), slot, nm(v));
+}
+
+/* ---------------------------------------------------------------- arithmetic */
+
+static LLVMValueRef widen(Emit *e, LLVMValueRef x, const Type *t)
+{
+    return is_f16ish(t) ? LLVMBuildFPExt(e->b, x, like(LLVMTypeOf(x), f32t(e)), "") : x;
+}
+
+static LLVMValueRef narrow(Emit *e, LLVMValueRef x, const Type *t, LLVMTypeRef to)
+{
+    return is_f16ish(t) ? LLVMBuildFPTrunc(e->b, x, to, "") : x;
+}
+
+static LLVMValueRef splat_const(Emit *e, LLVMTypeRef shape, LLVMValueRef c)
+{
+    if (LLVMGetTypeKind(shape) != LLVMVectorTypeKind) return c;
+    unsigned n = LLVMGetVectorSize(shape);
+    LLVMValueRef *xs = ARENA_ARRAY(&e->arena, LLVMValueRef, n);
+    for (unsigned i = 0; i < n; i++) xs[i] = c;
+    return LLVMConstVector(xs, n);
+}
+
+static LLVMValueRef emit_cast(Emit *e, LLVMValueRef a, const Type *from, const Type *to, LLVMTypeRef rt)
+{
+    if (from == to) return a;
+    LLVMTypeRef at = LLVMTypeOf(a);
+    if (to->kind == TY_I1) {
+        if (ir_type_is_int(from)) return LLVMBuildICmp(e->b, LLVMIntNE, a, LLVMConstNull(at), "");
+        return LLVMBuildFCmp(e->b, LLVMRealUNE, a, LLVMConstNull(at), "");
+    }
+    int fi = ir_type_is_float(from), ti = ir_type_is_float(to);
+    if (!fi && !ti) {
+        int fb = ir_type_bits(from), tb = ir_type_bits(to);
+        if (fb == tb) return a;
+        if (tb < fb) return LLVMBuildTrunc(e->b, a, rt, "");
+        return ir_type_is_signed(from) ? LLVMBuildSExt(e->b, a, rt, "") : LLVMBuildZExt(e->b, a, rt, "");
+    }
+    if (!fi) {   /* int -> float: through f32 for f16/bf16 (one rounding is what cvt.rn gives for <= 24-bit ints) */
+        LLVMTypeRef mid = is_f16ish(to) ? like(at, f32t(e)) : rt;
+        LLVMValueRef r = ir_type_is_signed(from) ? LLVMBuildSIToFP(e->b, a, mid, "") : LLVMBuildUIToFP(e->b, a, mid, "");
+        return is_f16ish(to) ? LLVMBuildFPTrunc(e->b, r, rt, "") : r;
+    }
+    if (!ti) {   /* float -> int saturates, NaN -> 0 (cvt.rzi) */
+        LLVMValueRef x = widen(e, a, from);
+        LLVMTypeRef ov[2] = {rt, LLVMTypeOf(x)};
+        return intrinsic(e, ir_type_is_signed(to) ? "llvm.fptosi.sat" : "llvm.fptoui.sat", ov, 2, &x, 1);
+    }
+    if (is_f16ish(from) && is_f16ish(to)) return LLVMBuildFPTrunc(e->b, widen(e, a, from), rt, "");
+    if (ir_type_bits(to) > ir_type_bits(from)) return LLVMBuildFPExt(e->b, a, rt, "");
+    return LLVMBuildFPTrunc(e->b, a, rt, "");
+}
+
+static void emit_elementwise(Emit *e, const Op *op)
+{
+    const Type *t = ir_type_elem(op->operands[op->code == OP_SELECT ? 1 : 0]->type);
+    const Type *rtype = op->results[0]->type;
+    LLVMTypeRef rt = lty(e, rtype);
+    if (!ir_type_is_scalar(t) || !rt) {
+        error_at(e, op, "'%s' on a non-numeric type", opname(op));
+        return;
+    }
+    LLVMValueRef s[3] = {NULL, NULL, NULL};
+    for (uint32_t i = 0; i < op->noperands && i < 3; i++) s[i] = V(e, op, op->operands[i]);
+    LLVMValueRef r = NULL;
+    LLVMBuilderRef b = e->b;
+    OpCode c = op->code;
+    if (c == OP_SELECT) {
+        r = LLVMBuildSelect(b, s[0], s[1], s[2], "");
+    } else if (c == OP_CAST) {
+        r = emit_cast(e, s[0], t, ir_type_elem(rtype), rt);
+    } else if (c == OP_CMP) {
+        const char *p = ir_attr_str(op, "pred", "");
+        static const char *const names[6] = {"eq", "ne", "lt", "le", "gt", "ge"};
+        int pi = -1;
+        for (int i = 0; i < 6; i++)
+            if (strcmp(p, names[i]) == 0) pi = i;
+        if (pi < 0) {
+            error_at(e, op, "'cmp' with an unknown predicate '%s'", p);
+            return;
+        }
+        if (ir_type_is_float(t)) {
+            static const LLVMRealPredicate fp[6] = {LLVMRealOEQ, LLVMRealUNE, LLVMRealOLT, LLVMRealOLE, LLVMRealOGT, LLVMRealOGE};
+            r = LLVMBuildFCmp(b, fp[pi], s[0], s[1], "");
+        } else {
+            int sg = ir_type_is_signed(t);
+            static const LLVMIntPredicate sp[6] = {LLVMIntEQ, LLVMIntNE, LLVMIntSLT, LLVMIntSLE, LLVMIntSGT, LLVMIntSGE};
+            static const LLVMIntPredicate up[6] = {LLVMIntEQ, LLVMIntNE, LLVMIntULT, LLVMIntULE, LLVMIntUGT, LLVMIntUGE};
+            r = LLVMBuildICmp(b, sg ? sp[pi] : up[pi], s[0], s[1], "");
+        }
+    } else if (ir_type_is_float(t)) {
+        LLVMValueRef a = widen(e, s[0], t), y = s[1] ? widen(e, s[1], t) : NULL, z = s[2] ? widen(e, s[2], t) : NULL;
+        LLVMTypeRef wt = LLVMTypeOf(a);
+        LLVMValueRef args[3] = {a, y, z};
+        switch (c) {
+        case OP_ADD: r = LLVMBuildFAdd(b, a, y, ""); break;
+        case OP_SUB: r = LLVMBuildFSub(b, a, y, ""); break;
+        case OP_MUL: r = LLVMBuildFMul(b, a, y, ""); break;
+        case OP_DIV: r = LLVMBuildFDiv(b, a, y, ""); break;
+        case OP_REM: r = LLVMBuildFRem(b, a, y, ""); break;
+        case OP_NEG: r = LLVMBuildFNeg(b, a, ""); break;
+        case OP_MIN: r = intrinsic(e, "llvm.minnum", &wt, 1, args, 2); break;
+        case OP_MAX: r = intrinsic(e, "llvm.maxnum", &wt, 1, args, 2); break;
+        case OP_ABS: r = intrinsic(e, "llvm.fabs", &wt, 1, args, 1); break;
+        case OP_SQRT: r = intrinsic(e, "llvm.sqrt", &wt, 1, args, 1); break;
+        case OP_EXP: r = intrinsic(e, "llvm.exp", &wt, 1, args, 1); break;
+        case OP_FMA: r = intrinsic(e, "llvm.fma", &wt, 1, args, 3); break;
+        default:
+            error_at(e, op, "'%s' is not defined on %s", opname(op), ir_type_kind_name(t->kind));
+            return;
+        }
+        r = narrow(e, r, t, rt);
+    } else {
+        LLVMTypeRef at = LLVMTypeOf(s[0]);
+        int sg = ir_type_is_signed(t), bits = ir_type_bits(t);
+        LLVMValueRef zero = LLVMConstNull(at);
+        LLVMValueRef args[2] = {s[0], s[1]};
+        switch (c) {
+        case OP_ADD: r = t->kind == TY_I1 ? LLVMBuildXor(b, s[0], s[1], "") : LLVMBuildAdd(b, s[0], s[1], ""); break;
+        case OP_SUB: r = t->kind == TY_I1 ? LLVMBuildXor(b, s[0], s[1], "") : LLVMBuildSub(b, s[0], s[1], ""); break;
+        case OP_MUL: r = LLVMBuildMul(b, s[0], s[1], ""); break;
+        case OP_DIV: case OP_REM: {
+            if (t->kind == TY_I1) {   /* as the PTX back end: a / b = a, a % b = 0 */
+                r = c == OP_DIV ? s[0] : zero;
+                break;
+            }
+            /* no undefined behaviour: x / 0 and MIN / -1 never reach the divide */
+            LLVMValueRef one = splat_const(e, at, LLVMConstInt(LLVMGetTypeKind(at) == LLVMVectorTypeKind ? LLVMGetElementType(at) : at, 1, 0));
+            LLVMValueRef bz = LLVMBuildICmp(b, LLVMIntEQ, s[1], zero, "");
+            LLVMValueRef d = LLVMBuildSelect(b, bz, one, s[1], "");
+            if (sg) {
+                LLVMValueRef m1 = LLVMConstAllOnes(at);
+                LLVMValueRef bm1 = LLVMBuildICmp(b, LLVMIntEQ, s[1], m1, "");
+                d = LLVMBuildSelect(b, bm1, one, d, "");
+                LLVMValueRef q = c == OP_DIV ? LLVMBuildSDiv(b, s[0], d, "") : LLVMBuildSRem(b, s[0], d, "");
+                LLVMValueRef alt = c == OP_DIV ? LLVMBuildSub(b, zero, s[0], "") : zero;
+                r = LLVMBuildSelect(b, bm1, alt, q, "");
+            } else {
+                r = c == OP_DIV ? LLVMBuildUDiv(b, s[0], d, "") : LLVMBuildURem(b, s[0], d, "");
+            }
+            break;
+        }
+        case OP_NEG: r = t->kind == TY_I1 ? s[0] : LLVMBuildSub(b, zero, s[0], ""); break;
+        case OP_AND: r = LLVMBuildAnd(b, s[0], s[1], ""); break;
+        case OP_OR: r = LLVMBuildOr(b, s[0], s[1], ""); break;
+        case OP_XOR: r = LLVMBuildXor(b, s[0], s[1], ""); break;
+        case OP_NOT: r = LLVMBuildNot(b, s[0], ""); break;
+        case OP_SHL: case OP_SHR: {
+            LLVMTypeRef et = LLVMGetTypeKind(at) == LLVMVectorTypeKind ? LLVMGetElementType(at) : at;
+            LLVMValueRef w = splat_const(e, at, LLVMConstInt(et, (unsigned long long)bits, 0));
+            LLVMValueRef big = LLVMBuildICmp(b, LLVMIntUGE, s[1], w, "");
+            if (c == OP_SHR && sg) {
+                LLVMValueRef wm1 = splat_const(e, at, LLVMConstInt(et, (unsigned long long)(bits - 1), 0));
+                r = LLVMBuildAShr(b, s[0], LLVMBuildSelect(b, big, wm1, s[1], ""), "");
+            } else {
+                LLVMValueRef amt = LLVMBuildSelect(b, big, zero, s[1], "");
+                LLVMValueRef x = c == OP_SHL ? LLVMBuildShl(b, s[0], amt, "") : LLVMBuildLShr(b, s[0], amt, "");
+                r = LLVMBuildSelect(b, big, zero, x, "");
+            }
+            break;
+        }
+        case OP_MIN: r = intrinsic(e, sg ? "llvm.smin" : "llvm.umin", &at, 1, args, 2); break;
+        case OP_MAX: r = intrinsic(e, sg ? "llvm.smax" : "llvm.umax", &at, 1, args, 2); break;
+        case OP_ABS: {
+            if (!sg) {
+                r = s[0];
+                break;
+            }
+            LLVMValueRef xs[2] = {s[0], LLVMConstInt(LLVMInt1TypeInContext(e->ctx), 0, 0)};
+            r = intrinsic(e, "llvm.abs", &at, 1, xs, 2);
+            break;
+        }
+        default:
+            error_at(e, op, "'%s' is not defined on integer type %s", opname(op), ir_type_kind_name(t->kind));
+            return;
+        }
+    }
+    e->val[op->results[0]->id] = r;
+}
+
+/* ---------------------------------------------------------------- geometry */
+
+static LLVMValueRef workitem(Emit *e, int dim)
+{
+    static const char *const n[3] = {"llvm.amdgcn.workitem.id.x", "llvm.amdgcn.workitem.id.y", "llvm.amdgcn.workitem.id.z"};
+    return intrinsic(e, n[dim], NULL, 0, NULL, 0);
+}
+
+static void emit_geometry(Emit *e, const Op *op)
+{
+    LLVMValueRef r = NULL;
+    int64_t dim = ir_attr_int(op, "dim", 0);
+    if (dim < 0 || dim > 2) {
+        error_at(e, op, "'%s' needs dim 0, 1 or 2", opname(op));
+        return;
+    }
+    switch (op->code) {
+    case OP_THREAD_ID: r = e->k->block[dim] == 1 ? ci32(e, 0) : workitem(e, (int)dim); break;
+    case OP_BLOCK_ID: {
+        static const char *const n[3] = {"llvm.amdgcn.workgroup.id.x", "llvm.amdgcn.workgroup.id.y", "llvm.amdgcn.workgroup.id.z"};
+        r = intrinsic(e, n[dim], NULL, 0, NULL, 0);
+        break;
+    }
+    case OP_BLOCK_DIM: r = ci32(e, e->k->block[dim]); break;
+    case OP_GRID_DIM: {   /* the dispatch packet's grid size (work-items) / the block size */
+        LLVMValueRef dp = intrinsic(e, "llvm.amdgcn.dispatch.ptr", NULL, 0, NULL, 0);
+        LLVMValueRef off = ci64(e, 12 + 4 * dim);
+        LLVMValueRef p = LLVMBuildGEP2(e->b, LLVMInt8TypeInContext(e->ctx), dp, &off, 1, "");
+        LLVMValueRef g = LLVMBuildLoad2(e->b, i32t(e), p, "");
+        LLVMSetAlignment(g, 4);
+        r = LLVMBuildUDiv(e->b, g, ci32(e, e->k->block[dim]), "");
+        break;
+    }
+    case OP_LANE_ID: r = LLVMBuildAnd(e->b, e->tlin, ci32(e, AMD_WAVE_SIZE - 1), ""); break;
+    case OP_WARP_ID: r = LLVMBuildLShr(e->b, e->tlin, ci32(e, 6), ""); break;
+    default: ir_unreachable("not a geometry op");
+    }
+    e->val[op->results[0]->id] = r;
+}
+
+/* ---------------------------------------------------------------- memory */
+
+/* An element load/store of scalar type t at p (any address space); i1 is a byte. */
+static LLVMValueRef mem_load(Emit *e, const Type *t, LLVMValueRef p)
+{
+    LLVMValueRef x = LLVMBuildLoad2(e->b, t->kind == TY_I1 ? LLVMInt8TypeInContext(e->ctx) : scalar_type(e, t->kind), p, "");
+    LLVMSetAlignment(x, (unsigned)mem_bytes(t));
+    if (t->kind == TY_I1) x = LLVMBuildICmp(e->b, LLVMIntNE, x, LLVMConstNull(LLVMInt8TypeInContext(e->ctx)), "");
+    return x;
+}
+
+static void mem_store(Emit *e, const Type *t, LLVMValueRef v, LLVMValueRef p)
+{
+    if (t->kind == TY_I1) v = LLVMBuildZExt(e->b, v, LLVMInt8TypeInContext(e->ctx), "");
+    LLVMValueRef s = LLVMBuildStore(e->b, v, p);
+    LLVMSetAlignment(s, (unsigned)mem_bytes(t));
+}
+
+static LLVMTypeRef elem_mem_type(Emit *e, const Type *t)
+{
+    return t->kind == TY_I1 ? LLVMInt8TypeInContext(e->ctx) : scalar_type(e, t->kind);
+}
+
+/* The integer (vector) type a buffer access of n bytes moves. */
+static LLVMTypeRef carrier(Emit *e, int n)
+{
+    switch (n) {
+    case 1: return LLVMInt8TypeInContext(e->ctx);
+    case 2: return LLVMInt16TypeInContext(e->ctx);
+    case 4: return i32t(e);
+    case 8: return LLVMVectorType(i32t(e), 2);
+    case 16: return LLVMVectorType(i32t(e), 4);
+    default: return NULL;
+    }
+}
+
+static LLVMValueRef buf_load(Emit *e, LLVMValueRef rsrc, LLVMValueRef voff, int bytes)
+{
+    LLVMTypeRef ct = carrier(e, bytes);
+    LLVMValueRef args[4] = {rsrc, voff, ci32(e, 0), ci32(e, 0)};
+    return intrinsic(e, "llvm.amdgcn.raw.ptr.buffer.load", &ct, 1, args, 4);
+}
+
+static void buf_store(Emit *e, LLVMValueRef data, LLVMValueRef rsrc, LLVMValueRef voff)
+{
+    LLVMTypeRef ct = LLVMTypeOf(data);
+    LLVMValueRef args[5] = {data, rsrc, voff, ci32(e, 0), ci32(e, 0)};
+    intrinsic(e, "llvm.amdgcn.raw.ptr.buffer.store", &ct, 1, args, 5);
+}
+
+/* n lanes of type t (a <n x t> value, n >= 1) to/from the carrier of their bytes. */
+static LLVMValueRef to_carrier(Emit *e, LLVMValueRef v, const Type *t, int n)
+{
+    if (t->kind == TY_I1) v = LLVMBuildZExt(e->b, v, like(LLVMTypeOf(v), LLVMInt8TypeInContext(e->ctx)), "");
+    return LLVMBuildBitCast(e->b, v, carrier(e, n * mem_bytes(t)), "");
+}
+
+static LLVMValueRef from_carrier(Emit *e, LLVMValueRef c, const Type *t, int n)
+{
+    LLVMTypeRef et = elem_mem_type(e, t);
+    LLVMValueRef v = LLVMBuildBitCast(e->b, c, n == 1 ? et : LLVMVectorType(et, (unsigned)n), "");
+    if (t->kind == TY_I1) v = LLVMBuildICmp(e->b, LLVMIntNE, v, LLVMConstNull(LLVMTypeOf(v)), "");
+    return v;
+}
+
+typedef struct Blocked {
+    int rank;
+    int64_t shape[IR_MAX_RANK];
+    int64_t V, B, T, R, E;
+} Blocked;
+
+static int blocked_info(Emit *e, const Op *op, int rank, int64_t lanes, Blocked *bi)
+{
+    const Attr *sh = ir_attr_find(op, "shape");
+    memset(bi, 0, sizeof *bi);
+    if (!sh || sh->kind != ATTR_INTS || sh->nints < 1 || sh->nints > IR_MAX_RANK || (rank && sh->nints != rank)) {
+        error_at(e, op, "'%s' needs a shape attribute of the view's rank", opname(op));
+        return -1;
+    }
+    bi->rank = sh->nints;
+    bi->T = 1;
+    for (int i = 0; i < bi->rank; i++) {
+        bi->shape[i] = sh->ints[i];
+        if (bi->shape[i] <= 0 || bi->shape[i] > (1 << 24)) {
+            error_at(e, op, "'%s': bad shape", opname(op));
+            return -1;
+        }
+        bi->T *= bi->shape[i];
+    }
+    bi->V = ir_attr_int(op, "vec", 1);
+    bi->B = ir_attr_int(op, "threads", 0);
+    if (bi->B <= 0 || bi->B > 1024 || bi->V <= 0 || bi->V > 16 || bi->shape[bi->rank - 1] % bi->V || bi->T > (1 << 24)) {
+        error_at(e, op, "'%s': bad vec/threads attributes", opname(op));
+        return -1;
+    }
+    bi->R = bi->T / (bi->B * bi->V);
+    if (bi->R < 1) bi->R = 1;
+    bi->E = bi->R * bi->V;
+    if (lanes != bi->E) {
+        error_at(e, op, "'%s': %lld lanes, the blocked layout gives %lld", opname(op), (long long)lanes, (long long)bi->E);
+        return -1;
+    }
+    return 0;
+}
+
+/* t*V (the flat index of this thread's lane group 0) and the validity predicate (NULL: always). */
+static LLVMValueRef blocked_base(Emit *e, const Blocked *bi, LLVMValueRef *valid)
+{
+    LLVMValueRef tv = LLVMBuildMul(e->b, e->tlin, ci32(e, bi->V), "");
+    *valid = NULL;
+    if (bi->T < bi->B * bi->V) *valid = LLVMBuildICmp(e->b, LLVMIntULT, e->tlin, ci32(e, bi->T / bi->V), "");
+    return tv;
+}
+
+static LLVMValueRef tile_index(Emit *e, const Blocked *bi, LLVMValueRef f, int d)
+{
+    int64_t stride = 1;
+    for (int i = d + 1; i < bi->rank; i++) stride *= bi->shape[i];
+    LLVMValueRef x = f;
+    if (stride > 1) x = LLVMBuildUDiv(e->b, x, ci32(e, stride), "");
+    if (d > 0) x = LLVMBuildURem(e->b, x, ci32(e, bi->shape[d]), "");
+    return x;
+}
+
+static LLVMValueRef and_opt(Emit *e, LLVMValueRef a, LLVMValueRef b)
+{
+    if (!a) return b;
+    if (!b) return a;
+    return LLVMBuildAnd(e->b, a, b, "");
+}
+
+/* Row-major element index of coordinates c in a view (64-bit). */
+static LLVMValueRef rowmajor(Emit *e, LLVMValueRef *dims, int rank, LLVMValueRef *c)
+{
+    LLVMValueRef lin = LLVMBuildSExt(e->b, c[0], i64t(e), "");
+    for (int d = 1; d < rank; d++) {
+        lin = LLVMBuildMul(e->b, lin, LLVMBuildZExt(e->b, dims[d], i64t(e), ""), "");
+        lin = LLVMBuildAdd(e->b, lin, LLVMBuildSExt(e->b, c[d], i64t(e), ""), "");
+    }
+    return lin;
+}
+
+static void emit_blocked_mem(Emit *e, const Op *op)
+{
+    int store = op->code == OP_ST_BLOCKED;
+    uint32_t vi = store ? 1 : 0;
+    const Value *view = op->operands[vi];
+    const Value *vec = store ? op->operands[0] : op->results[0];
+    if (view->type->kind != TY_VIEW || !e->dims[view->id] || vec->type->kind != TY_VEC ||
+        op->noperands != vi + 1 + (uint32_t)view->type->rank) {
+        error_at(e, op, "malformed '%s'", opname(op));
+        return;
+    }
+    int rank = view->type->rank;
+    Blocked bi;
+    if (blocked_info(e, op, rank, vec->type->shape[0], &bi)) return;
+    const Type *t = vec->type->elem;
+    int s = mem_bytes(t), Vn = (int)bi.V;
+    if (!carrier(e, Vn * s)) {
+        error_at(e, op, "'%s': a lane group of %d bytes", opname(op), Vn * s);
+        return;
+    }
+    LLVMValueRef *dims = e->dims[view->id], rsrc = e->rsrc[view->id];
+    LLVMValueRef valid, tv = blocked_base(e, &bi, &valid);
+    LLVMTypeRef vt = lty(e, vec->type), et = scalar_type(e, t->kind);
+    LLVMValueRef acc = store ? NULL : LLVMGetUndef(vt), src = store ? V(e, op, vec) : NULL;
+    LLVMValueRef oob = LLVMConstInt(i32t(e), BUF_OOB, 0);
+    for (int64_t g = 0; g < bi.R; g++) {
+        LLVMValueRef f = g ? LLVMBuildAdd(e->b, tv, ci32(e, g * bi.B * bi.V), "") : tv;
+        LLVMValueRef c[IR_MAX_RANK];
+        for (int d = 0; d < rank; d++) c[d] = LLVMBuildAdd(e->b, V(e, op, op->operands[vi + 1 + d]), tile_index(e, &bi, f, d), "");
+        LLVMValueRef ok = valid;
+        for (int d = 0; d < rank - 1; d++) ok = and_opt(e, ok, LLVMBuildICmp(e->b, LLVMIntULT, c[d], dims[d], ""));
+        LLVMValueRef last = c[rank - 1], dl = dims[rank - 1];
+        LLVMValueRef byte = LLVMBuildTrunc(e->b, LLVMBuildMul(e->b, rowmajor(e, dims, rank, c), ci64(e, s), ""), i32t(e), "");
+        LLVMValueRef in = and_opt(e, ok, LLVMBuildICmp(e->b, LLVMIntULT, last, dl, ""));
+        if (Vn == 1) {
+            LLVMValueRef voff = LLVMBuildSelect(e->b, in, byte, oob, "");
+            if (store) {
+                LLVMValueRef x = LLVMBuildExtractElement(e->b, src, ci32(e, g), "");
+                buf_store(e, to_carrier(e, x, t, 1), rsrc, voff);
+            } else {
+                LLVMValueRef x = from_carrier(e, buf_load(e, rsrc, voff, s), t, 1);
+                acc = LLVMBuildInsertElement(e->b, acc, x, ci32(e, g), "");
+            }
+            continue;
+        }
+        /* a whole group inside: one vector access; else lane by lane, lanes outside at BUF_OOB */
+        LLVMValueRef full = and_opt(e, ok, LLVMBuildICmp(e->b, LLVMIntULE, LLVMBuildAdd(e->b, last, ci32(e, Vn), ""), dl, ""));
+        LLVMBasicBlockRef bf = LLVMAppendBasicBlockInContext(e->ctx, e->fn, store ? "stb.full" : "ldb.full");
+        LLVMBasicBlockRef bp = LLVMAppendBasicBlockInContext(e->ctx, e->fn, store ? "stb.part" : "ldb.part");
+        LLVMBasicBlockRef bj = LLVMAppendBasicBlockInContext(e->ctx, e->fn, store ? "stb.done" : "ldb.done");
+        LLVMTypeRef gt = LLVMVectorType(et, (unsigned)Vn);
+        LLVMValueRef group = NULL;
+        if (store) {
+            LLVMValueRef *mv = ARENA_ARRAY(&e->arena, LLVMValueRef, Vn);
+            for (int k = 0; k < Vn; k++) mv[k] = ci32(e, g * Vn + k);
+            group = LLVMBuildShuffleVector(e->b, src, LLVMGetUndef(vt), LLVMConstVector(mv, (unsigned)Vn), "");
+        }
+        LLVMBuildCondBr(e->b, full, bf, bp);
+        LLVMPositionBuilderAtEnd(e->b, bf);
+        LLVMValueRef vfull = NULL;
+        if (store) buf_store(e, to_carrier(e, group, t, Vn), rsrc, byte);
+        else vfull = from_carrier(e, buf_load(e, rsrc, byte, Vn * s), t, Vn);
+        LLVMBuildBr(e->b, bj);
+        LLVMPositionBuilderAtEnd(e->b, bp);
+        LLVMValueRef vpart = store ? NULL : LLVMGetUndef(gt);
+        for (int k = 0; k < Vn; k++) {
+            LLVMValueRef ck = LLVMBuildAdd(e->b, last, ci32(e, k), "");
+            LLVMValueRef ik = and_opt(e, ok, LLVMBuildICmp(e->b, LLVMIntULT, ck, dl, ""));
+            LLVMValueRef voff = LLVMBuildSelect(e->b, ik, LLVMBuildAdd(e->b, byte, ci32(e, k * s), ""), oob, "");
+            if (store) {
+                LLVMValueRef x = LLVMBuildExtractElement(e->b, group, ci32(e, k), "");
+                buf_store(e, to_carrier(e, x, t, 1), rsrc, voff);
+            } else {
+                LLVMValueRef x = from_carrier(e, buf_load(e, rsrc, voff, s), t, 1);
+                vpart = LLVMBuildInsertElement(e->b, vpart, x, ci32(e, k), "");
+            }
+        }
+        LLVMBuildBr(e->b, bj);
+        LLVMPositionBuilderAtEnd(e->b, bj);
+        if (!store) {
+            LLVMValueRef phi = LLVMBuildPhi(e->b, gt, "");
+            LLVMValueRef iv[2] = {vfull, vpart};
+            LLVMBasicBlockRef ib[2] = {bf, bp};
+            LLVMAddIncoming(phi, iv, ib, 2);
+            for (int k = 0; k < Vn; k++)
+                acc = LLVMBuildInsertElement(e->b, acc, LLVMBuildExtractElement(e->b, phi, ci32(e, k), ""), ci32(e, g * Vn + k), "");
+        }
+    }
+    if (!store) e->val[vec->id] = acc;
+}
+
+static void emit_iota_blocked(Emit *e, const Op *op)
+{
+    const Value *res = op->results[0];
+    Blocked bi;
+    if (res->type->kind != TY_VEC || blocked_info(e, op, 0, res->type->shape[0], &bi)) return;
+    int64_t dim = ir_attr_int(op, "dim", -1);
+    if (dim < 0 || dim >= bi.rank) {
+        error_at(e, op, "'iota_blocked': dim %lld out of range", (long long)dim);
+        return;
+    }
+    LLVMValueRef valid, tv = blocked_base(e, &bi, &valid);
+    LLVMTypeRef rt = lty(e, res->type);
+    LLVMValueRef acc = LLVMGetUndef(rt);
+    for (int64_t g = 0; g < bi.R; g++) {
+        LLVMValueRef f = g ? LLVMBuildAdd(e->b, tv, ci32(e, g * bi.B * bi.V), "") : tv;
+        LLVMValueRef idx = tile_index(e, &bi, f, (int)dim);
+        for (int k = 0; k < bi.V; k++) {
+            LLVMValueRef x = (dim == bi.rank - 1 && k) ? LLVMBuildAdd(e->b, idx, ci32(e, k), "") : idx;
+            if (valid) x = LLVMBuildSelect(e->b, valid, x, ci32(e, 0), "");
+            acc = LLVMBuildInsertElement(e->b, acc, x, ci32(e, g * bi.V + k), "");
+        }
+    }
+    e->val[res->id] = acc;
+}
+
+static int swizzle_mask(int swz) { return swz == 128 ? 0x70 : swz == 64 ? 0x30 : swz == 32 ? 0x10 : 0; }
+
+static LLVMValueRef swizzle(Emit *e, LLVMValueRef o, int m)
+{
+    if (!m) return o;
+    LLVMValueRef x = LLVMBuildAnd(e->b, LLVMBuildLShr(e->b, o, ci32(e, 3), ""), ci32(e, m), "");
+    return LLVMBuildXor(e->b, o, x, "");
+}
+
+static LLVMValueRef lds_gep(Emit *e, LLVMValueRef base, LLVMValueRef off)
+{
+    return LLVMBuildGEP2(e->b, LLVMInt8TypeInContext(e->ctx), base, &off, 1, "");
+}
+
+/* ld_smem_blocked / st_smem_blocked: one LDS vector access per lane group, at the swizzled offset. */
+static void emit_smem_blocked(Emit *e, const Op *op)
+{
+    int store = op->code == OP_ST_SMEM_BLOCKED;
+    const Value *sm = op->operands[store ? 1 : 0];
+    const Value *vec = store ? op->operands[0] : op->results[0];
+    const Type *st = sm->type;
+    if (st->kind != TY_SMEM || st->stages != 1 || vec->type->kind != TY_VEC || vec->type->elem != st->elem) {
+        error_at(e, op, "'%s' needs one smem tile and a vec of its element", opname(op));
+        return;
+    }
+    Blocked bi;
+    if (blocked_info(e, op, st->rank, vec->type->shape[0], &bi)) return;
+    const Type *t = st->elem;
+    int s = mem_bytes(t), Vn = (int)bi.V;
+    LLVMValueRef valid, tv = blocked_base(e, &bi, &valid);
+    LLVMTypeRef vt = lty(e, vec->type), et = elem_mem_type(e, t), gt = Vn == 1 ? et : LLVMVectorType(et, (unsigned)Vn);
+    LLVMValueRef acc = store ? NULL : LLVMConstNull(vt), src = store ? V(e, op, vec) : NULL, base = V(e, op, sm);
+    int m = swizzle_mask(st->swizzle);
+    for (int64_t g = 0; g < bi.R; g++) {
+        LLVMValueRef f = g ? LLVMBuildAdd(e->b, tv, ci32(e, g * bi.B * bi.V), "") : tv;
+        LLVMValueRef o = swizzle(e, LLVMBuildMul(e->b, f, ci32(e, s), ""), m);
+        LLVMValueRef p = lds_gep(e, base, o);
+        LLVMBasicBlockRef bd = NULL, bj = NULL, from = LLVMGetInsertBlock(e->b);
+        if (valid) {
+            bd = LLVMAppendBasicBlockInContext(e->ctx, e->fn, "sblk.do");
+            bj = LLVMAppendBasicBlockInContext(e->ctx, e->fn, "sblk.done");
+            LLVMBuildCondBr(e->b, valid, bd, bj);
+            LLVMPositionBuilderAtEnd(e->b, bd);
+        }
+        LLVMValueRef x = NULL;
+        if (store) {
+            LLVMValueRef grp;
+            if (Vn == 1) grp = LLVMBuildExtractElement(e->b, src, ci32(e, g), "");
+            else {
+                LLVMValueRef *mv = ARENA_ARRAY(&e->arena, LLVMValueRef, Vn);
+                for (int k = 0; k < Vn; k++) mv[k] = ci32(e, g * Vn + k);
+                grp = LLVMBuildShuffleVector(e->b, src, LLVMGetUndef(vt), LLVMConstVector(mv, (unsigned)Vn), "");
+            }
+            if (t->kind == TY_I1) grp = LLVMBuildZExt(e->b, grp, gt, "");
+            LLVMValueRef w = LLVMBuildStore(e->b, grp, p);
+            LLVMSetAlignment(w, (unsigned)(Vn * s));
+        } else {
+            x = LLVMBuildLoad2(e->b, gt, p, "");
+            LLVMSetAlignment(x, (unsigned)(Vn * s));
+            if (t->kind == TY_I1) x = LLVMBuildICmp(e->b, LLVMIntNE, x, LLVMConstNull(gt), "");
+        }
+        if (valid) {
+            LLVMBuildBr(e->b, bj);
+            LLVMPositionBuilderAtEnd(e->b, bj);
+            if (!store) {
+                LLVMValueRef phi = LLVMBuildPhi(e->b, LLVMTypeOf(x), "");
+                LLVMValueRef iv[2] = {x, LLVMConstNull(LLVMTypeOf(x))};
+                LLVMBasicBlockRef ib[2] = {bd, from};
+                LLVMAddIncoming(phi, iv, ib, 2);
+                x = phi;
+            }
+        }
+        if (!store) {
+            if (Vn == 1) acc = LLVMBuildInsertElement(e->b, acc, x, ci32(e, g), "");
+            else
+                for (int k = 0; k < Vn; k++)
+                    acc = LLVMBuildInsertElement(e->b, acc, LLVMBuildExtractElement(e->b, x, ci32(e, k), ""), ci32(e, g * Vn + k), "");
+        }
+    }
+    if (!store) e->val[vec->id] = acc;
+}
+
+static int64_t round_up(int64_t v, int64_t a) { return a > 0 ? (v + a - 1) / a * a : v; }
+
+static void emit_smem_addr(Emit *e, const Op *op)
+{
+    const Value *t = op->operands[0];
+    LLVMValueRef base = V(e, op, t), r;
+    if (op->code == OP_SMEM_STAGE) {
+        const Op *alloc = t->def;
+        if (!alloc || alloc->code != OP_SHARED_ALLOC) {
+            error_at(e, op, "'smem_stage' needs the ring straight from its shared_alloc");
+            return;
+        }
+        int64_t stride = round_up(ir_type_smem_bytes(t->type), ir_attr_int(alloc, "align", 16));
+        r = lds_gep(e, base, LLVMBuildMul(e->b, V(e, op, op->operands[1]), ci32(e, stride), ""));
+    } else {
+        const Type *ty = t->type;
+        LLVMValueRef lin = NULL;
+        for (int i = 0; i < ty->rank; i++) {
+            LLVMValueRef ix = V(e, op, op->operands[1 + i]);
+            lin = i == 0 ? ix : LLVMBuildAdd(e->b, LLVMBuildMul(e->b, lin, ci32(e, ty->shape[i]), ""), ix, "");
+        }
+        LLVMValueRef o = LLVMBuildMul(e->b, lin, ci32(e, mem_bytes(ty->elem)), "");
+        r = lds_gep(e, base, swizzle(e, o, swizzle_mask(ty->swizzle)));
+    }
+    e->val[op->results[0]->id] = r;
+}
+
+/* ---------------------------------------------------------------- barriers and warp-pipeline ops */
+
+static void call_void(Emit *e, const char *name)
+{
+    LLVMValueRef fn = LLVMGetNamedFunction(e->mod, name);
+    LLVMBuildCall2(e->b, LLVMGlobalGetValueType(fn), fn, NULL, 0, "");
+}
+
+static void sched_barrier(Emit *e)
+{
+    LLVMValueRef z = ci32(e, 0);
+    intrinsic(e, "llvm.amdgcn.sched.barrier", NULL, 0, &z, 1);
+}
+
+static void s_barrier(Emit *e) { intrinsic(e, "llvm.amdgcn.s.barrier", NULL, 0, NULL, 0); }
+
+static void emit_pipeline_op(Emit *e, const Op *op)
+{
+    switch (op->code) {
+    case OP_AMD_SETPRIO: {
+        int64_t p = ir_attr_int(op, "prio", -1);
+        if (p < 0 || p > 3) {
+            error_at(e, op, "'amd_setprio' needs prio 0..3, got %lld", (long long)p);
+            return;
+        }
+        LLVMValueRef a = LLVMConstInt(LLVMInt16TypeInContext(e->ctx), (unsigned long long)p, 0);
+        intrinsic(e, "llvm.amdgcn.s.setprio", NULL, 0, &a, 1);
+        return;
+    }
+    case OP_AMD_STAGE_BARRIER:
+        sched_barrier(e);
+        if (ir_attr_int(op, "lds_wait", 0)) call_void(e, "tilec.block_barrier");   /* release fence = s_waitcnt lgkmcnt(0) */
+        else s_barrier(e);
+        sched_barrier(e);
+        return;
+    case OP_AMD_COND_BARRIER: {
+        const char *g = ir_attr_str(op, "group", "");
+        int high = strcmp(g, "high") == 0;
+        if (!high && strcmp(g, "low") != 0) {
+            error_at(e, op, "'amd_cond_barrier' needs group \"high\" or \"low\", got \"%s\"", g);
+            return;
+        }
+        LLVMValueRef grp = LLVMBuildUDiv(e->b, e->tlin, ci32(e, AMD_PIPELINE_GROUP_THREADS), "pipeline.group");
+        LLVMValueRef p = LLVMBuildICmp(e->b, high ? LLVMIntNE : LLVMIntEQ, grp, ci32(e, 0), high ? "warp.high" : "warp.low");
+        LLVMBasicBlockRef bb = LLVMAppendBasicBlockInContext(e->ctx, e->fn, "cond_barrier");
+        LLVMBasicBlockRef bc = LLVMAppendBasicBlockInContext(e->ctx, e->fn, "cond_barrier.cont");
+        LLVMBuildCondBr(e->b, p, bb, bc);
+        LLVMPositionBuilderAtEnd(e->b, bb);
+        s_barrier(e);
+        LLVMBuildBr(e->b, bc);
+        LLVMPositionBuilderAtEnd(e->b, bc);
+        return;
+    }
+    default: ir_unreachable("not a pipeline op");
+    }
+}
+
+/* ---------------------------------------------------------------- control flow */
+
+static void emit_block(Emit *e, const Block *b, Flow *f);
+
+static LLVMValueRef *make_slots(Emit *e, Value *const *vals, uint32_t n, const char *what)
+{
+    LLVMValueRef *s = ARENA_ARRAY(&e->arena, LLVMValueRef, n ? n : 1);
+    for (uint32_t i = 0; i < n; i++) {
+        LLVMTypeRef t = lty(e, vals[i]->type);
+        if (!t) {
+            error_at(e, vals[i]->def, "a %s of type %s has no AMD form", what, ir_type_kind_name(vals[i]->type->kind));
+            t = i32t(e);
+        }
+        s[i] = alloca_of(e, t, nm(vals[i]));
+    }
+    return s;
+}
+
+static void store_slots(Emit *e, const Op *op, LLVMValueRef *slots, Value *const *vals, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) LLVMBuildStore(e->b, V(e, op, vals[i]), slots[i]);
+}
+
+static int ends_in_terminator(const Block *b)
+{
+    return b && b->last && (ir_op_info[b->last->code].props & IR_PTERM);
+}
+
+static void emit_if(Emit *e, const Op *op, Flow *outer)
+{
+    LLVMValueRef *slots = make_slots(e, op->results, op->nresults, "result of 'if'");
+    LLVMBasicBlockRef bt = LLVMAppendBasicBlockInContext(e->ctx, e->fn, "if.then");
+    LLVMBasicBlockRef be = LLVMAppendBasicBlockInContext(e->ctx, e->fn, "if.else");
+    LLVMBasicBlockRef bm = LLVMAppendBasicBlockInContext(e->ctx, e->fn, "if.end");
+    LLVMBuildCondBr(e->b, V(e, op, op->operands[0]), bt, be);
+    Flow f = {op, slots, bm, NULL, outer->loop};
+    for (int r = 0; r < 2; r++) {
+        LLVMPositionBuilderAtEnd(e->b, r ? be : bt);
+        const Block *b = op->regions[r].first;
+        emit_block(e, b, &f);
+        if (!ends_in_terminator(b)) LLVMBuildBr(e->b, bm);
+    }
+    LLVMPositionBuilderAtEnd(e->b, bm);
+    for (uint32_t i = 0; i < op->nresults; i++) e->val[op->results[i]->id] = load_slot(e, slots[i], op->results[i]);
+}
+
+static void emit_for(Emit *e, const Op *op, Flow *outer)
+{
+    const Block *b = op->regions[0].first;
+    if (op->noperands < 3 || !b || b->nargs != op->noperands - 2 || op->nresults != op->noperands - 3) {
+        error_at(e, op, "malformed 'for'");
+        return;
+    }
+    Value *iv = b->args[0];
+    const Type *it = iv->type;
+    LLVMValueRef ivs = alloca_of(e, lty(e, it), nm(iv));
+    LLVMValueRef *slots = make_slots(e, b->args + 1, b->nargs - 1, "value carried by 'for'");
+    LLVMBuildStore(e->b, V(e, op, op->operands[0]), ivs);
+    store_slots(e, op, slots, op->operands + 3, op->noperands - 3);
+    LLVMBasicBlockRef bh = LLVMAppendBasicBlockInContext(e->ctx, e->fn, "for.head");
+    LLVMBasicBlockRef bb = LLVMAppendBasicBlockInContext(e->ctx, e->fn, "for.body");
+    LLVMBasicBlockRef bl = LLVMAppendBasicBlockInContext(e->ctx, e->fn, "for.latch");
+    LLVMBasicBlockRef bx = LLVMAppendBasicBlockInContext(e->ctx, e->fn, "for.exit");
+    LLVMBuildBr(e->b, bh);
+    LLVMPositionBuilderAtEnd(e->b, bh);
+    LLVMValueRef i = load_slot(e, ivs, iv);
+    LLVMValueRef c = LLVMBuildICmp(e->b, ir_type_is_signed(it) ? LLVMIntSLT : LLVMIntULT, i, V(e, op, op->operands[1]), "");
+    LLVMBuildCondBr(e->b, c, bb, bx);
+    LLVMPositionBuilderAtEnd(e->b, bb);
+    e->val[iv->id] = i;
+    for (uint32_t a = 1; a < b->nargs; a++) e->val[b->args[a]->id] = load_slot(e, slots[a - 1], b->args[a]);
+    Flow f = {op, slots, bl, bx, outer->loop};
+    f.loop = &f;
+    emit_block(e, b, &f);
+    if (!ends_in_terminator(b)) LLVMBuildBr(e->b, bl);
+    LLVMPositionBuilderAtEnd(e->b, bl);
+    LLVMValueRef i2 = LLVMBuildLoad2(e->b, lty(e, it), ivs, "");
+    LLVMBuildStore(e->b, LLVMBuildAdd(e->b, i2, V(e, op, op->operands[2]), ""), ivs);
+    LLVMBuildBr(e->b, bh);
+    LLVMPositionBuilderAtEnd(e->b, bx);
+    for (uint32_t r = 0; r < op->nresults; r++) e->val[op->results[r]->id] = load_slot(e, slots[r], op->results[r]);
+}
+
+static void emit_loop(Emit *e, const Op *op, Flow *outer)
+{
+    (void)outer;
+    const Block *b = op->regions[0].first;
+    if (!b || b->nargs != op->noperands || op->nresults != op->noperands) {
+        error_at(e, op, "malformed 'loop'");
+        return;
+    }
+    LLVMValueRef *slots = make_slots(e, b->args, b->nargs, "value carried by 'loop'");
+    store_slots(e, op, slots, op->operands, op->noperands);
+    LLVMBasicBlockRef bh = LLVMAppendBasicBlockInContext(e->ctx, e->fn, "loop.head");
+    LLVMBasicBlockRef bx = LLVMAppendBasicBlockInContext(e->ctx, e->fn, "loop.exit");
+    LLVMBuildBr(e->b, bh);
+    LLVMPositionBuilderAtEnd(e->b, bh);
+    for (uint32_t a = 0; a < b->nargs; a++) e->val[b->args[a]->id] = load_slot(e, slots[a], b->args[a]);
+    Flow f = {op, slots, bh, bx, NULL};
+    f.loop = &f;
+    emit_block(e, b, &f);
+    if (!ends_in_terminator(b)) LLVMBuildBr(e->b, bh);
+    LLVMPositionBuilderAtEnd(e->b, bx);
+    for (uint32_t r = 0; r < op->nresults; r++) e->val[op->results[r]->id] = load_slot(e, slots[r], op->results[r]);
+}
+
+static void emit_terminator(Emit *e, const Op *op, Flow *f)
+{
+    switch (op->code) {
+    case OP_RETURN:
+        LLVMBuildRetVoid(e->b);
+        return;
+    case OP_YIELD:
+        if (!f->op) {
+            error_at(e, op, "'yield' outside of a region");
+            return;
+        }
+        if (f->op->code == OP_IF || f->op->code == OP_FOR || f->op->code == OP_LOOP)
+            store_slots(e, op, f->slots, op->operands, op->noperands);
+        LLVMBuildBr(e->b, f->next);
+        return;
+    case OP_BREAK: case OP_CONTINUE:
+        if (!f->loop) {
+            error_at(e, op, "'%s' outside of a loop", opname(op));
+            return;
+        }
+        store_slots(e, op, f->loop->slots, op->operands, op->noperands);
+        LLVMBuildBr(e->b, op->code == OP_BREAK ? f->loop->exit : f->loop->next);
+        return;
+    default: ir_unreachable("not a terminator");
+    }
+}
+
+/* elect at block level: thread 0 runs the region. */
+static void emit_elect(Emit *e, const Op *op, Flow *outer)
+{
+    LLVMBasicBlockRef bb = LLVMAppendBasicBlockInContext(e->ctx, e->fn, "elect");
+    LLVMBasicBlockRef bm = LLVMAppendBasicBlockInContext(e->ctx, e->fn, "elect.end");
+    LLVMBuildCondBr(e->b, LLVMBuildICmp(e->b, LLVMIntEQ, e->tlin, ci32(e, 0), ""), bb, bm);
+    LLVMPositionBuilderAtEnd(e->b, bb);
+    Flow f = {op, NULL, bm, NULL, outer->loop};
+    emit_block(e, op->regions[0].first, &f);
+    if (!ends_in_terminator(op->regions[0].first)) LLVMBuildBr(e->b, bm);
+    LLVMPositionBuilderAtEnd(e->b, bm);
+}
+
+/* ---------------------------------------------------------------- ops */
+
+static void emit_op(Emit *e, const Op *op, Flow *f)
+{
+    switch (op->code) {
+    case OP_CONST: {
+        const Value *r = op->results[0];
+        int64_t iv;
+        double fv;
+        LLVMTypeRef t = lty(e, r->type);
+        if (!ir_type_is_scalar(r->type) || !t) {
+            error_at(e, op, "'const' of type %s has no AMD form (parities belong to mbarriers, an NVIDIA-only feature)",
+                     ir_type_kind_name(r->type->kind));
+            return;
+        }
+        ir_op_is_const(op, &iv, &fv);
+        Attr *a = ir_attr_find(op, "value");
+        if (ir_type_is_float(r->type)) e->val[r->id] = LLVMConstReal(t, a && a->kind == ATTR_INT ? (double)a->i : fv);
+        else e->val[r->id] = LLVMConstInt(t, (unsigned long long)(a && a->kind == ATTR_INT ? a->i : iv), 1);
+        return;
+    }
+    case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_REM: case OP_NEG: case OP_AND: case OP_OR:
+    case OP_XOR: case OP_NOT: case OP_SHL: case OP_SHR: case OP_MIN: case OP_MAX: case OP_ABS: case OP_SQRT:
+    case OP_EXP: case OP_FMA: case OP_CMP: case OP_SELECT: case OP_CAST:
+        emit_elementwise(e, op);
+        return;
+    case OP_THREAD_ID: case OP_BLOCK_ID: case OP_BLOCK_DIM: case OP_GRID_DIM: case OP_LANE_ID: case OP_WARP_ID:
+        emit_geometry(e, op);
+        return;
+    case OP_PTR_ADD: {
+        const Value *p = op->operands[0], *i = op->operands[1];
+        if (p->type->kind != TY_PTR || !lty(e, p->type) || !ir_type_is_int(i->type) || ir_type_bits(i->type) < 32) {
+            error_at(e, op, "'ptr_add' needs a global or shared pointer and an i32/i64 offset");
+            return;
+        }
+        LLVMValueRef ix = V(e, op, i);
+        if (ir_type_bits(i->type) == 32) ix = i->type->kind == TY_U32 ? LLVMBuildZExt(e->b, ix, i64t(e), "") : LLVMBuildSExt(e->b, ix, i64t(e), "");
+        e->val[op->results[0]->id] = LLVMBuildGEP2(e->b, elem_mem_type(e, p->type->elem), V(e, op, p), &ix, 1, nm(op->results[0]));
+        return;
+    }
+    case OP_LOAD:
+        if (op->operands[0]->type->kind != TY_PTR || !lty(e, op->operands[0]->type)) break;
+        e->val[op->results[0]->id] = mem_load(e, op->results[0]->type, V(e, op, op->operands[0]));
+        return;
+    case OP_STORE:
+        if (op->operands[1]->type->kind != TY_PTR || !lty(e, op->operands[1]->type)) break;
+        mem_store(e, op->operands[0]->type, V(e, op, op->operands[0]), V(e, op, op->operands[1]));
+        return;
+    case OP_BARRIER:
+        call_void(e, "tilec.block_barrier");
+        return;
+    case OP_MAKE_VIEW: {
+        const Value *r = op->results[0];
+        int rank = r->type->rank;
+        if (op->noperands != (uint32_t)(1 + rank)) {
+            error_at(e, op, "malformed 'make_view'");
+            return;
+        }
+        LLVMValueRef base = V(e, op, op->operands[0]);
+        LLVMValueRef *d = ARENA_ARRAY(&e->arena, LLVMValueRef, rank);
+        LLVMValueRef bytes = ci64(e, mem_bytes(r->type->elem));
+        for (int i = 0; i < rank; i++) {
+            d[i] = V(e, op, op->operands[1 + i]);
+            bytes = LLVMBuildMul(e->b, bytes, LLVMBuildZExt(e->b, d[i], i64t(e), ""), "");
+        }
+        LLVMValueRef lim = ci64(e, 0x7FFFFFFF);
+        LLVMValueRef xs[2] = {bytes, lim};
+        LLVMTypeRef t64 = i64t(e);
+        LLVMValueRef nrec = LLVMBuildTrunc(e->b, intrinsic(e, "llvm.umin", &t64, 1, xs, 2), i32t(e), "");
+        LLVMTypeRef pt = LLVMTypeOf(base);
+        LLVMValueRef args[4] = {base, LLVMConstInt(LLVMInt16TypeInContext(e->ctx), 0, 0), nrec, ci32(e, BUF_FLAGS)};
+        e->rsrc[r->id] = intrinsic(e, "llvm.amdgcn.make.buffer.rsrc", &pt, 1, args, 4);
+        e->dims[r->id] = d;
+        e->val[r->id] = base;
+        return;
+    }
+    case OP_VIEW_DIM: {
+        const Value *v = op->operands[0];
+        int64_t d = ir_attr_int(op, "dim", -1);
+        if (!e->dims[v->id] || d < 0 || d >= v->type->rank) {
+            error_at(e, op, "'view_dim': dim %lld out of range", (long long)d);
+            return;
+        }
+        e->val[op->results[0]->id] = e->dims[v->id][d];
+        return;
+    }
+    case OP_VIEW_ELEM: {
+        const Value *v = op->operands[0];
+        int rank = v->type->rank;
+        if (!e->dims[v->id] || op->noperands != (uint32_t)(1 + rank)) {
+            error_at(e, op, "'view_elem' needs one index per view dim");
+            return;
+        }
+        LLVMValueRef c[IR_MAX_RANK];
+        for (int d = 0; d < rank; d++) c[d] = V(e, op, op->operands[1 + d]);
+        LLVMValueRef lin = rowmajor(e, e->dims[v->id], rank, c);
+        e->val[op->results[0]->id] = LLVMBuildGEP2(e->b, elem_mem_type(e, v->type->elem), V(e, op, v), &lin, 1, "");
+        return;
+    }
+    case OP_SPLAT: {
+        const Value *r = op->results[0];
+        if (r->type->kind != TY_VEC) {
+            error_at(e, op, "cannot emit 'splat' to a tile: tiles must be lowered by lower-tiles first");
+            return;
+        }
+        LLVMValueRef acc = LLVMGetUndef(lty(e, r->type)), x = V(e, op, op->operands[0]);
+        for (int64_t j = 0; j < r->type->shape[0]; j++) acc = LLVMBuildInsertElement(e->b, acc, x, ci32(e, j), "");
+        e->val[r->id] = acc;
+        return;
+    }
+    case OP_LD_BLOCKED: case OP_ST_BLOCKED: emit_blocked_mem(e, op); return;
+    case OP_IOTA_BLOCKED: emit_iota_blocked(e, op); return;
+    case OP_LD_SMEM_BLOCKED: case OP_ST_SMEM_BLOCKED: emit_smem_blocked(e, op); return;
+    case OP_IF: emit_if(e, op, f); return;
+    case OP_FOR: emit_for(e, op, f); return;
+    case OP_LOOP: emit_loop(e, op, f); return;
+    case OP_YIELD: case OP_BREAK: case OP_CONTINUE: case OP_RETURN: emit_terminator(e, op, f); return;
+    case OP_SHARED_ALLOC: {
+        int64_t off = ir_attr_int(op, "offset", -1);
+        if (ir_type_smem_is_dynamic(op->results[0]->type)) {
+            error_at(e, op, "dynamic shared tiles (T[] dynamic) are not supported on AMD targets yet");
+            return;
+        }
+        if (!e->lds || off < 0 || off >= e->k->smem_bytes) {
+            error_at(e, op, "'shared_alloc' has no offset inside the kernel's shared memory (run smem-layout)");
+            return;
+        }
+        e->val[op->results[0]->id] = lds_gep(e, e->lds, ci32(e, off));
+        return;
+    }
+    case OP_SMEM_STAGE: case OP_SMEM_ELEM: emit_smem_addr(e, op); return;
+    case OP_ELECT: emit_elect(e, op, f); return;
+    case OP_AMD_SETPRIO: case OP_AMD_STAGE_BARRIER: case OP_AMD_COND_BARRIER: emit_pipeline_op(e, op); return;
+    case OP_STAGE:
+        error_at(e, op, "'stage' was not lowered: run the warp-pipeline pass");
+        return;
+    case OP_WARPS:
+        error_at(e, op, "'warps' (warp roles) is not supported on AMD targets: its tile layouts assume 32-thread warps, "
+                        "a gfx9 wavefront has 64");
+        return;
+    case OP_MBAR_ALLOC: case OP_MBAR_AT: case OP_MBAR_ARRIVE: case OP_MBAR_ARRIVE_EXPECT: case OP_MBAR_EXPECT_TX:
+    case OP_MBAR_ARRIVE_REMOTE: case OP_MBAR_WAIT: case OP_MBAR_TRY_WAIT: case OP_MBAR_TEST_WAIT: case OP_PARITY_NEXT:
+        error_at(e, op, "'%s' is an NVIDIA-only op: AMD GPUs have no mbarriers (use barrier or warp-pipeline stages)", opname(op));
+        return;
+    case OP_TMA_LOAD: case OP_TMA_STORE: case OP_TMA_REDUCE_ADD: case OP_TMA_PREFETCH: case OP_TMA_SHAPE:
+    case OP_TMA_COMMIT: case OP_TMA_WAIT: case OP_FENCE_PROXY_ASYNC: case OP_TMA_BULK_LOAD: case OP_TMA_BULK_STORE:
+        error_at(e, op, "'%s' is an NVIDIA-only op: AMD GPUs have no TMA engine (use tile loads: buffer loads)", opname(op));
+        return;
+    case OP_MAPA: case OP_CLUSTER_RANK: case OP_CLUSTER_ID: case OP_CLUSTER_SYNC:
+        error_at(e, op, "'%s' is an NVIDIA-only op: AMD GPUs have no thread-block clusters", opname(op));
+        return;
+    case OP_SETMAXNREG: case OP_GROUP_SYNC:
+        error_at(e, op, "'%s' is an NVIDIA-only op (warpgroup registers and named barriers)", opname(op));
+        return;
+    case OP_SMEM_LEN:
+        error_at(e, op, "dynamic shared tiles (T[] dynamic) are not supported on AMD targets yet");
+        return;
+    default:
+        break;
+    }
+    error_at(e, op, "cannot emit '%s' for AMD (a tile-level op not lowered, or an op with no AMD lowering)", opname(op));
+}
+
+static void emit_block(Emit *e, const Block *b, Flow *f)
+{
+    for (const Op *op = b ? b->first : NULL; op && e->errors < 20; op = op->next) {
+        emit_op(e, op, f);
+        if (ir_op_info[op->code].props & IR_PTERM) return;
+    }
+}
+
+/* ---------------------------------------------------------------- kernels and the module */
+
+static int is_view_base(const Kernel *k, const Value *v)
+{
+    for (const Op *op = k->body.first ? k->body.first->first : NULL; op; op = op->next)
+        if (op->code == OP_MAKE_VIEW && op->noperands && op->operands[0] == v) return 1;
+    return 0;
+}
+
+static void add_enum_attr(Emit *e, LLVMValueRef fn, unsigned idx, const char *name, uint64_t v)
+{
+    unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
+    LLVMAddAttributeAtIndex(fn, idx, LLVMCreateEnumAttribute(e->ctx, kind, v));
+}
+
+static void add_str_attr(Emit *e, LLVMValueRef fn, const char *k, const char *v)
+{
+    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+                            LLVMCreateStringAttribute(e->ctx, k, (unsigned)strlen(k), v, (unsigned)strlen(v)));
+}
+
+static void emit_kernel(Emit *e, const Kernel *k)
+{
+    e->k = k;
+    e->val = ARENA_ARRAY(&e->arena, LLVMValueRef, k->nvalues ? k->nvalues : 1);
+    e->dims = ARENA_ARRAY(&e->arena, LLVMValueRef *, k->nvalues ? k->nvalues : 1);
+    e->rsrc = ARENA_ARRAY(&e->arena, LLVMValueRef, k->nvalues ? k->nvalues : 1);
+    Op kop = {0};
+    kop.loc = k->loc;
+    LLVMTypeRef *pt = ARENA_ARRAY(&e->arena, LLVMTypeRef, k->nparams ? k->nparams : 1);
+    for (uint32_t i = 0; i < k->nparams; i++) {
+        const Type *t = k->params[i].value->type;
+        pt[i] = t->kind == TY_I1 ? LLVMInt8TypeInContext(e->ctx) : t->kind == TY_PTR && t->space == AS_GLOBAL ? lty(e, t)
+              : ir_type_is_scalar(t) ? lty(e, t) : NULL;
+        if (!pt[i]) {
+            error_at(e, &kop, "parameter '%s' of kernel '%s' has no AMD form (%s)", k->params[i].name, k->name,
+                     t->kind == TY_TMA ? "a TMA descriptor is NVIDIA-only" : "only global pointers and scalars are passed");
+            pt[i] = i32t(e);
+        }
+    }
+    e->fn = LLVMAddFunction(e->mod, k->name, LLVMFunctionType(LLVMVoidTypeInContext(e->ctx), pt, k->nparams, 0));
+    LLVMSetFunctionCallConv(e->fn, LLVMAMDGPUKERNELCallConv);
+    int64_t threads = k->block[0] * k->block[1] * k->block[2];
+    char fwg[64];
+    snprintf(fwg, sizeof fwg, "%lld,%lld", (long long)threads, (long long)threads);
+    add_str_attr(e, e->fn, "amdgpu-flat-work-group-size", fwg);
+    add_str_attr(e, e->fn, "uniform-work-group-size", "true");
+    for (uint32_t i = 0; i < k->nparams; i++) {
+        const Type *t = k->params[i].value->type;
+        LLVMValueRef p = LLVMGetParam(e->fn, i);
+        LLVMSetValueName2(p, k->params[i].name, strlen(k->params[i].name));
+        if (t->kind == TY_PTR && t->space == AS_GLOBAL) {
+            add_enum_attr(e, e->fn, i + 1, "noalias", 0);
+            add_enum_attr(e, e->fn, i + 1, "nocapture", 0);
+            add_enum_attr(e, e->fn, i + 1, "align", is_view_base(k, k->params[i].value) ? 16 : (uint64_t)mem_bytes(t->elem));
+        }
+    }
+    LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(e->ctx, e->fn, "entry");
+    LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(e->ctx, e->fn, "body");
+    LLVMPositionBuilderAtEnd(e->ab, entry);
+    LLVMPositionBuilderAtEnd(e->b, body);
+    for (uint32_t i = 0; i < k->nparams; i++) {
+        const Type *t = k->params[i].value->type;
+        LLVMValueRef p = LLVMGetParam(e->fn, i);
+        if (t->kind == TY_I1) p = LLVMBuildICmp(e->b, LLVMIntNE, p, LLVMConstNull(LLVMInt8TypeInContext(e->ctx)), "");
+        e->val[k->params[i].value->id] = p;
+    }
+    e->lds = NULL;
+    if (k->smem_bytes > 0) {
+        char name[300];
+        snprintf(name, sizeof name, "%.200s.lds", k->name);
+        LLVMTypeRef at = LLVMArrayType2(LLVMInt8TypeInContext(e->ctx), (uint64_t)k->smem_bytes);
+        e->lds = LLVMAddGlobalInAddressSpace(e->mod, at, name, 3);
+        LLVMSetInitializer(e->lds, LLVMGetUndef(at));
+        LLVMSetLinkage(e->lds, LLVMInternalLinkage);
+        LLVMSetAlignment(e->lds, 1024);
+    }
+    /* the linear thread index x + y*bx + z*bx*by */
+    e->tlin = workitem(e, 0);
+    if (k->block[1] > 1) e->tlin = LLVMBuildAdd(e->b, e->tlin, LLVMBuildMul(e->b, workitem(e, 1), ci32(e, k->block[0]), ""), "");
+    if (k->block[2] > 1)
+        e->tlin = LLVMBuildAdd(e->b, e->tlin, LLVMBuildMul(e->b, workitem(e, 2), ci32(e, k->block[0] * k->block[1]), ""), "");
+    LLVMSetValueName2(e->tlin, "tid", 3);
+    Flow top = {NULL, NULL, NULL, NULL, NULL};
+    const Block *b = k->body.first;
+    emit_block(e, b, &top);
+    if (!ends_in_terminator(b)) LLVMBuildRetVoid(e->b);
+    LLVMPositionBuilderAtEnd(e->ab, entry);
+    LLVMBuildBr(e->ab, body);
+}
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static void init_llvm(void)
+{
+    LLVMInitializeAMDGPUTargetInfo();
+    LLVMInitializeAMDGPUTarget();
+    LLVMInitializeAMDGPUTargetMC();
+    LLVMInitializeAMDGPUAsmPrinter();
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void take_buffer(LLVMMemoryBufferRef buf, StrBuf *text, unsigned char **bin, size_t *len)
+{
+    const char *p = LLVMGetBufferStart(buf);
+    size_t n = LLVMGetBufferSize(buf);
+    if (text) sb_putn(text, p, n);
+    if (bin) {
+        *bin = malloc(n ? n : 1);
+        if (!*bin) ir_unreachable("out of memory");
+        memcpy(*bin, p, n);
+        *len = n;
+    }
+    LLVMDisposeMemoryBuffer(buf);
+}
+
+int amd_emit_module(const Module *m, AmdTarget target, const AmdOptions *opts, AmdOutput *out, DiagCtx *diag)
+{
+    static const Loc no_loc = {NULL, 0, 0};
+    double t0 = now_s();
+    pthread_once(&init_once, init_llvm);
+    Emit E;
+    memset(&E, 0, sizeof E);
+    Emit *e = &E;
+    e->m = m;
+    e->target = target;
+    e->diag = diag;
+    arena_init(&e->arena);
+    e->ctx = LLVMContextCreate();
+    const char *triple = "amdgcn-amd-amdhsa";
+    char *err = NULL;
+    LLVMTargetRef T;
+    LLVMTargetMachineRef tm = NULL;
+    int olevel = opts ? opts->opt_level : 2;
+    if (LLVMGetTargetFromTriple(triple, &T, &err)) {
+        diag_error(diag, no_loc, "LLVM has no AMDGPU target: %s", err ? err : "?");
+        LLVMDisposeMessage(err);
+        goto done;
+    }
+    tm = LLVMCreateTargetMachine(T, triple, amd_target_name(target), "",
+                                 olevel <= 0 ? LLVMCodeGenLevelNone : olevel == 1 ? LLVMCodeGenLevelLess
+                                 : olevel == 2 ? LLVMCodeGenLevelDefault : LLVMCodeGenLevelAggressive,
+                                 LLVMRelocPIC, LLVMCodeModelDefault);
+    LLVMMemoryBufferRef hb = LLVMCreateMemoryBufferWithMemoryRangeCopy(helper_ir, sizeof helper_ir - 1, "tilec-helpers");
+    if (LLVMParseIRInContext(e->ctx, hb, &e->mod, &err)) ir_unreachable("the barrier helper IR does not parse");
+    LLVMSetModuleIdentifier(e->mod, m->source ? m->source : "tile", strlen(m->source ? m->source : "tile"));
+    LLVMSetSourceFileName(e->mod, m->source ? m->source : "tile", strlen(m->source ? m->source : "tile"));
+    LLVMSetTarget(e->mod, triple);
+    LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
+    LLVMSetModuleDataLayout(e->mod, dl);
+    LLVMDisposeTargetData(dl);
+    e->b = LLVMCreateBuilderInContext(e->ctx);
+    e->ab = LLVMCreateBuilderInContext(e->ctx);
+    for (const Kernel *k = m->first; k && e->errors == 0; k = k->next) emit_kernel(e, k);
+    if (e->errors) goto done;
+    if (LLVMVerifyModule(e->mod, LLVMReturnStatusAction, &err)) {
+        diag_error(diag, no_loc, "internal error: the LLVM IR for %s does not verify (a tilec bug): %s",
+                   amd_target_name(target), err ? err : "");
+        LLVMDisposeMessage(err);
+        err = NULL;
+        e->errors++;
+        goto done;
+    }
+    LLVMDisposeMessage(err);
+    err = NULL;
+    char pipeline[32];
+    snprintf(pipeline, sizeof pipeline, "default<O%d>", olevel < 0 ? 0 : olevel > 3 ? 3 : olevel);
+    LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+    LLVMErrorRef perr = LLVMRunPasses(e->mod, pipeline, tm, po);
+    LLVMDisposePassBuilderOptions(po);
+    if (perr) {
+        char *msg = LLVMGetErrorMessage(perr);
+        diag_error(diag, no_loc, "internal error: LLVM pass pipeline %s failed: %s", pipeline, msg);
+        LLVMDisposeErrorMessage(msg);
+        e->errors++;
+        goto done;
+    }
+    char *text = LLVMPrintModuleToString(e->mod);
+    sb_puts(&out->llvm, text);
+    LLVMDisposeMessage(text);
+    LLVMMemoryBufferRef buf;
+    if (opts && opts->want_asm) {
+        /* code generation changes the module (the structurizer's intrinsics): a copy for the assembly */
+        LLVMModuleRef copy = opts->want_object ? LLVMCloneModule(e->mod) : e->mod;
+        int bad = LLVMTargetMachineEmitToMemoryBuffer(tm, copy, LLVMAssemblyFile, &err, &buf);
+        if (copy != e->mod) LLVMDisposeModule(copy);
+        if (bad) {
+            diag_error(diag, no_loc, "internal error: AMDGPU code generation failed: %s", err ? err : "");
+            e->errors++;
+            goto done;
+        }
+        take_buffer(buf, &out->asm_text, NULL, NULL);
+    }
+    if (opts && opts->want_object) {
+        if (LLVMTargetMachineEmitToMemoryBuffer(tm, e->mod, LLVMObjectFile, &err, &buf)) {
+            diag_error(diag, no_loc, "internal error: AMDGPU code generation failed: %s", err ? err : "");
+            e->errors++;
+            goto done;
+        }
+        take_buffer(buf, NULL, &out->object, &out->object_len);
+    }
+done:
+    LLVMDisposeMessage(err);
+    if (e->b) LLVMDisposeBuilder(e->b);
+    if (e->ab) LLVMDisposeBuilder(e->ab);
+    if (e->mod) LLVMDisposeModule(e->mod);
+    if (tm) LLVMDisposeTargetMachine(tm);
+    LLVMContextDispose(e->ctx);
+    arena_free(&e->arena);
+    out->llvm_seconds += now_s() - t0;
+    return e->errors;
+}

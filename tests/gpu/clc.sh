@@ -1,0 +1,52 @@
+#!/bin/sh
+# tests/gpu/clc.sh: cluster launch control on the GPU (issue 6), run from the repository root with
+# a tilec built here (TILEC, default build/tilec). On sm_90a (the H100) the kernels run the
+# work-stealing emulation (docs/IR.md, "Cluster launch control on sm_90a"). Checks, each against the
+# C reference on fresh random inputs with poisoned outputs:
+#   - samples/persistent_scale.tile with clusters of 1 and 2: y = a * x and every tile processed
+#     exactly once (count[t] == 1 for every tile), at grids of 1 tile and 1, 8 and 64 x the SM count;
+#   - samples/persistent_rowsum.tile (ragged, TMA pipeline) at two sizes;
+#   - compute-sanitizer memcheck and racecheck on small launches of both (SANITIZER=0 skips).
+# Prints one line per run and ends with "clc: N passed, M failed"; exit 1 on any failure.
+# The device machine has no libLLVM-19, which tilec links for the AMD back end: the 2026-11-22 run
+# (bench/results-2026-11-22-h100-clc.log) used a stub libLLVM.so.19.1 of abort() functions built here
+# from `nm -D --undefined-only tilec` and put first on LD_LIBRARY_PATH (the PTX path never calls it).
+set -u
+TILEC=${TILEC:-build/tilec}
+SMS=${SMS:-132}     # the H100 SXM (tilec run prints the device)
+tmp=${TMPDIR:-/tmp}/clc-gpu.$$
+mkdir -p "$tmp"
+sed 's/^const CLUSTER = 1;/const CLUSTER = 2;/' samples/persistent_scale.tile > "$tmp/persistent_scale_c2.tile"
+pass=0
+fail=0
+run() {   # label, command...
+    label=$1
+    shift
+    out=$("$@" 2>&1)
+    if printf '%s\n' "$out" | grep -q '^check: PASS' && ! printf '%s\n' "$out" | grep -q 'ERROR SUMMARY: [1-9]'; then
+        pass=$((pass + 1))
+        printf 'PASS %s: %s\n' "$label" "$(printf '%s\n' "$out" | grep -E '^  |^time:|ERROR SUMMARY' | tr '\n' ' ')"
+    else
+        fail=$((fail + 1))
+        printf 'FAIL %s\n%s\n' "$label" "$out"
+    fi
+}
+echo "clc: $SMS SMs"
+for f in samples/persistent_scale.tile "$tmp/persistent_scale_c2.tile"; do
+    for tiles in 1 "$SMS" $((SMS * 8)) $((SMS * 64)); do
+        run "$(basename "$f") tiles=$tiles" "$TILEC" run "$f" --device cuda --size $((tiles * 1024)) --repeat 3
+    done
+done
+run "persistent_rowsum M=3000 K=1000" "$TILEC" run samples/persistent_rowsum.tile --device cuda --arg M=3000 --arg K=1000 --repeat 3
+run "persistent_rowsum M=135168 K=1024" "$TILEC" run samples/persistent_rowsum.tile --device cuda --arg M=135168 --arg K=1024 --repeat 3
+if [ "${SANITIZER:-1}" != 0 ] && command -v compute-sanitizer > /dev/null; then
+    for tool in memcheck racecheck; do
+        run "sanitizer $tool persistent_scale c2 tiles=$((SMS * 2))" compute-sanitizer --tool $tool "$TILEC" run \
+            "$tmp/persistent_scale_c2.tile" --device cuda --size $((SMS * 2 * 1024)) --repeat 1
+        run "sanitizer $tool persistent_rowsum" compute-sanitizer --tool $tool "$TILEC" run samples/persistent_rowsum.tile \
+            --device cuda --arg M=3000 --arg K=1000 --repeat 1
+    done
+fi
+rm -rf "$tmp"
+echo "clc: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -57,6 +57,7 @@ static const char run_usage[] =
     "  --block X[,Y[,Z]]       threads (default: the kernel's declared block)\n"
     "  --arg NAME=VALUE        a scalar parameter's value (repeatable), e.g. --arg cols=1000\n"
     "  --dynamic-shared B      dynamic shared memory bytes of the launch (a `T[] dynamic` tile)\n"
+    "  -DNAME=VALUE            override `const NAME = ...;` of the source (tile shapes, cluster size)\n"
     "  --seed S                seed of the random inputs (default: from the clock; printed)\n"
     "  --repeat R              timed launches (default 20; the median is reported)\n"
     "  --target T              sm_90a, sm_100a, gfx942 or gfx90a (default: from the device)\n"
@@ -196,6 +197,8 @@ typedef struct run_opts {
     unsigned grid[3], block[3];
     ref_setting *set;
     int nset;
+    tile_define *defs;      /* -DNAME=VALUE: overrides of the source's consts */
+    int ndefs;
     int have_size, debug_hangs;
     tile_sim_options sim;   /* --sim-* */
     long long explore;      /* --sim-explore: runs (default 1) */
@@ -219,6 +222,13 @@ static int run_parse(int argc, char **argv, run_opts *o)
             o->have_size = 1;
         } else if (strcmp(a, "-g") == 0 || strcmp(a, "--debug-hangs") == 0) {
             o->debug_hangs = 1;
+        } else if (a[0] == '-' && a[1] == 'D' && a[2]) {
+            const char *eq = strchr(a + 2, '=');
+            if (!eq || eq == a + 2 || !eq[1]) return usage_error("%s: expected -DNAME=VALUE", a);
+            char *name = strndup(a + 2, (size_t)(eq - a - 2));
+            if (!name) return 1;
+            o->defs[o->ndefs].name = name;
+            o->defs[o->ndefs++].value = eq + 1;
         } else if ((v = opt_value(argc, argv, &i, "--sim-seed"))) {
             long long s;
             if (parse_ll(v, &s)) return usage_error("--sim-seed: expected an integer, not '%s'", v);
@@ -284,7 +294,12 @@ static int cmd_run(int argc, char **argv)
     run_opts o = {.device = "cuda", .size = 1 << 20, .repeat = 20, .target = -1, .explore = 1};
     tile_sim_options_init(&o.sim);
     o.set = calloc((size_t)argc, sizeof *o.set);
-    if (!o.set) return 1;
+    o.defs = calloc((size_t)argc, sizeof *o.defs);
+    if (!o.set || !o.defs) {
+        free(o.set);
+        free(o.defs);
+        return 1;
+    }
     int rc = run_parse(argc, argv, &o);
     tile_device *dev = NULL;
     tile_program *prog = NULL;
@@ -342,7 +357,8 @@ static int cmd_run(int argc, char **argv)
     }
 
     /* the program, through the cache, assembled for the device */
-    tile_compile_options copts = {.opt_level = 2, .assemble = be != TILE_BACKEND_SIM, .debug_hangs = o.debug_hangs};
+    tile_compile_options copts = {.opt_level = 2, .assemble = be != TILE_BACKEND_SIM, .debug_hangs = o.debug_hangs,
+                                  .defines = o.defs, .ndefines = o.ndefs};
     if (o.target >= 0) copts.target = (tile_target)o.target;
     else if (info.cc_major == 9) copts.target = TILE_TARGET_SM90A;
     else if (info.cc_major == 10) copts.target = TILE_TARGET_SM100A;
@@ -458,6 +474,8 @@ out:
     tile_program_destroy(prog);
     free(src);
     for (int i = 0; i < o.nset; i++) free((char *)o.set[i].name);
+    for (int i = 0; i < o.ndefs; i++) free((char *)o.defs[i].name);
+    free(o.defs);
     free(o.set);
     return rc;
 }

@@ -138,6 +138,10 @@ $(BUILD)/bench_launch: bench/launch.c $(REF_OBJ) $(LIBA) samples/ref/refs.h
 $(BUILD)/bench_tma_copy: bench/tma_copy.c $(REF_OBJ) $(LIBA) samples/ref/refs.h
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ bench/tma_copy.c $(REF_OBJ) $(LIBA) $(LDLIBS)
 
+# Cluster launch control: dynamic vs static grid vs static persistent (bench/persistent.c).
+$(BUILD)/bench_persistent: bench/persistent.c $(REF_OBJ) $(LIBA) samples/ref/refs.h
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ bench/persistent.c $(REF_OBJ) $(LIBA) $(LDLIBS) -lm
+
 # The simulator's speed (simulated thread-ops/s, one core) on pipelined_rowsum; --check runs every
 # sample on the sim device against its C reference under every schedule.
 $(BUILD)/bench_sim: bench/sim.c $(REF_OBJ) $(LIBA) samples/ref/refs.h

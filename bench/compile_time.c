@@ -7,8 +7,8 @@
  *
  * With --target gfx942 (or gfx90a) it measures the AMD path instead: source to a linked code object
  * (HSACO), in process except ld.lld, with the time spent inside LLVM (IR building through LLVM-C,
- * the O2 pipeline, AMDGPU code generation, twice: assembly text and object) and in ld.lld reported
- * as shares of the total.
+ * the O2 pipeline, AMDGPU code generation of the object once: the assembly text is only made when
+ * asked for) and in ld.lld reported as shares of the total.
  *
  *   make bench            or   build/compile_time [--runs N] [--target sm_90a|sm_100a|gfx942|gfx90a] FILE.tile...
  */

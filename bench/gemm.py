@@ -13,8 +13,13 @@ Correctness: every result is compared with cuBLAS's (relative Frobenius error ||
 ||C_ref||, which for bf16 output is about 2^-9) before timing; a variant above 1e-2 is reported as
 FAIL and not timed.
 
-Triton: a plain tl.dot block matmul written for this script (not Triton's persistent TMA tutorial
-kernel), with Triton's own autotuning over a few configs; its compile time is the first call's.
+Triton, two kernels written for this script, each autotuned by Triton over a few configs (compile
+time = the first call's): a plain tl.dot block matmul (one program per tile, pointer loads), and a
+persistent TMA matmul in the shape of Triton's tutorial 09 (one program per SM walking the tiles,
+host tensor descriptors for A, B and C; skipped with a message if this Triton lacks them).
+tilec variants: "[persistent] [src=FILE] NAME=VALUE ...": samples/gemm_persistent_sm90.tile (grid =
+min(tiles, SMs)) or samples/gemm_sm90.tile (one block per tile), or FILE (a rewritten copy of one of
+them, the kernel named as the sample), with -D overrides.
 
     python3 bench/gemm.py [--reps R] [--shapes 4096x4096x4096,...] [--variants "BN=128 STAGES=5;..."]
 """
@@ -32,7 +37,8 @@ import torch
 PEAK = 989.0
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TILEC = os.environ.get("TILEC", os.path.join(ROOT, "build", "tilec"))
-SAMPLE = os.path.join(ROOT, "samples", "gemm_sm90.tile")
+SAMPLES = {"gemm_sm90": os.path.join(ROOT, "samples", "gemm_sm90.tile"),
+           "gemm_persistent_sm90": os.path.join(ROOT, "samples", "gemm_persistent_sm90.tile")}
 
 cuda = ctypes.CDLL("libcuda.so.1")
 
@@ -45,13 +51,20 @@ def ck(rc, what):
 class Variant:
     """One -D variant of the sample: compiled, loaded, with its boxes and shared memory."""
 
-    def __init__(self, defines):
+    def __init__(self, words):
+        # a variant is "[persistent] NAME=VALUE ...": the persistent sample (grid = min(tiles, SMs))
+        # or the one-tile-per-block sample, with -D overrides
+        self.persistent = "persistent" in words
+        self.kernel = "gemm_persistent_sm90" if self.persistent else "gemm_sm90"
+        src = [w[4:] for w in words if w.startswith("src=")]   # src=FILE: a rewritten copy of the sample
+        defines = [w for w in words if w != "persistent" and not w.startswith("src=")]
         self.defines = defines
+        self.label = " ".join(words)
         self.consts = {"BM": 128, "BN": 256, "BK": 64, "STAGES": 4, "GROUP_M": 8}
         for d in defines:
             k, v = d.split("=")
             self.consts[k] = int(v)
-        args = [TILEC, SAMPLE] + [f"-D{d}" for d in defines]
+        args = [TILEC, src[0] if src else SAMPLES[self.kernel]] + [f"-D{d}" for d in defines]
         t0 = time.perf_counter()
         ptx = subprocess.run(args + ["--emit", "ptx"], capture_output=True, check=True).stdout
         self.compile_ptx_ms = (time.perf_counter() - t0) * 1e3
@@ -63,7 +76,7 @@ class Variant:
         self.mod = ctypes.c_void_p()
         ck(cuda.cuModuleLoadData(ctypes.byref(self.mod), ctypes.c_char_p(cubin)), "cuModuleLoadData")
         self.fn = ctypes.c_void_p()
-        ck(cuda.cuModuleGetFunction(ctypes.byref(self.fn), self.mod, b"gemm_sm90"), "cuModuleGetFunction")
+        ck(cuda.cuModuleGetFunction(ctypes.byref(self.fn), self.mod, self.kernel.encode()), "cuModuleGetFunction")
         ck(cuda.cuFuncSetAttribute(self.fn, 8, self.smem), "cuFuncSetAttribute(max dynamic smem)")
         self.ptx_bytes = len(ptx)
 
@@ -89,6 +102,8 @@ class Variant:
         params = (ctypes.c_void_p * 6)(*[ctypes.cast(ctypes.pointer(x), ctypes.c_void_p) for x in (ta, tb, pc, iM, iN, iK)])
         bm, bn = self.consts["BM"], self.consts["BN"]
         grid = ((M + bm - 1) // bm) * ((N + bn - 1) // bn)
+        if self.persistent:
+            grid = min(grid, SMS)
         keep = (ta, tb, pc, iM, iN, iK, params)
 
         def launch():
@@ -151,17 +166,73 @@ def make_triton():
         M, K = a.shape
         N = b.shape[0]
         mm[lambda meta: (triton.cdiv(M, meta["BM"]) * triton.cdiv(N, meta["BN"]),)](a, b, c, M, N, K)
-    return run
+    print(f"triton {triton.__version__}: plain tl.dot kernel ready")
+    return ("Triton plain", run)
+
+
+def make_triton_persistent():
+    """Triton's persistent TMA matmul, in the shape of its tutorial (09-persistent-matmul), written
+    here: one program per SM walks the tiles t = pid, pid + SMs, ... (grouped along M as the others),
+    operands loaded through host-built tensor descriptors (TMA), result stored through one."""
+    try:
+        import triton
+        import triton.language as tl
+        from triton.tools.tensor_descriptor import TensorDescriptor
+    except Exception as ex:  # noqa: BLE001
+        print(f"triton persistent TMA: not available ({ex})")
+        return None
+
+    def hook(nargs):
+        bm, bn, bk = nargs["BM"], nargs["BN"], nargs["BK"]
+        nargs["a_desc"].block_shape = [bm, bk]
+        nargs["b_desc"].block_shape = [bn, bk]
+        nargs["c_desc"].block_shape = [bm, bn]
+
+    configs = [triton.Config({"BM": bm, "BN": bn, "BK": 64, "G": 8}, num_stages=s, num_warps=w, pre_hook=hook)
+               for bm, bn, s, w in ((128, 256, 3, 8), (128, 128, 4, 8), (128, 128, 3, 4), (256, 128, 3, 8))]
+
+    @triton.autotune(configs=configs, key=["M", "N", "K"])
+    @triton.jit
+    def mm_tma(a_desc, b_desc, c_desc, M, N, K, NSM: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+               BK: tl.constexpr, G: tl.constexpr):
+        npm, npn, nk = tl.cdiv(M, BM), tl.cdiv(N, BN), tl.cdiv(K, BK)
+        for t in tl.range(tl.program_id(0), npm * npn, NSM, flatten=True):
+            first = (t // (G * npn)) * G
+            gs = min(npm - first, G)
+            om = (first + t % gs) * BM
+            on = ((t % (G * npn)) // gs) * BN
+            acc = tl.zeros((BM, BN), dtype=tl.float32)
+            for k in range(nk):
+                x = a_desc.load([om, k * BK])
+                y = b_desc.load([on, k * BK])
+                acc = tl.dot(x, y.T, acc)
+            c_desc.store([om, on], acc.to(tl.bfloat16))
+
+    def run(a, b, c):
+        M, K = a.shape
+        N = b.shape[0]
+        dummy = [64, 64]
+        ad = TensorDescriptor.from_tensor(a, dummy)
+        bd = TensorDescriptor.from_tensor(b, dummy)
+        cd = TensorDescriptor.from_tensor(c, dummy)
+        mm_tma[lambda meta: (min(SMS, triton.cdiv(M, meta["BM"]) * triton.cdiv(N, meta["BN"])),)](ad, bd, cd, M, N, K, NSM=SMS)
+    print(f"triton {triton.__version__}: persistent TMA kernel ready")
+    return ("Triton persistent TMA", run)
+
+
+SMS = 132   # the device's SM count, set in main()
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--shapes", default="4096x4096x4096,8192x8192x8192,8192x1024x8192,16384x4096x1024,128x8192x8192")
-    ap.add_argument("--variants", default="BN=256 STAGES=4;BN=256 STAGES=3;BN=128 STAGES=6;BN=256 STAGES=4 GROUP_M=16")
+    ap.add_argument("--variants", default="BN=256 STAGES=4;persistent;persistent GROUP_M=16;persistent BN=128 STAGES=6")
     args = ap.parse_args()
     torch.cuda.init()
     torch.zeros(1, device="cuda")
+    global SMS
+    SMS = torch.cuda.get_device_properties(0).multi_processor_count
     print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}  cuBLAS via torch.matmul")
     variants = []
     for v in args.variants.split(";"):
@@ -169,7 +240,7 @@ def main():
         print(f"tilec variant [{v}]: compile to PTX {var.compile_ptx_ms:.1f} ms, to cubin (with ptxas) "
               f"{var.compile_cubin_ms:.1f} ms (process start included), smem {var.smem} B, PTX {var.ptx_bytes} B")
         variants.append(var)
-    triton_run = make_triton()
+    tritons = [t for t in (make_triton(), make_triton_persistent()) if t]
     torch.manual_seed(0)
     for shape in args.shapes.split(","):
         M, N, K = (int(x) for x in shape.split("x"))
@@ -179,21 +250,25 @@ def main():
         ref = torch.matmul(a, b.t())
         t_cublas = time_it(lambda: torch.matmul(a, b.t()), args.reps)
         rows = [("cuBLAS", t_cublas, 0.0)]
-        if triton_run:
+        for tname, triton_run in tritons:
             ct = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
             t0 = time.perf_counter()
-            triton_run(a, b, ct)
-            torch.cuda.synchronize()
+            try:
+                triton_run(a, b, ct)
+                torch.cuda.synchronize()
+            except Exception as ex:  # noqa: BLE001
+                print(f"{shape} {tname}: failed: {str(ex).splitlines()[0] if str(ex) else type(ex).__name__}")
+                continue
             tcomp = (time.perf_counter() - t0) * 1e3
             err = rel_fro(ct, ref)
-            rows.append((f"Triton (first call incl. autotune+compile {tcomp:.0f} ms)", time_it(lambda: triton_run(a, b, ct), args.reps), err))
+            rows.append((f"{tname} (1st call: autotune+compile {tcomp:.0f} ms)", time_it(lambda: triton_run(a, b, ct), args.reps), err))
         for var in variants:
             c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
             launch = var.launcher(a, b, c)
             launch()
             torch.cuda.synchronize()
             err = rel_fro(c, ref)
-            name = f"tilec [{' '.join(var.defines)}]"
+            name = f"tilec [{var.label}]"
             if not err < 1e-2:
                 print(f"{shape} {name}: FAIL rel. Frobenius error {err:.3g}")
                 continue

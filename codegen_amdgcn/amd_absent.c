@@ -17,3 +17,15 @@ int amd_emit_module(const Module *m, AmdTarget target, const AmdOptions *opts, A
                amd_target_name(target));
     return 1;
 }
+
+int amd_asm_from_llvm(const char *llvm_ir, size_t len, AmdTarget target, int opt_level, StrBuf *asm_text, DiagCtx *diag)
+{
+    (void)llvm_ir;
+    (void)len;
+    (void)opt_level;
+    (void)asm_text;
+    Loc none = {0};
+    diag_error(diag, none, "this tilec was built without the AMD back end (make AMD=0): no %s assembly",
+               amd_target_name(target));
+    return 1;
+}

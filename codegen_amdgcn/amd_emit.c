@@ -779,6 +779,183 @@ static void emit_smem_addr(Emit *e, const Op *op)
     e->val[op->results[0]->id] = r;
 }
 
+/* ---------------------------------------------------------------- matrix ops (MFMA) */
+
+/* The accumulator layout on AMD targets (docs/IR.md, "Matrix ops"): in a group of B threads (W = B / 64
+ * wavefronts), wave w owns the rows [w R, (w + 1) R) of the M x N accumulator, R = M / W, as R / 32 x
+ * N / 32 blocks of 32 x 32 in row-major block order; lane j = 16 blk + jj of wave lane l holds
+ * row = w R + 32 (blk / nb) + 8 (jj / 4) + 4 (l / 32) + jj % 4, col = 32 (blk % nb) + l % 32 (nb = N / 32),
+ * the output layout of v_mfma_f32_32x32x8{bf16_1k,f16}. */
+typedef struct Mfma {
+    int64_t M, N, K, B, W, R, nb, E;
+    LLVMValueRef l32;     /* l % 32 */
+    LLVMValueRef hi;      /* l / 32 */
+    LLVMValueRef wrow;    /* w R */
+} Mfma;
+
+static int mfma_info(Emit *e, const Op *op, const Value *vec, int rank, Mfma *f)
+{
+    const Attr *sh = ir_attr_find(op, "shape");
+    memset(f, 0, sizeof *f);
+    f->B = ir_attr_int(op, "threads", 0);
+    if (!sh || sh->kind != ATTR_INTS || sh->nints != rank || vec->type->kind != TY_VEC) {
+        error_at(e, op, "malformed '%s': needs shape and threads attributes and a vec", opname(op));
+        return -1;
+    }
+    int64_t threads = e->k->block[0] * e->k->block[1] * e->k->block[2];
+    f->M = sh->ints[0];
+    f->N = sh->ints[1];
+    f->K = rank == 3 ? sh->ints[2] : 0;
+    if (f->B != threads || f->B % 64) {
+        error_at(e, op, "'%s' on %lld threads: an AMD matrix op is issued by the whole block (a multiple of 64 threads, "
+                        "here %lld)", opname(op), (long long)f->B, (long long)threads);
+        return -1;
+    }
+    f->W = f->B / 64;
+    if (f->M <= 0 || f->M % (32 * f->W) || f->N <= 0 || f->N % 32 || (rank == 3 && (f->K <= 0 || f->K % 8))) {
+        char ks[32] = "";
+        if (rank == 3) snprintf(ks, sizeof ks, ", %lld", (long long)f->K);
+        error_at(e, op, "'%s' of shape [%lld, %lld%s]: the MFMA 32x32x8 layout needs M a multiple of 32 x %lld "
+                        "wavefronts, N of 32 and K of 8", opname(op), (long long)f->M, (long long)f->N, ks,
+                 (long long)f->W);
+        return -1;
+    }
+    f->R = f->M / f->W;
+    f->nb = f->N / 32;
+    f->E = f->M * f->N / f->B;
+    if (vec->type->shape[0] != f->E) {
+        error_at(e, op, "'%s': %lld accumulator lanes, the MFMA layout gives %lld", opname(op),
+                 (long long)vec->type->shape[0], (long long)f->E);
+        return -1;
+    }
+    LLVMValueRef l = LLVMBuildAnd(e->b, e->tlin, ci32(e, 63), "");
+    f->l32 = LLVMBuildAnd(e->b, l, ci32(e, 31), "");
+    f->hi = LLVMBuildLShr(e->b, l, ci32(e, 5), "");
+    f->wrow = LLVMBuildMul(e->b, LLVMBuildLShr(e->b, e->tlin, ci32(e, 6), ""), ci32(e, f->R), "wrow");
+    return 0;
+}
+
+/* Row and column (i32 values) of accumulator lane j for this thread. */
+static void mfma_pos(Emit *e, const Mfma *f, int64_t j, LLVMValueRef *row, LLVMValueRef *col)
+{
+    int64_t blk = j / 16, jj = j % 16;
+    LLVMValueRef r = LLVMBuildAdd(e->b, f->wrow, ci32(e, 32 * (blk / f->nb) + 8 * (jj / 4) + jj % 4), "");
+    *row = LLVMBuildAdd(e->b, r, LLVMBuildShl(e->b, f->hi, ci32(e, 2), ""), "");
+    *col = LLVMBuildAdd(e->b, f->l32, ci32(e, 32 * (blk % f->nb)), "");
+}
+
+/* Four 16-bit operand elements for one MFMA: from element (r, k0..k0+3) of an LDS tile with rows of
+ * `rowbytes` (contiguous: one 8-byte LDS read, since a swizzle moves whole 16-byte chunks), or, when
+ * kstride > 0, the elements (k0 + i, r) of a K-major tile one 2-byte read each. */
+static LLVMValueRef mfma_operand(Emit *e, LLVMValueRef base, LLVMValueRef r, LLVMValueRef k0, int64_t rowbytes,
+                                 int64_t kstride, int m)
+{
+    LLVMTypeRef i16 = LLVMInt16TypeInContext(e->ctx), v4 = LLVMVectorType(i16, 4);
+    if (!kstride) {
+        LLVMValueRef o = LLVMBuildAdd(e->b, LLVMBuildMul(e->b, r, ci32(e, rowbytes), ""),
+                                      LLVMBuildShl(e->b, k0, ci32(e, 1), ""), "");
+        LLVMValueRef x = LLVMBuildLoad2(e->b, v4, lds_gep(e, base, swizzle(e, o, m)), "");
+        LLVMSetAlignment(x, 8);
+        return x;
+    }
+    LLVMValueRef v = LLVMGetUndef(v4);
+    for (int i = 0; i < 4; i++) {
+        LLVMValueRef kr = LLVMBuildAdd(e->b, k0, ci32(e, i), "");
+        LLVMValueRef o = LLVMBuildAdd(e->b, LLVMBuildMul(e->b, kr, ci32(e, kstride), ""),
+                                      LLVMBuildShl(e->b, r, ci32(e, 1), ""), "");
+        LLVMValueRef x = LLVMBuildLoad2(e->b, i16, lds_gep(e, base, swizzle(e, o, m)), "");
+        LLVMSetAlignment(x, 2);
+        v = LLVMBuildInsertElement(e->b, v, x, ci32(e, i), "");
+    }
+    return v;
+}
+
+/* mma_acc {shape = [M, N, K], trans_b, threads}: per 32x32 block of the wave and per k8 step one
+ * llvm.amdgcn.mfma.f32.32x32x8bf16.1k (bf16) or .32x32x8f16 (f16) on a 16-float slice of the
+ * accumulator. Operand lanes: A[row = l % 32 of the block][k = 4 (l / 32) + i], B[k = 4 (l / 32) + i][col =
+ * l % 32] (with trans_b B is stored [N, K], so both reads are 8 contiguous bytes). */
+static void emit_mfma(Emit *e, const Op *op)
+{
+    const Value *a = op->operands[0], *b = op->operands[1], *acc = op->operands[2], *res = op->results[0];
+    Mfma f;
+    if (mfma_info(e, op, res, 3, &f)) return;
+    const Type *at = a->type, *bt = b->type;
+    int trans = (int)ir_attr_int(op, "trans_b", 0);
+    if (at->kind != TY_SMEM || bt->kind != TY_SMEM || at->elem != bt->elem || (!is_f16ish(at->elem)) ||
+        at->shape[0] != f.M || at->shape[1] != f.K || bt->shape[trans ? 0 : 1] != f.N || bt->shape[trans ? 1 : 0] != f.K) {
+        error_at(e, op, "'mma_acc' needs bf16 or f16 smem operands a [M, K] and b [%s]", trans ? "N, K" : "K, N");
+        return;
+    }
+    int bf = at->elem->kind == TY_BF16;
+    LLVMTypeRef f16v = LLVMVectorType(LLVMHalfTypeInContext(e->ctx), 4);
+    const char *name = bf ? "llvm.amdgcn.mfma.f32.32x32x8bf16.1k" : "llvm.amdgcn.mfma.f32.32x32x8f16";
+    LLVMValueRef A = V(e, op, a), Bp = V(e, op, b), cur = V(e, op, acc);
+    int ma = swizzle_mask(at->swizzle), mb = swizzle_mask(bt->swizzle);
+    LLVMValueRef k4 = LLVMBuildShl(e->b, f.hi, ci32(e, 2), "");   /* 4 (l / 32): this lane's k within a step */
+    LLVMValueRef *idx = ARENA_ARRAY(&e->arena, LLVMValueRef, 16);
+    for (int64_t blk = 0; blk < f.E / 16; blk++) {
+        for (int i = 0; i < 16; i++) idx[i] = ci32(e, blk * 16 + i);
+        LLVMValueRef c = LLVMBuildShuffleVector(e->b, cur, LLVMGetUndef(LLVMTypeOf(cur)), LLVMConstVector(idx, 16), "");
+        LLVMValueRef arow = LLVMBuildAdd(e->b, f.wrow, LLVMBuildAdd(e->b, f.l32, ci32(e, 32 * (blk / f.nb)), ""), "");
+        LLVMValueRef bcol = LLVMBuildAdd(e->b, f.l32, ci32(e, 32 * (blk % f.nb)), "");
+        for (int64_t k = 0; k < f.K; k += 8) {
+            LLVMValueRef k0 = LLVMBuildAdd(e->b, k4, ci32(e, k), "");
+            LLVMValueRef av = mfma_operand(e, A, arow, k0, f.K * 2, 0, ma);
+            LLVMValueRef bv = trans ? mfma_operand(e, Bp, bcol, k0, f.K * 2, 0, mb) : mfma_operand(e, Bp, bcol, k0, 0, f.N * 2, mb);
+            if (!bf) {
+                av = LLVMBuildBitCast(e->b, av, f16v, "");
+                bv = LLVMBuildBitCast(e->b, bv, f16v, "");
+            }
+            LLVMValueRef args[6] = {av, bv, c, ci32(e, 0), ci32(e, 0), ci32(e, 0)};
+            c = intrinsic(e, name, NULL, 0, args, 6);
+        }
+        for (int i = 0; i < 16; i++)
+            cur = LLVMBuildInsertElement(e->b, cur, LLVMBuildExtractElement(e->b, c, ci32(e, i), ""), ci32(e, blk * 16 + i), "");
+    }
+    e->val[res->id] = cur;
+}
+
+/* st_acc %vec, %view, %o0, %o1 / st_smem_acc %vec, %smem: every lane to its element. Global: one buffer
+ * store per lane, at offset 0x80000000 (dropped by the range check) for elements outside the view. */
+static void emit_st_acc(Emit *e, const Op *op)
+{
+    int global = op->code == OP_ST_ACC;
+    const Value *vec = op->operands[0], *dst = op->operands[1];
+    Mfma f;
+    if (mfma_info(e, op, vec, 2, &f)) return;
+    const Type *t = vec->type->elem;
+    int es = mem_bytes(t);
+    if (global ? (op->noperands != 4 || dst->type->kind != TY_VIEW || dst->type->rank != 2 || !e->dims[dst->id] ||
+                  !e->rsrc[dst->id])
+               : (dst->type->kind != TY_SMEM || dst->type->shape[0] != f.M || dst->type->shape[1] != f.N)) {
+        error_at(e, op, "malformed '%s'", opname(op));
+        return;
+    }
+    LLVMValueRef src = V(e, op, vec);
+    LLVMValueRef o0 = global ? V(e, op, op->operands[2]) : NULL, o1 = global ? V(e, op, op->operands[3]) : NULL;
+    LLVMValueRef base = V(e, op, dst);
+    int m = global ? 0 : swizzle_mask(dst->type->swizzle);
+    for (int64_t j = 0; j < f.E; j++) {
+        LLVMValueRef row, col, x = LLVMBuildExtractElement(e->b, src, ci32(e, j), "");
+        mfma_pos(e, &f, j, &row, &col);
+        if (global) {
+            LLVMValueRef *d = e->dims[dst->id];
+            LLVMValueRef gr = LLVMBuildAdd(e->b, o0, row, ""), gc = LLVMBuildAdd(e->b, o1, col, "");
+            LLVMValueRef ok = LLVMBuildAnd(e->b, LLVMBuildICmp(e->b, LLVMIntULT, gr, d[0], ""),
+                                           LLVMBuildICmp(e->b, LLVMIntULT, gc, d[1], ""), "");
+            LLVMValueRef c[2] = {gr, gc};
+            LLVMValueRef off = LLVMBuildMul(e->b, rowmajor(e, d, 2, c), ci64(e, es), "");
+            ok = LLVMBuildAnd(e->b, ok, LLVMBuildICmp(e->b, LLVMIntULE, off, ci64(e, 0x7FFFFFFF), ""), "");
+            LLVMValueRef voff = LLVMBuildSelect(e->b, ok, LLVMBuildTrunc(e->b, off, i32t(e), ""), LLVMConstInt(i32t(e), BUF_OOB, 0), "");
+            buf_store(e, to_carrier(e, x, t, 1), e->rsrc[dst->id], voff);
+        } else {
+            LLVMValueRef o = LLVMBuildMul(e->b, LLVMBuildAdd(e->b, LLVMBuildMul(e->b, row, ci32(e, f.N), ""), col, ""),
+                                          ci32(e, es), "");
+            mem_store(e, t, x, lds_gep(e, base, swizzle(e, o, m)));
+        }
+    }
+}
+
 /* ---------------------------------------------------------------- barriers and warp-pipeline ops */
 
 static void call_void(Emit *e, const char *name)
@@ -1113,6 +1290,9 @@ static void emit_op(Emit *e, const Op *op, Flow *f)
         return;
     }
     case OP_SMEM_STAGE: case OP_SMEM_ELEM: emit_smem_addr(e, op); return;
+    case OP_MMA_ACC: emit_mfma(e, op); return;
+    case OP_ST_ACC: case OP_ST_SMEM_ACC: emit_st_acc(e, op); return;
+    case OP_MMA_COMMIT: case OP_MMA_WAIT: return;   /* MFMA is synchronous: its result is ready when it is used */
     case OP_ELECT: emit_elect(e, op, f); return;
     case OP_AMD_SETPRIO: case OP_AMD_STAGE_BARRIER: case OP_AMD_COND_BARRIER: emit_pipeline_op(e, op); return;
     case OP_STAGE:
@@ -1369,4 +1549,45 @@ done:
     arena_free(&e->arena);
     out->llvm_seconds += now_s() - t0;
     return e->errors;
+}
+
+int amd_asm_from_llvm(const char *llvm_ir, size_t len, AmdTarget target, int opt_level, StrBuf *asm_text, DiagCtx *diag)
+{
+    static const Loc no_loc = {NULL, 0, 0};
+    pthread_once(&init_once, init_llvm);
+    const char *triple = "amdgcn-amd-amdhsa";
+    char *err = NULL;
+    LLVMTargetRef T;
+    if (LLVMGetTargetFromTriple(triple, &T, &err)) {
+        diag_error(diag, no_loc, "LLVM has no AMDGPU target: %s", err ? err : "?");
+        LLVMDisposeMessage(err);
+        return 1;
+    }
+    LLVMContextRef ctx = LLVMContextCreate();
+    LLVMModuleRef mod = NULL;
+    int rc = 0;
+    LLVMMemoryBufferRef mb = LLVMCreateMemoryBufferWithMemoryRangeCopy(llvm_ir ? llvm_ir : "", llvm_ir ? len : 0, "tilec-llvm");
+    if (LLVMParseIRInContext(ctx, mb, &mod, &err)) {   /* takes the buffer */
+        diag_error(diag, no_loc, "internal error: the kept LLVM IR does not parse back: %s", err ? err : "");
+        LLVMDisposeMessage(err);
+        LLVMContextDispose(ctx);
+        return 1;
+    }
+    LLVMTargetMachineRef tm = LLVMCreateTargetMachine(
+        T, triple, amd_target_name(target), "",
+        opt_level <= 0 ? LLVMCodeGenLevelNone : opt_level == 1 ? LLVMCodeGenLevelLess
+        : opt_level == 2 ? LLVMCodeGenLevelDefault : LLVMCodeGenLevelAggressive,
+        LLVMRelocPIC, LLVMCodeModelDefault);
+    LLVMMemoryBufferRef buf;
+    if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &err, &buf)) {
+        diag_error(diag, no_loc, "internal error: AMDGPU code generation failed: %s", err ? err : "");
+        rc = 1;
+    } else {
+        take_buffer(buf, asm_text, NULL, NULL);
+    }
+    LLVMDisposeMessage(err);
+    LLVMDisposeModule(mod);
+    LLVMDisposeTargetMachine(tm);
+    LLVMContextDispose(ctx);
+    return rc;
 }

@@ -29,7 +29,7 @@ int amd_target_parse(const char *name, AmdTarget *out);   /* 0 on success */
 
 typedef struct AmdOptions {
     int opt_level;        /* 0..3: LLVM's default<ON> pipeline and codegen level */
-    int want_asm;         /* produce the AMDGCN assembly text */
+    int want_asm;         /* produce the AMDGCN assembly text (a second code generation run when want_object) */
     int want_object;      /* produce the relocatable object (input of amd_link_hsaco) */
 } AmdOptions;
 
@@ -47,6 +47,12 @@ void amd_output_free(AmdOutput *o);
 /* Emits every kernel of the lowered module. Ops without an AMD meaning (TMA, mbarriers, clusters,
  * warp roles) are located errors naming the op and the target. Returns the number of errors. */
 int amd_emit_module(const Module *m, AmdTarget target, const AmdOptions *opts, AmdOutput *out, DiagCtx *diag);
+
+/* The AMDGCN assembly of an optimised module's LLVM IR text (AmdOutput.llvm): parsed into a fresh
+ * context and put through the same code generation as the object. tilec produces the assembly this
+ * way on demand (tile_program_emit of TILE_STAGE_AMDGCN) when a compile made the object, so a compile
+ * to HSACO runs code generation once. Appends to *asm_text; returns nonzero (a diagnostic) on failure. */
+int amd_asm_from_llvm(const char *llvm_ir, size_t len, AmdTarget target, int opt_level, StrBuf *asm_text, DiagCtx *diag);
 
 /* ================================ amd_link.c ================================ */
 

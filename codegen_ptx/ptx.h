@@ -41,7 +41,12 @@ enum {
     PTX_WD_RANK = 10,     /* %cluster_ctarank */
     PTX_WD_WAITED_MS = 11,/* how long it waited */
     PTX_WD_DONE = 12,     /* PTX_WD_MAGIC once every field above is written */
+    PTX_WD_KIND = 13,     /* PTX_WD_KIND_* : what stopped the kernel (written before DONE) */
 };
+/* Record kinds: a bounded wait that ran out (site = a wait site), or a clc.try_cancel issued after
+ * this CTA observed a failed one (site = the try_cancel's entry in the same table; parity, barrier
+ * offset and waited time unused). */
+enum { PTX_WD_KIND_HANG = 0, PTX_WD_KIND_CLC_AFTER_FAIL = 1 };
 #define PTX_WD_MAGIC 0x574c4954u  /* "TILW" */
 
 /* One blocking wait site: where it is and which barrier it waits on. */
@@ -51,10 +56,13 @@ typedef struct PtxWaitSite {
     uint32_t line, col;    /* the wait's source location */
     int64_t bar_offset;    /* the barrier (array)'s offset in shared memory */
     int64_t bar_count;     /* elements of an mbarrier array, 0 for a single barrier */
+    int kind;              /* PTX_WD_KIND_HANG: a wait; PTX_WD_KIND_CLC_AFTER_FAIL: a clc.try_cancel */
 } PtxWaitSite;
 
 typedef struct PtxOptions {
     int debug_hangs;       /* bounded waits and the report routine */
+    int shmem_qp;          /* NVSHMEM ops call the nvshmemx_qp_* functions (NVSHMEM 3.5.19+); else the
+                            * non-QP ones, the handle falling back to the default queue pairs (issue 9) */
     PtxWaitSite *sites;    /* out: malloc'ed table of wait sites (debug_hangs only); the caller frees */
     int nsites;            /* out */
 } PtxOptions;

@@ -90,7 +90,10 @@ typedef struct Emit {
     const char *last_file;
     uint32_t last_line;
     PtxOptions *opts;      /* debug_hangs and the wait-site table, or NULL */
+    StrBuf shmem_decls;    /* `.extern .func` declarations of the NVSHMEM functions called (issue 9) */
+    int shmem_slot;        /* the kernel declared its .local queue-pair slot */
     int capsites;
+    int clc90;             /* this kernel runs the sm_90a CLC emulation: block_id / cluster_id are virtual */
 } Emit;
 
 /* ---------------------------------------------------------------- output helpers */
@@ -1197,9 +1200,15 @@ static void emit_copy(Emit *e, const Op *op, Value *const *src, uint32_t ns, Val
         int n = nlanes_of(src[i]);
         if (!ls || !ld) continue;
         if (conflict) {
+            /* only a source that some lane of the copy overwrites goes through a temporary; an
+             * identity lane (a loop-carried tile passed on in place, such as an mma accumulator)
+             * moves nothing: copying it out and back would read the registers of an in-flight
+             * wgmma, which makes ptxas serialise the wgmma pipeline (C7514) */
             tmp[i] = ARENA_ARRAY(&e->arena, int, n);
             for (int j = 0; j < n; j++) {
                 RegClass c = e->regs[ls[j]].cls;
+                tmp[i][j] = -1;
+                if (ls[j] == ld[j] || e->mark[ls[j]] != stamp) continue;
                 tmp[i][j] = temp(e, c);
                 ins(e, "mov.%s %s, %s", rc_mov[c], R(e, tmp[i][j]), R(e, ls[j]));
             }
@@ -1210,14 +1219,17 @@ static void emit_copy(Emit *e, const Op *op, Value *const *src, uint32_t ns, Val
     }
     if (conflict)
         for (uint32_t i = 0; i < ns; i++) {
-            int *ld = val_lanes(e, dst[i]);
-            for (int j = 0; ld && j < nlanes_of(dst[i]); j++)
-                ins(e, "mov.%s %s, %s", rc_mov[e->regs[ld[j]].cls], R(e, ld[j]), R(e, tmp[i][j]));
+            int *ls = val_lanes(e, src[i]), *ld = val_lanes(e, dst[i]);
+            for (int j = 0; ls && ld && j < nlanes_of(dst[i]); j++) {
+                if (ls[j] == ld[j]) continue;
+                ins(e, "mov.%s %s, %s", rc_mov[e->regs[ld[j]].cls], R(e, ld[j]), R(e, tmp[i][j] >= 0 ? tmp[i][j] : ls[j]));
+            }
         }
 }
 
 static void emit_block(Emit *e, const Block *b, Flow *f);
 static void emit_mma(Emit *e, const Op *op);
+static void emit_shmem(Emit *e, const Op *op);
 
 static const Block *region_block(const Region *r) { return r ? r->first : NULL; }
 
@@ -1361,7 +1373,8 @@ static void emit_geometry(Emit *e, const Op *op)
         return;
     }
     int which = op->code == OP_THREAD_ID ? 0 : op->code == OP_BLOCK_ID ? 1 : op->code == OP_BLOCK_DIM ? 2 : 3;
-    ins(e, "mov.u32 %s, %%%s.%c", d, sreg[which], "xyz"[dim]);
+    if (which == 1 && e->clc90) ins(e, "mov.u32 %s, %%clc_ctaid%d", d, (int)dim);   /* the CLC emulation's virtual block */
+    else ins(e, "mov.u32 %s, %%%s.%c", d, sreg[which], "xyz"[dim]);
 }
 
 /* ---------------------------------------------------------------- asynchronous machinery */
@@ -1501,7 +1514,9 @@ static void emit_watched_wait(Emit *e, const Op *op, int id, const char *sc, con
     ins(e, "setp.lt.u64 %s, %s, %s", q, t1, lim);
     sb_printf(&e->body, "\t@%s bra $L_wait_%d_retry;\n", q, id);
     ins(e, "div.u64 %s, %s, 1000000", t1, t1);      /* ns to ms */
-    sb_printf(&e->body, "\t{\n\t.param .b32 wd_a0;\n\t.param .b32 wd_a1;\n\t.param .b32 wd_a2;\n\t.param .b32 wd_a3;\n");
+    sb_printf(&e->body, "\t{\n\t.param .b32 wd_a0;\n\t.param .b32 wd_a1;\n\t.param .b32 wd_a2;\n\t.param .b32 wd_a3;\n"
+                        "\t.param .b32 wd_a4;\n");
+    ins(e, "st.param.b32 [wd_a4], %d", PTX_WD_KIND_HANG);
     ins(e, "mov.u32 %s, %d", off, o->nsites);
     ins(e, "st.param.b32 [wd_a0], %s", off);
     ins(e, "cvt.u32.u64 %s, %s", off, t1);
@@ -1510,7 +1525,7 @@ static void emit_watched_wait(Emit *e, const Op *op, int id, const char *sc, con
     if (e->smem_base >= 0) ins(e, "sub.u32 %s, %s, %s", off, b, R(e, e->smem_base));
     else ins(e, "mov.u32 %s, 0xffffffff", off);
     ins(e, "st.param.b32 [wd_a2], %s", off);
-    ins(e, "call tilec_hang, (wd_a0, wd_a1, wd_a2, wd_a3)");
+    ins(e, "call tilec_hang, (wd_a0, wd_a1, wd_a2, wd_a3, wd_a4)");
     sb_puts(&e->body, "\t}\n");
     label(e, id, "wait", "done");
     o->nsites++;
@@ -1524,7 +1539,8 @@ static void emit_hang_routine(StrBuf *out)
 {
     sb_printf(out,
               "\n.visible .global .align 8 .u64 %s[3];\n"
-              "\n.func tilec_hang(.param .b32 site, .param .b32 parity, .param .b32 baroff, .param .b32 waited)\n{\n"
+              "\n.func tilec_hang(.param .b32 site, .param .b32 parity, .param .b32 baroff, .param .b32 waited,"
+              " .param .b32 kind)\n{\n"
               "\t.reg .b32 %%r<4>;\n\t.reg .b64 %%rd<3>;\n\t.reg .pred %%p<2>;\n"
               "\tmov.u64 %%rd2, %s;\n"
               "\tatom.global.cas.b32 %%r1, [%%rd2+16], 0, 1;\n"
@@ -1538,6 +1554,7 @@ static void emit_hang_routine(StrBuf *out)
               "\tld.param.b32 %%r1, [parity];\n\tst.volatile.global.u32 [%%rd1+%d], %%r1;\n"
               "\tld.param.b32 %%r1, [baroff];\n\tst.volatile.global.u32 [%%rd1+%d], %%r1;\n"
               "\tld.param.b32 %%r1, [waited];\n\tst.volatile.global.u32 [%%rd1+%d], %%r1;\n"
+              "\tld.param.b32 %%r1, [kind];\n\tst.volatile.global.u32 [%%rd1+%d], %%r1;\n"
               "\tmov.u32 %%r1, %%ctaid.x;\n\tst.volatile.global.u32 [%%rd1+%d], %%r1;\n"
               "\tmov.u32 %%r1, %%ctaid.y;\n\tst.volatile.global.u32 [%%rd1+%d], %%r1;\n"
               "\tmov.u32 %%r1, %%ctaid.z;\n\tst.volatile.global.u32 [%%rd1+%d], %%r1;\n"
@@ -1555,7 +1572,7 @@ static void emit_hang_routine(StrBuf *out)
               "\tbra.uni $L_hang_lost;\n"
               "\tret;\n}\n",
               PTX_WATCHDOG_SYMBOL, PTX_WATCHDOG_SYMBOL, 4 * PTX_WD_SITE, 4 * PTX_WD_PARITY, 4 * PTX_WD_BAROFF,
-              4 * PTX_WD_WAITED_MS, 4 * PTX_WD_CTAID, 4 * (PTX_WD_CTAID + 1), 4 * (PTX_WD_CTAID + 2), 4 * PTX_WD_TID,
+              4 * PTX_WD_WAITED_MS, 4 * PTX_WD_KIND, 4 * PTX_WD_CTAID, 4 * (PTX_WD_CTAID + 1), 4 * (PTX_WD_CTAID + 2), 4 * PTX_WD_TID,
               4 * (PTX_WD_TID + 1), 4 * (PTX_WD_TID + 2), 4 * PTX_WD_RANK, 4 * PTX_WD_DONE, PTX_WD_MAGIC);
 }
 
@@ -1868,17 +1885,20 @@ static void emit_group(Emit *e, const Op *op, Flow *outer)
  * the same barrier of every CTA of the cluster, through mapa), then issues the request.
  *   sm_100a: clusterlaunchcontrol.try_cancel (.multicast::cluster::all), and query_cancel on the
  *            response loaded as a .b128.
- *   sm_90a:  the work-stealing emulation of docs/IR.md ("Cluster launch control on sm_90a"): a
- *            global state passed as the hidden last parameter (u32 next; 3 words unused; one u32
- *            claim word per cluster). Each CTA claims itself at entry (atom.or of its rank bit) and
- *            the whole CTA exits when the word says STOLEN; try_cancel takes candidates with
- *            atom.add on `next` and steals the first whose claim word is still 0 (atom.cas to
- *            STOLEN), then writes {canceled, x, y, z}: with multicast by st.async into every CTA,
- *            completing the 16 bytes on each one's barrier; otherwise (st.async needs a cluster
- *            launch) with st.shared, released by the arrive.expect_tx, then complete_tx(16). In
- *            this emulation the arrive comes after the steal, not before it. */
-
-#define CLC_STOLEN "0x80000000"
+ *   sm_90a:  the work-stealing emulation of docs/IR.md ("Cluster launch control on sm_90a"): one
+ *            u64 word in global memory {seq, count} passed as the hidden parameter __clc_state, the
+ *            launch's sequence number as __clc_seq (the runtime never clears the word: a word
+ *            tagged with an older seq is reset by the first take). Every cluster takes a virtual
+ *            cluster index at entry (one atomic by rank 0) and runs as that cluster (block_id and
+ *            cluster_id read it), or exits when every index is taken; try_cancel takes the next
+ *            index (one atomic) and succeeds when it is below the number of clusters, then writes
+ *            {canceled, x, y, z}: with multicast by st.async into every CTA, completing the 16
+ *            bytes on each one's barrier; otherwise (st.async needs a cluster launch) with
+ *            st.shared, released by the arrive.expect_tx, then complete_tx(16). In this emulation
+ *            the arrive comes after the steal, not before it.
+ * With debug_hangs (both targets) clc_query sets the CTA's "observed a failure" word when the
+ * response says not canceled, and the issuing thread of a later try_cancel traps through
+ * tilec_hang with a CLC_AFTER_FAIL record (runtime/watchdog.c prints it). */
 
 static int kernel_has_clc(OpCode c) { return c == OP_CLC_TRY_CANCEL || c == OP_CLC_QUERY; }
 
@@ -1890,12 +1910,58 @@ static const Op *clc_group(const Op *op)
     return NULL;
 }
 
-/* sm_90a, at entry (after the parameters): the CTA claims its cluster's word; a stolen cluster's CTAs
- * exit at once, before any user code or barrier initialisation. */
+/* The CTA's CLC words in static shared memory (declared once per kernel): [0] the virtual cluster
+ * index broadcast at entry (sm_90a), [1] "this CTA observed a failed request" (debug builds). */
+static void clc_words(Emit *e)
+{
+    if (!strstr(e->decl.data ? e->decl.data : "", "__clc_w[")) sb_puts(&e->decl, "\t.shared .align 8 .b32 __clc_w[2];\n");
+}
+
+/* sm_90a: dst = the next index of this launch's counter, one atom.add on the state word {seq:32,
+ * count:32} in the common case. A word still tagged with an earlier launch's seq is reset to
+ * {seq, 1} by compare-and-swap by the first thread that sees it (dst = 0); the others retry. */
+static void emit_clc_take(Emit *e, const char *dst)
+{
+    const char *o = T(e, RC_B64), *h = T(e, RC_B64), *nw = T(e, RC_B64), *hs = T(e, RC_B32), *p = T(e, RC_PRED);
+    int id = e->nlabel++;
+    ins(e, "atom.relaxed.gpu.global.add.u64 %s, [%%clc_state], 1", o);
+    ins(e, "shr.b64 %s, %s, 32", h, o);
+    ins(e, "cvt.u32.u64 %s, %s", hs, h);
+    ins(e, "cvt.u32.u64 %s, %s", dst, o);
+    ins(e, "setp.eq.u32 %s, %s, %%clc_seq", p, hs);
+    sb_printf(&e->body, "\t@%s bra $L_take_%d_done;\n", p, id);
+    label(e, id, "take", "slow");   /* the word belongs to an earlier launch */
+    ins(e, "ld.relaxed.gpu.global.u64 %s, [%%clc_state]", o);
+    ins(e, "shr.b64 %s, %s, 32", h, o);
+    ins(e, "cvt.u32.u64 %s, %s", hs, h);
+    ins(e, "setp.eq.u32 %s, %s, %%clc_seq", p, hs);
+    sb_printf(&e->body, "\t@%s bra $L_take_%d_add;\n", p, id);
+    ins(e, "cvt.u64.u32 %s, %%clc_seq", nw);
+    ins(e, "shl.b64 %s, %s, 32", nw, nw);
+    ins(e, "or.b64 %s, %s, 1", nw, nw);
+    ins(e, "atom.relaxed.gpu.global.cas.b64 %s, [%%clc_state], %s, %s", h, o, nw);
+    ins(e, "mov.u32 %s, 0", dst);
+    ins(e, "setp.eq.u64 %s, %s, %s", p, h, o);
+    sb_printf(&e->body, "\t@%s bra $L_take_%d_done;\n", p, id);
+    sb_printf(&e->body, "\tbra.uni $L_take_%d_slow;\n", id);
+    label(e, id, "take", "add");
+    ins(e, "atom.relaxed.gpu.global.add.u64 %s, [%%clc_state], 1", o);
+    ins(e, "cvt.u32.u64 %s, %s", dst, o);
+    label(e, id, "take", "done");
+}
+
+/* sm_90a, at entry (after the parameters): the cluster takes a virtual cluster index v from the
+ * launch's counter (rank 0's thread 0, one atomic) and shares it with every thread of the cluster
+ * through __clc_w[0]; v >= the number of clusters means every cluster of the grid already has its
+ * runner, and the cluster exits before any user code. Otherwise block_id / cluster_id read v's
+ * coordinates (%clc_ctaid, %clc_clid). With debug_hangs, thread 0 also clears __clc_w[1]. */
 static void emit_clc_claim(Emit *e, const Kernel *k)
 {
-    const char *x = T(e, RC_B32), *t = T(e, RC_B32), *a = T(e, RC_B64), *q = T(e, RC_PRED), *p = T(e, RC_PRED);
+    const char *x = T(e, RC_B32), *t = T(e, RC_B32), *n = T(e, RC_B32), *q = T(e, RC_PRED);
+    int64_t ncta = k->cluster[0] * k->cluster[1] * k->cluster[2];
     int id = e->nlabel++;
+    clc_words(e);
+    sb_puts(&e->decl, "\t.reg .b32 %clc_ctaid<3>;\n\t.reg .b32 %clc_clid<3>;\n");
     ins(e, "mov.u32 %s, %%tid.x", t);
     ins(e, "setp.ne.u32 %s, %s, 0", q, t);
     for (int d = 1; d < 3; d++)
@@ -1903,38 +1969,87 @@ static void emit_clc_claim(Emit *e, const Kernel *k)
             ins(e, "mov.u32 %s, %%tid.%c", t, "xyz"[d]);
             ins(e, "setp.ne.or.u32 %s, %s, 0, %s", q, t, q);
         }
-    ins(e, "mov.pred %s, 0", p);
+    if (e->opts && e->opts->debug_hangs) {
+        int z = e->nlabel++;
+        sb_printf(&e->body, "\t@%s bra $L_clz_%d_done;\n", q, z);
+        ins(e, "st.shared.u32 [__clc_w+4], 0");
+        label(e, z, "clz", "done");
+    }
+    if (ncta > 1) { /* every CTA of the cluster has started: rank 0 may write into their shared memory */
+        ins(e, "barrier.cluster.arrive.release.aligned");
+        ins(e, "barrier.cluster.wait.acquire.aligned");
+        ins(e, "mov.u32 %s, %%cluster_ctarank", t);
+        ins(e, "setp.ne.or.u32 %s, %s, 0, %s", q, t, q);
+    }
     sb_printf(&e->body, "\t@%s bra $L_claim_%d_done;\n", q, id);
-    ins(e, "mov.u32 %s, %%clusterid.z", x);   /* the cluster's linear index, x fastest */
-    ins(e, "mov.u32 %s, %%nclusterid.y", t);
-    ins(e, "mul.lo.u32 %s, %s, %s", x, x, t);
-    ins(e, "mov.u32 %s, %%clusterid.y", t);
-    ins(e, "add.u32 %s, %s, %s", x, x, t);
-    ins(e, "mov.u32 %s, %%nclusterid.x", t);
-    ins(e, "mul.lo.u32 %s, %s, %s", x, x, t);
-    ins(e, "mov.u32 %s, %%clusterid.x", t);
-    ins(e, "add.u32 %s, %s, %s", x, x, t);
-    ins(e, "mul.wide.u32 %s, %s, 4", a, x);
-    ins(e, "add.u64 %s, %s, %%clc_state", a, a);
-    ins(e, "mov.u32 %s, %%cluster_ctarank", t);
-    ins(e, "shl.b32 %s, 1, %s", t, t);
-    ins(e, "atom.global.or.b32 %s, [%s+16], %s", x, a, t);
-    ins(e, "and.b32 %s, %s, %s", x, x, CLC_STOLEN);
-    ins(e, "setp.ne.u32 %s, %s, 0", p, x);
+    emit_clc_take(e, x);
+    if (ncta > 1) {
+        const char *ra = T(e, RC_B32), *rk = T(e, RC_B32);
+        for (int64_t c = 0; c < ncta; c++) {
+            ins(e, "mov.u32 %s, %lld", rk, (long long)c);
+            ins(e, "mov.u32 %s, __clc_w", ra);
+            ins(e, "mapa.shared::cluster.u32 %s, %s, %s", ra, ra, rk);
+            ins(e, "st.shared::cluster.u32 [%s], %s", ra, x);
+        }
+    } else ins(e, "st.shared.u32 [__clc_w], %s", x);
     label(e, id, "claim", "done");
-    ins(e, "bar.red.or.pred %s, 0, %s", p, p);   /* every thread of the CTA learns thread 0's answer */
-    sb_printf(&e->body, "\t@%s bra $L_claim_%d_exit;\n", p, id);
+    if (ncta > 1) {
+        ins(e, "barrier.cluster.arrive.release.aligned");
+        ins(e, "barrier.cluster.wait.acquire.aligned");
+    } else ins(e, "bar.sync 0");
+    ins(e, "ld.shared.u32 %s, [__clc_w]", x);
+    ins(e, "mov.u32 %s, %%nclusterid.x", n);
+    ins(e, "mov.u32 %s, %%nclusterid.y", t);
+    ins(e, "mul.lo.u32 %s, %s, %s", n, n, t);
+    ins(e, "mov.u32 %s, %%nclusterid.z", t);
+    ins(e, "mul.lo.u32 %s, %s, %s", n, n, t);
+    ins(e, "setp.ge.u32 %s, %s, %s", q, x, n);
+    sb_printf(&e->body, "\t@%s bra $L_claim_%d_exit;\n", q, id);
+    /* v -> cluster coordinates (x fastest) -> this CTA's block coordinates */
+    ins(e, "mov.u32 %s, %%nclusterid.x", t);
+    ins(e, "rem.u32 %%clc_clid0, %s, %s", x, t);
+    ins(e, "div.u32 %s, %s, %s", x, x, t);
+    ins(e, "mov.u32 %s, %%nclusterid.y", t);
+    ins(e, "rem.u32 %%clc_clid1, %s, %s", x, t);
+    ins(e, "div.u32 %%clc_clid2, %s, %s", x, t);
+    for (int d = 0; d < 3; d++) {
+        ins(e, "mov.u32 %s, %%cluster_nctaid.%c", t, "xyz"[d]);
+        ins(e, "mov.u32 %s, %%cluster_ctaid.%c", n, "xyz"[d]);
+        ins(e, "mad.lo.u32 %%clc_ctaid%d, %%clc_clid%d, %s, %s", d, d, t, n);
+    }
     sb_printf(&e->body, "\tbra.uni $L_claim_%d_run;\n", id);
     label(e, id, "claim", "exit");
     ins(e, "ret");
     label(e, id, "claim", "run");
 }
 
-/* sm_90a: the steal loop; leaves {canceled, x, y, z} of the response in w[0..3]. */
+/* sm_100a with debug_hangs: thread 0 clears __clc_w[1] before any user code. */
+static void emit_clc_debug_init(Emit *e, const Kernel *k)
+{
+    const char *t = T(e, RC_B32), *q = T(e, RC_PRED);
+    int id = e->nlabel++;
+    clc_words(e);
+    ins(e, "mov.u32 %s, %%tid.x", t);
+    ins(e, "setp.ne.u32 %s, %s, 0", q, t);
+    for (int d = 1; d < 3; d++)
+        if (k->block[d] > 1) {
+            ins(e, "mov.u32 %s, %%tid.%c", t, "xyz"[d]);
+            ins(e, "setp.ne.or.u32 %s, %s, 0, %s", q, t, q);
+        }
+    sb_printf(&e->body, "\t@%s bra $L_clz_%d_done;\n", q, id);
+    ins(e, "st.shared.u32 [__clc_w+4], 0");
+    label(e, id, "clz", "done");
+    ins(e, "bar.sync 0");
+}
+
+/* sm_90a: the steal; leaves {canceled, x, y, z} of the response in w[0..3]: one take from the
+ * launch's counter; an index below the number of clusters names a cluster that no CTA runs yet
+ * (its first CTA: the cluster's coordinates times the cluster shape), any other is a failure. */
 static void emit_clc_steal(Emit *e, const char *const w[4])
 {
-    const char *n = T(e, RC_B32), *t = T(e, RC_B32), *a = T(e, RC_B64), *p = T(e, RC_PRED);
+    const char *n = T(e, RC_B32), *t = T(e, RC_B32), *v = T(e, RC_B32), *p = T(e, RC_PRED);
     int id = e->nlabel++;
+    emit_clc_take(e, v);
     ins(e, "mov.u32 %s, %%nclusterid.x", n);
     ins(e, "mov.u32 %s, %%nclusterid.y", t);
     ins(e, "mul.lo.u32 %s, %s, %s", n, n, t);
@@ -1944,35 +2059,58 @@ static void emit_clc_steal(Emit *e, const char *const w[4])
     ins(e, "mov.u32 %s, 0", w[1]);
     ins(e, "mov.u32 %s, 0", w[2]);
     ins(e, "mov.u32 %s, 0", w[3]);
-    label(e, id, "steal", "next");
-    ins(e, "atom.global.add.u32 %s, [%%clc_state], 1", w[1]);
-    ins(e, "setp.ge.u32 %s, %s, %s", p, w[1], n);
-    sb_printf(&e->body, "\t@%s bra $L_steal_%d_failed;\n", p, id);
-    ins(e, "mul.wide.u32 %s, %s, 4", a, w[1]);
-    ins(e, "add.u64 %s, %s, %%clc_state", a, a);
-    ins(e, "atom.global.cas.b32 %s, [%s+16], 0, %s", t, a, CLC_STOLEN);
-    ins(e, "setp.ne.u32 %s, %s, 0", p, t);
-    sb_printf(&e->body, "\t@%s bra $L_steal_%d_next;\n", p, id);
-    /* cluster w[1] (x fastest) -> its first CTA: cluster coordinates times the cluster shape */
+    ins(e, "setp.ge.u32 %s, %s, %s", p, v, n);
+    sb_printf(&e->body, "\t@%s bra $L_steal_%d_done;\n", p, id);
     ins(e, "mov.u32 %s, %%nclusterid.x", t);
-    ins(e, "div.u32 %s, %s, %s", w[2], w[1], t);
-    ins(e, "rem.u32 %s, %s, %s", w[1], w[1], t);
+    ins(e, "rem.u32 %s, %s, %s", w[1], v, t);
+    ins(e, "div.u32 %s, %s, %s", v, v, t);
     ins(e, "mov.u32 %s, %%nclusterid.y", t);
-    ins(e, "div.u32 %s, %s, %s", w[3], w[2], t);
-    ins(e, "rem.u32 %s, %s, %s", w[2], w[2], t);
+    ins(e, "rem.u32 %s, %s, %s", w[2], v, t);
+    ins(e, "div.u32 %s, %s, %s", w[3], v, t);
     for (int d = 0; d < 3; d++) {
         ins(e, "mov.u32 %s, %%cluster_nctaid.%c", t, "xyz"[d]);
         ins(e, "mul.lo.u32 %s, %s, %s", w[1 + d], w[1 + d], t);
     }
     ins(e, "mov.u32 %s, 1", w[0]);
-    sb_printf(&e->body, "\tbra.uni $L_steal_%d_done;\n", id);
-    label(e, id, "steal", "failed");
-    ins(e, "mov.u32 %s, 0", w[1]);
     label(e, id, "steal", "done");
+}
+
+/* debug_hangs: the issuing thread traps through tilec_hang (record kind CLC_AFTER_FAIL) when this
+ * CTA has already observed a failed response (__clc_w[1], set by clc_query). */
+static void emit_clc_after_fail_check(Emit *e, const Op *op)
+{
+    PtxOptions *o = e->opts;
+    if (o->nsites == e->capsites) {
+        int cap = e->capsites ? 2 * e->capsites : 16;
+        PtxWaitSite *ns = realloc(o->sites, (size_t)cap * sizeof *ns);
+        if (!ns) ir_unreachable("out of memory");
+        o->sites = ns;
+        e->capsites = cap;
+    }
+    PtxWaitSite *site = &o->sites[o->nsites];
+    *site = (PtxWaitSite){.kernel = e->k->name, .line = op->loc.line, .col = op->loc.col, .bar_offset = -1,
+                          .kind = PTX_WD_KIND_CLC_AFTER_FAIL};
+    const char *f = T(e, RC_B32), *p = T(e, RC_PRED);
+    int id = e->nlabel++;
+    ins(e, "ld.volatile.shared.u32 %s, [__clc_w+4]", f);
+    ins(e, "setp.eq.u32 %s, %s, 0", p, f);
+    sb_printf(&e->body, "\t@%s bra $L_clcok_%d_done;\n", p, id);
+    sb_printf(&e->body, "\t{\n\t.param .b32 wd_a0;\n\t.param .b32 wd_a1;\n\t.param .b32 wd_a2;\n\t.param .b32 wd_a3;\n"
+                        "\t.param .b32 wd_a4;\n");
+    ins(e, "st.param.b32 [wd_a0], %d", o->nsites);
+    ins(e, "st.param.b32 [wd_a1], 0");
+    ins(e, "st.param.b32 [wd_a2], -1");
+    ins(e, "st.param.b32 [wd_a3], 0");
+    ins(e, "st.param.b32 [wd_a4], %d", PTX_WD_KIND_CLC_AFTER_FAIL);
+    ins(e, "call tilec_hang, (wd_a0, wd_a1, wd_a2, wd_a3, wd_a4)");
+    sb_puts(&e->body, "\t}\n");
+    label(e, id, "clcok", "done");
+    o->nsites++;
 }
 
 static void emit_clc(Emit *e, const Op *op)
 {
+    int debug = e->opts && e->opts->debug_hangs;
     if (op->code == OP_CLC_QUERY) {
         const char *r = operand_of(e, op, 0, TY_SMEM, "the response");
         if (!r || op->nresults != 4) return;
@@ -1989,6 +2127,12 @@ static void emit_clc(Emit *e, const Op *op)
             ins(e, "ld.shared.v4.b32 {%s, %s, %s, %s}, [%s]", w0, VR(e, op->results[1], 0), VR(e, op->results[2], 0),
                 VR(e, op->results[3], 0), r);
             ins(e, "setp.ne.u32 %s, %s, 0", VR(e, op->results[0], 0), w0);
+        }
+        if (debug) { /* this CTA observed a failure: a later try_cancel of the CTA traps */
+            clc_words(e);
+            const char *one = T(e, RC_B32);
+            ins(e, "mov.u32 %s, 1", one);
+            ins(e, "@!%s st.volatile.shared.u32 [__clc_w+4], %s", VR(e, op->results[0], 0), one);
         }
         return;
     }
@@ -2012,6 +2156,7 @@ static void emit_clc(Emit *e, const Op *op)
         ins(e, "elect.sync _|%s, 0x%08X", p, n == 32 ? 0xFFFFFFFFu : (1u << n) - 1);
         sb_printf(&e->body, "\t@!%s bra $L_clc_%d_end;\n", p, id);
     }
+    if (debug) emit_clc_after_fail_check(e, op);
     const char *rk = T(e, RC_B32), *ra = T(e, RC_B32), *rb = T(e, RC_B32);
     if (mc)
         for (int64_t c = 0; c < ncta; c++) {
@@ -2080,6 +2225,7 @@ static void emit_sync(Emit *e, const Op *op)
         }
         int64_t dim = ir_attr_int(op, "dim", -1);
         if (dim < 0 || dim > 2) error_at(e, op, "'cluster_id' needs dim 0, 1 or 2");
+        else if (e->clc90) ins(e, "mov.u32 %s, %%clc_clid%d", d, (int)dim);
         else ins(e, "mov.u32 %s, %%clusterid.%c", d, "xyz"[dim]);
         return;
     }
@@ -2266,6 +2412,10 @@ static void emit_op(Emit *e, const Op *op, Flow *f)
     case OP_MMA_ACC: case OP_MMA_COMMIT: case OP_MMA_WAIT: case OP_ST_ACC: case OP_ST_SMEM_ACC:
         emit_mma(e, op);
         return;
+    case OP_SHMEM_MY_PE: case OP_SHMEM_N_PES: case OP_SHMEM_PUT: case OP_SHMEM_GET: case OP_SHMEM_P: case OP_SHMEM_G:
+    case OP_SHMEM_PUT_SIGNAL: case OP_SHMEM_SIGNAL_OP: case OP_SHMEM_FENCE: case OP_SHMEM_QUIET: case OP_SHMEM_SIGNAL_WAIT:
+        emit_shmem(e, op);
+        return;
     case OP_STAGE: case OP_AMD_SETPRIO: case OP_AMD_STAGE_BARRIER: case OP_AMD_COND_BARRIER:
         error_at(e, op, "'%s' is an AMD warp-pipeline op (s_setprio, s_barrier between pipeline groups): NVIDIA "
                         "targets have no form of it; compile for gfx942", ir_op_info[op->code].name);
@@ -2275,6 +2425,165 @@ static void emit_op(Emit *e, const Op *op, Flow *f)
         error_at(e, op, "cannot emit '%s': tile-level op not lowered (run lower-tiles first)",
                  op->code < OP_COUNT ? ir_op_info[op->code].name : "?");
         return;
+    }
+}
+
+/* ---------------------------------------------------------------- NVSHMEM (issue 9)
+ *
+ * Each shmem_* op is a call of an NVSHMEM device function, declared `.extern .func` at the top of
+ * the module and resolved when the runtime links the kernel with the device-library PTX (made
+ * from libnvshmem_device.bc, docs/RUNTIME.md "Multi-GPU"). Parameters follow the PTX ABI LLVM's
+ * NVPTX back end gives the C functions: pointers, size_t and uint64_t .b64; int .b32; results in
+ * `func_retval0`. Without PtxOptions.shmem_qp the non-QP functions are called (NVSHMEM 3.4.5 has
+ * no QP API): the handle is dropped, which is the seed's own fallback to the default queue pairs,
+ * and fence/quiet on any handle or PE become the stronger all-PE nvshmem_fence/nvshmem_quiet.
+ * With shmem_qp the nvshmemx_qp_* functions (NVSHMEM 3.5.19+) get the handle; fence/quiet pass
+ * it through a per-thread .local slot (they take a pointer to an array of handles and a count). */
+
+/* NVSHMEM's TYPENAME of an element type. */
+static const char *shmem_typename(const Type *t)
+{
+    switch (t->kind) {
+    case TY_I8: return "schar";
+    case TY_I16: return "short";
+    case TY_I32: return "int";
+    case TY_I64: return "long";
+    case TY_U8: return "uchar";
+    case TY_U16: return "ushort";
+    case TY_U32: return "uint";
+    case TY_U64: return "ulong";
+    case TY_F16: return "half";
+    case TY_BF16: return "bfloat16";
+    case TY_F32: return "float";
+    case TY_F64: return "double";
+    default: return NULL;
+    }
+}
+
+/* Declares `.extern .func [ret] name(params)` once per module. params: a string of 'w' (.b64) and
+ * 'i' (.b32); ret: 0, 'i' or 'w'. */
+static void shmem_declare(Emit *e, const char *name, char ret, const char *params)
+{
+    char key[160];
+    snprintf(key, sizeof key, " %s(", name);
+    if (e->shmem_decls.data && strstr(e->shmem_decls.data, key)) return;
+    sb_puts(&e->shmem_decls, ".extern .func ");
+    if (ret) sb_printf(&e->shmem_decls, "(.param .b%d func_retval0) ", ret == 'w' ? 64 : 32);
+    sb_printf(&e->shmem_decls, "%s(", name);
+    for (int i = 0; params[i]; i++)
+        sb_printf(&e->shmem_decls, "%s.param .b%d %s_param_%d", i ? ", " : "", params[i] == 'w' ? 64 : 32, name, i);
+    sb_puts(&e->shmem_decls, ");\n");
+}
+
+/* call [d =] name(args...): args[i] is a register of width params[i]. */
+static void shmem_call_fn(Emit *e, const char *name, char ret, const char *d, const char *params, const char **args)
+{
+    shmem_declare(e, name, ret, params);
+    sb_puts(&e->body, "\t{\n");
+    StrBuf list;
+    sb_init(&list);
+    for (int i = 0; params[i]; i++) {
+        int w = params[i] == 'w' ? 64 : 32;
+        ins(e, ".param .b%d _sp%d", w, i);
+        ins(e, "st.param.b%d [_sp%d], %s", w, i, args[i]);
+        sb_printf(&list, "%s_sp%d", i ? ", " : "", i);
+    }
+    if (ret) {
+        ins(e, ".param .b%d _sr", ret == 'w' ? 64 : 32);
+        ins(e, "call (_sr), %s, (%s)", name, list.data ? list.data : "");
+        ins(e, "ld.param.b%d %s, [_sr]", ret == 'w' ? 64 : 32, d);
+    } else {
+        ins(e, "call %s, (%s)", name, list.data ? list.data : "");
+    }
+    sb_puts(&e->body, "\t}\n");
+    sb_free(&list);
+}
+
+static void emit_shmem(Emit *e, const Op *op)
+{
+    int qp = e->opts && e->opts->shmem_qp;
+    const char *g = ir_attr_str(op, "group", "thread");
+    const char *gs = !strcmp(g, "warp") ? "_warp" : !strcmp(g, "block") ? "_block" : "";
+    char name[128];
+    const char *a[8];
+    Value *const *o = op->operands;
+    for (uint32_t i = 0; i < op->noperands && i < 8; i++) a[i] = VR(e, o[i], 0);
+    switch (op->code) {
+    case OP_SHMEM_MY_PE: case OP_SHMEM_N_PES:
+        shmem_call_fn(e, op->code == OP_SHMEM_MY_PE ? "nvshmem_my_pe" : "nvshmem_n_pes", 'i', VR(e, op->results[0], 0),
+                      "", a);
+        return;
+    case OP_SHMEM_PUT: case OP_SHMEM_GET: case OP_SHMEM_PUT_SIGNAL: {
+        const char *tn = shmem_typename(o[0]->type->elem);
+        const char *what = op->code == OP_SHMEM_GET ? "get" : op->code == OP_SHMEM_PUT ? "put" : "put_signal";
+        const char *nbi = ir_attr_int(op, "nbi", 0) ? "_nbi" : "";
+        if (!tn) {
+            error_at(e, op, "'%s' of %s elements has no NVSHMEM function", ir_op_info[op->code].name,
+                     ir_type_kind_name(o[0]->type->elem->kind));
+            return;
+        }
+        if (qp) snprintf(name, sizeof name, "nvshmemx_qp_%s_%s%s%s", tn, what, nbi, gs);
+        else snprintf(name, sizeof name, "%s_%s_%s%s%s", *gs ? "nvshmemx" : "nvshmem", tn, what, nbi, gs);
+        if (op->code == OP_SHMEM_PUT_SIGNAL) {
+            const char *args[8] = {a[0], a[1], a[2], a[3], a[4], T(e, RC_B32), a[5], a[6]};
+            ins(e, "mov.b32 %s, %d", args[5], strcmp(ir_attr_str(op, "sig_op", "set"), "add") ? 9 : 10);
+            shmem_call_fn(e, name, 0, NULL, qp ? "wwwwwiii" : "wwwwwii", args);
+        } else {
+            shmem_call_fn(e, name, 0, NULL, qp ? "wwwii" : "wwwi", a);
+        }
+        return;
+    }
+    case OP_SHMEM_P: case OP_SHMEM_G: {
+        int w = ir_type_bits(o[0]->type->elem) == 64;
+        int isp = op->code == OP_SHMEM_P;
+        snprintf(name, sizeof name, "%s_%s_%s", qp ? "nvshmemx_qp" : "nvshmem", w ? "long" : "int", isp ? "p" : "g");
+        const char *pv = w ? "w" : "i";
+        char params[8];
+        if (isp) snprintf(params, sizeof params, "w%si%s", pv, qp ? "i" : "");
+        else snprintf(params, sizeof params, "wi%s", qp ? "i" : "");
+        shmem_call_fn(e, name, isp ? 0 : (w ? 'w' : 'i'), isp ? NULL : VR(e, op->results[0], 0), params, a);
+        return;
+    }
+    case OP_SHMEM_SIGNAL_OP: {
+        const char *args[5] = {a[0], a[1], T(e, RC_B32), a[2], a[3]};
+        ins(e, "mov.b32 %s, %d", args[2], strcmp(ir_attr_str(op, "sig_op", "set"), "add") ? 9 : 10);
+        shmem_call_fn(e, qp ? "nvshmemx_qp_signal_op" : "nvshmemx_signal_op", 0, NULL, qp ? "wwiii" : "wwii", args);
+        return;
+    }
+    case OP_SHMEM_FENCE: case OP_SHMEM_QUIET: {
+        const char *what = op->code == OP_SHMEM_FENCE ? "fence" : "quiet";
+        if (!qp) { /* every PE, every default queue pair: what the handle falls back to */
+            snprintf(name, sizeof name, "nvshmem_%s", what);
+            shmem_call_fn(e, name, 0, NULL, "", a);
+            return;
+        }
+        if (!e->shmem_slot) {
+            sb_puts(&e->decl, "\t.local .align 4 .b8 __shmem_qp[4];\n");
+            e->shmem_slot = 1;
+        }
+        const char *p = T(e, RC_B64), *one = T(e, RC_B32);
+        ins(e, "st.local.b32 [__shmem_qp], %s", a[1]);
+        ins(e, "mov.u64 %s, __shmem_qp", p);
+        ins(e, "cvta.local.u64 %s, %s", p, p);
+        ins(e, "mov.b32 %s, 1", one);
+        const char *args[3] = {a[0], p, one};
+        snprintf(name, sizeof name, "nvshmemx_qp_%s%s", what, gs);
+        shmem_call_fn(e, name, 0, NULL, "iwi", args);
+        return;
+    }
+    case OP_SHMEM_SIGNAL_WAIT: {
+        static const char *const cmps[] = {"eq", "ne", "gt", "le", "lt", "ge"};
+        const char *c = ir_attr_str(op, "cmp", "eq");
+        int ci = 0;
+        for (int i = 0; i < 6; i++)
+            if (!strcmp(c, cmps[i])) ci = i;
+        const char *args[3] = {a[0], T(e, RC_B32), a[1]};
+        ins(e, "mov.b32 %s, %d", args[1], ci);
+        shmem_call_fn(e, "nvshmem_signal_wait_until", 'w', VR(e, op->results[0], 0), "wiw", args);
+        return;
+    }
+    default:
+        ir_unreachable("emit_shmem: not an NVSHMEM op");
     }
 }
 
@@ -2673,6 +2982,7 @@ static void emit_kernel(Emit *e, const Kernel *k, StrBuf *out)
     e->k = k;
     sb_init(&e->decl);
     sb_init(&e->body);
+    e->shmem_slot = 0;
     e->nregs = 0;
     memset(e->ntemp, 0, sizeof e->ntemp);
     e->nlabel = 0;
@@ -2746,11 +3056,15 @@ static void emit_kernel(Emit *e, const Kernel *k, StrBuf *out)
         sb_free(&pn);
     }
     int clc90 = e->target == PTX_SM90A && block_has(entry, kernel_has_clc);
-    if (clc90) { /* the hidden last parameter: the sm_90a CLC emulation's state (rt_api.c allocates it per launch) */
-        sb_printf(out, "%s\n\t.param .u64 %s_param___clc_state", k->nparams ? "," : "", kname.data);
-        sb_puts(&e->decl, "\t.reg .b64 %clc_state;\n");
+    e->clc90 = clc90;
+    if (clc90) { /* the hidden last parameters: the sm_90a CLC emulation's state word and this launch's
+                  * sequence number (rt_api.c keeps both per stream) */
+        sb_printf(out, "%s\n\t.param .u64 %s_param___clc_state,\n\t.param .u32 %s_param___clc_seq",
+                  k->nparams ? "," : "", kname.data, kname.data);
+        sb_puts(&e->decl, "\t.reg .b64 %clc_state;\n\t.reg .b32 %clc_seq;\n");
         ins(e, "ld.param.u64 %%clc_state, [%s_param___clc_state]", kname.data);
         ins(e, "cvta.to.global.u64 %%clc_state, %%clc_state");
+        ins(e, "ld.param.u32 %%clc_seq, [%s_param___clc_seq]", kname.data);
     }
     sb_puts(out, k->nparams || clc90 ? "\n)\n" : ")\n");
     for (int i = 0; i < 3; i++)
@@ -2796,6 +3110,7 @@ static void emit_kernel(Emit *e, const Kernel *k, StrBuf *out)
     }
     if (k->smem_bytes > 0) e->uses_smem = 1;
     if (clc90) emit_clc_claim(e, k);
+    else if (e->opts && e->opts->debug_hangs && block_has(entry, kernel_has_clc)) emit_clc_debug_init(e, k);
     emit_smem_prologue(e, k);
 
     Flow f = {FLOW_KERNEL, NULL, 0, NULL, NULL};
@@ -2846,6 +3161,11 @@ int ptx_emit_module_opts(const Module *m, PtxTarget target, PtxOptions *opts, St
     /* each kernel's dynamic shared memory (its smem_bytes, passed at launch) starts here */
     if (e.uses_smem) sb_puts(out, "\n.extern .shared .align 1024 .b8 tilec_smem[];\n");
     if (opts && opts->debug_hangs) emit_hang_routine(out);
+    if (e.shmem_decls.data) { /* NVSHMEM device functions, linked in at load time (issue 9) */
+        sb_puts(out, "\n// NVSHMEM device functions: link with the device-library PTX (docs/RUNTIME.md)\n");
+        sb_puts(out, e.shmem_decls.data);
+    }
+    sb_free(&e.shmem_decls);
     if (kernels.data) sb_puts(out, kernels.data);
     sb_free(&kernels);
     free(e.regs);

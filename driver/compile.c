@@ -7,6 +7,7 @@
  * DiagCtx that outlives the IR module; the module is freed before tile_compile returns.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <time.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,9 @@ struct tile_program {
     int have[TILE_STAGE_HSACO + 1];
     double llvm_seconds;        /* AMD targets: time inside LLVM (bench/compile_time's LLVM share) */
     double link_seconds;        /* AMD targets: time in ld.lld */
+    int amd_asm_lazy;           /* AMD target compiled to an object: the AMDGCN text is made on first request */
+    int amd_opt_level;
+    pthread_mutex_t lazy_lock;  /* guards that first request (tile_program_emit may run on many threads) */
     unsigned char *cubin;
     size_t cubin_len;
     char **kernel_names;
@@ -206,7 +210,9 @@ int tile_target_is_amd_(tile_target t) { return t == TILE_TARGET_GFX942 || t == 
 static tile_status compile_amd(tile_program *p, Module *m, const tile_compile_options *o)
 {
     AmdTarget at = o->target == TILE_TARGET_GFX90A ? AMD_GFX90A : AMD_GFX942;
-    AmdOptions ao = {.opt_level = o->opt_level, .want_asm = 1, .want_object = o->assemble};
+    /* one code generation run: the object when assembling (the assembly is then made on request from the
+     * kept LLVM IR, see tile_program_emit), else the assembly */
+    AmdOptions ao = {.opt_level = o->opt_level, .want_asm = !o->assemble, .want_object = o->assemble};
     AmdOutput out;
     amd_output_init(&out);
     tile_status st = TILE_ERROR_COMPILE;
@@ -219,8 +225,13 @@ static tile_status compile_amd(tile_program *p, Module *m, const tile_compile_op
     if (erc || p->diag.errors) goto done;
     sb_putn(&p->stages[TILE_STAGE_LLVM], out.llvm.data ? out.llvm.data : "", out.llvm.len);
     p->have[TILE_STAGE_LLVM] = 1;
-    sb_putn(&p->stages[TILE_STAGE_AMDGCN], out.asm_text.data ? out.asm_text.data : "", out.asm_text.len);
-    p->have[TILE_STAGE_AMDGCN] = 1;
+    if (ao.want_asm) {
+        sb_putn(&p->stages[TILE_STAGE_AMDGCN], out.asm_text.data ? out.asm_text.data : "", out.asm_text.len);
+        p->have[TILE_STAGE_AMDGCN] = 1;
+    } else {
+        p->amd_asm_lazy = 1;
+        p->amd_opt_level = o->opt_level;
+    }
     if (o->assemble) {
         unsigned char *hsaco = NULL;
         size_t n = 0;
@@ -267,6 +278,7 @@ tile_status tile_compile(const char *source, size_t len, const char *filename, c
     tile_program *p = calloc(1, sizeof *p);
     if (!p) return TILE_ERROR_OUT_OF_MEMORY;
     diag_init(&p->diag);
+    pthread_mutex_init(&p->lazy_lock, NULL);
     for (int i = 0; i <= TILE_STAGE_HSACO; i++) sb_init(&p->stages[i]);
     diag_add_source(&p->diag, filename, source, len);
     p->target = o->target;
@@ -299,6 +311,8 @@ tile_status tile_compile(const char *source, size_t len, const char *filename, c
         if (!m || diag->errors) goto done;
         if (o->verify_each && ir_verify_module(m, diag, 0)) goto done;
     }
+    /* the lowered IR of an AMD program says so: the simulator runs it with 64-thread wavefronts */
+    m->target = tile_target_is_amd_(o->target) ? (o->target == TILE_TARGET_GFX90A ? "gfx90a" : "gfx942") : NULL;
     keep_module_text(p, TILE_STAGE_IR, m);
 
     PassOptions po = {
@@ -344,7 +358,7 @@ tile_status tile_compile(const char *source, size_t len, const char *filename, c
         goto done;
     }
     PtxTarget target = o->target == TILE_TARGET_SM100A ? PTX_SM100A : PTX_SM90A;
-    PtxOptions popts = {.debug_hangs = o->debug_hangs};
+    PtxOptions popts = {.debug_hangs = o->debug_hangs, .shmem_qp = o->shmem_qp};
     p->debug_hangs = o->debug_hangs != 0;
     int erc = ptx_emit_module_opts(m, target, &popts, &p->stages[TILE_STAGE_PTX], diag);
     p->sites = popts.sites;
@@ -356,6 +370,13 @@ tile_status tile_compile(const char *source, size_t len, const char *filename, c
     }
     if (erc || diag->errors) goto done;
     p->have[TILE_STAGE_PTX] = 1;
+    if (o->assemble && strstr(p->stages[TILE_STAGE_PTX].data, "\n.extern .func ")) {
+        /* NVSHMEM calls (issue 9) resolve only when the runtime links the device library in */
+        diag_error(diag, (Loc){0, 0, 0}, "the kernels call NVSHMEM device functions, which are linked in at load time: "
+                                         "emit PTX (ptxas -c assembles it as relocatable code), not a cubin");
+        st = TILE_ERROR_ASSEMBLE;
+        goto done;
+    }
     if (o->assemble) {
         if (ptx_assemble(p->stages[TILE_STAGE_PTX].data, target, &p->cubin, &p->cubin_len, diag)) {
             st = TILE_ERROR_ASSEMBLE;
@@ -374,6 +395,7 @@ done:
 void tile_program_destroy(tile_program *p)
 {
     if (!p) return;
+    pthread_mutex_destroy(&p->lazy_lock);
     diag_free(&p->diag);
     free(p->diag_text);
     for (int i = 0; i <= TILE_STAGE_HSACO; i++) sb_free(&p->stages[i]);
@@ -428,6 +450,21 @@ tile_status tile_program_diagnostic(const tile_program *p, int index, tile_diagn
 tile_status tile_program_emit(const tile_program *p, tile_stage stage, const char **data, size_t *len)
 {
     if (!p || !data || (int)stage < 0 || stage > TILE_STAGE_HSACO) return TILE_ERROR_INVALID_ARGUMENT;
+    if (stage == TILE_STAGE_AMDGCN && p->amd_asm_lazy) {
+        /* made once from the kept LLVM IR; the program is logically const (a memoised stage) */
+        tile_program *mp = (tile_program *)p;
+        pthread_mutex_lock(&mp->lazy_lock);
+        if (!mp->have[stage] && mp->have[TILE_STAGE_LLVM]) {
+            DiagCtx d;
+            diag_init(&d);
+            if (amd_asm_from_llvm(mp->stages[TILE_STAGE_LLVM].data, mp->stages[TILE_STAGE_LLVM].len,
+                                  mp->target == TILE_TARGET_GFX90A ? AMD_GFX90A : AMD_GFX942, mp->amd_opt_level,
+                                  &mp->stages[stage], &d) == 0)
+                mp->have[stage] = 1;
+            diag_free(&d);
+        }
+        pthread_mutex_unlock(&mp->lazy_lock);
+    }
     if (!p->have[stage]) return TILE_ERROR_NOT_AVAILABLE;
     if (stage == TILE_STAGE_HSACO) {
         *data = p->stages[stage].data;

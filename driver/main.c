@@ -31,6 +31,7 @@ static const char usage[] =
     "  --pipeline P            run this comma-separated pass pipeline instead of the -O default\n"
     "  --verify-each           run the IR verifier after every pass\n"
     "  -g, --debug-hangs       bounded mbarrier waits: a stuck wait reports itself instead of hanging\n"
+    "  --shmem-qp              NVSHMEM ops call the queue-pair functions nvshmemx_qp_* (NVSHMEM 3.5.19+)\n"
     "  --print-ir-after-all    print the IR after every pass (to standard error)\n"
     "  --print-ir-after=NAMES  print the IR after the named passes (comma-separated)\n"
     "  --print-ir-before=NAMES print the IR before the named passes\n"
@@ -446,8 +447,10 @@ static int cmd_run(int argc, char **argv)
         if (!known) {
             printf("check: none (no C reference for kernel '%s'; outputs not checked)\n", kname);
         } else if (chk.pass) {
-            printf("check: PASS (%zu elements, max error %g%s)\n", chk.checked, chk.max_err,
-                   known->tol.kind == REF_TOL_ULP ? " ulp" : known->tol.kind == REF_TOL_REL ? " relative" : "");
+            printf("check: PASS (%zu elements, max error %g%s", chk.checked, chk.max_err,
+                   known->tol.kind == REF_TOL_ULP ? " ulp" : known->tol.kind >= REF_TOL_REL ? " relative" : "");
+            if (known->tol.kind == REF_TOL_REL_FRO) printf(", relative Frobenius error %.3g <= %g", chk.fro_err, known->tol.ulps);
+            printf(")\n");
         } else {
             printf("check: FAIL (%d of %zu elements wrong; first: %s; max error %g)\n", chk.mismatches, chk.checked, chk.first, chk.max_err);
             ok = 0;
@@ -536,6 +539,8 @@ int main(int argc, char **argv)
             o.verify_each = 1;
         } else if (strcmp(a, "-g") == 0 || strcmp(a, "--debug-hangs") == 0) {
             o.debug_hangs = 1;
+        } else if (strcmp(a, "--shmem-qp") == 0) {
+            o.shmem_qp = 1;
         } else if (a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3' && a[3] == 0) {
             o.opt_level = a[2] - '0';
         } else if (a[0] == '-' && a[1] == 'D' && a[2]) {

@@ -172,6 +172,7 @@ static void type_str(const Type *t, char *buf, size_t n)
     } else if (t->kind == TY_PTR) {
         if (t->space == AS_SHARED) sb_puts(&sb, "shared ");
         else if (t->space == AS_CLUSTER) sb_puts(&sb, "cluster-shared ");
+        else if (t->space == AS_SYMMETRIC) sb_puts(&sb, "symmetric ");
         ir_type_print(t->elem, &sb);
         sb_putc(&sb, '*');
     } else if (t->kind == TY_VIEW) {
@@ -237,7 +238,19 @@ static const Type *resolve_type(S *s, const Node *n, int allow_tensor)
 {
     switch (n->kind) {
     case N_TYPE_SCALAR: return T((TypeKind)n->op);
-    case N_TYPE_PTR: return ir_type_ptr(s->m, T((TypeKind)n->a->op), (AddrSpace)n->op);
+    case N_TYPE_PTR:
+        if (n->op == AS_SYMMETRIC) { /* symmetric T* (issue 9): NVSHMEM symmetric memory, a parameter only */
+            if (strcmp(n->name, "symmetric") != 0) {
+                diag_error(s->diag, n->loc, "expected a type; '%s T*' is not one (did you mean 'symmetric T*'?)", n->name);
+                return NULL;
+            }
+            if (!allow_tensor) {
+                diag_error(s->diag, n->loc, "symmetric pointers are only allowed as kernel parameters (symmetric "
+                                            "memory is allocated on the host, collectively)");
+                return NULL;
+            }
+        }
+        return ir_type_ptr(s->m, T((TypeKind)n->a->op), (AddrSpace)n->op);
     case N_TYPE_TILE: {
         int64_t shape[IR_MAX_RANK];
         int rank;
@@ -249,6 +262,12 @@ static const Type *resolve_type(S *s, const Node *n, int allow_tensor)
         return ir_type_tile(s->m, T((TypeKind)n->a->op), rank, shape);
     }
     case N_TYPE_TENSOR:
+        if (n->name) { /* `WORD tensor T[dims]` */
+            if (strcmp(n->name, "symmetric") != 0) diag_error(s->diag, n->loc, "expected a type; '%s tensor' is not one", n->name);
+            else diag_error(s->diag, n->loc, "symmetric tensor views are not supported yet: pass a 'symmetric T*' "
+                                             "parameter and index it (docs/LANGUAGE.md section 20)");
+            return NULL;
+        }
         if (!allow_tensor) {
             diag_error(s->diag, n->loc, "tensor views are only allowed as kernel parameters");
             return NULL;
@@ -826,8 +845,11 @@ static Ex name_expr(S *s, const Node *n)
 }
 
 static Ex clc_member(S *s, const Node *n, int *handled);
+static int shmem_ns(S *s, const Node *n);
+static Ex shmem_member(S *s, const Node *n);
 static Ex member_expr(S *s, const Node *n)
 {
+    if (shmem_ns(s, n->a)) return shmem_member(s, n);
     int clc_handled = 0;
     Ex ce = clc_member(s, n, &clc_handled);
     if (clc_handled) return ce;
@@ -1836,11 +1858,260 @@ static Ex clc_member(S *s, const Node *n, int *handled)
 }
 
 /* x.f(...): namespaced built-ins (tma.*) and methods (p.next()). */
+/* ---- NVSHMEM device operations (issue 9; docs/LANGUAGE.md section 20) ----
+ * shmem.my_pe, shmem.n_pes, the constants shmem.QP_DEFAULT / QP_ANY / QP_ALL / PE_ALL /
+ * SIGNAL_SET / SIGNAL_ADD / CMP_*, and the calls shmem.put(...) etc. The thread/warp/block variant
+ * of put/get/put_signal/fence/quiet follows the executing group: elect -> thread, a one-warp role
+ * -> warp, the block level -> block. NVSHMEM's own enum values are used (nvshmem_types.h). */
+enum { SHMEM_QP_HOST = 0, SHMEM_QP_DEFAULT = 1, SHMEM_QP_ANY = 2147483647, SHMEM_PE_ALL = 1 << 15 };
+
+static int shmem_ns(S *s, const Node *n) { return n && n->kind == N_NAME && strcmp(n->name, "shmem") == 0 && !lookup(s, "shmem"); }
+
+static Ex shmem_member(S *s, const Node *n)
+{
+    static const struct { const char *name; int64_t v; } k[] = {
+        {"QP_DEFAULT", SHMEM_QP_DEFAULT}, {"QP_ANY", SHMEM_QP_ANY}, {"QP_ALL", SHMEM_QP_ANY}, {"PE_ALL", SHMEM_PE_ALL},
+        {"SIGNAL_SET", 9}, {"SIGNAL_ADD", 10}, {"CMP_EQ", 0}, {"CMP_NE", 1}, {"CMP_GT", 2}, {"CMP_LE", 3},
+        {"CMP_LT", 4}, {"CMP_GE", 5},
+    };
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+        if (strcmp(n->name, k[i].name) == 0) return ex_int(k[i].v, T(TY_I32));
+    if (strcmp(n->name, "my_pe") == 0 || strcmp(n->name, "n_pes") == 0) {
+        if (!need_builder(s, n->loc)) return ex_err();
+        return ex_val(ir_build1(&s->b, n->name[0] == 'm' ? OP_SHMEM_MY_PE : OP_SHMEM_N_PES, n->loc, NULL, 0, T(TY_I32)));
+    }
+    diag_error(s->diag, n->loc, "shmem has no member '%s' (my_pe, n_pes, QP_DEFAULT, QP_ANY, QP_ALL, PE_ALL, "
+                                "SIGNAL_SET, SIGNAL_ADD, CMP_EQ .. CMP_GE)", n->name);
+    return ex_err();
+}
+
+/* Whether n is the member shmem.NAME. */
+static int shmem_is(S *s, const Node *n, const char *name)
+{
+    return n && n->kind == N_MEMBER && shmem_ns(s, n->a) && strcmp(n->name, name) == 0;
+}
+
+/* The group variant of a collective NVSHMEM call, or NULL after an error. */
+static const char *shmem_group(S *s, const Node *n)
+{
+    Group *g = s->group;
+    if (!g || g->kind == 0) return "block";
+    if (g->kind == TK_ELECT) return "thread";
+    if (g->hi - g->lo == 1) return "warp";
+    diag_error(s->diag, n->loc, "shmem.%s() in a role of %d warps: NVSHMEM's variants are per thread, per warp or per "
+                                "block; issue it in elect { }, in a one-warp role or at the block level", n->name, g->hi - g->lo);
+    return NULL;
+}
+
+/* An i32 operand (pe, qp); `what` names it. kind 1: a pe of a transfer (PE_ALL refused), kind 2: a qp
+ * of a transfer (QP_ALL refused), kind 3: a qp of fence/quiet. */
+static Value *shmem_i32(S *s, const Node *n, const Node *arg, int64_t dflt, const char *what, int kind)
+{
+    if (!arg) return ir_build_const_int(&s->b, n->loc, T(TY_I32), dflt);
+    if (kind == 1 && shmem_is(s, arg, "PE_ALL")) {
+        diag_error(s->diag, arg->loc, "shmem.%s(): PE_ALL names every PE: only fence and quiet take it", n->name);
+        return NULL;
+    }
+    if (kind == 2 && shmem_is(s, arg, "QP_ALL")) {
+        diag_error(s->diag, arg->loc, "shmem.%s(): QP_ALL names every queue pair: only fence and quiet take it (QP_ANY "
+                                      "lets NVSHMEM pick one)", n->name);
+        return NULL;
+    }
+    Ex e = expr_hint(s, arg, T(TY_I32));
+    if (e.err) return NULL;
+    if (kind >= 2 && e.is_const && !e.c.is_float && e.c.i <= SHMEM_QP_HOST) {
+        diag_error(s->diag, arg->loc, "shmem.%s(): %lld is not a device queue-pair handle (a handle created "
+                                      "on the host, QP_DEFAULT or QP_ANY%s)", n->name, (long long)e.c.i,
+                   kind == 3 ? ", QP_ALL" : "");
+        return NULL;
+    }
+    return coerce(s, e, T(TY_I32), arg->loc, what);
+}
+
+/* A pointer operand: symmetric (remote side) or global/symmetric (local side). */
+static Value *shmem_ptr(S *s, const Node *n, const Node *arg, int remote, const char *what)
+{
+    char b1[96];
+    Ex e = address_operand(s, arg, n->name);
+    if (e.err) return NULL;
+    const Type *t = e.type;
+    if (!t || t->kind != TY_PTR || (remote ? t->space != AS_SYMMETRIC : (t->space != AS_GLOBAL && t->space != AS_SYMMETRIC))) {
+        diag_error(s->diag, arg->loc, "shmem.%s(): the %s must be %s, not %s", n->name, what,
+                   remote ? "a symmetric pointer (a 'symmetric T*' parameter, or one plus an offset)"
+                          : "a global or symmetric pointer",
+                   TYNAME(t, b1));
+        return NULL;
+    }
+    return e.v;
+}
+
+static Value *shmem_u64(S *s, const Node *arg, const char *what)
+{
+    char b1[96];
+    Ex e = expr_hint(s, arg, T(TY_U64));
+    if (e.err) return NULL;
+    if (e.type && e.type != T(TY_U64)) {
+        if (!ir_type_is_int(e.type) || e.type->kind == TY_I1) {
+            diag_error(s->diag, arg->loc, "%s must be an integer, not %s", what, TYNAME(e.type, b1));
+            return NULL;
+        }
+        Value *v = e.v;
+        return ir_build1(&s->b, OP_CAST, arg->loc, &v, 1, T(TY_U64));
+    }
+    return coerce(s, e, T(TY_U64), arg->loc, what);
+}
+
+static Ex shmem_call(S *s, const Node *n)
+{
+    char b1[96], b2[96];
+    const char *f = n->name;
+    const Node *named[3] = {NULL, NULL, NULL};
+    if (!need_builder(s, n->loc)) return ex_err();
+    int put = !strcmp(f, "put") || !strcmp(f, "put_nbi"), get = !strcmp(f, "get") || !strcmp(f, "get_nbi");
+    int ps = !strcmp(f, "put_signal") || !strcmp(f, "put_signal_nbi");
+    if (put || get || ps) {
+        static const char *const names[] = {"qp", NULL};
+        int np = ps ? 7 : 4;
+        if (split_args(s, n, np, np, names, named) < 0) return ex_err();
+        const char *grp = shmem_group(s, n);
+        if (!grp) return ex_err();
+        Value *ops[7];
+        ops[0] = shmem_ptr(s, n, n->list[0], !get, get ? "destination (local)" : "destination (remote)");
+        ops[1] = shmem_ptr(s, n, n->list[1], get, get ? "source (remote)" : "source (local)");
+        if (!ops[0] || !ops[1]) return ex_err();
+        if (ops[0]->type->elem != ops[1]->type->elem) {
+            diag_error(s->diag, n->loc, "shmem.%s(): the destination holds %s but the source %s", f,
+                       TYNAME(ops[0]->type->elem, b1), TYNAME(ops[1]->type->elem, b2));
+            return ex_err();
+        }
+        Ex ne = expr_hint(s, n->list[2], T(TY_I64));
+        if (ne.err) return ex_err();
+        if (ne.type == T(TY_I32) && ne.v) ops[2] = ir_build1(&s->b, OP_CAST, n->list[2]->loc, &ne.v, 1, T(TY_I64));
+        else ops[2] = coerce(s, ne, T(TY_I64), n->list[2]->loc, "the element count (i32 or i64)");
+        if (!ops[2]) return ex_err();
+        int k = 3;
+        int64_t sig_op = 0;
+        if (ps) {
+            Builder saved = s->b;
+            (void)saved;
+            ops[3] = shmem_ptr(s, n, n->list[3], 1, "signal");
+            if (!ops[3]) return ex_err();
+            if (ops[3]->type->elem != T(TY_U64)) {
+                diag_error(s->diag, n->list[3]->loc, "shmem.%s(): the signal must be a symmetric u64*, not %s", f,
+                           TYNAME(ops[3]->type, b1));
+                return ex_err();
+            }
+            if (!(ops[4] = shmem_u64(s, n->list[4], "the signal value"))) return ex_err();
+            if (!const_int(s, n->list[5], &sig_op, "the signal operation (shmem.SIGNAL_SET or shmem.SIGNAL_ADD)"))
+                return ex_err();
+            if (sig_op != 9 && sig_op != 10) {
+                diag_error(s->diag, n->list[5]->loc, "shmem.%s(): the signal operation must be shmem.SIGNAL_SET or "
+                                                     "shmem.SIGNAL_ADD, not %lld", f, (long long)sig_op);
+                return ex_err();
+            }
+            k = 5;
+        }
+        if (!(ops[k] = shmem_i32(s, n, n->list[ps ? 6 : 3], 0, "the PE", 1))) return ex_err();
+        if (!(ops[k + 1] = shmem_i32(s, n, named[0], SHMEM_QP_DEFAULT, "the queue pair (qp)", 2))) return ex_err();
+        Op *op = ir_build(&s->b, ps ? OP_SHMEM_PUT_SIGNAL : get ? OP_SHMEM_GET : OP_SHMEM_PUT, n->loc, ops,
+                          (uint32_t)(k + 2), NULL);
+        ir_attr_set_str(s->m, op, "group", grp);
+        ir_attr_set_int(s->m, op, "nbi", strstr(f, "_nbi") != NULL);
+        if (ps) ir_attr_set_str(s->m, op, "sig_op", sig_op == 9 ? "set" : "add");
+        return ex_none();
+    }
+    if (!strcmp(f, "p") || !strcmp(f, "g")) {
+        static const char *const names[] = {"qp", NULL};
+        int isp = f[0] == 'p';
+        if (split_args(s, n, isp ? 3 : 2, isp ? 3 : 2, names, named) < 0) return ex_err();
+        Value *ops[4];
+        if (!(ops[0] = shmem_ptr(s, n, n->list[0], 1, isp ? "destination" : "source"))) return ex_err();
+        const Type *et = ops[0]->type->elem;
+        if (ir_type_bits(et) != 32 && ir_type_bits(et) != 64) {
+            diag_error(s->diag, n->list[0]->loc, "shmem.%s() moves one 32- or 64-bit value, not %s (use shmem.put/get "
+                                                 "for other element types)", f, TYNAME(et, b1));
+            return ex_err();
+        }
+        int k = 1;
+        if (isp && !(ops[k++] = coerce(s, expr_hint(s, n->list[1], et), et, n->list[1]->loc, "shmem.p() value")))
+            return ex_err();
+        if (!(ops[k] = shmem_i32(s, n, n->list[k], 0, "the PE", 1))) return ex_err();
+        if (!(ops[k + 1] = shmem_i32(s, n, named[0], SHMEM_QP_DEFAULT, "the queue pair (qp)", 2))) return ex_err();
+        if (isp) {
+            ir_build(&s->b, OP_SHMEM_P, n->loc, ops, 4, NULL);
+            return ex_none();
+        }
+        return ex_val(ir_build1(&s->b, OP_SHMEM_G, n->loc, ops, 3, et));
+    }
+    if (!strcmp(f, "signal_op")) {
+        static const char *const names[] = {"qp", NULL};
+        if (split_args(s, n, 4, 4, names, named) < 0) return ex_err();
+        Value *ops[4];
+        int64_t sig_op;
+        if (!(ops[0] = shmem_ptr(s, n, n->list[0], 1, "signal"))) return ex_err();
+        if (ops[0]->type->elem != T(TY_U64)) {
+            diag_error(s->diag, n->list[0]->loc, "shmem.signal_op(): the signal must be a symmetric u64*, not %s",
+                       TYNAME(ops[0]->type, b1));
+            return ex_err();
+        }
+        if (!(ops[1] = shmem_u64(s, n->list[1], "the signal value"))) return ex_err();
+        if (!const_int(s, n->list[2], &sig_op, "the signal operation (shmem.SIGNAL_SET or shmem.SIGNAL_ADD)")) return ex_err();
+        if (sig_op != 9 && sig_op != 10) {
+            diag_error(s->diag, n->list[2]->loc, "shmem.signal_op(): the signal operation must be shmem.SIGNAL_SET or "
+                                                 "shmem.SIGNAL_ADD, not %lld", (long long)sig_op);
+            return ex_err();
+        }
+        if (!(ops[2] = shmem_i32(s, n, n->list[3], 0, "the PE", 1))) return ex_err();
+        if (!(ops[3] = shmem_i32(s, n, named[0], SHMEM_QP_DEFAULT, "the queue pair (qp)", 2))) return ex_err();
+        Op *op = ir_build(&s->b, OP_SHMEM_SIGNAL_OP, n->loc, ops, 4, NULL);
+        ir_attr_set_str(s->m, op, "sig_op", sig_op == 9 ? "set" : "add");
+        return ex_none();
+    }
+    if (!strcmp(f, "fence") || !strcmp(f, "quiet")) {
+        static const char *const names[] = {"pe", "qp", NULL};
+        if (split_args(s, n, 0, 0, names, named) < 0) return ex_err();
+        const char *grp = shmem_group(s, n);
+        if (!grp) return ex_err();
+        Value *ops[2];
+        if (!(ops[0] = shmem_i32(s, n, named[0], SHMEM_PE_ALL, "the PE", 0))) return ex_err();
+        if (!(ops[1] = shmem_i32(s, n, named[1], SHMEM_QP_ANY, "the queue pair (qp)", 3))) return ex_err();
+        Op *op = ir_build(&s->b, f[0] == 'f' ? OP_SHMEM_FENCE : OP_SHMEM_QUIET, n->loc, ops, 2, NULL);
+        ir_attr_set_str(s->m, op, "group", grp);
+        return ex_none();
+    }
+    if (!strcmp(f, "signal_wait_until")) {
+        if (!nargs_ok(s, n, 3, 3)) return ex_err();
+        Value *ops[2];
+        int64_t cmp;
+        static const char *const cmps[] = {"eq", "ne", "gt", "le", "lt", "ge"};
+        if (!(ops[0] = shmem_ptr(s, n, n->list[0], 1, "signal"))) return ex_err();
+        if (ops[0]->type->elem != T(TY_U64)) {
+            diag_error(s->diag, n->list[0]->loc, "shmem.signal_wait_until(): the signal must be a symmetric u64*, not %s",
+                       TYNAME(ops[0]->type, b1));
+            return ex_err();
+        }
+        if (!const_int(s, n->list[1], &cmp, "the comparison (shmem.CMP_EQ .. shmem.CMP_GE)")) return ex_err();
+        if (cmp < 0 || cmp > 5) {
+            diag_error(s->diag, n->list[1]->loc, "shmem.signal_wait_until(): the comparison must be one of shmem.CMP_EQ, "
+                                                 "CMP_NE, CMP_GT, CMP_LE, CMP_LT, CMP_GE, not %lld", (long long)cmp);
+            return ex_err();
+        }
+        if (!(ops[1] = shmem_u64(s, n->list[2], "the compared value"))) return ex_err();
+        Op *op = ir_build(&s->b, OP_SHMEM_SIGNAL_WAIT, n->loc, ops, 2, T(TY_U64));
+        ir_attr_set_str(s->m, op, "cmp", cmps[cmp]);
+        return ex_val(op->results[0]);
+    }
+    diag_error(s->diag, n->loc, "unknown NVSHMEM operation shmem.%s() (put, put_nbi, get, get_nbi, p, g, put_signal, "
+                                "put_signal_nbi, signal_op, fence, quiet, signal_wait_until)", f);
+    return ex_err();
+}
+
 static Ex method_call(S *s, const Node *n)
 {
     char b1[96];
     if (n->a->kind == N_NAME && strcmp(n->a->name, "tma") == 0 && !lookup(s, "tma")) return tma_call(s, n);
     if (n->a->kind == N_NAME && strcmp(n->a->name, "clc") == 0 && !lookup(s, "clc")) return clc_call(s, n, NULL);
+    if (shmem_ns(s, n->a)) return shmem_call(s, n);
     Ex r = expr(s, n->a);
     if (r.err) return r;
     if (r.type && r.type->kind == TY_PARITY && strcmp(n->name, "next") == 0) {

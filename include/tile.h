@@ -75,6 +75,9 @@ typedef struct tile_compile_options {
     int debug_hangs;                /* the hang watchdog: every blocking mbarrier wait is bounded; on
                                      * timeout the runtime reports the barrier, parity, block, warp and
                                      * source line instead of hanging (tilec -g / --debug-hangs) */
+    int shmem_qp;                   /* NVSHMEM ops call the queue-pair functions nvshmemx_qp_* (NVSHMEM
+                                     * 3.5.19+; tilec --shmem-qp); 0: the non-QP functions, every handle
+                                     * falling back to the default queue pairs (NVSHMEM 3.4.x) */
 } tile_compile_options;
 
 typedef struct tile_program tile_program;

@@ -191,6 +191,7 @@ void ir_type_print(const Type *t, StrBuf *sb)
         ir_type_print(t->elem, sb);
         if (t->space == AS_SHARED) sb_puts(sb, ", shared");
         else if (t->space == AS_CLUSTER) sb_puts(sb, ", cluster");
+        else if (t->space == AS_SYMMETRIC) sb_puts(sb, ", symmetric");
         sb_putc(sb, '>');
         return;
     case TY_VIEW:
@@ -233,6 +234,8 @@ Module *ir_module_new(const char *source_name)
     m->source = arena_strdup(&m->arena, source_name ? source_name : "<input>");
     return m;
 }
+
+int ir_module_wave_size(const Module *m) { return m && m->target && strncmp(m->target, "gfx", 3) == 0 ? 64 : 32; }
 
 void ir_module_free(Module *m)
 {

@@ -124,8 +124,10 @@ typedef enum TypeKind {
     TY_KIND_COUNT
 } TypeKind;
 
-/* AS_CLUSTER: a `.shared::cluster` address (from `mapa`): shared memory of some CTA of the cluster. */
-typedef enum AddrSpace { AS_GLOBAL, AS_SHARED, AS_CLUSTER, AS_COUNT } AddrSpace;
+/* AS_CLUSTER: a `.shared::cluster` address (from `mapa`): shared memory of some CTA of the cluster.
+ * AS_SYMMETRIC: global memory allocated by NVSHMEM on every PE at the same offset (a `symmetric T*`
+ * parameter, issue 9): loads and stores treat it as global; the shmem_* ops need it as remote operand. */
+typedef enum AddrSpace { AS_GLOBAL, AS_SHARED, AS_CLUSTER, AS_SYMMETRIC, AS_COUNT } AddrSpace;
 
 #define IR_MAX_RANK 5
 
@@ -284,11 +286,15 @@ struct Kernel {
 struct Module {
     Arena arena;
     const char *source;    /* source file name shown in loc(...) and PTX comments */
+    const char *target;    /* "gfx942"/"gfx90a" when compiled for an AMD target (printed `target "..."`: wave64,
+                            * the MFMA accumulator layout), NULL otherwise (NVIDIA: 32-thread warps, wgmma layout) */
     Kernel *first, *last;
     const Type *types;     /* interned compound types */
 };
 
 Module *ir_module_new(const char *source_name);
+/* The warp (wavefront) size of the module's target: 64 for an AMD target, else 32. */
+int ir_module_wave_size(const Module *m);
 void ir_module_free(Module *m);
 
 Kernel *ir_kernel_new(Module *m, const char *name, Loc loc);

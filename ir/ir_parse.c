@@ -636,8 +636,11 @@ static const Type *parse_type(Parser *P)
             if (is_word(P, "cluster")) {
                 take(P);
                 as = AS_CLUSTER;
+            } else if (is_word(P, "symmetric")) {
+                take(P);
+                as = AS_SYMMETRIC;
             } else {
-                if (!expect_word(P, "shared", "as the address space of a ptr type (shared or cluster)")) return NULL;
+                if (!expect_word(P, "shared", "as the address space of a ptr type (shared, cluster or symmetric)")) return NULL;
                 as = AS_SHARED;
             }
         }
@@ -992,6 +995,13 @@ Module *ir_parse(const char *name, const char *text, size_t len, DiagCtx *diag)
         } else {
             char *src = decode_string(&P, &P.scratch, &s);
             if (src) P.m = ir_module_new(src);
+            if (P.m && is_word(&P, "target")) {   /* module "file" target "gfx942" */
+                take(&P);
+                Tok t = take(&P);
+                char *tg = t.kind == T_STRING ? decode_string(&P, &P.m->arena, &t) : NULL;
+                if (!tg) error_at(&P, t.loc, "expected the target name as a string after 'target'");
+                else P.m->target = tg;
+            }
         }
     }
     if (P.m && (peek(&P)->kind == T_EOF || expect_nl(&P, "after the module header"))) {

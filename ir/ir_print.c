@@ -286,6 +286,10 @@ void ir_print_module(const Module *m, StrBuf *sb)
 {
     sb_puts(sb, "module ");
     print_string(sb, m->source ? m->source : "");
+    if (m->target) {
+        sb_puts(sb, " target ");
+        print_string(sb, m->target);
+    }
     sb_putc(sb, '\n');
     for (const Kernel *k = m->first; k; k = k->next) {
         sb_putc(sb, '\n');

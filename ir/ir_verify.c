@@ -1036,6 +1036,87 @@ static void check_warp_pipeline(Verifier *V, Op *op)
     }
 }
 
+/* NVSHMEM ops (issue 9; docs/IR.md "NVSHMEM"): operand types, the symmetric operand, the attributes. */
+static int is_ptr_space(const Value *v, AddrSpace sp) { return is_kind(v, TY_PTR) && v->type->space == sp; }
+static int is_global_like(const Value *v) { return is_ptr_space(v, AS_GLOBAL) || is_ptr_space(v, AS_SYMMETRIC); }
+
+static void check_shmem_group(Verifier *V, const Op *op)
+{
+    const char *g = ir_attr_str(op, "group", NULL);
+    if (!g || (strcmp(g, "thread") && strcmp(g, "warp") && strcmp(g, "block")))
+        verr(V, op, "needs {group = \"thread\" | \"warp\" | \"block\"}");
+}
+
+static void check_shmem_sig(Verifier *V, const Op *op, uint32_t sig)
+{
+    Value *const *o = op->operands;
+    if (!is_ptr_space(o[sig], AS_SYMMETRIC) || o[sig]->type->elem->kind != TY_U64)
+        verr(V, op, "operand %u (the signal) must be ptr<u64, symmetric>, got %s", sig, tstr(o[sig]->type).s);
+    if (!o[sig + 1]->type || o[sig + 1]->type->kind != TY_U64)
+        verr(V, op, "operand %u (the signal value) must be u64, got %s", sig + 1, tstr(o[sig + 1]->type).s);
+    const char *so = ir_attr_str(op, "sig_op", NULL);
+    if (op->code != OP_SHMEM_SIGNAL_WAIT && (!so || (strcmp(so, "set") && strcmp(so, "add"))))
+        verr(V, op, "needs {sig_op = \"set\" | \"add\"}");
+}
+
+static void check_shmem(Verifier *V, Op *op)
+{
+    Value *const *o = op->operands;
+    switch (op->code) {
+    case OP_SHMEM_MY_PE: case OP_SHMEM_N_PES:
+        if (!is_i32(op->results[0]->type)) verr(V, op, "result must be i32, got %s", tstr(op->results[0]->type).s);
+        return;
+    case OP_SHMEM_PUT: case OP_SHMEM_GET: case OP_SHMEM_PUT_SIGNAL: {
+        int get = op->code == OP_SHMEM_GET;
+        const Value *remote = o[get ? 1 : 0], *local = o[get ? 0 : 1];
+        if (!is_ptr_space(remote, AS_SYMMETRIC))
+            verr(V, op, "operand %d (the remote %s) must be a symmetric pointer ptr<T, symmetric>, got %s", get ? 1 : 0,
+                 get ? "source" : "destination", tstr(remote->type).s);
+        else if (!is_global_like(local) || local->type->elem != remote->type->elem)
+            verr(V, op, "operand %d (the local %s) must be a global or symmetric pointer to %s, got %s", get ? 0 : 1,
+                 get ? "destination" : "source", tstr(remote->type->elem).s, tstr(local->type).s);
+        if (!o[2]->type || o[2]->type->kind != TY_I64) verr(V, op, "operand 2 (nelems) must be i64, got %s", tstr(o[2]->type).s);
+        uint32_t pe = op->code == OP_SHMEM_PUT_SIGNAL ? 5 : 3;
+        check_i32s(V, op, pe, 2, "pe and qp");
+        if (op->code == OP_SHMEM_PUT_SIGNAL) check_shmem_sig(V, op, 3);
+        check_shmem_group(V, op);
+        int64_t nbi = ir_attr_int(op, "nbi", 0);
+        if (nbi != 0 && nbi != 1) verr(V, op, "{nbi} must be 0 or 1, got %lld", (long long)nbi);
+        return;
+    }
+    case OP_SHMEM_P: case OP_SHMEM_G: {
+        const Type *et = is_ptr_space(o[0], AS_SYMMETRIC) ? o[0]->type->elem : NULL;
+        if (!et) verr(V, op, "operand 0 must be a symmetric pointer ptr<T, symmetric>, got %s", tstr(o[0]->type).s);
+        else if (ir_type_bits(et) != 32 && ir_type_bits(et) != 64)
+            verr(V, op, "element type %s: p and g move one 32- or 64-bit value", tstr(et).s);
+        const Type *vt = op->code == OP_SHMEM_P ? o[1]->type : op->results[0]->type;
+        if (et && vt != et) verr(V, op, "the value must be %s, got %s", tstr(et).s, tstr(vt).s);
+        check_i32s(V, op, op->code == OP_SHMEM_P ? 2 : 1, 2, "pe and qp");
+        return;
+    }
+    case OP_SHMEM_SIGNAL_OP:
+        check_shmem_sig(V, op, 0);
+        check_i32s(V, op, 2, 2, "pe and qp");
+        return;
+    case OP_SHMEM_FENCE: case OP_SHMEM_QUIET:
+        check_i32s(V, op, 0, 2, "pe and qp");
+        check_shmem_group(V, op);
+        return;
+    case OP_SHMEM_SIGNAL_WAIT: {
+        check_shmem_sig(V, op, 0);
+        const char *c = ir_attr_str(op, "cmp", NULL);
+        static const char *const cmps[] = {"eq", "ne", "gt", "ge", "lt", "le"};
+        int ok = 0;
+        for (int i = 0; c && i < 6; i++) ok |= !strcmp(c, cmps[i]);
+        if (!ok) verr(V, op, "needs {cmp = \"eq\" | \"ne\" | \"gt\" | \"ge\" | \"lt\" | \"le\"}");
+        if (!op->results[0]->type || op->results[0]->type->kind != TY_U64)
+            verr(V, op, "result must be u64, got %s", tstr(op->results[0]->type).s);
+        return;
+    }
+    default: return;
+    }
+}
+
 static void check_op_types(Verifier *V, Op *op)
 {
     const OpInfo *info = &ir_op_info[op->code];
@@ -1084,6 +1165,10 @@ static void check_op_types(Verifier *V, Op *op)
         return;
     case OP_CLC_TRY_CANCEL: case OP_CLC_QUERY:
         check_clc(V, op);
+        return;
+    case OP_SHMEM_MY_PE: case OP_SHMEM_N_PES: case OP_SHMEM_PUT: case OP_SHMEM_GET: case OP_SHMEM_P: case OP_SHMEM_G:
+    case OP_SHMEM_PUT_SIGNAL: case OP_SHMEM_SIGNAL_OP: case OP_SHMEM_FENCE: case OP_SHMEM_QUIET: case OP_SHMEM_SIGNAL_WAIT:
+        check_shmem(V, op);
         return;
     case OP_STAGE: case OP_AMD_SETPRIO: case OP_AMD_STAGE_BARRIER: case OP_AMD_COND_BARRIER:
         check_warp_pipeline(V, op);

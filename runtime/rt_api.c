@@ -130,11 +130,11 @@ struct tile_kernel {
     size_t kernel_smem;            /* shared memory the compiler laid out (tiles, mbarriers): dynamic */
     _Atomic size_t shared_optin;   /* dynamic shared memory the function is allowed so far */
     RtTmaCache tma_cache;          /* encoded tensor maps of recent launches; under the device lock */
-    int clc_state;                 /* takes the sm_90a CLC emulation's state as a hidden last parameter */
-    struct {                       /* that state, one buffer per stream (zeroed on the stream before each launch) */
+    int clc_state;                 /* takes the sm_90a CLC emulation's state as hidden last parameters */
+    struct {                       /* that state, one word per stream (zeroed once, when allocated) */
         void *stream;
         tile_devptr buf;
-        size_t bytes;
+        uint32_t seq;              /* the last launch's sequence number on this word */
     } clc[RT_CLC_STREAMS];         /* under the device lock */
 };
 
@@ -1317,17 +1317,15 @@ tile_status rt_check_config(const RtLimits *lim, const char *kname, const unsign
 
 /* ---------------------------------------------------------------- launch */
 
-/* The sm_90a cluster-launch-control emulation (docs/RUNTIME.md): the kernel's state for this
- * launch, RT_CLC_HEADER + 4 bytes per cluster, zeroed on the launch's stream so the memset is
- * ordered after the previous launch on that stream and before this one. One buffer per stream:
- * launches on one stream never overlap, so they can share it; a buffer that must grow is freed
- * only after its stream has drained. */
-static tile_status clc_state_for(tile_kernel *k, const RtLaunchDims *dims, void *stream, tile_devptr *out)
+/* The sm_90a cluster-launch-control emulation (docs/IR.md, "Cluster launch control on sm_90a"): the
+ * kernel's state word for a launch on `stream` and the launch's sequence number. One word per
+ * stream: launches on one stream never overlap, so they can share it. The word is zeroed once, on
+ * the stream, when allocated; after that no launch clears it: each launch passes a new sequence
+ * number, and the kernel's first take resets a word tagged with an older one. A slot taken over by
+ * another stream is handed on only after its old stream has drained. */
+static tile_status clc_state_for(tile_kernel *k, void *stream, tile_devptr *out, uint32_t *seq)
 {
     tile_device *d = k->mod->dev;
-    size_t ncl = 1;
-    for (int i = 0; i < 3; i++) ncl *= dims->grid[i] / dims->cluster[i];
-    size_t bytes = RT_CLC_HEADER + 4 * ncl;
     tile_status st = TILE_SUCCESS;
     pthread_mutex_lock(&d->lock);
     int e = -1;
@@ -1336,21 +1334,23 @@ static tile_status clc_state_for(tile_kernel *k, const RtLaunchDims *dims, void 
     for (int i = 0; i < RT_CLC_STREAMS && e < 0; i++)
         if (!k->clc[i].buf) e = i;
     if (e < 0) e = 0;   /* every slot taken by another stream: reuse the first once it has drained */
-    if (k->clc[e].buf && (k->clc[e].stream != stream || k->clc[e].bytes < bytes)) {
+    if (k->clc[e].buf && k->clc[e].stream != stream) {
         st = d->be->stream_synchronize(d->h, k->clc[e].stream);
-        if (!st) st = d->be->mem_free(d->h, k->clc[e].buf);
-        k->clc[e].buf = 0;
+        if (!st) k->clc[e].stream = stream;   /* the word keeps its tag: the seq goes on from it */
     }
     if (!st && !k->clc[e].buf) {
-        size_t want = bytes < 4096 ? 4096 : bytes;
-        st = d->be->mem_alloc(d->h, want, &k->clc[e].buf);
+        st = d->be->mem_alloc(d->h, RT_CLC_STATE_BYTES, &k->clc[e].buf);
+        if (!st) st = d->be->memset_d8_async(d->h, k->clc[e].buf, 0, RT_CLC_STATE_BYTES, stream);
         if (!st) {
-            k->clc[e].bytes = want;
             k->clc[e].stream = stream;
+            k->clc[e].seq = 0;
         } else k->clc[e].buf = 0;
     }
-    if (!st) st = d->be->memset_d8_async(d->h, k->clc[e].buf, 0, bytes, stream);
-    if (!st) *out = k->clc[e].buf;
+    if (!st) {
+        if (++k->clc[e].seq == 0) k->clc[e].seq = 1;   /* 0 is the zeroed word's tag; 2^32 launches wrap past it */
+        *out = k->clc[e].buf;
+        *seq = k->clc[e].seq;
+    }
     pthread_mutex_unlock(&d->lock);
     return st;
 }
@@ -1365,7 +1365,7 @@ tile_status tile_launch(tile_kernel *k, const tile_launch_config *cfg, const til
     if (st) return st;
     _Alignas(RT_TMA_ALIGN) unsigned char buf[RT_MAX_PARAM_BYTES];
     size_t offsets[RT_MAX_PARAMS];
-    void *ptrs[RT_MAX_PARAMS + 1];   /* + the hidden CLC state */
+    void *ptrs[RT_MAX_PARAMS + 2];   /* + the hidden CLC state and sequence number */
     RtTmaSlot tma[RT_MAX_TMA];
     int ntma = 0;
     RtLaunchDims dims;
@@ -1399,10 +1399,12 @@ tile_status tile_launch(tile_kernel *k, const tile_launch_config *cfg, const til
     }
     for (int i = 0; i < k->nparams; i++) ptrs[i] = buf + offsets[i];
     tile_devptr clc_state = 0;
+    uint32_t clc_seq = 0;
     if (k->clc_state) {
-        st = clc_state_for(k, &dims, cfg->stream ? cfg->stream->h : NULL, &clc_state);
+        st = clc_state_for(k, cfg->stream ? cfg->stream->h : NULL, &clc_state, &clc_seq);
         if (st) return st;
         ptrs[k->nparams] = &clc_state;
+        ptrs[k->nparams + 1] = &clc_seq;
     }
     return hang_or(d, d->be->launch(d->h, k->fn, &dims, cfg->stream ? cfg->stream->h : NULL, ptrs));
 }

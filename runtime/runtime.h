@@ -256,10 +256,11 @@ int tile_program_set_cubin_(tile_program *p, const void *data, size_t n);
 struct PtxWaitSite;
 int tile_program_debug_hangs_(const tile_program *p);
 /* 1 when kernel `kernel` was compiled for sm_90a with cluster launch control: it takes the CLC
- * emulation's state (RT_CLC_HEADER + 4 bytes per cluster, zeroed per launch) as a hidden last
- * parameter (docs/RUNTIME.md, "Cluster launch control on sm_90a"). */
+ * emulation's state as two hidden last parameters, the address of a u64 word {seq, count} (zeroed
+ * once when allocated, never per launch) and the launch's sequence number, u32, never 0 and never
+ * the seq of the word's previous launch (docs/IR.md, "Cluster launch control on sm_90a"). */
 int tile_program_kernel_clc_state_(const tile_program *p, int kernel);
-#define RT_CLC_HEADER 16
+#define RT_CLC_STATE_BYTES 8
 #define RT_CLC_STREAMS 8         /* streams whose CLC state a kernel keeps at once */
 const struct PtxWaitSite *tile_program_wait_site_(const tile_program *p, int i);
 const char *tile_program_source_name_(const tile_program *p);

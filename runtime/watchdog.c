@@ -7,6 +7,8 @@
  * wait that runs out fills the record and traps; the trap makes the next synchronising call fail,
  * and rt_watchdog_report then turns the record into a report naming the kernel, the source line of
  * the wait, the barrier (name and index), the parity, the block, thread, warp and cluster rank.
+ * A record of kind PTX_WD_KIND_CLC_AFTER_FAIL (a clc.try_cancel issued after the CTA observed a
+ * failed one, checked in debug builds) names the try_cancel's line, the block and the thread.
  * The record lives in host memory, so it stays readable after the trap has broken the context.
  */
 #include <stdio.h>
@@ -105,6 +107,22 @@ int rt_watchdog_report(const RtWatchdog *w, char *buf, size_t n)
         return 1;
     }
     if (r[PTX_WD_DONE] != PTX_WD_MAGIC) return 0;
+    if (r[PTX_WD_KIND] == PTX_WD_KIND_CLC_AFTER_FAIL) { /* a try_cancel after an observed failure */
+        uint32_t site = r[PTX_WD_SITE];
+        const PtxWaitSite *s = site < (uint32_t)w->nsites ? &w->sites[site] : NULL;
+        unsigned t0 = r[PTX_WD_TID], t1 = r[PTX_WD_TID + 1], t2 = r[PTX_WD_TID + 2];
+        char who[96];
+        if (t1 == 0 && t2 == 0) snprintf(who, sizeof who, "thread %u (warp %u, lane %u)", t0, t0 / 32, t0 % 32);
+        else snprintf(who, sizeof who, "thread (%u,%u,%u)", t0, t1, t2);
+        snprintf(buf, n,
+                 "watchdog: kernel '%s' stopped: clc.try_cancel issued after this CTA observed a failed cancellation\n"
+                 "%s:%u:%u: block (%u,%u,%u), cluster rank %u, %s issued it (undefined behaviour on the hardware:\n"
+                 "  leave the loop when clc.query says !canceled; the kernel was stopped with a trap, so this\n"
+                 "  device's context is unusable: close the device and open it again)",
+                 s ? s->kernel : "?", w->source, s ? s->line : 0, s ? s->col : 0, r[PTX_WD_CTAID], r[PTX_WD_CTAID + 1],
+                 r[PTX_WD_CTAID + 2], r[PTX_WD_RANK], who);
+        return 1;
+    }
     uint32_t site = r[PTX_WD_SITE], parity = r[PTX_WD_PARITY], off = r[PTX_WD_BAROFF];
     unsigned tid[3] = {r[PTX_WD_TID], r[PTX_WD_TID + 1], r[PTX_WD_TID + 2]};
     const PtxWaitSite *s = site < (uint32_t)w->nsites ? &w->sites[site] : NULL;

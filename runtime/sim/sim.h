@@ -82,6 +82,7 @@ typedef enum SimOp {
     SI_WARPS,         /* unless n <= warp < a: -> d */
     SI_ELECT,         /* unless this thread is elected among warp n: -> d */
     SI_EXIT,
+    SI_SETPRIO,       /* n: the priority (0..3) of amd_setprio: kept per thread, a trace instant on the wave's track */
     SI_COUNT
 } SimOp;
 
@@ -122,8 +123,9 @@ enum { TA_RANK, TA_SMEM, TA_DESC, TA_BAR, TA_MASK, TA_SITE, TA_COORD };
 
 /* mma_acc / st_acc / st_smem_acc: aux[c..] holds M, N, K, warpgroups G, the group's first warp,
  * trans_b (mma) or "to global" (stores), the a / vec slot, the b / view-or-smem slot, the acc slot,
- * the result slot (mma) or origin slots (st_acc), the swizzle masks of a and b (or of the smem). */
-enum { MA_M, MA_N, MA_K, MA_G, MA_LO, MA_FLAG, MA_A, MA_B, MA_ACC, MA_D, MA_SWA, MA_SWB, MA_COUNT };
+ * the result slot (mma) or origin slots (st_acc), the swizzle masks of a and b (or of the smem), and
+ * MA_MFMA: 1 for the AMD MFMA 32x32 accumulator layout of an AMD program (docs/IR.md), 0 for wgmma's. */
+enum { MA_M, MA_N, MA_K, MA_G, MA_LO, MA_FLAG, MA_A, MA_B, MA_ACC, MA_D, MA_SWA, MA_SWB, MA_MFMA, MA_COUNT };
 
 /* A thread group as the source writes it: warps lo..hi-1, and whether one elected thread. */
 typedef struct SimGroup {
@@ -190,7 +192,7 @@ typedef struct SimKernel {
     uint32_t *ins_group;       /* per instruction: index into groups */
     SimGroup *groups;
     uint32_t ngroups;
-    int warp_size;             /* 32 (64 for gfx942 wavefronts, when that target exists) */
+    int warp_size;             /* 32, or 64 for an AMD program (ir_module_wave_size: gfx942/gfx90a wavefronts) */
 } SimKernel;
 
 typedef struct SimModule {

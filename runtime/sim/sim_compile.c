@@ -513,8 +513,15 @@ static void comp_mma(Comp *C, const Op *op)
         fail(C, op, "malformed '%s': shape/threads do not give the accumulator layout", ir_op_info[op->code].name);
         return;
     }
+    int mfma = ir_module_wave_size(C->m) == 64;
+    if (mfma && (sh->ints[1] % 32 || (mma && sh->ints[2] % 8))) {
+        fail(C, op, "'%s' on an AMD target: the MFMA 32x32x8 layout needs N %% 32 = 0 and K %% 8 = 0",
+             ir_op_info[op->code].name);
+        return;
+    }
     uint32_t h[MA_COUNT];
     memset(h, 0, sizeof h);
+    h[MA_MFMA] = (uint32_t)mfma;
     h[MA_M] = (uint32_t)sh->ints[0];
     h[MA_N] = (uint32_t)sh->ints[1];
     h[MA_K] = mma ? (uint32_t)sh->ints[2] : 0;
@@ -972,8 +979,9 @@ static void comp_op(Comp *C, const Op *op, Flow *f)
         in->n = 0;
         in->a = 0;
         return;
-    case OP_AMD_SETPRIO:         /* a scheduling hint: no effect on what the simulated program computes */
-        emit(C, op, SI_NOP);
+    case OP_AMD_SETPRIO:         /* a scheduling hint: no effect on what the program computes; recorded in the trace */
+        in = emitp(C, op, SI_SETPRIO);
+        in->n = (uint32_t)ir_attr_int(op, "prio", 0);
         return;
     case OP_AMD_COND_BARRIER: {  /* one extra s_barrier by the threads of one pipeline group (256 threads) */
         uint32_t p = new_slots(C, 1);
@@ -1206,8 +1214,8 @@ static int compile_kernel(Arena *ar, const Module *m, const Kernel *k, SimKernel
     if (!C.slot) ir_unreachable("sim: out of memory");
     memset(C.slot, 0xFF, sizeof *C.slot * (k->nvalues ? k->nvalues : 1));
     int64_t threads = k->block[0] * k->block[1] * k->block[2];
-    sk->warp_size = 32;
-    C.nwarps = (int)((threads + 31) / 32);
+    sk->warp_size = ir_module_wave_size(m);   /* 64 for an AMD program: lane_id, warp_id, elect per wavefront */
+    C.nwarps = (int)((threads + sk->warp_size - 1) / sk->warp_size);
     C.group = (SimGroup){0, C.nwarps, 0};
     C.cur_group = group_index(&C, C.group);
     for (int d = 0; d < 3; d++)

@@ -37,6 +37,7 @@ typedef struct Thread {
     uint8_t state;
     uint8_t wait;          /* WK_* while blocked */
     uint16_t lane;
+    uint8_t prio;          /* the last amd_setprio of this thread (0 at start): what its wave's s_setprio holds */
     uint32_t cta;          /* index in the cluster */
     uint32_t lin;          /* linear index in the CTA */
     uint32_t warp;
@@ -1543,6 +1544,13 @@ static int blocked(Sim *S, Thread *t, uint32_t pc)
 /* Row and column of lane j of the accumulator layout for thread tix of the group (docs/IR.md). */
 static void acc_pos(const uint32_t *h, uint32_t tix, uint32_t j, uint32_t *row, uint32_t *col)
 {
+    if (h[MA_MFMA]) {   /* AMD: wave w owns rows [w R, (w + 1) R) in 32x32 blocks, row-major over the blocks */
+        uint32_t W = 2 * h[MA_G], R = h[MA_M] / W, nb = h[MA_N] / 32, w = tix / 64, l = tix % 64;
+        uint32_t blk = j / 16, jj = j % 16;
+        *row = w * R + 32 * (blk / nb) + 8 * (jj / 4) + 4 * (l / 32) + jj % 4;
+        *col = 32 * (blk % nb) + l % 32;
+        return;
+    }
     uint32_t N = h[MA_N], half = N / 2, g = tix / 128, w = (tix / 32) % 4, l = tix % 32;
     uint32_t r = j / half, jj = j % half, i = jj / 4, q = jj % 4;
     *row = g * (h[MA_M] / h[MA_G]) + r * 64 + 16 * w + l / 4 + 8 * (q / 2);
@@ -1655,6 +1663,15 @@ static int run_thread(Sim *S, Thread *t, uint32_t budget)
         S->steps++;   /* kept current: a report made inside an op says when it happened */
         switch ((SimOp)in->op) {
         case SI_NOP: pc++; break;
+        case SI_SETPRIO:   /* s_setprio: the wave's priority; lane 0 marks it on the wave's trace track */
+            t->prio = (uint8_t)in->n;
+            if (S->trace && t->lane == 0) {
+                char name[32];
+                snprintf(name, sizeof name, "s_setprio %u", in->n);
+                sim_trace_instant(S->trace, cta_pid(S, t->cta), (int)t->warp, S->steps, name);
+            }
+            pc++;
+            break;
         case SI_MOV:
             if (in->n == 1) r[in->d] = r[in->a];
             else memmove(r + in->d, r + in->a, sizeof *r * in->n);
@@ -1685,8 +1702,8 @@ static int run_thread(Sim *S, Thread *t, uint32_t budget)
             case SG_LANE: v = t->lane; break;
             case SG_WARP: v = t->warp; break;
             case SG_CLUSTER_RANK: v = c->rank; break;
-            case SG_PIPE_HIGH: v = t->lin / 256 != 0; break;
-            case SG_PIPE_LOW: v = t->lin / 256 == 0; break;
+            case SG_PIPE_HIGH: v = t->lin / (4u * (uint32_t)S->k->warp_size) != 0; break;   /* 4 wavefronts a group */
+            case SG_PIPE_LOW: v = t->lin / (4u * (uint32_t)S->k->warp_size) == 0; break;
             default: v = S->cluster_id[in->n - SG_CLUSTER_X]; break;
             }
             r[in->d].i = (int32_t)v;

@@ -479,10 +479,11 @@ static void ref_persistent_scale(ref_case *c)
     for (size_t t = 0; t < pc->count; t++) cnt[t] = 1;
 }
 
-/* persistent_rowsum: block t of BM = 128 rows sums its first nks[t] boxes of BK = 32 columns (the
- * columns past K read as zero). nks is ragged: one block in 8 takes every box of the row, the rest
- * one or two boxes, so blocks differ in cost by up to K / 64 times; with REF_ROWSUM_UNIFORM=1 in the
- * environment every block takes every box (bench/persistent.sh's uniform workload). */
+/* persistent_rowsum: block t of BM = 128 rows sums nks[t] boxes of BK = 32 columns, box k being
+ * columns (k % KB) * 32 .. + 31, KB = ceil(K / 32) (the columns past K read as zero). nks is ragged:
+ * one block in 8 takes every box of the row, one in 32 goes round its rows twice and a box more
+ * (2 KB + 1 boxes), the rest one or two boxes, so blocks differ in cost by up to K / 16 times.
+ * (bench/persistent.c sets its own nks: heavy-tailed and uniform.) */
 static int setup_persistent_rowsum(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err,
                                    size_t errlen)
 {
@@ -492,8 +493,6 @@ static int setup_persistent_rowsum(ref_case *c, long long n, const ref_setting *
     tma_box(c, "x", 2, (const unsigned[]){128, 32}, box);
     unsigned tiles = blocks_for(M, box[0]);
     long long kb = (K + box[1] - 1) / box[1];
-    const char *su = getenv("REF_ROWSUM_UNIFORM");   /* bench/persistent.sh: every block takes every box */
-    int uniform = su && strcmp(su, "1") == 0;
     fill_f32(add_buffer(c, "x", REF_IN, TILE_DTYPE_F32, (size_t)(M * K), 64), rng, -1.0f, 1.0f);
     add_buffer(c, "out", REF_OUT, TILE_DTYPE_F32, (size_t)M, guard_for(M, box[0]));
     ref_param *pn = add_buffer(c, "nks", REF_IN, TILE_DTYPE_I32, tiles, 16);
@@ -502,7 +501,7 @@ static int setup_persistent_rowsum(ref_case *c, long long n, const ref_setting *
     for (unsigned t = 0; t < tiles; t++) {
         uint64_t r = ref_rng_next(rng);
         long long small = 1 + (long long)((r >> 8) % 2);
-        nk[t] = (int32_t)(r % 8 == 0 || small > kb || uniform ? kb : small);
+        nk[t] = (int32_t)(r % 32 == 1 ? 2 * kb + 1 : r % 8 == 0 || small > kb ? kb : small);
         work += nk[t];
     }
     memcpy(pn->expect, pn->init, (size_t)(tiles + 16) * 4);
@@ -520,13 +519,14 @@ static void ref_persistent_rowsum(ref_case *c)
     const float *x = param(c, "x")->init;
     const int32_t *nk = param(c, "nks")->init;
     ref_param *po = param(c, "out");
-    int K = (int)param(c, "K")->scalar;
+    long long K = (long long)param(c, "K")->scalar, kb = (K + 31) / 32;
     float *out = po->expect;
     for (size_t r = 0; r < po->count; r++) {
-        long long cols = (long long)nk[r / 128] * 32;
-        if (cols > K) cols = K;
         volatile float acc = 0.0f;
-        for (long long j = 0; j < cols; j++) acc = acc + x[r * (size_t)K + (size_t)j];
+        for (long long k = 0; k < nk[r / 128]; k++) {
+            long long c0 = (k % kb) * 32, c1 = c0 + 32 < K ? c0 + 32 : K;
+            for (long long j = c0; j < c1; j++) acc = acc + x[r * (size_t)K + (size_t)j];
+        }
         out[r] = acc;
     }
 }
@@ -572,7 +572,10 @@ static void ref_multicast(ref_case *c)
 /* gemm_sm90: C = A * B^T (A [M, K], B [N, K], C [M, N], bf16), the reference in float64, rounded
  * once to bf16. The kernel accumulates in f32 in another order, so an element may differ by the two
  * roundings to bf16 (one bf16 ulp is up to 2^-7 relative) and the f32 sums: the bound (table below) is 2^-6 relative plus 1e-3 absolute,
- * far below the error of a wrong tile (O(1) for inputs in [-1, 1)). n is M * N (default M = N, K = 256). */
+ * far below the error of a wrong tile (O(1) for inputs in [-1, 1)). Over the whole of C the relative Frobenius
+ * error ||C - C_ref||_F / ||C_ref||_F must also stay within 2^-8 (one bf16 rounding is at most 2^-8
+ * relative per element, and two correctly rounded values of nearly the same sum differ far less
+ * often than that on average), the issue's bf16 bound. n is M * N (default M = N, K = 256). */
 static int setup_gemm(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
 {
     long long M, N, K;
@@ -596,6 +599,42 @@ static int setup_gemm(ref_case *c, long long n, const ref_setting *set, int nset
     c->bytes = 2.0 * (double)(M * K + N * K + M * N);
     snprintf(c->shape, sizeof c->shape, "M = %lld, N = %lld, K = %lld (tiles %u x %u, %u blocks)", M, N, K, ba[0], bb[0],
              c->grid[0]);
+    return 0;
+}
+
+/* gemm_persistent_sm90: the same case, on a persistent grid of min(tiles, 132) blocks (one per
+ * SM of an H100 SXM; any grid gives the same result). */
+static int setup_gemm_persistent(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err,
+                                 size_t errlen)
+{
+    if (setup_gemm(c, n, set, nset, rng, err, errlen)) return -1;
+    unsigned tiles = c->grid[0];
+    c->grid[0] = tiles < REF_PERSISTENT_SMS ? tiles : REF_PERSISTENT_SMS;
+    size_t len = strlen(c->shape);
+    snprintf(c->shape + len, sizeof c->shape - len, ", persistent grid %u", c->grid[0]);
+    return 0;
+}
+
+/* warp_pipelined_gemm (samples/amd): the same GEMM from plain tensor views, tiles of 256 x 64 (MFMA on
+ * gfx942); K is any positive size up to 2^20 (edges read 0). n is M * N (default M = N, K = 256). */
+static int setup_amd_gemm(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
+{
+    long long M, N, K;
+    if (shape2("warp_pipelined_gemm", n, set, nset, "M", "N", 256, 1, &M, &N, err, errlen)) return -1;
+    const ref_setting *sk = setting(set, nset, "K");
+    K = sk ? (long long)sk->value : 256;
+    if (K < 1 || K > (1 << 20)) return fail(err, errlen, "warp_pipelined_gemm: K = %lld must be 1..2^20", K);
+    if (M * K > (1ll << 31) || N * K > (1ll << 31)) return fail(err, errlen, "warp_pipelined_gemm: A or B has more than 2^31 elements");
+    fill_bf16(add_buffer(c, "a", REF_IN, TILE_DTYPE_BF16, (size_t)(M * K), 64), rng, -1.0f, 1.0f);
+    fill_bf16(add_buffer(c, "b", REF_IN, TILE_DTYPE_BF16, (size_t)(N * K), 64), rng, -1.0f, 1.0f);
+    add_buffer(c, "c", REF_OUT, TILE_DTYPE_BF16, (size_t)(M * N), 256);
+    add_scalar(c, "M", TILE_DTYPE_I32, (double)M);
+    add_scalar(c, "N", TILE_DTYPE_I32, (double)N);
+    add_scalar(c, "K", TILE_DTYPE_I32, (double)K);
+    c->grid[0] = blocks_for(M, 256) * blocks_for(N, 64);
+    c->elements = (size_t)(M * N);
+    c->bytes = 2.0 * (double)(M * K + N * K + M * N);
+    snprintf(c->shape, sizeof c->shape, "M = %lld, N = %lld, K = %lld (tiles 256 x 64, %u blocks)", M, N, K, c->grid[0]);
     return 0;
 }
 
@@ -641,7 +680,11 @@ const ref_kernel ref_kernels[] = {
      ref_persistent_scale},
     {"persistent_rowsum", "samples/persistent_rowsum.tile", 256, 128, {REF_TOL_EXACT, 0, 0, 0}, setup_persistent_rowsum,
      ref_persistent_rowsum},
-    {"gemm_sm90", "samples/gemm_sm90.tile", 384, 128 * 256, {REF_TOL_REL, 0, 1.0 / 64, 1e-3}, setup_gemm, ref_gemm},
+    {"gemm_sm90", "samples/gemm_sm90.tile", 384, 128 * 256, {REF_TOL_REL_FRO, 1.0 / 256, 1.0 / 64, 1e-3}, setup_gemm, ref_gemm},
+    {"gemm_persistent_sm90", "samples/gemm_persistent_sm90.tile", 384, 128 * 256, {REF_TOL_REL_FRO, 1.0 / 256, 1.0 / 64, 1e-3},
+     setup_gemm_persistent, ref_gemm},
+    {"warp_pipelined_gemm", "samples/amd/warp_pipelined_gemm.tile", 512, 256 * 64, {REF_TOL_REL_FRO, 1.0 / 256, 1.0 / 64, 1e-3},
+     setup_amd_gemm, ref_gemm},
 };
 const int ref_kernel_count = (int)(sizeof ref_kernels / sizeof ref_kernels[0]);
 
@@ -835,6 +878,29 @@ static void compare_value(const ref_case *c, const ref_param *p, size_t i, const
     if (!ok) mismatch(r, "%s[%zu]: got %.9g, want %.9g (%s)", p->name, i, g, w, isnan(g) ? "NaN: not written?" : "outside the tolerance");
 }
 
+/* The relative Frobenius error ||got - want||_F / ||want||_F of an f32 or bf16 output (the GEMMs'
+ * check: an error spread over the whole matrix, beyond what the per-element bound lets through,
+ * shows here); 0 for other types. A NaN makes it NaN. */
+static double frobenius_error(const ref_param *p, const void *got)
+{
+    double se = 0.0, sw = 0.0;
+    for (size_t k = 0; k < p->count; k++) {
+        double g, w;
+        if (p->dtype == TILE_DTYPE_BF16) {
+            g = ref_bf16_to_f32(((const uint16_t *)got)[k]);
+            w = ref_bf16_to_f32(((const uint16_t *)p->expect)[k]);
+        } else if (p->dtype == TILE_DTYPE_F32) {
+            g = ((const float *)got)[k];
+            w = ((const float *)p->expect)[k];
+        } else {
+            return 0.0;
+        }
+        se += (g - w) * (g - w);
+        sw += w * w;
+    }
+    return sw > 0.0 ? sqrt(se / sw) : sqrt(se);
+}
+
 void ref_compare(const ref_case *c, int i, const void *got, ref_check *r)
 {
     const ref_param *p = &c->p[i];
@@ -852,5 +918,11 @@ void ref_compare(const ref_case *c, int i, const void *got, ref_check *r)
                                         p->name, k, k - p->count + 1, p->count);
             else mismatch(r, "%s[%zu]: the input was modified", p->name, k);
         }
+    }
+    if (checked && c->kernel->tol.kind == REF_TOL_REL_FRO) {
+        double fe = frobenius_error(p, got);
+        if (!(fe <= c->kernel->tol.ulps))
+            mismatch(r, "%s: relative Frobenius error %.3g is above the bound %.3g", p->name, fe, c->kernel->tol.ulps);
+        if (!(fe <= r->fro_err)) r->fro_err = fe;
     }
 }

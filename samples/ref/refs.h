@@ -47,12 +47,14 @@ typedef enum ref_tol_kind {
     REF_TOL_EXACT = 0,  /* equal values (+0 == -0); NaN never matches */
     REF_TOL_ULP = 1,    /* at most `ulps` units in the last place apart */
     REF_TOL_REL = 2,    /* |got - want| <= rtol * |want| + atol */
+    REF_TOL_REL_FRO = 3,/* REF_TOL_REL per element, and over each output ||got - want||_F / ||want||_F <=
+                         * the bound held in `ulps` (the GEMMs: the relative Frobenius error) */
 } ref_tol_kind;
 
 typedef struct ref_tol {
     ref_tol_kind kind;
-    double ulps;        /* REF_TOL_ULP */
-    double rtol, atol;  /* REF_TOL_REL */
+    double ulps;        /* REF_TOL_ULP; REF_TOL_REL_FRO: the relative Frobenius bound */
+    double rtol, atol;  /* REF_TOL_REL, REF_TOL_REL_FRO */
 } ref_tol;
 
 typedef struct ref_param {
@@ -119,6 +121,7 @@ typedef struct ref_check {
     int pass;
     size_t checked;          /* output elements compared with the reference */
     double max_err;          /* largest error seen (ulps for ULP, relative for REL, absolute for EXACT) */
+    double fro_err;          /* largest relative Frobenius error of an output (REF_TOL_REL_FRO kernels) */
     char first[256];         /* the first mismatch, when !pass */
     int mismatches;          /* elements that failed (outputs, guards and inputs together) */
 } ref_check;

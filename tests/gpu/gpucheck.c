@@ -9,7 +9,10 @@
  *     cluster_multicast both as written (2-CTA clusters) and compiled with -DCLUSTER=4;
  *     tma_copy_persistent with its own grid and with forced grids (1 to 7 blocks, so that one
  *     block's ring wraps up to 144 times; more blocks than boxes), as written and compiled with
- *     -DSTAGES=3 -DPENDING_READS=2 and with -DPENDING_READS=0;
+ *     -DSTAGES=3 -DPENDING_READS=2 and with -DPENDING_READS=0; the GEMMs (gemm_sm90 and
+ *     gemm_persistent_sm90) at square and ragged M x N x K against a float64 reference (per element
+ *     and the relative Frobenius error of C), with forced persistent grids, and compiled with
+ *     -DBN=128, -DBN=64, -DBK=32 (gemm_sm90) and -DBK=16 (persistent);
  *   - two streams created with out-of-range priorities: the clamped priorities read back are the
  *     device's least and greatest, and a launch on each gives the right result;
  *   - events: elapsed time between timing events, query after synchronize, and an error (never a
@@ -153,9 +156,12 @@ static int run_case_grid(gpu *g, loaded *l, long long n, const ref_setting *set,
     else if (!r.pass)
         report(0, "%s%s%s %s: %d wrong, first %s (seed %llu)", l->ref->name, l->tag, tag, c.shape, r.mismatches, r.first,
                (unsigned long long)seed);
-    else
-        report(1, "%s%s%s %s, grid %u x %u: %zu elements match (max error %g)", l->ref->name, l->tag, tag, c.shape, c.grid[0],
-               c.grid[1], r.checked, r.max_err);
+    else {
+        char fro[64] = "";
+        if (l->ref->tol.kind == REF_TOL_REL_FRO) snprintf(fro, sizeof fro, ", relative Frobenius error %.3g", r.fro_err);
+        report(1, "%s%s%s %s, grid %u x %u: %zu elements match (max error %g%s)", l->ref->name, l->tag, tag, c.shape, c.grid[0],
+               c.grid[1], r.checked, r.max_err, fro);
+    }
     ref_case_release(g->dev, &c);
     ref_case_free(&c);
     return ok;
@@ -202,6 +208,32 @@ static const shapes2 shape_table[] = {
      {{65, 68}, {200, 136}}},
 };
 
+/* The GEMM samples (gemm_sm90, gemm_persistent_sm90; float64 reference, per-element bound and the
+ * relative Frobenius error of the whole of C): M x N x K at square shapes and ragged ones (M, N, K
+ * not multiples of the 128 x 256 x 64 tile, K below one box, K of 128 boxes, one row of tiles), and
+ * for the persistent kernel forced grids (one block walks every tile; fewer blocks than a row).
+ * A fourth number is the forced 1-D grid (0: the setup's). The reference costs M N K in float64 on
+ * the host, so the largest is 2048 x 2048 x 1024; the -D variants run the quick shapes. */
+static const long long gemm_full[][4] = {
+    {512, 512, 512, 0},   {2048, 2048, 1024, 0}, {1000, 1500, 520, 0}, {300, 700, 8, 0},   {256, 300, 8192, 0},
+    {129, 257, 64, 0},    {64, 33, 8, 0},        {8, 4104, 136, 0},    {1000, 1500, 520, 3}, {300, 700, 8, 1},
+    {2048, 2048, 1024, 7},
+};
+static const long long gemm_quick[][4] = {{129, 257, 64, 0}, {300, 520, 200, 0}, {300, 520, 200, 1}};
+
+static void test_gemm(gpu *g, loaded *l)
+{
+    int small = quick || l->tag[0];   /* the -D variants: the quick shapes */
+    const long long(*list)[4] = small ? gemm_quick : gemm_full;
+    size_t n = small ? sizeof gemm_quick / sizeof gemm_quick[0] : sizeof gemm_full / sizeof gemm_full[0];
+    int persistent = strcmp(l->ref->name, "gemm_persistent_sm90") == 0;
+    for (size_t i = 0; i < n; i++) {
+        if (list[i][3] && !persistent) continue;   /* one block per tile: its grid is the tile count */
+        ref_setting set[3] = {{"M", (double)list[i][0]}, {"N", (double)list[i][1]}, {"K", (double)list[i][2]}};
+        run_case_grid(g, l, 0, set, 3, NULL, list[i][3] ? " (grid forced)" : "", (unsigned)list[i][3]);
+    }
+}
+
 static void test_samples(gpu *g, loaded *ls, int nls)
 {
     static const long long sizes_va[] = {0, 1, 255, 256, 257, 1000, 4097, 65536, (1 << 20) + 3, (1 << 24) + 1};
@@ -212,6 +244,10 @@ static void test_samples(gpu *g, loaded *ls, int nls)
         loaded *l = &ls[k];
         if (!l->kern) continue;
         const char *name = l->ref->name;
+        if (strncmp(name, "gemm_", 5) == 0) {
+            test_gemm(g, l);
+            continue;
+        }
         const shapes2 *sh = NULL;
         for (size_t t = 0; t < sizeof shape_table / sizeof shape_table[0]; t++)
             if (strcmp(shape_table[t].kernel, name) == 0) sh = &shape_table[t];
@@ -702,15 +738,22 @@ int main(int argc, char **argv)
            g.target == TILE_TARGET_SM100A ? "sm_100a" : "sm_90a", (unsigned long long)g.seed);
 
     /* every sample as written, then the variants compiled with -D overrides */
-    enum { MAX_LOADED = 16 };
+    enum { MAX_LOADED = 24 };
     static const tile_define cluster4[] = {{"CLUSTER", "4"}};
     static const tile_define ring_min[] = {{"STAGES", "3"}, {"PENDING_READS", "2"}};
     static const tile_define reads0[] = {{"PENDING_READS", "0"}};
+    static const tile_define gemm_bn128[] = {{"BN", "128"}}, gemm_bn64[] = {{"BN", "64"}};
+    static const tile_define gemm_bk32[] = {{"BK", "32"}}, gemm_bk16[] = {{"BK", "16"}};
     static const struct { const char *kernel; const tile_define *defs; int ndefs; const char *tag; } variants[] = {
         {"cluster_multicast", cluster4, 1, " (-DCLUSTER=4)"},
         /* the two ends of the ring's split: one load ahead and 3 stores reading; every stage loaded ahead */
         {"tma_copy_persistent", ring_min, 2, " (-DSTAGES=3 -DPENDING_READS=2)"},
         {"tma_copy_persistent", reads0, 1, " (-DPENDING_READS=0)"},
+        /* the GEMM's other wgmma widths (n128, n64) and the 64- and 32-byte swizzles of its descriptors */
+        {"gemm_sm90", gemm_bn128, 1, " (-DBN=128)"},
+        {"gemm_sm90", gemm_bn64, 1, " (-DBN=64)"},
+        {"gemm_sm90", gemm_bk32, 1, " (-DBK=32)"},
+        {"gemm_persistent_sm90", gemm_bk16, 1, " (-DBK=16)"},
     };
     loaded ls[MAX_LOADED] = {{0}};
     int nls = 0;

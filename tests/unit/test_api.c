@@ -237,6 +237,21 @@ START_TEST(test_amd_target_stages)
     ck_assert_int_eq(memcmp(data, "\177ELF", 4), 0);
     ck_assert_int_eq(tile_program_emit(p, TILE_STAGE_PTX, &data, &len), TILE_ERROR_NOT_AVAILABLE);
     ck_assert_int_eq(tile_program_target(p), TILE_TARGET_GFX942);
+    /* with assemble = 1 the assembly is made on request from the kept LLVM IR (one code generation run
+     * per compile): memoised, and the same text a compile without assemble produces directly */
+    const char *lazy = NULL, *again = NULL, *direct = NULL;
+    size_t lazy_len = 0, direct_len = 0;
+    ck_assert_int_eq(tile_program_emit(p, TILE_STAGE_AMDGCN, &lazy, &lazy_len), TILE_SUCCESS);
+    ck_assert_int_eq(tile_program_emit(p, TILE_STAGE_AMDGCN, &again, NULL), TILE_SUCCESS);
+    ck_assert_ptr_eq(lazy, again);
+    tile_compile_options o2 = {.target = TILE_TARGET_GFX942, .opt_level = 2, .assemble = 0};
+    tile_program *q = NULL;
+    ck_assert_int_eq(tile_compile(good_src, strlen(good_src), "a.tile", &o2, &q), TILE_SUCCESS);
+    ck_assert_int_eq(tile_program_emit(q, TILE_STAGE_AMDGCN, &direct, &direct_len), TILE_SUCCESS);
+    ck_assert_int_eq(tile_program_emit(q, TILE_STAGE_HSACO, &data, &len), TILE_ERROR_NOT_AVAILABLE);
+    ck_assert_uint_eq(lazy_len, direct_len);
+    ck_assert_int_eq(memcmp(lazy, direct, lazy_len), 0);
+    tile_program_destroy(q);
     tile_program_destroy(p);
 }
 END_TEST

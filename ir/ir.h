@@ -106,6 +106,27 @@ void diag_vreport(DiagCtx *d, DiagLevel level, Loc loc, const char *fmt, va_list
 /* "file:line:col: error: message\n  source line\n  ^\n" for every item, appended to sb. */
 void diag_render(const DiagCtx *d, StrBuf *sb);
 
+/* ================================ tool.c ================================ */
+
+/* An external tool the back ends run on one input file to make one output file (ptxas, ld.lld). */
+#define IR_TOOL_MAX_ARGS 8
+extern const char IR_TOOL_IN[], IR_TOOL_OUT[];   /* in args: stand for the input and output paths */
+typedef struct IrTool {
+    const char *what;              /* its name in messages: "ptxas", "ld.lld" */
+    const char *const *cands;      /* program paths or names to try, in order */
+    int ncands;
+    const char *args[IR_TOOL_MAX_ARGS + 1];   /* NULL-terminated; IR_TOOL_IN / IR_TOOL_OUT as the paths */
+    const char *in_name, *out_name;           /* file names inside the private temporary directory */
+    const char *install_hint;      /* said when no candidate exists: "set PTXAS or install ..." */
+} IrTool;
+
+/* Runs the first candidate of t that exists on a copy of `in` (see tool.c). Returns 0 when it ran:
+ * *status is its wait status and *text what it printed; on exit status 0, *out and *outlen hold the
+ * output file (malloc). Returns -1 after a diagnostic when it could not run or its output could not
+ * be read. */
+int ir_tool_run(const IrTool *t, const void *in, size_t inlen, StrBuf *text, int *status, unsigned char **out,
+                size_t *outlen, DiagCtx *diag);
+
 /* ================================ ir.c: types ================================ */
 
 typedef enum TypeKind {

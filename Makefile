@@ -85,14 +85,20 @@ $(TILEC): $(BUILD)/driver/main.o $(REF_OBJ) $(LIBA)
 # ---- tests ----
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lpthread -lm)
 UNIT_SRC = $(wildcard tests/unit/*.c)
-$(BUILD)/unit_tests: $(UNIT_SRC) $(LIBA) $(HDRS)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-missing-prototypes -o $@ $(UNIT_SRC) $(LIBA) $(CHECK_LIBS) $(LDLIBS)
+# A stand-in libamdhip64 for the hip back end's tests (tests/unit/fake_hip; no AMD GPU here).
+FAKE_HIP = $(BUILD)/libfake_amdhip64.so
+$(FAKE_HIP): tests/unit/fake_hip/fake_amdhip64.c
+	$(CC) $(CFLAGS) -Wno-missing-prototypes -shared -fPIC -o $@ $<
+
+$(BUILD)/unit_tests: $(UNIT_SRC) $(LIBA) $(HDRS) $(FAKE_HIP)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-missing-prototypes -DTILEC_FAKE_HIP='"$(abspath $(FAKE_HIP))"' \
+	  -DTILEC_LLVM_BIN='"$(LLVM_BIN)"' -o $@ $(UNIT_SRC) $(LIBA) $(CHECK_LIBS) $(LDLIBS)
 
 unit: $(BUILD)/unit_tests
 	CK_FORK=no $(BUILD)/unit_tests
 
-lit: $(TILEC)
-	TILEC=$(abspath $(TILEC)) PTXAS=$(PTXAS) LLVM_BIN=$(LLVM_BIN) LIT_BUILD=$(abspath $(BUILD)) $(LIT) -sv tests/lit tests/sim
+lit: $(TILEC) $(FAKE_HIP)
+	TILEC=$(abspath $(TILEC)) PTXAS=$(PTXAS) LLVM_BIN=$(LLVM_BIN) LIT_BUILD=$(abspath $(BUILD)) LIT_EXEC_ROOT=$(abspath $(BUILD))/lit $(LIT) -sv tests/lit tests/sim
 
 check: all $(BUILD)/unit_tests regen-check
 	$(MAKE) --no-print-directory lit
@@ -116,6 +122,10 @@ asan:
 # Exit status 77 (and a SKIPPED line) when there is no GPU; GPUCHECK_FLAGS=--sanitize for compute-sanitizer.
 $(BUILD)/gpucheck: tests/gpu/gpucheck.c $(REF_OBJ) $(LIBA) samples/ref/refs.h
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ tests/gpu/gpucheck.c $(REF_OBJ) $(LIBA) $(LDLIBS)
+
+# NVSHMEM (issue 9): the drivers of samples/multi and the ordering test, one process per GPU.
+$(BUILD)/shmem_check: tests/gpu/shmem_check.c $(LIBA)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ tests/gpu/shmem_check.c $(LIBA) $(LDLIBS)
 
 gpucheck: all $(BUILD)/gpucheck
 	./tests/gpu/run.sh $(GPUCHECK_FLAGS)

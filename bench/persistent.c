@@ -16,13 +16,25 @@
  *                      block scheduler balances)
  *   static persistent: the same kernel on 3 CTAs per SM (3 x 66 KiB of shared memory fit), CTA b
  *                      doing blocks b, b + G, b + 2G, ...
+ * The row sum is bandwidth-bound: a CTA left idle by a static schedule frees HBM bandwidth for the
+ * others, so imbalance costs little there. The second, compute-bound workload is where scheduling
+ * decides the time:
+ *   lcg: samples/persistent_lcg.tile, tiles of 256 i32 elements, element i of tile t running
+ *        8 * nit[t] dependent LCG steps (integer multiply-adds) from x[i]; ragged nit[t] = UNIT *
+ *        min(ceil(8 X), LCAP) with X ~ Pareto(LALPHA), uniform nit[t] = UNIT * LUNIF (about the
+ *        ragged mean); dynamic (try_cancel, one CTA per tile) vs static grid vs static persistent
+ *        (bench/persistent/lcg_static.tile on 4 and on 8 CTAs per SM: 8 is the occupancy of a
+ *        256-thread CTA, i.e. what the dynamic kernel keeps resident), checked exactly (jump-ahead
+ *        reference, and count[t] == 1 for every tile) before timing.
  * Each (kernel, workload) result is checked against a C reference (exact) with a poisoned output
- * before any timing; then the three kernels alternate, REPS times per workload after a warm-up,
+ * before any timing; then the kernels alternate, REPS times per workload after a warm-up,
  * each launch between its own pair of events on the default stream, and the medians are compared.
  * Without a GPU it says why and exits 77.
  *
  *   build/bench_persistent [--root DIR] [--rows M] [--cols K] [--reps R] [--alpha A] [--cap C]
- *                          [--seed S]
+ *                          [--seed S] [--lcg-tiles T] [--lcg-unit U] [--lcg-alpha A] [--lcg-cap C]
+ *                          [--lcg-uniform N] [--lcg-dynamic FILE] [--only rowsum|lcg]
+ * (--lcg-dynamic: another dynamic kernel of the same signature, relative to --root or absolute.)
  */
 #include <errno.h>
 #include <math.h>
@@ -93,12 +105,171 @@ static tile_status launch(const kern *kn, unsigned grid, tile_devptr x, tile_dev
     return tile_launch(kn->k, &cfg, a, 5);
 }
 
+/* ---- the compute-bound workload: persistent_lcg ---- */
+
+#define LTILE 256
+
+typedef struct lcg_opts {
+    long long tiles, unit, cap, uniform, reps;
+    double alpha;
+    const char *dynamic;   /* the dynamic kernel's file (default samples/persistent_lcg.tile) */
+} lcg_opts;
+
+static tile_status lcg_launch(const kern *kn, unsigned grid, tile_devptr x, tile_devptr y, tile_devptr nit, tile_devptr cnt,
+                              long long n)
+{
+    tile_launch_config cfg = {.grid = {grid, 1, 1}};
+    tile_arg a[5] = {tile_arg_ptr(TILE_DTYPE_I32, x), tile_arg_ptr(TILE_DTYPE_I32, y), tile_arg_ptr(TILE_DTYPE_I32, nit),
+                     tile_arg_ptr(TILE_DTYPE_I32, cnt), tile_arg_i32((int32_t)n)};
+    return tile_launch(kn->k, &cfg, a, 5);
+}
+
+static int load_kernel(tile_device *d, tile_target target, const char *root, kern *kn, const char *name)
+{
+    char path[4096];
+    if (kn->file[0] == '/') snprintf(path, sizeof path, "%s", kn->file);
+    else snprintf(path, sizeof path, "%s/%s", root, kn->file);
+    size_t len = 0;
+    char *src = ref_slurp(path, &len);
+    if (!src) {
+        fprintf(stderr, "bench persistent: cannot read %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    tile_compile_options o = {.target = target, .opt_level = 2, .assemble = 1};
+    tile_status st = tile_compile(src, len, path, &o, &kn->prog);
+    free(src);
+    if (st) {
+        fprintf(stderr, "bench persistent: compile %s: %s\n%s", path, ref_error(st),
+                kn->prog ? tile_program_diagnostics(kn->prog) : "");
+        return 1;
+    }
+    return check(tile_module_load(d, kn->prog, &kn->mod), "load") || check(tile_module_get_kernel(kn->mod, name, &kn->k), "kernel");
+}
+
+/* dynamic, static grid, static persistent at 4 and at 8 CTAs per SM; ragged and uniform nit */
+static int bench_lcg(tile_device *d, const tile_device_info *info, tile_target target, const char *root, const lcg_opts *o)
+{
+    enum { NK = 4 };
+    kern ks[NK] = {{"dynamic", o->dynamic, 0, 0, 0, 0},
+                   {"static grid", "bench/persistent/lcg_static.tile", 0, 0, 0, 0},
+                   {"static pers. 4/SM", "bench/persistent/lcg_static.tile", 0, 0, 0, 4},
+                   {"static pers. 8/SM", "bench/persistent/lcg_static.tile", 0, 0, 0, 8}};
+    for (int i = 0; i < NK; i++)
+        if (load_kernel(d, target, root, &ks[i], "persistent_lcg")) return 1;
+    long long tiles = o->tiles, n = tiles * LTILE;
+    unsigned grid[NK];
+    for (int i = 0; i < NK; i++) {
+        long long g = ks[i].persistent ? (long long)ks[i].persistent * info->sm_count : tiles;
+        grid[i] = (unsigned)(g < tiles ? g : tiles);
+    }
+    int32_t *x = malloc((size_t)n * 4), *got = malloc((size_t)n * 4), *cnt = malloc((size_t)tiles * 4);
+    int32_t *nit[2] = {malloc((size_t)tiles * 4), malloc((size_t)tiles * 4)};
+    float *ms = malloc(sizeof *ms * (size_t)o->reps * 2 * NK);
+    if (!x || !got || !cnt || !nit[0] || !nit[1] || !ms) {
+        fprintf(stderr, "bench persistent: out of host memory\n");
+        return 1;
+    }
+    for (long long i = 0; i < n; i++) x[i] = (int32_t)(uint32_t)(rng_next() >> 32);
+    long long work[2] = {0, 0}, maxnit = 0;
+    for (long long t = 0; t < tiles; t++) {
+        double p = ceil(8.0 * pow(rng_unit(), -1.0 / o->alpha));
+        nit[0][t] = (int32_t)(o->unit * (p > (double)o->cap ? o->cap : (long long)p));
+        nit[1][t] = (int32_t)(o->unit * o->uniform);
+        work[0] += nit[0][t];
+        work[1] += nit[1][t];
+        if (nit[0][t] > maxnit) maxnit = nit[0][t];
+    }
+    tile_devptr dx, dy, dc, dn[2];
+    if (check(tile_malloc(d, (size_t)n * 4, &dx), "malloc x") || check(tile_malloc(d, (size_t)n * 4, &dy), "malloc y") ||
+        check(tile_malloc(d, (size_t)tiles * 4, &dc), "malloc count") ||
+        check(tile_malloc(d, (size_t)tiles * 4, &dn[0]), "malloc nit") ||
+        check(tile_malloc(d, (size_t)tiles * 4, &dn[1]), "malloc nit") ||
+        check(tile_memcpy_htod(d, dx, x, (size_t)n * 4), "copy x") ||
+        check(tile_memcpy_htod(d, dn[0], nit[0], (size_t)tiles * 4), "copy nit") ||
+        check(tile_memcpy_htod(d, dn[1], nit[1], (size_t)tiles * 4), "copy nit"))
+        return 1;
+    printf("bench persistent lcg: %lld tiles of %d i32 elements, 8 * nit[t] dependent LCG steps per element\n", tiles, LTILE);
+    printf("  ragged:  nit = %lld * min(ceil(8 X), %lld), X ~ Pareto(%.2f): mean %.1f, max %lld (%.2f G steps)\n", o->unit,
+           o->cap, o->alpha, (double)work[0] / tiles, maxnit, 8.0 * LTILE * work[0] / 1e9);
+    printf("  uniform: nit = %lld (%.2f G steps)\n", o->unit * o->uniform, 8.0 * LTILE * work[1] / 1e9);
+    printf("  grids: dynamic and static grid %lld CTAs, static persistent %u and %u CTAs\n", tiles, grid[2], grid[3]);
+
+    int bad = 0;
+    for (int w = 0; w < 2; w++)
+        for (int i = 0; i < NK; i++) {
+            if (check(tile_memset_d8(d, dy, 0xff, (size_t)n * 4), "poison") ||
+                check(tile_memset_d8(d, dc, 0, (size_t)tiles * 4), "zero count") ||
+                check(lcg_launch(&ks[i], grid[i], dx, dy, dn[w], dc, n), "launch") || check(tile_device_synchronize(d), "run") ||
+                check(tile_memcpy_dtoh(d, got, dy, (size_t)n * 4), "copy y") ||
+                check(tile_memcpy_dtoh(d, cnt, dc, (size_t)tiles * 4), "copy count"))
+                return 1;
+            long long wrong = 0, first = -1, badcnt = 0;
+            for (long long e = 0; e < n; e++)
+                if ((uint32_t)got[e] != ref_lcg_jump((uint32_t)x[e], 8u * (uint64_t)(uint32_t)nit[w][e / LTILE])) {
+                    if (first < 0) first = e;
+                    wrong++;
+                }
+            for (long long t = 0; t < tiles; t++) badcnt += cnt[t] != 1;
+            printf("check lcg %-7s %-17s %s", w ? "uniform" : "ragged", ks[i].label, wrong || badcnt ? "FAIL" : "PASS");
+            if (wrong) printf(" (%lld elements differ, first %lld)", wrong, first);
+            if (badcnt) printf(" (%lld tiles not processed exactly once)", badcnt);
+            printf("\n");
+            bad += wrong || badcnt;
+        }
+    if (bad) return 1;
+
+    tile_event *e0, *e1;
+    if (check(tile_event_create(d, 0, &e0), "event") || check(tile_event_create(d, 0, &e1), "event")) return 1;
+    long long reps = o->reps;
+    for (int w = 0; w < 2; w++)
+        for (long long r = -1; r < reps; r++)
+            for (int i = 0; i < NK; i++) {
+                float t = 0;
+                if (check(tile_event_record(e0, NULL), "record") ||
+                    check(lcg_launch(&ks[i], grid[i], dx, dy, dn[w], dc, n), "launch") ||
+                    check(tile_event_record(e1, NULL), "record") || check(tile_event_synchronize(e1), "run") ||
+                    check(tile_event_elapsed_ms(e0, e1, &t), "elapsed"))
+                    return 1;
+                if (r >= 0) ms[(w * NK + i) * reps + r] = t;
+            }
+    double med[2 * NK];
+    for (int j = 0; j < 2 * NK; j++) {
+        qsort(ms + j * reps, (size_t)reps, sizeof *ms, cmp_float);
+        med[j] = reps % 2 ? ms[j * reps + reps / 2] : 0.5 * (ms[j * reps + reps / 2 - 1] + ms[j * reps + reps / 2]);
+    }
+    printf("lcg: median of %lld launches each (ms; min .. max):\n", reps);
+    for (int w = 0; w < 2; w++)
+        for (int i = 0; i < NK; i++) {
+            int j = w * NK + i;
+            printf("  %-7s %-17s %9.3f ms  (%.3f .. %.3f)  %7.1f G steps/s\n", w ? "uniform" : "ragged", ks[i].label, med[j],
+                   ms[j * reps], ms[j * reps + reps - 1], 8.0 * LTILE * work[w] / (med[j] * 1e6));
+        }
+    for (int w = 0; w < 2; w++) {
+        const double *m = med + w * NK;
+        double best = m[2] < m[3] ? m[2] : m[3];
+        printf("lcg %-7s: dynamic is %.3fx the best static persistent (%.3fx 4/SM, %.3fx 8/SM), %.3fx static grid "
+               "(%+.2f%% time)\n", w ? "uniform" : "ragged", best / m[0], m[2] / m[0], m[3] / m[0], m[1] / m[0],
+               100.0 * (m[0] / m[1] - 1.0));
+    }
+    tile_event_destroy(e0);
+    tile_event_destroy(e1);
+    free(ms);
+    free(x);
+    free(got);
+    free(cnt);
+    free(nit[0]);
+    free(nit[1]);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *root = ".";
     long long M = 1048576, K = 256, reps = 20, cap = 512;
     double alpha = 1.5;
     uint64_t seed = 7;
+    lcg_opts lo = {132 * 128, 64, 256, 22, 0, 1.5, "samples/persistent_lcg.tile"};
+    int only = 0;   /* 1: the row sums, 2: the LCG */
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v) {
@@ -112,6 +283,13 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--cap")) cap = atoll(v);
         else if (!strcmp(argv[i], "--alpha")) alpha = atof(v);
         else if (!strcmp(argv[i], "--seed")) seed = strtoull(v, NULL, 10);
+        else if (!strcmp(argv[i], "--lcg-tiles")) lo.tiles = atoll(v);
+        else if (!strcmp(argv[i], "--lcg-unit")) lo.unit = atoll(v);
+        else if (!strcmp(argv[i], "--lcg-cap")) lo.cap = atoll(v);
+        else if (!strcmp(argv[i], "--lcg-uniform")) lo.uniform = atoll(v);
+        else if (!strcmp(argv[i], "--lcg-alpha")) lo.alpha = atof(v);
+        else if (!strcmp(argv[i], "--lcg-dynamic")) lo.dynamic = v;
+        else if (!strcmp(argv[i], "--only") && (!strcmp(v, "rowsum") || !strcmp(v, "lcg"))) only = !strcmp(v, "rowsum") ? 1 : 2;
         else {
             fprintf(stderr, "bench persistent: unknown option %s\n", argv[i]);
             return 2;
@@ -123,6 +301,13 @@ int main(int argc, char **argv)
                         "cap >= 8, alpha > 0\n", BM, BK);
         return 2;
     }
+    lo.reps = reps;
+    if (lo.tiles < 1 || lo.tiles * LTILE > INT32_MAX || lo.unit < 1 || lo.cap < 8 || lo.uniform < 1 || lo.alpha <= 0 ||
+        lo.unit * (lo.cap > lo.uniform ? lo.cap : lo.uniform) > INT32_MAX) {
+        fprintf(stderr, "bench persistent: need 1 <= lcg-tiles * %d <= 2^31 - 1, lcg-unit >= 1, lcg-cap >= 8, "
+                        "lcg-uniform >= 1, lcg-alpha > 0, and nit within i32\n", LTILE);
+        return 2;
+    }
     if (!ref_cuda_present("bench persistent")) return 77;
     rng_state = seed * 0x9E3779B97F4A7C15ull + 1;
     long long tiles = M / BM;
@@ -132,30 +317,16 @@ int main(int argc, char **argv)
     if (check(tile_device_open(TILE_BACKEND_CUDA, 0, &d), "open cuda:0") || check(tile_device_info_get(d, &info), "info"))
         return 1;
     tile_target target = info.cc_major >= 10 ? TILE_TARGET_SM100A : TILE_TARGET_SM90A;
+    if (only == 2) {
+        int rc = bench_lcg(d, &info, target, root, &lo);
+        tile_device_close(d);
+        return rc;
+    }
     kern ks[3] = {{"dynamic", "samples/persistent_rowsum.tile", 0, 0, 0, 0},
                   {"static grid", "bench/persistent/rowsum_static.tile", 0, 0, 0, 0},
                   {"static persistent", "bench/persistent/rowsum_static.tile", 0, 0, 0, 1}};
-    for (int i = 0; i < 3; i++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", root, ks[i].file);
-        size_t len = 0;
-        char *src = ref_slurp(path, &len);
-        if (!src) {
-            fprintf(stderr, "bench persistent: cannot read %s: %s\n", path, strerror(errno));
-            return 1;
-        }
-        tile_compile_options o = {.target = target, .opt_level = 2, .assemble = 1};
-        tile_status st = tile_compile(src, len, path, &o, &ks[i].prog);
-        free(src);
-        if (st) {
-            fprintf(stderr, "bench persistent: compile %s: %s\n%s", path, ref_error(st),
-                    ks[i].prog ? tile_program_diagnostics(ks[i].prog) : "");
-            return 1;
-        }
-        if (check(tile_module_load(d, ks[i].prog, &ks[i].mod), "load") ||
-            check(tile_module_get_kernel(ks[i].mod, "persistent_rowsum", &ks[i].k), "kernel"))
-            return 1;
-    }
+    for (int i = 0; i < 3; i++)
+        if (load_kernel(d, target, root, &ks[i], "persistent_rowsum")) return 1;
     unsigned pgrid = (unsigned)(PER_SM * info.sm_count);
     if (pgrid > tiles) pgrid = (unsigned)tiles;
 
@@ -248,6 +419,7 @@ int main(int argc, char **argv)
            100.0 * (med[3] / med[4] - 1.0), med[5] / med[3]);
     tile_event_destroy(e0);
     tile_event_destroy(e1);
+    int rc = only == 1 ? 0 : bench_lcg(d, &info, target, root, &lo);
     tile_device_close(d);
     free(ms);
     free(x);
@@ -255,5 +427,5 @@ int main(int argc, char **argv)
     free(got);
     free(nk[0]);
     free(nk[1]);
-    return 0;
+    return rc;
 }

@@ -94,6 +94,10 @@ typedef struct Emit {
     int shmem_slot;        /* the kernel declared its .local queue-pair slot */
     int capsites;
     int clc90;             /* this kernel runs the sm_90a CLC emulation: block_id / cluster_id are virtual */
+    int clc_claim;         /* sm_90a entry of a 1-CTA cluster: 1 = the take's atomic is issued (into
+                            * clc_claim_o), 2 = its index is in __clc_w[0] before the prologue's barrier */
+    const char *clc_claim_o;
+    struct TcState *tc;    /* sm_100a: the kernel's tensor-memory accumulator (ptx_tcgen05.h), or NULL */
 } Emit;
 
 /* ---------------------------------------------------------------- output helpers */
@@ -756,7 +760,24 @@ static void emit_elementwise(Emit *e, const Op *op)
             error_at(e, op, "cannot emit '%s': operand %u has a tile or non-numeric type", ir_op_info[op->code].name, i);
             return;
         }
-    for (int j = 0; j < n; j++) {
+    int j0 = 0;
+    if (op->code == OP_CAST && t->kind == TY_F32 && is_f16ish(rt)) {
+        /* f32 -> bf16/f16 on two or more lanes: two lanes per cvt.rn.{bf16,f16}x2.f32 (same
+         * round-to-nearest-even as the scalar cvt), unpacked with mov.b32 {lo, hi}. Besides
+         * halving the conversions, this is what keeps ptxas from serialising wgmma: the scalar
+         * cvt.rn.bf16.f32 of two or more accumulator registers in a persistent GEMM's epilogue
+         * (a tile loop around the k loop) makes ptxas report C7514 ("non wgmma instructions
+         * reading accumulator registers ... between start and end of the pipeline stage") and
+         * serialise every wgmma of the kernel; the packed form does not (checked with ptxas 13
+         * on samples/gemm_persistent_sm90.tile; bench/NOTES.md, round 3). */
+        for (; j0 + 1 < n; j0 += 2) {
+            const char *x = T(e, RC_B32);
+            ins(e, "cvt.rn.%sx2.f32 %s, %s, %s", fty(rt), x, VR(e, op->operands[0], j0 + 1),
+                VR(e, op->operands[0], j0));
+            ins(e, "mov.b32 {%s, %s}, %s", VR(e, res, j0), VR(e, res, j0 + 1), x);
+        }
+    }
+    for (int j = j0; j < n; j++) {
         const char *s[3] = {NULL, NULL, NULL};
         for (uint32_t i = 0; i < op->noperands; i++) s[i] = VR(e, op->operands[i], j);
         emit_elem(e, op, t, rt, VR(e, res, j), s);
@@ -1173,8 +1194,12 @@ static void emit_iota_blocked(Emit *e, const Op *op)
 
 /* Parallel copy of values src[i] -> dst[i], lane by lane; through temporaries when a source
  * register is also a destination (loop-carried swaps). */
+static void tc_copy(Emit *e, const Op *op, Value *const *src, uint32_t ns, Value *const *dst, uint32_t nd);
+static void tc_before_op(Emit *e, const Op *op);
+
 static void emit_copy(Emit *e, const Op *op, Value *const *src, uint32_t ns, Value *const *dst, uint32_t nd)
 {
+    tc_copy(e, op, src, ns, dst, nd);   /* sm_100a: register values entering the tensor-memory accumulator */
     if (ns != nd) {
         error_at(e, op, "'%s' carries %u values where %u are expected", ir_op_info[op->code].name, ns, nd);
         return;
@@ -1920,11 +1945,19 @@ static void clc_words(Emit *e)
 /* sm_90a: dst = the next index of this launch's counter, one atom.add on the state word {seq:32,
  * count:32} in the common case. A word still tagged with an earlier launch's seq is reset to
  * {seq, 1} by compare-and-swap by the first thread that sees it (dst = 0); the others retry. */
+static void emit_clc_take_rest(Emit *e, const char *o, const char *dst);
 static void emit_clc_take(Emit *e, const char *dst)
 {
-    const char *o = T(e, RC_B64), *h = T(e, RC_B64), *nw = T(e, RC_B64), *hs = T(e, RC_B32), *p = T(e, RC_PRED);
-    int id = e->nlabel++;
+    const char *o = T(e, RC_B64);
     ins(e, "atom.relaxed.gpu.global.add.u64 %s, [%%clc_state], 1", o);
+    emit_clc_take_rest(e, o, dst);
+}
+
+/* The rest of a take whose first atom.add left the old word in o (which it may overwrite). */
+static void emit_clc_take_rest(Emit *e, const char *o, const char *dst)
+{
+    const char *h = T(e, RC_B64), *nw = T(e, RC_B64), *hs = T(e, RC_B32), *p = T(e, RC_PRED);
+    int id = e->nlabel++;
     ins(e, "shr.b64 %s, %s, 32", h, o);
     ins(e, "cvt.u32.u64 %s, %s", hs, h);
     ins(e, "cvt.u32.u64 %s, %s", dst, o);
@@ -1954,14 +1987,15 @@ static void emit_clc_take(Emit *e, const char *dst)
  * launch's counter (rank 0's thread 0, one atomic) and shares it with every thread of the cluster
  * through __clc_w[0]; v >= the number of clusters means every cluster of the grid already has its
  * runner, and the cluster exits before any user code. Otherwise block_id / cluster_id read v's
- * coordinates (%clc_ctaid, %clc_clid). With debug_hangs, thread 0 also clears __clc_w[1]. */
-static void emit_clc_claim(Emit *e, const Kernel *k)
+ * coordinates (%clc_ctaid, %clc_clid). With debug_hangs, thread 0 also clears __clc_w[1].
+ * With clusters of more than one CTA this is all done here (two cluster barriers around rank 0's
+ * st.shared::cluster). With one CTA the entry costs no barrier of its own: thread 0 issues the
+ * atom.add here, the mbarrier prologue's inits run while it is in flight, the rest of the take and
+ * the st.shared of v come right before the prologue's bar.sync (emit_clc_claim_publish), and every
+ * thread reads v after it (emit_clc_claim_finish; a kernel without mbarriers gets a bar.sync). */
+static const char *clc_not_thread0(Emit *e, const Kernel *k)
 {
-    const char *x = T(e, RC_B32), *t = T(e, RC_B32), *n = T(e, RC_B32), *q = T(e, RC_PRED);
-    int64_t ncta = k->cluster[0] * k->cluster[1] * k->cluster[2];
-    int id = e->nlabel++;
-    clc_words(e);
-    sb_puts(&e->decl, "\t.reg .b32 %clc_ctaid<3>;\n\t.reg .b32 %clc_clid<3>;\n");
+    const char *t = T(e, RC_B32), *q = T(e, RC_PRED);
     ins(e, "mov.u32 %s, %%tid.x", t);
     ins(e, "setp.ne.u32 %s, %s, 0", q, t);
     for (int d = 1; d < 3; d++)
@@ -1969,34 +2003,86 @@ static void emit_clc_claim(Emit *e, const Kernel *k)
             ins(e, "mov.u32 %s, %%tid.%c", t, "xyz"[d]);
             ins(e, "setp.ne.or.u32 %s, %s, 0, %s", q, t, q);
         }
+    return q;
+}
+
+static void emit_clc_claim_run(Emit *e);
+static void emit_clc_claim(Emit *e, const Kernel *k)
+{
+    const char *x = T(e, RC_B32), *t = T(e, RC_B32);
+    int64_t ncta = k->cluster[0] * k->cluster[1] * k->cluster[2];
+    int id = e->nlabel++;
+    clc_words(e);
+    sb_puts(&e->decl, "\t.reg .b32 %clc_ctaid<3>;\n\t.reg .b32 %clc_clid<3>;\n");
+    const char *q = clc_not_thread0(e, k);
     if (e->opts && e->opts->debug_hangs) {
         int z = e->nlabel++;
         sb_printf(&e->body, "\t@%s bra $L_clz_%d_done;\n", q, z);
         ins(e, "st.shared.u32 [__clc_w+4], 0");
         label(e, z, "clz", "done");
     }
-    if (ncta > 1) { /* every CTA of the cluster has started: rank 0 may write into their shared memory */
-        ins(e, "barrier.cluster.arrive.release.aligned");
-        ins(e, "barrier.cluster.wait.acquire.aligned");
-        ins(e, "mov.u32 %s, %%cluster_ctarank", t);
-        ins(e, "setp.ne.or.u32 %s, %s, 0, %s", q, t, q);
+    if (ncta == 1) { /* the atomic now, its result at the prologue's barrier */
+        const char *o = T(e, RC_B64);
+        sb_printf(&e->body, "\t@%s bra $L_claim_%d_done;\n", q, id);
+        ins(e, "atom.relaxed.gpu.global.add.u64 %s, [%%clc_state], 1", o);
+        label(e, id, "claim", "done");
+        e->clc_claim = 1;
+        e->clc_claim_o = o;
+        return;
     }
+    /* every CTA of the cluster has started: rank 0 may write into their shared memory */
+    ins(e, "barrier.cluster.arrive.release.aligned");
+    ins(e, "barrier.cluster.wait.acquire.aligned");
+    ins(e, "mov.u32 %s, %%cluster_ctarank", t);
+    ins(e, "setp.ne.or.u32 %s, %s, 0, %s", q, t, q);
     sb_printf(&e->body, "\t@%s bra $L_claim_%d_done;\n", q, id);
     emit_clc_take(e, x);
-    if (ncta > 1) {
-        const char *ra = T(e, RC_B32), *rk = T(e, RC_B32);
-        for (int64_t c = 0; c < ncta; c++) {
-            ins(e, "mov.u32 %s, %lld", rk, (long long)c);
-            ins(e, "mov.u32 %s, __clc_w", ra);
-            ins(e, "mapa.shared::cluster.u32 %s, %s, %s", ra, ra, rk);
-            ins(e, "st.shared::cluster.u32 [%s], %s", ra, x);
-        }
-    } else ins(e, "st.shared.u32 [__clc_w], %s", x);
+    const char *ra = T(e, RC_B32), *rk = T(e, RC_B32);
+    for (int64_t c = 0; c < ncta; c++) {
+        ins(e, "mov.u32 %s, %lld", rk, (long long)c);
+        ins(e, "mov.u32 %s, __clc_w", ra);
+        ins(e, "mapa.shared::cluster.u32 %s, %s, %s", ra, ra, rk);
+        ins(e, "st.shared::cluster.u32 [%s], %s", ra, x);
+    }
     label(e, id, "claim", "done");
-    if (ncta > 1) {
-        ins(e, "barrier.cluster.arrive.release.aligned");
-        ins(e, "barrier.cluster.wait.acquire.aligned");
-    } else ins(e, "bar.sync 0");
+    ins(e, "barrier.cluster.arrive.release.aligned");
+    ins(e, "barrier.cluster.wait.acquire.aligned");
+    emit_clc_claim_run(e);
+}
+
+/* One-CTA clusters, right before a bar.sync 0 that every thread reaches: thread 0 finishes the take
+ * that emit_clc_claim issued and writes v into __clc_w[0] (the barrier publishes it). */
+static void emit_clc_claim_publish(Emit *e, const Kernel *k)
+{
+    if (e->clc_claim != 1) return;
+    const char *x = T(e, RC_B32), *q = clc_not_thread0(e, k);
+    int id = e->nlabel++;
+    sb_printf(&e->body, "\t@%s bra $L_claimp_%d_done;\n", q, id);
+    emit_clc_take_rest(e, e->clc_claim_o, x);
+    ins(e, "st.shared.u32 [__clc_w], %s", x);
+    label(e, id, "claimp", "done");
+    e->clc_claim = 2;
+}
+
+/* After the prologue: a one-CTA cluster whose prologue had no barrier publishes v with its own
+ * bar.sync; then every thread reads v, exits if it is past the grid, or takes its coordinates. */
+static void emit_clc_claim_finish(Emit *e, const Kernel *k)
+{
+    if (!e->clc_claim) return;
+    if (e->clc_claim == 1) {
+        emit_clc_claim_publish(e, k);
+        ins(e, "bar.sync 0");
+    }
+    e->clc_claim = 0;
+    emit_clc_claim_run(e);
+}
+
+/* Every thread, after the barrier that published __clc_w[0]: exit when v is past the grid, else
+ * v -> cluster coordinates (x fastest) -> this CTA's block coordinates. */
+static void emit_clc_claim_run(Emit *e)
+{
+    const char *x = T(e, RC_B32), *t = T(e, RC_B32), *n = T(e, RC_B32), *q = T(e, RC_PRED);
+    int id = e->nlabel++;
     ins(e, "ld.shared.u32 %s, [__clc_w]", x);
     ins(e, "mov.u32 %s, %%nclusterid.x", n);
     ins(e, "mov.u32 %s, %%nclusterid.y", t);
@@ -2005,7 +2091,6 @@ static void emit_clc_claim(Emit *e, const Kernel *k)
     ins(e, "mul.lo.u32 %s, %s, %s", n, n, t);
     ins(e, "setp.ge.u32 %s, %s, %s", q, x, n);
     sb_printf(&e->body, "\t@%s bra $L_claim_%d_exit;\n", q, id);
-    /* v -> cluster coordinates (x fastest) -> this CTA's block coordinates */
     ins(e, "mov.u32 %s, %%nclusterid.x", t);
     ins(e, "rem.u32 %%clc_clid0, %s, %s", x, t);
     ins(e, "div.u32 %s, %s, %s", x, x, t);
@@ -2240,6 +2325,7 @@ static void emit_sync(Emit *e, const Op *op)
 
 static void emit_op(Emit *e, const Op *op, Flow *f)
 {
+    tc_before_op(e, op);   /* sm_100a: a tensor-memory accumulator read by this op is loaded first */
     switch (op->code) {
     case OP_CONST:
         if (op->nresults == 1 && op->results[0]->type->kind == TY_PARITY) {
@@ -2580,6 +2666,10 @@ static void emit_shmem(Emit *e, const Op *op)
         const char *args[3] = {a[0], T(e, RC_B32), a[1]};
         ins(e, "mov.b32 %s, %d", args[1], ci);
         shmem_call_fn(e, "nvshmem_signal_wait_until", 'w', VR(e, op->results[0], 0), "wiw", args);
+        /* NVSHMEM 3.4.5's wait is no acquire for later plain loads: on 2 H200s a receiver read stale
+         * (L1) data after it returned in 399 of 400 rounds, none with a fence.sc.sys after it
+         * (bench/results-2026-11-22-h200x2-shmem-order.log). The wait acquires here. */
+        ins(e, "fence.sc.sys");
         return;
     }
     default:
@@ -2842,8 +2932,19 @@ static void emit_st_acc(Emit *e, const Op *op)
         }
 }
 
+#include "ptx_tcgen05.h"   /* the sm_100a (tcgen05) section */
+
 static void emit_mma(Emit *e, const Op *op)
 {
+    if (e->target == PTX_SM100A) {
+        tc_emit(e, op);
+        return;
+    }
+    if (op->code == OP_MMA_ACC && ir_attr_find(op, "cta_group")) {
+        error_at(e, op, "mma with cta_group = %lld uses tcgen05 CTA groups, which need --target sm_100a; sm_90a has "
+                 "wgmma only (drop cta_group)", (long long)ir_attr_int(op, "cta_group", 1));
+        return;
+    }
     switch (op->code) {
     case OP_MMA_COMMIT:
         if (e->target == PTX_SM90A) ins(e, "wgmma.commit_group.sync.aligned");
@@ -2941,6 +3042,7 @@ static void emit_smem_prologue(Emit *e, const Kernel *k)
     }
     ins(e, "fence.mbarrier_init.release.cluster");
     label(e, id, "init", "done");
+    emit_clc_claim_publish(e, k);   /* sm_90a CLC entry of a 1-CTA cluster: v rides on this barrier */
     ins(e, "bar.sync 0");
     if (k->cluster[0] * k->cluster[1] * k->cluster[2] > 1) {
         ins(e, "barrier.cluster.arrive.release.aligned");
@@ -3112,9 +3214,13 @@ static void emit_kernel(Emit *e, const Kernel *k, StrBuf *out)
     if (clc90) emit_clc_claim(e, k);
     else if (e->opts && e->opts->debug_hangs && block_has(entry, kernel_has_clc)) emit_clc_debug_init(e, k);
     emit_smem_prologue(e, k);
+    if (clc90) emit_clc_claim_finish(e, k);
+    tc_kernel_begin(e, k);   /* sm_100a: tensor memory for the mma accumulator */
 
     Flow f = {FLOW_KERNEL, NULL, 0, NULL, NULL};
     emit_block(e, entry, &f);
+    tc_kernel_end(e, k);
+    e->tc = NULL;
     ins(e, "ret");
 
     sb_puts(out, "{\n");

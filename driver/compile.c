@@ -312,7 +312,8 @@ tile_status tile_compile(const char *source, size_t len, const char *filename, c
         if (o->verify_each && ir_verify_module(m, diag, 0)) goto done;
     }
     /* the lowered IR of an AMD program says so: the simulator runs it with 64-thread wavefronts */
-    m->target = tile_target_is_amd_(o->target) ? (o->target == TILE_TARGET_GFX90A ? "gfx90a" : "gfx942") : NULL;
+    m->target = tile_target_is_amd_(o->target) ? (o->target == TILE_TARGET_GFX90A ? "gfx90a" : "gfx942")
+                : o->target == TILE_TARGET_SM100A ? "sm_100a" : NULL;   /* sm_100a: the tcgen05 accumulator layout */
     keep_module_text(p, TILE_STAGE_IR, m);
 
     PassOptions po = {

@@ -143,9 +143,15 @@ static int cmd_devices(int argc, char **argv)
                 if (d) tile_device_close(d);
                 continue;
             }
-            printf("%s:%d: %s, cc %d.%d, %d SMs, %.1f GiB, %zu KiB shared per block (opt-in), driver %d.%d\n", name, i,
-                   info.name, info.cc_major, info.cc_minor, info.sm_count, (double)info.total_memory / (1024.0 * 1024 * 1024),
-                   info.shared_per_block_optin / 1024, info.driver_version / 1000, info.driver_version % 1000 / 10);
+            if (info.arch[0])   /* hip: the architecture; HIP's version number is printed whole */
+                printf("%s:%d: %s, %s, %d CUs, %.1f GiB, %zu KiB LDS per block, HIP runtime %d\n", name, i, info.name,
+                       info.arch, info.sm_count, (double)info.total_memory / (1024.0 * 1024 * 1024),
+                       info.shared_per_block / 1024, info.driver_version);
+            else
+                printf("%s:%d: %s, cc %d.%d, %d SMs, %.1f GiB, %zu KiB shared per block (opt-in), driver %d.%d\n", name,
+                       i, info.name, info.cc_major, info.cc_minor, info.sm_count,
+                       (double)info.total_memory / (1024.0 * 1024 * 1024), info.shared_per_block_optin / 1024,
+                       info.driver_version / 1000, info.driver_version % 1000 / 10);
             tile_device_close(d);
         }
     }

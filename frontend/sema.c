@@ -1726,9 +1726,15 @@ static Ex mma_call(S *s, const Node *n, const Type *hint)
         ir_attr_set_int(s->m, op, "pending", pending);
         return ex_none();
     }
-    static const char *const names[] = {"trans_b", NULL};
-    const Node *named[1] = {0};
+    static const char *const names[] = {"trans_b", "cta_group", NULL};
+    const Node *named[2] = {0};
     if (split_args(s, n, 3, 3, names, named) < 0) return ex_err();
+    int64_t cta_group = 0;   /* 0: not given; 1 or 2: tcgen05 CTA groups (sm_100a) */
+    if (named[1] && !const_int(s, named[1], &cta_group, "mma()'s cta_group")) return ex_err();
+    if (named[1] && cta_group != 1 && cta_group != 2) {
+        diag_error(s->diag, named[1]->loc, "mma(): cta_group must be 1 or 2, not %lld", (long long)cta_group);
+        return ex_err();
+    }
     int64_t trans = 0;
     if (named[0]) {
         Ex t = expr(s, named[0]);
@@ -1750,6 +1756,7 @@ static Ex mma_call(S *s, const Node *n, const Type *hint)
     }
     int64_t M = at->shape[0], K = at->shape[1], N = trans ? bt->shape[0] : bt->shape[1];
     int64_t bk = trans ? bt->shape[1] : bt->shape[0];
+    if (cta_group == 2) N *= 2;   /* a CTA pair: each CTA holds half of b's N rows (docs/LANGUAGE.md §19) */
     if (bk != K) {
         diag_error(s->diag, n->list[1]->loc, "mma(): a is [%lld, %lld] (M, K) but b is [%lld, %lld]: %s", (long long)M,
                    (long long)K, (long long)bt->shape[0], (long long)bt->shape[1],
@@ -1772,6 +1779,7 @@ static Ex mma_call(S *s, const Node *n, const Type *hint)
     Value *ops[3] = {a, b, acc.v};
     Op *op = ir_build(&s->b, OP_MMA, n->loc, ops, 3, acct);
     ir_attr_set_int(s->m, op, "trans_b", trans);
+    if (cta_group) ir_attr_set_int(s->m, op, "cta_group", cta_group);
     return ex_val(op->results[0]);
 }
 

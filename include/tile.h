@@ -191,6 +191,7 @@ typedef struct tile_device_info {
     int stream_priority_least;          /* numerically largest (lowest priority), usually 0 */
     int stream_priority_greatest;       /* numerically smallest (highest priority), e.g. -5 */
     int driver_version;                 /* e.g. 13000 */
+    char arch[64];                      /* hip: the GPU's gcnArchName ("gfx942:sramecc+:xnack-"); "" elsewhere */
 } tile_device_info;
 
 typedef enum tile_sync_mode { TILE_SYNC_AUTO = 0, TILE_SYNC_SPIN = 1, TILE_SYNC_YIELD = 2, TILE_SYNC_BLOCKING = 3 } tile_sync_mode;
@@ -314,6 +315,49 @@ tile_status tile_compile_cached(const char *source, size_t len, const char *file
                                 const tile_compile_options *opts, int driver_version,
                                 tile_program **out, int *hit);
 const char *tile_cache_dir(void);    /* the directory in use (created on first store) */
+
+/* ---- multi-GPU: NVSHMEM (docs/RUNTIME.md, "Multi-GPU") ----
+ * One process per GPU ("PE"), bootstrapped without MPI. tile_shmem_spawn forks npes processes
+ * (before this process touches a GPU: CUDA does not survive fork) and joins them; `tilec launch -n N
+ * PROGRAM ARGS` does the same for a program. Each PE calls tile_shmem_init, which reads its PE
+ * number from the environment the launcher set (no launcher: PE 0 of 1), dlopens NVSHMEM's host
+ * library (libnvshmem_host.so.3: $TILE_NVSHMEM_LIB, else $NVSHMEM_HOME/lib, else the
+ * nvidia-nvshmem Python wheel, else the loader's path), opens GPU (PE % GPUs) and joins the job: PE
+ * 0 makes NVSHMEM's unique id and passes it to the others through a pipe the launcher made.
+ * Programs that call NVSHMEM are loaded with tile_shmem_module_load: their PTX is linked with the
+ * NVSHMEM device library's PTX (made once from libnvshmem_device.bc by scripts/nvshmem_devlib.sh,
+ * kept outside the source tree) and registered with nvshmemx_cumodule_init. */
+#define TILE_ERROR_NO_SHMEM ((tile_status)20)   /* NVSHMEM missing or unusable: see tile_last_error() */
+#define TILE_ERROR_PEER ((tile_status)21)       /* a PE exited with an error, was killed or never joined */
+
+typedef struct tile_shmem tile_shmem;
+typedef int (*tile_shmem_main)(int pe, int npes, void *user);   /* a PE's body: 0 on success */
+
+/* Forks npes PEs, each running fn(pe, npes, user) and exiting with its result, and waits for all.
+ * TILE_SUCCESS when every PE returned 0; else TILE_ERROR_PEER naming each failed PE with the
+ * tile_last_error() it had. Once one PE fails, the others get $TILE_SHMEM_PEER_TIMEOUT seconds
+ * (default 30) to finish before they are killed, so a PE blocked on a dead peer cannot hang it. */
+tile_status tile_shmem_spawn(int npes, tile_shmem_main fn, void *user);
+/* The same for a program: npes copies of argv[0] (searched in PATH) with argv. */
+tile_status tile_shmem_launch(int npes, char *const argv[]);
+
+tile_status tile_shmem_init(tile_shmem **out);
+tile_status tile_shmem_finalize(tile_shmem *s);           /* also closes the device */
+tile_device *tile_shmem_device(tile_shmem *s);
+int tile_shmem_my_pe(const tile_shmem *s);
+int tile_shmem_n_pes(const tile_shmem *s);
+/* Collective (every PE, same bytes): symmetric memory from NVSHMEM's heap ($NVSHMEM_SYMMETRIC_SIZE). */
+tile_status tile_shmem_malloc(tile_shmem *s, size_t bytes, tile_devptr *out);
+tile_status tile_shmem_free(tile_shmem *s, tile_devptr p);
+tile_status tile_shmem_barrier_all(tile_shmem *s);        /* host barrier over all PEs */
+/* Collective: n queue-pair handles into handles[]. With NVSHMEM 3.5.19+ nvshmemx_qp_create makes
+ * them; without the QP API (3.4.x) every handle is QP_DEFAULT (1), the fallback the QP API itself
+ * documents. *defaulted (optional) is 1 when every handle is QP_DEFAULT. */
+tile_status tile_shmem_qp_create(tile_shmem *s, int n, int32_t *handles, int *defaulted);
+/* "3.4.5" and whether the host library has the queue-pair API. */
+const char *tile_shmem_version(const tile_shmem *s, int *has_qp);
+tile_status tile_shmem_module_load(tile_shmem *s, const tile_program *p, tile_module **out);
+tile_status tile_shmem_module_unload(tile_shmem *s, tile_module *m);
 
 #ifdef __cplusplus
 }

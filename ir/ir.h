@@ -308,7 +308,8 @@ struct Module {
     Arena arena;
     const char *source;    /* source file name shown in loc(...) and PTX comments */
     const char *target;    /* "gfx942"/"gfx90a" when compiled for an AMD target (printed `target "..."`: wave64,
-                            * the MFMA accumulator layout), NULL otherwise (NVIDIA: 32-thread warps, wgmma layout) */
+                            * the MFMA accumulator layout), "sm_100a" (the tcgen05 accumulator layout), NULL
+                            * otherwise (sm_90a: 32-thread warps, wgmma layout) */
     Kernel *first, *last;
     const Type *types;     /* interned compound types */
 };

@@ -539,7 +539,9 @@ static void check_mma(Verifier *V, const Op *op)
         verr(V, op, "multiplies two rank-2 smem tiles of bf16 or f16, got %s and %s", tstr(a).s, tstr(b).s);
         return;
     }
-    int64_t M = a->shape[0], K = a->shape[1], N = trans ? b->shape[0] : b->shape[1];
+    Attr *cg = ir_attr_find(op, "cta_group");   /* tcgen05 CTA pairs: b holds half of N in each CTA */
+    if (cg && (cg->kind != ATTR_INT || (cg->i != 1 && cg->i != 2))) verr(V, op, "cta_group must be 1 or 2");
+    int64_t M = a->shape[0], K = a->shape[1], N = (trans ? b->shape[0] : b->shape[1]) * (cg && cg->kind == ATTR_INT && cg->i == 2 ? 2 : 1);
     if ((trans ? b->shape[1] : b->shape[0]) != K)
         verr(V, op, "b is %s, which does not match a's K = %lld%s", tstr(b).s, (long long)K, trans ? " (trans_b: b is [N, K])" : "");
     if (M % 64 || K % 16 || N % 8 || N > 256)

@@ -39,6 +39,7 @@
  */
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "passes.h"
 
@@ -439,6 +440,28 @@ static void acc_union_op(Op *op, void *ctx)
     }
 }
 
+/* sm_100a (tcgen05): the accumulator lives in tensor memory, 128 lanes (rows) x 512 f32 columns; a
+ * 128-row block r of it is columns [r N, (r + 1) N). Warpgroup g of the group reads its N / G
+ * columns of every row with tcgen05.ld (warp w of a warpgroup reaches lanes 32 w .. 32 w + 31 only),
+ * so thread t holds row 128 r + t % 128, column g N / G + c in lane r N / G + c (docs/IR.md). */
+static void acc_check_tcgen05(Lower *l, Op *op, int64_t threads)
+{
+    const Type *t = op->results[0]->type;
+    int64_t M = t->shape[0], N = t->shape[1], G = threads / 128, cg = ir_attr_int(op, "cta_group", 1);
+    const char *why = NULL;
+    if (M % 128) why = "M a multiple of 128 (128 tensor-memory lanes per CTA)";
+    else if (N % 16 || N < 16) why = "N a multiple of 16 (kind::f16 with M = 128)";
+    else if ((N / G) % 8) why = "N / (warpgroups of the group) a multiple of 8";
+    else if (M / 128 * N > 512) why = "(M / 128) x N at most 512 tensor-memory columns";
+    else if (cg == 2 && M != 128) why = "M = 128 per CTA with cta_group = 2 (the pair computes 256 rows)";
+    else if (cg == 2 && (l->k->cluster[0] * l->k->cluster[1] * l->k->cluster[2]) % 2)
+        why = "an even cluster with cta_group = 2 (declare cluster(2) on the kernel)";
+    if (!why) return;
+    diag_error(l->diag, op->loc, "lower-tiles: 'mma' of a [%lld, %lld] accumulator on sm_100a (tcgen05): needs %s",
+               (long long)M, (long long)N, why);
+    l->errors++;
+}
+
 /* Checks the ops that touch accumulator-layout tiles: what makes or consumes one, and the group
  * that issues an mma (whole warpgroups, each with a multiple of 64 rows). */
 static void acc_check_op(Op *op, void *ctx)
@@ -456,6 +479,8 @@ static void acc_check_op(Op *op, void *ctx)
                        "(warps 4k..4k+3), each taking a multiple of 64 of the accumulator's %lld rows", b,
                        (long long)threads, (long long)t->shape[0]);
             l->errors++;
+        } else if (l->m->target && strcmp(l->m->target, "sm_100a") == 0) {
+            acc_check_tcgen05(l, op, threads);
         }
         return;
     }
@@ -477,12 +502,13 @@ static void rewrite_op(Op *op, void *ctx)
     switch (op->code) {
     case OP_MMA: {
         const Type *a = op->operands[0]->type, *t = op->results[0]->type;
-        int64_t trans = ir_attr_int(op, "trans_b", 0);
+        int64_t trans = ir_attr_int(op, "trans_b", 0), cg = ir_attr_int(op, "cta_group", 0);
         int64_t shape[3] = {t->shape[0], t->shape[1], a->shape[1]};
-        op->attrs = NULL; /* docs/IR.md order: shape, trans_b, threads */
+        op->attrs = NULL; /* docs/IR.md order: shape, trans_b, threads[, cta_group] */
         ir_attr_set_ints(l->m, op, "shape", shape, 3);
         ir_attr_set_int(l->m, op, "trans_b", trans);
         ir_attr_set_int(l->m, op, "threads", group_threads(l, thread_group(op)));
+        if (cg) ir_attr_set_int(l->m, op, "cta_group", cg);
         op->code = OP_MMA_ACC;
         break;
     }

@@ -55,6 +55,8 @@ const char *rt_status_string(tile_status s)
     case 17: return "called from a host callback";
     case 18: return "target does not run on this device";
     case 19: return "the kernel hung, faulted or raced (simulator report)";
+    case 20: return "NVSHMEM is not installed or cannot be used";
+    case 21: return "a PE (peer process) failed or is missing";
     }
     return "unknown status";
 }
@@ -648,6 +650,12 @@ static const char *const target_names[] = {"sm_90a", "sm_100a"};
 tile_status rt_check_target(tile_target t, int cc_major, int cc_minor, const char *devname, char *err, size_t errlen)
 {
     int need_major = t == TILE_TARGET_SM100A ? 10 : 9;
+    if (tile_target_is_amd_(t)) {
+        snprintf(err, errlen, "the program was compiled for an AMD target (%s); %s is an NVIDIA GPU: open a hip "
+                 "device, or recompile with --target sm_90a or sm_100a", t == TILE_TARGET_GFX90A ? "gfx90a" : "gfx942",
+                 devname && *devname ? devname : "the device");
+        return TILE_ERROR_TARGET;
+    }
     if ((unsigned)t > TILE_TARGET_SM100A) {
         snprintf(err, errlen, "unknown target %d", (int)t);
         return TILE_ERROR_TARGET;
@@ -660,7 +668,34 @@ tile_status rt_check_target(tile_target t, int cc_major, int cc_minor, const cha
     return TILE_ERROR_TARGET;
 }
 
+/* The first NVSHMEM function a PTX text declares `.extern .func [(.param ...)] NAME(`. */
+int rt_ptx_shmem_extern(const char *ptx, char *buf, size_t n)
+{
+    for (const char *s = ptx ? strstr(ptx, ".extern .func ") : NULL; s; s = strstr(s + 1, ".extern .func ")) {
+        const char *eol = strchr(s, '\n');
+        const char *nm = strstr(s, "nvshmem");
+        if (!nm || (eol && nm > eol)) continue;
+        size_t k = 0;
+        while (nm[k] && nm[k] != '(' && nm[k] != ' ' && k + 1 < n) {
+            buf[k] = nm[k];
+            k++;
+        }
+        buf[k] = 0;
+        return 1;
+    }
+    return 0;
+}
+
+void *rt_module_handle(const tile_module *m) { return m ? m->h : NULL; }
+const RtBackend *rt_device_backend(const tile_device *d) { return d ? d->be : NULL; }
+
 tile_status tile_module_load(tile_device *d, const tile_program *p, tile_module **out)
+{
+    return rt_module_load_linked(d, p, NULL, NULL, out);
+}
+
+tile_status rt_module_load_linked(tile_device *d, const tile_program *p, const char *extra_ptx, const char *extra_name,
+                                  tile_module **out)
 {
     GUARD();
     NEED(d && p && out, "tile_module_load: %s is NULL", !d ? "device" : !p ? "program" : "out");
@@ -675,6 +710,13 @@ tile_status tile_module_load(tile_device *d, const tile_program *p, tile_module 
         if (tile_program_emit(p, TILE_STAGE_IR_LOWERED, &image, &len) != TILE_SUCCESS)
             return rt_error(TILE_ERROR_NOT_AVAILABLE, "tile_module_load: the program has no lowered IR");
         is_text = 1;
+    } else if (d->be->loads_hsaco) {   /* hip: the code object, for the device's gcnArchName */
+        if ((st = rt_check_amd_target(tile_program_target(p), d->info.arch, d->info.name, last_error,
+                                      sizeof last_error)) != TILE_SUCCESS)
+            return st;
+        if (tile_program_emit(p, TILE_STAGE_HSACO, &image, &len) != TILE_SUCCESS)
+            return rt_error(TILE_ERROR_NOT_AVAILABLE,
+                            "tile_module_load: the program has no code object (HSACO): compile with assemble = 1");
     } else if ((st = rt_check_target(tile_program_target(p), d->info.cc_major, d->info.cc_minor, d->info.name,
                                      last_error, sizeof last_error)) != TILE_SUCCESS) {
         return st;
@@ -684,6 +726,15 @@ tile_status tile_module_load(tile_device *d, const tile_program *p, tile_module 
                             "tile_module_load: the program has neither a cubin nor PTX (compiled with stop_after_ir?)");
         is_text = 1;
     }
+    char shfn[128];
+    if (!d->be->takes_ir && !extra_ptx && is_text && rt_ptx_shmem_extern(image, shfn, sizeof shfn))
+        return rt_error(TILE_ERROR_NOT_AVAILABLE,
+                        "tile_module_load: the program calls NVSHMEM (%s): load it with tile_shmem_module_load "
+                        "after tile_shmem_init (docs/RUNTIME.md, \"Multi-GPU\")", shfn);
+    if (extra_ptx && (!is_text || !d->be->module_link))
+        return rt_error(TILE_ERROR_NOT_AVAILABLE, "tile_shmem_module_load: %s",
+                        !d->be->module_link ? "the back end cannot link device libraries"
+                                            : "the program has a cubin, not PTX, to link (compile without assemble)");
     int n = tile_program_kernel_count(p);
     tile_module *m = calloc(1, sizeof *m);
     tile_kernel *ks = calloc((size_t)(n ? n : 1), sizeof *ks);
@@ -694,7 +745,12 @@ tile_status tile_module_load(tile_device *d, const tile_program *p, tile_module 
     }
     m->dev = d;
     m->kernels = ks;
-    st = d->be->module_load(d->h, image, len, is_text, &m->h);
+    if (extra_ptx) {
+        const char *imgs[2] = {image, extra_ptx}, *names[2] = {"kernel.ptx", extra_name ? extra_name : "lib.ptx"};
+        st = d->be->module_link(d->h, imgs, names, 2, &m->h);
+    } else {
+        st = d->be->module_load(d->h, image, len, is_text, &m->h);
+    }
     if (st != TILE_SUCCESS) {
         free(ks);
         free(m);
@@ -724,10 +780,13 @@ tile_status tile_module_load(tile_device *d, const tile_program *p, tile_module 
         }
         if (st) break;
         tile_program_kernel_block(p, i, k->block, k->cluster);
-        k->kernel_smem = tile_program_kernel_smem(p, i);
+        /* an AMD code object holds its LDS statically (the group segment, reported as static_shared) */
+        k->kernel_smem = d->be->loads_hsaco ? 0 : tile_program_kernel_smem(p, i);
         k->clc_state = tile_program_kernel_clc_state_(p, i) && !d->be->takes_ir;
         atomic_init(&k->shared_optin, RT_SHARED_DEFAULT);
         st = d->be->module_function(d->h, m->h, k->name, &k->fn, &k->static_shared);
+        if (st == TILE_SUCCESS && d->be->function_params)
+            st = d->be->function_params(d->h, k->fn, k->name, k->params, k->nparams);
     }
     if (st != TILE_SUCCESS) {
         char saved[RT_ERR_LEN];

@@ -208,6 +208,15 @@ typedef struct RtBackend {
     tile_status (*module_global)(void *dev, void *m, const char *name, tile_devptr *addr, size_t *bytes);
     tile_status (*host_alloc_mapped)(void *dev, size_t n, void **host, tile_devptr *dev_addr);
     void (*host_free_mapped)(void *dev, void *host);
+    /* Links n PTX images (NUL-terminated; names for the log) with the JIT linker and loads the
+     * result (NULL where the back end cannot): kernels calling NVSHMEM, rt_shmem.c. */
+    tile_status (*module_link)(void *dev, const char *const *ptx, const char *const *names, int n, void **out);
+    /* 1: module_load takes the program's code object (TILE_STAGE_HSACO) and the program's AMD
+     * target is checked against tile_device_info.arch (rt_check_amd_target): the hip back end. */
+    int loads_hsaco;
+    /* Called once per kernel after module_function (NULL where not needed): the kernel's name and
+     * parameters, so that the back end can lay out its arguments (hip: the kernarg segment). */
+    tile_status (*function_params)(void *dev, void *fn, const char *kname, const tile_param_info *params, int n);
 } RtBackend;
 
 /* Tests only: serves back end b from `be` (a fake device), NULL restores the built-in one. Not
@@ -223,8 +232,27 @@ int rt_cuda_driver_version(void);
 
 /* ================================ rt_hip.c ================================ */
 
-/* The HIP back end: counts AMD GPUs through libamdhip64 (dlopen); see rt_hip.c for what it lacks. */
+/* The HIP back end: libamdhip64 opened with dlopen ($TILEC_HIP_LIBRARY, else libamdhip64.so, .so.6,
+ * .so.5); loads code objects and launches them with the kernarg segment laid out below. */
 extern const RtBackend rt_hip_backend;
+
+/* The kernarg segment of an AMD kernel as codegen_amdgcn/amd_emit.c declares it: parameter i at
+ * offsets[i], sizes[i] bytes (i1 one byte; scalars at their size's alignment; global pointers and
+ * tensor bases 8 bytes at 8), *total the end of the last one (the code object's explicit
+ * kernarg_segment_size). TMA descriptors and shared pointers have no AMD form: TILE_ERROR_LAUNCH_ARGS
+ * with the reason in err. */
+tile_status rt_hip_kernarg_layout(const char *kname, const tile_param_info *params, int nparams, size_t *offsets,
+                                  size_t *sizes, size_t *total, char *err, size_t errlen);
+/* Copies argument i (params[i], sizes[i] bytes) to buf + offsets[i]; the rest of the `bytes`
+ * zeroed. TILE_ERROR_LAUNCH_ARGS when it does not fit in cap. */
+tile_status rt_hip_pack_kernargs(const size_t *offsets, const size_t *sizes, int nparams, size_t bytes,
+                                 void *const *params, unsigned char *buf, size_t cap);
+/* Whether a program built for t runs on an AMD GPU whose gcnArchName is `arch`
+ * ("gfx942:sramecc+:xnack-"): the name before the first ':' must be the target's. */
+tile_status rt_check_amd_target(tile_target t, const char *arch, const char *devname, char *err, size_t errlen);
+/* Tests only: forget the loaded HIP runtime so that the next call loads $TILEC_HIP_LIBRARY again
+ * (the library itself stays open). Not thread-safe: no hip device may be open. */
+void rt_hip_reset_(void);
 
 /* ================================ sim/rt_sim.c ================================ */
 
@@ -240,6 +268,18 @@ tile_status rt_watchdog_attach(const RtBackend *be, void *dev, void *mod, const 
 /* 1 and the report in buf when a bounded wait of the module ran out, else 0. */
 int rt_watchdog_report(const RtWatchdog *w, char *buf, size_t n);
 void rt_watchdog_free(const RtBackend *be, void *dev, RtWatchdog *w);
+
+/* ================================ rt_api.c, for rt_shmem.c ================================ */
+
+/* tile_module_load with extra PTX linked in (extra_ptx NULL: the plain load; with extra, the
+ * program's PTX and extra are linked through be->module_link). */
+tile_status rt_module_load_linked(tile_device *d, const tile_program *p, const char *extra_ptx, const char *extra_name,
+                                  tile_module **out);
+/* The back end's handle of a module (a CUmodule on CUDA) and the back end of a device. */
+void *rt_module_handle(const tile_module *m);
+const RtBackend *rt_device_backend(const tile_device *d);
+/* The name of the first NVSHMEM function a PTX text declares `.extern`, copied to buf; 0 if none. */
+int rt_ptx_shmem_extern(const char *ptx, char *buf, size_t n);
 
 /* ================================ cache.c ================================ */
 

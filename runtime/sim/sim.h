@@ -124,7 +124,8 @@ enum { TA_RANK, TA_SMEM, TA_DESC, TA_BAR, TA_MASK, TA_SITE, TA_COORD };
 /* mma_acc / st_acc / st_smem_acc: aux[c..] holds M, N, K, warpgroups G, the group's first warp,
  * trans_b (mma) or "to global" (stores), the a / vec slot, the b / view-or-smem slot, the acc slot,
  * the result slot (mma) or origin slots (st_acc), the swizzle masks of a and b (or of the smem), and
- * MA_MFMA: 1 for the AMD MFMA 32x32 accumulator layout of an AMD program (docs/IR.md), 0 for wgmma's. */
+ * MA_MFMA: 1 for the AMD MFMA 32x32 accumulator layout of an AMD program (docs/IR.md), 2 for the tcgen05
+ * layout of an sm_100a program, 0 for wgmma's. */
 enum { MA_M, MA_N, MA_K, MA_G, MA_LO, MA_FLAG, MA_A, MA_B, MA_ACC, MA_D, MA_SWA, MA_SWB, MA_MFMA, MA_COUNT };
 
 /* A thread group as the source writes it: warps lo..hi-1, and whether one elected thread. */

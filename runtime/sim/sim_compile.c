@@ -519,9 +519,15 @@ static void comp_mma(Comp *C, const Op *op)
              ir_op_info[op->code].name);
         return;
     }
+    /* sm_100a (the module says target "sm_100a"): the tcgen05 layout, MA_MFMA = 2 (docs/IR.md) */
+    int tc = C->m->target && strcmp(C->m->target, "sm_100a") == 0;
+    if (tc && mma && ir_attr_int(op, "cta_group", 1) == 2) {
+        fail(C, op, "'mma_acc' with cta_group = 2 (a CTA pair's tcgen05 mma) is not supported by the simulator");
+        return;
+    }
     uint32_t h[MA_COUNT];
     memset(h, 0, sizeof h);
-    h[MA_MFMA] = (uint32_t)mfma;
+    h[MA_MFMA] = mfma ? 1u : tc ? 2u : 0u;
     h[MA_M] = (uint32_t)sh->ints[0];
     h[MA_N] = (uint32_t)sh->ints[1];
     h[MA_K] = mma ? (uint32_t)sh->ints[2] : 0;

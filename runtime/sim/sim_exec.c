@@ -1544,6 +1544,12 @@ static int blocked(Sim *S, Thread *t, uint32_t pc)
 /* Row and column of lane j of the accumulator layout for thread tix of the group (docs/IR.md). */
 static void acc_pos(const uint32_t *h, uint32_t tix, uint32_t j, uint32_t *row, uint32_t *col)
 {
+    if (h[MA_MFMA] == 2) {   /* sm_100a tcgen05: warpgroup g reads columns [g N/G, (g+1) N/G) of each 128-row block */
+        uint32_t cols = h[MA_N] / h[MA_G];
+        *row = 128 * (j / cols) + tix % 128;
+        *col = (tix / 128) * cols + j % cols;
+        return;
+    }
     if (h[MA_MFMA]) {   /* AMD: wave w owns rows [w R, (w + 1) R) in 32x32 blocks, row-major over the blocks */
         uint32_t W = 2 * h[MA_G], R = h[MA_M] / W, nb = h[MA_N] / 32, w = tix / 64, l = tix % 64;
         uint32_t blk = j / 16, jj = j % 16;

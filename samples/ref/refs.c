@@ -531,6 +531,69 @@ static void ref_persistent_rowsum(ref_case *c)
     }
 }
 
+/* persistent_lcg: element i of tile t (256 per tile) runs 8 * nit[t] steps of the LCG z = z * A + C
+ * (mod 2^32) from x[i]; count[t] (zeroed) must end at exactly 1. The reference jumps ahead: m steps
+ * are z -> A_m z + C_m with (A_m, C_m) composed by squaring ((a, c) then (a', c') = (a a', a' c + c')).
+ * nit is ragged: most tiles 1..3 units, one in 16 takes 24 (bench/persistent.c sets heavy-tailed and
+ * uniform ones, and the real lengths). */
+uint32_t ref_lcg_jump(uint32_t z, uint64_t steps)
+{
+    uint32_t am = 1, cm = 0, a = 1664525u, c = 1013904223u;
+    for (; steps; steps >>= 1) {
+        if (steps & 1) {
+            am = am * a;
+            cm = cm * a + c;
+        }
+        c = c * a + c;
+        a = a * a;
+    }
+    return am * z + cm;
+}
+
+static int setup_persistent_lcg(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err,
+                                size_t errlen)
+{
+    (void)set;
+    (void)nset;
+    if (n < 1 || n > INT32_MAX - 4096) return fail(err, errlen, "persistent_lcg: n = %lld is out of range", n);
+    unsigned long long tiles = ((unsigned long long)n + 255) / 256;
+    int32_t *x = add_buffer(c, "x", REF_IN, TILE_DTYPE_I32, (size_t)n, 64)->init;
+    for (long long i = 0; i < n; i++) x[i] = (int32_t)(uint32_t)(ref_rng_next(rng) >> 32);
+    add_buffer(c, "y", REF_OUT, TILE_DTYPE_I32, (size_t)n, 64);
+    ref_param *pn = add_buffer(c, "nit", REF_IN, TILE_DTYPE_I32, (size_t)tiles, 16);
+    int32_t *nit = pn->init;
+    long long work = 0;
+    for (unsigned long long t = 0; t < tiles; t++) {
+        uint64_t r = ref_rng_next(rng);
+        nit[t] = (int32_t)(r % 16 == 3 ? 24 : 1 + (r >> 8) % 3);
+        work += nit[t];
+    }
+    memcpy(pn->expect, pn->init, (size_t)(tiles + 16) * 4);
+    ref_param *cnt = add_buffer(c, "count", REF_INOUT, TILE_DTYPE_I32, (size_t)tiles, 64);
+    memset(cnt->init, 0, (size_t)tiles * 4);
+    add_scalar(c, "n", TILE_DTYPE_I32, (double)n);
+    c->grid[0] = (unsigned)tiles;
+    c->elements = (size_t)n + (size_t)tiles;
+    c->bytes = 8.0 * (double)n;
+    snprintf(c->shape, sizeof c->shape, "n = %lld (%llu tiles of 256, ragged: nit sums to %lld, 8 LCG steps each)", n,
+             tiles, work);
+    return 0;
+}
+
+static void ref_persistent_lcg(ref_case *c)
+{
+    const int32_t *x = param(c, "x")->init, *nit = param(c, "nit")->init;
+    ref_param *py = param(c, "y"), *pc = param(c, "count");
+    int32_t *y = py->expect;
+    for (size_t i = 0; i < py->count; i++) {
+        uint32_t z = ref_lcg_jump((uint32_t)x[i], 8u * (uint64_t)(uint32_t)nit[i / 256]);
+        memcpy(&y[i], &z, 4);
+    }
+    int32_t *cnt = pc->expect;
+    memcpy(cnt, pc->init, (pc->count + pc->guard) * 4);
+    for (size_t t = 0; t < pc->count; t++) cnt[t] = 1;
+}
+
 /* cluster_multicast: y[i, j] = x[i, j] + bias[i % BM, j]; bias has R = BM rows. */
 static int setup_multicast(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
 {
@@ -680,7 +743,11 @@ const ref_kernel ref_kernels[] = {
      ref_persistent_scale},
     {"persistent_rowsum", "samples/persistent_rowsum.tile", 256, 128, {REF_TOL_EXACT, 0, 0, 0}, setup_persistent_rowsum,
      ref_persistent_rowsum},
+    {"persistent_lcg", "samples/persistent_lcg.tile", 256, 256, {REF_TOL_EXACT, 0, 0, 0}, setup_persistent_lcg,
+     ref_persistent_lcg},
     {"gemm_sm90", "samples/gemm_sm90.tile", 384, 128 * 256, {REF_TOL_REL_FRO, 1.0 / 256, 1.0 / 64, 1e-3}, setup_gemm, ref_gemm},
+    /* gemm_sm100: the gemm_sm90 case and reference, with tcgen05 on sm_100a (simulator only: no B200 here) */
+    {"gemm_sm100", "samples/gemm_sm100.tile", 384, 128 * 256, {REF_TOL_REL_FRO, 1.0 / 256, 1.0 / 64, 1e-3}, setup_gemm, ref_gemm},
     {"gemm_persistent_sm90", "samples/gemm_persistent_sm90.tile", 384, 128 * 256, {REF_TOL_REL_FRO, 1.0 / 256, 1.0 / 64, 1e-3},
      setup_gemm_persistent, ref_gemm},
     {"warp_pipelined_gemm", "samples/amd/warp_pipelined_gemm.tile", 512, 256 * 64, {REF_TOL_REL_FRO, 1.0 / 256, 1.0 / 64, 1e-3},

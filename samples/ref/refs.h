@@ -29,6 +29,9 @@ uint64_t ref_seed_from_time(void);
 
 uint16_t ref_f32_to_bf16(float f);     /* round to nearest even; NaN stays a (quiet) NaN */
 float ref_bf16_to_f32(uint16_t h);
+/* persistent_lcg: z after `steps` steps of z = z * 1664525 + 1013904223 (mod 2^32), by jumping ahead
+ * (O(log steps)). */
+uint32_t ref_lcg_jump(uint32_t z, uint64_t steps);
 
 /* ---- refs.c: cases ---- */
 

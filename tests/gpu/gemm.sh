@@ -3,7 +3,8 @@
 # and samples/gemm_persistent_sm90.tile at square and ragged shapes (tilec run: float64 reference,
 # per-element bound and relative Frobenius error), bench/gemm.py (tilec vs cuBLAS vs Triton plain
 # and persistent TMA), compute-sanitizer, then gpucheck (every sample, the GEMMs and their -D
-# variants included). TILEC names the prebuilt compiler (default build/tilec), GPUCHECK gpucheck.
+# variants included). TILEC names the prebuilt compiler (default build/tilec), GPUCHECK gpucheck,
+# VARIANTS the bench's tilec variants (bench/gemm.py --variants; its default when unset).
 #   tests/gpu/gemm.sh [quick]      (quick: correctness and sanitizer only, no bench, no gpucheck)
 set -u
 cd "$(dirname "$0")/../.."
@@ -23,7 +24,8 @@ $T run samples/gemm_persistent_sm90.tile --grid 1 --arg M=1000 --arg N=1500 --ar
 $T run samples/gemm_persistent_sm90.tile --grid 5 --arg M=1000 --arg N=1500 --arg K=520 | grep check
 if [ "${1:-}" != quick ]; then
     echo "== bench/gemm.py"
-    TILEC=$T timeout 180 python3 bench/gemm.py --reps 20
+    if [ -n "${VARIANTS:-}" ]; then TILEC=$T timeout 240 python3 bench/gemm.py --reps 20 --variants "$VARIANTS"
+    else TILEC=$T timeout 180 python3 bench/gemm.py --reps 20; fi
     echo "bench exit $?"
 fi
 for tool in memcheck racecheck synccheck; do

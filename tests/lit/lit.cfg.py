@@ -21,3 +21,6 @@ config.substitutions.append(("%tilec", tilec))
 config.substitutions.append(("%ptxas", ptxas))
 config.substitutions.append(("%samples", os.path.join(root, "samples")))
 config.substitutions.append(("%python", "python3"))
+# the stand-in libamdhip64 the Makefile builds next to tilec (tests/unit/fake_hip)
+config.substitutions.append(("%fakehip", os.path.join(os.environ.get("LIT_BUILD", os.path.join(root, "build")),
+                                                      "libfake_amdhip64.so")))

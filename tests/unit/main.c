@@ -14,8 +14,10 @@ static Suite *(*const suites[])(void) = {
     ptx_suite,
     api_suite,
     runtime_suite,
+    hip_suite,
     sim_race_suite,
     sim_suite,
+    shmem_suite,
 };
 
 int main(void)

@@ -14,7 +14,9 @@ Suite *passes_suite(void);   /* test_passes.c: pass manager, canonicalize, cse, 
 Suite *ptx_suite(void);      /* test_ptx.c: PTX emission for sm_90a/sm_100a, ptxas on every kernel */
 Suite *api_suite(void);      /* test_api.c: the public compile API of tile.h, re-entrancy from threads */
 Suite *runtime_suite(void);  /* test_runtime.c: launch checks, no-driver paths, fake device, kernel cache */
+Suite *hip_suite(void);      /* test_hip.c: the hip back end: kernarg layout vs code object metadata, fake libamdhip64 */
 Suite *sim_race_suite(void); /* test_sim_race.c: the simulator's race detector, against a brute-force reference */
 Suite *sim_suite(void);      /* test_sim.c: the simulator through the public API: results, hang/fault/race reports, trace */
+Suite *shmem_suite(void);    /* test_shmem.c: the NVSHMEM runtime without NVSHMEM: launcher, clear errors */
 
 #endif

@@ -1,0 +1,545 @@
+/* ptx_tcgen05.h: the sm_100a (tcgen05) lowering of mma_acc / mma_commit / mma_wait / st_acc /
+ * st_smem_acc. A section of ptx_emit.c kept in its own file (included once, inside ptx_emit.c,
+ * after the sm_90a wgmma section) so that the two matrix back ends can change independently.
+ *
+ * The one idea: on sm_100a the accumulator lives in tensor memory (TMEM), not in registers. A kernel
+ * with mma_acc allocates (M / 128) x N f32 columns of TMEM once (warp 0: tcgen05.alloc, the address
+ * kept in the shared word __tc_tmem, relinquish_alloc_permit) and frees them before its final `ret`
+ * (tcgen05.dealloc). Every value of the accumulator class that only carries the accumulator (an
+ * mma_acc result, and the block arguments and results of for/loop/if it flows through: the
+ * "carried" values, a fixpoint below) is that TMEM; its registers are unused. The register values
+ * meet TMEM at three points:
+ *  - a copy (loop entry, yield, break) of a register value into a carried value: a splat of 0.0
+ *    only sets the predicate %tc_z ("the accumulator is zero"; the next mma issues with
+ *    enable_input_d = false), anything else is written with tcgen05.st (then wait::st, a group
+ *    barrier, fences);
+ *  - an op other than mma_acc that reads a carried value (a cast, elementwise math, st_acc): the
+ *    group loads it with tcgen05.ld 32x32b (+ wait::ld) into the value's registers first (zeros
+ *    when %tc_z is still set);
+ *  - mma_acc with a register accumulator: written as at a copy.
+ * The register layout after tcgen05.ld (docs/IR.md, "Matrix ops", lower-tiles and the simulator use
+ * the same): warp w of a warpgroup reaches TMEM lanes 32 (w % 4) ..+31 only, so thread t of the
+ * group (g = t / 128) holds row 128 r + t % 128 and columns [g N/G, (g + 1) N/G) of 128-row block r,
+ * lane r N/G + c. One thread of the group (its first; with cta_group = 2 the first of the even
+ * CTA of the pair) issues the `tcgen05.mma.cta_group::C.kind::f16` per 128-row block and k16 step,
+ * with an instruction descriptor (kind::f16: c F32 at bit 4, a/b format at 7/10 (0 F16, 1 BF16),
+ * K-major A and B, N >> 3 at 17, M >> 4 at 24; M = 256 for a pair) and SM100 shared-memory
+ * descriptors (start >> 4 at 0, LBO 16 >> 4 at 16, SBO 8 rows x W bytes at 32, version 1 at bit 46,
+ * layout at 61: 2 = 128B, 4 = 64B, 6 = 32B swizzle).
+ * Completion: mma_commit is `tcgen05.commit ... mbarrier::arrive::one` onto barrier cnt % 8 of a
+ * ring of 8 in shared memory (__tc_bar, count 1; cta_group = 2 multicasts it to both CTAs of the
+ * pair), cnt a per-thread register that every thread of the group advances; mma_wait(n) waits on
+ * commit cnt - 1 - n (parity (cnt - 1 - n) / 8 % 2) and then fences (tcgen05.fence::after_thread_sync).
+ * A kernel without mma_commit commits and waits after every mma. Restrictions (located errors):
+ * all mma_acc of a kernel share one shape, group and cta_group; an mma's accumulator operand is
+ * used by nothing else (one TMEM region holds it); no `return` in such a kernel (the dealloc must
+ * run); named barrier 15 is the group barrier of tcgen05.st; trans_b = true. Proven by ptxas and
+ * the simulator only: no B200 ran this code. */
+
+typedef struct TcState {
+    int64_t M, N, K, G, cg;    /* the accumulator shape, warpgroups of the issuing group, cta_group */
+    int64_t lo;                /* first warp of the issuing group */
+    int64_t cols;              /* allocated TMEM columns: power of two >= 32 */
+    int sync;                  /* no mma_commit in the kernel: each mma completes before the next op */
+    uint8_t *carried;          /* per value id: the value is the TMEM accumulator */
+    uint32_t *uses;            /* per value id: operand slots that name it */
+    const Op *first;           /* the first mma_acc (for locations) */
+    int bad;                   /* an error was reported: emit nothing more */
+} TcState;
+
+static int is_tc_carried(const Emit *e, const Value *v)
+{
+    return e->tc && v && v->id < e->k->nvalues && e->tc->carried[v->id];
+}
+
+static int tc_mark(Emit *e, const Value *v)
+{
+    if (!v || v->id >= e->k->nvalues || e->tc->carried[v->id]) return 0;
+    e->tc->carried[v->id] = 1;
+    return 1;
+}
+
+static const Op *tc_owner(const Op *op) { return op->parent && op->parent->parent ? op->parent->parent->parent : NULL; }
+
+/* One round of the carried fixpoint over a block; returns whether something changed. */
+static int tc_propagate(Emit *e, const Block *b)
+{
+    int ch = 0;
+    for (const Op *op = b ? b->first : NULL; op; op = op->next) {
+        if (op->code == OP_MMA_ACC && op->nresults == 1) ch |= tc_mark(e, op->results[0]);
+        if ((op->code == OP_FOR || op->code == OP_LOOP) && op->nregions) {
+            const Block *body = op->regions[0].first;
+            uint32_t first = op->code == OP_FOR ? 3 : 0, ai0 = op->code == OP_FOR;
+            for (uint32_t i = 0; i < op->nresults; i++) {
+                const Value *arg = body && ai0 + i < body->nargs ? body->args[ai0 + i] : NULL;
+                const Value *init = first + i < op->noperands ? op->operands[first + i] : NULL;
+                if (is_tc_carried(e, init) || is_tc_carried(e, arg) || is_tc_carried(e, op->results[i])) {
+                    ch |= tc_mark(e, arg);
+                    ch |= tc_mark(e, op->results[i]);
+                }
+            }
+        }
+        if (op->code == OP_YIELD || op->code == OP_BREAK || op->code == OP_CONTINUE) {
+            const Op *p = tc_owner(op), *loop = p;
+            while (loop && loop->code != OP_FOR && loop->code != OP_LOOP) loop = tc_owner(loop);
+            const Op *to = op->code == OP_YIELD ? p : loop;
+            for (uint32_t i = 0; to && i < op->noperands && i < to->nresults; i++)
+                if (is_tc_carried(e, op->operands[i])) ch |= tc_mark(e, to->results[i]);
+        }
+        for (uint32_t r = 0; r < op->nregions; r++)
+            for (const Block *nb = op->regions[r].first; nb; nb = nb->next) ch |= tc_propagate(e, nb);
+    }
+    return ch;
+}
+
+static void tc_count_uses(Emit *e, const Block *b)
+{
+    for (const Op *op = b ? b->first : NULL; op; op = op->next) {
+        for (uint32_t i = 0; i < op->noperands; i++)
+            if (op->operands[i] && op->operands[i]->id < e->k->nvalues) e->tc->uses[op->operands[i]->id]++;
+        for (uint32_t r = 0; r < op->nregions; r++)
+            for (const Block *nb = op->regions[r].first; nb; nb = nb->next) tc_count_uses(e, nb);
+    }
+}
+
+/* Collects the kernel's mma_acc ops and checks the restrictions; returns -1 after an error. */
+static int tc_scan(Emit *e, const Block *b, const Op *group)
+{
+    TcState *s = e->tc;
+    for (const Op *op = b ? b->first : NULL; op; op = op->next) {
+        if (op->code == OP_RETURN) {
+            error_at(e, op, "'return' in a kernel that uses mma on sm_100a: the tensor memory of the accumulator is "
+                     "freed at the end of the kernel, which every thread must reach");
+            return -1;
+        }
+        if (op->code == OP_GROUP_SYNC && ir_attr_int(op, "id", -1) == 15) {
+            error_at(e, op, "named barrier 15 is reserved for the tcgen05 accumulator in a kernel that uses mma on sm_100a");
+            return -1;
+        }
+        if (op->code == OP_MMA_ACC) {
+            const Attr *sh = ir_attr_find(op, "shape");
+            int64_t th = ir_attr_int(op, "threads", 0), cg = ir_attr_int(op, "cta_group", 1);
+            int64_t lo = group ? ir_attr_int(group, "lo", 0) : 0;
+            if (!sh || sh->kind != ATTR_INTS || sh->nints != 3 || th < 128 || th % 128) {
+                error_at(e, op, "'mma_acc' needs shape and threads attributes (whole warpgroups)");
+                return -1;
+            }
+            if (!s->first) {
+                s->first = op;
+                s->M = sh->ints[0];
+                s->N = sh->ints[1];
+                s->K = sh->ints[2];
+                s->G = th / 128;
+                s->cg = cg;
+                s->lo = lo;
+            } else if (s->M != sh->ints[0] || s->N != sh->ints[1] || s->G != th / 128 || s->cg != cg || s->lo != lo) {
+                error_at(e, op, "on sm_100a every mma of a kernel shares one accumulator shape, issuing group and "
+                         "cta_group (one tensor-memory accumulator per kernel)");
+                return -1;
+            }
+            const Value *acc = op->operands[2];
+            if (acc->id < e->k->nvalues && s->uses[acc->id] > 1) {
+                error_at(e, op, "on sm_100a the accumulator operand of an mma may not be used by anything else: the mma "
+                         "updates it in place in tensor memory");
+                return -1;
+            }
+        }
+        const Op *g = op->code == OP_WARPS ? op : group;
+        for (uint32_t r = 0; r < op->nregions; r++)
+            for (const Block *nb = op->regions[r].first; nb; nb = nb->next)
+                if (tc_scan(e, nb, g) < 0) return -1;
+    }
+    return 0;
+}
+
+/* A register holding this thread's TMEM address for lane quarter w and its warpgroup's columns. */
+static const char *tc_lane_addr(Emit *e)
+{
+    const char *t = R(e, e->tlin), *a = T(e, RC_B32), *x = T(e, RC_B32);
+    if (e->tc->lo) {
+        const char *y = T(e, RC_B32);
+        ins(e, "sub.u32 %s, %s, %lld", y, t, (long long)(32 * e->tc->lo));
+        t = y;
+    }
+    ins(e, "bfe.u32 %s, %s, 5, 2", x, t);          /* warp in the warpgroup: lanes 32 w .. */
+    ins(e, "shl.b32 %s, %s, 21", a, x);            /* (32 w) << 16 */
+    ins(e, "shr.u32 %s, %s, 7", x, t);             /* warpgroup g: columns g N/G .. */
+    ins(e, "mad.lo.u32 %s, %s, %lld, %s", a, x, (long long)(e->tc->N / e->tc->G), a);
+    ins(e, "add.u32 %s, %s, %%tc_t", a, a);
+    return a;
+}
+
+/* tcgen05.ld (load = 1) or tcgen05.st of value v's lanes, in chunks of up to 32 columns. */
+static void tc_move(Emit *e, const Value *v, int load)
+{
+    TcState *s = e->tc;
+    int64_t cols = s->N / s->G, E = nlanes_of(v);
+    if (E != s->M / 128 * cols) {
+        error_at(e, s->first, "a tensor-memory accumulator of %lld lanes is read as %lld", (long long)(s->M / 128 * cols),
+                 (long long)E);
+        return;
+    }
+    const char *a = tc_lane_addr(e);
+    for (int64_t r = 0; r < s->M / 128; r++)
+        for (int64_t c = 0; c < cols;) {
+            int64_t n = 32;
+            while (n > cols - c) n /= 2;
+            StrBuf regs;
+            sb_init(&regs);
+            for (int64_t j = 0; j < n; j++) sb_printf(&regs, "%s%s", j ? ", " : "", VR(e, v, (int)(r * cols + c + j)));
+            int64_t off = r * s->N + c;
+            if (load) ins(e, "tcgen05.ld.sync.aligned.32x32b.x%lld.b32 {%s}, [%s+%lld]", (long long)n, regs.data, a, (long long)off);
+            else ins(e, "tcgen05.st.sync.aligned.32x32b.x%lld.b32 [%s+%lld], {%s}", (long long)n, a, (long long)off, regs.data);
+            sb_free(&regs);
+            c += n;
+        }
+    if (load) {
+        ins(e, "tcgen05.wait::ld.sync.aligned");
+        for (int64_t j = 0; j < E; j++) ins(e, "@%%tc_z mov.b32 %s, 0f00000000", VR(e, v, (int)j));
+    }
+}
+
+static int is_zero_splat(const Value *v)
+{
+    const Op *d = v->def;
+    if (!d || d->code != OP_SPLAT || d->noperands != 1 || !d->operands[0]->def) return 0;
+    const Op *c = d->operands[0]->def;
+    const Attr *a = c->code == OP_CONST ? ir_attr_find(c, "value") : NULL;
+    return a && ((a->kind == ATTR_FLOAT && a->f == 0.0 && !signbit(a->f)) || (a->kind == ATTR_INT && a->i == 0));
+}
+
+/* A register value becomes the TMEM accumulator. */
+static void tc_store(Emit *e, const Op *at, const Value *v)
+{
+    TcState *s = e->tc;
+    if (is_zero_splat(v)) {
+        ins(e, "setp.ne.b32 %%tc_z, 1, 0");
+        return;
+    }
+    if (s->cg == 2) {
+        error_at(e, at, "with cta_group = 2 the accumulator must start at 0.0 (the pair leader's mma writes both CTAs' "
+                 "tensor memory; a value in registers cannot be ordered before it)");
+        return;
+    }
+    tc_move(e, v, 0);
+    ins(e, "tcgen05.wait::st.sync.aligned");
+    ins(e, "tcgen05.fence::before_thread_sync");
+    if (s->lo == 0 && 128 * s->G == kernel_threads(e->k)) ins(e, "bar.sync 0");
+    else ins(e, "bar.sync 15, %lld", (long long)(128 * s->G));
+    ins(e, "tcgen05.fence::after_thread_sync");
+    ins(e, "setp.ne.b32 %%tc_z, 0, 0");
+}
+
+/* The predicate "this thread issues the group's tcgen05 mma/commit". */
+static const char *tc_issuer(Emit *e)
+{
+    const char *p = T(e, RC_PRED);
+    ins(e, "setp.eq.u32 %s, %s, %lld", p, R(e, e->tlin), (long long)(32 * e->tc->lo));
+    if (e->tc->cg == 2) {
+        const char *r = T(e, RC_B32), *q = T(e, RC_PRED);
+        ins(e, "mov.u32 %s, %%cluster_ctarank", r);
+        ins(e, "and.b32 %s, %s, 1", r, r);
+        ins(e, "setp.eq.and.u32 %s, %s, 0, %s", q, r, p);
+        return q;
+    }
+    return p;
+}
+
+static void tc_commit(Emit *e)
+{
+    const char *p = tc_issuer(e), *a = T(e, RC_B32);
+    ins(e, "and.b32 %s, %%tc_cnt, 7", a);
+    ins(e, "mad.lo.u32 %s, %s, 8, %%tc_bar", a, a);
+    if (e->tc->cg == 2) {
+        const char *r = T(e, RC_B32), *m = T(e, RC_B16);
+        ins(e, "mov.u32 %s, %%cluster_ctarank", r);
+        ins(e, "and.b32 %s, %s, 0xfffffffe", r, r);
+        ins(e, "shl.b32 %s, 3, %s", r, r);
+        ins(e, "cvt.u16.u32 %s, %s", m, r);
+        ins(e, "@%s tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%s], %s", p, a, m);
+    } else {
+        ins(e, "@%s tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%s]", p, a);
+    }
+    ins(e, "add.u32 %%tc_cnt, %%tc_cnt, 1");
+}
+
+static void tc_wait(Emit *e, int64_t pending)
+{
+    int id = e->nlabel++;
+    const char *p = T(e, RC_PRED), *i = T(e, RC_B32), *a = T(e, RC_B32), *ph = T(e, RC_B32), *q = T(e, RC_PRED);
+    ins(e, "setp.le.u32 %s, %%tc_cnt, %lld", p, (long long)pending);
+    sb_printf(&e->body, "\t@%s bra.uni $L_tcwait_%d_done;\n", p, id);
+    ins(e, "sub.u32 %s, %%tc_cnt, %lld", i, (long long)(pending + 1));
+    ins(e, "and.b32 %s, %s, 7", a, i);
+    ins(e, "mad.lo.u32 %s, %s, 8, %%tc_bar", a, a);
+    ins(e, "bfe.u32 %s, %s, 3, 1", ph, i);
+    label(e, id, "tcwait", "try");
+    ins(e, "mbarrier.try_wait.parity.shared::cta.b64 %s, [%s], %s", q, a, ph);
+    sb_printf(&e->body, "\t@!%s bra.uni $L_tcwait_%d_try;\n", q, id);
+    label(e, id, "tcwait", "done");
+    ins(e, "tcgen05.fence::after_thread_sync");
+}
+
+static uint64_t tc_sdesc_hi(int w)
+{
+    uint64_t layout = w == 128 ? 2 : w == 64 ? 4 : 6;
+    return ((uint64_t)1 << 16) | (((uint64_t)8 * (uint64_t)w >> 4) << 32) | ((uint64_t)1 << 46) | (layout << 61);
+}
+
+static const char *tc_sdesc(Emit *e, const Value *sm)
+{
+    const char *a = T(e, RC_B32), *d = T(e, RC_B64);
+    ins(e, "shr.u32 %s, %s, 4", a, VR(e, sm, 0));
+    ins(e, "and.b32 %s, %s, 16383", a, a);
+    ins(e, "cvt.u64.u32 %s, %s", d, a);
+    ins(e, "or.b64 %s, %s, 0x%016llx", d, d, (unsigned long long)tc_sdesc_hi(sm->type->swizzle));
+    return d;
+}
+
+static void tc_mma(Emit *e, const Op *op)
+{
+    TcState *s = e->tc;
+    const Value *a = op->operands[0], *b = op->operands[1], *acc = op->operands[2];
+    const Type *at = a->type, *bt = b->type;
+    if (!ir_attr_int(op, "trans_b", 0)) {
+        error_at(e, op, "mma with b as [K, N] (N-major) is not lowered for sm_100a yet; store B as [N, K] and pass "
+                 "trans_b = true (the simulator runs both)");
+        return;
+    }
+    int es = mem_bytes(at->elem);
+    if (at->swizzle != at->shape[1] * es || bt->swizzle != bt->shape[1] * es || !mma_swizzle_mode(at->swizzle) ||
+        !mma_swizzle_mode(bt->swizzle)) {
+        error_at(e, op, "'mma_acc' operands need rows of exactly their swizzle span (32, 64 or 128 bytes)");
+        return;
+    }
+    if (!is_tc_carried(e, acc)) tc_store(e, op, acc);
+    int bf = at->elem->kind == TY_BF16;
+    uint32_t idesc = (1u << 4) | ((uint32_t)bf << 7) | ((uint32_t)bf << 10) | ((uint32_t)(s->N >> 3) << 17) |
+                     ((uint32_t)((s->cg == 2 ? 256 : 128) >> 4) << 24);
+    const char *p = tc_issuer(e), *da = tc_sdesc(e, a), *db = tc_sdesc(e, b), *en = T(e, RC_PRED), *d = T(e, RC_B32);
+    const char *id = T(e, RC_B32);
+    ins(e, "mov.b32 %s, 0x%08x", id, idesc);
+    ins(e, "not.pred %s, %%tc_z", en);
+    for (int64_t r = 0; r < s->M / 128; r++) {
+        ins(e, "add.u32 %s, %%tc_t, %lld", d, (long long)(r * s->N));
+        for (int64_t ks = 0; ks < s->K / 16; ks++) {
+            int64_t ao = r * 128 * at->swizzle + ks * 32, bo = ks * 32;
+            const char *xa = da, *xb = db;
+            if (ao) {
+                xa = T(e, RC_B64);
+                ins(e, "add.s64 %s, %s, %lld", xa, da, (long long)(ao >> 4));
+            }
+            if (bo) {
+                xb = T(e, RC_B64);
+                ins(e, "add.s64 %s, %s, %lld", xb, db, (long long)(bo >> 4));
+            }
+            ins(e, "@%s tcgen05.mma.cta_group::%lld.kind::f16 [%s], %s, %s, %s, %s", p, (long long)s->cg, d, xa, xb, id,
+                ks ? "1" : en);
+            (void)0;
+        }
+    }
+    ins(e, "setp.ne.b32 %%tc_z, 0, 0");
+    if (s->sync) {
+        tc_commit(e);
+        tc_wait(e, 0);
+    }
+}
+
+/* st_acc / st_smem_acc of a tcgen05-layout vec: one element at a time (global: inside the view only). */
+static void tc_st_acc(Emit *e, const Op *op)
+{
+    TcState *s = e->tc;
+    int global = op->code == OP_ST_ACC;
+    const Value *vec = op->operands[0], *dst = op->operands[1];
+    const Type *t = vec->type->elem;
+    int es = mem_bytes(t);
+    int64_t cols = s->N / s->G;
+    if (vec->type->kind != TY_VEC || nlanes_of(vec) != s->M / 128 * cols) {
+        error_at(e, op, "'%s' of a vec that is not the kernel's tcgen05 accumulator layout", ir_op_info[op->code].name);
+        return;
+    }
+    const char *tix = R(e, e->tlin), *row0 = T(e, RC_B32), *col0 = T(e, RC_B32);
+    if (s->lo) {
+        const char *y = T(e, RC_B32);
+        ins(e, "sub.u32 %s, %s, %lld", y, tix, (long long)(32 * s->lo));
+        tix = y;
+    }
+    ins(e, "and.b32 %s, %s, 127", row0, tix);
+    ins(e, "shr.u32 %s, %s, 7", col0, tix);
+    ins(e, "mul.lo.u32 %s, %s, %lld", col0, col0, (long long)cols);
+    const char **vr = NULL;
+    const char *vsuf = t->kind == TY_F32 ? "f32" : mty(t);
+    if (global) {
+        vr = view_regs(e, op, dst);
+        if (!vr || dst->type->rank != 2 || dst->type->elem != t) {
+            error_at(e, op, "'st_acc' needs a rank-2 view of the vec's element");
+            return;
+        }
+        ins(e, "add.s32 %s, %s, %s", row0, row0, VR(e, op->operands[2], 0));
+        ins(e, "add.s32 %s, %s, %s", col0, col0, VR(e, op->operands[3], 0));
+    } else if (dst->type->kind != TY_SMEM || dst->type->rank != 2 || dst->type->elem != t || dst->type->shape[0] != s->M ||
+               dst->type->shape[1] != s->N) {
+        error_at(e, op, "'st_smem_acc' needs an smem tile of the accumulator's shape and the vec's element");
+        return;
+    }
+    int m = !global ? (dst->type->swizzle == 128 ? 0x70 : dst->type->swizzle == 64 ? 0x30 : dst->type->swizzle == 32 ? 0x10 : 0) : 0;
+    for (int64_t r = 0; r < s->M / 128; r++) {
+        const char *row = T(e, RC_B32);
+        ins(e, "add.u32 %s, %s, %lld", row, row0, (long long)(128 * r));
+        if (global) {
+            const char *rowp = T(e, RC_PRED);
+            ins(e, "setp.lt.s32 %s, %s, %s", rowp, row, vr[1]);
+            const char *c[2] = {row, col0};
+            const char *base = emit_rowmajor(e, vr, 2, c, es);
+            for (int64_t j = 0; j < cols; j++) {
+                const char *col = T(e, RC_B32), *pc = T(e, RC_PRED);
+                ins(e, "add.s32 %s, %s, %lld", col, col0, (long long)j);
+                ins(e, "setp.lt.and.s32 %s, %s, %s, %s", pc, col, vr[2], rowp);
+                ins(e, "@%s st.global.%s [%s+%lld], %s", pc, vsuf, base, (long long)(j * es), VR(e, vec, (int)(r * cols + j)));
+            }
+        } else {
+            const char *ro = T(e, RC_B32);
+            ins(e, "mad.lo.u32 %s, %s, %lld, %s", ro, row, (long long)s->N, col0);
+            ins(e, "mul.lo.u32 %s, %s, %d", ro, ro, es);
+            for (int64_t j = 0; j < cols; j++) {
+                const char *o = T(e, RC_B32);
+                ins(e, "add.u32 %s, %s, %lld", o, ro, (long long)(j * es));
+                if (m) {
+                    const char *sx = T(e, RC_B32);
+                    ins(e, "shr.u32 %s, %s, 3", sx, o);
+                    ins(e, "and.b32 %s, %s, %d", sx, sx, m);
+                    ins(e, "xor.b32 %s, %s, %s", o, o, sx);
+                }
+                ins(e, "add.u32 %s, %s, %s", o, o, VR(e, dst, 0));
+                ins(e, "st.shared.%s [%s], %s", vsuf, o, VR(e, vec, (int)(r * cols + j)));
+            }
+        }
+    }
+}
+
+/* ---- the hooks ptx_emit.c calls ---- */
+
+/* emit_mma on sm_100a. */
+static void tc_emit(Emit *e, const Op *op)
+{
+    if (!e->tc || e->tc->bad) {
+        if (!e->tc) error_at(e, op, "'%s' outside a kernel with mma on sm_100a", ir_op_info[op->code].name);
+        return;
+    }
+    switch (op->code) {
+    case OP_MMA_COMMIT: tc_commit(e); return;
+    case OP_MMA_WAIT: tc_wait(e, ir_attr_int(op, "pending", 0)); return;
+    case OP_MMA_ACC: tc_mma(e, op); return;
+    default: tc_st_acc(e, op); return;
+    }
+}
+
+/* Before any op: a carried accumulator read by an op other than mma_acc / control flow is loaded. */
+static void tc_before_op(Emit *e, const Op *op)
+{
+    if (!e->tc || e->tc->bad) return;
+    switch (op->code) {
+    case OP_MMA_ACC: case OP_FOR: case OP_LOOP: case OP_IF: case OP_YIELD: case OP_BREAK: case OP_CONTINUE:
+        return;
+    default:
+        for (uint32_t i = 0; i < op->noperands; i++)
+            if (is_tc_carried(e, op->operands[i])) tc_move(e, op->operands[i], 1);
+    }
+}
+
+/* In emit_copy: a register value copied into a carried value becomes the TMEM accumulator. */
+static void tc_copy(Emit *e, const Op *op, Value *const *src, uint32_t ns, Value *const *dst, uint32_t nd)
+{
+    if (!e->tc || e->tc->bad) return;
+    for (uint32_t i = 0; i < ns && i < nd; i++)
+        if (is_tc_carried(e, dst[i]) && !is_tc_carried(e, src[i])) tc_store(e, op, src[i]);
+}
+
+static int is_mma_acc_op(OpCode c) { return c == OP_MMA_ACC; }
+
+/* After the kernel prologue: sets e->tc when the kernel has mma on sm_100a, allocates TMEM and the
+ * barrier ring. */
+static void tc_kernel_begin(Emit *e, const Kernel *k)
+{
+    e->tc = NULL;
+    const Block *entry = k->body.first;
+    if (e->target != PTX_SM100A || !block_has(entry, is_mma_acc_op)) return;
+    TcState *s = ARENA_NEW(&e->arena, TcState);
+    memset(s, 0, sizeof *s);
+    s->carried = ARENA_ARRAY(&e->arena, uint8_t, k->nvalues + 1);
+    memset(s->carried, 0, k->nvalues + 1);
+    s->uses = ARENA_ARRAY(&e->arena, uint32_t, k->nvalues + 1);
+    memset(s->uses, 0, sizeof *s->uses * (k->nvalues + 1));
+    e->tc = s;
+    tc_count_uses(e, entry);
+    if (tc_scan(e, entry, NULL) < 0 || !s->first) {
+        s->bad = 1;
+        return;
+    }
+    while (tc_propagate(e, entry)) {}
+    s->sync = !block_has(entry, is_mma_commit);
+    int64_t need = s->M / 128 * s->N;
+    s->cols = 32;
+    while (s->cols < need) s->cols *= 2;
+    if (s->cols > 512 || (s->N / s->G) % 8 || s->M % 128) {
+        error_at(e, s->first, "a [%lld, %lld] accumulator over %lld warpgroups does not fit the tcgen05 layout "
+                 "(lower-tiles checks this for modules with target \"sm_100a\")", (long long)s->M, (long long)s->N,
+                 (long long)s->G);
+        s->bad = 1;
+        return;
+    }
+    int64_t csize = k->cluster[0] * k->cluster[1] * k->cluster[2];
+    if (s->cg == 2 && csize % 2) {
+        error_at(e, s->first, "mma with cta_group = 2 needs a kernel with an even cluster (pairs of CTAs)");
+        s->bad = 1;
+        return;
+    }
+    need_version(e, 86);
+    sb_puts(&e->decl, "\t.shared .align 16 .b32 __tc_tmem;\n\t.shared .align 8 .b64 __tc_bar_ring[8];\n"
+                      "\t.reg .b32 %tc_t;\n\t.reg .b32 %tc_bar;\n\t.reg .b32 %tc_cnt;\n\t.reg .pred %tc_z;\n");
+    const char *p = T(e, RC_PRED), *slot = T(e, RC_B32);
+    int id = e->nlabel++;
+    ins(e, "mov.u32 %%tc_bar, __tc_bar_ring");
+    ins(e, "mov.u32 %s, __tc_tmem", slot);
+    ins(e, "mov.u32 %%tc_cnt, 0");
+    ins(e, "setp.ne.b32 %%tc_z, 1, 0");
+    ins(e, "setp.ge.u32 %s, %%tlin, 32", p);
+    sb_printf(&e->body, "\t@%s bra.uni $L_tcalloc_%d_done;\n", p, id);
+    ins(e, "setp.eq.u32 %s, %%tlin, 0", p);
+    for (int i = 0; i < 8; i++) ins(e, "@%s mbarrier.init.shared::cta.b64 [%%tc_bar+%d], 1", p, 8 * i);
+    ins(e, "@%s fence.mbarrier_init.release.cluster", p);
+    ins(e, "tcgen05.alloc.cta_group::%lld.sync.aligned.shared::cta.b32 [%s], %lld", (long long)s->cg, slot, (long long)s->cols);
+    ins(e, "tcgen05.relinquish_alloc_permit.cta_group::%lld.sync.aligned", (long long)s->cg);
+    label(e, id, "tcalloc", "done");
+    ins(e, "tcgen05.fence::before_thread_sync");
+    if (csize > 1) {
+        ins(e, "barrier.cluster.arrive.release.aligned");
+        ins(e, "barrier.cluster.wait.acquire.aligned");
+    } else {
+        ins(e, "bar.sync 0");
+    }
+    ins(e, "tcgen05.fence::after_thread_sync");
+    ins(e, "ld.shared.b32 %%tc_t, [%s]", slot);
+}
+
+/* Before the kernel's final ret: every thread is done with the accumulator; warp 0 frees it. */
+static void tc_kernel_end(Emit *e, const Kernel *k)
+{
+    TcState *s = e->tc;
+    if (!s || s->bad) return;
+    int64_t csize = k->cluster[0] * k->cluster[1] * k->cluster[2];
+    const char *p = T(e, RC_PRED);
+    ins(e, "tcgen05.fence::before_thread_sync");
+    if (csize > 1) {   /* the peer's mma may still write this CTA's tensor memory until both are here */
+        ins(e, "barrier.cluster.arrive.release.aligned");
+        ins(e, "barrier.cluster.wait.acquire.aligned");
+    } else {
+        ins(e, "bar.sync 0");
+    }
+    ins(e, "tcgen05.fence::after_thread_sync");
+    int id = e->nlabel++;
+    ins(e, "setp.ge.u32 %s, %%tlin, 32", p);
+    sb_printf(&e->body, "\t@%s bra.uni $L_tcfree_%d_done;\n", p, id);
+    ins(e, "tcgen05.dealloc.cta_group::%lld.sync.aligned.b32 %%tc_t, %lld", (long long)s->cg, (long long)s->cols);
+    label(e, id, "tcfree", "done");
+}

@@ -1,0 +1,333 @@
+/* shmem_check.c: the C driver of the NVSHMEM samples (issue 9) and their GPU checks, one process per
+ * GPU through tile_shmem_spawn.
+ *
+ *   shmem_check [--npes N] [--max-bytes B] [--iters I] [allgather] [pingpong] [order] [qp]
+ *
+ * allgather: samples/multi/ring_allgather.tile at 4 KiB .. max-bytes (default 256 MiB) per PE, on
+ *   fresh random data (the seed is the time; each PE regenerates every peer's block from it), every
+ *   element of every slot compared bit for bit; time per call and bus bandwidth.
+ * pingpong:  samples/multi/pingpong.tile, round-trip latency (2 PEs).
+ * order:     tests/gpu/shmem/order.tile: data put_nbi, then fence (and again with quiet), then a flag
+ *   on the same queue pair: the receiver never sees the flag before the data (2 PEs).
+ * qp:        tile_shmem_qp_create: on NVSHMEM without the QP API every handle is QP_DEFAULT (1) and
+ *   `defaulted` says so; with it, the handles nvshmemx_qp_create made.
+ * With no test named, all of them. Exit status 0 when every check passed, 1 otherwise, 77 when
+ * NVSHMEM or the GPUs are missing (the message says which).
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tile.h"
+
+typedef struct Opts {
+    int npes;
+    size_t max_bytes;
+    int iters;
+    int allgather, pingpong, order, qp;
+    uint64_t seed;
+} Opts;
+
+#define TRY(expr)                                                                                            \
+    do {                                                                                                     \
+        tile_status st_ = (expr);                                                                            \
+        if (st_ != TILE_SUCCESS) {                                                                           \
+            fprintf(stderr, "PE %d: %s:%d: %s: %s\n", pe, __FILE__, __LINE__, #expr, tile_last_error());     \
+            return st_ == TILE_ERROR_NO_SHMEM || st_ == TILE_ERROR_NO_DEVICE || st_ == TILE_ERROR_NO_DRIVER   \
+                       ? 77 : 1;                                                                             \
+        }                                                                                                    \
+    } while (0)
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+        free(b);
+        b = NULL;
+    }
+    fclose(f);
+    if (b) b[n] = 0, *len = (size_t)n;
+    return b;
+}
+
+static tile_status compile(const char *path, tile_program **out)
+{
+    size_t len = 0;
+    char *src = slurp(path, &len);
+    if (!src) {
+        fprintf(stderr, "cannot read %s\n", path);
+        return TILE_ERROR_INVALID_ARGUMENT;
+    }
+    tile_compile_options o = {.target = TILE_TARGET_SM90A, .opt_level = 2};
+    tile_status st = tile_compile(src, len, path, &o, out);
+    free(src);
+    if (st != TILE_SUCCESS && *out) fprintf(stderr, "%s", tile_program_diagnostics(*out));
+    return st;
+}
+
+/* Element j of PE pe's block for a seed: a float from a 64-bit hash (never NaN). */
+static float gen(uint64_t seed, int pe, size_t j)
+{
+    uint64_t x = seed ^ ((uint64_t)pe << 48) ^ (j * 0x9E3779B97F4A7C15ull);
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    x ^= x >> 33;
+    return (float)((double)(x >> 11) / (double)(1ull << 53) * 2.0 - 1.0);
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int run_qp(tile_shmem *s, int pe)
+{
+    int np = tile_shmem_n_pes(s), has = 0, defaulted = 0;
+    int32_t h[8];
+    const char *ver = tile_shmem_version(s, &has);
+    TRY(tile_shmem_qp_create(s, 8, h, &defaulted));
+    int ok = 1;
+    for (int i = 0; i < 8; i++) ok &= has ? h[i] >= 1 : h[i] == 1;
+    ok &= has || defaulted;
+    if (pe == 0)
+        printf("qp: NVSHMEM %s, QP API %s; 8 handles from tile_shmem_qp_create: %d %d %d %d %d %d %d %d, defaulted=%d "
+               "(%d PEs): %s\n", ver, has ? "present" : "absent (3.4.x)", h[0], h[1], h[2], h[3], h[4], h[5], h[6],
+               h[7], defaulted, np, ok ? "as documented" : "NOT as documented");
+    return ok ? 0 : 1;
+}
+
+static int run_allgather(tile_shmem *s, int pe, const Opts *o)
+{
+    int np = tile_shmem_n_pes(s);
+    tile_device *d = tile_shmem_device(s);
+    tile_program *p = NULL;
+    tile_module *m = NULL;
+    tile_kernel *k = NULL;
+    TRY(compile("samples/multi/ring_allgather.tile", &p));
+    TRY(tile_shmem_module_load(s, p, &m));
+    TRY(tile_module_get_kernel(m, "ring_allgather", &k));
+    int32_t qps[64];
+    int defaulted = 0;
+    TRY(tile_shmem_qp_create(s, np, qps, &defaulted));
+    tile_devptr dst, sig, src, dq;
+    size_t maxb = o->max_bytes;
+    TRY(tile_shmem_malloc(s, maxb * (size_t)np, &dst));
+    TRY(tile_shmem_malloc(s, 8 * (size_t)np, &sig));
+    TRY(tile_malloc(d, maxb, &src));
+    TRY(tile_malloc(d, sizeof(int32_t) * (size_t)np, &dq));
+    TRY(tile_memcpy_htod(d, dq, qps, sizeof(int32_t) * (size_t)np));
+    TRY(tile_memset_d8(d, sig, 0, 8 * (size_t)np));
+    float *h = malloc(maxb), *back = malloc(maxb * (size_t)np);
+    if (!h || !back) return 1;
+    tile_event *e0, *e1;
+    TRY(tile_event_create(d, 0, &e0));
+    TRY(tile_event_create(d, 0, &e1));
+    uint64_t epoch = 0;
+    int fails = 0;
+    for (size_t bytes = 4096; bytes <= maxb; bytes *= 16) {
+        size_t n = bytes / 4;
+        uint64_t seed = o->seed ^ (bytes * 0x2545F4914F6CDD1Dull);
+        for (size_t j = 0; j < n; j++) h[j] = gen(seed, pe, j);
+        TRY(tile_memcpy_htod(d, src, h, bytes));
+        TRY(tile_memset_d8(d, dst, 0xff, bytes * (size_t)np));
+        TRY(tile_device_synchronize(d));
+        TRY(tile_shmem_barrier_all(s));
+        tile_launch_config cfg = {.grid = {(unsigned)np, 1, 1}};
+        tile_arg a[6] = {tile_arg_ptr(TILE_DTYPE_F32, dst), tile_arg_ptr(TILE_DTYPE_U64, sig),
+                         tile_arg_ptr(TILE_DTYPE_F32, src), tile_arg_ptr(TILE_DTYPE_I32, dq),
+                         tile_arg_i32((int32_t)n), tile_arg_scalar(TILE_DTYPE_U64, 0)};
+        a[5].value.u = ++epoch;
+        TRY(tile_launch(k, &cfg, a, 6));
+        TRY(tile_device_synchronize(d));
+        TRY(tile_memcpy_dtoh(d, back, dst, bytes * (size_t)np));
+        size_t bad = 0, first = (size_t)-1;
+        for (int q = 0; q < np; q++)
+            for (size_t j = 0; j < n; j++) {
+                float want = gen(seed, q, j);
+                if (memcmp(&back[(size_t)q * n + j], &want, 4)) {
+                    if (!bad++) first = (size_t)q * n + j;
+                }
+            }
+        /* time: reps calls, each with a fresh epoch, PEs lined up by a barrier before the first */
+        int reps = bytes >= ((size_t)64 << 20) ? 5 : 50;
+        TRY(tile_shmem_barrier_all(s));
+        TRY(tile_event_record(e0, NULL));
+        for (int r = 0; r < reps; r++) {
+            a[5].value.u = ++epoch;
+            TRY(tile_launch(k, &cfg, a, 6));
+        }
+        TRY(tile_event_record(e1, NULL));
+        TRY(tile_event_synchronize(e1));
+        float ms = 0;
+        TRY(tile_event_elapsed_ms(e0, e1, &ms));
+        double t = ms * 1e-3 / reps;
+        double busbw = (double)bytes * (np - 1) / t / 1e9;   /* all-gather bus bandwidth, nccl-tests' definition */
+        printf("allgather PE %d: %9zu B/PE x %d PEs: %s (%zu of %zu wrong%s) %9.2f us/call  busbw %7.2f GB/s\n", pe,
+               bytes, np, bad ? "FAIL" : "ok", bad, n * (size_t)np, bad ? ", see first" : "", t * 1e6, busbw);
+        if (bad) {
+            printf("  first wrong element: slot %zu index %zu\n", first / n, first % n);
+            fails++;
+        }
+        TRY(tile_shmem_barrier_all(s));
+    }
+    free(h);
+    free(back);
+    TRY(tile_shmem_free(s, dst));
+    TRY(tile_shmem_free(s, sig));
+    TRY(tile_shmem_module_unload(s, m));
+    tile_program_destroy(p);
+    return fails ? 1 : 0;
+}
+
+static int run_pingpong(tile_shmem *s, int pe, const Opts *o)
+{
+    tile_device *d = tile_shmem_device(s);
+    tile_program *p = NULL;
+    tile_module *m = NULL;
+    tile_kernel *k = NULL;
+    TRY(compile("samples/multi/pingpong.tile", &p));
+    TRY(tile_shmem_module_load(s, p, &m));
+    TRY(tile_module_get_kernel(m, "pingpong", &k));
+    tile_devptr flag;
+    TRY(tile_shmem_malloc(s, 8, &flag));
+    double best = 1e30;
+    for (int run = 0; run < 3; run++) {
+        TRY(tile_memset_d8(d, flag, 0, 8));
+        TRY(tile_device_synchronize(d));
+        TRY(tile_shmem_barrier_all(s));
+        tile_launch_config cfg = {.grid = {1, 1, 1}};
+        tile_arg a[2] = {tile_arg_ptr(TILE_DTYPE_U64, flag), tile_arg_i32(o->iters)};
+        double t0 = now_s();
+        TRY(tile_launch(k, &cfg, a, 2));
+        TRY(tile_device_synchronize(d));
+        double t = now_s() - t0;
+        uint64_t v = 0;
+        TRY(tile_memcpy_dtoh(d, &v, flag, 8));
+        if (v != (uint64_t)o->iters) {
+            fprintf(stderr, "pingpong PE %d: flag ends at %llu, expected %d\n", pe, (unsigned long long)v, o->iters);
+            return 1;
+        }
+        if (t < best) best = t;
+        TRY(tile_shmem_barrier_all(s));
+    }
+    if (pe == 0)
+        printf("pingpong: %d round trips, flag values checked; best of 3 launches: %.3f us per round trip "
+               "(launch included, %.1f us total)\n", o->iters, best * 1e6 / o->iters, best * 1e6);
+    TRY(tile_shmem_free(s, flag));
+    TRY(tile_shmem_module_unload(s, m));
+    tile_program_destroy(p);
+    return 0;
+}
+
+static int run_order(tile_shmem *s, int pe)
+{
+    tile_device *d = tile_shmem_device(s);
+    tile_program *p = NULL;
+    tile_module *m = NULL;
+    tile_kernel *k = NULL;
+    TRY(compile("tests/gpu/shmem/order.tile", &p));
+    TRY(tile_shmem_module_load(s, p, &m));
+    TRY(tile_module_get_kernel(m, "shmem_order", &k));
+    const int n = 16384, iters = 400;
+    tile_devptr data, flag, ack, src, bad;
+    TRY(tile_shmem_malloc(s, (size_t)n * 4, &data));
+    TRY(tile_shmem_malloc(s, 8, &flag));
+    TRY(tile_shmem_malloc(s, 8, &ack));
+    TRY(tile_malloc(tile_shmem_device(s), (size_t)n * iters * 4, &src));
+    TRY(tile_malloc(d, 256 * 4, &bad));
+    int32_t *h = malloc((size_t)n * iters * 4);
+    if (!h) return 1;
+    for (int it = 0; it < iters; it++)
+        for (int j = 0; j < n; j++) h[(size_t)it * n + j] = (int32_t)((uint32_t)(it + 1) * 1000003u + (uint32_t)j);
+    TRY(tile_memcpy_htod(d, src, h, (size_t)n * iters * 4));
+    free(h);
+    int fails = 0;
+    static const char *const recvs[] = {"one thread waits, sync, shmem.g", "every thread waits, plain loads",
+                                        "every thread waits, fence, plain loads"};
+    for (int run = 0; run < 6; run++) {
+        int use_quiet = run % 2, recv = run / 2;
+        TRY(tile_memset_d8(d, data, 0, (size_t)n * 4));
+        TRY(tile_memset_d8(d, flag, 0, 8));
+        TRY(tile_memset_d8(d, ack, 0, 8));
+        TRY(tile_memset_d8(d, bad, 0, 256 * 4));
+        TRY(tile_device_synchronize(d));
+        TRY(tile_shmem_barrier_all(s));
+        tile_launch_config cfg = {.grid = {1, 1, 1}};
+        tile_arg a[9] = {tile_arg_ptr(TILE_DTYPE_I32, data), tile_arg_ptr(TILE_DTYPE_U64, flag),
+                         tile_arg_ptr(TILE_DTYPE_U64, ack),  tile_arg_ptr(TILE_DTYPE_I32, src),
+                         tile_arg_ptr(TILE_DTYPE_I32, bad),  tile_arg_i32(n), tile_arg_i32(iters),
+                         tile_arg_i32(use_quiet), tile_arg_i32(recv)};
+        TRY(tile_launch(k, &cfg, a, 9));
+        TRY(tile_device_synchronize(d));
+        int32_t b[256];
+        TRY(tile_memcpy_dtoh(d, b, bad, sizeof b));
+        long total = 0;
+        for (int i = 0; i < 256; i++) total += b[i];
+        if (pe == 1)
+            printf("order (%s; receiver: %s): %d rounds of %d i32 then a flag on the same queue pair: %ld elements "
+                   "seen stale after the flag: %s\n", use_quiet ? "quiet" : "fence", recvs[recv], iters, n, total,
+                   total ? "FAIL" : "ok");
+        fails += total != 0;
+        TRY(tile_shmem_barrier_all(s));
+    }
+    TRY(tile_shmem_module_unload(s, m));
+    tile_program_destroy(p);
+    return fails ? 1 : 0;
+}
+
+static int pe_main(int pe, int npes, void *user)
+{
+    const Opts *o = user;
+    (void)npes;
+    tile_shmem *s = NULL;
+    TRY(tile_shmem_init(&s));
+    int rc = 0, r;
+    if (o->qp && (r = run_qp(s, pe))) rc = r;
+    if (o->order && tile_shmem_n_pes(s) == 2 && (r = run_order(s, pe))) rc = r;
+    if (o->pingpong && tile_shmem_n_pes(s) == 2 && (r = run_pingpong(s, pe, o))) rc = r;
+    if (o->allgather && (r = run_allgather(s, pe, o))) rc = r;
+    fflush(stdout);
+    TRY(tile_shmem_finalize(s));
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    Opts o = {.npes = 2, .max_bytes = (size_t)256 << 20, .iters = 10000};
+    int any = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--npes") && i + 1 < argc) o.npes = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--max-bytes") && i + 1 < argc) o.max_bytes = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--iters") && i + 1 < argc) o.iters = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "allgather")) o.allgather = any = 1;
+        else if (!strcmp(argv[i], "pingpong")) o.pingpong = any = 1;
+        else if (!strcmp(argv[i], "order")) o.order = any = 1;
+        else if (!strcmp(argv[i], "qp")) o.qp = any = 1;
+        else {
+            fprintf(stderr, "usage: shmem_check [--npes N] [--max-bytes B] [--iters I] [allgather] [pingpong] [order] [qp]\n");
+            return 2;
+        }
+    }
+    if (!any) o.allgather = o.pingpong = o.order = o.qp = 1;
+    o.seed = (uint64_t)time(NULL) * 0x9E3779B97F4A7C15ull ^ (uint64_t)clock();
+    printf("shmem_check: %d PEs, seed 0x%016llx\n", o.npes, (unsigned long long)o.seed);
+    fflush(stdout);
+    tile_status st = tile_shmem_spawn(o.npes, pe_main, &o);
+    if (st != TILE_SUCCESS) {
+        fprintf(stderr, "shmem_check: %s\n", tile_last_error());
+        return strstr(tile_last_error(), "exit status 77") ? 77 : 1;
+    }
+    printf("shmem_check: all passed\n");
+    return 0;
+}

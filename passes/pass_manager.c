@@ -196,3 +196,15 @@ int pass_run_pipeline(Module *m, const char *pipeline, const PassOptions *opts)
     if (diag == &local) diag_free(&local);
     return failed;
 }
+
+void pass_oplist_push(OpList *l, Op *op)
+{
+    if (l->n == l->cap) {
+        uint32_t cap = l->cap ? l->cap * 2 : 16;
+        Op **n = ARENA_ARRAY(l->a, Op *, cap);
+        if (l->n) memcpy(n, l->ops, sizeof *n * l->n);
+        l->ops = n;
+        l->cap = cap;
+    }
+    l->ops[l->n++] = op;
+}

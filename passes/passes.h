@@ -45,6 +45,14 @@ const char *pass_default_pipeline(int opt_level);
 /* Runs the pipeline. Unknown pass names are reported before anything runs. Returns 0 on success. */
 int pass_run_pipeline(Module *m, const char *pipeline, const PassOptions *opts);
 
+/* A growable list of ops in an arena: the verifiers collect sites with it. */
+typedef struct OpList {
+    Op **ops;
+    uint32_t n, cap;
+    Arena *a;              /* where the array grows (set before the first push) */
+} OpList;
+void pass_oplist_push(OpList *l, Op *op);
+
 /* ================================ the passes ================================ */
 
 int pass_canonicalize(Module *m, DiagCtx *diag);   /* canonicalize.c */

@@ -563,23 +563,6 @@ static void check_bulk_store(Op *op, void *ctx)
     if (op->code == OP_TMA_BULK_STORE) check_bulk(ctx, op);
 }
 
-typedef struct OpList {
-    Op **ops;
-    uint32_t n, cap;
-    Arena *a;
-} OpList;
-
-static void push(OpList *l, Op *op)
-{
-    if (l->n == l->cap) {
-        uint32_t cap = l->cap ? l->cap * 2 : 32;
-        Op **n = ARENA_ARRAY(l->a, Op *, cap);
-        if (l->n) memcpy(n, l->ops, sizeof *n * l->n);
-        l->ops = n;
-        l->cap = cap;
-    }
-    l->ops[l->n++] = op;
-}
 
 typedef struct Collect {
     OpList arrive_expects, loads, sites, allocs, expects, waits;
@@ -589,15 +572,15 @@ static void collect(Op *op, void *ctx)
 {
     Collect *col = ctx;
     switch (op->code) {
-    case OP_MBAR_ARRIVE_EXPECT: push(&col->arrive_expects, op); /* fallthrough */
+    case OP_MBAR_ARRIVE_EXPECT: pass_oplist_push(&col->arrive_expects, op); /* fallthrough */
     case OP_MBAR_ARRIVE:
     case OP_MBAR_ARRIVE_REMOTE:
-    case OP_CLC_TRY_CANCEL: push(&col->sites, op); break;   /* try_cancel: one arrive + expect_tx(16) per request */
+    case OP_CLC_TRY_CANCEL: pass_oplist_push(&col->sites, op); break;   /* try_cancel: one arrive + expect_tx(16) per request */
     case OP_TMA_LOAD:
-    case OP_TMA_BULK_LOAD: push(&col->loads, op); break;
-    case OP_MBAR_EXPECT_TX: push(&col->expects, op); break;
-    case OP_MBAR_WAIT: case OP_MBAR_TRY_WAIT: case OP_MBAR_TEST_WAIT: push(&col->waits, op); break;
-    case OP_MBAR_ALLOC: push(&col->allocs, op); break;
+    case OP_TMA_BULK_LOAD: pass_oplist_push(&col->loads, op); break;
+    case OP_MBAR_EXPECT_TX: pass_oplist_push(&col->expects, op); break;
+    case OP_MBAR_WAIT: case OP_MBAR_TRY_WAIT: case OP_MBAR_TEST_WAIT: pass_oplist_push(&col->waits, op); break;
+    case OP_MBAR_ALLOC: pass_oplist_push(&col->allocs, op); break;
     default: break;
     }
 }

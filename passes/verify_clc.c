@@ -268,23 +268,6 @@ static void check_after_failure(ClcCx *c, Op *q)
 
 /* ---- the walk ---- */
 
-typedef struct OpList {
-    Op **ops;
-    uint32_t n, cap;
-    Arena *a;
-} OpList;
-
-static void push(OpList *l, Op *op)
-{
-    if (l->n == l->cap) {
-        uint32_t cap = l->cap ? l->cap * 2 : 16;
-        Op **n = ARENA_ARRAY(l->a, Op *, cap);
-        if (l->n) memcpy(n, l->ops, sizeof *n * l->n);
-        l->ops = n;
-        l->cap = cap;
-    }
-    l->ops[l->n++] = op;
-}
 
 typedef struct Found {
     OpList issues, queries;
@@ -293,8 +276,8 @@ typedef struct Found {
 static void collect(Op *op, void *ctx)
 {
     Found *f = ctx;
-    if (op->code == OP_CLC_TRY_CANCEL) push(&f->issues, op);
-    if (op->code == OP_CLC_QUERY) push(&f->queries, op);
+    if (op->code == OP_CLC_TRY_CANCEL) pass_oplist_push(&f->issues, op);
+    if (op->code == OP_CLC_QUERY) pass_oplist_push(&f->queries, op);
 }
 
 int pass_verify_clc(Module *m, DiagCtx *diag)

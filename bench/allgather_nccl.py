@@ -1,6 +1,6 @@
 # bench/allgather_nccl.py: the NCCL baseline of the tilec all-gather (issue 9): torch.distributed
 # all_gather_into_tensor with the NCCL backend, one process per GPU, at the sizes shmem_check uses
-# (4 KiB .. 256 MiB per PE), f32; time per call (CUDA events, mean of reps after warm-up) and bus
+# (4 KiB .. 256 MiB per PE, x4 steps), f32; time per call (CUDA events, mean of reps after warm-up) and bus
 # bandwidth as nccl-tests defines it for all-gather: bytes_per_pe * (n - 1) / t.
 #   python3 bench/allgather_nccl.py [NPES]
 import os, sys
@@ -34,7 +34,7 @@ def run(rank, n):
         if rank == 0:
             print(f"nccl allgather: {b:9d} B/PE x {n} PEs: {'ok' if ok else 'FAIL'} {t * 1e6:9.2f} us/call  "
                   f"busbw {b * (n - 1) / t / 1e9:7.2f} GB/s", flush=True)
-        b *= 16
+        b *= 4
     dist.destroy_process_group()
 
 

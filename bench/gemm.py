@@ -17,8 +17,9 @@ Triton, two kernels written for this script, each autotuned by Triton over a few
 time = the first call's): a plain tl.dot block matmul (one program per tile, pointer loads), and a
 persistent TMA matmul in the shape of Triton's tutorial 09 (one program per SM walking the tiles,
 host tensor descriptors for A, B and C; skipped with a message if this Triton lacks them).
-tilec variants: "[persistent] [src=FILE] NAME=VALUE ...": samples/gemm_persistent_sm90.tile (grid =
-min(tiles, SMs)) or samples/gemm_sm90.tile (one block per tile), or FILE (a rewritten copy of one of
+tilec variants: "[persistent | cluster] [src=FILE] NAME=VALUE ...": samples/gemm_persistent_sm90.tile
+(grid = min(tiles, SMs)), samples/gemm_cluster_sm90.tile (2-CTA clusters multicasting B: the B box is
+BN / 2 rows, grid = 2 x min(tile pairs, SMs / 2, the word clusters=C)) or samples/gemm_sm90.tile (one block per tile), or FILE (a rewritten copy of one of
 them, the kernel named as the sample), with -D overrides.
 
     python3 bench/gemm.py [--reps R] [--shapes 4096x4096x4096,...] [--variants "BN=128 STAGES=5;..."]
@@ -38,7 +39,8 @@ PEAK = 989.0
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TILEC = os.environ.get("TILEC", os.path.join(ROOT, "build", "tilec"))
 SAMPLES = {"gemm_sm90": os.path.join(ROOT, "samples", "gemm_sm90.tile"),
-           "gemm_persistent_sm90": os.path.join(ROOT, "samples", "gemm_persistent_sm90.tile")}
+           "gemm_persistent_sm90": os.path.join(ROOT, "samples", "gemm_persistent_sm90.tile"),
+           "gemm_cluster_sm90": os.path.join(ROOT, "samples", "gemm_cluster_sm90.tile")}
 
 cuda = ctypes.CDLL("libcuda.so.1")
 
@@ -54,10 +56,12 @@ class Variant:
     def __init__(self, words):
         # a variant is "[persistent] NAME=VALUE ...": the persistent sample (grid = min(tiles, SMs))
         # or the one-tile-per-block sample, with -D overrides
-        self.persistent = "persistent" in words
-        self.kernel = "gemm_persistent_sm90" if self.persistent else "gemm_sm90"
+        self.cluster = "cluster" in words
+        self.persistent = "persistent" in words or self.cluster
+        self.kernel = "gemm_cluster_sm90" if self.cluster else "gemm_persistent_sm90" if self.persistent else "gemm_sm90"
         src = [w[4:] for w in words if w.startswith("src=")]   # src=FILE: a rewritten copy of the sample
-        defines = [w for w in words if w != "persistent" and not w.startswith("src=")]
+        self.max_clusters = int(next((w[9:] for w in words if w.startswith("clusters=")), "0"))   # cap on clusters
+        defines = [w for w in words if w not in ("persistent", "cluster") and not w.startswith(("src=", "clusters="))]
         self.defines = defines
         self.label = " ".join(words)
         self.consts = {"BM": 128, "BN": 256, "BK": 64, "STAGES": 4, "GROUP_M": 8}
@@ -79,6 +83,14 @@ class Variant:
         ck(cuda.cuModuleGetFunction(ctypes.byref(self.fn), self.mod, self.kernel.encode()), "cuModuleGetFunction")
         ck(cuda.cuFuncSetAttribute(self.fn, 8, self.smem), "cuFuncSetAttribute(max dynamic smem)")
         self.ptx_bytes = len(ptx)
+        if self.cluster:   # how many clusters of this kernel can be resident at once (driver's answer)
+            class LaunchConfig(ctypes.Structure):
+                _fields_ = [("g", ctypes.c_uint * 3), ("b", ctypes.c_uint * 3), ("smem", ctypes.c_uint),
+                            ("stream", ctypes.c_void_p), ("attrs", ctypes.c_void_p), ("nattrs", ctypes.c_uint)]
+            cfg = LaunchConfig((ctypes.c_uint * 3)(132, 1, 1), (ctypes.c_uint * 3)(384, 1, 1), self.smem, None, None, 0)
+            n = ctypes.c_int(-1)
+            rc = cuda.cuOccupancyMaxActiveClusters(ctypes.byref(n), self.fn, ctypes.byref(cfg))
+            print(f"tilec variant [{self.label}]: cuOccupancyMaxActiveClusters = {n.value} (rc {rc})")
 
     def tensor_map(self, t, box_rows):
         """CUtensorMap of a row-major [rows, K] bf16 tensor, box [box_rows, BK], 128B swizzle."""
@@ -96,13 +108,16 @@ class Variant:
     def launcher(self, a, b, c):
         M, K = a.shape
         N = b.shape[0]
-        ta, tb = self.tensor_map(a, self.consts["BM"]), self.tensor_map(b, self.consts["BN"])
+        bbox = self.consts["BN"] // 2 if self.cluster else self.consts["BN"]
+        ta, tb = self.tensor_map(a, self.consts["BM"]), self.tensor_map(b, bbox)
         pc = ctypes.c_uint64(c.data_ptr())
         iM, iN, iK = ctypes.c_int32(M), ctypes.c_int32(N), ctypes.c_int32(K)
         params = (ctypes.c_void_p * 6)(*[ctypes.cast(ctypes.pointer(x), ctypes.c_void_p) for x in (ta, tb, pc, iM, iN, iK)])
         bm, bn = self.consts["BM"], self.consts["BN"]
         grid = ((M + bm - 1) // bm) * ((N + bn - 1) // bn)
-        if self.persistent:
+        if self.cluster:   # clusters of 2 along M: tile pairs, one block per SM
+            grid = 2 * min(((M + bm - 1) // bm + 1) // 2 * ((N + bn - 1) // bn), self.max_clusters or SMS // 2)
+        elif self.persistent:
             grid = min(grid, SMS)
         keep = (ta, tb, pc, iM, iN, iK, params)
 

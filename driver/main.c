@@ -40,6 +40,7 @@ static const char usage[] =
     "       tilec devices                 list the devices of every back end, or why there are none\n"
     "       tilec run FILE.tile [options] run a kernel on generated inputs, check it, time it\n"
     "                                     (tilec run --help for its options)\n"
+    "       tilec launch -n N PROGRAM [ARGS...]  run PROGRAM as N NVSHMEM PEs, one process each\n"
     "\n"
     "passes:\n";
 
@@ -115,6 +116,28 @@ static const char *opt_value(int argc, char **argv, int *i, const char *name)
     if (argv[*i][n] == '=') return argv[*i] + n + 1;
     if (argv[*i][n] == 0 && *i + 1 < argc) return argv[++*i];
     return NULL;
+}
+
+/* ---- tilec launch ---- */
+
+/* tilec launch -n N PROGRAM [ARGS...]: tile_shmem_launch, the no-MPI launcher of docs/RUNTIME.md
+ * "Multi-GPU": N processes of PROGRAM (found in PATH as execvp does), each told its PE, the
+ * number of PEs and the pipe NVSHMEM's unique id comes through; joined. Exit status 0 when every
+ * PE exited 0, 1 when one failed (each failed PE named on stderr), 2 a bad command line. */
+static int cmd_launch(int argc, char **argv)
+{
+    if (argc < 3 || strcmp(argv[1], "-n") != 0) return usage_error("launch takes -n N PROGRAM [ARGS...]%s", "");
+    char *end = NULL;
+    errno = 0;
+    long n = strtol(argv[2], &end, 10);
+    if (errno || end == argv[2] || *end || n < 1 || n > 1024)
+        return usage_error("launch -n takes a number of PEs from 1 to 1024, not '%s'", argv[2]);
+    if (argc < 4) return usage_error("launch -n N needs a PROGRAM to run%s", "");
+    if (tile_shmem_launch((int)n, argv + 3) != TILE_SUCCESS) {
+        fprintf(stderr, "tilec launch: %s\n", tile_last_error());
+        return 1;
+    }
+    return 0;
 }
 
 /* ---- tilec devices ---- */
@@ -493,6 +516,7 @@ int main(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "devices") == 0) return cmd_devices(argc - 1, argv + 1);
     if (argc >= 2 && strcmp(argv[1], "run") == 0) return cmd_run(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "launch") == 0) return cmd_launch(argc - 1, argv + 1);
     const char *input = NULL, *output = NULL, *emit = "ptx", *v;
     tile_compile_options o = {.target = TILE_TARGET_SM90A, .opt_level = 2};
     tile_define *defs = calloc((size_t)argc, sizeof *defs);

@@ -678,6 +678,25 @@ static int setup_gemm_persistent(ref_case *c, long long n, const ref_setting *se
     return 0;
 }
 
+/* gemm_cluster_sm90: the same case on 2-CTA clusters (B multicast): the B box is half of a tile
+ * pair's columns, a cluster computes two tiles along M, and the grid is min(pairs, 66) clusters
+ * (one block per SM of an H100 SXM; any even grid gives the same result). */
+static int setup_gemm_cluster(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err,
+                              size_t errlen)
+{
+    if (setup_gemm(c, n, set, nset, rng, err, errlen)) return -1;
+    unsigned ba[2], bb[2];
+    tma_box(c, "a", 2, (const unsigned[]){128, 64}, ba);
+    tma_box(c, "b", 2, (const unsigned[]){128, 64}, bb);
+    long long M = (long long)param(c, "M")->scalar, N = (long long)param(c, "N")->scalar;
+    unsigned pairs = (blocks_for(M, ba[0]) + 1) / 2 * blocks_for(N, 2 * bb[0]);
+    unsigned clusters = pairs < REF_PERSISTENT_SMS / 2 ? pairs : REF_PERSISTENT_SMS / 2;
+    c->grid[0] = 2 * clusters;
+    snprintf(c->shape, sizeof c->shape, "M = %lld, N = %lld, K = %lld (tile pairs 2 x %u x %u, %u pairs, %u clusters of 2)",
+             M, N, (long long)param(c, "K")->scalar, ba[0], 2 * bb[0], pairs, clusters);
+    return 0;
+}
+
 /* warp_pipelined_gemm (samples/amd): the same GEMM from plain tensor views, tiles of 256 x 64 (MFMA on
  * gfx942); K is any positive size up to 2^20 (edges read 0). n is M * N (default M = N, K = 256). */
 static int setup_amd_gemm(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
@@ -750,6 +769,8 @@ const ref_kernel ref_kernels[] = {
     {"gemm_sm100", "samples/gemm_sm100.tile", 384, 128 * 256, {REF_TOL_REL_FRO, 1.0 / 256, 1.0 / 64, 1e-3}, setup_gemm, ref_gemm},
     {"gemm_persistent_sm90", "samples/gemm_persistent_sm90.tile", 384, 128 * 256, {REF_TOL_REL_FRO, 1.0 / 256, 1.0 / 64, 1e-3},
      setup_gemm_persistent, ref_gemm},
+    {"gemm_cluster_sm90", "samples/gemm_cluster_sm90.tile", 384, 128 * 256, {REF_TOL_REL_FRO, 1.0 / 256, 1.0 / 64, 1e-3},
+     setup_gemm_cluster, ref_gemm},
     {"warp_pipelined_gemm", "samples/amd/warp_pipelined_gemm.tile", 512, 256 * 64, {REF_TOL_REL_FRO, 1.0 / 256, 1.0 / 64, 1e-3},
      setup_amd_gemm, ref_gemm},
 };

@@ -1,11 +1,13 @@
 /* shmem_check.c: the C driver of the NVSHMEM samples (issue 9) and their GPU checks, one process per
  * GPU through tile_shmem_spawn.
  *
- *   shmem_check [--npes N] [--max-bytes B] [--iters I] [allgather] [pingpong] [order] [qp]
+ *   shmem_check [--npes N] [--max-bytes B] [--iters I] [--per P,P,...] [allgather] [pingpong] [order] [qp]
  *
- * allgather: samples/multi/ring_allgather.tile at 4 KiB .. max-bytes (default 256 MiB) per PE, on
- *   fresh random data (the seed is the time; each PE regenerates every peer's block from it), every
- *   element of every slot compared bit for bit; time per call and bus bandwidth.
+ * allgather: samples/multi/ring_allgather.tile at 4 KiB .. max-bytes (default 256 MiB) per PE, x4
+ *   steps, on fresh random data (the seed is the time; each PE regenerates every peer's block from
+ *   it), every element of every slot compared bit for bit after every configuration; time per call
+ *   and bus bandwidth, for each number of blocks per peer in --per (default 1,8,32,64,128,256; above 1
+ *   only while a slice keeps at least 4 KiB) and the best of them per size.
  * pingpong:  samples/multi/pingpong.tile, round-trip latency (2 PEs).
  * order:     tests/gpu/shmem/order.tile: data put_nbi, then fence (and again with quiet), then a flag
  *   on the same queue pair: the receiver never sees the flag before the data (2 PEs).
@@ -27,6 +29,7 @@ typedef struct Opts {
     size_t max_bytes;
     int iters;
     int allgather, pingpong, order, qp;
+    int per[16], nper;   /* blocks per peer the all-gather tries at each size */
     uint64_t seed;
 } Opts;
 
@@ -107,6 +110,16 @@ static int run_qp(tile_shmem *s, int pe)
     return ok ? 0 : 1;
 }
 
+/* Slices of an all-gather call: chunk elements (a multiple of 64: 256-byte aligned slices) per
+ * block, at most want blocks per peer, none empty. */
+static int ag_split(size_t n, int want, int *chunk)
+{
+    size_t c = (n + (size_t)want - 1) / (size_t)want;
+    c = (c + 63) / 64 * 64;
+    *chunk = (int)c;
+    return (int)((n + c - 1) / c);
+}
+
 static int run_allgather(tile_shmem *s, int pe, const Opts *o)
 {
     int np = tile_shmem_n_pes(s);
@@ -133,53 +146,68 @@ static int run_allgather(tile_shmem *s, int pe, const Opts *o)
     tile_event *e0, *e1;
     TRY(tile_event_create(d, 0, &e0));
     TRY(tile_event_create(d, 0, &e1));
-    uint64_t epoch = 0;
+    uint64_t target = 0;   /* every slot's signal after the last call: the sum of its blocks per peer */
     int fails = 0;
-    for (size_t bytes = 4096; bytes <= maxb; bytes *= 16) {
+    for (size_t bytes = 4096; bytes <= maxb; bytes *= 4) {
         size_t n = bytes / 4;
         uint64_t seed = o->seed ^ (bytes * 0x2545F4914F6CDD1Dull);
         for (size_t j = 0; j < n; j++) h[j] = gen(seed, pe, j);
         TRY(tile_memcpy_htod(d, src, h, bytes));
-        TRY(tile_memset_d8(d, dst, 0xff, bytes * (size_t)np));
-        TRY(tile_device_synchronize(d));
-        TRY(tile_shmem_barrier_all(s));
-        tile_launch_config cfg = {.grid = {(unsigned)np, 1, 1}};
-        tile_arg a[6] = {tile_arg_ptr(TILE_DTYPE_F32, dst), tile_arg_ptr(TILE_DTYPE_U64, sig),
-                         tile_arg_ptr(TILE_DTYPE_F32, src), tile_arg_ptr(TILE_DTYPE_I32, dq),
-                         tile_arg_i32((int32_t)n), tile_arg_scalar(TILE_DTYPE_U64, 0)};
-        a[5].value.u = ++epoch;
-        TRY(tile_launch(k, &cfg, a, 6));
-        TRY(tile_device_synchronize(d));
-        TRY(tile_memcpy_dtoh(d, back, dst, bytes * (size_t)np));
-        size_t bad = 0, first = (size_t)-1;
-        for (int q = 0; q < np; q++)
-            for (size_t j = 0; j < n; j++) {
-                float want = gen(seed, q, j);
-                if (memcmp(&back[(size_t)q * n + j], &want, 4)) {
-                    if (!bad++) first = (size_t)q * n + j;
+        double best_t = 1e30;
+        int best_per = 0;
+        for (int pi = 0; pi < o->nper; pi++) {
+            /* per = 1 always; more blocks per peer only while a slice keeps at least 4 KiB */
+            if (o->per[pi] > 1 && (size_t)o->per[pi] * 1024 > n) continue;
+            int chunk = 0, per = ag_split(n, o->per[pi], &chunk);
+            TRY(tile_memset_d8(d, dst, 0xff, bytes * (size_t)np));
+            TRY(tile_device_synchronize(d));
+            TRY(tile_shmem_barrier_all(s));
+            tile_launch_config cfg = {.grid = {(unsigned)(np * per), 1, 1}};
+            tile_arg a[8] = {tile_arg_ptr(TILE_DTYPE_F32, dst), tile_arg_ptr(TILE_DTYPE_U64, sig),
+                             tile_arg_ptr(TILE_DTYPE_F32, src), tile_arg_ptr(TILE_DTYPE_I32, dq),
+                             tile_arg_i32((int32_t)n),          tile_arg_i32(chunk),
+                             tile_arg_i32(per),                 tile_arg_scalar(TILE_DTYPE_U64, 0)};
+            a[7].value.u = target += (uint64_t)per;
+            TRY(tile_launch(k, &cfg, a, 8));
+            TRY(tile_device_synchronize(d));
+            TRY(tile_memcpy_dtoh(d, back, dst, bytes * (size_t)np));
+            size_t bad = 0, first = (size_t)-1;
+            for (int q = 0; q < np; q++)
+                for (size_t j = 0; j < n; j++) {
+                    float want = gen(seed, q, j);
+                    if (memcmp(&back[(size_t)q * n + j], &want, 4)) {
+                        if (!bad++) first = (size_t)q * n + j;
+                    }
                 }
+            /* time: reps calls, each waiting for a higher count, PEs lined up by a barrier first */
+            int reps = bytes >= ((size_t)64 << 20) ? 5 : 50;
+            TRY(tile_shmem_barrier_all(s));
+            TRY(tile_event_record(e0, NULL));
+            for (int r = 0; r < reps; r++) {
+                a[7].value.u = target += (uint64_t)per;
+                TRY(tile_launch(k, &cfg, a, 8));
             }
-        /* time: reps calls, each with a fresh epoch, PEs lined up by a barrier before the first */
-        int reps = bytes >= ((size_t)64 << 20) ? 5 : 50;
-        TRY(tile_shmem_barrier_all(s));
-        TRY(tile_event_record(e0, NULL));
-        for (int r = 0; r < reps; r++) {
-            a[5].value.u = ++epoch;
-            TRY(tile_launch(k, &cfg, a, 6));
+            TRY(tile_event_record(e1, NULL));
+            TRY(tile_event_synchronize(e1));
+            float ms = 0;
+            TRY(tile_event_elapsed_ms(e0, e1, &ms));
+            double t = ms * 1e-3 / reps;
+            double busbw = (double)bytes * (np - 1) / t / 1e9;   /* all-gather bus bandwidth, nccl-tests' definition */
+            if (pe == 0 || bad)
+                printf("allgather PE %d: %9zu B/PE x %d PEs, %3d blocks/peer (chunk %8d): %s (%zu of %zu wrong) "
+                       "%9.2f us/call  busbw %7.2f GB/s\n", pe, bytes, np, per, chunk, bad ? "FAIL" : "ok", bad,
+                       n * (size_t)np, t * 1e6, busbw);
+            if (bad) {
+                printf("  PE %d first wrong element: slot %zu index %zu\n", pe, first / n, first % n);
+                fails++;
+            }
+            if (t < best_t) best_t = t, best_per = per;
+            TRY(tile_shmem_barrier_all(s));
         }
-        TRY(tile_event_record(e1, NULL));
-        TRY(tile_event_synchronize(e1));
-        float ms = 0;
-        TRY(tile_event_elapsed_ms(e0, e1, &ms));
-        double t = ms * 1e-3 / reps;
-        double busbw = (double)bytes * (np - 1) / t / 1e9;   /* all-gather bus bandwidth, nccl-tests' definition */
-        printf("allgather PE %d: %9zu B/PE x %d PEs: %s (%zu of %zu wrong%s) %9.2f us/call  busbw %7.2f GB/s\n", pe,
-               bytes, np, bad ? "FAIL" : "ok", bad, n * (size_t)np, bad ? ", see first" : "", t * 1e6, busbw);
-        if (bad) {
-            printf("  first wrong element: slot %zu index %zu\n", first / n, first % n);
-            fails++;
-        }
-        TRY(tile_shmem_barrier_all(s));
+        if (pe == 0)
+            printf("allgather best: %9zu B/PE x %d PEs: %3d blocks/peer %9.2f us/call  busbw %7.2f GB/s\n", bytes, np,
+                   best_per, best_t * 1e6, (double)bytes * (np - 1) / best_t / 1e9);
+        fflush(stdout);
     }
     free(h);
     free(back);
@@ -304,18 +332,29 @@ static int pe_main(int pe, int npes, void *user)
 
 int main(int argc, char **argv)
 {
-    Opts o = {.npes = 2, .max_bytes = (size_t)256 << 20, .iters = 10000};
+    Opts o = {.npes = 2, .max_bytes = (size_t)256 << 20, .iters = 10000, .per = {1, 8, 32, 64, 128, 256}, .nper = 6};
     int any = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--npes") && i + 1 < argc) o.npes = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--max-bytes") && i + 1 < argc) o.max_bytes = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--iters") && i + 1 < argc) o.iters = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--per") && i + 1 < argc) {
+            o.nper = 0;
+            for (char *t = strtok(argv[++i], ","); t && o.nper < 16; t = strtok(NULL, ",")) {
+                int v = atoi(t);
+                if (v < 1 || v > 4096) {
+                    fprintf(stderr, "shmem_check: --per takes blocks per peer from 1 to 4096, not '%s'\n", t);
+                    return 2;
+                }
+                o.per[o.nper++] = v;
+            }
+        }
         else if (!strcmp(argv[i], "allgather")) o.allgather = any = 1;
         else if (!strcmp(argv[i], "pingpong")) o.pingpong = any = 1;
         else if (!strcmp(argv[i], "order")) o.order = any = 1;
         else if (!strcmp(argv[i], "qp")) o.qp = any = 1;
         else {
-            fprintf(stderr, "usage: shmem_check [--npes N] [--max-bytes B] [--iters I] [allgather] [pingpong] [order] [qp]\n");
+            fprintf(stderr, "usage: shmem_check [--npes N] [--max-bytes B] [--iters I] [--per P,P,...] [allgather] [pingpong] [order] [qp]\n");
             return 2;
         }
     }

@@ -984,6 +984,28 @@ static uint32_t highest_bit(uint32_t m)
     return b;
 }
 
+/* A zeroed slot for an asynchronous operation thread t issues at pc (a copy or a CLC request),
+ * counted in S->nas by the caller once it is filled; NULL after a report when out of memory. */
+static Async *async_new(Sim *S, Thread *t, uint32_t pc)
+{
+    if (S->nas == S->capas) {
+        uint32_t nc = S->capas ? S->capas * 2 : 32;
+        Async *na = realloc(S->as, nc * sizeof *na);
+        if (!na) {
+            fail_at(S, t, pc, "out of memory", "no room for another asynchronous operation in flight");
+            return NULL;
+        }
+        S->as = na;
+        S->capas = nc;
+    }
+    Async *a = &S->as[S->nas];
+    memset(a, 0, sizeof *a);
+    a->thread = (uint32_t)(t - S->th);
+    a->pc = pc;
+    a->issued = S->steps;
+    return a;
+}
+
 static int tma_issue(Sim *S, Thread *t, uint32_t pc)
 {
     const SimIns *in = &S->code[pc];
@@ -994,19 +1016,9 @@ static int tma_issue(Sim *S, Thread *t, uint32_t pc)
     uint32_t rank = aux[TA_RANK];
     if ((uint32_t)d->rank != rank)
         return fail_at(S, t, pc, "bad TMA descriptor", "the descriptor has rank %d, the op %u", d->rank, rank);
-    if (S->nas == S->capas) {
-        uint32_t nc = S->capas ? S->capas * 2 : 32;
-        Async *na = realloc(S->as, nc * sizeof *na);
-        if (!na) return fail_at(S, t, pc, "out of memory", "no room for another copy in flight");
-        S->as = na;
-        S->capas = nc;
-    }
-    Async *a = &S->as[S->nas];
-    memset(a, 0, sizeof *a);
-    a->thread = (uint32_t)(t - S->th);
-    a->pc = pc;
+    Async *a = async_new(S, t, pc);
+    if (!a) return -1;
     a->desc = d;
-    a->issued = S->steps;
     for (uint32_t i = 0; i < rank; i++) a->coord[i] = (int32_t)r[aux[TA_COORD + rank - 1 - i]].i;
     a->smem = (uint32_t)r[aux[TA_SMEM]].u;
     uint64_t bytes = box_bytes(d);
@@ -1067,19 +1079,9 @@ static int bulk_issue(Sim *S, Thread *t, uint32_t pc)
         return fail_at(S, t, pc, load ? "out-of-bounds bulk copy destination" : "out-of-bounds bulk copy source",
                        "%lld bytes at shared offset %u run past the CTA's %zu bytes of shared memory", (long long)bytes,
                        (uint32_t)sv, S->smem_size);
-    if (S->nas == S->capas) {
-        uint32_t nc = S->capas ? S->capas * 2 : 32;
-        Async *na = realloc(S->as, nc * sizeof *na);
-        if (!na) return fail_at(S, t, pc, "out of memory", "no room for another copy in flight");
-        S->as = na;
-        S->capas = nc;
-    }
-    Async *a = &S->as[S->nas];
-    memset(a, 0, sizeof *a);
+    Async *a = async_new(S, t, pc);
+    if (!a) return -1;
     a->kind = load ? AK_BULK_LOAD : AK_BULK_STORE;
-    a->thread = (uint32_t)(t - S->th);
-    a->pc = pc;
-    a->issued = S->steps;
     a->smem = (uint32_t)sv;
     a->va = gv;
     a->bytes = (uint64_t)bytes;
@@ -1239,19 +1241,9 @@ static int clc_issue(Sim *S, Thread *t, uint32_t pc)
     if ((resp & 15) || (uint64_t)resp + 16 > S->smem_size)
         return fail_at(S, t, pc, "misaligned CLC response", "the response at shared offset %u must be 16 bytes, 16-byte "
                        "aligned, inside the CTA's %zu bytes of shared memory", resp, S->smem_size);
-    if (S->nas == S->capas) {
-        uint32_t nc = S->capas ? S->capas * 2 : 32;
-        Async *na = realloc(S->as, nc * sizeof *na);
-        if (!na) return fail_at(S, t, pc, "out of memory", "no room for another request in flight");
-        S->as = na;
-        S->capas = nc;
-    }
-    Async *a = &S->as[S->nas];
-    memset(a, 0, sizeof *a);
+    Async *a = async_new(S, t, pc);
+    if (!a) return -1;
     a->kind = AK_CLC;
-    a->thread = (uint32_t)(t - S->th);
-    a->pc = pc;
-    a->issued = S->steps;
     a->smem = resp;
     a->bar = bar;
     a->bytes = 16;

@@ -7,7 +7,10 @@ bf16 C from those same tensors. tilec's kernel is compiled by build/tilec to a c
 time of each variant is printed), loaded with the CUDA driver API through ctypes into torch's
 context, and launched with tensor maps encoded here exactly as the tilec runtime encodes them
 (row-major, bf16, box = the kernel's box, swizzle = the compiler's choice, zero fill). Timing:
-torch.cuda events around each launch on the default stream, after warm-up; the median of R runs.
+torch.cuda events around each launch on the default stream, after warm-up, each launch preceded by an
+L2 flush and a spin that hide the host's launch overhead (time_one); every contender of a shape
+is timed once per round, R rounds interleaved (so that clock or temperature drift reaches all alike),
+and the median of its R times is reported.
 TFLOP/s = 2 M N K / time; the fraction is of the H100 SXM's 989 dense bf16 TFLOP/s.
 Correctness: every result is compared with cuBLAS's (relative Frobenius error ||C - C_ref|| /
 ||C_ref||, which for bf16 output is about 2^-9) before timing; a variant above 1e-2 is reported as
@@ -31,6 +34,7 @@ import re
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 import torch
@@ -61,7 +65,14 @@ class Variant:
         self.kernel = "gemm_cluster_sm90" if self.cluster else "gemm_persistent_sm90" if self.persistent else "gemm_sm90"
         src = [w[4:] for w in words if w.startswith("src=")]   # src=FILE: a rewritten copy of the sample
         self.max_clusters = int(next((w[9:] for w in words if w.startswith("clusters=")), "0"))   # cap on clusters
-        defines = [w for w in words if w not in ("persistent", "cluster") and not w.startswith(("src=", "clusters="))]
+        # racy: a diagnostic rewrite that drops part of the protocol; timed even when its result is
+        # wrong, and labelled so (never a result, only a measurement of what the dropped part costs)
+        self.racy = "racy" in words
+        # ptxsub=OLD=>NEW: a diagnostic rewrite of the emitted PTX (every OLD replaced by NEW) before
+        # ptxas, to measure what one instruction's form costs; compile times then include this script
+        subs = [w[7:].split("=>") for w in words if w.startswith("ptxsub=")]
+        defines = [w for w in words if w not in ("persistent", "cluster", "racy")
+                   and not w.startswith(("src=", "clusters=", "ptxsub="))]
         self.defines = defines
         self.label = " ".join(words)
         self.consts = {"BM": 128, "BN": 256, "BK": 64, "STAGES": 4, "GROUP_M": 8}
@@ -73,8 +84,24 @@ class Variant:
         ptx = subprocess.run(args + ["--emit", "ptx"], capture_output=True, check=True).stdout
         self.compile_ptx_ms = (time.perf_counter() - t0) * 1e3
         t0 = time.perf_counter()
-        cubin = subprocess.run(args + ["--emit", "cubin", "-o", "-"], capture_output=True, check=True).stdout
+        if subs:
+            text = ptx.decode()
+            for old, new in subs:
+                if old not in text:
+                    raise RuntimeError(f"ptxsub: '{old}' is not in the PTX of [{' '.join(words)}]")
+                text = text.replace(old, new)
+            with tempfile.TemporaryDirectory() as tmp:
+                with open(os.path.join(tmp, "k.ptx"), "w") as f:
+                    f.write(text)
+                subprocess.run([os.environ.get("PTXAS", "ptxas"), "-arch=sm_90a", os.path.join(tmp, "k.ptx"),
+                                "-o", os.path.join(tmp, "k.cubin")], check=True)
+                with open(os.path.join(tmp, "k.cubin"), "rb") as f:
+                    cubin = f.read()
+        else:
+            cubin = subprocess.run(args + ["--emit", "cubin", "-o", "-"], capture_output=True, check=True).stdout
         self.compile_cubin_ms = (time.perf_counter() - t0) * 1e3
+        # C as a TMA tensor (an epilogue through shared memory and tma.store) or as a plain pointer
+        self.c_tma = re.search(r"\bc:\s*tma\b", open(args[1]).read()) is not None
         ir = subprocess.run(args + ["--emit", "ir-lowered"], capture_output=True, check=True, text=True).stdout
         self.smem = int(re.search(r"smem\((\d+)\)", ir).group(1))
         self.mod = ctypes.c_void_p()
@@ -92,15 +119,17 @@ class Variant:
             rc = cuda.cuOccupancyMaxActiveClusters(ctypes.byref(n), self.fn, ctypes.byref(cfg))
             print(f"tilec variant [{self.label}]: cuOccupancyMaxActiveClusters = {n.value} (rc {rc})")
 
-    def tensor_map(self, t, box_rows):
-        """CUtensorMap of a row-major [rows, K] bf16 tensor, box [box_rows, BK], 128B swizzle."""
+    def tensor_map(self, t, box_rows, box_cols=None):
+        """CUtensorMap of a row-major [rows, cols] bf16 tensor, box [box_rows, box_cols (BK)], the
+        swizzle of a shared tile with rows of box_cols elements (none past 128 bytes)."""
         rows, cols = t.shape
+        box_cols = box_cols or self.consts["BK"]
         tm = (ctypes.c_uint8 * 128)()
         dims = (ctypes.c_uint64 * 2)(cols, rows)
         strides = (ctypes.c_uint64 * 1)(cols * 2)
-        box = (ctypes.c_uint32 * 2)(self.consts["BK"], box_rows)
+        box = (ctypes.c_uint32 * 2)(box_cols, box_rows)
         es = (ctypes.c_uint32 * 2)(1, 1)
-        swz = {128: 3, 64: 2, 32: 1}[self.consts["BK"] * 2]
+        swz = {128: 3, 64: 2, 32: 1}.get(box_cols * 2, 0)
         ck(cuda.cuTensorMapEncodeTiled(tm, 9, 2, ctypes.c_void_p(t.data_ptr()), dims, strides, box, es, 0, swz, 2, 0),
            "cuTensorMapEncodeTiled")
         return tm
@@ -110,7 +139,8 @@ class Variant:
         N = b.shape[0]
         bbox = self.consts["BN"] // 2 if self.cluster else self.consts["BN"]
         ta, tb = self.tensor_map(a, self.consts["BM"]), self.tensor_map(b, bbox)
-        pc = ctypes.c_uint64(c.data_ptr())
+        pc = (self.tensor_map(c, self.consts["BM"], bbox if self.cluster else self.consts["BN"]) if self.c_tma
+              else ctypes.c_uint64(c.data_ptr()))
         iM, iN, iK = ctypes.c_int32(M), ctypes.c_int32(N), ctypes.c_int32(K)
         params = (ctypes.c_void_p * 6)(*[ctypes.cast(ctypes.pointer(x), ctypes.c_void_p) for x in (ta, tb, pc, iM, iN, iK)])
         bm, bn = self.consts["BM"], self.consts["BN"]
@@ -127,19 +157,45 @@ class Variant:
         return launch
 
 
+FLUSH = None   # 256 MiB written before each timed launch: L2 (50 MiB) holds none of the operands
+
+
+def time_one(fn):
+    """One launch between events. Before the start event the GPU is kept busy (an L2 flush, then a
+    ~50 us spin) so that the host's launch overhead of fn (Python, torch's dispatcher, Triton's
+    launcher, ctypes) is hidden: the events see the kernel alone, for every contender alike."""
+    global FLUSH
+    if FLUSH is None:
+        FLUSH = torch.empty(64 << 20, dtype=torch.int32, device="cuda")
+    FLUSH.zero_()
+    torch.cuda._sleep(100_000)
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s.record()
+    fn()
+    e.record()
+    e.synchronize()
+    return s.elapsed_time(e)
+
+
 def time_it(fn, reps):
     for _ in range(3):
         fn()
     torch.cuda.synchronize()
-    ts = []
+    return statistics.median(time_one(fn) for _ in range(reps))
+
+
+def time_interleaved(fns, reps):
+    """Median times of several contenders measured in rounds (each round times every contender once,
+    in turn), so that clock and temperature drift during the run reaches all of them alike."""
+    for fn in fns:
+        for _ in range(3):
+            fn()
+    torch.cuda.synchronize()
+    ts = [[] for _ in fns]
     for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        ts.append(s.elapsed_time(e))
-    return statistics.median(ts)
+        for i, fn in enumerate(fns):
+            ts[i].append(time_one(fn))
+    return [statistics.median(t) for t in ts]
 
 
 def rel_fro(c, ref):
@@ -263,8 +319,8 @@ def main():
         b = (torch.rand(N, K, device="cuda") * 2 - 1).to(torch.bfloat16)
         flop = 2.0 * M * N * K
         ref = torch.matmul(a, b.t())
-        t_cublas = time_it(lambda: torch.matmul(a, b.t()), args.reps)
-        rows = [("cuBLAS", t_cublas, 0.0)]
+        cc = torch.empty_like(ref)
+        rows = [("cuBLAS", lambda: torch.matmul(a, b.t(), out=cc), 0.0)]
         for tname, triton_run in tritons:
             ct = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
             t0 = time.perf_counter()
@@ -276,7 +332,8 @@ def main():
                 continue
             tcomp = (time.perf_counter() - t0) * 1e3
             err = rel_fro(ct, ref)
-            rows.append((f"{tname} (1st call: autotune+compile {tcomp:.0f} ms)", time_it(lambda: triton_run(a, b, ct), args.reps), err))
+            rows.append((f"{tname} (1st call: autotune+compile {tcomp:.0f} ms)",
+                         (lambda run, ct: lambda: run(a, b, ct))(triton_run, ct), err))
         for var in variants:
             c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
             launch = var.launcher(a, b, c)
@@ -286,10 +343,14 @@ def main():
             name = f"tilec [{var.label}]"
             if not err < 1e-2:
                 print(f"{shape} {name}: FAIL rel. Frobenius error {err:.3g}")
-                continue
-            rows.append((name, time_it(launch, args.reps), err))
-        print(f"== {M} x {N} x {K}")
-        for name, t, err in rows:
+                if not var.racy:
+                    continue
+                name += " (racy diagnostic: WRONG RESULT, timed anyway)"
+            rows.append((name, launch, err))
+        times = time_interleaved([r[1] for r in rows], args.reps)
+        t_cublas = times[0]
+        print(f"== {M} x {N} x {K}  (median of {args.reps} interleaved rounds)")
+        for (name, _, err), t in zip(rows, times):
             tf = flop / (t * 1e-3) / 1e12
             print(f"  {name:60s} {t * 1e3:9.1f} us {tf:7.1f} TFLOP/s {tf / PEAK:6.3f} of peak "
                   f"{t_cublas / t:6.3f}x cuBLAS  err {err:.2e}")

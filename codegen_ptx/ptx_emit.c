@@ -216,7 +216,7 @@ static const char *fty(const Type *t)
 static const char *mty(const Type *t)
 {
     switch (t->kind) {
-    case TY_I1: case TY_U8: return "u8";
+    case TY_I1: case TY_U8: case TY_E4M3: case TY_E5M2: return "u8";
     case TY_I8: return "s8";
     case TY_F32: return "f32";
     case TY_F64: return "f64";
@@ -560,6 +560,20 @@ static void emit_cast(Emit *e, const Type *from, const Type *to, const char *d, 
 {
     if (from == to) {
         ins(e, "mov.%s %s, %s", rc_mov[class_of(to)], d, a);
+        return;
+    }
+    if (ir_type_is_fp8(to) || ir_type_is_fp8(from)) {   /* f32 <-> fp8 only (the verifier's rule) */
+        const char *k = (ir_type_is_fp8(to) ? to : from)->kind == TY_E4M3 ? "e4m3x2" : "e5m2x2";
+        if (ir_type_is_fp8(to)) {   /* packs (0, a): the low byte is a's fp8 (saturated to +-max), the high byte 0 */
+            const char *z = T(e, RC_F32);
+            ins(e, "mov.f32 %s, 0f00000000", z);
+            ins(e, "cvt.rn.satfinite.%s.f32 %s, %s, %s", k, d, z, a);
+        } else {   /* the low byte decodes into the low f16 (exact), then f16 -> f32 (exact) */
+            const char *h2 = T(e, RC_B32), *lo = T(e, RC_B16), *hi = T(e, RC_B16);
+            ins(e, "cvt.rn.f16x2.%s %s, %s", k, h2, a);
+            ins(e, "mov.b32 {%s, %s}, %s", lo, hi, h2);
+            ins(e, "cvt.f32.f16 %s, %s", d, lo);
+        }
         return;
     }
     if (to->kind == TY_I1) {
@@ -1657,7 +1671,8 @@ static void emit_mbar(Emit *e, const Op *op)
         if (!rank) return;
         const char *a = T(e, RC_B32);
         ins(e, "mapa.shared::cluster.u32 %s, %s, %s", a, b, rank);
-        ins(e, "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%s]", a);
+        /* release = "cta": CTA-scope release on the peer's barrier (no MEMBAR.GPU; docs/LANGUAGE.md §16) */
+        ins(e, "mbarrier.arrive.release.%s.shared::cluster.b64 _, [%s]", ir_attr_str(op, "release", "cluster"), a);
         return;
     }
     case OP_MBAR_WAIT: case OP_MBAR_TRY_WAIT: case OP_MBAR_TEST_WAIT: {
@@ -2495,7 +2510,7 @@ static void emit_op(Emit *e, const Op *op, Flow *f)
     case OP_SETMAXNREG: case OP_GROUP_SYNC: case OP_CLUSTER_RANK: case OP_CLUSTER_ID: case OP_CLUSTER_SYNC:
         emit_sync(e, op);
         return;
-    case OP_MMA_ACC: case OP_MMA_COMMIT: case OP_MMA_WAIT: case OP_ST_ACC: case OP_ST_SMEM_ACC:
+    case OP_MMA_ACC: case OP_MMA_COMMIT: case OP_MMA_WAIT: case OP_ST_ACC: case OP_ST_SMEM_ACC: case OP_LD_SMEM_ACC:
         emit_mma(e, op);
         return;
     case OP_SHMEM_MY_PE: case OP_SHMEM_N_PES: case OP_SHMEM_PUT: case OP_SHMEM_GET: case OP_SHMEM_P: case OP_SHMEM_G:
@@ -2708,7 +2723,7 @@ static int needs_warpid(OpCode c) { return c == OP_WARPS || c == OP_ELECT || c =
 static int needs_tlin(OpCode c)
 {
     return c == OP_WARP_ID || c == OP_LD_BLOCKED || c == OP_ST_BLOCKED || c == OP_IOTA_BLOCKED || c == OP_MBAR_ALLOC ||
-           c == OP_MMA_ACC || c == OP_ST_ACC || c == OP_ST_SMEM_ACC || needs_warpid(c);
+           c == OP_MMA_ACC || c == OP_ST_ACC || c == OP_ST_SMEM_ACC || c == OP_LD_SMEM_ACC || needs_warpid(c);
 }
 static int is_setmaxnreg(OpCode c) { return c == OP_SETMAXNREG; }
 
@@ -2784,6 +2799,8 @@ static int mma_shape(Emit *e, const Op *op, int64_t *M, int64_t *N, int64_t *K, 
     return 0;
 }
 
+#include "ptx_wgmma_rs.h"   /* register-sourced A and ld_smem_acc */
+
 static void emit_mma_acc(Emit *e, const Op *op)
 {
     const Value *a = op->operands[0], *b = op->operands[1], *acc = op->operands[2], *res = op->results[0];
@@ -2794,15 +2811,16 @@ static void emit_mma_acc(Emit *e, const Op *op)
                  "use --target sm_90a");
         return;
     }
-    int trans = (int)ir_attr_int(op, "trans_b", 0);
+    int trans = (int)ir_attr_int(op, "trans_b", 0), trans_a = (int)ir_attr_int(op, "trans_a", 0);
     const Type *at = a->type, *bt = b->type;
-    if (!trans) {
-        error_at(e, op, "mma with b as [K, N] (N-major) is not lowered for sm_90a yet: its transposed descriptor is not "
-                 "verified on the H100; store B as [N, K] and pass trans_b = true (the simulator runs both)");
+    int reg_a = at->kind == TY_VEC;   /* register A: the accumulator layout of [M, K] (ptx_wgmma_rs.h) */
+    int es = mem_bytes(at->elem), fp8 = ir_type_is_fp8(at->elem);
+    if ((reg_a && (fp8 || trans_a)) || (trans_a && M / G != 64)) {
+        error_at(e, op, "'mma_acc': %s", reg_a ? "a register a is 16-bit and [M, K] (no trans_a)"
+                                               : "trans_a needs 64 rows of M per warpgroup (one 128-byte row of A)");
         return;
     }
-    int es = mem_bytes(at->elem);
-    if (at->swizzle != at->shape[1] * es || bt->swizzle != bt->shape[1] * es || !mma_swizzle_mode(at->swizzle) ||
+    if ((!reg_a && (at->swizzle != at->shape[1] * es || !mma_swizzle_mode(at->swizzle))) || bt->swizzle != bt->shape[1] * es ||
         !mma_swizzle_mode(bt->swizzle)) {
         error_at(e, op, "'mma_acc' operands need rows of exactly their swizzle span (32, 64 or 128 bytes)");
         return;
@@ -2812,20 +2830,33 @@ static void emit_mma_acc(Emit *e, const Op *op)
         for (int64_t j = 0; j < E; j++) ins(e, "mov.f32 %s, %s", VR(e, res, (int)j), VR(e, acc, (int)j));
     const char *w, *ln, *g;
     mma_thread(e, &w, &ln, &g);
-    const char *aoff = T(e, RC_B32);
-    ins(e, "mul.lo.u32 %s, %s, %lld", aoff, g, (long long)(M / G * at->swizzle));
-    const char *da = mma_desc(e, a, aoff), *db = mma_desc(e, b, NULL);
+    const char *aoff = T(e, RC_B32), *da = NULL, **pa = NULL;
+    ins(e, "mul.lo.u32 %s, %s, %lld", aoff, g, (long long)(trans_a ? 0 : M / G * at->swizzle));
+    if (!reg_a) da = mma_desc(e, a, aoff);
+    const char *db = mma_desc(e, b, NULL);
     const char *p = T(e, RC_PRED);
     ins(e, "setp.ne.b32 %s, 1, 0", p);
+    if (reg_a) {   /* no wgmma may still read the packed registers this writes (ptx_wgmma_rs.h) */
+        if (rs_in_loop(op) && block_has(e->k->body.first, is_mma_commit)) ins(e, "wgmma.wait_group.sync.aligned 0");
+        pa = ARENA_ARRAY(&e->arena, const char *, reps * (K / 16));
+        for (int64_t r = 0; r < reps; r++)
+            for (int64_t ks = 0; ks < K / 16; ks++) pa[r * (K / 16) + ks] = rs_pack(e, a, r, ks, K);
+    }
     const char *ty = at->elem->kind == TY_BF16 ? "bf16" : "f16";
+    /* fp8 (e4m3/e5m2, A and B may differ): m64nNk32, K-major only, no transpose immediates; a k step
+     * is still 32 bytes of a row */
+    int64_t kstep = fp8 ? 32 : 16;
     ins(e, "wgmma.fence.sync.aligned");
     StrBuf regs;
     for (int64_t r = 0; r < reps; r++) {
         sb_init(&regs);
         for (int64_t j = 0; j < half; j++) sb_printf(&regs, "%s%s", j ? ", " : "", VR(e, res, (int)(r * half + j)));
-        for (int64_t ks = 0; ks < K / 16; ks++) {
-            int64_t ao = r * 64 * at->swizzle + ks * 32, bo = trans ? ks * 32 : ks * 16 * bt->swizzle;
-            const char *xa = da, *xb = db;
+        for (int64_t ks = 0; ks < K / kstep; ks++) {
+            /* K-major rows step 32 bytes per k16; an MN-major operand ([K, M] A with trans_a, [K, N] B
+             * without trans_b) steps 16 rows (its descriptor: SBO = 8 rows, one swizzle atom of N) */
+            int64_t ao = reg_a ? 0 : trans_a ? ks * 16 * at->swizzle : r * 64 * at->swizzle + ks * 32;
+            int64_t bo = trans ? ks * 32 : ks * 16 * bt->swizzle;
+            const char *xa = reg_a ? pa[r * (K / 16) + ks] : da, *xb = db;
             if (ao) {
                 xa = T(e, RC_B64);
                 ins(e, "add.s64 %s, %s, %lld", xa, da, (long long)(ao >> 4));
@@ -2834,8 +2865,15 @@ static void emit_mma_acc(Emit *e, const Op *op)
                 xb = T(e, RC_B64);
                 ins(e, "add.s64 %s, %s, %lld", xb, db, (long long)(bo >> 4));
             }
-            ins(e, "wgmma.mma_async.sync.aligned.m64n%lldk16.f32.%s.%s {%s}, %s, %s, %s, 1, 1, 0, %d", (long long)N, ty, ty,
-                regs.data, xa, xb, p, trans ? 0 : 1);
+            if (fp8)
+                ins(e, "wgmma.mma_async.sync.aligned.m64n%lldk32.f32.%s.%s {%s}, %s, %s, %s, 1, 1", (long long)N,
+                    ir_type_kind_name(at->elem->kind), ir_type_kind_name(bt->elem->kind), regs.data, xa, xb, p);
+            else if (reg_a)   /* register A has no transpose immediate */
+                ins(e, "wgmma.mma_async.sync.aligned.m64n%lldk16.f32.%s.%s {%s}, %s, %s, %s, 1, 1, %d", (long long)N, ty,
+                    ty, regs.data, xa, xb, p, trans ? 0 : 1);
+            else
+                ins(e, "wgmma.mma_async.sync.aligned.m64n%lldk16.f32.%s.%s {%s}, %s, %s, %s, 1, 1, %d, %d", (long long)N, ty,
+                    ty, regs.data, xa, xb, p, trans_a, trans ? 0 : 1);
         }
         sb_free(&regs);
     }
@@ -2843,6 +2881,50 @@ static void emit_mma_acc(Emit *e, const Op *op)
         ins(e, "wgmma.commit_group.sync.aligned");
         ins(e, "wgmma.wait_group.sync.aligned 0");
     }
+}
+
+/* st_smem_acc of a 16-bit accumulator (bf16/f16, after `as`): stmatrix.m8n8.x4, four 8 x 8
+ * matrices per instruction. The wgmma fragment is stmatrix's: in each n8 block of columns and each
+ * half of a warp's 16 rows, lane l holds the pair of columns 2 (l % 4) of row l / 4, so the pair of
+ * block j, half h is one b32 register of matrix (j, h). Matrices 0..3 of an instruction are
+ * (j, 0), (j, 1), (j + 1, 0), (j + 1, 1), and lane l gives the address of row l % 8 of matrix l / 8:
+ * row 16 w + 8 ((l / 8) % 2) + l % 8 (+ the warpgroup's and the rep's rows), column 8 j + 8 (l / 16).
+ * A row of a matrix is 16 bytes, so the tile's swizzle (a permutation of 16-byte chunks) keeps it
+ * whole. One instruction writes 512 bytes: a quarter of the instructions of st.shared.v2 and half
+ * its shared-memory wavefronts when the rows are not swizzled (8 rows of a matrix share banks). */
+static void emit_st_smem_acc_stmatrix(Emit *e, const Value *vec, const Value *dst, int64_t M, int64_t N, int64_t G,
+                                      const char *w, const char *ln, const char *g, int m)
+{
+    int64_t half = N / 2, reps = M / G / 64;
+    const char *row = T(e, RC_B32), *x = T(e, RC_B32), *col = T(e, RC_B32), *base = T(e, RC_B32);
+    ins(e, "shl.b32 %s, %s, 4", row, w);                       /* 16 w */
+    ins(e, "and.b32 %s, %s, 15", x, ln);                       /* l % 16 = 8 ((l / 8) % 2) + l % 8 */
+    ins(e, "add.u32 %s, %s, %s", row, row, x);
+    ins(e, "mad.lo.u32 %s, %s, %lld, %s", row, g, (long long)(M / G), row);
+    ins(e, "shr.u32 %s, %s, 4", col, ln);                      /* l / 16 */
+    ins(e, "shl.b32 %s, %s, 3", col, col);                     /* 8 (l / 16) */
+    ins(e, "mad.lo.u32 %s, %s, %lld, %s", base, row, (long long)N, col);
+    ins(e, "shl.b32 %s, %s, 1", base, base);                   /* bytes */
+    for (int64_t r = 0; r < reps; r++)
+        for (int64_t j = 0; j < N / 8; j += 2) {
+            const char *q[4];
+            for (int k = 0; k < 4; k++) {
+                int64_t jj = j + k / 2, h = k % 2;
+                q[k] = T(e, RC_B32);
+                ins(e, "mov.b32 %s, {%s, %s}", q[k], VR(e, vec, (int)(r * half + 4 * jj + 2 * h)),
+                    VR(e, vec, (int)(r * half + 4 * jj + 2 * h + 1)));
+            }
+            const char *o = T(e, RC_B32), *a = T(e, RC_B32);
+            ins(e, "add.u32 %s, %s, %lld", o, base, (long long)((r * 64 * N + 8 * j) * 2));
+            if (m) {
+                const char *sx = T(e, RC_B32);
+                ins(e, "shr.u32 %s, %s, 3", sx, o);
+                ins(e, "and.b32 %s, %s, %d", sx, sx, m);
+                ins(e, "xor.b32 %s, %s, %s", o, o, sx);
+            }
+            ins(e, "add.u32 %s, %s, %s", a, VR(e, dst, 0), o);
+            ins(e, "stmatrix.sync.aligned.m8n8.x4.shared.b16 [%s], {%s, %s, %s, %s}", a, q[0], q[1], q[2], q[3]);
+        }
 }
 
 /* st_acc / st_smem_acc: each thread writes its accumulator lanes in pairs of adjacent columns
@@ -2886,6 +2968,10 @@ static void emit_st_acc(Emit *e, const Op *op)
         return;
     }
     int m = !global ? (dst->type->swizzle == 128 ? 0x70 : dst->type->swizzle == 64 ? 0x30 : dst->type->swizzle == 32 ? 0x10 : 0) : 0;
+    if (!global && es == 2 && N % 16 == 0) {
+        emit_st_smem_acc_stmatrix(e, vec, dst, M, N, G, w, ln, g, m);
+        return;
+    }
     const char *vsuf = t->kind == TY_F32 ? "f32" : mty(t);
     for (int64_t r = 0; r < reps; r++)
         for (int hrow = 0; hrow < 2; hrow++) {
@@ -2936,6 +3022,10 @@ static void emit_st_acc(Emit *e, const Op *op)
 
 static void emit_mma(Emit *e, const Op *op)
 {
+    if (op->code == OP_LD_SMEM_ACC && e->target != PTX_SM90A) {
+        error_at(e, op, "'ld_smem_acc' loads wgmma's fragment layout: sm_90a only");
+        return;
+    }
     if (e->target == PTX_SM100A) {
         tc_emit(e, op);
         return;
@@ -2954,6 +3044,9 @@ static void emit_mma(Emit *e, const Op *op)
         return;
     case OP_MMA_ACC:
         emit_mma_acc(e, op);
+        return;
+    case OP_LD_SMEM_ACC:
+        emit_ld_smem_acc(e, op);
         return;
     default:
         emit_st_acc(e, op);

@@ -45,6 +45,8 @@ typedef struct TcState {
     uint32_t *uses;            /* per value id: operand slots that name it */
     const Op *first;           /* the first mma_acc (for locations) */
     int bad;                   /* an error was reported: emit nothing more */
+    int synced;                /* the last op emitted was a thread synchronisation (a wait, a barrier):
+                                  tcgen05.fence::after_thread_sync goes before the next op */
 } TcState;
 
 static int is_tc_carried(const Emit *e, const Value *v)
@@ -434,10 +436,30 @@ static void tc_emit(Emit *e, const Op *op)
     }
 }
 
-/* Before any op: a carried accumulator read by an op other than mma_acc / control flow is loaded. */
+/* Before any op: a carried accumulator read by an op other than mma_acc / control flow is loaded.
+ * The user's own synchronisation orders tcgen05 work across threads (a consumer group that has read
+ * the accumulator arrives on a barrier that the issuing thread waits on before the next tile's
+ * mma overwrites it; the odd CTA of a pair arrives on the even CTA's): so in such a kernel every
+ * mbarrier arrive and thread barrier is preceded by tcgen05.fence::before_thread_sync and every
+ * mbarrier wait and thread barrier followed by tcgen05.fence::after_thread_sync. */
 static void tc_before_op(Emit *e, const Op *op)
 {
     if (!e->tc || e->tc->bad) return;
+    if (e->tc->synced) ins(e, "tcgen05.fence::after_thread_sync");
+    e->tc->synced = 0;
+    switch (op->code) {
+    case OP_MBAR_ARRIVE: case OP_MBAR_ARRIVE_EXPECT: case OP_MBAR_ARRIVE_REMOTE:
+        ins(e, "tcgen05.fence::before_thread_sync");
+        return;
+    case OP_BARRIER: case OP_GROUP_SYNC: case OP_CLUSTER_SYNC:
+        ins(e, "tcgen05.fence::before_thread_sync");
+        e->tc->synced = 1;
+        return;
+    case OP_MBAR_WAIT:
+        e->tc->synced = 1;
+        return;
+    default: break;
+    }
     switch (op->code) {
     case OP_MMA_ACC: case OP_FOR: case OP_LOOP: case OP_IF: case OP_YIELD: case OP_BREAK: case OP_CONTINUE:
         return;

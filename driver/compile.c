@@ -45,7 +45,7 @@ struct tile_program {
 };
 
 static const char *const dtype_names[] = {"i1", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64",
-                                          "f16", "bf16", "f32", "f64"};
+                                          "f16", "bf16", "f32", "f64", "e4m3", "e5m2"};
 
 const char *tile_dtype_name(tile_dtype t)
 {
@@ -55,7 +55,7 @@ const char *tile_dtype_name(tile_dtype t)
 size_t tile_dtype_size(tile_dtype t)
 {
     switch (t) {
-    case TILE_DTYPE_I1: case TILE_DTYPE_I8: case TILE_DTYPE_U8: return 1;
+    case TILE_DTYPE_I1: case TILE_DTYPE_I8: case TILE_DTYPE_U8: case TILE_DTYPE_E4M3: case TILE_DTYPE_E5M2: return 1;
     case TILE_DTYPE_I16: case TILE_DTYPE_U16: case TILE_DTYPE_F16: case TILE_DTYPE_BF16: return 2;
     case TILE_DTYPE_I32: case TILE_DTYPE_U32: case TILE_DTYPE_F32: return 4;
     case TILE_DTYPE_I64: case TILE_DTYPE_U64: case TILE_DTYPE_F64: return 8;
@@ -65,10 +65,10 @@ size_t tile_dtype_size(tile_dtype t)
 
 static tile_dtype dtype_of(const Type *t)
 {
-    /* TypeKind's scalar order (TY_I1..TY_F64) is the dtype order */
+    /* TypeKind's scalar order (TY_I1..TY_E5M2) is the dtype order */
     return (tile_dtype)(t->kind - TY_I1);
 }
-_Static_assert(TY_F64 - TY_I1 == TILE_DTYPE_F64, "tile_dtype must follow TypeKind's scalar order");
+_Static_assert(TY_F64 - TY_I1 == TILE_DTYPE_F64 && TY_E5M2 - TY_I1 == TILE_DTYPE_E5M2, "tile_dtype must follow TypeKind's scalar order");
 
 typedef struct ViewUse {
     Kernel *k;

@@ -481,7 +481,9 @@ static int cmd_run(int argc, char **argv)
             if (known->tol.kind == REF_TOL_REL_FRO) printf(", relative Frobenius error %.3g <= %g", chk.fro_err, known->tol.ulps);
             printf(")\n");
         } else {
-            printf("check: FAIL (%d of %zu elements wrong; first: %s; max error %g)\n", chk.mismatches, chk.checked, chk.first, chk.max_err);
+            printf("check: FAIL (%d of %zu elements wrong; first: %s; max error %g", chk.mismatches, chk.checked, chk.first, chk.max_err);
+            if (known->tol.kind == REF_TOL_REL_FRO) printf("; relative Frobenius error %.3g, bound %g", chk.fro_err, known->tol.ulps);
+            printf(")\n");
             ok = 0;
         }
     }

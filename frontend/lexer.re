@@ -189,6 +189,8 @@ again:
         "bf16" { t.tykind = TY_BF16; TOK(TK_TYPENAME); }
         "f32"  { t.tykind = TY_F32;  TOK(TK_TYPENAME); }
         "f64"  { t.tykind = TY_F64;  TOK(TK_TYPENAME); }
+        "e4m3" { t.tykind = TY_E4M3; TOK(TK_TYPENAME); }
+        "e5m2" { t.tykind = TY_E5M2; TOK(TK_TYPENAME); }
 
         ident {
             if ((const char *)p - t.start > FE_MAX_IDENT) {

@@ -365,6 +365,11 @@ static Value *coerce(S *s, Ex e, const Type *t, Loc loc, const char *ctx)
         diag_error(s->diag, loc, "%s: expected %s, found %s", ctx, TYNAME(t, b1), TYNAME(e.type, b2));
         return NULL;
     }
+    if (e.is_const && !e.type && ir_type_is_fp8(et)) {
+        diag_error(s->diag, loc, "%s: a constant cannot be %s directly; write an f32 and convert it ('1.5 as %s')", ctx,
+                   TYNAME(et, b1), TYNAME(et, b2));
+        return NULL;
+    }
     if (e.is_const && (!e.type || e.type == et || e.type == t)) {
         if (!e.type) {
             if (e.c.is_float && !ir_type_is_float(et)) {
@@ -695,6 +700,11 @@ static Ex binary(S *s, const Node *n, const Type *hint)
         return ex_err();
     }
     const Type *et = ir_type_elem(t);
+    if (ir_type_is_fp8(et)) {
+        diag_error(s->diag, n->loc, "operator %s is not defined on %s: fp8 is a storage type (mma inputs, loads, stores); "
+                   "convert to f32 with 'as f32' first", fe_token_name(op), TYNAME(t, b1));
+        return ex_err();
+    }
     if (is_arith_tok(op) && et->kind == TY_I1) {
         diag_error(s->diag, n->loc, "arithmetic operator %s is not defined on bool", fe_token_name(op));
         return ex_err();
@@ -758,6 +768,11 @@ static Ex unary(S *s, const Node *n, const Type *hint)
     }
     if (n->op == TK_TILDE && ((et && !ir_type_is_int(et)) || (!et && a.c.is_float))) {
         diag_error(s->diag, n->loc, "'~' needs an integer operand");
+        return ex_err();
+    }
+    if (et && ir_type_is_fp8(et)) {
+        diag_error(s->diag, n->loc, "operator %s is not defined on %s: convert to f32 with 'as f32' first",
+                   fe_token_name(n->op), TYNAME(a.type, b1));
         return ex_err();
     }
     if (n->op == TK_MINUS && et && et->kind == TY_I1) {
@@ -991,6 +1006,20 @@ static Ex cast_expr(S *s, const Node *n)
     if (a.type && (a.type->kind == TY_PTR || a.type->kind == TY_VIEW || !ir_type_is_scalar(ir_type_elem(a.type)))) {
         diag_error(s->diag, n->loc, "cannot convert %s to %s", TYNAME(a.type, b1), ir_type_kind_name(to->kind));
         return ex_err();
+    }
+    if (ir_type_is_fp8(to) || (a.type && ir_type_is_fp8(ir_type_elem(a.type)))) {
+        /* fp8 (issue 8) converts to and from f32 only (cvt ...e4m3x2.f32 / f16x2.e4m3x2), never folded */
+        if (!need_builder(s, n->loc)) return ex_err();
+        Value *v = a.is_const && !a.type && a.c.is_float ? coerce(s, a, T(TY_F32), n->a->loc, "constant") : value_of(s, a, n->a->loc);
+        if (!v) return ex_err();
+        const Type *from = ir_type_elem(v->type);
+        if (from == to) return a;
+        if ((ir_type_is_fp8(to) && from->kind != TY_F32) || (ir_type_is_fp8(from) && to->kind != TY_F32)) {
+            diag_error(s->diag, n->loc, "cannot convert %s to %s directly: fp8 converts to and from f32 only (write "
+                       "'(x as f32) as %s')", TYNAME(v->type, b1), ir_type_kind_name(to->kind), ir_type_kind_name(to->kind));
+            return ex_err();
+        }
+        return ex_val(ir_build1(&s->b, OP_CAST, n->loc, &v, 1, ir_type_with_elem(s->m, v->type, to)));
     }
     if (a.is_const && (!a.type || ir_type_is_int(a.type))) {
         /* an explicit conversion of a constant: floats truncate toward zero, ints wrap */
@@ -1319,8 +1348,8 @@ static Ex barrier_call(S *s, const Node *n, int *handled)
         return ex_none();
     }
     if (strcmp(f, "arrive") == 0 || strcmp(f, "arrive_expect") == 0) {
-        static const char *const names[] = {"scope", "cta", NULL};
-        const Node *named[2] = {0};
+        static const char *const names[] = {"scope", "cta", "release", NULL};
+        const Node *named[3] = {0};
         int expect = f[6] == '_';
         int npos = split_args(s, n, 1, expect ? 2 : 1, names, named);
         if (npos < 0 || !need_builder(s, n->loc)) return ex_err();
@@ -1343,14 +1372,28 @@ static Ex barrier_call(S *s, const Node *n, int *handled)
                 return ex_err();
             }
         }
+        if (named[2] && !named[1]) {
+            diag_error(s->diag, named[2]->loc, "%s(): release = applies to an arrive on another CTA's barrier "
+                       "(arrive(bar, cta = r, release = cta)); this arrive is local", f);
+            return ex_err();
+        }
         if (named[1]) { /* remote arrive on another CTA of the cluster */
             if (expect) {
                 diag_error(s->diag, named[1]->loc, "arrive_expect() cannot target another CTA; use arrive(bar, cta = r)");
                 return ex_err();
             }
+            const char *release = "cluster";
+            if (named[2]) {
+                if (named[2]->kind != N_NAME || (strcmp(named[2]->name, "cta") && strcmp(named[2]->name, "cluster"))) {
+                    diag_error(s->diag, named[2]->loc, "arrive(): release must be cta or cluster");
+                    return ex_err();
+                }
+                release = named[2]->name;
+            }
             Value *ops[2] = {b, coerce(s, expr_hint(s, named[1], T(TY_I32)), T(TY_I32), named[1]->loc, "cta rank")};
-            if (!ops[1]) return ex_err();
-            ir_build(&s->b, OP_MBAR_ARRIVE_REMOTE, n->loc, ops, 2, NULL);
+            if (!ops[1] || !release) return ex_err();
+            Op *op = ir_build(&s->b, OP_MBAR_ARRIVE_REMOTE, n->loc, ops, 2, NULL);
+            if (strcmp(release, "cluster")) ir_attr_set_str(s->m, op, "release", release);
             return ex_none();
         }
         Value *ops[2] = {b, NULL};
@@ -1662,7 +1705,8 @@ static int mma_uses_tile(const Node *n, const char *name)
 }
 
 /* One shared operand of mma(): a sized stage of a rank-2 bf16/f16 tile whose rows are 32, 64 or
- * 128 bytes and whose swizzle equals its row size (what both TMA and the wgmma descriptor need). */
+ * 128 bytes and whose swizzle equals its row size (what both TMA and the wgmma descriptor need).
+ * `a` may instead be a rank-2 bf16/f16 register tile (register-sourced A, docs/LANGUAGE.md §19). */
 static Value *mma_smem_operand(S *s, const Node *n, const char *which)
 {
     char b1[96];
@@ -1670,24 +1714,34 @@ static Value *mma_smem_operand(S *s, const Node *n, const char *which)
     if (t.err) return NULL;
     const Type *ty = t.type;
     if (ty && ty->kind == TY_TILE) {
-        diag_error(s->diag, n->loc, "mma(): %s is a register tile; register operands are not implemented yet: pass the "
-                   "shared tile it was loaded from", which);
-        return NULL;
+        if (strcmp(which, "a") != 0) {
+            diag_error(s->diag, n->loc, "mma(): %s is a register tile; wgmma reads b from shared memory only: pass the "
+                       "shared tile it was loaded from", which);
+            return NULL;
+        }
+        if (ty->rank != 2 || (ty->elem->kind != TY_BF16 && ty->elem->kind != TY_F16)) {
+            diag_error(s->diag, n->loc, "mma(): a register a must be a rank-2 tile of bf16 or f16 (convert it with "
+                       "`as bf16`), not %s", TYNAME(ty, b1));
+            return NULL;
+        }
+        return t.v;
     }
     if (!ty || ty->kind != TY_SMEM || ty->stages != 1 || ir_type_smem_is_dynamic(ty)) {
         diag_error(s->diag, n->loc, "mma(): %s must be a shared tile%s, not %s", which,
                    ty && ty->kind == TY_SMEM && ty->stages > 1 ? " (pick a stage of the ring: buf[s])" : "", TYNAME(ty, b1));
         return NULL;
     }
-    if (ty->rank != 2 || (ty->elem->kind != TY_BF16 && ty->elem->kind != TY_F16)) {
-        diag_error(s->diag, n->loc, "mma(): %s must be a rank-2 shared tile of bf16 or f16, not %s", which, TYNAME(ty, b1));
+    if (ty->rank != 2 || (ty->elem->kind != TY_BF16 && ty->elem->kind != TY_F16 && !ir_type_is_fp8(ty->elem))) {
+        diag_error(s->diag, n->loc, "mma(): %s must be a rank-2 shared tile of bf16, f16, e4m3 or e5m2, not %s", which,
+                   TYNAME(ty, b1));
         return NULL;
     }
     int64_t row = smem_row_bytes(ty);
     const char *nm = n->kind == N_INDEX && n->a->kind == N_NAME ? n->a->name : n->kind == N_NAME ? n->name : which;
     if (row != 32 && row != 64 && row != 128) {
         diag_error(s->diag, n->loc, "mma(): rows of '%s' are %lld bytes; a wgmma operand needs rows of 32, 64 or 128 "
-                   "bytes (16, 32 or 64 elements of %s), one swizzle span", nm, (long long)row, TYNAME(ty->elem, b1));
+                   "bytes (%d, %d or %d elements of %s), one swizzle span", nm, (long long)row, 256 / ir_type_bits(ty->elem),
+                   512 / ir_type_bits(ty->elem), 1024 / ir_type_bits(ty->elem), TYNAME(ty->elem, b1));
         return NULL;
     }
     if (ty->swizzle != row) {
@@ -1699,7 +1753,7 @@ static Value *mma_smem_operand(S *s, const Node *n, const char *which)
     return t.v;
 }
 
-/* mma(a, b, acc [, trans_b = true]), mma_commit(), mma_wait(n). */
+/* mma(a, b, acc [, trans_b = true] [, trans_a = true] [, cta_group = C]), mma_commit(), mma_wait(n). */
 static Ex mma_call(S *s, const Node *n, const Type *hint)
 {
     char b1[96], b2[96];
@@ -1726,8 +1780,8 @@ static Ex mma_call(S *s, const Node *n, const Type *hint)
         ir_attr_set_int(s->m, op, "pending", pending);
         return ex_none();
     }
-    static const char *const names[] = {"trans_b", "cta_group", NULL};
-    const Node *named[2] = {0};
+    static const char *const names[] = {"trans_b", "cta_group", "trans_a", NULL};
+    const Node *named[3] = {0};
     if (split_args(s, n, 3, 3, names, named) < 0) return ex_err();
     int64_t cta_group = 0;   /* 0: not given; 1 or 2: tcgen05 CTA groups (sm_100a) */
     if (named[1] && !const_int(s, named[1], &cta_group, "mma()'s cta_group")) return ex_err();
@@ -1745,22 +1799,48 @@ static Ex mma_call(S *s, const Node *n, const Type *hint)
         }
         trans = t.c.i != 0;
     }
+    int64_t trans_a = 0;   /* a stored [K, M] (M innermost); register A has no transpose */
+    if (named[2]) {
+        Ex t = expr(s, named[2]);
+        if (t.err) return t;
+        if (!t.is_const || !t.type || t.type->kind != TY_I1) {
+            diag_error(s->diag, named[2]->loc, "trans_a must be true or false");
+            return ex_err();
+        }
+        trans_a = t.c.i != 0;
+    }
     Value *a = mma_smem_operand(s, n->list[0], "a");
     if (!a) return ex_err();
+    if (trans_a && a->type->kind == TY_TILE) {
+        diag_error(s->diag, named[2]->loc, "mma(): trans_a = true needs a shared a stored [K, M]; a register a is always "
+                   "[M, K] (wgmma has no transpose for register A)");
+        return ex_err();
+    }
     Value *b = mma_smem_operand(s, n->list[1], "b");
     if (!b) return ex_err();
     const Type *at = a->type, *bt = b->type;
-    if (at->elem != bt->elem) {
+    int fp8 = ir_type_is_fp8(at->elem);   /* e4m3/e5m2 may mix (wgmma ...f32.e4m3.e5m2) */
+    if (fp8 != ir_type_is_fp8(bt->elem) || (!fp8 && at->elem != bt->elem)) {
         diag_error(s->diag, n->list[1]->loc, "mma(): a holds %s but b holds %s", TYNAME(at->elem, b1), TYNAME(bt->elem, b2));
         return ex_err();
     }
-    int64_t M = at->shape[0], K = at->shape[1], N = trans ? bt->shape[0] : bt->shape[1];
+    int64_t M = at->shape[trans_a], K = at->shape[!trans_a], N = trans ? bt->shape[0] : bt->shape[1];
     int64_t bk = trans ? bt->shape[1] : bt->shape[0];
     if (cta_group == 2) N *= 2;   /* a CTA pair: each CTA holds half of b's N rows (docs/LANGUAGE.md §19) */
     if (bk != K) {
-        diag_error(s->diag, n->list[1]->loc, "mma(): a is [%lld, %lld] (M, K) but b is [%lld, %lld]: %s", (long long)M,
-                   (long long)K, (long long)bt->shape[0], (long long)bt->shape[1],
+        diag_error(s->diag, n->list[1]->loc, "mma(): a is [%lld, %lld] (%s) but b is [%lld, %lld]: %s",
+                   (long long)at->shape[0], (long long)at->shape[1], trans_a ? "K, M" : "M, K", (long long)bt->shape[0],
+                   (long long)bt->shape[1],
                    trans ? "with trans_b = true, b is [N, K]" : "b is [K, N] (write trans_b = true for a [N, K] tile)");
+        return ex_err();
+    }
+    if (fp8 && !trans) {
+        diag_error(s->diag, n->loc, "mma(): fp8 operands must both be K-major: store b as [N, K] and pass trans_b = true "
+                   "(wgmma has no transposed fp8 form)");
+        return ex_err();
+    }
+    if (fp8 && K % 32) {
+        diag_error(s->diag, n->loc, "mma(): K = %lld: fp8 mma takes K in steps of 32 (wgmma m64nNk32)", (long long)K);
         return ex_err();
     }
     if (M % 64 || N % 8 || N > 256 || K % 16) {
@@ -1779,6 +1859,7 @@ static Ex mma_call(S *s, const Node *n, const Type *hint)
     Value *ops[3] = {a, b, acc.v};
     Op *op = ir_build(&s->b, OP_MMA, n->loc, ops, 3, acct);
     ir_attr_set_int(s->m, op, "trans_b", trans);
+    if (trans_a) ir_attr_set_int(s->m, op, "trans_a", 1);
     if (cta_group) ir_attr_set_int(s->m, op, "cta_group", cta_group);
     return ex_val(op->results[0]);
 }
@@ -2237,6 +2318,10 @@ static Ex call_expr(S *s, const Node *n, const Type *hint)
         if (!need_builder(s, n->loc)) return ex_err();
         if (!ir_type_is_scalar(ir_type_elem(t)) || (!first && ir_type_elem(t)->kind == TY_I1)) {
             diag_error(s->diag, n->loc, "%s() needs numbers, not %s", f, TYNAME(t, b1));
+            return ex_err();
+        }
+        if (!first && ir_type_is_fp8(ir_type_elem(t))) {
+            diag_error(s->diag, n->loc, "%s() is not defined on %s: convert to f32 with 'as f32' first", f, TYNAME(t, b1));
             return ex_err();
         }
         if (math[i].float_only && !ir_type_is_float(ir_type_elem(t))) {
@@ -3111,6 +3196,12 @@ static void kernel_item(S *s, const Node *n)
         if (!t) continue;
         if (t->kind == TY_TILE) {
             diag_error(s->diag, p->a->loc, "a kernel parameter cannot be a tile; pass a tensor view");
+            continue;
+        }
+        if (ir_type_is_fp8(t)) {   /* fp8 is a storage type (issue 8): buffers of it, not scalars */
+            diag_error(s->diag, p->a->loc, "a kernel parameter cannot be a scalar %s; pass an f32 and convert it with "
+                       "'as %s', or pass a pointer, tensor or tma of %s", ir_type_kind_name(t->kind),
+                       ir_type_kind_name(t->kind), ir_type_kind_name(t->kind));
             continue;
         }
         if (t->kind == TY_TMA && t->rank != p->a->b->nlist) continue;

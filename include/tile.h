@@ -112,6 +112,7 @@ typedef enum tile_dtype {
     TILE_DTYPE_I1 = 0, TILE_DTYPE_I8, TILE_DTYPE_I16, TILE_DTYPE_I32, TILE_DTYPE_I64,
     TILE_DTYPE_U8, TILE_DTYPE_U16, TILE_DTYPE_U32, TILE_DTYPE_U64,
     TILE_DTYPE_F16, TILE_DTYPE_BF16, TILE_DTYPE_F32, TILE_DTYPE_F64,
+    TILE_DTYPE_E4M3, TILE_DTYPE_E5M2,   /* fp8 (OCP FP8 E4M3 / E5M2), one byte each */
 } tile_dtype;
 
 const char *tile_dtype_name(tile_dtype t);   /* "i32", "bf16", ... */

@@ -27,17 +27,18 @@ int ir_op_lookup(const char *name, size_t len)
 static const char *const kind_names[TY_KIND_COUNT] = {
     [TY_VOID] = "void", [TY_I1] = "i1",   [TY_I8] = "i8",   [TY_I16] = "i16", [TY_I32] = "i32",
     [TY_I64] = "i64",   [TY_U8] = "u8",   [TY_U16] = "u16", [TY_U32] = "u32", [TY_U64] = "u64",
-    [TY_F16] = "f16",   [TY_BF16] = "bf16", [TY_F32] = "f32", [TY_F64] = "f64", [TY_PTR] = "ptr",
+    [TY_F16] = "f16",   [TY_BF16] = "bf16", [TY_F32] = "f32", [TY_F64] = "f64", [TY_E4M3] = "e4m3",
+    [TY_E5M2] = "e5m2", [TY_PTR] = "ptr",
     [TY_VIEW] = "view", [TY_TILE] = "tile", [TY_VEC] = "vec", [TY_PARITY] = "parity",
     [TY_MBAR] = "mbar", [TY_SMEM] = "smem", [TY_TMA] = "tma",
 };
 
 /* The types without parameters: the scalars, void and parity (indexed by kind; the compound kinds
- * between F64 and PARITY stay zero and are never handed out). */
+ * between E5M2 and PARITY stay zero and are never handed out). */
 static const Type scalar_types[TY_PARITY + 1] = {
 #define S(k) [k] = {.kind = k, .rank = 0}
     S(TY_VOID), S(TY_I1), S(TY_I8), S(TY_I16), S(TY_I32), S(TY_I64), S(TY_U8),
-    S(TY_U16), S(TY_U32), S(TY_U64), S(TY_F16), S(TY_BF16), S(TY_F32), S(TY_F64), S(TY_PARITY),
+    S(TY_U16), S(TY_U32), S(TY_U64), S(TY_F16), S(TY_BF16), S(TY_F32), S(TY_F64), S(TY_E4M3), S(TY_E5M2), S(TY_PARITY),
 #undef S
 };
 
@@ -45,7 +46,7 @@ const char *ir_type_kind_name(TypeKind k) { return k < TY_KIND_COUNT ? kind_name
 
 const Type *ir_type_scalar(TypeKind k)
 {
-    if (k > TY_F64 && k != TY_PARITY) ir_unreachable("ir_type_scalar of a compound kind");
+    if (k > TY_E5M2 && k != TY_PARITY) ir_unreachable("ir_type_scalar of a compound kind");
     return &scalar_types[k];
 }
 
@@ -154,13 +155,14 @@ const Type *ir_type_with_elem(Module *m, const Type *t, const Type *elem)
 int ir_type_is_int(const Type *t) { return t->kind >= TY_I1 && t->kind <= TY_U64; }
 int ir_type_is_signed(const Type *t) { return t->kind >= TY_I8 && t->kind <= TY_I64; }
 int ir_type_is_float(const Type *t) { return t->kind >= TY_F16 && t->kind <= TY_F64; }
-int ir_type_is_scalar(const Type *t) { return ir_type_is_int(t) || ir_type_is_float(t); }
+int ir_type_is_fp8(const Type *t) { return t->kind == TY_E4M3 || t->kind == TY_E5M2; }
+int ir_type_is_scalar(const Type *t) { return ir_type_is_int(t) || ir_type_is_float(t) || ir_type_is_fp8(t); }
 
 int ir_type_bits(const Type *t)
 {
     switch (t->kind) {
     case TY_I1: return 1;
-    case TY_I8: case TY_U8: return 8;
+    case TY_I8: case TY_U8: case TY_E4M3: case TY_E5M2: return 8;
     case TY_I16: case TY_U16: case TY_F16: case TY_BF16: return 16;
     case TY_I32: case TY_U32: case TY_F32: return 32;
     case TY_I64: case TY_U64: case TY_F64: case TY_PTR: return 64;

@@ -134,6 +134,7 @@ typedef enum TypeKind {
     TY_I1, TY_I8, TY_I16, TY_I32, TY_I64,
     TY_U8, TY_U16, TY_U32, TY_U64,
     TY_F16, TY_BF16, TY_F32, TY_F64,
+    TY_E4M3, TY_E5M2, /* fp8 (issue 8): storage and mma inputs only; converted with cast to/from f32 */
     TY_PTR,    /* elem, space */
     TY_VIEW,   /* elem, rank: a global tensor view, row-major and contiguous, runtime dims */
     TY_TILE,   /* elem, rank, shape: a block-level register tile */
@@ -186,7 +187,8 @@ const Type *ir_type_with_elem(Module *m, const Type *t, const Type *elem);
 int ir_type_is_int(const Type *t);       /* i1..u64 (i1 included) */
 int ir_type_is_signed(const Type *t);    /* i8..i64 */
 int ir_type_is_float(const Type *t);     /* f16, bf16, f32, f64 */
-int ir_type_is_scalar(const Type *t);    /* int or float */
+int ir_type_is_scalar(const Type *t);    /* int, float or fp8 */
+int ir_type_is_fp8(const Type *t);       /* e4m3, e5m2: not float (no arithmetic), 8 bits */
 int ir_type_bits(const Type *t);         /* scalar width in bits; pointer 64 */
 const Type *ir_type_elem(const Type *t); /* element of tile/vec/ptr/view, or t itself for scalars */
 int64_t ir_type_numel(const Type *t);    /* tile: product of dims; vec: lanes; scalar: 1 */

@@ -504,7 +504,7 @@ static Value *use(Parser *P, const Tok *t)
 
 static const Type *scalar_named(const char *s, size_t n)
 {
-    for (int k = TY_I1; k <= TY_F64; k++) {
+    for (int k = TY_I1; k <= TY_E5M2; k++) {
         const char *kn = ir_type_kind_name((TypeKind)k);
         if (strlen(kn) == n && memcmp(kn, s, n) == 0) return ir_type_scalar((TypeKind)k);
     }

@@ -279,6 +279,10 @@ static void check_elementwise(Verifier *V, const Op *op)
             verr(V, op, "needs numeric operands, got %s", tstr(o[0]->type).s);
             return;
         }
+        if (ir_type_is_fp8(ir_type_elem(o[0]->type))) {
+            verr(V, op, "is not defined on fp8 (%s); cast to f32 first", tstr(o[0]->type).s);
+            return;
+        }
         if (ir_type_elem(rt)->kind != TY_I1 || !same_shape(rt, o[0]->type))
             verr(V, op, "result must be i1 of the operands' shape, got %s for %s", tstr(rt).s, tstr(o[0]->type).s);
         const char *pred = ir_attr_str(op, "pred", NULL);
@@ -303,6 +307,9 @@ static void check_elementwise(Verifier *V, const Op *op)
     case OP_CAST:
         if (!is_elemwise_type(o[0]->type) || !is_elemwise_type(rt) || !same_shape(o[0]->type, rt))
             verr(V, op, "converts between numeric types of one shape, got %s to %s", tstr(o[0]->type).s, tstr(rt).s);
+        else if ((ir_type_is_fp8(ir_type_elem(rt)) && ir_type_elem(o[0]->type)->kind != TY_F32) ||
+                 (ir_type_is_fp8(ir_type_elem(o[0]->type)) && ir_type_elem(rt)->kind != TY_F32))
+            verr(V, op, "converts fp8 to or from f32 only, got %s to %s", tstr(o[0]->type).s, tstr(rt).s);
         return;
     default:
         break;
@@ -321,6 +328,10 @@ static void check_elementwise(Verifier *V, const Op *op)
         return;
     }
     const Type *e = ir_type_elem(rt);
+    if (ir_type_is_fp8(e)) {   /* fp8 is storage only: cast (to/from f32) and select move it */
+        verr(V, op, "is not defined on fp8 (%s); cast to f32 first", tstr(rt).s);
+        return;
+    }
     switch (op->code) {
     case OP_SQRT: case OP_EXP: case OP_FMA:
         if (!ir_type_is_float(e)) verr(V, op, "needs a float type, got %s", tstr(rt).s);
@@ -506,9 +517,20 @@ static void check_mma(Verifier *V, const Op *op)
         if (p && (p->i < 0 || p->i > 7)) verr(V, op, "pending must be 0..7, got %lld", (long long)p->i);
         return;
     }
-    if (op->code == OP_ST_ACC || op->code == OP_ST_SMEM_ACC) {
-        const Type *tt = o[0]->type, *et = NULL;
-        if (op->code == OP_ST_ACC) {
+    if (op->code == OP_ST_ACC || op->code == OP_ST_SMEM_ACC || op->code == OP_LD_SMEM_ACC) {
+        int ld = op->code == OP_LD_SMEM_ACC;   /* ld_smem_acc: an smem tile of `shape` to the accumulator layout */
+        const Type *tt = ld ? op->results[0]->type : o[0]->type, *et = NULL;
+        if (ld) {
+            const Type *st = smem_tile_operand(V, op, 0);
+            if (!st) return;
+            if (st->rank != 2) verr(V, op, "needs a rank-2 smem tile, got %s", tstr(st).s);
+            et = st->elem;
+            Attr *sh0 = ir_attr_find(op, "shape");
+            if (st->rank == 2 && sh0 && sh0->kind == ATTR_INTS && sh0->nints == 2 &&
+                (sh0->ints[0] != st->shape[0] || sh0->ints[1] != st->shape[1]))
+                verr(V, op, "shape [%lld, %lld] is not the smem tile's %s", (long long)sh0->ints[0], (long long)sh0->ints[1],
+                     tstr(st).s);
+        } else if (op->code == OP_ST_ACC) {
             if (op->noperands != 4) { verr(V, op, "needs a vec, a rank-2 view and 2 origins"); return; }
             const Type *vt = view_access(V, op, 1);
             if (!vt) return;
@@ -520,7 +542,8 @@ static void check_mma(Verifier *V, const Op *op)
             if (st->rank != 2) verr(V, op, "needs a rank-2 smem tile, got %s", tstr(st).s);
             et = st->elem;
         }
-        if (!tt || tt->kind != TY_VEC || tt->elem != et) verr(V, op, "stores a vec of %s, got %s", tstr(et).s, tstr(tt).s);
+        if (!tt || tt->kind != TY_VEC || tt->elem != et)
+            verr(V, op, "%s a vec of %s, got %s", ld ? "loads" : "stores", tstr(et).s, tstr(tt).s);
         Attr *sh = need_attr(V, op, "shape", ATTR_INTS, "a list of integers");
         Attr *th = need_attr(V, op, "threads", ATTR_INT, "an integer");
         if (sh && sh->nints != 2) verr(V, op, "shape must be [M, N]");
@@ -530,15 +553,43 @@ static void check_mma(Verifier *V, const Op *op)
                  (long long)sh->ints[0], (long long)sh->ints[1], (long long)th->i, (long long)tt->shape[0]);
         return;
     }
-    const Type *a = smem_tile_operand(V, op, 0), *b = a ? smem_tile_operand(V, op, 1) : NULL;
+    /* register A (sm_90a wgmma): a is a tile<MxKxT> (mma) or its A-fragment vec<M*K/threads x T> (mma_acc) */
+    const Type *ra = o[0]->type;
+    int reg_a = ra && ra->kind == (op->code == OP_MMA ? TY_TILE : TY_VEC);
+    const Type *a = reg_a ? ra : smem_tile_operand(V, op, 0), *b = a ? smem_tile_operand(V, op, 1) : NULL;
     if (!a || !b) return;
-    Attr *tb = ir_attr_find(op, "trans_b");
-    int trans = tb && tb->kind == ATTR_INT && tb->i;
+    Attr *tb = ir_attr_find(op, "trans_b"), *ta = ir_attr_find(op, "trans_a");
+    int trans = tb && tb->kind == ATTR_INT && tb->i, trans_a = ta && ta->kind == ATTR_INT && ta->i;
     if (tb && (tb->kind != ATTR_INT || (tb->i != 0 && tb->i != 1))) verr(V, op, "trans_b must be 0 or 1");
-    if (a->rank != 2 || b->rank != 2 || a->elem != b->elem || (a->elem->kind != TY_BF16 && a->elem->kind != TY_F16)) {
-        verr(V, op, "multiplies two rank-2 smem tiles of bf16 or f16, got %s and %s", tstr(a).s, tstr(b).s);
+    if (ta && (ta->kind != ATTR_INT || (ta->i != 0 && ta->i != 1))) verr(V, op, "trans_a must be 0 or 1");
+    if (reg_a && trans_a) verr(V, op, "a register a has no trans_a (wgmma reads register A as [M, K])");
+    if (reg_a && ir_attr_find(op, "cta_group")) verr(V, op, "a register a is wgmma's (sm_90a); it takes no cta_group");
+    Attr *sh3 = ir_attr_find(op, "shape");
+    if (reg_a && op->code == OP_MMA_ACC && (!sh3 || sh3->kind != ATTR_INTS || sh3->nints != 3)) {
+        verr(V, op, "needs shape = [M, N, K]");
         return;
     }
+    if (reg_a && op->code == OP_MMA_ACC) {   /* the checks below read a as a rank-2 [M, K] */
+        int64_t shp[2] = {sh3->ints[0], sh3->ints[2]};
+        const Type *at2 = ir_type_tile(V->m, a->elem, 2, shp);
+        if (ra->shape[0] * ir_attr_int(op, "threads", 1) != shp[0] * shp[1])
+            verr(V, op, "a register a must be the A-fragment vec<%lldx%s>, got %s",
+                 (long long)(shp[0] * shp[1] / (ir_attr_int(op, "threads", 1) ? ir_attr_int(op, "threads", 1) : 1)),
+                 tstr(a->elem).s, tstr(ra).s);
+        a = at2;
+    }
+    if (trans_a) {   /* a stored [K, M]: the checks below read it as [M, K] */
+        int64_t shp[2] = {a->shape[1], a->shape[0]};
+        a = ir_type_tile(V->m, a->elem, 2, shp);
+    }
+    int fp8 = ir_type_is_fp8(a->elem);   /* e4m3 and e5m2 may mix; 16-bit inputs may not */
+    if (a->rank != 2 || b->rank != 2 || fp8 != ir_type_is_fp8(b->elem) || (!fp8 && a->elem != b->elem) ||
+        (!fp8 && a->elem->kind != TY_BF16 && a->elem->kind != TY_F16)) {
+        verr(V, op, "multiplies two rank-2 smem tiles of bf16 or f16 (or of e4m3/e5m2), got %s and %s", tstr(a).s, tstr(b).s);
+        return;
+    }
+    if (fp8 && !trans) verr(V, op, "fp8 operands must both be K-major (trans_b = 1)");
+    if (fp8 && a->shape[1] % 32) verr(V, op, "fp8 needs K a multiple of 32, got %lld", (long long)a->shape[1]);
     Attr *cg = ir_attr_find(op, "cta_group");   /* tcgen05 CTA pairs: b holds half of N in each CTA */
     if (cg && (cg->kind != ATTR_INT || (cg->i != 1 && cg->i != 2))) verr(V, op, "cta_group must be 1 or 2");
     int64_t M = a->shape[0], K = a->shape[1], N = (trans ? b->shape[0] : b->shape[1]) * (cg && cg->kind == ATTR_INT && cg->i == 2 ? 2 : 1);
@@ -704,10 +755,14 @@ static void check_shared_and_mbar(Verifier *V, Op *op)
         check_local_mbar(V, op, 0);
         check_i32s(V, op, 1, 1, "byte count");
         return;
-    case OP_MBAR_ARRIVE_REMOTE:
+    case OP_MBAR_ARRIVE_REMOTE: {
         check_local_mbar(V, op, 0);
         check_i32s(V, op, 1, 1, "CTA rank");
+        Attr *a = ir_attr_find(op, "release");
+        if (a && (a->kind != ATTR_STR || (strcmp(a->s, "cta") && strcmp(a->s, "cluster"))))
+            verr(V, op, "release must be \"cta\" or \"cluster\"");
         return;
+    }
     case OP_MBAR_WAIT:
     case OP_MBAR_TRY_WAIT:
     case OP_MBAR_TEST_WAIT:
@@ -1162,7 +1217,7 @@ static void check_op_types(Verifier *V, Op *op)
     case OP_CLUSTER_RANK: case OP_CLUSTER_ID: case OP_CLUSTER_SYNC:
         check_groups(V, op);
         return;
-    case OP_MMA: case OP_MMA_ACC: case OP_MMA_COMMIT: case OP_MMA_WAIT: case OP_ST_ACC: case OP_ST_SMEM_ACC:
+    case OP_MMA: case OP_MMA_ACC: case OP_MMA_COMMIT: case OP_MMA_WAIT: case OP_ST_ACC: case OP_ST_SMEM_ACC: case OP_LD_SMEM_ACC:
         check_mma(V, op);
         return;
     case OP_CLC_TRY_CANCEL: case OP_CLC_QUERY:

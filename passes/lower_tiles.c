@@ -28,7 +28,9 @@
  *
  * Matrix ops (issue 8): the accumulator of an `mma` and every tile joined to it (elementwise ops,
  * splats, casts, loop/if values) take the wgmma fragment layout instead ("the accumulator layout"
- * below): mma -> mma_acc, and their tile_store / smem_store -> st_acc / st_smem_acc.
+ * below): mma -> mma_acc, and their tile_store / smem_store -> st_acc / st_smem_acc. A register `a`
+ * of an mma (sm_90a) joins such a class too: wgmma's A fragment of an [M, K] tile is exactly the
+ * accumulator layout of that shape, so the same lanes serve; its smem_load becomes ld_smem_acc.
  *
  * Assumes: the module verifies (tile-level). Guarantees: no tile type and no tile-level op is left;
  * anything it cannot lower (a tile parameter, a tile operand of another op, a tile shape that is not
@@ -402,6 +404,8 @@ static void acc_union_op(Op *op, void *ctx)
         if (op->noperands == 3 && op->nresults == 1) {
             uf_union(l, op->operands[2], op->results[0]);
             if (op->results[0]->type->kind == TY_TILE) l->acc[uf_find(l, op->results[0]->id)] = 1;
+            /* a register A [M, K]: wgmma's A fragment is the accumulator layout of an [M, K] tile */
+            if (op->operands[0]->type->kind == TY_TILE) l->acc[uf_find(l, op->operands[0]->id)] = 1;
         }
         return;
     case OP_FOR: case OP_LOOP:
@@ -468,10 +472,34 @@ static void acc_check_op(Op *op, void *ctx)
 {
     Lower *l = ctx;
     const char *name = ir_op_info[op->code].name;
+    if (ir_module_wave_size(l->m) == 64 && !l->errors)   /* fp8 has no AMD lowering yet: the first use errs */
+        for (uint32_t i = 0; i < op->noperands + op->nresults; i++) {
+            const Value *v = i < op->noperands ? op->operands[i] : op->results[i - op->noperands];
+            if (v && v->type && ir_type_is_fp8(ir_type_elem(v->type))) {
+                diag_error(l->diag, op->loc, "lower-tiles: '%s' on %s: fp8 (e4m3, e5m2) is not implemented for AMD targets "
+                           "yet (--target %s); it is for sm_90a and, except mma, sm_100a", name,
+                           ir_type_kind_name(ir_type_elem(v->type)->kind), l->m->target);
+                l->errors++;
+                return;
+            }
+        }
     if (op->code == OP_MMA) {
         const Op *g = thread_group(op);
         int64_t lo = g ? ir_attr_int(g, "lo", 0) : 0, threads = group_threads(l, g);
         const Type *t = op->results[0]->type;
+        if (ir_type_is_fp8(op->operands[0]->type->elem) && l->m->target) {   /* fp8: wgmma (sm_90a) only, for now */
+            diag_error(l->diag, op->loc, "lower-tiles: 'mma' of fp8 (%s x %s) is implemented for sm_90a only (wgmma "
+                       "m64nNk32), not for --target %s", ir_type_kind_name(op->operands[0]->type->elem->kind),
+                       ir_type_kind_name(op->operands[1]->type->elem->kind), l->m->target);
+            l->errors++;
+            return;
+        }
+        if (op->operands[0]->type->kind == TY_TILE && l->m->target) {   /* register A: wgmma (sm_90a) only */
+            diag_error(l->diag, op->loc, "lower-tiles: 'mma' with a register a is implemented for sm_90a (wgmma) only, "
+                       "not for --target %s: pass a shared a", l->m->target);
+            l->errors++;
+            return;
+        }
         if (lo % 4 || threads % 128 || t->shape[0] % (64 * (threads / 128 ? threads / 128 : 1)) || threads < 128) {
             char b[64];
             group_text(g, b, sizeof b);
@@ -486,6 +514,18 @@ static void acc_check_op(Op *op, void *ctx)
     }
     for (uint32_t i = 0; i < op->nresults; i++) {
         if (!is_acc(l, op->results[i])) continue;
+        if (op->code == OP_SMEM_LOAD && !l->m->target) {   /* sm_90a: ld_smem_acc (a register A, or acc + C) */
+            const Type *t = op->results[0]->type;
+            int64_t G = group_threads(l, thread_group(op)) / 128;
+            if (t->rank != 2 || G < 1 || t->shape[0] % (64 * G) || t->shape[1] % 8 || t->shape[1] > 256) {
+                diag_error(l->diag, op->loc, "lower-tiles: 'smem_load' of a %s tile that meets an mma (it takes the wgmma "
+                           "fragment layout): needs a rank-2 [M, N] tile, M a multiple of 64 per warpgroup (%lld "
+                           "warpgroups), N a multiple of 8 up to 256", t->rank == 2 ? "rank-2" : "non-rank-2",
+                           (long long)G);
+                l->errors++;
+            }
+            return;
+        }
         if (op->code == OP_TILE_LOAD || op->code == OP_SMEM_LOAD || op->code == OP_IOTA) {
             diag_error(l->diag, op->loc, "lower-tiles: '%s' makes a tile that meets an mma accumulator (it takes the "
                        "accumulator's register layout), and '%s' cannot produce that layout yet", name, name);
@@ -502,11 +542,12 @@ static void rewrite_op(Op *op, void *ctx)
     switch (op->code) {
     case OP_MMA: {
         const Type *a = op->operands[0]->type, *t = op->results[0]->type;
-        int64_t trans = ir_attr_int(op, "trans_b", 0), cg = ir_attr_int(op, "cta_group", 0);
-        int64_t shape[3] = {t->shape[0], t->shape[1], a->shape[1]};
-        op->attrs = NULL; /* docs/IR.md order: shape, trans_b, threads[, cta_group] */
+        int64_t trans = ir_attr_int(op, "trans_b", 0), cg = ir_attr_int(op, "cta_group", 0), ta = ir_attr_int(op, "trans_a", 0);
+        int64_t shape[3] = {t->shape[0], t->shape[1], a->shape[!ta]};
+        op->attrs = NULL; /* docs/IR.md order: shape, trans_b[, trans_a], threads[, cta_group] */
         ir_attr_set_ints(l->m, op, "shape", shape, 3);
         ir_attr_set_int(l->m, op, "trans_b", trans);
+        if (ta) ir_attr_set_int(l->m, op, "trans_a", ta);
         ir_attr_set_int(l->m, op, "threads", group_threads(l, thread_group(op)));
         if (cg) ir_attr_set_int(l->m, op, "cta_group", cg);
         op->code = OP_MMA_ACC;
@@ -527,6 +568,12 @@ static void rewrite_op(Op *op, void *ctx)
         op->code = OP_ST_BLOCKED;
         break;
     case OP_SMEM_LOAD:
+        if (is_acc(l, op->results[0])) {
+            ir_attr_set_ints(l->m, op, "shape", op->results[0]->type->shape, 2);
+            ir_attr_set_int(l->m, op, "threads", group_threads(l, thread_group(op)));
+            op->code = OP_LD_SMEM_ACC;
+            break;
+        }
         set_layout_attrs(l, op, op->results[0]->type);
         op->code = OP_LD_SMEM_BLOCKED;
         break;

@@ -851,7 +851,11 @@ tile_status tile_kernel_param(const tile_kernel *k, int index, tile_param_info *
 /* tile_arg_scalar's mark for a value the dtype cannot hold; value.f keeps the value. */
 #define ARG_UNREPRESENTABLE ((tile_param_kind)0x7e)
 
-static int is_float(tile_dtype t) { return t == TILE_DTYPE_F16 || t == TILE_DTYPE_BF16 || t == TILE_DTYPE_F32 || t == TILE_DTYPE_F64; }
+static int is_float(tile_dtype t)
+{
+    return t == TILE_DTYPE_F16 || t == TILE_DTYPE_BF16 || t == TILE_DTYPE_F32 || t == TILE_DTYPE_F64 || t == TILE_DTYPE_E4M3 ||
+           t == TILE_DTYPE_E5M2;
+}
 static int is_unsigned(tile_dtype t) { return t >= TILE_DTYPE_U8 && t <= TILE_DTYPE_U64; }
 
 tile_arg tile_arg_i32(int32_t v) { return (tile_arg){.kind = TILE_PARAM_SCALAR, .dtype = TILE_DTYPE_I32, .value.i = v}; }
@@ -873,7 +877,7 @@ tile_arg tile_arg_named(const char *name, tile_arg a)
 tile_arg tile_arg_scalar(tile_dtype t, double v)
 {
     tile_arg a = {.kind = TILE_PARAM_SCALAR, .dtype = t};
-    if (is_float(t) || (unsigned)t > TILE_DTYPE_F64) {
+    if (is_float(t) || (unsigned)t > TILE_DTYPE_E5M2) {
         a.value.f = v;
         return a;
     }
@@ -962,7 +966,7 @@ static tile_status pack_one(const tile_param_info *p, const tile_arg *a, int ai,
     if (a->kind == ARG_UNREPRESENTABLE)
         return arg_error(err, errlen, ai, p, "tile_arg_scalar(%s, %g): the value is not representable in %s",
                          tile_dtype_name(a->dtype), a->value.f, tile_dtype_name(a->dtype));
-    if ((a->kind != TILE_PARAM_SCALAR && a->kind != TILE_PARAM_POINTER) || (unsigned)a->dtype > TILE_DTYPE_F64)
+    if ((a->kind != TILE_PARAM_SCALAR && a->kind != TILE_PARAM_POINTER) || (unsigned)a->dtype > TILE_DTYPE_E5M2)
         return arg_error(err, errlen, ai, p, "not a valid tile_arg (kind %d, dtype %d): build it with the tile_arg_* helpers",
                          (int)a->kind, (int)a->dtype);
     int want_ptr = p->kind != TILE_PARAM_SCALAR;
@@ -1192,7 +1196,7 @@ tile_status rt_check_tma(const RtTmaDesc *t, const char *const dimnames[5], char
         snprintf(err, errlen, "a TMA tensor has rank 1 to 5, not %d", t->rank);
         return TILE_ERROR_LAUNCH_ARGS;
     }
-    if ((unsigned)t->dtype > TILE_DTYPE_F64) {
+    if ((unsigned)t->dtype > TILE_DTYPE_E5M2) {
         snprintf(err, errlen, "element type %d has no TMA data type", (int)t->dtype);
         return TILE_ERROR_LAUNCH_ARGS;
     }

@@ -673,13 +673,16 @@ static tile_status cuda_launch(void *h, void *fn, const RtLaunchDims *l, void *s
 }
 
 /* tile_dtype -> CUtensorMapDataType. TMA moves bits, so signedness only matters for the
- * out-of-bounds fill (zeros either way with FLOAT_OOB_FILL_NONE): i8/u8/i1 are UINT8, i16/u16 UINT16. */
+ * out-of-bounds fill (zeros either way with FLOAT_OOB_FILL_NONE): i8/u8/i1 are UINT8, i16/u16 UINT16;
+ * fp8 (e4m3, e5m2) is UINT8 too (CUDA 13's map types have no fp8 entry; zero bytes are +0 in both). */
 static CUtensorMapDataType tma_dtype(tile_dtype t)
 {
     switch (t) {
     case TILE_DTYPE_I1:
     case TILE_DTYPE_I8:
-    case TILE_DTYPE_U8: return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    case TILE_DTYPE_U8:
+    case TILE_DTYPE_E4M3:
+    case TILE_DTYPE_E5M2: return CU_TENSOR_MAP_DATA_TYPE_UINT8;
     case TILE_DTYPE_I16:
     case TILE_DTYPE_U16: return CU_TENSOR_MAP_DATA_TYPE_UINT16;
     case TILE_DTYPE_I32: return CU_TENSOR_MAP_DATA_TYPE_INT32;

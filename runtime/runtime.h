@@ -150,6 +150,13 @@ int rt_clamp_priority(int priority, int least, int greatest);
 uint16_t rt_f16_bits(double v);
 uint16_t rt_bf16_bits(double v);
 
+/* ================================ fp8.c ================================ */
+
+/* e4m3 (e5m2 = 0) or e5m2 (e5m2 = 1): the exact value of a code (NaN for NaN codes), and the code
+ * of v as cvt.rn.satfinite makes it (nearest even, saturating to +-max finite, NaN -> 0x7f). */
+double rt_fp8_value(uint8_t bits, int e5m2);
+uint8_t rt_fp8_bits(double v, int e5m2);
+
 /* ================================ back ends ================================ */
 
 /* One device back end. Handles are opaque; NULL as a stream means the default stream. Each

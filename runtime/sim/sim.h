@@ -125,8 +125,13 @@ enum { TA_RANK, TA_SMEM, TA_DESC, TA_BAR, TA_MASK, TA_SITE, TA_COORD };
  * trans_b (mma) or "to global" (stores), the a / vec slot, the b / view-or-smem slot, the acc slot,
  * the result slot (mma) or origin slots (st_acc), the swizzle masks of a and b (or of the smem), and
  * MA_MFMA: 1 for the AMD MFMA 32x32 accumulator layout of an AMD program (docs/IR.md), 2 for the tcgen05
- * layout of an sm_100a program, 0 for wgmma's. */
-enum { MA_M, MA_N, MA_K, MA_G, MA_LO, MA_FLAG, MA_A, MA_B, MA_ACC, MA_D, MA_SWA, MA_SWB, MA_MFMA, MA_COUNT };
+ * layout of an sm_100a program, 0 for wgmma's; MA_CG: the tcgen05 CTA group (2: the pair's mma, computed by
+ * the even CTA's threads for both CTAs of the pair; 1 otherwise); MA_TYB: b's element type (a's is the
+ * instruction's ty; fp8 mmas may mix e4m3 and e5m2). */
+/* MA_TA: a stored [K, M] (trans_a); MA_RA: a is a register A-fragment vec (sim_mma_rs.h). An ld_smem_acc is an
+ * SI_ST_ACC with MA_FLAG = 2 (MA_A its result, MA_B its smem tile). */
+enum { MA_M, MA_N, MA_K, MA_G, MA_LO, MA_FLAG, MA_A, MA_B, MA_ACC, MA_D, MA_SWA, MA_SWB, MA_MFMA, MA_CG, MA_TYB, MA_TA, MA_RA,
+       MA_COUNT };
 
 /* A thread group as the source writes it: warps lo..hi-1, and whether one elected thread. */
 typedef struct SimGroup {

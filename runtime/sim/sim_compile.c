@@ -505,8 +505,8 @@ static void comp_mma(Comp *C, const Op *op)
 {
     const Attr *sh = ir_attr_find(op, "shape");
     int64_t th = ir_attr_int(op, "threads", 0);
-    int mma = op->code == OP_MMA_ACC, rank = mma ? 3 : 2;
-    const Value *vec = mma ? op->results[0] : op->operands[0];
+    int mma = op->code == OP_MMA_ACC, rank = mma ? 3 : 2, ld = op->code == OP_LD_SMEM_ACC;
+    const Value *vec = mma || ld ? op->results[0] : op->operands[0];
     if (!sh || sh->kind != ATTR_INTS || sh->nints != rank || th < 128 || th % 128 || vec->type->kind != TY_VEC ||
         sh->ints[0] % (64 * (th / 128)) || sh->ints[1] % 8 || sh->ints[1] > 256 ||
         (int64_t)nslots_of(vec->type) * th != sh->ints[0] * sh->ints[1]) {
@@ -521,9 +521,22 @@ static void comp_mma(Comp *C, const Op *op)
     }
     /* sm_100a (the module says target "sm_100a"): the tcgen05 layout, MA_MFMA = 2 (docs/IR.md) */
     int tc = C->m->target && strcmp(C->m->target, "sm_100a") == 0;
-    if (tc && mma && ir_attr_int(op, "cta_group", 1) == 2) {
-        fail(C, op, "'mma_acc' with cta_group = 2 (a CTA pair's tcgen05 mma) is not supported by the simulator");
+    /* cta_group = 2 (a CTA pair, sm_100a): the even CTA's threads compute the pair's mma for both CTAs
+     * (sim_exec.c, mma_exec); b holds N/2 rows (trans_b) or columns in each CTA of the pair */
+    int64_t cg = mma ? ir_attr_int(op, "cta_group", 1) : 1;
+    if (mma && (cg < 1 || cg > 2 || (cg == 2 && !tc))) {
+        fail(C, op, "'mma_acc' with cta_group = %lld: the simulator runs cta_group 1, and 2 on target \"sm_100a\"",
+             (long long)cg);
         return;
+    }
+    if (cg == 2) {
+        const Type *b = op->operands[1]->type;
+        int64_t bn = b->kind == TY_SMEM && b->rank == 2 ? b->shape[ir_attr_int(op, "trans_b", 0) ? 0 : 1] : 0;
+        if (C->k->cluster[0] * C->k->cluster[1] * C->k->cluster[2] % 2 || sh->ints[0] != 128 || 2 * bn != sh->ints[1]) {
+            fail(C, op, "'mma_acc' with cta_group = 2 needs an even cluster, M = 128 and b holding N/2 = %lld of the "
+                 "pair's N", (long long)(sh->ints[1] / 2));
+            return;
+        }
     }
     uint32_t h[MA_COUNT];
     memset(h, 0, sizeof h);
@@ -533,19 +546,47 @@ static void comp_mma(Comp *C, const Op *op)
     h[MA_K] = mma ? (uint32_t)sh->ints[2] : 0;
     h[MA_G] = (uint32_t)(th / 128);
     h[MA_LO] = (uint32_t)C->group.lo;
+    h[MA_CG] = (uint32_t)cg;
     if (mma) {
         const Type *a = op->operands[0]->type, *b = op->operands[1]->type;
-        if (a->kind != TY_SMEM || b->kind != TY_SMEM || a->rank != 2 || b->rank != 2) {
-            fail(C, op, "malformed 'mma_acc': a and b must be smem tiles");
+        int reg_a = a->kind == TY_VEC;   /* register A (sm_90a): the warp's lanes meet at the mma (sim_mma_rs.h) */
+        if ((!reg_a && (a->kind != TY_SMEM || a->rank != 2)) || b->kind != TY_SMEM || b->rank != 2) {
+            fail(C, op, "malformed 'mma_acc': a must be an smem tile or a register vec, b an smem tile");
             return;
         }
+        if (reg_a && (mfma || tc || cg != 1 || ir_attr_int(op, "trans_a", 0) ||
+                      (a->elem->kind != TY_BF16 && a->elem->kind != TY_F16) || a->elem != b->elem)) {
+            fail(C, op, "'mma_acc' with a register a of %s is not supported by the simulator (it runs wgmma's "
+                 "16-bit register A on sm_90a only)", mfma ? "an AMD target" : tc ? "sm_100a" : "this form");
+            return;
+        }
+        if (ir_attr_int(op, "trans_a", 0) && (mfma || tc || a->elem->kind == TY_E4M3 || a->elem->kind == TY_E5M2)) {
+            fail(C, op, "'mma_acc' with trans_a on %s is not supported by the simulator (sm_90a 16-bit only)",
+                 mfma ? "an AMD target" : tc ? "sm_100a" : "fp8");
+            return;
+        }
+        h[MA_RA] = (uint32_t)reg_a;
+        h[MA_TA] = (uint32_t)ir_attr_int(op, "trans_a", 0);
         h[MA_FLAG] = (uint32_t)ir_attr_int(op, "trans_b", 0);
         h[MA_A] = S(C, op->operands[0], op);
         h[MA_B] = S(C, op->operands[1], op);
         h[MA_ACC] = S(C, op->operands[2], op);
         h[MA_D] = S(C, op->results[0], op);
-        h[MA_SWA] = (uint32_t)swizzle_mask(a->swizzle);
+        h[MA_SWA] = reg_a ? 0 : (uint32_t)swizzle_mask(a->swizzle);
         h[MA_SWB] = (uint32_t)swizzle_mask(b->swizzle);
+        h[MA_TYB] = (uint32_t)b->elem->kind;   /* fp8: may differ from a's (the instruction's ty) */
+    } else if (ld) {   /* ld_smem_acc: MA_FLAG = 2 (sim_mma_rs.h) */
+        const Type *dt = op->operands[0]->type;
+        if (mfma || tc || dt->kind != TY_SMEM || dt->rank != 2 || dt->elem != vec->type->elem ||
+            dt->shape[0] != sh->ints[0] || dt->shape[1] != sh->ints[1]) {
+            fail(C, op, "malformed 'ld_smem_acc' (the simulator runs it in the wgmma layout of sm_90a only)");
+            return;
+        }
+        h[MA_FLAG] = 2;
+        h[MA_A] = S(C, vec, op);
+        h[MA_B] = S(C, op->operands[0], op);
+        h[MA_ACC] = h[MA_D] = SIM_NONE;
+        h[MA_SWA] = (uint32_t)swizzle_mask(dt->swizzle);
     } else {
         int global = op->code == OP_ST_ACC;
         const Type *dt = op->operands[1]->type;
@@ -1086,7 +1127,7 @@ static void comp_op(Comp *C, const Op *op, Flow *f)
     case OP_TMA_PREFETCH: case OP_TMA_SHAPE: case OP_FENCE_PROXY_ASYNC: case OP_SETMAXNREG:
     case OP_MMA_COMMIT: case OP_MMA_WAIT:   /* the simulator computes an mma when it is issued */
         return;   /* no effect on the simulated machine's results */
-    case OP_MMA_ACC: case OP_ST_ACC: case OP_ST_SMEM_ACC:
+    case OP_MMA_ACC: case OP_ST_ACC: case OP_ST_SMEM_ACC: case OP_LD_SMEM_ACC:
         comp_mma(C, op);
         return;
     case OP_TMA_COMMIT:

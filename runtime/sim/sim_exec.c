@@ -29,7 +29,7 @@
 #define RACE(S) ((S)->race_on)   /* race checks are on for this launch */
 
 enum { TS_RUN, TS_BLOCKED, TS_EXITED };
-enum { WK_NONE, WK_MBAR, WK_POLL, WK_BAR, WK_CLUSTER, WK_BULK, WK_ELECT };
+enum { WK_NONE, WK_MBAR, WK_POLL, WK_BAR, WK_CLUSTER, WK_BULK, WK_ELECT, WK_PAIR };
 
 typedef struct Thread {
     SimReg *r;
@@ -96,6 +96,16 @@ typedef struct Cta {
     uint8_t clc_failed;    /* a clc_query of this CTA read a failed response (try_cancel is now UB) */
     uint32_t clc_fail_pc;  /* where */
 } Cta;
+
+/* The odd CTA's lanes of cta_group = 2 mmas (one queue per thread of the odd CTA): the even CTA's thread
+ * of the same index computes them when it issues the pair's mma and appends them; the odd thread takes
+ * the oldest when it reaches its own (non-issuing) mma of the pair, waiting (WK_PAIR) while none is
+ * there. An entry is the mma's products (sum over k, from 0) per lane. */
+typedef struct PairQ {
+    float *v;              /* cap entries of e floats; the oldest at head */
+    uint64_t *key;         /* per entry: the issuing thread's last completed wait (key_xcta), or 0 */
+    uint32_t e, head, n, cap;
+} PairQ;
 
 typedef enum AsyncKind { AK_LOAD, AK_STORE, AK_REDUCE, AK_BULK_LOAD, AK_BULK_STORE, AK_CLC } AsyncKind;
 
@@ -164,6 +174,7 @@ typedef struct Sim {
     uint8_t *clc_st;           /* per cluster: 0 queued, 1 started, 2 cancelled */
     uint32_t *ready, ready_h, ready_t;
     uint32_t sms;              /* clusters that start at once ("SMs") */
+    PairQ *pairq;              /* per thread of the cluster (cta_group = 2 mmas), allocated at the first one */
 } Sim;
 
 /* ---------------------------------------------------------------- small helpers */
@@ -323,6 +334,7 @@ static double fget(SimReg r, int ty)
     case TY_F16: return h2f((uint16_t)r.u);
     case TY_BF16: return bf2f((uint16_t)r.u);
     case TY_F32: return r.f;
+    case TY_E4M3: case TY_E5M2: return rt_fp8_value((uint8_t)r.u, ty == TY_E5M2);
     default: return r.d;
     }
 }
@@ -335,6 +347,7 @@ static SimReg fput(double v, int ty)
     case TY_F16: r.u = rt_f16_bits(v); break;
     case TY_BF16: r.u = rt_bf16_bits(v); break;
     case TY_F32: r.f = (float)v; break;
+    case TY_E4M3: case TY_E5M2: r.u = rt_fp8_bits(v, ty == TY_E5M2); break;   /* cvt.rn.satfinite */
     default: r.d = v; break;
     }
     return r;
@@ -346,7 +359,7 @@ static int bits_of(int ty)
 {
     switch (ty) {
     case TY_I1: return 1;
-    case TY_I8: case TY_U8: return 8;
+    case TY_I8: case TY_U8: case TY_E4M3: case TY_E5M2: return 8;
     case TY_I16: case TY_U16: case TY_F16: case TY_BF16: return 16;
     case TY_I32: case TY_U32: case TY_F32: return 32;
     default: return 64;
@@ -397,6 +410,8 @@ static SimReg cast(SimReg a, int from, int to)
 {
     if (from == to) return a;
     SimReg r;
+    if (from == TY_E4M3 || from == TY_E5M2 || to == TY_E4M3 || to == TY_E5M2)   /* f32 <-> fp8 (the verifier's rule) */
+        return fput(fget(a, from), to);
     if (to == TY_I1) {
         if (!is_f(from)) r.u = a.u != 0;
         else if (from == TY_F16 || from == TY_BF16) r.u = (a.u & 0x7FFF) != 0;
@@ -577,7 +592,7 @@ static SimReg load_typed(int ty, const unsigned char *p)
     switch (ty) {
     case TY_I1: r.u = p[0] != 0; break;
     case TY_I8: r.i = (int8_t)p[0]; break;
-    case TY_U8: r.u = p[0]; break;
+    case TY_U8: case TY_E4M3: case TY_E5M2: r.u = p[0]; break;
     case TY_I16: { int16_t v; memcpy(&v, p, 2); r.i = v; break; }
     case TY_U16: case TY_F16: case TY_BF16: { uint16_t v; memcpy(&v, p, 2); r.u = v; break; }
     case TY_I32: { int32_t v; memcpy(&v, p, 4); r.i = v; break; }
@@ -592,7 +607,7 @@ static void store_typed(int ty, unsigned char *p, SimReg v)
 {
     switch (ty) {
     case TY_I1: p[0] = (unsigned char)(v.u & 1); break;
-    case TY_I8: case TY_U8: p[0] = (unsigned char)v.u; break;
+    case TY_I8: case TY_U8: case TY_E4M3: case TY_E5M2: p[0] = (unsigned char)v.u; break;
     case TY_I16: case TY_U16: case TY_F16: case TY_BF16: { uint16_t x = (uint16_t)v.u; memcpy(p, &x, 2); break; }
     case TY_I32: case TY_U32: { uint32_t x = (uint32_t)v.u; memcpy(p, &x, 4); break; }
     case TY_F32: memcpy(p, &v.f, 4); break;
@@ -703,6 +718,7 @@ static void trace_wake(Sim *S, Thread *t)
             snprintf(name, sizeof name, "wait %s", bn);
         } else if (in->op == SI_BARRIER) snprintf(name, sizeof name, "barrier %u", in->n);
         else if (in->op == SI_CLUSTER_SYNC) snprintf(name, sizeof name, "cluster_sync");
+        else if (in->op == SI_MMA) snprintf(name, sizeof name, "mma (the pair leader's issue)");
         else snprintf(name, sizeof name, "tma_wait");
         loc_str(S, S->warp_pc[w], loc, sizeof loc);
         snprintf(args, sizeof args, "{\"at\":\"%s\"}", loc);
@@ -754,6 +770,29 @@ static void wake_list(Sim *S, int32_t *list)
 
 static uint64_t key_bar(uint32_t bi, uint64_t phase) { return 1ull << 62 | (uint64_t)bi << 40 | (phase & 0xFFFFFFFFFFull); }
 static uint64_t key_bulk(uint32_t lin) { return 2ull << 62 | lin; }
+
+/* Cross-CTA order that the per-CTA race detectors cannot see by themselves. A remote arrival on
+ * barrier bi of CTA c (and a cta_group = 2 copy into this CTA that completes on the pair leader's
+ * barrier) releases, in the arriving CTA's detector, onto key_xcta(c, bi, phase). A thread of CTA c
+ * whose last wait returned when that phase completed carries the order back when it next acts on the
+ * other CTA: the async agents it starts there (multicast copies, multicast CLC responses) and the
+ * lanes of a pair mma it computes for the odd CTA acquire it (xcta_acquire). Only true edges are added
+ * (that wait did include those arrivals); orders through older waits are not tracked. */
+static uint64_t key_xcta(uint32_t cta, uint32_t bi, uint64_t phase)
+{
+    return 3ull << 62 | (uint64_t)(cta & 0xF) << 56 | (uint64_t)(bi & 0xFFFF) << 40 | (phase & 0xFFFFFFFFFFull);
+}
+
+/* The key of the phase thread t's last wait saw complete (0: none). */
+static uint64_t xcta_last(const Thread *t)
+{
+    return t->lw_valid && t->lw_phase > 0 ? key_xcta(t->cta, t->lw_bar, t->lw_phase - 1) : 0;
+}
+
+static void xcta_acquire(Sim *S, uint32_t cta, int agent, uint64_t key)
+{
+    if (RACE(S) && key && agent >= 0) sim_race_acquire(S->cta[cta].race, agent, key);
+}
 
 static const char *agent_str(Sim *S, uint32_t cta, int agent, uint32_t loc_pc, char *buf, size_t n)
 {
@@ -932,6 +971,7 @@ static int bar_arrive(Sim *S, Thread *t, uint32_t pc, uint32_t cta, uint32_t bi,
         ss->count++;
     }
     if (RACE(S) && t && t->cta == cta) sim_race_release(S->cta[cta].race, (int)t->lin, key_bar(bi, b->phase));
+    else if (RACE(S) && t) sim_race_release(S->cta[t->cta].race, (int)t->lin, key_xcta(cta, bi, b->phase));
     b->pending--;
     return bar_check(S, t, pc, cta, bi);
 }
@@ -1051,6 +1091,7 @@ static int tma_issue(Sim *S, Thread *t, uint32_t pc)
             if (!bar_at(S, t, pc, bc, a->bar, &bi)) return -1;
             a->phase[bc] = S->cta[bc].bars[bi].phase;
             if (RACE(S)) a->agent[c] = sim_race_async_begin(S->cta[c].race, (int)t->lin);
+            if (c != t->cta) xcta_acquire(S, c, a->agent[c], xcta_last(t));
         }
     } else {
         a->kind = in->n == ST_REDUCE_ADD ? AK_REDUCE : AK_STORE;
@@ -1256,6 +1297,7 @@ static int clc_issue(Sim *S, Thread *t, uint32_t pc)
         if (!bar_at(S, t, pc, c, bar, &bi)) return -1;
         a->phase[c] = S->cta[c].bars[bi].phase;
         if (RACE(S)) a->agent[c] = sim_race_async_begin(S->cta[c].race, (int)t->lin);
+        if (c != t->cta) xcta_acquire(S, c, a->agent[c], xcta_last(t));
         bar_expect(S, c, bi, 16);
         if (bar_arrive(S, t, pc, c, bi, in->c)) return -1;
     }
@@ -1339,6 +1381,7 @@ static int async_complete(Sim *S, uint32_t i)
             Bar *b = &S->cta[c].bars[bi];
             if (RACE(S) && a.agent[dc] >= 0) {
                 if (c == dc) sim_race_release(S->cta[dc].race, a.agent[dc], key_bar(bi, b->phase));
+                else sim_race_release(S->cta[dc].race, a.agent[dc], key_xcta(c, bi, b->phase));
                 sim_race_async_end(S->cta[dc].race, a.agent[dc]);
             }
             b->tx -= (int64_t)bytes;
@@ -1405,11 +1448,18 @@ static void cluster_release(Sim *S, const Thread *last)
     wake_list(S, &S->cl_waiters);
 }
 
-/* Every live lane of the warp is at the elect: the lowest one runs the region, the others skip it. */
+static int rs_release(Sim *S, uint32_t c, uint32_t warp);   /* sim_mma_rs.h */
+
+/* Every live lane of the warp is at the elect: the lowest one runs the region, the others skip it.
+ * (A register-A mma meets at the same WarpSync: rs_release computes it.) */
 static void elect_release(Sim *S, uint32_t c, uint32_t warp)
 {
     WarpSync *w = &S->cta[c].ws[warp];
     const SimIns *in = &S->code[w->pc];
+    if (in->op == SI_MMA) {
+        (void)rs_release(S, c, warp);   /* an error is reported in S */
+        return;
+    }
     uint32_t win = UINT32_MAX;
     for (int32_t i = w->waiters; i >= 0; i = S->th[i].next)
         if (S->th[i].lin < win) win = S->th[i].lin;
@@ -1567,21 +1617,155 @@ static float mma_elem(const unsigned char *rowp, uint32_t row, uint32_t rowbytes
     uint32_t o = row * rowbytes + k * (uint32_t)es;
     if (m) o ^= (o >> 3) & m;
     o -= row * rowbytes;
+    if (ty == TY_E4M3 || ty == TY_E5M2) return (float)rt_fp8_value(rowp[o], ty == TY_E5M2);
     uint16_t h;
     memcpy(&h, rowp + o, 2);
     return ty == TY_BF16 ? bf2f(h) : h2f(h);
 }
 
+/* The products of one CTA's lanes of a cta_group = 2 mma (thread tix's lanes, for CTA `own` of the pair
+ * whose even CTA is `lead`): out[j] = sum over k of a[row, k] * b[k, col] in f32 in k order, from 0.
+ * a is `own`'s; b's columns [0, N/2) are the even CTA's tile, [N/2, N) the odd CTA's (each CTA holds
+ * N/2 rows of a trans_b tile), both at the issuing thread's offsets. */
+static int pair_products(Sim *S, Thread *t, uint32_t pc, const uint32_t *h, uint32_t tix, uint32_t own, uint32_t lead,
+                         float *out)
+{
+    const SimReg *r = t->r;
+    uint32_t N = h[MA_N], K = h[MA_K], E = h[MA_M] * N / (128 * h[MA_G]), half = N / 2;
+    uint32_t abase = (uint32_t)r[h[MA_A]].u, bbase = (uint32_t)r[h[MA_B]].u;
+    int ty = S->code[pc].ty, es = 2, trans = (int)h[MA_FLAG];
+    uint32_t arow = K * (uint32_t)es, brow = (trans ? K : half) * (uint32_t)es;
+    for (uint32_t j = 0; j < E; j++) {
+        uint32_t row, col;
+        acc_pos(h, tix, j, &row, &col);
+        uint32_t bc = col < half ? col : col - half, bcta = col < half ? lead : lead + 1;
+        const unsigned char *ap = saddr(S, t, pc, own, (uint64_t)abase + (uint64_t)row * arow, arow, 0);
+        const unsigned char *bp = trans ? saddr(S, t, pc, bcta, (uint64_t)bbase + (uint64_t)bc * brow, brow, 0) : NULL;
+        if (!ap || (trans && !bp)) return -1;
+        float sum = 0.0f;
+        for (uint32_t k = 0; k < K; k++) {
+            float av = mma_elem(ap, row, arow, k, es, h[MA_SWA], ty), bv;
+            if (trans) bv = mma_elem(bp, bc, brow, k, es, h[MA_SWB], ty);
+            else {
+                const unsigned char *kp = saddr(S, t, pc, bcta, (uint64_t)bbase + (uint64_t)k * brow, brow, 0);
+                if (!kp) return -1;
+                bv = mma_elem(kp, k, brow, bc, es, h[MA_SWB], ty);
+            }
+            sum += av * bv;
+        }
+        out[j] = sum;
+    }
+    return 0;
+}
+
+/* mma_acc with cta_group = 2. The even CTA's thread issues the pair's mma (M = 256): it computes its own
+ * lanes (d = acc + products) and the odd CTA's thread's lanes, which it queues for that thread. The odd
+ * CTA's thread (its mma issues nothing on the hardware; its result is what the even CTA's mma wrote to
+ * its tensor memory) takes them when they are there: d = its acc + the queued products, else it waits
+ * (WK_PAIR, the pc left at the mma; 1 returned). The accumulator starts at 0.0 in both CTAs (the PTX
+ * back end's rule), so each CTA's acc is its own sum of the mmas before. */
+static int pair_mma_exec(Sim *S, Thread *t, uint32_t pc)
+{
+    const uint32_t *h = S->k->aux + S->code[pc].c;
+    SimReg *r = t->r;
+    uint32_t E = h[MA_M] * h[MA_N] / (128 * h[MA_G]), tix = t->lin - 32 * h[MA_LO];
+    uint32_t rank = S->cta[t->cta].rank, lead = rank & ~1u;
+    if (lead + 1 >= S->ncta) {
+        fail_at(S, t, pc, "mma without a CTA pair",
+                "mma with cta_group = 2 in CTA rank %u of a cluster of %u CTAs: ranks 2k and 2k+1 form the pairs", rank,
+                S->ncta);
+        return -1;
+    }
+    if (!S->pairq) {
+        S->pairq = calloc(S->nthreads, sizeof *S->pairq);
+        if (!S->pairq) ir_unreachable("sim: out of memory");
+    }
+    if (rank & 1) {   /* the odd CTA: the even CTA's thread tix computed these lanes when it issued */
+        PairQ *q = &S->pairq[t - S->th];
+        if (!q->n) {
+            t->pc = pc;
+            t->wobj = lead;   /* the CTA whose thread t->lin issues it */
+            t->wcta = t->cta;
+            block_on(S, t, WK_PAIR, NULL, pc);
+            return 1;
+        }
+        if (q->e != E) {
+            fail_at(S, t, pc, "mismatched CTA-pair mma",
+                    "this mma of the odd CTA has %u lanes per thread, but the pair leader's mma it pairs with had %u: the "
+                    "two CTAs of a pair must run the same mmas", E, q->e);
+            return -1;
+        }
+        const float *v = q->v + (size_t)q->head * E;
+        xcta_acquire(S, t->cta, (int)t->lin, q->key[q->head]);   /* what the leader waited for before issuing */
+        for (uint32_t j = 0; j < E; j++) {
+            float d = r[h[MA_ACC] + j].f + v[j];
+            r[h[MA_D] + j].u = 0;
+            r[h[MA_D] + j].f = d;
+        }
+        q->head = (q->head + 1) % q->cap;
+        q->n--;
+        return 0;
+    }
+    uint32_t peer = S->cta[lead + 1].first + t->lin;
+    PairQ *q = &S->pairq[peer];
+    if (q->n && q->e != E) {
+        fail_at(S, t, pc, "mismatched CTA-pair mma",
+                "this mma has %u lanes per thread, but the odd CTA has not yet taken an earlier pair mma of %u", E, q->e);
+        return -1;
+    }
+    if (q->n == q->cap) {   /* grow the ring, keeping the order */
+        uint32_t cap = q->cap ? 2 * q->cap : 4;
+        float *v = malloc(sizeof *v * (size_t)cap * E);
+        uint64_t *key = malloc(sizeof *key * cap);
+        if (!v || !key) ir_unreachable("sim: out of memory");
+        for (uint32_t i = 0; i < q->n; i++) {
+            memcpy(v + (size_t)i * E, q->v + (size_t)((q->head + i) % q->cap) * E, sizeof *v * E);
+            key[i] = q->key[(q->head + i) % q->cap];
+        }
+        free(q->v);
+        free(q->key);
+        q->v = v;
+        q->key = key;
+        q->cap = cap;
+        q->head = 0;
+    }
+    q->e = E;
+    float *mine = malloc(sizeof *mine * E);
+    if (!mine) ir_unreachable("sim: out of memory");
+    if (pair_products(S, t, pc, h, tix, lead, lead, mine) ||
+        pair_products(S, t, pc, h, tix, lead + 1, lead, q->v + (size_t)((q->head + q->n) % q->cap) * E)) {
+        free(mine);
+        return -1;
+    }
+    q->key[(q->head + q->n) % q->cap] = xcta_last(t);
+    q->n++;
+    for (uint32_t j = 0; j < E; j++) {
+        float d = r[h[MA_ACC] + j].f + mine[j];
+        r[h[MA_D] + j].u = 0;
+        r[h[MA_D] + j].f = d;
+    }
+    free(mine);
+    Thread *p = &S->th[peer];
+    if (p->state == TS_BLOCKED && p->wait == WK_PAIR) make_runnable(S, p);
+    return 0;
+}
+
+#include "sim_mma_rs.h"   /* register A, trans_a, ld_smem_acc */
+
 /* mma_acc: each thread computes its own lanes, d[row, col] = acc + sum over k of a[row, k] * b[k, col],
- * in f32 in k order (the products of 16-bit floats are exact in f32); shared memory is read at issue. */
+ * in f32 in k order (the products of 16-bit floats, and of fp8 (e4m3/e5m2; a's and b's may differ), are
+ * exact in f32); shared memory is read at issue.
+ * Returns -1 after a report, 1 when the thread waits (a CTA pair's odd CTA), 0 when done. */
 static int mma_exec(Sim *S, Thread *t, uint32_t pc)
 {
     const SimIns *in = &S->code[pc];
     const uint32_t *h = S->k->aux + in->c;
+    if (h[MA_RA] || h[MA_TA] || (!h[MA_FLAG] && h[MA_CG] != 2)) return rs_mma_exec(S, t, pc);   /* + N-major B: rows fetched once */
+    if (h[MA_CG] == 2) return pair_mma_exec(S, t, pc);
     SimReg *r = t->r;
     uint32_t M = h[MA_M], N = h[MA_N], K = h[MA_K], E = M * N / (128 * h[MA_G]);
     uint32_t tix = t->lin - 32 * h[MA_LO], abase = (uint32_t)r[h[MA_A]].u, bbase = (uint32_t)r[h[MA_B]].u;
-    int ty = in->ty, es = 2, trans = (int)h[MA_FLAG];
+    int ty = in->ty, tyb = (int)h[MA_TYB], es = ty == TY_E4M3 || ty == TY_E5M2 ? 1 : 2, trans = (int)h[MA_FLAG];
     uint32_t arow = K * (uint32_t)es, brow = (trans ? K : N) * (uint32_t)es;
     float *out = malloc(sizeof *out * E);
     if (!out) ir_unreachable("sim: out of memory");
@@ -1597,14 +1781,14 @@ static int mma_exec(Sim *S, Thread *t, uint32_t pc)
         }
         for (uint32_t k = 0; k < K; k++) {
             float av = mma_elem(ap, row, arow, k, es, h[MA_SWA], ty), bv;
-            if (trans) bv = mma_elem(bp, col, brow, k, es, h[MA_SWB], ty);
+            if (trans) bv = mma_elem(bp, col, brow, k, es, h[MA_SWB], tyb);
             else {
                 const unsigned char *kp = mma_row(S, t, pc, bbase, k, brow);
                 if (!kp) {
                     free(out);
                     return -1;
                 }
-                bv = mma_elem(kp, k, brow, col, es, h[MA_SWB], ty);
+                bv = mma_elem(kp, k, brow, col, es, h[MA_SWB], tyb);
             }
             sum += av * bv;
         }
@@ -1624,6 +1808,7 @@ static int st_acc_exec(Sim *S, Thread *t, uint32_t pc)
     const SimIns *in = &S->code[pc];
     const uint32_t *h = S->k->aux + in->c;
     SimReg *r = t->r;
+    if (h[MA_FLAG] == 2) return rs_ld_acc_exec(S, t, pc);
     uint32_t M = h[MA_M], N = h[MA_N], E = M * N / (128 * h[MA_G]), tix = t->lin - 32 * h[MA_LO];
     int ty = in->ty, es = size_of(ty);
     const SimReg *vec = r + h[MA_A], *dst = r + h[MA_B];
@@ -1784,10 +1969,13 @@ static int run_thread(Sim *S, Thread *t, uint32_t budget)
             if (blocked(S, t, pc)) goto fail;
             pc++;
             break;
-        case SI_MMA:
-            if (mma_exec(S, t, pc)) goto fail;
+        case SI_MMA: {
+            int m = mma_exec(S, t, pc);
+            if (m < 0) goto fail;
+            if (m > 0) goto out;   /* the odd CTA of a pair waits for the even CTA's issue (t->pc is the mma) */
             pc++;
             break;
+        }
         case SI_ST_ACC:
             if (st_acc_exec(S, t, pc)) goto fail;
             pc++;
@@ -2098,6 +2286,9 @@ static void put_states(Sim *S, StrBuf *sb, const uint32_t *ids, uint32_t n, cons
             } else if (a->wait == WK_BAR) snprintf(what, sizeof what, "waiting at barrier %u", a->wobj);
             else if (a->wait == WK_CLUSTER) snprintf(what, sizeof what, "waiting at cluster_sync");
             else if (a->wait == WK_ELECT) snprintf(what, sizeof what, "waiting for the other lanes of warp %u at elect", a->wobj);
+            else if (a->wait == WK_PAIR)
+                snprintf(what, sizeof what, "waiting at its cta_group = 2 mma for the same threads of CTA rank %u (the "
+                         "pair leader) to issue it", a->wobj);
             else snprintf(what, sizeof what, "waiting for its bulk stores");
             sb_printf(sb, ": blocked at %s, %s\n", loc, what);
         }
@@ -2171,6 +2362,8 @@ static void node_str(Sim *S, const WaitNode *w, char *buf, size_t n)
         snprintf(what, sizeof what, "waits for %s phase %llu", bn, (unsigned long long)b->phase);
     } else if (w->wait == WK_BAR) snprintf(what, sizeof what, "waits at barrier %u", w->obj);
     else if (w->wait == WK_ELECT) snprintf(what, sizeof what, "waits for the other lanes of warp %u at elect", w->obj);
+    else if (w->wait == WK_PAIR)
+        snprintf(what, sizeof what, "waits at a cta_group = 2 mma for the pair leader (CTA rank %u) to issue it", w->obj);
     else snprintf(what, sizeof what, "waits at cluster_sync");
     char ws[48];
     if (w->wlo == w->whi) snprintf(ws, sizeof ws, "warp %u", w->wlo);
@@ -2198,6 +2391,16 @@ static uint32_t node_needs(Sim *S, const WaitNode *w, uint32_t *out, uint32_t *t
                 int dup = 0;
                 for (uint32_t j = 0; j < n; j++) dup |= out[j] == tmp[i];
                 if (!dup) out[n++] = tmp[i];
+            }
+        }
+    } else if (w->wait == WK_PAIR) {   /* the pair leader's threads of the same index */
+        for (uint32_t i = 0; i < S->nthreads; i++) {
+            const Thread *t = &S->th[i];
+            if (t->state == TS_BLOCKED && t->wait == WK_PAIR && t->wcta == w->cta && t->wpc == w->pc) {
+                uint32_t l = S->cta[t->wobj].first + t->lin;
+                int dup = 0;
+                for (uint32_t j = 0; j < n; j++) dup |= out[j] == l;
+                if (!dup) out[n++] = l;
             }
         }
     } else {
@@ -2405,13 +2608,19 @@ static void hang_report(Sim *S)
                 cta_str(S, w->cta, cs, sizeof cs);
                 sb_printf(&S->rep, "  [%d] barrier %u of %s: %u of %u threads arrived\n", blk, w->obj, cs, nbar->arrived,
                           nbar->expected ? nbar->expected : S->cta[w->cta].nlive);
+            } else if (w->wait == WK_PAIR) {
+                char ls[64];
+                cta_str(S, w->cta, cs, sizeof cs);
+                cta_str(S, w->obj, ls, sizeof ls);
+                sb_printf(&S->rep, "  [%d] a cta_group = 2 mma of %s (the odd CTA of a pair) that the pair leader %s has not "
+                          "issued: the leader's thread of the same index issues the pair's mma for both CTAs\n", blk, cs, ls);
             } else {
                 sb_printf(&S->rep, "  [%d] cluster_sync: %u of %u live threads arrived\n", blk, S->cl_arrived, S->nlive);
             }
             sb_puts(&S->rep, "      waiting:\n");
             put_states(S, &S->rep, ids, m, "        ");
             uint32_t k = node_needs(S, w, tmp, ids);
-            sb_puts(&S->rep, "      not there:\n");
+            sb_puts(&S->rep, w->wait == WK_PAIR ? "      the pair leader's threads that have not issued it:\n" : "      not there:\n");
             put_states(S, &S->rep, tmp, k, "        ");
         }
     }
@@ -2473,6 +2682,7 @@ static int start_cluster(Sim *S, const unsigned cl[3])
     S->cl_waiters = -1;
     S->nas = 0;
     S->rr = 0;
+    for (uint32_t i = 0; S->pairq && i < S->nthreads; i++) S->pairq[i].head = S->pairq[i].n = 0;
     if (S->smem_all) memset(S->smem_all, 0, S->smem_size * S->ncta);
     memset(S->sitestats, 0, sizeof *S->sitestats * (size_t)(k->nsites ? k->nsites : 1) * (k->nbarriers ? k->nbarriers : 1) * S->ncta);
     uint32_t ci = 0;
@@ -2733,6 +2943,11 @@ out:
     free(S.descs);
     free(S.clc_st);
     free(S.ready);
+    for (uint32_t i = 0; S.pairq && i < S.nthreads; i++) {
+        free(S.pairq[i].v);
+        free(S.pairq[i].key);
+    }
+    free(S.pairq);
     sb_free(&S.rep);
     return st;
 }

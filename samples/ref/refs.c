@@ -697,6 +697,24 @@ static int setup_gemm_cluster(ref_case *c, long long n, const ref_setting *set, 
     return 0;
 }
 
+/* gemm_pair_sm100: the same case on sm_100a CTA pairs (tcgen05 cta_group = 2): each CTA loads 128 rows
+ * of A (box a) and half of the pair's B columns (box b), a pair computes 2 box-a rows x 2 box-b rows of
+ * C, and the grid is one pair of CTAs per pair tile (cluster launch control shrinks it to what runs). */
+static int setup_gemm_pair_sm100(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err,
+                                 size_t errlen)
+{
+    if (setup_gemm(c, n, set, nset, rng, err, errlen)) return -1;
+    unsigned ba[2], bb[2];
+    tma_box(c, "a", 2, (const unsigned[]){128, 64}, ba);
+    tma_box(c, "b", 2, (const unsigned[]){128, 64}, bb);
+    long long M = (long long)param(c, "M")->scalar, N = (long long)param(c, "N")->scalar;
+    unsigned pairs = blocks_for(M, 2 * ba[0]) * blocks_for(N, 2 * bb[0]);
+    c->grid[0] = 2 * pairs;
+    snprintf(c->shape, sizeof c->shape, "M = %lld, N = %lld, K = %lld (pair tiles %u x %u, %u pairs of CTAs)", M, N,
+             (long long)param(c, "K")->scalar, 2 * ba[0], 2 * bb[0], pairs);
+    return 0;
+}
+
 /* warp_pipelined_gemm (samples/amd): the same GEMM from plain tensor views, tiles of 256 x 64 (MFMA on
  * gfx942); K is any positive size up to 2^20 (edges read 0). n is M * N (default M = N, K = 256). */
 static int setup_amd_gemm(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
@@ -718,6 +736,167 @@ static int setup_amd_gemm(ref_case *c, long long n, const ref_setting *set, int 
     c->bytes = 2.0 * (double)(M * K + N * K + M * N);
     snprintf(c->shape, sizeof c->shape, "M = %lld, N = %lld, K = %lld (tiles 256 x 64, %u blocks)", M, N, K, c->grid[0]);
     return 0;
+}
+
+/* ---- gemm_fp8_sm90: fp8 inputs ---- */
+
+/* The value of an fp8 code (e4m3: bias 7, 3 fraction bits, no inf, S.1111.111 NaN; e5m2: bias 15,
+ * 2 fraction bits, IEEE-like), written here apart from the runtime's decoder (runtime/fp8.c) so that
+ * the reference does not share its mistakes. */
+static double fp8_value(uint8_t b, int e5m2)
+{
+    int fb = e5m2 ? 2 : 3, bias = e5m2 ? 15 : 7, emax = e5m2 ? 31 : 15;
+    int ex = (b >> fb) & emax, fr = b & ((1 << fb) - 1);
+    double mag;
+    if (ex == emax && (e5m2 || fr == (1 << fb) - 1)) mag = e5m2 && fr == 0 ? INFINITY : NAN;
+    else if (ex == 0) mag = ldexp(fr / (double)(1 << fb), 1 - bias);
+    else mag = ldexp(1.0 + fr / (double)(1 << fb), ex - bias);
+    return (b & 0x80) ? -mag : mag;
+}
+
+/* The finite fp8 code nearest to f (ties to the even code), by search over the 128 magnitudes:
+ * slow and plain, for inputs only. |f| beyond the largest finite value gives the largest. */
+static uint8_t fp8_nearest(float f, int e5m2)
+{
+    double a = fabs((double)f), best = INFINITY;
+    uint8_t code = e5m2 ? 0x7b : 0x7e;   /* an infinity saturates to the largest finite */
+    for (int b = 0; b < 128 && !isinf(a); b++) {
+        double v = fp8_value((uint8_t)b, e5m2);
+        if (isnan(v) || isinf(v)) continue;
+        double d = fabs(v - a);
+        if (d < best || (d == best && !(b & 1))) best = d, code = (uint8_t)b;
+    }
+    return (uint8_t)(code | (signbit(f) ? 0x80 : 0));
+}
+
+/* The element type of buffer parameter `name` as compiled (e4m3 or e5m2), dflt without a program. */
+static tile_dtype param_dtype(const ref_case *c, const char *name, tile_dtype dflt)
+{
+    if (!c->prog) return dflt;
+    int np = tile_program_param_count(c->prog, c->kernel_index);
+    for (int i = 0; i < np; i++) {
+        tile_param_info pi;
+        if (tile_program_param(c->prog, c->kernel_index, i, &pi) == TILE_SUCCESS && strcmp(pi.name, name) == 0)
+            return pi.dtype;
+    }
+    return dflt;
+}
+
+static void fill_fp8(ref_param *p, ref_rng *rng, float lo, float hi)
+{
+    uint8_t *x = p->init;
+    for (size_t i = 0; i < p->count; i++) x[i] = fp8_nearest(ref_rng_uniform(rng, lo, hi), p->dtype == TILE_DTYPE_E5M2);
+}
+
+/* gemm_fp8_sm90: C = A * B^T, A [M, K] and B [N, K] of e4m3 or e5m2 (each as the program declares
+ * it), random values of [-1, 1) rounded to the nearest fp8; C [M, N] bf16. The reference sums the
+ * exact products in float64 and rounds once to bf16. The H100's fp8 wgmma does not accumulate in
+ * full f32 (about 14 significant bits relative to the accumulator's magnitude: the DeepSeek-V3
+ * report, section 3.3.2; measured here: bench/results-2026-11-22-h100-fp8.log), so an element near
+ * 0 of a long sum may be off by far more than 2^-6 of itself. The per-element bound is therefore
+ * 2^-6 relative plus 1e-3 plus 2^-7 of C's root-mean-square value (a wrong tile is off by about C's
+ * rms), and the relative Frobenius error of C must stay within 2^-8 as for bf16. K is a multiple of
+ * 16 (16-byte TMA rows). n is M * N (default M = N, K = 256). */
+static int setup_gemm_fp8(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
+{
+    long long M, N, K;
+    if (shape2("gemm_fp8_sm90", n, set, nset, "M", "N", 256, 1, &M, &N, err, errlen)) return -1;
+    const ref_setting *sk = setting(set, nset, "K");
+    K = sk ? (long long)sk->value : 256;
+    if (K < 1 || K > (1 << 20) || K % 16)
+        return fail(err, errlen, "gemm_fp8_sm90: K = %lld must be a positive multiple of 16 (16-byte TMA rows) up to 2^20", K);
+    if (M * K > (1ll << 31) || N * K > (1ll << 31)) return fail(err, errlen, "gemm_fp8_sm90: A or B has more than 2^31 elements");
+    unsigned ba[2], bb[2];
+    tma_box(c, "a", 2, (const unsigned[]){128, 128}, ba);
+    tma_box(c, "b", 2, (const unsigned[]){256, 128}, bb);
+    tile_dtype ta = param_dtype(c, "a", TILE_DTYPE_E4M3), tb = param_dtype(c, "b", TILE_DTYPE_E4M3);
+    if ((ta != TILE_DTYPE_E4M3 && ta != TILE_DTYPE_E5M2) || (tb != TILE_DTYPE_E4M3 && tb != TILE_DTYPE_E5M2))
+        return fail(err, errlen, "gemm_fp8_sm90: a and b must be e4m3 or e5m2 tensors");
+    fill_fp8(add_buffer(c, "a", REF_IN, ta, (size_t)(M * K), 64), rng, -1.0f, 1.0f);
+    fill_fp8(add_buffer(c, "b", REF_IN, tb, (size_t)(N * K), 64), rng, -1.0f, 1.0f);
+    add_buffer(c, "c", REF_OUT, TILE_DTYPE_BF16, (size_t)(M * N), 256);
+    add_scalar(c, "M", TILE_DTYPE_I32, (double)M);
+    add_scalar(c, "N", TILE_DTYPE_I32, (double)N);
+    add_scalar(c, "K", TILE_DTYPE_I32, (double)K);
+    c->grid[0] = blocks_for(M, ba[0]) * blocks_for(N, bb[0]);
+    c->elements = (size_t)(M * N);
+    c->bytes = (double)(M * K + N * K) + 2.0 * (double)(M * N);
+    snprintf(c->shape, sizeof c->shape, "M = %lld, N = %lld, K = %lld, %s x %s (tiles %u x %u, %u blocks)", M, N, K,
+             tile_dtype_name(ta), tile_dtype_name(tb), ba[0], bb[0], c->grid[0]);
+    return 0;
+}
+
+static void ref_gemm_fp8(ref_case *c)
+{
+    const ref_param *pa = param(c, "a"), *pb = param(c, "b");
+    const uint8_t *a = pa->init, *b = pb->init;
+    ref_param *pc = param(c, "c");
+    size_t M = (size_t)param(c, "M")->scalar, N = (size_t)param(c, "N")->scalar, K = (size_t)param(c, "K")->scalar;
+    uint16_t *out = pc->expect;
+    double *ad = malloc(sizeof *ad * M * K), *bd = malloc(sizeof *bd * N * K), va[256], vb[256];
+    if (!ad || !bd) {
+        free(ad), free(bd);
+        return;   /* expect keeps the poison: the comparison fails loudly */
+    }
+    for (int i = 0; i < 256; i++) {
+        va[i] = fp8_value((uint8_t)i, pa->dtype == TILE_DTYPE_E5M2);
+        vb[i] = fp8_value((uint8_t)i, pb->dtype == TILE_DTYPE_E5M2);
+    }
+    for (size_t i = 0; i < M * K; i++) ad[i] = va[a[i]];
+    for (size_t i = 0; i < N * K; i++) bd[i] = vb[b[i]];
+    double ss = 0.0;
+    for (size_t i = 0; i < M; i++)
+        for (size_t j = 0; j < N; j++) {
+            double acc = 0.0;
+            for (size_t k = 0; k < K; k++) acc += ad[i * K + k] * bd[j * K + k];
+            out[i * N + j] = ref_f32_to_bf16((float)acc);
+            ss += acc * acc;
+        }
+    c->atol_extra = M && N ? sqrt(ss / (double)(M * N)) / 128 : 0.0;   /* 2^-7 of C's root-mean-square value */
+    free(ad);
+    free(bd);
+}
+
+/* fp8_convert: q4 = x as e4m3, q5 = x as e5m2, y4 / y5 their f32 values; x spans 2^-24 .. 2^16 in
+ * magnitude (underflow, subnormals, saturation) with infinities and signed zeros mixed in. Exact. */
+static int setup_fp8_convert(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
+{
+    const ref_setting *s = setting(set, nset, "n");
+    if (s) n = (long long)s->value;
+    if (n < 0 || n > INT32_MAX) return fail(err, errlen, "fp8_convert: n = %lld is out of range", n);
+    size_t g = guard_for(n, 256);
+    ref_param *px = add_buffer(c, "x", REF_IN, TILE_DTYPE_F32, (size_t)n, g);
+    float *x = px->init;
+    for (size_t i = 0; i < (size_t)n; i++) {
+        uint64_t r = ref_rng_next(rng);
+        x[i] = ldexpf(ref_rng_uniform(rng, -1.0f, 1.0f), (int)(r % 41) - 24);
+        if (r % 97 == 5) x[i] = (r & 1 << 20) ? -INFINITY : INFINITY;
+        if (r % 89 == 7) x[i] = (r & 1 << 20) ? -0.0f : 0.0f;
+    }
+    add_buffer(c, "q4", REF_OUT, TILE_DTYPE_E4M3, (size_t)n, g);
+    add_buffer(c, "q5", REF_OUT, TILE_DTYPE_E5M2, (size_t)n, g);
+    add_buffer(c, "y4", REF_OUT, TILE_DTYPE_F32, (size_t)n, g);
+    add_buffer(c, "y5", REF_OUT, TILE_DTYPE_F32, (size_t)n, g);
+    add_scalar(c, "n", TILE_DTYPE_I32, (double)n);
+    c->grid[0] = blocks_for(n, 256);
+    c->elements = 4 * (size_t)n;
+    c->bytes = 14.0 * (double)n;
+    snprintf(c->shape, sizeof c->shape, "n = %lld", n);
+    return 0;
+}
+
+static void ref_fp8_convert(ref_case *c)
+{
+    const float *x = param(c, "x")->init;
+    ref_param *p4 = param(c, "q4");
+    uint8_t *q4 = p4->expect, *q5 = param(c, "q5")->expect;
+    float *y4 = param(c, "y4")->expect, *y5 = param(c, "y5")->expect;
+    for (size_t i = 0; i < p4->count; i++) {
+        q4[i] = fp8_nearest(x[i], 0);
+        q5[i] = fp8_nearest(x[i], 1);
+        y4[i] = (float)fp8_value(q4[i], 0);
+        y5[i] = (float)fp8_value(q5[i], 1);
+    }
 }
 
 static void ref_gemm(ref_case *c)
@@ -748,6 +927,94 @@ static void ref_gemm(ref_case *c)
     free(bf);
 }
 
+/* The GEMM forms of mma (docs/LANGUAGE.md §19): gemm_nn_sm90 (B stored [K, N]), gemm_at_sm90 (A stored
+ * [K, M]) and gemm_scaled_a_sm90 (C = (alpha A) B^T with A scaled in registers, alpha = 0.3 unless set,
+ * each alpha * a rounded to bf16 as the kernel does). Tiles: BM x BN = 128 x 64, 64 x 256, 128 x 256.
+ * The tolerances and the float64 reference are gemm_sm90's. */
+static int setup_gemm_form(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen,
+                           const char *kname, int at, int bt, unsigned bm, unsigned bn)
+{
+    long long M, N, K;
+    if (shape2(kname, n, set, nset, "M", "N", 256, 1, &M, &N, err, errlen)) return -1;
+    const ref_setting *sk = setting(set, nset, "K");
+    K = sk ? (long long)sk->value : 256;
+    if (K < 1 || K > (1 << 20) || K % 8)
+        return fail(err, errlen, "%s: K = %lld must be a positive multiple of 8 (16-byte TMA rows) up to 2^20", kname, K);
+    if ((at && M % 8) || (bt && N % 8))
+        return fail(err, errlen, "%s: %s = %lld must be a multiple of 8 (16-byte TMA rows)", kname, at ? "M" : "N", at ? M : N);
+    if (M * K > (1ll << 31) || N * K > (1ll << 31)) return fail(err, errlen, "%s: A or B has more than 2^31 elements", kname);
+    unsigned ba[2], bb[2];
+    tma_box(c, "a", 2, at ? (const unsigned[]){64, bm} : (const unsigned[]){bm, 64}, ba);
+    tma_box(c, "b", 2, bt ? (const unsigned[]){64, bn} : (const unsigned[]){bn, 64}, bb);
+    fill_bf16(add_buffer(c, "a", REF_IN, TILE_DTYPE_BF16, (size_t)(M * K), 64), rng, -1.0f, 1.0f);
+    fill_bf16(add_buffer(c, "b", REF_IN, TILE_DTYPE_BF16, (size_t)(N * K), 64), rng, -1.0f, 1.0f);
+    add_buffer(c, "c", REF_OUT, TILE_DTYPE_BF16, (size_t)(M * N), 256);
+    add_scalar(c, "M", TILE_DTYPE_I32, (double)M);
+    add_scalar(c, "N", TILE_DTYPE_I32, (double)N);
+    add_scalar(c, "K", TILE_DTYPE_I32, (double)K);
+    unsigned tm = at ? ba[1] : ba[0], tn = bt ? bb[1] : bb[0];
+    c->grid[0] = blocks_for(M, tm) * blocks_for(N, tn);
+    c->elements = (size_t)(M * N);
+    c->bytes = 2.0 * (double)(M * K + N * K + M * N);
+    snprintf(c->shape, sizeof c->shape, "M = %lld, N = %lld, K = %lld%s%s (tiles %u x %u, %u blocks)", M, N, K,
+             at ? ", A stored [K, M]" : "", bt ? ", B stored [K, N]" : "", tm, tn, c->grid[0]);
+    return 0;
+}
+
+static int setup_gemm_nn(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
+{
+    return setup_gemm_form(c, n, set, nset, rng, err, errlen, "gemm_nn_sm90", 0, 1, 128, 64);
+}
+
+static int setup_gemm_at(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
+{
+    return setup_gemm_form(c, n, set, nset, rng, err, errlen, "gemm_at_sm90", 1, 0, 64, 256);
+}
+
+static int setup_gemm_scaled_a(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err,
+                               size_t errlen)
+{
+    if (setup_gemm_form(c, n, set, nset, rng, err, errlen, "gemm_scaled_a_sm90", 0, 0, 128, 256)) return -1;
+    const ref_setting *sa = setting(set, nset, "alpha");
+    add_scalar(c, "alpha", TILE_DTYPE_F32, sa ? sa->value : 0.3);
+    return 0;
+}
+
+/* C = A B in float64 from A[i, k] = a[at ? k M + i : i K + k], B[k, j] = b[bt ? k N + j : j K + k], each
+ * A element first scaled by `alpha` in f32 and rounded to bf16 when `scaled`; C rounded once to bf16. */
+static void ref_gemm_form(ref_case *c, int at, int bt, int scaled)
+{
+    const uint16_t *a = param(c, "a")->init, *b = param(c, "b")->init;
+    ref_param *pc = param(c, "c");
+    size_t M = (size_t)param(c, "M")->scalar, N = (size_t)param(c, "N")->scalar, K = (size_t)param(c, "K")->scalar;
+    float alpha = scaled ? (float)param(c, "alpha")->scalar : 1.0f;
+    uint16_t *out = pc->expect;
+    double *ad = malloc(sizeof *ad * M * K), *bd = malloc(sizeof *bd * N * K);
+    if (!ad || !bd) {
+        free(ad), free(bd);
+        return;   /* expect keeps the poison: the comparison fails loudly */
+    }
+    for (size_t i = 0; i < M; i++)   /* ad: [M, K]; bd: [N, K] */
+        for (size_t k = 0; k < K; k++) {
+            float v = ref_bf16_to_f32(a[at ? k * M + i : i * K + k]);
+            ad[i * K + k] = scaled ? ref_bf16_to_f32(ref_f32_to_bf16(v * alpha)) : v;
+        }
+    for (size_t j = 0; j < N; j++)
+        for (size_t k = 0; k < K; k++) bd[j * K + k] = ref_bf16_to_f32(b[bt ? k * N + j : j * K + k]);
+    for (size_t i = 0; i < M; i++)
+        for (size_t j = 0; j < N; j++) {
+            double acc = 0.0;
+            for (size_t k = 0; k < K; k++) acc += ad[i * K + k] * bd[j * K + k];
+            out[i * N + j] = ref_f32_to_bf16((float)acc);
+        }
+    free(ad);
+    free(bd);
+}
+
+static void ref_gemm_nn(ref_case *c) { ref_gemm_form(c, 0, 1, 0); }
+static void ref_gemm_at(ref_case *c) { ref_gemm_form(c, 1, 0, 0); }
+static void ref_gemm_scaled_a(ref_case *c) { ref_gemm_form(c, 0, 0, 1); }
+
 const ref_kernel ref_kernels[] = {
     {"vector_add", "samples/vector_add.tile", 256, 256, {REF_TOL_EXACT, 0, 0, 0}, setup_vector_add, ref_vector_add},
     {"saxpy", "samples/saxpy.tile", 128, 1024, {REF_TOL_ULP, 1, 0, 0}, setup_saxpy, ref_saxpy},
@@ -765,14 +1032,27 @@ const ref_kernel ref_kernels[] = {
     {"persistent_lcg", "samples/persistent_lcg.tile", 256, 256, {REF_TOL_EXACT, 0, 0, 0}, setup_persistent_lcg,
      ref_persistent_lcg},
     {"gemm_sm90", "samples/gemm_sm90.tile", 384, 128 * 256, {REF_TOL_REL_FRO, 1.0 / 256, 1.0 / 64, 1e-3}, setup_gemm, ref_gemm},
-    /* gemm_sm100: the gemm_sm90 case and reference, with tcgen05 on sm_100a (simulator only: no B200 here) */
+    /* gemm_sm100, gemm_pair_sm100: the gemm_sm90 case and reference, with tcgen05 on sm_100a (cta_group 1 and 2,
+     * persistent through cluster launch control; simulator only: no B200 here) */
     {"gemm_sm100", "samples/gemm_sm100.tile", 384, 128 * 256, {REF_TOL_REL_FRO, 1.0 / 256, 1.0 / 64, 1e-3}, setup_gemm, ref_gemm},
+    {"gemm_pair_sm100", "samples/gemm_pair_sm100.tile", 384, 256 * 256, {REF_TOL_REL_FRO, 1.0 / 256, 1.0 / 64, 1e-3},
+     setup_gemm_pair_sm100, ref_gemm},
     {"gemm_persistent_sm90", "samples/gemm_persistent_sm90.tile", 384, 128 * 256, {REF_TOL_REL_FRO, 1.0 / 256, 1.0 / 64, 1e-3},
      setup_gemm_persistent, ref_gemm},
     {"gemm_cluster_sm90", "samples/gemm_cluster_sm90.tile", 384, 128 * 256, {REF_TOL_REL_FRO, 1.0 / 256, 1.0 / 64, 1e-3},
      setup_gemm_cluster, ref_gemm},
     {"warp_pipelined_gemm", "samples/amd/warp_pipelined_gemm.tile", 512, 256 * 64, {REF_TOL_REL_FRO, 1.0 / 256, 1.0 / 64, 1e-3},
      setup_amd_gemm, ref_gemm},
+    {"fp8_convert", "samples/fp8_convert.tile", 256, 256, {REF_TOL_EXACT, 0, 0, 0}, setup_fp8_convert, ref_fp8_convert},
+    {"gemm_fp8_sm90", "samples/gemm_fp8_sm90.tile", 384, 128 * 256, {REF_TOL_REL_FRO, 1.0 / 256, 1.0 / 64, 1e-3},
+     setup_gemm_fp8, ref_gemm_fp8},
+    /* the mma forms: B stored [K, N], A stored [K, M], register-sourced A (docs/LANGUAGE.md §19) */
+    {"gemm_nn_sm90", "samples/gemm_nn_sm90.tile", 384, 128 * 64, {REF_TOL_REL_FRO, 1.0 / 256, 1.0 / 64, 1e-3}, setup_gemm_nn,
+     ref_gemm_nn},
+    {"gemm_at_sm90", "samples/gemm_at_sm90.tile", 256, 64 * 256, {REF_TOL_REL_FRO, 1.0 / 256, 1.0 / 64, 1e-3}, setup_gemm_at,
+     ref_gemm_at},
+    {"gemm_scaled_a_sm90", "samples/gemm_scaled_a_sm90.tile", 384, 128 * 256, {REF_TOL_REL_FRO, 1.0 / 256, 1.0 / 64, 1e-3},
+     setup_gemm_scaled_a, ref_gemm_scaled_a},
 };
 const int ref_kernel_count = (int)(sizeof ref_kernels / sizeof ref_kernels[0]);
 
@@ -960,7 +1240,7 @@ static void compare_value(const ref_case *c, const ref_param *p, size_t i, const
         ok = e <= tol.ulps;
     } else {
         e = w != 0.0 ? fabs(g - w) / fabs(w) : fabs(g - w);
-        ok = fabs(g - w) <= tol.rtol * fabs(w) + tol.atol;
+        ok = fabs(g - w) <= tol.rtol * fabs(w) + tol.atol + c->atol_extra;
     }
     if (e > r->max_err && !isinf(e)) r->max_err = e;
     if (!ok) mismatch(r, "%s[%zu]: got %.9g, want %.9g (%s)", p->name, i, g, w, isnan(g) ? "NaN: not written?" : "outside the tolerance");

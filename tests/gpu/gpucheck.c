@@ -10,9 +10,10 @@
  *     tma_copy_persistent with its own grid and with forced grids (1 to 7 blocks, so that one
  *     block's ring wraps up to 144 times; more blocks than boxes), as written and compiled with
  *     -DSTAGES=3 -DPENDING_READS=2 and with -DPENDING_READS=0; the GEMMs (gemm_sm90 and
- *     gemm_persistent_sm90) at square and ragged M x N x K against a float64 reference (per element
- *     and the relative Frobenius error of C), with forced persistent grids, and compiled with
- *     -DBN=128, -DBN=64, -DBK=32 (gemm_sm90) and -DBK=16 (persistent);
+ *     gemm_persistent_sm90, and the fp8 gemm_fp8_sm90 with K rounded up to a multiple of 16) at square
+ *     and ragged M x N x K against a float64 reference (per element and the relative Frobenius error
+ *     of C), with forced persistent grids, and compiled with -DBN=128, -DBN=64, -DBK=32 (gemm_sm90)
+ *     and -DBK=16 (persistent);
  *   - two streams created with out-of-range priorities: the clamped priorities read back are the
  *     device's least and greatest, and a launch on each gives the right result;
  *   - events: elapsed time between timing events, query after synchronize, and an error (never a
@@ -227,9 +228,13 @@ static void test_gemm(gpu *g, loaded *l)
     const long long(*list)[4] = small ? gemm_quick : gemm_full;
     size_t n = small ? sizeof gemm_quick / sizeof gemm_quick[0] : sizeof gemm_full / sizeof gemm_full[0];
     int persistent = strcmp(l->ref->name, "gemm_persistent_sm90") == 0;
+    int kmul = strcmp(l->ref->name, "gemm_fp8_sm90") == 0 ? 16 : 8;   /* 16-byte TMA rows: 16 fp8, 8 bf16 */
     for (size_t i = 0; i < n; i++) {
         if (list[i][3] && !persistent) continue;   /* one block per tile: its grid is the tile count */
-        ref_setting set[3] = {{"M", (double)list[i][0]}, {"N", (double)list[i][1]}, {"K", (double)list[i][2]}};
+        long long K = (list[i][2] + kmul - 1) / kmul * kmul;
+        /* gemm_persistent_sm90 stores C with TMA: 16-byte rows, N rounded up to a multiple of 8 */
+        long long N = persistent ? (list[i][1] + 7) / 8 * 8 : list[i][1];
+        ref_setting set[3] = {{"M", (double)list[i][0]}, {"N", (double)N}, {"K", (double)K}};
         run_case_grid(g, l, 0, set, 3, NULL, list[i][3] ? " (grid forced)" : "", (unsigned)list[i][3]);
     }
 }

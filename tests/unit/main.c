@@ -18,6 +18,7 @@ static Suite *(*const suites[])(void) = {
     sim_race_suite,
     sim_suite,
     shmem_suite,
+    fp8_suite,
 };
 
 int main(void)

@@ -18,5 +18,6 @@ Suite *hip_suite(void);      /* test_hip.c: the hip back end: kernarg layout vs 
 Suite *sim_race_suite(void); /* test_sim_race.c: the simulator's race detector, against a brute-force reference */
 Suite *sim_suite(void);      /* test_sim.c: the simulator through the public API: results, hang/fault/race reports, trace */
 Suite *shmem_suite(void);    /* test_shmem.c: the NVSHMEM runtime without NVSHMEM: launcher, clear errors */
+Suite *fp8_suite(void);      /* test_fp8.c: the e4m3 / e5m2 codes of runtime/fp8.c, all 256 of each */
 
 #endif

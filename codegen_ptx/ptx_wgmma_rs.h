@@ -1,0 +1,84 @@
+/* ptx_wgmma_rs.h: register-sourced A for sm_90a wgmma, and ld_smem_acc (included by ptx_emit.c
+ * before emit_mma_acc; it uses that file's Emit, registers and the mma_* helpers above it).
+ *
+ * The one idea: wgmma's A fragment of a 16-bit [M, K] tile (PTX ISA, "Register Fragments and Shared
+ * Memory Matrix Layouts", wgmma .m64nNk16 A) is exactly the accumulator layout of an [M, K] tile
+ * (docs/IR.md "Matrix ops"): thread t of warp w holds, per m64 block r and k16 step s, the 8
+ * elements of lanes r K/2 + 8 s + e (e < 8) at rows 16 w + l/4 (+8 for e = 2, 3, 6, 7) and columns
+ * 16 s + 2 (l % 4) + e % 2 (+8 for e >= 4). lower-tiles gives the register `a` of an mma that layout,
+ * so an mma only packs the pairs of 16-bit lanes into the four .b32 registers a0..a3 per (r, s):
+ * a_i = {lane 2i, lane 2i + 1} (low half first). Those .b32 registers are fresh and only wgmma reads
+ * them; in a loop the next iteration rewrites them, so a register-A mma in a loop of an asynchronous
+ * kernel (one with mma_commit) first waits for every pending wgmma group of its warpgroup
+ * (wgmma.wait_group 0): a register A fragment is never written while a wgmma reading it is pending
+ * (the PTX ISA's rule). The packing happens before the mma's wgmma.fence, which orders these
+ * register writes (and the accumulator's) before the wgmmas that read them.
+ *
+ * ld_smem_acc {shape = [M, N], threads}: the inverse of st_smem_acc: each thread loads its lanes in
+ * pairs of adjacent columns (one ld.shared.v2 per pair, at the swizzled address of smem_elem). */
+
+/* Whether op runs inside a for / loop (its registers are rewritten by the next iteration). */
+static int rs_in_loop(const Op *op)
+{
+    for (const Op *p = op->parent && op->parent->parent ? op->parent->parent->parent : NULL; p;
+         p = p->parent && p->parent->parent ? p->parent->parent->parent : NULL)
+        if (p->code == OP_FOR || p->code == OP_LOOP) return 1;
+    return 0;
+}
+
+/* The "{a0, a1, a2, a3}" operand of the wgmma of m64 block r and k16 step s of register A `a` (an
+ * accumulator-layout vec of an [M, K] tile, K / 2 lanes per m64 block), packed into fresh .b32s. */
+static const char *rs_pack(Emit *e, const Value *a, int64_t r, int64_t s, int64_t K)
+{
+    const char *x[4];
+    for (int i = 0; i < 4; i++) {
+        int64_t j = r * (K / 2) + 8 * s + 2 * i;
+        x[i] = T(e, RC_B32);
+        ins(e, "mov.b32 %s, {%s, %s}", x[i], VR(e, a, (int)j), VR(e, a, (int)j + 1));
+    }
+    return arena_printf(&e->arena, "{%s, %s, %s, %s}", x[0], x[1], x[2], x[3]);
+}
+
+static void emit_ld_smem_acc(Emit *e, const Op *op)
+{
+    const Value *src = op->operands[0], *vec = op->results[0];
+    int64_t M, N, K, G;
+    if (vec->type->kind != TY_VEC || mma_shape(e, op, &M, &N, &K, &G, type_lanes(vec->type))) return;
+    const Type *t = vec->type->elem, *st = src->type;
+    if (st->kind != TY_SMEM || st->rank != 2 || st->elem != t || st->shape[0] != M || st->shape[1] != N) {
+        error_at(e, op, "'ld_smem_acc' needs an smem tile of the layout's shape and the vec's element");
+        return;
+    }
+    int es = mem_bytes(t), m = st->swizzle == 128 ? 0x70 : st->swizzle == 64 ? 0x30 : st->swizzle == 32 ? 0x10 : 0;
+    int64_t half = N / 2, reps = M / G / 64;
+    const char *w, *ln, *g;
+    mma_thread(e, &w, &ln, &g);
+    const char *r0 = T(e, RC_B32), *c0 = T(e, RC_B32), *x = T(e, RC_B32);
+    ins(e, "shl.b32 %s, %s, 4", r0, w);
+    ins(e, "shr.u32 %s, %s, 2", x, ln);
+    ins(e, "add.u32 %s, %s, %s", r0, r0, x);
+    ins(e, "mad.lo.u32 %s, %s, %lld, %s", r0, g, (long long)(M / G), r0);
+    ins(e, "and.b32 %s, %s, 3", c0, ln);
+    ins(e, "shl.b32 %s, %s, 1", c0, c0);
+    const char *vsuf = t->kind == TY_F32 ? "f32" : mty(t);
+    for (int64_t r = 0; r < reps; r++)
+        for (int hrow = 0; hrow < 2; hrow++) {
+            const char *rowoff = T(e, RC_B32);
+            ins(e, "add.u32 %s, %s, %lld", rowoff, r0, (long long)(r * 64 + 8 * hrow));
+            ins(e, "mad.lo.u32 %s, %s, %lld, %s", rowoff, rowoff, (long long)N, c0);
+            ins(e, "mul.lo.u32 %s, %s, %d", rowoff, rowoff, es);
+            for (int64_t i = 0; i < half / 4; i++) {
+                const char *o = T(e, RC_B32), *ad = T(e, RC_B32);
+                ins(e, "add.u32 %s, %s, %lld", o, rowoff, (long long)(8 * i * es));
+                if (m) {
+                    const char *sx = T(e, RC_B32);
+                    ins(e, "shr.u32 %s, %s, 3", sx, o);
+                    ins(e, "and.b32 %s, %s, %d", sx, sx, m);
+                    ins(e, "xor.b32 %s, %s, %s", o, o, sx);
+                }
+                ins(e, "add.u32 %s, %s, %s", ad, VR(e, src, 0), o);
+                ins(e, "ld.shared.v2.%s {%s, %s}, [%s]", vsuf, VR(e, vec, (int)(r * half + 4 * i + 2 * hrow)),
+                    VR(e, vec, (int)(r * half + 4 * i + 2 * hrow + 1)), ad);
+            }
+        }
+}

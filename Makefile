@@ -1,6 +1,8 @@
 # tilec: `make` builds the compiler and library, `make check` runs the tests, `make demo` the main job.
 # Generated sources (re2c, lemon) and objects go to build/; nothing generated is committed.
 
+.DEFAULT_GOAL := all
+
 CC       ?= cc
 PREFIX   ?= /usr/local
 BUILD    ?= build

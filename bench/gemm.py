@@ -298,7 +298,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--shapes", default="4096x4096x4096,8192x8192x8192,8192x1024x8192,16384x4096x1024,128x8192x8192")
-    ap.add_argument("--variants", default="BN=256 STAGES=4;persistent;persistent GROUP_M=16;persistent BN=128 STAGES=6")
+    ap.add_argument("--variants", default="BN=256 STAGES=4;persistent;persistent GROUP_M=16;persistent BN=128 STAGES=6;cluster")
     args = ap.parse_args()
     torch.cuda.init()
     torch.zeros(1, device="cuda")

@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 T=${TILEC:-build/tilec}
 S=samples/gemm_cluster_sm90.tile
 P=samples/gemm_persistent_sm90.tile
-E=${PTMA:-bench/tmp_ptma.tile}
+E=${PTMA:-bench/gemm_variants/ptma.tile}
 D=${TMPDIR:-/tmp}
 sed -e 's/tma.load(sb\[2 \* s + rank\], b\[n + rank \* BH, k \* BK\], full\[s\], multicast = 3);/tma.load(sb[2 * s], b[n, k * BK], full[s]); tma.load(sb[2 * s + 1], b[n + BH, k * BK], full[s]);/' \
     $S > $D/couple.tile

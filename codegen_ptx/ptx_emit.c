@@ -2836,8 +2836,7 @@ static void emit_mma_acc(Emit *e, const Op *op)
     const char *db = mma_desc(e, b, NULL);
     const char *p = T(e, RC_PRED);
     ins(e, "setp.ne.b32 %s, 1, 0", p);
-    if (reg_a) {   /* no wgmma may still read the packed registers this writes (ptx_wgmma_rs.h) */
-        if (rs_in_loop(op) && block_has(e->k->body.first, is_mma_commit)) ins(e, "wgmma.wait_group.sync.aligned 0");
+    if (reg_a) {   /* packed before the fence; the mma completes before the next op (ptx_wgmma_rs.h) */
         pa = ARENA_ARRAY(&e->arena, const char *, reps * (K / 16));
         for (int64_t r = 0; r < reps; r++)
             for (int64_t ks = 0; ks < K / 16; ks++) pa[r * (K / 16) + ks] = rs_pack(e, a, r, ks, K);
@@ -2877,7 +2876,7 @@ static void emit_mma_acc(Emit *e, const Op *op)
         }
         sb_free(&regs);
     }
-    if (!block_has(e->k->body.first, is_mma_commit)) {
+    if (reg_a || !block_has(e->k->body.first, is_mma_commit)) {
         ins(e, "wgmma.commit_group.sync.aligned");
         ins(e, "wgmma.wait_group.sync.aligned 0");
     }

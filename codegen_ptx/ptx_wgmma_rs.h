@@ -7,24 +7,19 @@
  * elements of lanes r K/2 + 8 s + e (e < 8) at rows 16 w + l/4 (+8 for e = 2, 3, 6, 7) and columns
  * 16 s + 2 (l % 4) + e % 2 (+8 for e >= 4). lower-tiles gives the register `a` of an mma that layout,
  * so an mma only packs the pairs of 16-bit lanes into the four .b32 registers a0..a3 per (r, s):
- * a_i = {lane 2i, lane 2i + 1} (low half first). Those .b32 registers are fresh and only wgmma reads
- * them; in a loop the next iteration rewrites them, so a register-A mma in a loop of an asynchronous
- * kernel (one with mma_commit) first waits for every pending wgmma group of its warpgroup
- * (wgmma.wait_group 0): a register A fragment is never written while a wgmma reading it is pending
- * (the PTX ISA's rule). The packing happens before the mma's wgmma.fence, which orders these
- * register writes (and the accumulator's) before the wgmmas that read them.
+ * a_i = {lane 2i, lane 2i + 1} (low half first), before the mma's wgmma.fence (which orders these
+ * register writes, and the accumulator's, before the wgmmas that read them).
+ *
+ * The PTX ISA's rule: registers holding A may not be modified while a wgmma reading them is pending.
+ * A register-A mma therefore completes before the next op: its wgmmas are followed by their own
+ * commit_group + wait_group 0 (a later mma_commit of the user then closes an empty group, and
+ * mma_wait(n) keeps its meaning). On the H100 an asynchronous version (waiting for all groups only
+ * before the next packing) computed wrong results at full speed and right ones under
+ * compute-sanitizer (bench/results-2026-11-22-h100-gemm-forms.log, run 1): registers of a pending wgmma
+ * were reused, so this back end does not leave a register-A wgmma in flight.
  *
  * ld_smem_acc {shape = [M, N], threads}: the inverse of st_smem_acc: each thread loads its lanes in
  * pairs of adjacent columns (one ld.shared.v2 per pair, at the swizzled address of smem_elem). */
-
-/* Whether op runs inside a for / loop (its registers are rewritten by the next iteration). */
-static int rs_in_loop(const Op *op)
-{
-    for (const Op *p = op->parent && op->parent->parent ? op->parent->parent->parent : NULL; p;
-         p = p->parent && p->parent->parent ? p->parent->parent->parent : NULL)
-        if (p->code == OP_FOR || p->code == OP_LOOP) return 1;
-    return 0;
-}
 
 /* The "{a0, a1, a2, a3}" operand of the wgmma of m64 block r and k16 step s of register A `a` (an
  * accumulator-layout vec of an [M, K] tile, K / 2 lanes per m64 block), packed into fresh .b32s. */

@@ -500,6 +500,12 @@ static void acc_check_op(Op *op, void *ctx)
             l->errors++;
             return;
         }
+        if (ir_attr_int(op, "trans_a", 0) && l->m->target) {   /* an MN-major A: wgmma (sm_90a) only */
+            diag_error(l->diag, op->loc, "lower-tiles: 'mma' with trans_a = true is implemented for sm_90a (wgmma) only, "
+                       "not for --target %s: store A as [M, K]", l->m->target);
+            l->errors++;
+            return;
+        }
         if (lo % 4 || threads % 128 || t->shape[0] % (64 * (threads / 128 ? threads / 128 : 1)) || threads < 128) {
             char b[64];
             group_text(g, b, sizeof b);

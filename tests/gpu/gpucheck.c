@@ -10,7 +10,8 @@
  *     tma_copy_persistent with its own grid and with forced grids (1 to 7 blocks, so that one
  *     block's ring wraps up to 144 times; more blocks than boxes), as written and compiled with
  *     -DSTAGES=3 -DPENDING_READS=2 and with -DPENDING_READS=0; the GEMMs (gemm_sm90 and
- *     gemm_persistent_sm90, and the fp8 gemm_fp8_sm90 with K rounded up to a multiple of 16) at square
+ *     gemm_persistent_sm90, the fp8 gemm_fp8_sm90 with K rounded up to a multiple of 16, and the mma
+ *     forms gemm_nn_sm90 / gemm_at_sm90 / gemm_scaled_a_sm90 with N / M rounded up to a multiple of 8) at square
  *     and ragged M x N x K against a float64 reference (per element and the relative Frobenius error
  *     of C), with forced persistent grids, and compiled with -DBN=128, -DBN=64, -DBK=32 (gemm_sm90)
  *     and -DBK=16 (persistent);
@@ -232,9 +233,12 @@ static void test_gemm(gpu *g, loaded *l)
     for (size_t i = 0; i < n; i++) {
         if (list[i][3] && !persistent) continue;   /* one block per tile: its grid is the tile count */
         long long K = (list[i][2] + kmul - 1) / kmul * kmul;
-        /* gemm_persistent_sm90 stores C with TMA: 16-byte rows, N rounded up to a multiple of 8 */
-        long long N = persistent ? (list[i][1] + 7) / 8 * 8 : list[i][1];
-        ref_setting set[3] = {{"M", (double)list[i][0]}, {"N", (double)N}, {"K", (double)K}};
+        /* gemm_persistent_sm90 stores C with TMA: 16-byte rows, N rounded up to a multiple of 8; so
+         * are gemm_nn_sm90's B rows ([K, N]) and, for M, gemm_at_sm90's A rows ([K, M]) */
+        int nn = strcmp(l->ref->name, "gemm_nn_sm90") == 0, at = strcmp(l->ref->name, "gemm_at_sm90") == 0;
+        long long N = persistent || nn ? (list[i][1] + 7) / 8 * 8 : list[i][1];
+        long long M = at ? (list[i][0] + 7) / 8 * 8 : list[i][0];
+        ref_setting set[3] = {{"M", (double)M}, {"N", (double)N}, {"K", (double)K}};
         run_case_grid(g, l, 0, set, 3, NULL, list[i][3] ? " (grid forced)" : "", (unsigned)list[i][3]);
     }
 }
@@ -746,7 +750,7 @@ int main(int argc, char **argv)
            g.target == TILE_TARGET_SM100A ? "sm_100a" : "sm_90a", (unsigned long long)g.seed);
 
     /* every sample as written, then the variants compiled with -D overrides */
-    enum { MAX_LOADED = 24 };
+    enum { MAX_LOADED = 32 };
     static const tile_define cluster4[] = {{"CLUSTER", "4"}};
     static const tile_define ring_min[] = {{"STAGES", "3"}, {"PENDING_READS", "2"}};
     static const tile_define reads0[] = {{"PENDING_READS", "0"}};

@@ -983,6 +983,33 @@ static int blocked_info(Emit *e, const Op *op, int rank, int64_t lanes, Blocked 
 }
 
 /* Flat index of lane group 0 of this thread (t*V), and the validity predicate (NULL: always). */
+/* The XOR mask of a shared tile's swizzle on a byte offset's bits 4..6 (taken from bits 7..9), 0 when
+ * it is not swizzled (or the swizzle is not 32, 64 or 128 bytes). */
+static int swizzle_mask(const Type *smem)
+{
+    return smem->swizzle == 128 ? 0x70 : smem->swizzle == 64 ? 0x30 : smem->swizzle == 32 ? 0x10 : 0;
+}
+
+/* Byte offset `o` (a register, rewritten in place) under swizzle mask m: the 16-byte chunk index XOR
+ * the row within the swizzle atom. */
+static void swizzle_offset(Emit *e, const char *o, int m)
+{
+    if (!m) return;
+    const char *sx = T(e, RC_B32);
+    ins(e, "shr.u32 %s, %s, 3", sx, o);
+    ins(e, "and.b32 %s, %s, %d", sx, sx, m);
+    ins(e, "xor.b32 %s, %s, %s", o, o, sx);
+}
+
+/* The shared address of byte offset `o` (rewritten) of the tile at `base` under swizzle mask m. */
+static const char *swizzled_addr(Emit *e, const char *base, const char *o, int m)
+{
+    swizzle_offset(e, o, m);
+    const char *a = T(e, RC_B32);
+    ins(e, "add.u32 %s, %s, %s", a, base, o);
+    return a;
+}
+
 static const char *blocked_base(Emit *e, const Blocked *bi, const char **valid)
 {
     const char *tv = T(e, RC_B32), *t = R(e, e->tlin);
@@ -1029,7 +1056,7 @@ static void emit_smem_blocked(Emit *e, const Op *op)
         error_at(e, op, "'%s': a lane group of %d bytes is wider than 16", ir_op_info[op->code].name, V * s);
         return;
     }
-    int m = st->swizzle == 128 ? 0x70 : st->swizzle == 64 ? 0x30 : st->swizzle == 32 ? 0x10 : 0;
+    int m = swizzle_mask(st);
     const char *valid;
     const char *tv = blocked_base(e, &bi, &valid);
     const char **lanes = ARENA_ARRAY(&e->arena, const char *, bi.E);
@@ -1040,14 +1067,7 @@ static void emit_smem_blocked(Emit *e, const Op *op)
         if (g) ins(e, "add.u32 %s, %s, %lld", o, tv, (long long)(g * bi.B * bi.V));
         else ins(e, "mov.b32 %s, %s", o, tv);
         ins(e, "mul.lo.u32 %s, %s, %d", o, o, s);
-        if (m) {
-            const char *x = T(e, RC_B32);
-            ins(e, "shr.u32 %s, %s, 3", x, o);
-            ins(e, "and.b32 %s, %s, %d", x, x, m);
-            ins(e, "xor.b32 %s, %s, %s", o, o, x);
-        }
-        const char *addr = T(e, RC_B32);
-        ins(e, "add.u32 %s, %s, %s", addr, VR(e, sm, 0), o);
+        const char *addr = swizzled_addr(e, VR(e, sm, 0), o, m);
         const char **gl = &lanes[g * V];
         if (valid) {
             if (!store)
@@ -1501,17 +1521,11 @@ static void emit_smem_addr(Emit *e, const Op *op)
     int es = mem_bytes(ty->elem);
     const char *o = T(e, RC_B32);
     ins(e, "mul.lo.s32 %s, %s, %d", o, lin, es);
-    if (ty->swizzle) {
-        int m = ty->swizzle == 128 ? 0x70 : ty->swizzle == 64 ? 0x30 : ty->swizzle == 32 ? 0x10 : 0;
-        if (!m) {
-            error_at(e, op, "'smem_elem': swizzle %d is not 32, 64 or 128", ty->swizzle);
-            return;
-        }
-        const char *x = T(e, RC_B32);
-        ins(e, "shr.u32 %s, %s, 3", x, o);
-        ins(e, "and.b32 %s, %s, %d", x, x, m);
-        ins(e, "xor.b32 %s, %s, %s", o, o, x);
+    if (ty->swizzle && !swizzle_mask(ty)) {
+        error_at(e, op, "'smem_elem': swizzle %d is not 32, 64 or 128", ty->swizzle);
+        return;
     }
+    swizzle_offset(e, o, swizzle_mask(ty));
     ins(e, "add.u32 %s, %s, %s", d, base, o);
 }
 
@@ -2778,6 +2792,24 @@ static void mma_thread(Emit *e, const char **w, const char **ln, const char **g)
     ins(e, "shr.u32 %s, %s, 7", *g, t);
 }
 
+/* The first row and column of this thread's accumulator fragment (wgmma m64nNk16): row 16 w + l / 4
+ * of its warpgroup's M / G rows, column 2 (l % 4); the other lanes are 8 rows, 8 columns and 64 rows
+ * (one rep) away. */
+static void acc_thread_origin(Emit *e, int64_t M, int64_t G, const char **r0, const char **c0)
+{
+    const char *w, *ln, *g;
+    mma_thread(e, &w, &ln, &g);
+    const char *x = T(e, RC_B32);
+    *r0 = T(e, RC_B32);
+    *c0 = T(e, RC_B32);
+    ins(e, "shl.b32 %s, %s, 4", *r0, w);
+    ins(e, "shr.u32 %s, %s, 2", x, ln);
+    ins(e, "add.u32 %s, %s, %s", *r0, *r0, x);
+    ins(e, "mad.lo.u32 %s, %s, %lld, %s", *r0, g, (long long)(M / G), *r0);
+    ins(e, "and.b32 %s, %s, 3", *c0, ln);
+    ins(e, "shl.b32 %s, %s, 1", *c0, *c0);
+}
+
 static int mma_shape(Emit *e, const Op *op, int64_t *M, int64_t *N, int64_t *K, int64_t *G, int64_t lanes)
 {
     const Attr *sh = ir_attr_find(op, "shape");
@@ -2891,10 +2923,11 @@ static void emit_mma_acc(Emit *e, const Op *op)
  * A row of a matrix is 16 bytes, so the tile's swizzle (a permutation of 16-byte chunks) keeps it
  * whole. One instruction writes 512 bytes: a quarter of the instructions of st.shared.v2 and half
  * its shared-memory wavefronts when the rows are not swizzled (8 rows of a matrix share banks). */
-static void emit_st_smem_acc_stmatrix(Emit *e, const Value *vec, const Value *dst, int64_t M, int64_t N, int64_t G,
-                                      const char *w, const char *ln, const char *g, int m)
+static void emit_st_smem_acc_stmatrix(Emit *e, const Value *vec, const Value *dst, int64_t M, int64_t N, int64_t G, int m)
 {
     int64_t half = N / 2, reps = M / G / 64;
+    const char *w, *ln, *g;
+    mma_thread(e, &w, &ln, &g);
     const char *row = T(e, RC_B32), *x = T(e, RC_B32), *col = T(e, RC_B32), *base = T(e, RC_B32);
     ins(e, "shl.b32 %s, %s, 4", row, w);                       /* 16 w */
     ins(e, "and.b32 %s, %s, 15", x, ln);                       /* l % 16 = 8 ((l / 8) % 2) + l % 8 */
@@ -2913,15 +2946,9 @@ static void emit_st_smem_acc_stmatrix(Emit *e, const Value *vec, const Value *ds
                 ins(e, "mov.b32 %s, {%s, %s}", q[k], VR(e, vec, (int)(r * half + 4 * jj + 2 * h)),
                     VR(e, vec, (int)(r * half + 4 * jj + 2 * h + 1)));
             }
-            const char *o = T(e, RC_B32), *a = T(e, RC_B32);
+            const char *o = T(e, RC_B32);
             ins(e, "add.u32 %s, %s, %lld", o, base, (long long)((r * 64 * N + 8 * j) * 2));
-            if (m) {
-                const char *sx = T(e, RC_B32);
-                ins(e, "shr.u32 %s, %s, 3", sx, o);
-                ins(e, "and.b32 %s, %s, %d", sx, sx, m);
-                ins(e, "xor.b32 %s, %s, %s", o, o, sx);
-            }
-            ins(e, "add.u32 %s, %s, %s", a, VR(e, dst, 0), o);
+            const char *a = swizzled_addr(e, VR(e, dst, 0), o, m);
             ins(e, "stmatrix.sync.aligned.m8n8.x4.shared.b16 [%s], {%s, %s, %s, %s}", a, q[0], q[1], q[2], q[3]);
         }
 }
@@ -2938,15 +2965,16 @@ static void emit_st_acc(Emit *e, const Op *op)
     const Type *t = vec->type->elem;
     int es = mem_bytes(t);
     int64_t half = N / 2, reps = M / G / 64;
-    const char *w, *ln, *g;
-    mma_thread(e, &w, &ln, &g);
-    const char *r0 = T(e, RC_B32), *c0 = T(e, RC_B32), *x = T(e, RC_B32);
-    ins(e, "shl.b32 %s, %s, 4", r0, w);
-    ins(e, "shr.u32 %s, %s, 2", x, ln);
-    ins(e, "add.u32 %s, %s, %s", r0, r0, x);
-    ins(e, "mad.lo.u32 %s, %s, %lld, %s", r0, g, (long long)(M / G), r0);
-    ins(e, "and.b32 %s, %s, 3", c0, ln);
-    ins(e, "shl.b32 %s, %s, 1", c0, c0);
+    if (!global && (dst->type->kind != TY_SMEM || dst->type->rank != 2 || dst->type->elem != t || dst->type->shape[0] != M ||
+                    dst->type->shape[1] != N)) {
+        error_at(e, op, "'st_smem_acc' needs an smem tile of the accumulator's shape and the vec's element");
+        return;
+    }
+    int m = !global ? swizzle_mask(dst->type) : 0;
+    if (!global && es == 2 && N % 16 == 0) {
+        emit_st_smem_acc_stmatrix(e, vec, dst, M, N, G, m);
+        return;
+    }
     const char **vr = NULL, *pairok = NULL;
     if (global) {
         vr = view_regs(e, op, dst);
@@ -2954,6 +2982,10 @@ static void emit_st_acc(Emit *e, const Op *op)
             error_at(e, op, "'st_acc' needs a rank-2 view of the vec's element");
             return;
         }
+    }
+    const char *r0, *c0;
+    acc_thread_origin(e, M, G, &r0, &c0);
+    if (global) {
         const char *om = VR(e, op->operands[2], 0), *on = VR(e, op->operands[3], 0), *o = T(e, RC_B32);
         ins(e, "add.s32 %s, %s, %s", r0, r0, om);
         ins(e, "add.s32 %s, %s, %s", c0, c0, on);
@@ -2961,15 +2993,6 @@ static void emit_st_acc(Emit *e, const Op *op)
         ins(e, "and.b32 %s, %s, 1", o, o);
         pairok = T(e, RC_PRED);
         ins(e, "setp.eq.u32 %s, %s, 0", pairok, o);
-    } else if (dst->type->kind != TY_SMEM || dst->type->rank != 2 || dst->type->elem != t || dst->type->shape[0] != M ||
-               dst->type->shape[1] != N) {
-        error_at(e, op, "'st_smem_acc' needs an smem tile of the accumulator's shape and the vec's element");
-        return;
-    }
-    int m = !global ? (dst->type->swizzle == 128 ? 0x70 : dst->type->swizzle == 64 ? 0x30 : dst->type->swizzle == 32 ? 0x10 : 0) : 0;
-    if (!global && es == 2 && N % 16 == 0) {
-        emit_st_smem_acc_stmatrix(e, vec, dst, M, N, G, w, ln, g, m);
-        return;
     }
     const char *vsuf = t->kind == TY_F32 ? "f32" : mty(t);
     for (int64_t r = 0; r < reps; r++)
@@ -2990,15 +3013,9 @@ static void emit_st_acc(Emit *e, const Op *op)
             for (int64_t i = 0; i < half / 4; i++) {
                 const char *l0 = VR(e, vec, (int)(r * half + 4 * i + 2 * hrow)), *l1 = VR(e, vec, (int)(r * half + 4 * i + 2 * hrow + 1));
                 if (!global) {
-                    const char *o = T(e, RC_B32), *a = T(e, RC_B32);
+                    const char *o = T(e, RC_B32);
                     ins(e, "add.u32 %s, %s, %lld", o, rowoff, (long long)(8 * i * es));
-                    if (m) {
-                        const char *sx = T(e, RC_B32);
-                        ins(e, "shr.u32 %s, %s, 3", sx, o);
-                        ins(e, "and.b32 %s, %s, %d", sx, sx, m);
-                        ins(e, "xor.b32 %s, %s, %s", o, o, sx);
-                    }
-                    ins(e, "add.u32 %s, %s, %s", a, VR(e, dst, 0), o);
+                    const char *a = swizzled_addr(e, VR(e, dst, 0), o, m);
                     ins(e, "st.shared.v2.%s [%s], {%s, %s}", vsuf, a, l0, l1);
                     continue;
                 }

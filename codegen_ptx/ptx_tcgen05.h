@@ -384,7 +384,7 @@ static void tc_st_acc(Emit *e, const Op *op)
         error_at(e, op, "'st_smem_acc' needs an smem tile of the accumulator's shape and the vec's element");
         return;
     }
-    int m = !global ? (dst->type->swizzle == 128 ? 0x70 : dst->type->swizzle == 64 ? 0x30 : dst->type->swizzle == 32 ? 0x10 : 0) : 0;
+    int m = !global ? swizzle_mask(dst->type) : 0;
     for (int64_t r = 0; r < s->M / 128; r++) {
         const char *row = T(e, RC_B32);
         ins(e, "add.u32 %s, %s, %lld", row, row0, (long long)(128 * r));
@@ -406,12 +406,7 @@ static void tc_st_acc(Emit *e, const Op *op)
             for (int64_t j = 0; j < cols; j++) {
                 const char *o = T(e, RC_B32);
                 ins(e, "add.u32 %s, %s, %lld", o, ro, (long long)(j * es));
-                if (m) {
-                    const char *sx = T(e, RC_B32);
-                    ins(e, "shr.u32 %s, %s, 3", sx, o);
-                    ins(e, "and.b32 %s, %s, %d", sx, sx, m);
-                    ins(e, "xor.b32 %s, %s, %s", o, o, sx);
-                }
+                swizzle_offset(e, o, m);
                 ins(e, "add.u32 %s, %s, %s", o, o, VR(e, dst, 0));
                 ins(e, "st.shared.%s [%s], %s", vsuf, o, VR(e, vec, (int)(r * cols + j)));
             }

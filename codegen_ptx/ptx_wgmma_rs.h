@@ -44,17 +44,10 @@ static void emit_ld_smem_acc(Emit *e, const Op *op)
         error_at(e, op, "'ld_smem_acc' needs an smem tile of the layout's shape and the vec's element");
         return;
     }
-    int es = mem_bytes(t), m = st->swizzle == 128 ? 0x70 : st->swizzle == 64 ? 0x30 : st->swizzle == 32 ? 0x10 : 0;
+    int es = mem_bytes(t), m = swizzle_mask(st);
     int64_t half = N / 2, reps = M / G / 64;
-    const char *w, *ln, *g;
-    mma_thread(e, &w, &ln, &g);
-    const char *r0 = T(e, RC_B32), *c0 = T(e, RC_B32), *x = T(e, RC_B32);
-    ins(e, "shl.b32 %s, %s, 4", r0, w);
-    ins(e, "shr.u32 %s, %s, 2", x, ln);
-    ins(e, "add.u32 %s, %s, %s", r0, r0, x);
-    ins(e, "mad.lo.u32 %s, %s, %lld, %s", r0, g, (long long)(M / G), r0);
-    ins(e, "and.b32 %s, %s, 3", c0, ln);
-    ins(e, "shl.b32 %s, %s, 1", c0, c0);
+    const char *r0, *c0;
+    acc_thread_origin(e, M, G, &r0, &c0);
     const char *vsuf = t->kind == TY_F32 ? "f32" : mty(t);
     for (int64_t r = 0; r < reps; r++)
         for (int hrow = 0; hrow < 2; hrow++) {
@@ -63,15 +56,9 @@ static void emit_ld_smem_acc(Emit *e, const Op *op)
             ins(e, "mad.lo.u32 %s, %s, %lld, %s", rowoff, rowoff, (long long)N, c0);
             ins(e, "mul.lo.u32 %s, %s, %d", rowoff, rowoff, es);
             for (int64_t i = 0; i < half / 4; i++) {
-                const char *o = T(e, RC_B32), *ad = T(e, RC_B32);
+                const char *o = T(e, RC_B32);
                 ins(e, "add.u32 %s, %s, %lld", o, rowoff, (long long)(8 * i * es));
-                if (m) {
-                    const char *sx = T(e, RC_B32);
-                    ins(e, "shr.u32 %s, %s, 3", sx, o);
-                    ins(e, "and.b32 %s, %s, %d", sx, sx, m);
-                    ins(e, "xor.b32 %s, %s, %s", o, o, sx);
-                }
-                ins(e, "add.u32 %s, %s, %s", ad, VR(e, src, 0), o);
+                const char *ad = swizzled_addr(e, VR(e, src, 0), o, m);
                 ins(e, "ld.shared.v2.%s {%s, %s}, [%s]", vsuf, VR(e, vec, (int)(r * half + 4 * i + 2 * hrow)),
                     VR(e, vec, (int)(r * half + 4 * i + 2 * hrow + 1)), ad);
             }

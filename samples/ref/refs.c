@@ -632,6 +632,23 @@ static void ref_multicast(ref_case *c)
     }
 }
 
+/* The M x N x K of a GEMM case: M and N from the settings (or n = M * N, square), K from its setting
+ * (default 256), K in 1..2^20 and a multiple of kmul (16-byte TMA rows: 8 bf16, 16 fp8; 1 for plain
+ * tensor views), A and B each at most 2^31 elements. */
+static int gemm_mnk(const char *kname, long long n, const ref_setting *set, int nset, int kmul, long long *M, long long *N,
+                    long long *K, char *err, size_t errlen)
+{
+    if (shape2(kname, n, set, nset, "M", "N", 256, 1, M, N, err, errlen)) return -1;
+    const ref_setting *sk = setting(set, nset, "K");
+    *K = sk ? (long long)sk->value : 256;
+    if (*K < 1 || *K > (1 << 20) || *K % kmul) {
+        if (kmul == 1) return fail(err, errlen, "%s: K = %lld must be 1..2^20", kname, *K);
+        return fail(err, errlen, "%s: K = %lld must be a positive multiple of %d (16-byte TMA rows) up to 2^20", kname, *K, kmul);
+    }
+    if (*M * *K > (1ll << 31) || *N * *K > (1ll << 31)) return fail(err, errlen, "%s: A or B has more than 2^31 elements", kname);
+    return 0;
+}
+
 /* gemm_sm90: C = A * B^T (A [M, K], B [N, K], C [M, N], bf16), the reference in float64, rounded
  * once to bf16. The kernel accumulates in f32 in another order, so an element may differ by the two
  * roundings to bf16 (one bf16 ulp is up to 2^-7 relative) and the f32 sums: the bound (table below) is 2^-6 relative plus 1e-3 absolute,
@@ -642,12 +659,7 @@ static void ref_multicast(ref_case *c)
 static int setup_gemm(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
 {
     long long M, N, K;
-    if (shape2("gemm_sm90", n, set, nset, "M", "N", 256, 1, &M, &N, err, errlen)) return -1;
-    const ref_setting *sk = setting(set, nset, "K");
-    K = sk ? (long long)sk->value : 256;
-    if (K < 1 || K > (1 << 20) || K % 8)
-        return fail(err, errlen, "gemm_sm90: K = %lld must be a positive multiple of 8 (16-byte TMA rows) up to 2^20", K);
-    if (M * K > (1ll << 31) || N * K > (1ll << 31)) return fail(err, errlen, "gemm_sm90: A or B has more than 2^31 elements");
+    if (gemm_mnk("gemm_sm90", n, set, nset, 8, &M, &N, &K, err, errlen)) return -1;
     unsigned ba[2], bb[2];
     tma_box(c, "a", 2, (const unsigned[]){128, 64}, ba);
     tma_box(c, "b", 2, (const unsigned[]){256, 64}, bb);
@@ -720,11 +732,7 @@ static int setup_gemm_pair_sm100(ref_case *c, long long n, const ref_setting *se
 static int setup_amd_gemm(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
 {
     long long M, N, K;
-    if (shape2("warp_pipelined_gemm", n, set, nset, "M", "N", 256, 1, &M, &N, err, errlen)) return -1;
-    const ref_setting *sk = setting(set, nset, "K");
-    K = sk ? (long long)sk->value : 256;
-    if (K < 1 || K > (1 << 20)) return fail(err, errlen, "warp_pipelined_gemm: K = %lld must be 1..2^20", K);
-    if (M * K > (1ll << 31) || N * K > (1ll << 31)) return fail(err, errlen, "warp_pipelined_gemm: A or B has more than 2^31 elements");
+    if (gemm_mnk("warp_pipelined_gemm", n, set, nset, 1, &M, &N, &K, err, errlen)) return -1;
     fill_bf16(add_buffer(c, "a", REF_IN, TILE_DTYPE_BF16, (size_t)(M * K), 64), rng, -1.0f, 1.0f);
     fill_bf16(add_buffer(c, "b", REF_IN, TILE_DTYPE_BF16, (size_t)(N * K), 64), rng, -1.0f, 1.0f);
     add_buffer(c, "c", REF_OUT, TILE_DTYPE_BF16, (size_t)(M * N), 256);
@@ -800,12 +808,7 @@ static void fill_fp8(ref_param *p, ref_rng *rng, float lo, float hi)
 static int setup_gemm_fp8(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
 {
     long long M, N, K;
-    if (shape2("gemm_fp8_sm90", n, set, nset, "M", "N", 256, 1, &M, &N, err, errlen)) return -1;
-    const ref_setting *sk = setting(set, nset, "K");
-    K = sk ? (long long)sk->value : 256;
-    if (K < 1 || K > (1 << 20) || K % 16)
-        return fail(err, errlen, "gemm_fp8_sm90: K = %lld must be a positive multiple of 16 (16-byte TMA rows) up to 2^20", K);
-    if (M * K > (1ll << 31) || N * K > (1ll << 31)) return fail(err, errlen, "gemm_fp8_sm90: A or B has more than 2^31 elements");
+    if (gemm_mnk("gemm_fp8_sm90", n, set, nset, 16, &M, &N, &K, err, errlen)) return -1;
     unsigned ba[2], bb[2];
     tma_box(c, "a", 2, (const unsigned[]){128, 128}, ba);
     tma_box(c, "b", 2, (const unsigned[]){256, 128}, bb);
@@ -935,14 +938,9 @@ static int setup_gemm_form(ref_case *c, long long n, const ref_setting *set, int
                            const char *kname, int at, int bt, unsigned bm, unsigned bn)
 {
     long long M, N, K;
-    if (shape2(kname, n, set, nset, "M", "N", 256, 1, &M, &N, err, errlen)) return -1;
-    const ref_setting *sk = setting(set, nset, "K");
-    K = sk ? (long long)sk->value : 256;
-    if (K < 1 || K > (1 << 20) || K % 8)
-        return fail(err, errlen, "%s: K = %lld must be a positive multiple of 8 (16-byte TMA rows) up to 2^20", kname, K);
+    if (gemm_mnk(kname, n, set, nset, 8, &M, &N, &K, err, errlen)) return -1;
     if ((at && M % 8) || (bt && N % 8))
         return fail(err, errlen, "%s: %s = %lld must be a multiple of 8 (16-byte TMA rows)", kname, at ? "M" : "N", at ? M : N);
-    if (M * K > (1ll << 31) || N * K > (1ll << 31)) return fail(err, errlen, "%s: A or B has more than 2^31 elements", kname);
     unsigned ba[2], bb[2];
     tma_box(c, "a", 2, at ? (const unsigned[]){64, bm} : (const unsigned[]){bm, 64}, ba);
     tma_box(c, "b", 2, bt ? (const unsigned[]){64, bn} : (const unsigned[]){bn, 64}, bb);

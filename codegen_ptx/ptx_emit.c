@@ -2736,7 +2736,8 @@ static int block_has(const Block *b, int (*pred)(OpCode))
 static int needs_warpid(OpCode c) { return c == OP_WARPS || c == OP_ELECT || c == OP_CLC_TRY_CANCEL; }
 static int needs_tlin(OpCode c)
 {
-    return c == OP_WARP_ID || c == OP_LD_BLOCKED || c == OP_ST_BLOCKED || c == OP_IOTA_BLOCKED || c == OP_MBAR_ALLOC ||
+    return c == OP_WARP_ID || c == OP_LD_BLOCKED || c == OP_ST_BLOCKED || c == OP_IOTA_BLOCKED || c == OP_LD_SMEM_BLOCKED ||
+           c == OP_ST_SMEM_BLOCKED || c == OP_MBAR_ALLOC ||
            c == OP_MMA_ACC || c == OP_ST_ACC || c == OP_ST_SMEM_ACC || c == OP_LD_SMEM_ACC || needs_warpid(c);
 }
 static int is_setmaxnreg(OpCode c) { return c == OP_SETMAXNREG; }

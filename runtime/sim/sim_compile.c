@@ -538,6 +538,15 @@ static void comp_mma(Comp *C, const Op *op)
             return;
         }
     }
+    /* the layout's lanes are exactly the threads of the group running the op */
+    int64_t bthreads = C->k->block[0] * C->k->block[1] * C->k->block[2], ws = ir_module_wave_size(C->m);
+    int64_t gthreads = (ws * C->group.hi < bthreads ? ws * C->group.hi : bthreads) - ws * C->group.lo;
+    if (gthreads != th) {
+        fail(C, op, "malformed '%s': its layout is over %lld threads, but the group running it (warps %d..%d of a "
+             "block of %lld threads) has %lld", ir_op_info[op->code].name, (long long)th, C->group.lo, C->group.hi - 1,
+             (long long)bthreads, (long long)gthreads);
+        return;
+    }
     uint32_t h[MA_COUNT];
     memset(h, 0, sizeof h);
     h[MA_MFMA] = mfma ? 1u : tc ? 2u : 0u;

@@ -733,6 +733,39 @@ START_TEST(device_checks)
 }
 END_TEST
 
+/* Lowered IR whose matrix op's layout is over another number of threads than the group running it
+ * has (only hand-written IR can say so: the pipeline derives threads from the group): the simulator
+ * refuses it when the module is loaded, with the op's location, instead of reading lanes of threads
+ * that do not exist or computing lanes of a layout that has none for them (found by sim_fuzz, with
+ * blocks of 126 and 129 threads). */
+START_TEST(mma_group_larger_than_block_refused)
+{
+    static const char ir[] =
+        "module \"ok.tile\"\n"
+        "kernel @k() block(126, 1, 1) cluster(1, 1, 1) {\n"
+        "  %sa = shared_alloc {align = 1024} : smem<64x64xbf16, swizzle=128> loc(2:3)\n"
+        "  %sb = shared_alloc {align = 1024} : smem<64x64xbf16, swizzle=128> loc(3:3)\n"
+        "  %z = const {value = 0.0} : f32 loc(4:3)\n"
+        "  %acc = splat %z : vec<32xf32> loc(4:3)\n"
+        "  %ra = ld_smem_acc %sa {shape = [64, 64], threads = 128} : vec<32xbf16> loc(5:3)\n"
+        "  %d1 = mma_acc %ra, %sb, %acc {shape = [64, 64, 64], trans_b = 1, threads = 128} : vec<32xf32> loc(6:3)\n"
+        "}\n";
+    tile_compile_options o = {.target = TILE_TARGET_SM90A, .opt_level = 2, .input_ir = 1, .stop_after_ir = 1};
+    tile_program *p = NULL;
+    tile_status st = tile_compile(ir, strlen(ir), "bad.ir", &o, &p);
+    ck_assert_msg(st == TILE_SUCCESS, "compile: %s\n%s", tile_status_string(st), p ? tile_program_diagnostics(p) : "");
+    tile_device *d = NULL;
+    ck_assert_int_eq(tile_device_open(TILE_BACKEND_SIM, 0, &d), TILE_SUCCESS);
+    tile_module *m = NULL;
+    ck_assert_int_ne(tile_module_load(d, p, &m), TILE_SUCCESS);
+    HAS(tile_last_error(), "its layout is over 128 threads, but the group running it (warps 0..3 of a block of 126 "
+                           "threads) has 126");
+    HAS(tile_last_error(), ":5:3");
+    tile_device_close(d);
+    tile_program_destroy(p);
+}
+END_TEST
+
 Suite *sim_suite(void)
 {
     Suite *s = suite_create("sim");
@@ -754,6 +787,7 @@ Suite *sim_suite(void)
     tcase_add_test(c, race_reported_with_both_locations);
     tcase_add_test(c, runaway_stops_at_max_steps);
     tcase_add_test(c, misaligned_tma_destination);
+    tcase_add_test(c, mma_group_larger_than_block_refused);
     suite_add_tcase(s, c);
     c = tcase_create("device");
     tcase_add_test(c, trace_file_is_written);

@@ -177,13 +177,6 @@ def time_one(fn):
     return s.elapsed_time(e)
 
 
-def time_it(fn, reps):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    return statistics.median(time_one(fn) for _ in range(reps))
-
-
 def time_interleaved(fns, reps):
     """Median times of several contenders measured in rounds (each round times every contender once,
     in turn), so that clock and temperature drift during the run reaches all of them alike."""
@@ -294,6 +287,36 @@ def make_triton_persistent():
 SMS = 132   # the device's SM count, set in main()
 
 
+def make_inputs(M, N, K):
+    """A [M, K], B [N, K] random bf16 in [-1, 1), cuBLAS's C = A B^T as the reference, and the cuBLAS
+    contender (name, launch, error 0) writing its own C."""
+    a = (torch.rand(M, K, device="cuda") * 2 - 1).to(torch.bfloat16)
+    b = (torch.rand(N, K, device="cuda") * 2 - 1).to(torch.bfloat16)
+    ref = torch.matmul(a, b.t())
+    cc = torch.empty_like(ref)
+    return a, b, ref, ("cuBLAS", lambda: torch.matmul(a, b.t(), out=cc), 0.0)
+
+
+def variant_rows(variants, a, b, ref, shape):
+    """(name, launch, error) of each tilec variant whose C (poisoned with NaN first) matches ref; a
+    failing one is reported and dropped, unless it is a racy diagnostic (then timed, and said so)."""
+    rows = []
+    for var in variants:
+        c = torch.full(ref.shape, float("nan"), device="cuda", dtype=torch.bfloat16)
+        launch = var.launcher(a, b, c)
+        launch()
+        torch.cuda.synchronize()
+        err = rel_fro(c, ref)
+        name = f"tilec [{var.label}]"
+        if not err < 1e-2:
+            print(f"{shape} {name}: FAIL rel. Frobenius error {err:.3g}")
+            if not var.racy:
+                continue
+            name += " (racy diagnostic: WRONG RESULT, timed anyway)"
+        rows.append((name, launch, err))
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=20)
@@ -315,12 +338,9 @@ def main():
     torch.manual_seed(0)
     for shape in args.shapes.split(","):
         M, N, K = (int(x) for x in shape.split("x"))
-        a = (torch.rand(M, K, device="cuda") * 2 - 1).to(torch.bfloat16)
-        b = (torch.rand(N, K, device="cuda") * 2 - 1).to(torch.bfloat16)
+        a, b, ref, cublas = make_inputs(M, N, K)
         flop = 2.0 * M * N * K
-        ref = torch.matmul(a, b.t())
-        cc = torch.empty_like(ref)
-        rows = [("cuBLAS", lambda: torch.matmul(a, b.t(), out=cc), 0.0)]
+        rows = [cublas]
         for tname, triton_run in tritons:
             ct = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
             t0 = time.perf_counter()
@@ -334,19 +354,7 @@ def main():
             err = rel_fro(ct, ref)
             rows.append((f"{tname} (1st call: autotune+compile {tcomp:.0f} ms)",
                          (lambda run, ct: lambda: run(a, b, ct))(triton_run, ct), err))
-        for var in variants:
-            c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
-            launch = var.launcher(a, b, c)
-            launch()
-            torch.cuda.synchronize()
-            err = rel_fro(c, ref)
-            name = f"tilec [{var.label}]"
-            if not err < 1e-2:
-                print(f"{shape} {name}: FAIL rel. Frobenius error {err:.3g}")
-                if not var.racy:
-                    continue
-                name += " (racy diagnostic: WRONG RESULT, timed anyway)"
-            rows.append((name, launch, err))
+        rows += variant_rows(variants, a, b, ref, shape)
         times = time_interleaved([r[1] for r in rows], args.reps)
         t_cublas = times[0]
         print(f"== {M} x {N} x {K}  (median of {args.reps} interleaved rounds)")

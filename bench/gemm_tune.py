@@ -68,28 +68,16 @@ def main():
     best_rows = []
     for shape in args.shapes.split(","):
         M, N, K = (int(x) for x in shape.split("x"))
-        a = (torch.rand(M, K, device="cuda") * 2 - 1).to(torch.bfloat16)
-        b = (torch.rand(N, K, device="cuda") * 2 - 1).to(torch.bfloat16)
-        ref = torch.matmul(a, b.t())
-        cc = torch.empty_like(ref)
-        rows = [("cuBLAS", lambda: torch.matmul(a, b.t(), out=cc))]
+        a, b, ref, cublas = gemm.make_inputs(M, N, K)
+        rows = [cublas]
         if tp:
             ct = torch.empty_like(ref)
             tp[1](a, b, ct)
             torch.cuda.synchronize()
             if gemm.rel_fro(ct, ref) < 1e-2:
-                rows.append(("Triton persistent TMA", lambda: tp[1](a, b, ct)))
+                rows.append(("Triton persistent TMA", lambda: tp[1](a, b, ct), 0.0))
         t_check = time.perf_counter()
-        for var in variants:
-            c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
-            launch = var.launcher(a, b, c)
-            launch()
-            torch.cuda.synchronize()
-            err = gemm.rel_fro(c, ref)
-            if not err < 1e-2:
-                print(f"{shape} [{var.label}]: FAIL rel. Frobenius error {err:.3g}: dropped")
-                continue
-            rows.append((f"tilec [{var.label}]", launch))
+        rows += gemm.variant_rows(variants, a, b, ref, shape)
         times = gemm.time_interleaved([r[1] for r in rows], args.reps)
         tune_s = time.perf_counter() - t_check
         flop = 2.0 * M * N * K

@@ -91,23 +91,12 @@ typedef struct Emit {
     Arena arena;
 } Emit;
 
-static Loc op_loc(const Emit *e, const Op *op)
-{
-    Loc l = op ? op->loc : (Loc){0, 0, 0};
-    if (!l.file) l.file = e->m->source;
-    return l;
-}
-
 static void error_at(Emit *e, const Op *op, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    StrBuf sb;
-    sb_init(&sb);
-    sb_vprintf(&sb, fmt, ap);
+    diag_target_verror(e->diag, e->m, op, amd_target_name(e->target), fmt, ap);
     va_end(ap);
-    diag_error(e->diag, op_loc(e, op), "%s (target %s)", sb.data ? sb.data : "", amd_target_name(e->target));
-    sb_free(&sb);
     e->errors++;
 }
 

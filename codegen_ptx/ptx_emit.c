@@ -134,23 +134,12 @@ static void need_version(Emit *e, int v)
     if (v > e->min_version) e->min_version = v;
 }
 
-static Loc op_loc(const Emit *e, const Op *op)
-{
-    Loc l = op ? op->loc : (Loc){0, 0, 0};
-    if (!l.file) l.file = e->m->source;
-    return l;
-}
-
 static void error_at(Emit *e, const Op *op, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    StrBuf sb;
-    sb_init(&sb);
-    sb_vprintf(&sb, fmt, ap);
+    diag_target_verror(e->diag, e->m, op, ptx_target_name(e->target), fmt, ap);
     va_end(ap);
-    diag_error(e->diag, op_loc(e, op), "%s (target %s)", sb.data ? sb.data : "", ptx_target_name(e->target));
-    sb_free(&sb);
     e->errors++;
 }
 
@@ -2709,7 +2698,8 @@ static void emit_shmem(Emit *e, const Op *op)
 static void emit_block(Emit *e, const Block *b, Flow *f)
 {
     for (const Op *op = b ? b->first : NULL; op; op = op->next) {
-        Loc l = op_loc(e, op);
+        Loc l = op->loc;
+        if (!l.file) l.file = e->m->source;
         if (l.line && (l.line != e->last_line || !e->last_file || strcmp(l.file, e->last_file))) {
             sb_printf(&e->body, "\t// %s:%u\n", l.file, l.line);
             e->last_line = l.line;

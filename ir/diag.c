@@ -75,6 +75,17 @@ void diag_vreport(DiagCtx *d, DiagLevel level, Loc loc, const char *fmt, va_list
     g->message = sb_take(&sb);
 }
 
+void diag_target_verror(DiagCtx *d, const Module *m, const Op *op, const char *target, const char *fmt, va_list ap)
+{
+    Loc l = op ? op->loc : (Loc){0, 0, 0};
+    if (!l.file) l.file = m->source;
+    StrBuf sb;
+    sb_init(&sb);
+    sb_vprintf(&sb, fmt, ap);
+    diag_error(d, l, "%s (target %s)", sb.data ? sb.data : "", target);
+    sb_free(&sb);
+}
+
 #define DIAG_FN(fn, level)                                 \
     void fn(DiagCtx *d, Loc loc, const char *fmt, ...)     \
     {                                                      \

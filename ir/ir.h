@@ -103,6 +103,12 @@ void diag_error(DiagCtx *d, Loc loc, const char *fmt, ...);
 void diag_warning(DiagCtx *d, Loc loc, const char *fmt, ...);
 void diag_note(DiagCtx *d, Loc loc, const char *fmt, ...);
 void diag_vreport(DiagCtx *d, DiagLevel level, Loc loc, const char *fmt, va_list ap);
+/* A back end's error at op of module m (op's location, in m's source file when it names none; a NULL
+ * op gives no location), the message followed by " (target T)". */
+struct Module;
+struct Op;
+void diag_target_verror(DiagCtx *d, const struct Module *m, const struct Op *op, const char *target, const char *fmt,
+                        va_list ap);
 /* "file:line:col: error: message\n  source line\n  ^\n" for every item, appended to sb. */
 void diag_render(const DiagCtx *d, StrBuf *sb);
 

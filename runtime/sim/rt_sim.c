@@ -272,10 +272,11 @@ static tile_status sim_stream_create(void *h, unsigned flags, int priority, void
     return *out ? TILE_SUCCESS : rt_error(TILE_ERROR_OUT_OF_MEMORY, "tile_stream_create: out of memory");
 }
 
-static tile_status sim_stream_destroy(void *h, void *s)
+/* streams and events are plain heap handles */
+static tile_status sim_handle_free(void *h, void *x)
 {
     (void)h;
-    free(s);
+    free(x);
     return TILE_SUCCESS;
 }
 
@@ -300,13 +301,6 @@ static tile_status sim_event_create(void *h, unsigned flags, void **out)
     (void)flags;
     *out = calloc(1, sizeof(SimEvent));
     return *out ? TILE_SUCCESS : rt_error(TILE_ERROR_OUT_OF_MEMORY, "tile_event_create: out of memory");
-}
-
-static tile_status sim_event_destroy(void *h, void *e)
-{
-    (void)h;
-    free(e);
-    return TILE_SUCCESS;
 }
 
 static tile_status sim_event_record(void *h, void *e, void *s)
@@ -436,12 +430,12 @@ const RtBackend rt_sim_backend = {
     .memcpy_dtod = sim_memcpy_dtod,
     .memset_d8 = sim_memset_d8,
     .stream_create = sim_stream_create,
-    .stream_destroy = sim_stream_destroy,
+    .stream_destroy = sim_handle_free,
     .stream_synchronize = sim_stream_nothing,
     .stream_query = sim_stream_nothing,
     .stream_add_callback = sim_stream_add_callback,
     .event_create = sim_event_create,
-    .event_destroy = sim_event_destroy,
+    .event_destroy = sim_handle_free,
     .event_record = sim_event_record,
     .event_synchronize = sim_event_nothing,
     .event_query = sim_event_nothing,

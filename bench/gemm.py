@@ -6,7 +6,7 @@ tensors made once by torch (uniform in [-1, 1)); every contender computes C = A 
 bf16 C from those same tensors. tilec's kernel is compiled by build/tilec to a cubin (the compile
 time of each variant is printed), loaded with the CUDA driver API through ctypes into torch's
 context, and launched with tensor maps encoded here exactly as the tilec runtime encodes them
-(row-major, bf16, box = the kernel's box, swizzle = the compiler's choice, zero fill). Timing:
+(row-major, bf16, box and swizzle as `tilec --emit params` reports them, zero fill). Timing:
 torch.cuda events around each launch on the default stream, after warm-up, each launch preceded by an
 L2 flush and a spin that hide the host's launch overhead (time_one); every contender of a shape
 is timed once per round, R rounds interleaved (so that clock or temperature drift reaches all alike),
@@ -102,6 +102,10 @@ class Variant:
         self.compile_cubin_ms = (time.perf_counter() - t0) * 1e3
         # C as a TMA tensor (an epilogue through shared memory and tma.store) or as a plain pointer
         self.c_tma = re.search(r"\bc:\s*tma\b", open(args[1]).read()) is not None
+        # the TMA maps' boxes and swizzles as the compiler records them (name -> (rows, cols, swizzle))
+        pinfo = subprocess.run(args + ["--emit", "params"], capture_output=True, check=True, text=True).stdout
+        self.maps = {m.group(1): (int(m.group(2)), int(m.group(3)), int(m.group(4)))
+                     for m in re.finditer(r"^\s+\d+ (\w+) tma bf16 rank=2 box=(\d+)x(\d+) swizzle=(\d+)$", pinfo, re.M)}
         ir = subprocess.run(args + ["--emit", "ir-lowered"], capture_output=True, check=True, text=True).stdout
         self.smem = int(re.search(r"smem\((\d+)\)", ir).group(1))
         self.mod = ctypes.c_void_p()
@@ -119,17 +123,18 @@ class Variant:
             rc = cuda.cuOccupancyMaxActiveClusters(ctypes.byref(n), self.fn, ctypes.byref(cfg))
             print(f"tilec variant [{self.label}]: cuOccupancyMaxActiveClusters = {n.value} (rc {rc})")
 
-    def tensor_map(self, t, box_rows, box_cols=None):
-        """CUtensorMap of a row-major [rows, cols] bf16 tensor, box [box_rows, box_cols (BK)], the
-        swizzle of a shared tile with rows of box_cols elements (none past 128 bytes)."""
+    def tensor_map(self, t, name):
+        """CUtensorMap of a row-major [rows, cols] bf16 tensor for the kernel's TMA parameter `name`,
+        with the box and swizzle the compiler chose for it (`tilec --emit params`: a shared tile in
+        column spans is moved one span-wide box at a time)."""
         rows, cols = t.shape
-        box_cols = box_cols or self.consts["BK"]
+        box_rows, box_cols, swizzle = self.maps[name]
         tm = (ctypes.c_uint8 * 128)()
         dims = (ctypes.c_uint64 * 2)(cols, rows)
         strides = (ctypes.c_uint64 * 1)(cols * 2)
         box = (ctypes.c_uint32 * 2)(box_cols, box_rows)
         es = (ctypes.c_uint32 * 2)(1, 1)
-        swz = {128: 3, 64: 2, 32: 1}.get(box_cols * 2, 0)
+        swz = {128: 3, 64: 2, 32: 1, 0: 0}[swizzle]
         ck(cuda.cuTensorMapEncodeTiled(tm, 9, 2, ctypes.c_void_p(t.data_ptr()), dims, strides, box, es, 0, swz, 2, 0),
            "cuTensorMapEncodeTiled")
         return tm
@@ -137,10 +142,8 @@ class Variant:
     def launcher(self, a, b, c):
         M, K = a.shape
         N = b.shape[0]
-        bbox = self.consts["BN"] // 2 if self.cluster else self.consts["BN"]
-        ta, tb = self.tensor_map(a, self.consts["BM"]), self.tensor_map(b, bbox)
-        pc = (self.tensor_map(c, self.consts["BM"], bbox if self.cluster else self.consts["BN"]) if self.c_tma
-              else ctypes.c_uint64(c.data_ptr()))
+        ta, tb = self.tensor_map(a, "a"), self.tensor_map(b, "b")
+        pc = self.tensor_map(c, "c") if self.c_tma else ctypes.c_uint64(c.data_ptr())
         iM, iN, iK = ctypes.c_int32(M), ctypes.c_int32(N), ctypes.c_int32(K)
         params = (ctypes.c_void_p * 6)(*[ctypes.cast(ctypes.pointer(x), ctypes.c_void_p) for x in (ta, tb, pc, iM, iN, iK)])
         bm, bn = self.consts["BM"], self.consts["BN"]

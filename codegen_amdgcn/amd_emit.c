@@ -661,9 +661,21 @@ static void emit_iota_blocked(Emit *e, const Op *op)
 
 static int swizzle_mask(int swz) { return swz == 128 ? 0x70 : swz == 64 ? 0x30 : swz == 32 ? 0x10 : 0; }
 
-static LLVMValueRef swizzle(Emit *e, LLVMValueRef o, int m)
+/* Where the element at linear byte offset `o` of a stage of LDS tile `ty` is stored (ir_smem_offset,
+ * docs/IR.md): a tile in column spans (rows wider than its swizzle W) first goes to its span,
+ * q = o / W: (q % n) * rows * W + (q / n) * W + o % W; then the swizzle XOR. NULL: unchanged. */
+static LLVMValueRef swizzle(Emit *e, LLVMValueRef o, const Type *ty)
 {
+    int m = ty ? swizzle_mask(ty->swizzle) : 0;
     if (!m) return o;
+    int n = ir_smem_spans(ty);
+    if (n > 1) {
+        LLVMValueRef q = LLVMBuildUDiv(e->b, o, ci32(e, ty->swizzle), "");
+        LLVMValueRef span = LLVMBuildURem(e->b, q, ci32(e, n), ""), row = LLVMBuildUDiv(e->b, q, ci32(e, n), "");
+        LLVMValueRef lo = LLVMBuildURem(e->b, o, ci32(e, ty->swizzle), "");
+        o = LLVMBuildAdd(e->b, LLVMBuildMul(e->b, span, ci32(e, ir_smem_rows(ty) * ty->swizzle), ""),
+                         LLVMBuildAdd(e->b, LLVMBuildMul(e->b, row, ci32(e, ty->swizzle), ""), lo, ""), "");
+    }
     LLVMValueRef x = LLVMBuildAnd(e->b, LLVMBuildLShr(e->b, o, ci32(e, 3), ""), ci32(e, m), "");
     return LLVMBuildXor(e->b, o, x, "");
 }
@@ -691,10 +703,9 @@ static void emit_smem_blocked(Emit *e, const Op *op)
     LLVMValueRef valid, tv = blocked_base(e, &bi, &valid);
     LLVMTypeRef vt = lty(e, vec->type), et = elem_mem_type(e, t), gt = Vn == 1 ? et : LLVMVectorType(et, (unsigned)Vn);
     LLVMValueRef acc = store ? NULL : LLVMConstNull(vt), src = store ? V(e, op, vec) : NULL, base = V(e, op, sm);
-    int m = swizzle_mask(st->swizzle);
     for (int64_t g = 0; g < bi.R; g++) {
         LLVMValueRef f = g ? LLVMBuildAdd(e->b, tv, ci32(e, g * bi.B * bi.V), "") : tv;
-        LLVMValueRef o = swizzle(e, LLVMBuildMul(e->b, f, ci32(e, s), ""), m);
+        LLVMValueRef o = swizzle(e, LLVMBuildMul(e->b, f, ci32(e, s), ""), st);
         LLVMValueRef p = lds_gep(e, base, o);
         LLVMBasicBlockRef bd = NULL, bj = NULL, from = LLVMGetInsertBlock(e->b);
         if (valid) {
@@ -763,7 +774,7 @@ static void emit_smem_addr(Emit *e, const Op *op)
             lin = i == 0 ? ix : LLVMBuildAdd(e->b, LLVMBuildMul(e->b, lin, ci32(e, ty->shape[i]), ""), ix, "");
         }
         LLVMValueRef o = LLVMBuildMul(e->b, lin, ci32(e, mem_bytes(ty->elem)), "");
-        r = lds_gep(e, base, swizzle(e, o, swizzle_mask(ty->swizzle)));
+        r = lds_gep(e, base, swizzle(e, o, ty));
     }
     e->val[op->results[0]->id] = r;
 }
@@ -837,7 +848,7 @@ static void mfma_pos(Emit *e, const Mfma *f, int64_t j, LLVMValueRef *row, LLVMV
  * `rowbytes` (contiguous: one 8-byte LDS read, since a swizzle moves whole 16-byte chunks), or, when
  * kstride > 0, the elements (k0 + i, r) of a K-major tile one 2-byte read each. */
 static LLVMValueRef mfma_operand(Emit *e, LLVMValueRef base, LLVMValueRef r, LLVMValueRef k0, int64_t rowbytes,
-                                 int64_t kstride, int m)
+                                 int64_t kstride, const Type *m)
 {
     LLVMTypeRef i16 = LLVMInt16TypeInContext(e->ctx), v4 = LLVMVectorType(i16, 4);
     if (!kstride) {
@@ -879,7 +890,7 @@ static void emit_mfma(Emit *e, const Op *op)
     LLVMTypeRef f16v = LLVMVectorType(LLVMHalfTypeInContext(e->ctx), 4);
     const char *name = bf ? "llvm.amdgcn.mfma.f32.32x32x8bf16.1k" : "llvm.amdgcn.mfma.f32.32x32x8f16";
     LLVMValueRef A = V(e, op, a), Bp = V(e, op, b), cur = V(e, op, acc);
-    int ma = swizzle_mask(at->swizzle), mb = swizzle_mask(bt->swizzle);
+    const Type *ma = at, *mb = bt;
     LLVMValueRef k4 = LLVMBuildShl(e->b, f.hi, ci32(e, 2), "");   /* 4 (l / 32): this lane's k within a step */
     LLVMValueRef *idx = ARENA_ARRAY(&e->arena, LLVMValueRef, 16);
     for (int64_t blk = 0; blk < f.E / 16; blk++) {
@@ -923,7 +934,7 @@ static void emit_st_acc(Emit *e, const Op *op)
     LLVMValueRef src = V(e, op, vec);
     LLVMValueRef o0 = global ? V(e, op, op->operands[2]) : NULL, o1 = global ? V(e, op, op->operands[3]) : NULL;
     LLVMValueRef base = V(e, op, dst);
-    int m = global ? 0 : swizzle_mask(dst->type->swizzle);
+    const Type *m = global ? NULL : dst->type;
     for (int64_t j = 0; j < f.E; j++) {
         LLVMValueRef row, col, x = LLVMBuildExtractElement(e->b, src, ci32(e, j), "");
         mfma_pos(e, &f, j, &row, &col);

@@ -979,21 +979,41 @@ static int swizzle_mask(const Type *smem)
     return smem->swizzle == 128 ? 0x70 : smem->swizzle == 64 ? 0x30 : smem->swizzle == 32 ? 0x10 : 0;
 }
 
-/* Byte offset `o` (a register, rewritten in place) under swizzle mask m: the 16-byte chunk index XOR
- * the row within the swizzle atom. */
-static void swizzle_offset(Emit *e, const char *o, int m)
+/* Byte offset `o` (a register, rewritten in place) of an element of a stage of shared tile `ty`:
+ * from the linear offset to where the element is stored (ir_smem_offset, docs/IR.md). A tile in
+ * column spans (rows wider than the swizzle W) first goes to its span: q = o / W, offset
+ * (q % n) * rows * W + (q / n) * W + o % W; then the swizzle XORs the 16-byte chunk index with the
+ * row within the swizzle atom. NULL or an unswizzled tile: unchanged. */
+static void swizzle_offset(Emit *e, const char *o, const Type *ty)
 {
+    int m = ty ? swizzle_mask(ty) : 0;
     if (!m) return;
+    int n = ir_smem_spans(ty), lw = log2i(ty->swizzle);
+    if (n > 1) {
+        const char *q = T(e, RC_B32), *j = T(e, RC_B32), *lo = T(e, RC_B32);
+        ins(e, "and.b32 %s, %s, %d", lo, o, ty->swizzle - 1);
+        ins(e, "shr.u32 %s, %s, %d", q, o, lw);
+        if (is_pow2(n)) {
+            ins(e, "and.b32 %s, %s, %d", j, q, n - 1);
+            ins(e, "shr.u32 %s, %s, %d", q, q, log2i(n));
+        } else {
+            ins(e, "rem.u32 %s, %s, %d", j, q, n);
+            ins(e, "div.u32 %s, %s, %d", q, q, n);
+        }
+        ins(e, "shl.b32 %s, %s, %d", q, q, lw);                          /* row * W */
+        ins(e, "mad.lo.u32 %s, %s, %lld, %s", o, j, (long long)(ir_smem_rows(ty) * ty->swizzle), q);
+        ins(e, "add.u32 %s, %s, %s", o, o, lo);
+    }
     const char *sx = T(e, RC_B32);
     ins(e, "shr.u32 %s, %s, 3", sx, o);
     ins(e, "and.b32 %s, %s, %d", sx, sx, m);
     ins(e, "xor.b32 %s, %s, %s", o, o, sx);
 }
 
-/* The shared address of byte offset `o` (rewritten) of the tile at `base` under swizzle mask m. */
-static const char *swizzled_addr(Emit *e, const char *base, const char *o, int m)
+/* The shared address of byte offset `o` (rewritten) of the tile `ty` at `base` (swizzle_offset). */
+static const char *swizzled_addr(Emit *e, const char *base, const char *o, const Type *ty)
 {
-    swizzle_offset(e, o, m);
+    swizzle_offset(e, o, ty);
     const char *a = T(e, RC_B32);
     ins(e, "add.u32 %s, %s, %s", a, base, o);
     return a;
@@ -1045,7 +1065,6 @@ static void emit_smem_blocked(Emit *e, const Op *op)
         error_at(e, op, "'%s': a lane group of %d bytes is wider than 16", ir_op_info[op->code].name, V * s);
         return;
     }
-    int m = swizzle_mask(st);
     const char *valid;
     const char *tv = blocked_base(e, &bi, &valid);
     const char **lanes = ARENA_ARRAY(&e->arena, const char *, bi.E);
@@ -1056,7 +1075,7 @@ static void emit_smem_blocked(Emit *e, const Op *op)
         if (g) ins(e, "add.u32 %s, %s, %lld", o, tv, (long long)(g * bi.B * bi.V));
         else ins(e, "mov.b32 %s, %s", o, tv);
         ins(e, "mul.lo.u32 %s, %s, %d", o, o, s);
-        const char *addr = swizzled_addr(e, VR(e, sm, 0), o, m);
+        const char *addr = swizzled_addr(e, VR(e, sm, 0), o, st);
         const char **gl = &lanes[g * V];
         if (valid) {
             if (!store)
@@ -1514,7 +1533,7 @@ static void emit_smem_addr(Emit *e, const Op *op)
         error_at(e, op, "'smem_elem': swizzle %d is not 32, 64 or 128", ty->swizzle);
         return;
     }
-    swizzle_offset(e, o, swizzle_mask(ty));
+    swizzle_offset(e, o, ty);
     ins(e, "add.u32 %s, %s, %s", d, base, o);
 }
 
@@ -1709,8 +1728,9 @@ static void emit_mbar(Emit *e, const Op *op)
     }
 }
 
-/* "{c_innermost, ..., c_outermost}" from the coordinate operands first..first+rank-1 (outermost first). */
-static const char *tma_coords(Emit *e, const Op *op, uint32_t first, int rank)
+/* "{c_innermost, ..., c_outermost}" from the coordinate operands first..first+rank-1 (outermost
+ * first), the innermost plus `inner_add` (the column span a copy of a spanned tile moves). */
+static const char *tma_coords_at(Emit *e, const Op *op, uint32_t first, int rank, int64_t inner_add)
 {
     StrBuf sb;
     sb_init(&sb);
@@ -1721,12 +1741,36 @@ static const char *tma_coords(Emit *e, const Op *op, uint32_t first, int rank)
             sb_free(&sb);
             return NULL;
         }
+        if (d == rank - 1 && inner_add) {
+            const char *ca = T(e, RC_B32);
+            ins(e, "add.s32 %s, %s, %lld", ca, c, (long long)inner_add);
+            c = ca;
+        }
         sb_printf(&sb, "%s%s", d == rank - 1 ? "" : ", ", c);
     }
     sb_putc(&sb, '}');
     const char *r = arena_strdup(&e->arena, sb.data);
     sb_free(&sb);
     return r;
+}
+
+static const char *tma_coords(Emit *e, const Op *op, uint32_t first, int rank)
+{
+    return tma_coords_at(e, op, first, rank, 0);
+}
+
+/* Copy j of a tma op on shared tile `sm` (register `base`): a tile in column spans moves one box per
+ * span (the tensor map's box is one span wide, driver/compile.c), span j at byte j * rows * W of the
+ * tile and columns j * W / es on. Gives the span's shared address and the innermost coordinate's
+ * offset; 1 copy for other tiles. */
+static const char *tma_span(Emit *e, const Type *sm, const char *base, int j, int64_t *inner_add)
+{
+    *inner_add = 0;
+    if (!j) return base;
+    const char *a = T(e, RC_B32);
+    ins(e, "add.u32 %s, %s, %lld", a, base, (long long)(j * ir_smem_rows(sm) * sm->swizzle));
+    *inner_add = (int64_t)j * sm->swizzle / (ir_type_bits(sm->elem) / 8);
+    return a;
 }
 
 static void emit_tma(Emit *e, const Op *op)
@@ -1802,14 +1846,20 @@ static void emit_tma(Emit *e, const Op *op)
             error_at(e, op, "'%s' needs the descriptor, one coordinate per dim and the smem source", name);
             return;
         }
-        const char *c = tma_coords(e, op, 1, rank);
         const char *src = operand_of(e, op, 1 + (uint32_t)rank, TY_SMEM, "an smem tile");
-        if (!c || !src) return;
-        if (op->code == OP_TMA_STORE)
-            ins(e, "cp.async.bulk.tensor.%dd.global.shared::cta.tile.bulk_group [%s, %s], [%s]", rank, desc, c, src);
-        else
-            ins(e, "cp.reduce.async.bulk.tensor.%dd.global.shared::cta.add.tile.bulk_group [%s, %s], [%s]", rank, desc, c,
-                src);
+        if (!src) return;
+        const Type *sm = op->operands[1 + rank]->type;
+        for (int j = 0; j < ir_smem_spans(sm); j++) {
+            int64_t add;
+            const char *sj = tma_span(e, sm, src, j, &add);
+            const char *c = tma_coords_at(e, op, 1, rank, add);
+            if (!c) return;
+            if (op->code == OP_TMA_STORE)
+                ins(e, "cp.async.bulk.tensor.%dd.global.shared::cta.tile.bulk_group [%s, %s], [%s]", rank, desc, c, sj);
+            else
+                ins(e, "cp.reduce.async.bulk.tensor.%dd.global.shared::cta.add.tile.bulk_group [%s, %s], [%s]", rank, desc,
+                    c, sj);
+        }
         return;
     }
     /* tma_load dst, desc, coords..., bar [, mask] */
@@ -1855,10 +1905,17 @@ static void emit_tma(Emit *e, const Op *op)
         error_at(e, op, "tma.load with cta_group = 2 (CTA pairs) needs --target sm_100a; sm_90a has no 2-CTA copies");
         return;
     }
-    ins(e, "cp.async.bulk.tensor.%dd.shared::cluster.global.tile.mbarrier::complete_tx::bytes%s%s%s "
-           "[%s], [%s, %s], [%s]%s%s%s%s",
-        rank, has_mask ? ".multicast::cluster" : "", hint, cg == 2 ? ".cta_group::2" : "", dst, desc, c, bar,
-        h ? ", " : "", h ? h : "", policy ? ", " : "", policy ? policy : "");
+    const Type *sm = op->operands[0]->type;
+    for (int j = 0; j < ir_smem_spans(sm); j++) {
+        int64_t add;
+        const char *dj = tma_span(e, sm, dst, j, &add);
+        const char *cj = add ? tma_coords_at(e, op, 2, rank, add) : c;
+        if (!cj) return;
+        ins(e, "cp.async.bulk.tensor.%dd.shared::cluster.global.tile.mbarrier::complete_tx::bytes%s%s%s "
+               "[%s], [%s, %s], [%s]%s%s%s%s",
+            rank, has_mask ? ".multicast::cluster" : "", hint, cg == 2 ? ".cta_group::2" : "", dj, desc, cj, bar,
+            h ? ", " : "", h ? h : "", policy ? ", " : "", policy ? policy : "");
+    }
 }
 
 static int64_t kernel_threads(const Kernel *k) { return k->block[0] * k->block[1] * k->block[2]; }
@@ -2914,7 +2971,7 @@ static void emit_mma_acc(Emit *e, const Op *op)
  * A row of a matrix is 16 bytes, so the tile's swizzle (a permutation of 16-byte chunks) keeps it
  * whole. One instruction writes 512 bytes: a quarter of the instructions of st.shared.v2 and half
  * its shared-memory wavefronts when the rows are not swizzled (8 rows of a matrix share banks). */
-static void emit_st_smem_acc_stmatrix(Emit *e, const Value *vec, const Value *dst, int64_t M, int64_t N, int64_t G, int m)
+static void emit_st_smem_acc_stmatrix(Emit *e, const Value *vec, const Value *dst, int64_t M, int64_t N, int64_t G)
 {
     int64_t half = N / 2, reps = M / G / 64;
     const char *w, *ln, *g;
@@ -2939,7 +2996,7 @@ static void emit_st_smem_acc_stmatrix(Emit *e, const Value *vec, const Value *ds
             }
             const char *o = T(e, RC_B32);
             ins(e, "add.u32 %s, %s, %lld", o, base, (long long)((r * 64 * N + 8 * j) * 2));
-            const char *a = swizzled_addr(e, VR(e, dst, 0), o, m);
+            const char *a = swizzled_addr(e, VR(e, dst, 0), o, dst->type);
             ins(e, "stmatrix.sync.aligned.m8n8.x4.shared.b16 [%s], {%s, %s, %s, %s}", a, q[0], q[1], q[2], q[3]);
         }
 }
@@ -2961,9 +3018,8 @@ static void emit_st_acc(Emit *e, const Op *op)
         error_at(e, op, "'st_smem_acc' needs an smem tile of the accumulator's shape and the vec's element");
         return;
     }
-    int m = !global ? swizzle_mask(dst->type) : 0;
     if (!global && es == 2 && N % 16 == 0) {
-        emit_st_smem_acc_stmatrix(e, vec, dst, M, N, G, m);
+        emit_st_smem_acc_stmatrix(e, vec, dst, M, N, G);
         return;
     }
     const char **vr = NULL, *pairok = NULL;
@@ -3006,7 +3062,7 @@ static void emit_st_acc(Emit *e, const Op *op)
                 if (!global) {
                     const char *o = T(e, RC_B32);
                     ins(e, "add.u32 %s, %s, %lld", o, rowoff, (long long)(8 * i * es));
-                    const char *a = swizzled_addr(e, VR(e, dst, 0), o, m);
+                    const char *a = swizzled_addr(e, VR(e, dst, 0), o, dst->type);
                     ins(e, "st.shared.v2.%s [%s], {%s, %s}", vsuf, a, l0, l1);
                     continue;
                 }

@@ -384,7 +384,6 @@ static void tc_st_acc(Emit *e, const Op *op)
         error_at(e, op, "'st_smem_acc' needs an smem tile of the accumulator's shape and the vec's element");
         return;
     }
-    int m = !global ? swizzle_mask(dst->type) : 0;
     for (int64_t r = 0; r < s->M / 128; r++) {
         const char *row = T(e, RC_B32);
         ins(e, "add.u32 %s, %s, %lld", row, row0, (long long)(128 * r));
@@ -406,7 +405,7 @@ static void tc_st_acc(Emit *e, const Op *op)
             for (int64_t j = 0; j < cols; j++) {
                 const char *o = T(e, RC_B32);
                 ins(e, "add.u32 %s, %s, %lld", o, ro, (long long)(j * es));
-                swizzle_offset(e, o, m);
+                swizzle_offset(e, o, dst->type);
                 ins(e, "add.u32 %s, %s, %s", o, o, VR(e, dst, 0));
                 ins(e, "st.shared.%s [%s], %s", vsuf, o, VR(e, vec, (int)(r * cols + j)));
             }

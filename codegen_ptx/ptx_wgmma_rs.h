@@ -44,7 +44,7 @@ static void emit_ld_smem_acc(Emit *e, const Op *op)
         error_at(e, op, "'ld_smem_acc' needs an smem tile of the layout's shape and the vec's element");
         return;
     }
-    int es = mem_bytes(t), m = swizzle_mask(st);
+    int es = mem_bytes(t);
     int64_t half = N / 2, reps = M / G / 64;
     const char *r0, *c0;
     acc_thread_origin(e, M, G, &r0, &c0);
@@ -58,7 +58,7 @@ static void emit_ld_smem_acc(Emit *e, const Op *op)
             for (int64_t i = 0; i < half / 4; i++) {
                 const char *o = T(e, RC_B32);
                 ins(e, "add.u32 %s, %s, %lld", o, rowoff, (long long)(8 * i * es));
-                const char *ad = swizzled_addr(e, VR(e, src, 0), o, m);
+                const char *ad = swizzled_addr(e, VR(e, src, 0), o, st);
                 ins(e, "ld.shared.v2.%s {%s, %s}, [%s]", vsuf, VR(e, vec, (int)(r * half + 4 * i + 2 * hrow)),
                     VR(e, vec, (int)(r * half + 4 * i + 2 * hrow + 1)), ad);
             }

@@ -96,7 +96,12 @@ static void find_view(Op *op, void *ctx)
                       op->operands[0] == vu->base);
     if (is_tma_use && vu->pi) {
         const Value *tile = op->code == OP_TMA_LOAD ? op->operands[0] : op->operands[op->noperands - 1];
-        if (tile->type->kind == TY_SMEM) vu->pi->swizzle = tile->type->swizzle;
+        if (tile->type->kind == TY_SMEM) {
+            vu->pi->swizzle = tile->type->swizzle;
+            /* a tile of column spans moves as one box per span: the map's box is one span wide */
+            if (ir_smem_spans(tile->type) > 1 && tile->type->rank == vu->pi->rank)
+                vu->pi->box[vu->pi->rank - 1] = (unsigned)(tile->type->swizzle / (ir_type_bits(tile->type->elem) / 8));
+        }
     }
 }
 

@@ -24,7 +24,8 @@ static const char usage[] =
     "  -o OUT                  write the output to OUT ('-' or absent: standard output)\n"
     "  --target T              sm_90a (default), sm_100a, gfx942 or gfx90a (AMD, through LLVM 19)\n"
     "  --emit S                ast | ir | ir-lowered | ptx (default) | cubin; AMD targets:\n"
-    "                          llvm | amdgcn (default) | hsaco\n"
+    "                          llvm | amdgcn (default) | hsaco; any target: params (each\n"
+    "                          kernel's parameters, a TMA one with the box and swizzle of its map)\n"
     "  -O0 .. -O3              optimisation level (default -O2)\n"
     "  -DNAME=VALUE            override `const NAME = ...;` of the source\n"
     "  --input ir              the input is textual tile IR instead of .tile source\n"
@@ -72,6 +73,38 @@ static const char run_usage[] =
     "                          every run is checked on fresh inputs\n"
     "  --sim-trace FILE        write a Chrome/Perfetto trace (JSON) of the run\n"
     "  --sim-no-race           do not check shared memory for races\n";
+
+/* --emit params: one line per kernel, then one per parameter: index, name, kind, element type and,
+ * for tensors and TMA maps, the rank; a TMA map also its box (outermost first, as the runtime
+ * encodes it: one column span wide for a tile in spans) and swizzle. For programs that encode their
+ * own tensor maps (bench/gemm.py). */
+static int print_params(const tile_program *p, const char *output)
+{
+    static const char *const kinds[] = {"scalar", "pointer", "tensor", "tma"};
+    FILE *f = (!output || strcmp(output, "-") == 0) ? stdout : fopen(output, "w");
+    if (!f) {
+        fprintf(stderr, "tilec: cannot write '%s': %s\n", output, strerror(errno));
+        return 1;
+    }
+    for (int k = 0; k < tile_program_kernel_count(p); k++) {
+        fprintf(f, "kernel %s\n", tile_program_kernel_name(p, k));
+        for (int i = 0; i < tile_program_param_count(p, k); i++) {
+            tile_param_info pi;
+            if (tile_program_param(p, k, i, &pi) != TILE_SUCCESS) continue;
+            fprintf(f, "  %d %s %s %s", i, pi.name, kinds[pi.kind], tile_dtype_name(pi.dtype));
+            if (pi.kind == TILE_PARAM_TENSOR || pi.kind == TILE_PARAM_TMA) fprintf(f, " rank=%d", pi.rank);
+            if (pi.kind == TILE_PARAM_TMA) {
+                fprintf(f, " box=");
+                for (int d = 0; d < pi.rank; d++) fprintf(f, "%s%u", d ? "x" : "", pi.box[d]);
+                fprintf(f, " swizzle=%d", pi.swizzle);
+            }
+            fputc('\n', f);
+        }
+    }
+    int ok = f == stdout ? fflush(f) == 0 : fclose(f) == 0;
+    if (!ok) fprintf(stderr, "tilec: error writing the output\n");
+    return ok ? 0 : 1;
+}
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -525,7 +558,7 @@ int main(int argc, char **argv)
     if (!defs) return 1;
     char **owned = calloc((size_t)argc, sizeof *owned);
     if (!owned) return 1;
-    int nowned = 0, rc = 2, emit_given = 0;
+    int nowned = 0, rc = 2, emit_given = 0, params = 0;
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -549,8 +582,8 @@ int main(int argc, char **argv)
             else { rc = usage_error("unknown target '%s' (sm_90a, sm_100a, gfx942 or gfx90a)", v); goto out; }
         } else if ((v = opt_value(argc, argv, &i, "--emit"))) {
             if (strcmp(v, "ast") && strcmp(v, "ir") && strcmp(v, "ir-lowered") && strcmp(v, "ptx") && strcmp(v, "cubin") &&
-                strcmp(v, "llvm") && strcmp(v, "amdgcn") && strcmp(v, "hsaco")) {
-                rc = usage_error("unknown --emit stage '%s' (ast, ir, ir-lowered, ptx, cubin, llvm, amdgcn, hsaco)", v);
+                strcmp(v, "llvm") && strcmp(v, "amdgcn") && strcmp(v, "hsaco") && strcmp(v, "params")) {
+                rc = usage_error("unknown --emit stage '%s' (ast, ir, ir-lowered, ptx, cubin, llvm, amdgcn, hsaco, params)", v);
                 goto out;
             }
             emit = v;
@@ -599,6 +632,7 @@ int main(int argc, char **argv)
     {   /* AMD targets emit llvm/amdgcn/hsaco (amdgcn by default); NVIDIA targets ptx/cubin */
         int amd = o.target == TILE_TARGET_GFX942 || o.target == TILE_TARGET_GFX90A;
         if (amd && !emit_given) emit = "amdgcn";
+        if (!strcmp(emit, "params")) params = 1, emit = amd ? "amdgcn" : "ptx";
         int amd_stage = !strcmp(emit, "llvm") || !strcmp(emit, "amdgcn") || !strcmp(emit, "hsaco");
         int nv_stage = !strcmp(emit, "ptx") || !strcmp(emit, "cubin");
         if ((amd && nv_stage) || (!amd && amd_stage)) {
@@ -654,7 +688,9 @@ int main(int argc, char **argv)
     rc = 1;
     const char *data;
     size_t n;
-    if (st == TILE_SUCCESS && tile_program_emit(p, stage, &data, &n) == TILE_SUCCESS) {
+    if (params && st == TILE_SUCCESS) {
+        rc = print_params(p, output);
+    } else if (st == TILE_SUCCESS && tile_program_emit(p, stage, &data, &n) == TILE_SUCCESS) {
         FILE *f = (!output || strcmp(output, "-") == 0) ? stdout : fopen(output, "wb");
         if (!f) {
             fprintf(stderr, "tilec: cannot write '%s': %s\n", output, strerror(errno));

@@ -1704,6 +1704,47 @@ static int mma_uses_tile(const Node *n, const char *name)
     return 0;
 }
 
+/* How the AST n uses the shared tile `name` (as NAME or NAME[s]) in tma.* calls: bit 0 when a
+ * tensor copy (tma.load / tma.store / tma.reduce_add) moves it, bit 1 when tma.copy (plain bytes)
+ * does. */
+static int tma_uses_tile(const Node *n, const char *name)
+{
+    if (!n) return 0;
+    int u = 0;
+    if (n->kind == N_CALL && n->a && n->a->kind == N_NAME && strcmp(n->a->name, "tma") == 0 && n->name) {
+        int load = strcmp(n->name, "load") == 0, store = strcmp(n->name, "store") == 0 || strcmp(n->name, "reduce_add") == 0;
+        int copy = strcmp(n->name, "copy") == 0;
+        for (int i = 0; i < n->nlist && i < 2; i++) {
+            const Node *x = n->list[i];
+            if (x->kind == N_INDEX) x = x->a;
+            if (!x || x->kind != N_NAME || strcmp(x->name, name) != 0) continue;
+            if ((load && i == 0) || (store && i == 1)) u |= 1;
+            if (copy) u |= 2;
+        }
+    }
+    u |= tma_uses_tile(n->a, name) | tma_uses_tile(n->b, name) | tma_uses_tile(n->c, name) | tma_uses_tile(n->d, name);
+    for (int i = 0; i < n->nlist; i++) u |= tma_uses_tile(n->list[i], name);
+    return u;
+}
+
+/* Whether some whole-tile store(NAME, ...) or store(NAME[s], ...) in the AST n writes the shared
+ * tile `name`. */
+static int store_uses_tile(const Node *n, const char *name)
+{
+    if (!n) return 0;
+    if (n->kind == N_CALL && !n->a && n->name && strcmp(n->name, "store") == 0 && n->nlist >= 1) {
+        const Node *x = n->list[0];
+        if (x->kind == N_INDEX) x = x->a;
+        if (x && x->kind == N_NAME && strcmp(x->name, name) == 0) return 1;
+    }
+    if (store_uses_tile(n->a, name) || store_uses_tile(n->b, name) || store_uses_tile(n->c, name) ||
+        store_uses_tile(n->d, name))
+        return 1;
+    for (int i = 0; i < n->nlist; i++)
+        if (store_uses_tile(n->list[i], name)) return 1;
+    return 0;
+}
+
 /* One shared operand of mma(): a sized stage of a rank-2 bf16/f16 tile whose rows are 32, 64 or
  * 128 bytes and whose swizzle equals its row size (what both TMA and the wgmma descriptor need).
  * `a` may instead be a rank-2 bf16/f16 register tile (register-sourced A, docs/LANGUAGE.md §19). */
@@ -2866,6 +2907,24 @@ static void shared_stmt(S *s, const Node *n)
         /* an mma operand: the swizzle that spans one row, as the wgmma descriptor and TMA both need */
         int64_t row = bytes / shape[0];
         if (row == 32 || row == 64 || row == 128) swizzle = row;
+    } else if (!pinned && !dynamic && dims->nlist >= 2 && (!align || align >= 1024) &&
+               tma_uses_tile(s->kbody, n->name) == 1 && store_uses_tile(s->kbody, n->name)) {
+        /* written by whole-tile stores and moved by TMA tensor copies only (an epilogue's staging
+         * tile): rows of 128 bytes or more go in 128-byte swizzled column spans (docs/LANGUAGE.md
+         * §12), so that the row-by-row stores of a warp (stmatrix, the accumulator's stores) spread
+         * over the banks; TMA moves one box per span */
+        int64_t es = ir_type_bits(T((TypeKind)n->a->a->op)) / 8, row = shape[dims->nlist - 1] * es;
+        int64_t rows = bytes / row;
+        if (row % 128 == 0 && rows % 8 == 0) swizzle = 128;
+    }
+    if (swizzle && !dynamic) {
+        int64_t es = ir_type_bits(T((TypeKind)n->a->a->op)) / 8, row = shape[dims->nlist - 1] * es;
+        if (row > swizzle && row % swizzle) {
+            diag_error(s->diag, n->loc, "'%s' has rows of %lld bytes, not a whole number of %lld-byte swizzle spans: a "
+                       "swizzled tile with rows wider than its swizzle is stored in column spans of one swizzle each",
+                       n->name, (long long)row, (long long)swizzle);
+            return;
+        }
     }
     if (dynamic && (swizzle || stages > 1)) {
         diag_error(s->diag, n->loc, "the dynamic shared tile cannot have %s", swizzle ? "a swizzle" : "stages");

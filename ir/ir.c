@@ -136,6 +136,32 @@ const Type *ir_type_tma(Module *m, const Type *elem, int rank, const int64_t *bo
     return intern(m, &p);
 }
 
+int64_t ir_smem_rows(const Type *t)
+{
+    int64_t r = 1;
+    for (int d = 0; d + 1 < t->rank; d++) r *= t->shape[d];
+    return r;
+}
+
+int ir_smem_spans(const Type *t)
+{
+    if (t->kind != TY_SMEM || !t->swizzle || ir_type_smem_is_dynamic(t)) return 1;
+    int64_t row = t->shape[t->rank - 1] * (ir_type_bits(t->elem) / 8);
+    return row > t->swizzle && row % t->swizzle == 0 ? (int)(row / t->swizzle) : 1;
+}
+
+uint32_t ir_smem_offset(const Type *t, uint32_t lin)
+{
+    uint32_t w = (uint32_t)t->swizzle, o = lin;
+    int n = ir_smem_spans(t);
+    if (n > 1) { /* q = row * n + span */
+        uint32_t q = lin / w;
+        o = (q % (uint32_t)n) * (uint32_t)ir_smem_rows(t) * w + q / (uint32_t)n * w + lin % w;
+    }
+    uint32_t m = w == 128 ? 0x70 : w == 64 ? 0x30 : w == 32 ? 0x10 : 0;
+    return o ^ ((o >> 3) & m);
+}
+
 int64_t ir_type_smem_bytes(const Type *t)
 {
     if (t->kind == TY_MBAR) return 8 * (t->rank ? t->shape[0] : 1);

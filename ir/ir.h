@@ -187,6 +187,14 @@ const Type *ir_type_smem_dynamic(Module *m, const Type *elem); /* smem<?xT>: siz
 int ir_type_smem_is_dynamic(const Type *t);
 const Type *ir_type_tma(Module *m, const Type *elem, int rank, const int64_t *box);
 int64_t ir_type_smem_bytes(const Type *t);   /* SMEM: bytes of one stage (0 when dynamic); MBAR: 8 per barrier */
+/* Column spans (docs/IR.md): a swizzled smem tile whose rows are longer than its swizzle span W is
+ * stored as row bytes / W tiles of W-byte rows, one after another, each swizzled as usual.
+ * ir_smem_spans: their number (1 for every other tile); ir_smem_rows: the rows of one stage (all
+ * dims but the innermost); ir_smem_offset: the byte (within a stage) where the element at linear
+ * byte offset `lin` of the stage is stored, span layout and swizzle applied. */
+int ir_smem_spans(const Type *t);
+int64_t ir_smem_rows(const Type *t);
+uint32_t ir_smem_offset(const Type *t, uint32_t lin);
 /* Same shape, other element: tile<4x8xf32> -> tile<4x8xi1>; a scalar maps to the scalar. */
 const Type *ir_type_with_elem(Module *m, const Type *t, const Type *elem);
 

@@ -116,6 +116,9 @@ static int async_type_ok(const Type *t)
         for (int d = 0; d < t->rank; d++)
             if (t->shape[d] < 1) return 0;
         if (t->kind == TY_TMA) return 1;
+        if (t->swizzle && t->shape[t->rank - 1] * (ir_type_bits(t->elem) / 8) > t->swizzle &&
+            t->shape[t->rank - 1] * (ir_type_bits(t->elem) / 8) % t->swizzle)
+            return 0; /* rows wider than the swizzle are whole column spans */
         return t->stages >= 1 && (t->swizzle == 0 || t->swizzle == 32 || t->swizzle == 64 || t->swizzle == 128);
     default:
         return 1;

@@ -14,8 +14,9 @@
  *  1. every tma.* op that executes (load, store, reduce_add, prefetch, commit, wait) is inside an
  *     `elect` region, its innermost thread group;
  *  5. TMA shapes: the shared tile of a load/store has the descriptor's box shape and element type;
- *     with swizzle W the box's innermost dim spans exactly W bytes; the innermost dim spans a
- *     multiple of 16 bytes; one descriptor is used with one swizzle mode;
+ *     with swizzle W the box's innermost dim spans exactly W bytes, or a multiple of W when the
+ *     tile is stored in column spans (one copy per span, each span a multiple of 1024 bytes); the
+ *     innermost dim spans a multiple of 16 bytes; one descriptor is used with one swizzle mode;
  *  2/3. byte counts of `mbar_arrive_expect`: the sum of the box bytes of the tma_loads of the same
  *     block that complete on the same barrier, a multicast load with a constant mask counting once
  *     per CTA of the mask. Without an explicit count it is added as an operand (a new i32 `const`
@@ -282,7 +283,13 @@ static void check_shapes(Op *op, void *ctx)
         return;
     }
     int64_t esize = ir_type_bits(dt->elem) / 8, inner = dt->shape[dt->rank - 1] * esize;
-    if (tt->swizzle && inner != tt->swizzle) {
+    int spans = ir_smem_spans(tt);
+    if (spans > 1 && (ir_smem_rows(tt) * tt->swizzle) % 1024) {
+        err_at(c, op, "%s moves a tile of %d column spans of %d bytes (rows wider than the swizzle), one box each; each span "
+               "(%lld rows x %d bytes) must be a multiple of 1024 bytes for the swizzle pattern, but it is %lld bytes",
+               name, spans, tt->swizzle, (long long)ir_smem_rows(tt), tt->swizzle, (long long)(ir_smem_rows(tt) * tt->swizzle));
+        note_decl(c, tile);
+    } else if (tt->swizzle && inner != tt->swizzle && spans == 1) {
         err_at(c, op, "%s with swizzle %d needs the box's innermost dim to span exactly %d bytes, but %lld x %s is %lld bytes",
                name, tt->swizzle, tt->swizzle, (long long)dt->shape[dt->rank - 1], ir_type_kind_name(dt->elem->kind),
                (long long)inner);

@@ -105,7 +105,7 @@ class Variant:
         # the TMA maps' boxes and swizzles as the compiler records them (name -> (rows, cols, swizzle))
         pinfo = subprocess.run(args + ["--emit", "params"], capture_output=True, check=True, text=True).stdout
         self.maps = {m.group(1): (int(m.group(2)), int(m.group(3)), int(m.group(4)))
-                     for m in re.finditer(r"^\s+\d+ (\w+) tma bf16 rank=2 box=(\d+)x(\d+) swizzle=(\d+)$", pinfo, re.M)}
+                     for m in re.finditer(r"^\s+\d+ (\w+) tma bf16 rank=2 box=(\d+)x(\d+) swizzle=(\d+)(?: spans=\d+)?$", pinfo, re.M)}
         ir = subprocess.run(args + ["--emit", "ir-lowered"], capture_output=True, check=True, text=True).stdout
         self.smem = int(re.search(r"smem\((\d+)\)", ir).group(1))
         self.mod = ctypes.c_void_p()

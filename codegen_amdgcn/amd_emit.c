@@ -671,10 +671,13 @@ static LLVMValueRef swizzle(Emit *e, LLVMValueRef o, const Type *ty)
     int n = ir_smem_spans(ty);
     if (n > 1) {
         LLVMValueRef q = LLVMBuildUDiv(e->b, o, ci32(e, ty->swizzle), "");
-        LLVMValueRef span = LLVMBuildURem(e->b, q, ci32(e, n), ""), row = LLVMBuildUDiv(e->b, q, ci32(e, n), "");
+        LLVMValueRef span = LLVMBuildURem(e->b, q, ci32(e, n), "");
+        LLVMValueRef row = LLVMBuildUDiv(e->b, q, ci32(e, n), "");
         LLVMValueRef lo = LLVMBuildURem(e->b, o, ci32(e, ty->swizzle), "");
-        o = LLVMBuildAdd(e->b, LLVMBuildMul(e->b, span, ci32(e, ir_smem_rows(ty) * ty->swizzle), ""),
-                         LLVMBuildAdd(e->b, LLVMBuildMul(e->b, row, ci32(e, ty->swizzle), ""), lo, ""), "");
+        LLVMValueRef in = LLVMBuildMul(e->b, row, ci32(e, ty->swizzle), "");
+        in = LLVMBuildAdd(e->b, in, lo, "");
+        LLVMValueRef at = LLVMBuildMul(e->b, span, ci32(e, ir_smem_rows(ty) * ty->swizzle), "");
+        o = LLVMBuildAdd(e->b, at, in, "");
     }
     LLVMValueRef x = LLVMBuildAnd(e->b, LLVMBuildLShr(e->b, o, ci32(e, 3), ""), ci32(e, m), "");
     return LLVMBuildXor(e->b, o, x, "");

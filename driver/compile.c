@@ -99,8 +99,10 @@ static void find_view(Op *op, void *ctx)
         if (tile->type->kind == TY_SMEM) {
             vu->pi->swizzle = tile->type->swizzle;
             /* a tile of column spans moves as one box per span: the map's box is one span wide */
-            if (ir_smem_spans(tile->type) > 1 && tile->type->rank == vu->pi->rank)
+            if (ir_smem_spans(tile->type) > 1 && tile->type->rank == vu->pi->rank) {
                 vu->pi->box[vu->pi->rank - 1] = (unsigned)(tile->type->swizzle / (ir_type_bits(tile->type->elem) / 8));
+                vu->pi->spans = ir_smem_spans(tile->type);
+            }
         }
     }
 }
@@ -123,6 +125,7 @@ static void record_signature(tile_program *p, int ki, Kernel *k)
             pi->dtype = dtype_of(t->elem);
             for (int d = 0; d < 5; d++) pi->dim_params[d] = -1;
             for (int d = 0; d < t->rank; d++) pi->box[d] = (unsigned)t->shape[d];
+            pi->spans = 1;
             ir_walk_region(&k->body, find_view, &vu);
         } else if (t->kind == TY_PTR) {
             ViewUse vu = {k, k->params[i].value, 0, NULL};

@@ -97,6 +97,7 @@ static int print_params(const tile_program *p, const char *output)
                 fprintf(f, " box=");
                 for (int d = 0; d < pi.rank; d++) fprintf(f, "%s%u", d ? "x" : "", pi.box[d]);
                 fprintf(f, " swizzle=%d", pi.swizzle);
+                if (pi.spans > 1) fprintf(f, " spans=%d", pi.spans);
             }
             fputc('\n', f);
         }

@@ -56,7 +56,7 @@ typedef enum SimOp {
     SI_LD_BLOCKED, SI_ST_BLOCKED, SI_IOTA_BLOCKED,  /* aux c: the SB_* layout */
     SI_LD_SMEM_BLOCKED, SI_ST_SMEM_BLOCKED,
     SI_SMEM_STAGE,    /* d = a + b * n (u32) */
-    SI_SMEM_ELEM,     /* aux c: rank, es, swizzle mask, shape..., index slots...; d = a + swizzled offset */
+    SI_SMEM_ELEM,     /* aux c: rank, es, SimLayout, shape..., index slots...; d = a + stored offset */
     SI_MBAR_AT,       /* d = a + 8 * b; n = the array's length (checked) */
     SI_MBAR_ARRIVE,   /* a: mbar; b: byte slot or SIM_NONE; c: site; n: 1 arrive, 0 expect only */
     SI_MBAR_REMOTE,   /* a: mbar; b: rank slot; c: site */
@@ -111,19 +111,46 @@ typedef struct SimIns {
     uint32_t loc;      /* index into SimKernel.locs */
 } SimIns;
 
+/* The stored layout of an smem tile, as one word (SimLayout) in the aux of every op that addresses its
+ * elements: bits 0-1 the swizzle span W (0: none, 1: 32, 2: 64, 3: 128 bytes), bits 2-14 the number of
+ * column spans n minus 1, bits 15-31 the rows of a stage (all dims but the innermost; 0 when n = 1). A
+ * swizzled tile whose rows are n > 1 times W bytes is stored as n [rows, W] tiles one after another
+ * (docs/IR.md, ir_smem_offset). sim_smem_phys maps the linear byte offset `lin` of an element within a
+ * stage to where it is stored: o = lin, or with spans (q = lin / W) o = (q % n) * rows * W + (q / n) * W
+ * + lin % W; then the swizzle o ^ ((o >> 3) & (W - 16)). Layout 0 is the identity. sim_smem_layout
+ * (sim_compile.c) encodes a type's layout: -1 when it does not fit the word (n > 8192 or rows > 131071:
+ * tiles larger than any shared memory). */
+#define SIM_LAYOUT_MAX_SPANS 8192u
+#define SIM_LAYOUT_MAX_ROWS 131071u
+int sim_smem_layout(const Type *t, uint32_t *layout);
+static inline uint32_t sim_smem_w(uint32_t layout) { return (layout & 3) ? 16u << (layout & 3) : 0; }
+static inline uint32_t sim_smem_spans(uint32_t layout) { return (layout >> 2 & 0x1FFFu) + 1; }
+static inline uint32_t sim_smem_rows(uint32_t layout) { return layout >> 15; }
+static inline uint32_t sim_smem_phys(uint32_t lin, uint32_t layout)
+{
+    uint32_t w = sim_smem_w(layout), n = sim_smem_spans(layout), o = lin;
+    if (!w) return lin;
+    if (n > 1) {
+        uint32_t q = lin / w;
+        o = (q % n) * sim_smem_rows(layout) * w + q / n * w + lin % w;
+    }
+    return o ^ ((o >> 3) & (w - 16));
+}
+
 /* The blocked layout of ld_blocked / st_blocked / iota_blocked / ld_smem_blocked /
- * st_smem_blocked (docs/IR.md). aux[c..] holds rank, V, B, R, T, dim (iota) or swizzle mask
+ * st_smem_blocked (docs/IR.md). aux[c..] holds rank, V, B, R, T, dim (iota) or the tile's SimLayout
  * (smem forms), the view or smem slot, the vec slot, the first warp of the group whose threads
  * compute the tile (its thread index is linear - 32 * lo), shape[rank], origin slots[rank]. */
 enum { SB_RANK, SB_V, SB_B, SB_R, SB_T, SB_DIM, SB_VIEW, SB_VEC, SB_LO, SB_SHAPE };
 
 /* TMA ops: aux[c..] holds rank, smem slot, desc slot, bar slot (or SIM_NONE), mask slot (or
- * SIM_NONE), site, coordinate slots[rank] (outermost first). */
-enum { TA_RANK, TA_SMEM, TA_DESC, TA_BAR, TA_MASK, TA_SITE, TA_COORD };
+ * SIM_NONE), site, the shared tile's SimLayout (a tile of n > 1 column spans moves as n boxes, one
+ * per span), coordinate slots[rank] (outermost first). */
+enum { TA_RANK, TA_SMEM, TA_DESC, TA_BAR, TA_MASK, TA_SITE, TA_LAYOUT, TA_COORD };
 
 /* mma_acc / st_acc / st_smem_acc: aux[c..] holds M, N, K, warpgroups G, the group's first warp,
  * trans_b (mma) or "to global" (stores), the a / vec slot, the b / view-or-smem slot, the acc slot,
- * the result slot (mma) or origin slots (st_acc), the swizzle masks of a and b (or of the smem), and
+ * the result slot (mma) or origin slots (st_acc), the SimLayouts of a and b (or of the smem), and
  * MA_MFMA: 1 for the AMD MFMA 32x32 accumulator layout of an AMD program (docs/IR.md), 2 for the tcgen05
  * layout of an sm_100a program, 0 for wgmma's; MA_CG: the tcgen05 CTA group (2: the pair's mma, computed by
  * the even CTA's threads for both CTAs of the pair; 1 otherwise); MA_TYB: b's element type (a's is the

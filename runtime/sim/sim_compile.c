@@ -102,6 +102,30 @@ static void fail(Comp *C, const Op *op, const char *fmt, ...)
     va_end(ap);
 }
 
+/* The SimLayout word of an smem tile type (sim.h): its swizzle span, column spans and rows. */
+int sim_smem_layout(const Type *t, uint32_t *layout)
+{
+    *layout = 0;
+    if (!t || t->kind != TY_SMEM || !t->swizzle) return 0;
+    uint32_t code = t->swizzle == 32 ? 1u : t->swizzle == 64 ? 2u : t->swizzle == 128 ? 3u : 0u;
+    if (!code) return -1;
+    int n = ir_smem_spans(t);
+    int64_t rows = n > 1 ? ir_smem_rows(t) : 0;
+    if (n < 1 || (uint32_t)n > SIM_LAYOUT_MAX_SPANS || rows < 0 || rows > (int64_t)SIM_LAYOUT_MAX_ROWS) return -1;
+    *layout = code | (uint32_t)(n - 1) << 2 | (uint32_t)rows << 15;
+    return 0;
+}
+
+/* sim_smem_layout for the smem operand of op, or a located error. */
+static int layout_of(Comp *C, const Op *op, const Type *t, uint32_t *layout)
+{
+    if (sim_smem_layout(t, layout) == 0) return 0;
+    fail(C, op, "'%s': the shared tile's layout (swizzle %d, %d column spans, %lld rows) is not supported by the "
+         "simulator (at most %u spans of %u rows)", ir_op_info[op->code].name, t->swizzle, ir_smem_spans(t),
+         (long long)ir_smem_rows(t), SIM_LAYOUT_MAX_SPANS, SIM_LAYOUT_MAX_ROWS);
+    return -1;
+}
+
 static uint32_t loc_of(Comp *C, const Op *op)
 {
     uint32_t line = op ? op->loc.line : 0, col = op ? op->loc.col : 0;
@@ -448,7 +472,7 @@ static void comp_blocked(Comp *C, const Op *op)
             return;
         }
         if (blocked_attrs(C, op, st->rank, nslots_of(vec->type), hdr)) return;
-        hdr[SB_DIM] = st->swizzle == 128 ? 0x70 : st->swizzle == 64 ? 0x30 : st->swizzle == 32 ? 0x10 : 0;
+        if (layout_of(C, op, st, &hdr[SB_DIM])) return;
         hdr[SB_VIEW] = S(C, sm, op);
         hdr[SB_VEC] = S(C, vec, op);
     } else if (op->code == OP_IOTA_BLOCKED) {
@@ -499,8 +523,6 @@ static void comp_blocked(Comp *C, const Op *op)
 }
 
 /* mma_acc, st_acc, st_smem_acc: the MA_* header (sim.h); the layout is checked as the verifier does. */
-static int swizzle_mask(int w) { return w == 128 ? 0x70 : w == 64 ? 0x30 : w == 32 ? 0x10 : 0; }
-
 static void comp_mma(Comp *C, const Op *op)
 {
     const Attr *sh = ir_attr_find(op, "shape");
@@ -581,8 +603,16 @@ static void comp_mma(Comp *C, const Op *op)
         h[MA_B] = S(C, op->operands[1], op);
         h[MA_ACC] = S(C, op->operands[2], op);
         h[MA_D] = S(C, op->results[0], op);
-        h[MA_SWA] = reg_a ? 0 : (uint32_t)swizzle_mask(a->swizzle);
-        h[MA_SWB] = (uint32_t)swizzle_mask(b->swizzle);
+        /* an mma reads its operands row by row (sim_exec.c, mma_row): rows of one swizzle span at most */
+        const Type *wide = ir_smem_spans(b) > 1 ? b : !reg_a && ir_smem_spans(a) > 1 ? a : NULL;
+        if (wide) {
+            fail(C, op, "'mma_acc' with operand %s stored in column spans (rows of %lld bytes, wider than its %d-byte "
+                 "swizzle) is not supported by the simulator", wide == b ? "b" : "a",
+                 (long long)(wide->shape[1] * elem_bytes(wide->elem)), wide->swizzle);
+            return;
+        }
+        if (!reg_a && layout_of(C, op, a, &h[MA_SWA])) return;
+        if (layout_of(C, op, b, &h[MA_SWB])) return;
         h[MA_TYB] = (uint32_t)b->elem->kind;   /* fp8: may differ from a's (the instruction's ty) */
     } else if (ld) {   /* ld_smem_acc: MA_FLAG = 2 (sim_mma_rs.h) */
         const Type *dt = op->operands[0]->type;
@@ -595,7 +625,7 @@ static void comp_mma(Comp *C, const Op *op)
         h[MA_A] = S(C, vec, op);
         h[MA_B] = S(C, op->operands[0], op);
         h[MA_ACC] = h[MA_D] = SIM_NONE;
-        h[MA_SWA] = (uint32_t)swizzle_mask(dt->swizzle);
+        if (layout_of(C, op, dt, &h[MA_SWA])) return;
     } else {
         int global = op->code == OP_ST_ACC;
         const Type *dt = op->operands[1]->type;
@@ -610,7 +640,7 @@ static void comp_mma(Comp *C, const Op *op)
         h[MA_B] = S(C, op->operands[1], op);
         h[MA_ACC] = global ? S(C, op->operands[2], op) : SIM_NONE;
         h[MA_D] = global ? S(C, op->operands[3], op) : SIM_NONE;
-        h[MA_SWA] = global ? 0 : (uint32_t)swizzle_mask(dt->swizzle);
+        if (!global && layout_of(C, op, dt, &h[MA_SWA])) return;
     }
     uint32_t at = C->naux;
     for (int i = 0; i < MA_COUNT; i++) aux_push(C, h[i]);
@@ -645,7 +675,8 @@ static void comp_smem(Comp *C, const Op *op)
         fail(C, op, "'smem_elem' needs one index per dim");
         return;
     }
-    uint32_t m = ty->swizzle == 128 ? 0x70 : ty->swizzle == 64 ? 0x30 : ty->swizzle == 32 ? 0x10 : 0;
+    uint32_t m;
+    if (layout_of(C, op, ty, &m)) return;
     uint32_t at = aux_push(C, (uint32_t)ty->rank);
     aux_push(C, (uint32_t)elem_bytes(ty->elem));
     aux_push(C, m);
@@ -669,6 +700,7 @@ static void comp_tma(Comp *C, const Op *op)
     hdr[TA_RANK] = (uint32_t)rank;
     hdr[TA_DESC] = S(C, op->operands[di], op);
     hdr[TA_BAR] = hdr[TA_MASK] = hdr[TA_SITE] = SIM_NONE;
+    hdr[TA_LAYOUT] = 0;
     if (op->code == OP_TMA_LOAD) {
         uint32_t nb = 3 + (uint32_t)rank;
         if (op->noperands != nb && op->noperands != nb + 1) {
@@ -687,6 +719,8 @@ static void comp_tma(Comp *C, const Op *op)
         }
         hdr[TA_SMEM] = S(C, op->operands[1 + rank], op);
     }
+    /* a tile of column spans moves as one box per span (sim_exec.c, tma_issue) */
+    if (layout_of(C, op, op->operands[op->code == OP_TMA_LOAD ? 0 : 1 + (uint32_t)rank]->type, &hdr[TA_LAYOUT])) return;
     uint32_t at = C->naux;
     for (int i = 0; i < TA_COORD; i++) aux_push(C, hdr[i]);
     uint32_t first = op->code == OP_TMA_LOAD ? 2 : 1;

@@ -992,8 +992,9 @@ static int desc_of(Sim *S, const Thread *t, uint32_t pc, SimReg r, const RtTmaDe
     return 0;
 }
 
-static uint32_t swz(uint32_t o, uint32_t m) { return o ^ ((o >> 3) & m); }
-static uint32_t swz_mask(int swizzle) { return swizzle == 128 ? 0x70 : swizzle == 64 ? 0x30 : swizzle == 32 ? 0x10 : 0; }
+/* The SimLayout of one box in shared memory: the descriptor's swizzle, no column spans (a spanned tile
+ * moves as one box per span, each an ordinary box). */
+static uint32_t box_layout(int swizzle) { return swizzle == 128 ? 3u : swizzle == 64 ? 2u : swizzle == 32 ? 1u : 0u; }
 
 static uint64_t box_bytes(const RtTmaDesc *d)
 {
@@ -1046,6 +1047,9 @@ static Async *async_new(Sim *S, Thread *t, uint32_t pc)
     return a;
 }
 
+/* Issues a tma_load / tma_store / tma_reduce_add: one copy of the descriptor's box, or for a shared tile
+ * of n > 1 column spans (TA_LAYOUT) n copies, span j at innermost coordinate + j * W / es and shared
+ * offset + j * rows * W, each an ordinary box with its own tx bytes and race agent. */
 static int tma_issue(Sim *S, Thread *t, uint32_t pc)
 {
     const SimIns *in = &S->code[pc];
@@ -1056,50 +1060,64 @@ static int tma_issue(Sim *S, Thread *t, uint32_t pc)
     uint32_t rank = aux[TA_RANK];
     if ((uint32_t)d->rank != rank)
         return fail_at(S, t, pc, "bad TMA descriptor", "the descriptor has rank %d, the op %u", d->rank, rank);
-    Async *a = async_new(S, t, pc);
-    if (!a) return -1;
-    a->desc = d;
-    for (uint32_t i = 0; i < rank; i++) a->coord[i] = (int32_t)r[aux[TA_COORD + rank - 1 - i]].i;
-    a->smem = (uint32_t)r[aux[TA_SMEM]].u;
-    uint64_t bytes = box_bytes(d);
-    uint32_t need = d->swizzle ? 1024 : 128;
     int load = in->op == SI_TMA_LOAD;
-    a->bytes = bytes;
-    a->bar_cta = -1;
-    if (a->smem % need)
-        return fail_at(S, t, pc, load ? "misaligned TMA destination" : "misaligned TMA source",
-                       "the shared tile at offset %u is not %u-byte aligned (TMA needs 128 bytes, 1024 with a %d-byte "
-                       "swizzle)", a->smem, need, d->swizzle);
-    if ((uint64_t)a->smem + bytes > S->smem_size)
-        return fail_at(S, t, pc, load ? "out-of-bounds TMA destination" : "out-of-bounds TMA source",
-                       "the %llu-byte box at shared offset %u runs past the CTA's %zu bytes of shared memory",
-                       (unsigned long long)bytes, a->smem, S->smem_size);
-    for (int i = 0; i < 16; i++) a->agent[i] = -1;
-    if (load) {
-        a->kind = AK_LOAD;
-        uint64_t bv = r[aux[TA_BAR]].u;
-        a->bar = (uint32_t)bv;
-        if (bv & SIM_CLUSTER_BIT) a->bar_cta = (int)(bv >> 32 & 0xFFFF);   /* cta_group = 2: the pair's barrier */
-        a->mask = aux[TA_MASK] != SIM_NONE ? (uint32_t)(r[aux[TA_MASK]].u & 0xFFFF) : 1u << S->cta[t->cta].rank;
-        if (aux[TA_MASK] != SIM_NONE && (a->mask >> S->ncta))
-            return fail_at(S, t, pc, "bad multicast mask",
-                           "the CTA mask 0x%x names CTA rank %u, but the cluster has %u CTAs", a->mask,
-                           highest_bit(a->mask), S->ncta);
-        for (uint32_t c = 0; c < S->ncta; c++) {
-            if (!(a->mask >> c & 1)) continue;
-            uint32_t bc = a->bar_cta >= 0 ? (uint32_t)a->bar_cta : c, bi;
-            if (!bar_at(S, t, pc, bc, a->bar, &bi)) return -1;
-            a->phase[bc] = S->cta[bc].bars[bi].phase;
-            if (RACE(S)) a->agent[c] = sim_race_async_begin(S->cta[c].race, (int)t->lin);
-            if (c != t->cta) xcta_acquire(S, c, a->agent[c], xcta_last(t));
-        }
-    } else {
-        a->kind = in->n == ST_REDUCE_ADD ? AK_REDUCE : AK_STORE;
-        a->group = t->gseq;
-        if (RACE(S)) a->agent[t->cta] = sim_race_async_begin(S->cta[t->cta].race, (int)t->lin);
+    uint32_t lay = aux[TA_LAYOUT], spans = sim_smem_spans(lay), w = sim_smem_w(lay);
+    uint32_t es = (uint32_t)tile_dtype_size(d->dtype), stride = sim_smem_rows(lay) * w;
+    if (spans > 1) {
+        uint64_t rows = 1;
+        for (int i = 1; i < d->rank; i++) rows *= d->box[i];
+        if ((uint64_t)d->box[0] * es != w || (uint32_t)d->swizzle != w || rows != sim_smem_rows(lay))
+            return fail_at(S, t, pc, "bad TMA descriptor",
+                           "the shared tile is stored in %u column spans of %u rows x %u bytes, moved one box per span, "
+                           "but the descriptor's box is %u x %llu rows of %u bytes with swizzle %d",
+                           spans, sim_smem_rows(lay), w, d->box[0], (unsigned long long)rows, d->box[0] * es, d->swizzle);
     }
-    a->lane = S->trace ? trace_lane(S) : -1;
-    S->nas++;
+    uint64_t bytes = box_bytes(d);
+    uint32_t need = d->swizzle ? 1024 : 128, base = (uint32_t)r[aux[TA_SMEM]].u;
+    for (uint32_t j = 0; j < spans; j++) {
+        Async *a = async_new(S, t, pc);
+        if (!a) return -1;
+        a->desc = d;
+        for (uint32_t i = 0; i < rank; i++) a->coord[i] = (int32_t)r[aux[TA_COORD + rank - 1 - i]].i;
+        a->coord[0] += (int32_t)(j * (w / es));
+        a->smem = base + j * stride;
+        a->bytes = bytes;
+        a->bar_cta = -1;
+        if (a->smem % need)
+            return fail_at(S, t, pc, load ? "misaligned TMA destination" : "misaligned TMA source",
+                           "the shared tile at offset %u is not %u-byte aligned (TMA needs 128 bytes, 1024 with a %d-byte "
+                           "swizzle)", a->smem, need, d->swizzle);
+        if ((uint64_t)a->smem + bytes > S->smem_size)
+            return fail_at(S, t, pc, load ? "out-of-bounds TMA destination" : "out-of-bounds TMA source",
+                           "the %llu-byte box at shared offset %u runs past the CTA's %zu bytes of shared memory",
+                           (unsigned long long)bytes, a->smem, S->smem_size);
+        for (int i = 0; i < 16; i++) a->agent[i] = -1;
+        if (load) {
+            a->kind = AK_LOAD;
+            uint64_t bv = r[aux[TA_BAR]].u;
+            a->bar = (uint32_t)bv;
+            if (bv & SIM_CLUSTER_BIT) a->bar_cta = (int)(bv >> 32 & 0xFFFF);   /* cta_group = 2: the pair's barrier */
+            a->mask = aux[TA_MASK] != SIM_NONE ? (uint32_t)(r[aux[TA_MASK]].u & 0xFFFF) : 1u << S->cta[t->cta].rank;
+            if (aux[TA_MASK] != SIM_NONE && (a->mask >> S->ncta))
+                return fail_at(S, t, pc, "bad multicast mask",
+                               "the CTA mask 0x%x names CTA rank %u, but the cluster has %u CTAs", a->mask,
+                               highest_bit(a->mask), S->ncta);
+            for (uint32_t c = 0; c < S->ncta; c++) {
+                if (!(a->mask >> c & 1)) continue;
+                uint32_t bc = a->bar_cta >= 0 ? (uint32_t)a->bar_cta : c, bi;
+                if (!bar_at(S, t, pc, bc, a->bar, &bi)) return -1;
+                a->phase[bc] = S->cta[bc].bars[bi].phase;
+                if (RACE(S)) a->agent[c] = sim_race_async_begin(S->cta[c].race, (int)t->lin);
+                if (c != t->cta) xcta_acquire(S, c, a->agent[c], xcta_last(t));
+            }
+        } else {
+            a->kind = in->n == ST_REDUCE_ADD ? AK_REDUCE : AK_STORE;
+            a->group = t->gseq;
+            if (RACE(S)) a->agent[t->cta] = sim_race_async_begin(S->cta[t->cta].race, (int)t->lin);
+        }
+        a->lane = S->trace ? trace_lane(S) : -1;
+        S->nas++;
+    }
     return 0;
 }
 
@@ -1170,7 +1188,7 @@ static int tma_perform(Sim *S, Async *a)
         }
         goto race;
     }
-    uint32_t es = (uint32_t)tile_dtype_size(d->dtype), m = swz_mask(d->swizzle);
+    uint32_t es = (uint32_t)tile_dtype_size(d->dtype), m = box_layout(d->swizzle);
     uint64_t rows = 1;
     for (int i = 1; i < d->rank; i++) rows *= d->box[i];
     uint32_t rowbytes = d->box[0] * es;
@@ -1185,7 +1203,7 @@ static int tma_perform(Sim *S, Async *a)
         for (uint32_t e = 0; e < d->box[0]; e++) {
             g[0] = (int64_t)a->coord[0] + e;
             int inside = in_tensor(d, g);
-            uint32_t o = swz(so + e * es, m);
+            uint32_t o = sim_smem_phys(so + e * es, m);
             unsigned char *src = NULL;
             if (inside) {
                 uint64_t va = d->addr + (uint64_t)g[0] * es;
@@ -1527,8 +1545,9 @@ static int blocked(Sim *S, Thread *t, uint32_t pc)
                     for (uint32_t k = 0; k < V; k++) vec[g * V + k].u = 0;
                 continue;
             }
-            uint32_t o = (uint32_t)(f * (uint64_t)es);
-            if (m) o ^= (o >> 3) & m;
+            /* one vector access, as ptx_emit.c does: lower-tiles keeps a group within 16 aligned bytes, which
+             * the swizzle (16-byte chunks) and column spans (W-byte pieces) keep together */
+            uint32_t o = sim_smem_phys((uint32_t)(f * (uint64_t)es), m);
             unsigned char *p = saddr(S, t, pc, t->cta, (uint64_t)base + o, (size_t)es * V, store);
             if (!p) return -1;
             for (uint32_t k = 0; k < V; k++) {
@@ -1611,12 +1630,11 @@ static const unsigned char *mma_row(Sim *S, Thread *t, uint32_t pc, uint32_t bas
     return saddr(S, t, pc, t->cta, (uint64_t)base + (uint64_t)row * rowbytes, rowbytes, 0);
 }
 
-/* Element k of a row read by mma_row, through the swizzle (mask m) of its tile. */
+/* Element k of a row read by mma_row, through the swizzle (SimLayout m, never column spans: sim_compile.c
+ * refuses spanned mma operands) of its tile. */
 static float mma_elem(const unsigned char *rowp, uint32_t row, uint32_t rowbytes, uint32_t k, int es, uint32_t m, int ty)
 {
-    uint32_t o = row * rowbytes + k * (uint32_t)es;
-    if (m) o ^= (o >> 3) & m;
-    o -= row * rowbytes;
+    uint32_t o = sim_smem_phys(row * rowbytes + k * (uint32_t)es, m) - row * rowbytes;
     if (ty == TY_E4M3 || ty == TY_E5M2) return (float)rt_fp8_value(rowp[o], ty == TY_E5M2);
     uint16_t h;
     memcpy(&h, rowp + o, 2);
@@ -1821,8 +1839,7 @@ static int st_acc_exec(Sim *S, Thread *t, uint32_t pc)
             if (gr < 0 || gc < 0 || gr >= (int32_t)dst[1].i || gc >= (int32_t)dst[2].i) continue;
             p = gaddr(S, t, pc, dst[0].u + (uint64_t)((gr * (int32_t)dst[2].i + gc) * es), (size_t)es, "store");
         } else {
-            uint32_t o = (row * N + col) * (uint32_t)es;
-            if (h[MA_SWA]) o ^= (o >> 3) & h[MA_SWA];
+            uint32_t o = sim_smem_phys((row * N + col) * (uint32_t)es, h[MA_SWA]);
             p = saddr(S, t, pc, t->cta, (uint64_t)(uint32_t)dst[0].u + o, (size_t)es, 1);
         }
         if (!p) return -1;
@@ -1990,9 +2007,7 @@ static int run_thread(Sim *S, Thread *t, uint32_t budget)
             const uint32_t *shape = aux + 3, *idx = aux + 3 + rank;
             uint32_t lin = (uint32_t)r[idx[0]].u;
             for (uint32_t i = 1; i < rank; i++) lin = lin * shape[i] + (uint32_t)r[idx[i]].u;
-            uint32_t o = lin * es;
-            if (m) o ^= (o >> 3) & m;
-            r[in->d].u = (uint32_t)((uint32_t)r[in->a].u + o);
+            r[in->d].u = (uint32_t)((uint32_t)r[in->a].u + sim_smem_phys(lin * es, m));
             pc++;
             break;
         }

@@ -131,8 +131,7 @@ static int rs_ld_acc_exec(Sim *S, Thread *t, uint32_t pc)
     for (uint32_t j = 0; j < E; j++) {
         uint32_t row, col;
         acc_pos(h, tix, j, &row, &col);
-        uint32_t o = (row * N + col) * (uint32_t)es;
-        if (h[MA_SWA]) o ^= (o >> 3) & h[MA_SWA];
+        uint32_t o = sim_smem_phys((row * N + col) * (uint32_t)es, h[MA_SWA]);
         const unsigned char *p = saddr(S, t, pc, t->cta, (uint64_t)(uint32_t)r[h[MA_B]].u + o, (size_t)es, 0);
         if (!p) return -1;
         r[h[MA_A] + j] = load_typed(ty, p);

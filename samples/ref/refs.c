@@ -320,6 +320,7 @@ static int tma_box(const ref_case *c, const char *name, int rank, const unsigned
         if (tile_program_param(c->prog, c->kernel_index, i, &pi) == TILE_SUCCESS && pi.kind == TILE_PARAM_TMA &&
             strcmp(pi.name, name) == 0 && pi.rank == rank) {
             for (int d = 0; d < rank; d++) box[d] = pi.box[d];
+            box[rank - 1] *= pi.spans > 1 ? (unsigned)pi.spans : 1u;   /* the tile's box: every span */
             return rank;
         }
     }

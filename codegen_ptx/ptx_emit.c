@@ -2808,11 +2808,16 @@ static int is_mma_commit(OpCode c) { return c == OP_MMA_COMMIT; }
 
 static int mma_swizzle_mode(int w) { return w == 128 ? 1 : w == 64 ? 2 : w == 32 ? 3 : 0; }
 
-/* The descriptor of an smem operand at byte offset `off` (a register or NULL) from its start. */
-static const char *mma_desc(Emit *e, const Value *sm, const char *off)
+/* The descriptor of an smem operand at byte offset `off` (a register or NULL) from its start. An
+ * MN-major operand in column spans (rows wider than its 128-byte swizzle: docs/IR.md) has its atoms
+ * along M or N one span apart: LBO = rows x W (the canonical MN-major layout's stride between
+ * 64-element groups); K-major operands and single-span ones keep LBO = 1 (unused). */
+static const char *mma_desc(Emit *e, const Value *sm, const char *off, int mn_major)
 {
     const Type *t = sm->type;
-    uint64_t w = (uint64_t)t->swizzle, hi = ((uint64_t)1 << 16) | ((8 * w >> 4) << 32) | ((uint64_t)mma_swizzle_mode((int)w) << 62);
+    uint64_t w = (uint64_t)t->swizzle;
+    uint64_t lbo = mn_major && ir_smem_spans(t) > 1 ? ((uint64_t)ir_smem_rows(t) * w) >> 4 : 1;
+    uint64_t hi = ((lbo & 0x3FFF) << 16) | ((8 * w >> 4) << 32) | ((uint64_t)mma_swizzle_mode((int)w) << 62);
     const char *a = T(e, RC_B32), *d = T(e, RC_B64);
     if (off) ins(e, "add.u32 %s, %s, %s", a, VR(e, sm, 0), off);
     else ins(e, "mov.b32 %s, %s", a, VR(e, sm, 0));
@@ -2881,6 +2886,24 @@ static int mma_shape(Emit *e, const Op *op, int64_t *M, int64_t *N, int64_t *K, 
 
 #include "ptx_wgmma_rs.h"   /* register-sourced A and ld_smem_acc */
 
+/* Byte offset in a stage of smem operand t of the 64-row / k-step piece starting at element mn0 of M
+ * or N and k0 of K: MN-major (rows along K) span mn0 / (W / es) and row k0; K-major (rows along M
+ * or N) row mn0 and byte k0 * es of the row, in span k0 * es / W (ir_smem_offset's spans). */
+static int64_t mma_piece(const Type *t, int mn_major, int64_t mn0, int64_t k0, int es)
+{
+    int64_t w = t->swizzle, span = ir_smem_rows(t) * w;
+    if (mn_major) return mn0 * es / w * span + k0 * w;
+    return k0 * es / w * span + mn0 * w + k0 * es % w;
+}
+
+/* Whether t can be a wgmma operand: rows of exactly its swizzle, or 128-byte column spans. */
+static int mma_rows_ok(const Type *t, int es)
+{
+    int64_t row = t->shape[1] * es;
+    if (!mma_swizzle_mode(t->swizzle)) return 0;
+    return row == t->swizzle || (t->swizzle == 128 && ir_smem_spans(t) > 1 && ir_smem_rows(t) % 8 == 0);
+}
+
 static void emit_mma_acc(Emit *e, const Op *op)
 {
     const Value *a = op->operands[0], *b = op->operands[1], *acc = op->operands[2], *res = op->results[0];
@@ -2900,9 +2923,13 @@ static void emit_mma_acc(Emit *e, const Op *op)
                                                : "trans_a needs 64 rows of M per warpgroup (one 128-byte row of A)");
         return;
     }
-    if ((!reg_a && (at->swizzle != at->shape[1] * es || !mma_swizzle_mode(at->swizzle))) || bt->swizzle != bt->shape[1] * es ||
-        !mma_swizzle_mode(bt->swizzle)) {
-        error_at(e, op, "'mma_acc' operands need rows of exactly their swizzle span (32, 64 or 128 bytes)");
+    if ((!reg_a && !mma_rows_ok(at, es)) || !mma_rows_ok(bt, es)) {
+        error_at(e, op, "'mma_acc' operands need rows of exactly their swizzle span (32, 64 or 128 bytes) or "
+                        "128-byte column spans of a multiple of 8 rows");
+        return;
+    }
+    if (trans_a && ir_smem_spans(at) > 1 && (M / G * es) % at->swizzle) {
+        error_at(e, op, "'mma_acc': a [K, M] a in column spans needs each warpgroup's M rows to be whole spans");
         return;
     }
     int64_t E = type_lanes(res->type), half = N / 2, reps = M / G / 64;
@@ -2911,9 +2938,9 @@ static void emit_mma_acc(Emit *e, const Op *op)
     const char *w, *ln, *g;
     mma_thread(e, &w, &ln, &g);
     const char *aoff = T(e, RC_B32), *da = NULL, **pa = NULL;
-    ins(e, "mul.lo.u32 %s, %s, %lld", aoff, g, (long long)(trans_a ? 0 : M / G * at->swizzle));
-    if (!reg_a) da = mma_desc(e, a, aoff);
-    const char *db = mma_desc(e, b, NULL);
+    ins(e, "mul.lo.u32 %s, %s, %lld", aoff, g, (long long)(reg_a ? 0 : mma_piece(at, trans_a, M / G, 0, es)));
+    if (!reg_a) da = mma_desc(e, a, aoff, trans_a);
+    const char *db = mma_desc(e, b, NULL, !trans);
     const char *p = T(e, RC_PRED);
     ins(e, "setp.ne.b32 %s, 1, 0", p);
     if (reg_a) {   /* packed before the fence; the mma completes before the next op (ptx_wgmma_rs.h) */
@@ -2931,10 +2958,11 @@ static void emit_mma_acc(Emit *e, const Op *op)
         sb_init(&regs);
         for (int64_t j = 0; j < half; j++) sb_printf(&regs, "%s%s", j ? ", " : "", VR(e, res, (int)(r * half + j)));
         for (int64_t ks = 0; ks < K / kstep; ks++) {
-            /* K-major rows step 32 bytes per k16; an MN-major operand ([K, M] A with trans_a, [K, N] B
-             * without trans_b) steps 16 rows (its descriptor: SBO = 8 rows, one swizzle atom of N) */
-            int64_t ao = reg_a ? 0 : trans_a ? ks * 16 * at->swizzle : r * 64 * at->swizzle + ks * 32;
-            int64_t bo = trans ? ks * 32 : ks * 16 * bt->swizzle;
+            /* K-major rows step 32 bytes per k16 (into the next span after W bytes); an MN-major
+             * operand ([K, M] A with trans_a, [K, N] B without trans_b) steps 16 rows (its descriptor:
+             * SBO = 8 rows, LBO = one span per 64 elements of M or N) */
+            int64_t ao = reg_a ? 0 : mma_piece(at, trans_a, trans_a ? 0 : r * 64, ks * kstep, es);
+            int64_t bo = mma_piece(bt, !trans, 0, ks * kstep, es);
             const char *xa = reg_a ? pa[r * (K / 16) + ks] : da, *xb = db;
             if (ao) {
                 xa = T(e, RC_B64);

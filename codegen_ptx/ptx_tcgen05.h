@@ -309,9 +309,9 @@ static void tc_mma(Emit *e, const Op *op)
         return;
     }
     int es = mem_bytes(at->elem);
-    if (at->swizzle != at->shape[1] * es || bt->swizzle != bt->shape[1] * es || !mma_swizzle_mode(at->swizzle) ||
-        !mma_swizzle_mode(bt->swizzle)) {
-        error_at(e, op, "'mma_acc' operands need rows of exactly their swizzle span (32, 64 or 128 bytes)");
+    if (!mma_rows_ok(at, es) || !mma_rows_ok(bt, es)) {
+        error_at(e, op, "'mma_acc' operands need rows of exactly their swizzle span (32, 64 or 128 bytes) or "
+                        "128-byte column spans of a multiple of 8 rows");
         return;
     }
     if (!is_tc_carried(e, acc)) tc_store(e, op, acc);
@@ -325,7 +325,8 @@ static void tc_mma(Emit *e, const Op *op)
     for (int64_t r = 0; r < s->M / 128; r++) {
         ins(e, "add.u32 %s, %%tc_t, %lld", d, (long long)(r * s->N));
         for (int64_t ks = 0; ks < s->K / 16; ks++) {
-            int64_t ao = r * 128 * at->swizzle + ks * 32, bo = ks * 32;
+            /* K-major: a k16 step is 32 bytes along the row, in the next 128-byte span past W */
+            int64_t ao = mma_piece(at, 0, r * 128, ks * 16, es), bo = mma_piece(bt, 0, 0, ks * 16, es);
             const char *xa = da, *xb = db;
             if (ao) {
                 xa = T(e, RC_B64);

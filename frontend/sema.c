@@ -1779,11 +1779,27 @@ static Value *mma_smem_operand(S *s, const Node *n, const char *which)
     }
     int64_t row = smem_row_bytes(ty);
     const char *nm = n->kind == N_INDEX && n->a->kind == N_NAME ? n->a->name : n->kind == N_NAME ? n->name : which;
-    if (row != 32 && row != 64 && row != 128) {
+    if (row != 32 && row != 64 && row != 128 && row % 128) {
         diag_error(s->diag, n->loc, "mma(): rows of '%s' are %lld bytes; a wgmma operand needs rows of 32, 64 or 128 "
-                   "bytes (%d, %d or %d elements of %s), one swizzle span", nm, (long long)row, 256 / ir_type_bits(ty->elem),
-                   512 / ir_type_bits(ty->elem), 1024 / ir_type_bits(ty->elem), TYNAME(ty->elem, b1));
+                   "bytes (%d, %d or %d elements of %s), one swizzle span, or a multiple of 128 bytes (128-byte column "
+                   "spans)", nm, (long long)row, 256 / ir_type_bits(ty->elem), 512 / ir_type_bits(ty->elem),
+                   1024 / ir_type_bits(ty->elem), TYNAME(ty->elem, b1));
         return NULL;
+    }
+    if (row > 128) {   /* column spans of 128 bytes (docs/LANGUAGE.md §12), each span 8-row aligned */
+        if (ir_smem_rows(ty) % 8) {
+            diag_error(s->diag, n->loc, "mma(): '%s' has %lld rows of %lld bytes; a wgmma operand in column spans needs a "
+                       "multiple of 8 rows (each span a whole number of 1024-byte swizzle atoms)", nm,
+                       (long long)ir_smem_rows(ty), (long long)row);
+            return NULL;
+        }
+        if (ty->swizzle != 128) {
+            diag_error(s->diag, n->loc, "mma(): '%s' is pinned to swizzle(%d), but its %lld-byte rows need swizzle(128) "
+                       "(column spans of 128 bytes) for the wgmma descriptor and TMA to agree; write swizzle(128) or "
+                       "leave swizzle() out and the compiler chooses it", nm, ty->swizzle, (long long)row);
+            return NULL;
+        }
+        return t.v;
     }
     if (ty->swizzle != row) {
         diag_error(s->diag, n->loc, "mma(): '%s' is pinned to swizzle(%d), but its %lld-byte rows need swizzle(%lld) for "
@@ -2907,6 +2923,7 @@ static void shared_stmt(S *s, const Node *n)
         /* an mma operand: the swizzle that spans one row, as the wgmma descriptor and TMA both need */
         int64_t row = bytes / shape[0];
         if (row == 32 || row == 64 || row == 128) swizzle = row;
+        else if (row % 128 == 0 && shape[0] % 8 == 0) swizzle = 128;   /* column spans */
     } else if (!pinned && !dynamic && dims->nlist >= 2 && (!align || align >= 1024) &&
                tma_uses_tile(s->kbody, n->name) == 1 && store_uses_tile(s->kbody, n->name)) {
         /* written by whole-tile stores and moved by TMA tensor copies only (an epilogue's staging

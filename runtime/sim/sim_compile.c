@@ -603,14 +603,6 @@ static void comp_mma(Comp *C, const Op *op)
         h[MA_B] = S(C, op->operands[1], op);
         h[MA_ACC] = S(C, op->operands[2], op);
         h[MA_D] = S(C, op->results[0], op);
-        /* an mma reads its operands row by row (sim_exec.c, mma_row): rows of one swizzle span at most */
-        const Type *wide = ir_smem_spans(b) > 1 ? b : !reg_a && ir_smem_spans(a) > 1 ? a : NULL;
-        if (wide) {
-            fail(C, op, "'mma_acc' with operand %s stored in column spans (rows of %lld bytes, wider than its %d-byte "
-                 "swizzle) is not supported by the simulator", wide == b ? "b" : "a",
-                 (long long)(wide->shape[1] * elem_bytes(wide->elem)), wide->swizzle);
-            return;
-        }
         if (!reg_a && layout_of(C, op, a, &h[MA_SWA])) return;
         if (layout_of(C, op, b, &h[MA_SWB])) return;
         h[MA_TYB] = (uint32_t)b->elem->kind;   /* fp8: may differ from a's (the instruction's ty) */

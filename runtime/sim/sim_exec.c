@@ -1625,19 +1625,31 @@ static void acc_pos(const uint32_t *h, uint32_t tix, uint32_t j, uint32_t *row, 
 }
 
 /* One row of an mma operand (rows are exactly one swizzle span, so a row is one contiguous range). */
-static const unsigned char *mma_row(Sim *S, Thread *t, uint32_t pc, uint32_t base, uint32_t row, uint32_t rowbytes)
+static const unsigned char *mma_row_of(Sim *S, Thread *t, uint32_t pc, uint32_t cta, uint32_t base, uint32_t row,
+                                       uint32_t rowbytes, uint32_t m)
 {
-    return saddr(S, t, pc, t->cta, (uint64_t)base + (uint64_t)row * rowbytes, rowbytes, 0);
+    if (sim_smem_spans(m) > 1) {   /* a row of a tile in column spans is spread over the whole stage */
+        const unsigned char *p = saddr(S, t, pc, cta, base, (uint64_t)sim_smem_rows(m) * rowbytes, 0);
+        return p ? p + (uint64_t)row * rowbytes : NULL;
+    }
+    return saddr(S, t, pc, cta, (uint64_t)base + (uint64_t)row * rowbytes, rowbytes, 0);
 }
 
-/* Element k of a row read by mma_row, through the swizzle (SimLayout m, never column spans: sim_compile.c
- * refuses spanned mma operands) of its tile. */
+static const unsigned char *mma_row(Sim *S, Thread *t, uint32_t pc, uint32_t base, uint32_t row, uint32_t rowbytes,
+                                    uint32_t m)
+{
+    return mma_row_of(S, t, pc, t->cta, base, row, rowbytes, m);
+}
+
+/* Element k of a row read by mma_row, through the layout (SimLayout m: swizzle and column spans) of its
+ * tile; rowp points at where the row would start unpermuted (row * rowbytes into the stage). */
 static float mma_elem(const unsigned char *rowp, uint32_t row, uint32_t rowbytes, uint32_t k, int es, uint32_t m, int ty)
 {
-    uint32_t o = sim_smem_phys(row * rowbytes + k * (uint32_t)es, m) - row * rowbytes;
-    if (ty == TY_E4M3 || ty == TY_E5M2) return (float)rt_fp8_value(rowp[o], ty == TY_E5M2);
+    /* the stage's start, then the element's stored offset in it (before the row with spans) */
+    const unsigned char *p = rowp - (size_t)row * rowbytes + sim_smem_phys(row * rowbytes + k * (uint32_t)es, m);
+    if (ty == TY_E4M3 || ty == TY_E5M2) return (float)rt_fp8_value(*p, ty == TY_E5M2);
     uint16_t h;
-    memcpy(&h, rowp + o, 2);
+    memcpy(&h, p, 2);
     return ty == TY_BF16 ? bf2f(h) : h2f(h);
 }
 
@@ -1657,15 +1669,15 @@ static int pair_products(Sim *S, Thread *t, uint32_t pc, const uint32_t *h, uint
         uint32_t row, col;
         acc_pos(h, tix, j, &row, &col);
         uint32_t bc = col < half ? col : col - half, bcta = col < half ? lead : lead + 1;
-        const unsigned char *ap = saddr(S, t, pc, own, (uint64_t)abase + (uint64_t)row * arow, arow, 0);
-        const unsigned char *bp = trans ? saddr(S, t, pc, bcta, (uint64_t)bbase + (uint64_t)bc * brow, brow, 0) : NULL;
+        const unsigned char *ap = mma_row_of(S, t, pc, own, abase, row, arow, h[MA_SWA]);
+        const unsigned char *bp = trans ? mma_row_of(S, t, pc, bcta, bbase, bc, brow, h[MA_SWB]) : NULL;
         if (!ap || (trans && !bp)) return -1;
         float sum = 0.0f;
         for (uint32_t k = 0; k < K; k++) {
             float av = mma_elem(ap, row, arow, k, es, h[MA_SWA], ty), bv;
             if (trans) bv = mma_elem(bp, bc, brow, k, es, h[MA_SWB], ty);
             else {
-                const unsigned char *kp = saddr(S, t, pc, bcta, (uint64_t)bbase + (uint64_t)k * brow, brow, 0);
+                const unsigned char *kp = mma_row_of(S, t, pc, bcta, bbase, k, brow, h[MA_SWB]);
                 if (!kp) return -1;
                 bv = mma_elem(kp, k, brow, bc, es, h[MA_SWB], ty);
             }
@@ -1791,8 +1803,8 @@ static int mma_exec(Sim *S, Thread *t, uint32_t pc)
         uint32_t row, col;
         acc_pos(h, tix, j, &row, &col);
         float sum = r[h[MA_ACC] + j].f;
-        const unsigned char *ap = mma_row(S, t, pc, abase, row, arow);
-        const unsigned char *bp = trans ? mma_row(S, t, pc, bbase, col, brow) : NULL;
+        const unsigned char *ap = mma_row(S, t, pc, abase, row, arow, h[MA_SWA]);
+        const unsigned char *bp = trans ? mma_row(S, t, pc, bbase, col, brow, h[MA_SWB]) : NULL;
         if (!ap || (trans && !bp)) {
             free(out);
             return -1;
@@ -1801,7 +1813,7 @@ static int mma_exec(Sim *S, Thread *t, uint32_t pc)
             float av = mma_elem(ap, row, arow, k, es, h[MA_SWA], ty), bv;
             if (trans) bv = mma_elem(bp, col, brow, k, es, h[MA_SWB], tyb);
             else {
-                const unsigned char *kp = mma_row(S, t, pc, bbase, k, brow);
+                const unsigned char *kp = mma_row(S, t, pc, bbase, k, brow, h[MA_SWB]);
                 if (!kp) {
                     free(out);
                     return -1;

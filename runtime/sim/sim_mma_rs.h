@@ -42,16 +42,16 @@ static int rs_compute(Sim *S, Thread *t, uint32_t pc)
     if (!out || !krow) ir_unreachable("sim: out of memory");
     int rc = 0;
     for (uint32_t k = 0; k < K && !rc; k++) {
-        krow[k] = ta ? mma_row(S, t, pc, (uint32_t)r[h[MA_A]].u, k, arow) : NULL;
-        krow[K + k] = trans ? NULL : mma_row(S, t, pc, bbase, k, brow);
+        krow[k] = ta ? mma_row(S, t, pc, (uint32_t)r[h[MA_A]].u, k, arow, h[MA_SWA]) : NULL;
+        krow[K + k] = trans ? NULL : mma_row(S, t, pc, bbase, k, brow, h[MA_SWB]);
         if ((ta && !krow[k]) || (!trans && !krow[K + k])) rc = -1;
     }
     for (uint32_t j = 0; j < E && !rc; j++) {
         uint32_t row, col;
         acc_pos(h, tix, j, &row, &col);
         float sum = r[h[MA_ACC] + j].f;
-        const unsigned char *bp = trans ? mma_row(S, t, pc, bbase, col, brow) : NULL;
-        const unsigned char *ap = !ta && !ra ? mma_row(S, t, pc, (uint32_t)r[h[MA_A]].u, row, arow) : NULL;
+        const unsigned char *bp = trans ? mma_row(S, t, pc, bbase, col, brow, h[MA_SWB]) : NULL;
+        const unsigned char *ap = !ta && !ra ? mma_row(S, t, pc, (uint32_t)r[h[MA_A]].u, row, arow, h[MA_SWA]) : NULL;
         if ((trans && !bp) || (!ta && !ra && !ap)) rc = -1;
         for (uint32_t k = 0; k < K && !rc; k++) {
             float av, bv;

@@ -933,7 +933,7 @@ static void ref_gemm(ref_case *c)
 
 /* The GEMM forms of mma (docs/LANGUAGE.md §19): gemm_nn_sm90 (B stored [K, N]), gemm_at_sm90 (A stored
  * [K, M]) and gemm_scaled_a_sm90 (C = (alpha A) B^T with A scaled in registers, alpha = 0.3 unless set,
- * each alpha * a rounded to bf16 as the kernel does). Tiles: BM x BN = 128 x 64, 64 x 256, 128 x 256.
+ * each alpha * a rounded to bf16 as the kernel does). Tiles: BM x BN = 128 x 256, 64 x 256, 128 x 256.
  * The tolerances and the float64 reference are gemm_sm90's. */
 static int setup_gemm_form(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen,
                            const char *kname, int at, int bt, unsigned bm, unsigned bn)
@@ -962,7 +962,7 @@ static int setup_gemm_form(ref_case *c, long long n, const ref_setting *set, int
 
 static int setup_gemm_nn(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
 {
-    return setup_gemm_form(c, n, set, nset, rng, err, errlen, "gemm_nn_sm90", 0, 1, 128, 64);
+    return setup_gemm_form(c, n, set, nset, rng, err, errlen, "gemm_nn_sm90", 0, 1, 128, 256);
 }
 
 static int setup_gemm_at(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)

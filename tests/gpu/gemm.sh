@@ -44,5 +44,5 @@ for tool in memcheck racecheck synccheck; do
 done
 if [ "${1:-}" != quick ]; then
     echo "== gpucheck"
-    timeout 90 $G --root . 2>&1 | grep -E "gemm|passed|FAIL|SKIPPED"
+    timeout 300 $G --root . 2>&1 | grep -E "gemm|passed|FAIL|SKIPPED"
 fi

@@ -9,8 +9,9 @@
  * on random inputs under every schedule and are compared with C: a TMA load read back element by
  * element and written element by element (reversed) for a TMA store, for several layouts and with
  * partial boxes (whole spans outside the tensor); register tiles stored to and loaded from a
- * spanned tile (st/ld_smem_blocked) against TMA on the other side. Last, a matrix op on a spanned
- * operand is refused when the module loads, with its location.
+ * spanned tile (st/ld_smem_blocked) against TMA on the other side. Matrix ops on spanned operands
+ * (K-major rows of 256 bytes, [K, N] B of four spans) run in the GEMM samples' simulator tests
+ * (tests/sim/samples/gemm_forms.test, gemm_spans.test) against their float64 references.
  */
 #include <check.h>
 #include <stdio.h>
@@ -327,38 +328,6 @@ END_TEST
 START_TEST(register_tiles_and_tma_agree_bf16_2_spans_32) { run_tile_case("bf16", 2, 32, 32, 32, 40, 72); }
 END_TEST
 
-/* ================================================================ refusals */
-
-/* An mma operand stored in column spans (only hand-written IR can say so: the front end keeps mma
- * operands to one span): refused when the module loads, at the op's location. */
-START_TEST(mma_on_spanned_operand_refused)
-{
-    static const char ir[] =
-        "module \"ok.tile\"\n"
-        "kernel @k() block(128, 1, 1) cluster(1, 1, 1) {\n"
-        "  %sa = shared_alloc {align = 1024} : smem<64x128xbf16, swizzle=128> loc(2:3)\n"
-        "  %sb = shared_alloc {align = 1024} : smem<64x128xbf16, swizzle=128> loc(3:3)\n"
-        "  %z = const {value = 0.0} : f32 loc(4:3)\n"
-        "  %acc = splat %z : vec<32xf32> loc(4:3)\n"
-        "  %d1 = mma_acc %sa, %sb, %acc {shape = [64, 64, 128], trans_b = 1, threads = 128} : vec<32xf32> loc(6:7)\n"
-        "}\n";
-    tile_compile_options o = {.target = TILE_TARGET_SM90A, .opt_level = 2, .input_ir = 1, .stop_after_ir = 1};
-    tile_program *p = NULL;
-    tile_status st = tile_compile(ir, strlen(ir), "bad.ir", &o, &p);
-    ck_assert_msg(st == TILE_SUCCESS, "compile: %s\n%s", tile_status_string(st), p ? tile_program_diagnostics(p) : "");
-    tile_device *d = NULL;
-    ck_assert_int_eq(tile_device_open(TILE_BACKEND_SIM, 0, &d), TILE_SUCCESS);
-    tile_module *m = NULL;
-    ck_assert_int_ne(tile_module_load(d, p, &m), TILE_SUCCESS);
-    const char *e = tile_last_error();
-    ck_assert_msg(strstr(e, "stored in column spans (rows of 256 bytes, wider than its 128-byte swizzle) is not supported "
-                            "by the simulator") != NULL, "%s", e);
-    ck_assert_msg(strstr(e, ":6:7") != NULL, "%s", e);
-    tile_device_close(d);
-    tile_program_destroy(p);
-}
-END_TEST
-
 Suite *sim_spans_suite(void)
 {
     Suite *s = suite_create("sim_spans");
@@ -375,7 +344,6 @@ Suite *sim_spans_suite(void)
     tcase_add_test(c, register_tiles_and_tma_agree_bf16_4_spans);
     tcase_add_test(c, register_tiles_and_tma_agree_f32_4_spans_64);
     tcase_add_test(c, register_tiles_and_tma_agree_bf16_2_spans_32);
-    tcase_add_test(c, mma_on_spanned_operand_refused);
     suite_add_tcase(s, c);
     return s;
 }

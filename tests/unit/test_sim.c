@@ -16,67 +16,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim_run.h"
 #include "tile.h"
 
-typedef struct SimRun {
-    tile_device *d;
-    tile_program *p;
-    tile_module *m;
-    tile_kernel *k;
-} SimRun;
 
 static const tile_sim_schedule schedules[] = {TILE_SIM_RANDOM, TILE_SIM_ROUND_ROBIN, TILE_SIM_ADVERSARIAL};
 
-static void open_kernel_opts(SimRun *s, const char *src, const char *kname, const tile_compile_options *o)
-{
-    memset(s, 0, sizeof *s);
-    tile_status st = tile_compile(src, strlen(src), "sim_test.tile", o, &s->p);
-    ck_assert_msg(st == TILE_SUCCESS, "compile: %s\n%s", tile_status_string(st), s->p ? tile_program_diagnostics(s->p) : "");
-    ck_assert_int_eq(tile_device_open(TILE_BACKEND_SIM, 0, &s->d), TILE_SUCCESS);
-    st = tile_module_load(s->d, s->p, &s->m);
-    ck_assert_msg(st == TILE_SUCCESS, "module_load: %s", tile_last_error());
-    ck_assert_int_eq(tile_module_get_kernel(s->m, kname, &s->k), TILE_SUCCESS);
-}
+static void open_kernel(SimRun *s, const char *src, const char *kname) { sim_run_open(s, src, kname, NULL); }
 
-static void open_kernel(SimRun *s, const char *src, const char *kname)
-{
-    open_kernel_opts(s, src, kname, NULL);
-}
-
-static void close_kernel(SimRun *s)
-{
-    tile_device_close(s->d);   /* frees the module and the memory */
-    tile_program_destroy(s->p);
-}
-
-static void configure(SimRun *s, tile_sim_schedule sch, uint64_t seed, int race)
-{
-    tile_sim_options o;
-    tile_sim_options_init(&o);
-    o.schedule = sch;
-    o.seed = seed;
-    o.race_check = race;
-    ck_assert_int_eq(tile_device_sim_configure(s->d, &o), TILE_SUCCESS);
-}
-
-static tile_devptr upload(SimRun *s, const void *host, size_t bytes)
-{
-    tile_devptr p = 0;
-    ck_assert_int_eq(tile_malloc(s->d, bytes, &p), TILE_SUCCESS);
-    if (host) ck_assert_int_eq(tile_memcpy_htod(s->d, p, host, bytes), TILE_SUCCESS);
-    else ck_assert_int_eq(tile_memset_d8(s->d, p, 0xFF, bytes), TILE_SUCCESS);
-    return p;
-}
-
-static uint64_t rng_state = 88172645463325252ull;
-static uint32_t rnd32(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (uint32_t)(rng_state >> 16);
-}
-static float rndf(void) { return (float)((double)rnd32() / 4294967296.0 * 4.0 - 2.0); }
+static float rndf(void) { return (float)((double)sim_run_rand() / 4294967296.0 * 4.0 - 2.0); }
 
 /* The report of a launch that must fail: TILE_ERROR_KERNEL and the message. */
 static const char *launch_fails(SimRun *s, const tile_launch_config *cfg, const tile_arg *args, int n)
@@ -116,16 +64,16 @@ START_TEST(elementwise_matches_c)
     int32_t *b = malloc(sizeof *b * (size_t)n), *d = malloc(sizeof *d * (size_t)n);
     for (int i = 0; i < n; i++) {
         a[i] = rndf() * 40.0f;
-        b[i] = (int32_t)(rnd32() % 20001) - 10000;
+        b[i] = (int32_t)(sim_run_rand() % 20001) - 10000;
     }
-    tile_devptr da = upload(&s, a, sizeof *a * (size_t)n), db = upload(&s, b, sizeof *b * (size_t)n);
-    tile_devptr dc = upload(&s, NULL, sizeof *c * (size_t)n + 64), dd = upload(&s, NULL, sizeof *d * (size_t)n + 64);
+    tile_devptr da = sim_run_upload(&s, a, sizeof *a * (size_t)n), db = sim_run_upload(&s, b, sizeof *b * (size_t)n);
+    tile_devptr dc = sim_run_upload(&s, NULL, sizeof *c * (size_t)n + 64), dd = sim_run_upload(&s, NULL, sizeof *d * (size_t)n + 64);
     tile_arg args[] = {tile_arg_ptr(TILE_DTYPE_F32, da), tile_arg_ptr(TILE_DTYPE_I32, db), tile_arg_ptr(TILE_DTYPE_F32, dc),
                        tile_arg_ptr(TILE_DTYPE_I32, dd), tile_arg_i32(n)};
     tile_launch_config cfg = {{(unsigned)(n + 95) / 96, 1, 1}, {0, 0, 0}, {0, 0, 0}, 0, NULL};
     for (int si = 0; si < 3; si++)
         for (uint64_t seed = 1; seed <= 2; seed++) {
-            configure(&s, schedules[si], seed, 1);
+            sim_run_configure(&s, schedules[si], seed, 1);
             ck_assert_msg(tile_launch(s.k, &cfg, args, 5) == TILE_SUCCESS, "%s", tile_last_error());
             ck_assert_int_eq(tile_memcpy_dtoh(s.d, c, dc, sizeof *c * (size_t)n), TILE_SUCCESS);
             ck_assert_int_eq(tile_memcpy_dtoh(s.d, d, dd, sizeof *d * (size_t)n), TILE_SUCCESS);
@@ -142,7 +90,7 @@ START_TEST(elementwise_matches_c)
     free(b);
     free(c);
     free(d);
-    close_kernel(&s);
+    sim_run_close(&s);
 }
 END_TEST
 
@@ -161,12 +109,12 @@ START_TEST(tile_kernel_matches_c)
     float *x = malloc(sizeof *x * (size_t)n), *y = malloc(sizeof *y * (size_t)(n + 16)), *got = malloc(sizeof *got * (size_t)(n + 16));
     for (int i = 0; i < n; i++) x[i] = rndf(), y[i] = rndf();
     for (int i = n; i < n + 16; i++) y[i] = 7.0f;   /* a guard the kernel must not touch */
-    tile_devptr dx = upload(&s, x, sizeof *x * (size_t)n);
+    tile_devptr dx = sim_run_upload(&s, x, sizeof *x * (size_t)n);
     tile_arg args[] = {tile_arg_f32(0.75f), tile_arg_ptr(TILE_DTYPE_F32, dx), tile_arg_ptr(TILE_DTYPE_F32, 0), tile_arg_i32(n)};
     tile_launch_config cfg = {{(unsigned)(n + 1023) / 1024, 1, 1}, {0, 0, 0}, {0, 0, 0}, 0, NULL};
     for (int si = 0; si < 3; si++) {
-        configure(&s, schedules[si], 5 + (uint64_t)si, 1);
-        tile_devptr dy = upload(&s, y, sizeof *y * (size_t)(n + 16));
+        sim_run_configure(&s, schedules[si], 5 + (uint64_t)si, 1);
+        tile_devptr dy = sim_run_upload(&s, y, sizeof *y * (size_t)(n + 16));
         args[2] = tile_arg_ptr(TILE_DTYPE_F32, dy);
         ck_assert_msg(tile_launch(s.k, &cfg, args, 4) == TILE_SUCCESS, "%s", tile_last_error());
         ck_assert_int_eq(tile_memcpy_dtoh(s.d, got, dy, sizeof *got * (size_t)(n + 16)), TILE_SUCCESS);
@@ -179,7 +127,7 @@ START_TEST(tile_kernel_matches_c)
     free(x);
     free(y);
     free(got);
-    close_kernel(&s);
+    sim_run_close(&s);
 }
 END_TEST
 
@@ -205,11 +153,11 @@ START_TEST(shared_tile_transpose_matches_c)
     open_kernel(&s, transpose_src, "tr");
     float x[1024], y[1024];
     for (int i = 0; i < 1024; i++) x[i] = rndf();
-    tile_devptr dx = upload(&s, x, sizeof x), dy = upload(&s, NULL, sizeof y);
+    tile_devptr dx = sim_run_upload(&s, x, sizeof x), dy = sim_run_upload(&s, NULL, sizeof y);
     tile_arg args[] = {tile_arg_ptr(TILE_DTYPE_F32, dx), tile_arg_ptr(TILE_DTYPE_F32, dy), tile_arg_i32(32), tile_arg_i32(32)};
     tile_launch_config cfg = {{1, 1, 1}, {0, 0, 0}, {0, 0, 0}, 0, NULL};
     for (int si = 0; si < 3; si++) {
-        configure(&s, schedules[si], 9, 1);
+        sim_run_configure(&s, schedules[si], 9, 1);
         ck_assert_msg(tile_launch(s.k, &cfg, args, 4) == TILE_SUCCESS, "%s", tile_last_error());
         ck_assert_int_eq(tile_memcpy_dtoh(s.d, y, dy, sizeof y), TILE_SUCCESS);
         for (int e = 0; e < 1024; e++) {
@@ -217,7 +165,7 @@ START_TEST(shared_tile_transpose_matches_c)
             ck_assert_msg(y[e] == want, "y[%d] = %.9g, want %.9g", e, y[e], want);
         }
     }
-    close_kernel(&s);
+    sim_run_close(&s);
 }
 END_TEST
 
@@ -278,12 +226,12 @@ START_TEST(tma_pipeline_matches_c)
     int M = 200, K = 300;   /* partial boxes in both dims: zero-filled by TMA */
     float *x = malloc(sizeof *x * (size_t)(M * K)), *out = malloc(sizeof *out * (size_t)M);
     for (int i = 0; i < M * K; i++) x[i] = rndf();
-    tile_devptr dx = upload(&s, x, sizeof *x * (size_t)(M * K)), dout = upload(&s, NULL, sizeof *out * (size_t)M);
+    tile_devptr dx = sim_run_upload(&s, x, sizeof *x * (size_t)(M * K)), dout = sim_run_upload(&s, NULL, sizeof *out * (size_t)M);
     tile_arg args[] = {tile_arg_ptr(TILE_DTYPE_F32, dx), tile_arg_ptr(TILE_DTYPE_F32, dout), tile_arg_i32(M), tile_arg_i32(K)};
     tile_launch_config cfg = {{(unsigned)(M + 127) / 128, 1, 1}, {0, 0, 0}, {0, 0, 0}, 0, NULL};
     for (int si = 0; si < 3; si++)
         for (uint64_t seed = 1; seed <= 3; seed++) {
-            configure(&s, schedules[si], seed, 1);
+            sim_run_configure(&s, schedules[si], seed, 1);
             ck_assert_int_eq(tile_memset_d8(s.d, dout, 0xFF, sizeof *out * (size_t)M), TILE_SUCCESS);
             ck_assert_msg(tile_launch(s.k, &cfg, args, 4) == TILE_SUCCESS, "%s", tile_last_error());
             ck_assert_int_eq(tile_memcpy_dtoh(s.d, out, dout, sizeof *out * (size_t)M), TILE_SUCCESS);
@@ -296,7 +244,7 @@ START_TEST(tma_pipeline_matches_c)
         }
     free(x);
     free(out);
-    close_kernel(&s);
+    sim_run_close(&s);
 }
 END_TEST
 
@@ -344,14 +292,14 @@ START_TEST(cluster_multicast_matches_c)
     float *y = malloc(sizeof *y * (size_t)(M * N));
     for (int i = 0; i < M * N; i++) x[i] = rndf();
     for (int i = 0; i < R * N; i++) bias[i] = rndf();
-    tile_devptr dx = upload(&s, x, sizeof *x * (size_t)(M * N)), db = upload(&s, bias, sizeof *bias * (size_t)(R * N));
-    tile_devptr dy = upload(&s, NULL, sizeof *y * (size_t)(M * N));
+    tile_devptr dx = sim_run_upload(&s, x, sizeof *x * (size_t)(M * N)), db = sim_run_upload(&s, bias, sizeof *bias * (size_t)(R * N));
+    tile_devptr dy = sim_run_upload(&s, NULL, sizeof *y * (size_t)(M * N));
     tile_arg args[] = {tile_arg_ptr(TILE_DTYPE_F32, dx), tile_arg_ptr(TILE_DTYPE_F32, db), tile_arg_ptr(TILE_DTYPE_F32, dy),
                        tile_arg_i32(M), tile_arg_i32(N), tile_arg_i32(R)};
     /* rows: 3 blocks of 64 rounded up to the cluster, columns: 2 blocks of 64 */
     tile_launch_config cfg = {{4, 2, 1}, {0, 0, 0}, {0, 0, 0}, 0, NULL};
     for (int si = 0; si < 3; si++) {
-        configure(&s, schedules[si], 11 + (uint64_t)si, 1);
+        sim_run_configure(&s, schedules[si], 11 + (uint64_t)si, 1);
         ck_assert_int_eq(tile_memset_d8(s.d, dy, 0xFF, sizeof *y * (size_t)(M * N)), TILE_SUCCESS);
         ck_assert_msg(tile_launch(s.k, &cfg, args, 6) == TILE_SUCCESS, "%s", tile_last_error());
         ck_assert_int_eq(tile_memcpy_dtoh(s.d, y, dy, sizeof *y * (size_t)(M * N)), TILE_SUCCESS);
@@ -364,7 +312,7 @@ START_TEST(cluster_multicast_matches_c)
     free(x);
     free(bias);
     free(y);
-    close_kernel(&s);
+    sim_run_close(&s);
 }
 END_TEST
 
@@ -407,11 +355,11 @@ START_TEST(bulk_copy_and_dsmem_match_c)
     enum { N = 4 * 256 };
     float x[N], y[N];
     for (int i = 0; i < N; i++) x[i] = rndf();
-    tile_devptr dx = upload(&s, x, sizeof x), dy = upload(&s, NULL, sizeof y);
+    tile_devptr dx = sim_run_upload(&s, x, sizeof x), dy = sim_run_upload(&s, NULL, sizeof y);
     tile_arg args[] = {tile_arg_ptr(TILE_DTYPE_F32, dx), tile_arg_ptr(TILE_DTYPE_F32, dy), tile_arg_i32(N)};
     tile_launch_config cfg = {{4, 1, 1}, {0, 0, 0}, {0, 0, 0}, 0, NULL};
     for (int si = 0; si < 3; si++) {
-        configure(&s, schedules[si], 4, 1);
+        sim_run_configure(&s, schedules[si], 4, 1);
         ck_assert_msg(tile_launch(s.k, &cfg, args, 3) == TILE_SUCCESS, "%s", tile_last_error());
         ck_assert_int_eq(tile_memcpy_dtoh(s.d, y, dy, sizeof y), TILE_SUCCESS);
         for (int i = 0; i < N; i++) {
@@ -420,7 +368,7 @@ START_TEST(bulk_copy_and_dsmem_match_c)
             ck_assert_msg(y[i] == want, "y[%d] = %.9g, want %.9g", i, y[i], want);
         }
     }
-    close_kernel(&s);
+    sim_run_close(&s);
 }
 END_TEST
 
@@ -440,11 +388,11 @@ START_TEST(hang_reports_missing_arrivals)
 {
     SimRun s;
     open_kernel(&s, missing_arrive_src, "lost");
-    tile_devptr p = upload(&s, NULL, 64 * 4);
+    tile_devptr p = sim_run_upload(&s, NULL, 64 * 4);
     tile_arg args[] = {tile_arg_ptr(TILE_DTYPE_I32, p), tile_arg_i32(40)};
     tile_launch_config cfg = {{1, 1, 1}, {0, 0, 0}, {0, 0, 0}, 0, NULL};
     for (int si = 0; si < 3; si++) {
-        configure(&s, schedules[si], 3, 1);
+        sim_run_configure(&s, schedules[si], 3, 1);
         const char *r = launch_fails(&s, &cfg, args, 2);
         HAS(r, "sim: hang in kernel 'lost'");
         HAS(r, "every live thread is blocked");
@@ -454,7 +402,7 @@ START_TEST(hang_reports_missing_arrivals)
         HAS(r, "sim_test.tile:4:9 mbar_arrive by every thread of the block: 40 arrivals in phase 0");
         HAS(r, "wait-for cycle");
     }
-    close_kernel(&s);
+    sim_run_close(&s);
 }
 END_TEST
 
@@ -473,11 +421,11 @@ START_TEST(tx_overshoot_reported_when_it_happens)
 {
     SimRun s;
     open_kernel(&s, overshoot_src, "over");
-    tile_devptr x = upload(&s, NULL, 16 * 32 * 4);
+    tile_devptr x = sim_run_upload(&s, NULL, 16 * 32 * 4);
     tile_arg args[] = {tile_arg_ptr(TILE_DTYPE_F32, x), tile_arg_i32(16), tile_arg_i32(32), tile_arg_i32(512)};
     tile_launch_config cfg = {{1, 1, 1}, {0, 0, 0}, {0, 0, 0}, 0, NULL};
     for (int si = 0; si < 3; si++) {
-        configure(&s, schedules[si], 1, 1);
+        sim_run_configure(&s, schedules[si], 1, 1);
         const char *r = launch_fails(&s, &cfg, args, 4);
         HAS(r, "sim: tx-count overshoot on mbarrier full in kernel 'over'");
         HAS(r, "at sim_test.tile:6:13");
@@ -490,7 +438,7 @@ START_TEST(tx_overshoot_reported_when_it_happens)
     const char *r = launch_fails(&s, &cfg, args, 4);
     HAS(r, "sim: hang in kernel 'over'");
     HAS(r, "tx: 1040 bytes expected, 1024 completed (16 still pending)");
-    close_kernel(&s);
+    sim_run_close(&s);
 }
 END_TEST
 
@@ -502,7 +450,7 @@ START_TEST(out_of_bounds_global_and_shared)
                 "    p[thread_id.x + n] = 1.0;\n"
                 "}\n",
                 "oob");
-    tile_devptr p = upload(&s, NULL, 16 * 4);
+    tile_devptr p = sim_run_upload(&s, NULL, 16 * 4);
     tile_arg args[] = {tile_arg_ptr(TILE_DTYPE_F32, p), tile_arg_i32(0)};
     tile_launch_config cfg = {{1, 1, 1}, {0, 0, 0}, {0, 0, 0}, 0, NULL};
     const char *r = launch_fails(&s, &cfg, args, 2);
@@ -510,7 +458,7 @@ START_TEST(out_of_bounds_global_and_shared)
     HAS(r, "at sim_test.tile:2:");
     HAS(r, "store of 4 bytes at address");
     HAS(r, "bytes past the end of the 64-byte allocation");
-    close_kernel(&s);
+    sim_run_close(&s);
 
     open_kernel(&s,
                 "kernel soob(p: i32*, i: i32) block(32) {\n"
@@ -520,7 +468,7 @@ START_TEST(out_of_bounds_global_and_shared)
                 "    p[thread_id.x] = t[i];\n"
                 "}\n",
                 "soob");
-    p = upload(&s, NULL, 32 * 4);
+    p = sim_run_upload(&s, NULL, 32 * 4);
     tile_arg sargs[] = {tile_arg_ptr(TILE_DTYPE_I32, p), tile_arg_i32(100000)};
     r = launch_fails(&s, &cfg, sargs, 2);
     HAS(r, "sim: out-of-bounds shared load in kernel 'soob'");
@@ -528,7 +476,7 @@ START_TEST(out_of_bounds_global_and_shared)
     HAS(r, "bytes of shared memory");
     sargs[1] = tile_arg_i32(5);   /* in bounds: runs */
     ck_assert_msg(tile_launch(s.k, &cfg, sargs, 2) == TILE_SUCCESS, "%s", tile_last_error());
-    close_kernel(&s);
+    sim_run_close(&s);
 }
 END_TEST
 
@@ -553,7 +501,7 @@ START_TEST(wait_on_uninitialised_barrier)
     HAS(r, "is not an initialised mbarrier");
     args[0] = tile_arg_i32(1);
     ck_assert_msg(tile_launch(s.k, &cfg, args, 1) == TILE_SUCCESS, "%s", tile_last_error());
-    close_kernel(&s);
+    sim_run_close(&s);
 }
 END_TEST
 
@@ -571,11 +519,11 @@ START_TEST(race_reported_with_both_locations)
 {
     SimRun s;
     open_kernel(&s, race_src, "racy");
-    tile_devptr p = upload(&s, NULL, 64 * 4);
+    tile_devptr p = sim_run_upload(&s, NULL, 64 * 4);
     tile_arg args[] = {tile_arg_ptr(TILE_DTYPE_I32, p), tile_arg_scalar(TILE_DTYPE_I1, 0)};
     tile_launch_config cfg = {{1, 1, 1}, {0, 0, 0}, {0, 0, 0}, 0, NULL};
     for (int si = 0; si < 3; si++) {
-        configure(&s, schedules[si], 2, 1);
+        sim_run_configure(&s, schedules[si], 2, 1);
         const char *r = launch_fails(&s, &cfg, args, 2);
         HAS(r, "sim: shared-memory race in kernel 'racy'");
         HAS(r, "sim_test.tile:3:");
@@ -591,9 +539,9 @@ START_TEST(race_reported_with_both_locations)
     ck_assert_int_eq(tile_memcpy_dtoh(s.d, got, p, sizeof got), TILE_SUCCESS);
     for (int i = 0; i < 64; i++) ck_assert_int_eq(got[i], 63 - i);
     args[1] = tile_arg_scalar(TILE_DTYPE_I1, 0);
-    configure(&s, TILE_SIM_RANDOM, 2, 0);
+    sim_run_configure(&s, TILE_SIM_RANDOM, 2, 0);
     ck_assert_msg(tile_launch(s.k, &cfg, args, 2) == TILE_SUCCESS, "%s", tile_last_error());
-    close_kernel(&s);
+    sim_run_close(&s);
 }
 END_TEST
 
@@ -609,7 +557,7 @@ START_TEST(runaway_stops_at_max_steps)
                 "    }\n"
                 "}\n",
                 "spin");
-    tile_devptr p = upload(&s, NULL, 32 * 4);
+    tile_devptr p = sim_run_upload(&s, NULL, 32 * 4);
     tile_sim_options o;
     tile_sim_options_init(&o);
     o.max_steps = 100000;
@@ -620,7 +568,7 @@ START_TEST(runaway_stops_at_max_steps)
     HAS(r, "sim: runaway in kernel 'spin'");
     HAS(r, "stopped after 100000 steps (max_steps)");
     HAS(r, "still running, at sim_test.tile:");
-    close_kernel(&s);
+    sim_run_close(&s);
 }
 END_TEST
 
@@ -645,18 +593,18 @@ START_TEST(misaligned_tma_destination)
     memcpy(bad + w, rest, (size_t)(at - rest));
     w += (size_t)(at - rest);
     snprintf(bad + w, len + 64 - w, "offset = 64}%s", at + strlen("offset = 0}"));
-    close_kernel(&s);
+    sim_run_close(&s);
     tile_compile_options o = {.target = TILE_TARGET_SM90A, .opt_level = 2, .input_ir = 1, .pipeline = "", .stop_after_ir = 1};
-    open_kernel_opts(&s, bad, "over", &o);
+    sim_run_open(&s, bad, "over", &o);
     free(bad);
-    tile_devptr x = upload(&s, NULL, 16 * 32 * 4);
+    tile_devptr x = sim_run_upload(&s, NULL, 16 * 32 * 4);
     tile_arg args[] = {tile_arg_ptr(TILE_DTYPE_F32, x), tile_arg_i32(16), tile_arg_i32(32), tile_arg_i32(1024)};
     tile_launch_config cfg = {{1, 1, 1}, {0, 0, 0}, {0, 0, 0}, 0, NULL};
     const char *r = launch_fails(&s, &cfg, args, 4);
     HAS(r, "sim: misaligned TMA destination in kernel 'over'");
     HAS(r, "at sim_test.tile:6:13");
     HAS(r, "the shared tile at offset 64 is not 128-byte aligned");
-    close_kernel(&s);
+    sim_run_close(&s);
 }
 END_TEST
 
@@ -675,7 +623,7 @@ START_TEST(trace_file_is_written)
     ck_assert_int_eq(tile_device_sim_configure(s.d, &o), TILE_SUCCESS);
     int M = 128, K = 128;
     float *x = calloc((size_t)(M * K), sizeof *x);
-    tile_devptr dx = upload(&s, x, sizeof *x * (size_t)(M * K)), dout = upload(&s, NULL, sizeof *x * (size_t)M);
+    tile_devptr dx = sim_run_upload(&s, x, sizeof *x * (size_t)(M * K)), dout = sim_run_upload(&s, NULL, sizeof *x * (size_t)M);
     tile_arg args[] = {tile_arg_ptr(TILE_DTYPE_F32, dx), tile_arg_ptr(TILE_DTYPE_F32, dout), tile_arg_i32(M), tile_arg_i32(K)};
     tile_launch_config cfg = {{1, 1, 1}, {0, 0, 0}, {0, 0, 0}, 0, NULL};
     ck_assert_msg(tile_launch(s.k, &cfg, args, 4) == TILE_SUCCESS, "%s", tile_last_error());
@@ -695,7 +643,7 @@ START_TEST(trace_file_is_written)
     free(text);
     free(x);
     remove(path);
-    close_kernel(&s);
+    sim_run_close(&s);
 }
 END_TEST
 

@@ -20,6 +20,7 @@
 
 #include "ir.h"
 #include "sim.h"
+#include "sim_run.h"
 #include "tile.h"
 
 /* ================================================================ the layout word */
@@ -98,66 +99,18 @@ END_TEST
 
 /* ================================================================ kernels against C */
 
-typedef struct SimRun {
-    tile_device *d;
-    tile_program *p;
-    tile_module *m;
-    tile_kernel *k;
-} SimRun;
 
 static const tile_sim_schedule schedules[] = {TILE_SIM_RANDOM, TILE_SIM_ROUND_ROBIN, TILE_SIM_ADVERSARIAL};
 
-static void open_kernel(SimRun *s, const char *src, const char *kname)
-{
-    memset(s, 0, sizeof *s);
-    tile_status st = tile_compile(src, strlen(src), "spans_test.tile", NULL, &s->p);
-    ck_assert_msg(st == TILE_SUCCESS, "compile: %s\n%s\n%s", tile_status_string(st),
-                  s->p ? tile_program_diagnostics(s->p) : "", src);
-    ck_assert_int_eq(tile_device_open(TILE_BACKEND_SIM, 0, &s->d), TILE_SUCCESS);
-    st = tile_module_load(s->d, s->p, &s->m);
-    ck_assert_msg(st == TILE_SUCCESS, "module_load: %s", tile_last_error());
-    ck_assert_int_eq(tile_module_get_kernel(s->m, kname, &s->k), TILE_SUCCESS);
-}
+static void open_kernel(SimRun *s, const char *src, const char *kname) { sim_run_open(s, src, kname, NULL); }
+static void configure(SimRun *s, tile_sim_schedule sch, uint64_t seed) { sim_run_configure(s, sch, seed, 1); }
 
-static void close_kernel(SimRun *s)
-{
-    tile_device_close(s->d);
-    tile_program_destroy(s->p);
-}
-
-static void configure(SimRun *s, tile_sim_schedule sch, uint64_t seed)
-{
-    tile_sim_options o;
-    tile_sim_options_init(&o);
-    o.schedule = sch;
-    o.seed = seed;
-    o.race_check = 1;
-    ck_assert_int_eq(tile_device_sim_configure(s->d, &o), TILE_SUCCESS);
-}
-
-static tile_devptr upload(SimRun *s, const void *host, size_t bytes)
-{
-    tile_devptr p = 0;
-    ck_assert_int_eq(tile_malloc(s->d, bytes, &p), TILE_SUCCESS);
-    if (host) ck_assert_int_eq(tile_memcpy_htod(s->d, p, host, bytes), TILE_SUCCESS);
-    else ck_assert_int_eq(tile_memset_d8(s->d, p, 0xFF, bytes), TILE_SUCCESS);
-    return p;
-}
-
-static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
-static uint32_t rnd32(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (uint32_t)(rng_state >> 16);
-}
 
 /* Random finite values of `es` bytes (bf16 or f32 bit patterns with the exponent kept small). */
 static void fill(unsigned char *p, size_t n, int es)
 {
     for (size_t i = 0; i < n; i++) {
-        uint32_t r = rnd32();
+        uint32_t r = sim_run_rand();
         if (es == 2) {
             uint16_t h = (uint16_t)((r & 0x807F) | (uint16_t)(0x3C00 + (r >> 16 & 0x3) * 0x80));
             memcpy(p + i * 2, &h, 2);
@@ -210,7 +163,7 @@ static void run_elem_case(const char *ty, int es, int BM, int BN, int sw, int M,
     size_t count = (size_t)M * (size_t)N, bytes = count * (size_t)es;
     unsigned char *x = malloc(bytes), *out = malloc(bytes), *y = malloc(bytes);
     tile_dtype dt = es == 2 ? TILE_DTYPE_BF16 : TILE_DTYPE_F32;
-    tile_devptr dx = 0, dout = upload(&s, NULL, bytes), dy = upload(&s, NULL, bytes);
+    tile_devptr dx = 0, dout = sim_run_upload(&s, NULL, bytes), dy = sim_run_upload(&s, NULL, bytes);
     ck_assert_int_eq(tile_malloc(s.d, bytes, &dx), TILE_SUCCESS);
     tile_arg args[] = {tile_arg_ptr(dt, dx), tile_arg_ptr(dt, dy), tile_arg_ptr(dt, dout), tile_arg_i32(M), tile_arg_i32(N)};
     tile_launch_config cfg = {{(unsigned)((M + BM - 1) / BM), (unsigned)((N + BN - 1) / BN), 1}, {0, 0, 0}, {0, 0, 0}, 0, NULL};
@@ -241,7 +194,7 @@ static void run_elem_case(const char *ty, int es, int BM, int BN, int sw, int M,
     free(x);
     free(out);
     free(y);
-    close_kernel(&s);
+    sim_run_close(&s);
 }
 
 /* 4 spans; N = 600 leaves a last column box whose spans 2 and 3 lie wholly past N (zero-filled on
@@ -292,7 +245,7 @@ static void run_tile_case(const char *ty, int es, int BM, int BN, int sw, int M,
     size_t count = (size_t)M * (size_t)N, bytes = count * (size_t)es;
     unsigned char *x = malloc(bytes), *y = malloc(bytes), *z = malloc(bytes);
     tile_dtype dt = es == 2 ? TILE_DTYPE_BF16 : TILE_DTYPE_F32;
-    tile_devptr dx = 0, dy = upload(&s, NULL, bytes), dz = upload(&s, NULL, bytes);
+    tile_devptr dx = 0, dy = sim_run_upload(&s, NULL, bytes), dz = sim_run_upload(&s, NULL, bytes);
     ck_assert_int_eq(tile_malloc(s.d, bytes, &dx), TILE_SUCCESS);
     tile_arg args[] = {tile_arg_ptr(dt, dx), tile_arg_ptr(dt, dx), tile_arg_ptr(dt, dy), tile_arg_ptr(dt, dz),
                        tile_arg_i32(M), tile_arg_i32(N)};
@@ -318,7 +271,7 @@ static void run_tile_case(const char *ty, int es, int BM, int BN, int sw, int M,
     free(x);
     free(y);
     free(z);
-    close_kernel(&s);
+    sim_run_close(&s);
 }
 
 START_TEST(register_tiles_and_tma_agree_bf16_4_spans) { run_tile_case("bf16", 2, 64, 256, 128, 100, 600); }

@@ -1686,63 +1686,51 @@ static Ex tma_call(S *s, const Node *n)
 /* The bytes of one row of a shared tile (its innermost dim). */
 static int64_t smem_row_bytes(const Type *t) { return t->shape[t->rank - 1] * (ir_type_bits(t->elem) / 8); }
 
-/* Whether some mma(...) in the AST n names the shared tile `name` (as NAME or NAME[s]) as its
- * first or second argument: such a tile gets the swizzle its rows need (shared_stmt). */
-static int mma_uses_tile(const Node *n, const char *name)
+/* The OR over every node of the AST n of use(node, name): how the kernel body uses the shared tile
+ * `name` (shared_stmt chooses its swizzle from that). */
+static int ast_uses(const Node *n, const char *name, int (*use)(const Node *, const char *))
 {
     if (!n) return 0;
-    if (n->kind == N_CALL && !n->a && n->name && strcmp(n->name, "mma") == 0)
-        for (int i = 0; i < n->nlist && i < 2; i++) {
-            const Node *x = n->list[i];
-            if (x->kind == N_INDEX) x = x->a;
-            if (x && x->kind == N_NAME && strcmp(x->name, name) == 0) return 1;
-        }
-    if (mma_uses_tile(n->a, name) || mma_uses_tile(n->b, name) || mma_uses_tile(n->c, name) || mma_uses_tile(n->d, name))
-        return 1;
-    for (int i = 0; i < n->nlist; i++)
-        if (mma_uses_tile(n->list[i], name)) return 1;
-    return 0;
-}
-
-/* How the AST n uses the shared tile `name` (as NAME or NAME[s]) in tma.* calls: bit 0 when a
- * tensor copy (tma.load / tma.store / tma.reduce_add) moves it, bit 1 when tma.copy (plain bytes)
- * does. */
-static int tma_uses_tile(const Node *n, const char *name)
-{
-    if (!n) return 0;
-    int u = 0;
-    if (n->kind == N_CALL && n->a && n->a->kind == N_NAME && strcmp(n->a->name, "tma") == 0 && n->name) {
-        int load = strcmp(n->name, "load") == 0, store = strcmp(n->name, "store") == 0 || strcmp(n->name, "reduce_add") == 0;
-        int copy = strcmp(n->name, "copy") == 0;
-        for (int i = 0; i < n->nlist && i < 2; i++) {
-            const Node *x = n->list[i];
-            if (x->kind == N_INDEX) x = x->a;
-            if (!x || x->kind != N_NAME || strcmp(x->name, name) != 0) continue;
-            if ((load && i == 0) || (store && i == 1)) u |= 1;
-            if (copy) u |= 2;
-        }
-    }
-    u |= tma_uses_tile(n->a, name) | tma_uses_tile(n->b, name) | tma_uses_tile(n->c, name) | tma_uses_tile(n->d, name);
-    for (int i = 0; i < n->nlist; i++) u |= tma_uses_tile(n->list[i], name);
+    int u = use(n, name) | ast_uses(n->a, name, use) | ast_uses(n->b, name, use) | ast_uses(n->c, name, use) |
+            ast_uses(n->d, name, use);
+    for (int i = 0; i < n->nlist; i++) u |= ast_uses(n->list[i], name, use);
     return u;
 }
 
-/* Whether some whole-tile store(NAME, ...) or store(NAME[s], ...) in the AST n writes the shared
- * tile `name`. */
-static int store_uses_tile(const Node *n, const char *name)
+/* Whether argument x of a call is the shared tile `name` (NAME, or a stage NAME[s]). */
+static int names_tile(const Node *x, const char *name)
 {
-    if (!n) return 0;
-    if (n->kind == N_CALL && !n->a && n->name && strcmp(n->name, "store") == 0 && n->nlist >= 1) {
-        const Node *x = n->list[0];
-        if (x->kind == N_INDEX) x = x->a;
-        if (x && x->kind == N_NAME && strcmp(x->name, name) == 0) return 1;
+    if (x && x->kind == N_INDEX) x = x->a;
+    return x && x->kind == N_NAME && strcmp(x->name, name) == 0;
+}
+
+/* mma(...) with `name` as its first or second argument: the tile gets the swizzle its rows need. */
+static int mma_use(const Node *n, const char *name)
+{
+    if (n->kind != N_CALL || n->a || !n->name || strcmp(n->name, "mma") != 0) return 0;
+    return (n->nlist > 0 && names_tile(n->list[0], name)) || (n->nlist > 1 && names_tile(n->list[1], name));
+}
+
+/* tma.* calls: bit 0 when a tensor copy (tma.load / tma.store / tma.reduce_add) moves `name`, bit 1
+ * when tma.copy (plain bytes) does. */
+static int tma_use(const Node *n, const char *name)
+{
+    if (n->kind != N_CALL || !n->a || n->a->kind != N_NAME || strcmp(n->a->name, "tma") != 0 || !n->name) return 0;
+    int load = strcmp(n->name, "load") == 0, store = strcmp(n->name, "store") == 0 || strcmp(n->name, "reduce_add") == 0;
+    int copy = strcmp(n->name, "copy") == 0, u = 0;
+    for (int i = 0; i < n->nlist && i < 2; i++) {
+        if (!names_tile(n->list[i], name)) continue;
+        if ((load && i == 0) || (store && i == 1)) u |= 1;
+        if (copy) u |= 2;
     }
-    if (store_uses_tile(n->a, name) || store_uses_tile(n->b, name) || store_uses_tile(n->c, name) ||
-        store_uses_tile(n->d, name))
-        return 1;
-    for (int i = 0; i < n->nlist; i++)
-        if (store_uses_tile(n->list[i], name)) return 1;
-    return 0;
+    return u;
+}
+
+/* A whole-tile store(NAME, ...) or store(NAME[s], ...). */
+static int store_use(const Node *n, const char *name)
+{
+    return n->kind == N_CALL && !n->a && n->name && strcmp(n->name, "store") == 0 && n->nlist >= 1 &&
+           names_tile(n->list[0], name);
 }
 
 /* One shared operand of mma(): a sized stage of a rank-2 bf16/f16 tile whose rows are 32, 64 or
@@ -1810,6 +1798,20 @@ static Value *mma_smem_operand(S *s, const Node *n, const char *which)
     return t.v;
 }
 
+/* A named flag argument `name = true | false` (absent: *out untouched); 0 after a located error. */
+static int const_flag(S *s, const Node *n, const char *name, int64_t *out)
+{
+    if (!n) return 1;
+    Ex t = expr(s, n);
+    if (t.err) return 0;
+    if (!t.is_const || !t.type || t.type->kind != TY_I1) {
+        diag_error(s->diag, n->loc, "%s must be true or false", name);
+        return 0;
+    }
+    *out = t.c.i != 0;
+    return 1;
+}
+
 /* mma(a, b, acc [, trans_b = true] [, trans_a = true] [, cta_group = C]), mma_commit(), mma_wait(n). */
 static Ex mma_call(S *s, const Node *n, const Type *hint)
 {
@@ -1846,26 +1848,8 @@ static Ex mma_call(S *s, const Node *n, const Type *hint)
         diag_error(s->diag, named[1]->loc, "mma(): cta_group must be 1 or 2, not %lld", (long long)cta_group);
         return ex_err();
     }
-    int64_t trans = 0;
-    if (named[0]) {
-        Ex t = expr(s, named[0]);
-        if (t.err) return t;
-        if (!t.is_const || !t.type || t.type->kind != TY_I1) {
-            diag_error(s->diag, named[0]->loc, "trans_b must be true or false");
-            return ex_err();
-        }
-        trans = t.c.i != 0;
-    }
-    int64_t trans_a = 0;   /* a stored [K, M] (M innermost); register A has no transpose */
-    if (named[2]) {
-        Ex t = expr(s, named[2]);
-        if (t.err) return t;
-        if (!t.is_const || !t.type || t.type->kind != TY_I1) {
-            diag_error(s->diag, named[2]->loc, "trans_a must be true or false");
-            return ex_err();
-        }
-        trans_a = t.c.i != 0;
-    }
+    int64_t trans = 0, trans_a = 0;   /* trans_a: a stored [K, M] (M innermost); register A has no transpose */
+    if (!const_flag(s, named[0], "trans_b", &trans) || !const_flag(s, named[2], "trans_a", &trans_a)) return ex_err();
     Value *a = mma_smem_operand(s, n->list[0], "a");
     if (!a) return ex_err();
     if (trans_a && a->type->kind == TY_TILE) {
@@ -2919,13 +2903,13 @@ static void shared_stmt(S *s, const Node *n)
     }
     int pinned = 0;
     for (int i = 0; i < n->nlist; i++) pinned |= !n->list[i]->op && strcmp(n->list[i]->name, "swizzle") == 0;
-    if (!pinned && !dynamic && dims->nlist == 2 && mma_uses_tile(s->kbody, n->name)) {
+    if (!pinned && !dynamic && dims->nlist == 2 && ast_uses(s->kbody, n->name, mma_use)) {
         /* an mma operand: the swizzle that spans one row, as the wgmma descriptor and TMA both need */
         int64_t row = bytes / shape[0];
         if (row == 32 || row == 64 || row == 128) swizzle = row;
         else if (row % 128 == 0 && shape[0] % 8 == 0) swizzle = 128;   /* column spans */
     } else if (!pinned && !dynamic && dims->nlist >= 2 && (!align || align >= 1024) &&
-               tma_uses_tile(s->kbody, n->name) == 1 && store_uses_tile(s->kbody, n->name)) {
+               ast_uses(s->kbody, n->name, tma_use) == 1 && ast_uses(s->kbody, n->name, store_use)) {
         /* written by whole-tile stores and moved by TMA tensor copies only (an epilogue's staging
          * tile): rows of 128 bytes or more go in 128-byte swizzled column spans (docs/LANGUAGE.md
          * §12), so that the row-by-row stores of a warp (stmatrix, the accumulator's stores) spread

@@ -691,17 +691,28 @@ static int setup_gemm_persistent(ref_case *c, long long n, const ref_setting *se
     return 0;
 }
 
+/* The gemm_sm90 case for the two-CTA kernels (gemm_cluster_sm90, gemm_pair_sm100), whose B box is half
+ * of a 256-column tile: the boxes (default 128 x 64 each) and M, N; the caller sets the grid. */
+static int setup_gemm_halves(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err,
+                             size_t errlen, unsigned ba[2], unsigned bb[2], long long *M, long long *N)
+{
+    if (setup_gemm(c, n, set, nset, rng, err, errlen)) return -1;
+    tma_box(c, "a", 2, (const unsigned[]){128, 64}, ba);
+    tma_box(c, "b", 2, (const unsigned[]){128, 64}, bb);
+    *M = (long long)param(c, "M")->scalar;
+    *N = (long long)param(c, "N")->scalar;
+    return 0;
+}
+
 /* gemm_cluster_sm90: the same case on 2-CTA clusters (B multicast): the B box is half of a tile
  * pair's columns, a cluster computes two tiles along M, and the grid is min(pairs, 66) clusters
  * (one block per SM of an H100 SXM; any even grid gives the same result). */
 static int setup_gemm_cluster(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err,
                               size_t errlen)
 {
-    if (setup_gemm(c, n, set, nset, rng, err, errlen)) return -1;
     unsigned ba[2], bb[2];
-    tma_box(c, "a", 2, (const unsigned[]){128, 64}, ba);
-    tma_box(c, "b", 2, (const unsigned[]){128, 64}, bb);
-    long long M = (long long)param(c, "M")->scalar, N = (long long)param(c, "N")->scalar;
+    long long M, N;
+    if (setup_gemm_halves(c, n, set, nset, rng, err, errlen, ba, bb, &M, &N)) return -1;
     unsigned pairs = (blocks_for(M, ba[0]) + 1) / 2 * blocks_for(N, 2 * bb[0]);
     unsigned clusters = pairs < REF_PERSISTENT_SMS / 2 ? pairs : REF_PERSISTENT_SMS / 2;
     c->grid[0] = 2 * clusters;
@@ -716,11 +727,9 @@ static int setup_gemm_cluster(ref_case *c, long long n, const ref_setting *set, 
 static int setup_gemm_pair_sm100(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err,
                                  size_t errlen)
 {
-    if (setup_gemm(c, n, set, nset, rng, err, errlen)) return -1;
     unsigned ba[2], bb[2];
-    tma_box(c, "a", 2, (const unsigned[]){128, 64}, ba);
-    tma_box(c, "b", 2, (const unsigned[]){128, 64}, bb);
-    long long M = (long long)param(c, "M")->scalar, N = (long long)param(c, "N")->scalar;
+    long long M, N;
+    if (setup_gemm_halves(c, n, set, nset, rng, err, errlen, ba, bb, &M, &N)) return -1;
     unsigned pairs = blocks_for(M, 2 * ba[0]) * blocks_for(N, 2 * bb[0]);
     c->grid[0] = 2 * pairs;
     snprintf(c->shape, sizeof c->shape, "M = %lld, N = %lld, K = %lld (pair tiles %u x %u, %u pairs of CTAs)", M, N,

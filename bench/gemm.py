@@ -20,8 +20,9 @@ Triton, two kernels written for this script, each autotuned by Triton over a few
 time = the first call's): a plain tl.dot block matmul (one program per tile, pointer loads), and a
 persistent TMA matmul in the shape of Triton's tutorial 09 (one program per SM walking the tiles,
 host tensor descriptors for A, B and C; skipped with a message if this Triton lacks them).
-tilec variants: "[persistent | cluster] [src=FILE] NAME=VALUE ...": samples/gemm_persistent_sm90.tile
-(grid = min(tiles, SMs)), samples/gemm_cluster_sm90.tile (2-CTA clusters multicasting B: the B box is
+tilec variants: "[persistent | pingpong | cluster] [src=FILE] NAME=VALUE ...": samples/gemm_persistent_sm90.tile
+(grid = min(tiles, SMs)), samples/gemm_pingpong_sm90.tile (each consumer warpgroup whole 128 x 128 tiles,
+grid = min(tiles, SMs)), samples/gemm_cluster_sm90.tile (2-CTA clusters multicasting B: the B box is
 BN / 2 rows, grid = 2 x min(tile pairs, SMs / 2, the word clusters=C)) or samples/gemm_sm90.tile (one block per tile), or FILE (a rewritten copy of one of
 them, the kernel named as the sample), with -D overrides.
 
@@ -44,7 +45,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TILEC = os.environ.get("TILEC", os.path.join(ROOT, "build", "tilec"))
 SAMPLES = {"gemm_sm90": os.path.join(ROOT, "samples", "gemm_sm90.tile"),
            "gemm_persistent_sm90": os.path.join(ROOT, "samples", "gemm_persistent_sm90.tile"),
-           "gemm_cluster_sm90": os.path.join(ROOT, "samples", "gemm_cluster_sm90.tile")}
+           "gemm_cluster_sm90": os.path.join(ROOT, "samples", "gemm_cluster_sm90.tile"),
+           "gemm_pingpong_sm90": os.path.join(ROOT, "samples", "gemm_pingpong_sm90.tile")}
 
 cuda = ctypes.CDLL("libcuda.so.1")
 
@@ -61,8 +63,10 @@ class Variant:
         # a variant is "[persistent] NAME=VALUE ...": the persistent sample (grid = min(tiles, SMs))
         # or the one-tile-per-block sample, with -D overrides
         self.cluster = "cluster" in words
-        self.persistent = "persistent" in words or self.cluster
-        self.kernel = "gemm_cluster_sm90" if self.cluster else "gemm_persistent_sm90" if self.persistent else "gemm_sm90"
+        self.pingpong = "pingpong" in words
+        self.persistent = "persistent" in words or self.cluster or self.pingpong
+        self.kernel = ("gemm_cluster_sm90" if self.cluster else "gemm_pingpong_sm90" if self.pingpong
+                       else "gemm_persistent_sm90" if self.persistent else "gemm_sm90")
         src = [w[4:] for w in words if w.startswith("src=")]   # src=FILE: a rewritten copy of the sample
         self.max_clusters = int(next((w[9:] for w in words if w.startswith("clusters=")), "0"))   # cap on clusters
         # racy: a diagnostic rewrite that drops part of the protocol; timed even when its result is
@@ -71,11 +75,11 @@ class Variant:
         # ptxsub=OLD=>NEW: a diagnostic rewrite of the emitted PTX (every OLD replaced by NEW) before
         # ptxas, to measure what one instruction's form costs; compile times then include this script
         subs = [w[7:].split("=>") for w in words if w.startswith("ptxsub=")]
-        defines = [w for w in words if w not in ("persistent", "cluster", "racy")
+        defines = [w for w in words if w not in ("persistent", "cluster", "pingpong", "racy")
                    and not w.startswith(("src=", "clusters=", "ptxsub="))]
         self.defines = defines
         self.label = " ".join(words)
-        self.consts = {"BM": 128, "BN": 256, "BK": 64, "STAGES": 4, "GROUP_M": 8}
+        self.consts = {"BM": 128, "BN": 128 if self.pingpong else 256, "BK": 64, "STAGES": 4, "GROUP_M": 8}
         for d in defines:
             k, v = d.split("=")
             self.consts[k] = int(v)

@@ -2497,6 +2497,27 @@ static void emit_op(Emit *e, const Op *op, Flow *f)
             ins(e, "mov.%s %s, %s", rc_mov[class_of(s->type)], VR(e, r, j), VR(e, s, 0));
         return;
     }
+    case OP_COLUMNS: {   /* accumulator lanes r N/2 + 4 j + i: columns first.. are a run of lanes per 64-row block */
+        const Value *r = op->results[0], *s = op->operands[0];
+        const Attr *sh = ir_attr_find(op, "shape");
+        int64_t first = ir_attr_int(op, "first", -1), th = ir_attr_int(op, "threads", 0);
+        if (r->type->kind != TY_VEC || s->type->kind != TY_VEC || !sh || sh->kind != ATTR_INTS || sh->nints != 2 ||
+            th < 128 || th % 128 || first < 0 || first % 8) {
+            error_at(e, op, "'columns' needs vecs in the accumulator layout (shape, threads, first; lower-tiles first)");
+            return;
+        }
+        int64_t N = sh->ints[1], reps = sh->ints[0] / (th / 128) / 64, half = nlanes_of(r) / (reps ? reps : 1);
+        if (reps < 1 || half * reps != nlanes_of(r) || first / 2 + half > N / 2 || reps * N / 2 != nlanes_of(s)) {
+            error_at(e, op, "'columns': %d lanes are not columns %lld.. of a [%lld, %lld] accumulator of %d lanes",
+                     nlanes_of(r), (long long)first, (long long)sh->ints[0], (long long)N, nlanes_of(s));
+            return;
+        }
+        for (int64_t k = 0; k < reps; k++)
+            for (int64_t j = 0; j < half; j++)
+                ins(e, "mov.%s %s, %s", rc_mov[class_of(s->type->elem)], VR(e, r, (int)(k * half + j)),
+                    VR(e, s, (int)(k * N / 2 + first / 2 + j)));
+        return;
+    }
     case OP_LD_BLOCKED: case OP_ST_BLOCKED:
         emit_blocked_mem(e, op);
         return;

@@ -2335,6 +2335,35 @@ static Ex call_expr(S *s, const Node *n, const Type *hint)
         }
         return ex_val(ir_build1(&s->b, OP_SPLAT, n->loc, &sv, 1, ir_type_tile(s->m, sv->type, rank, shape)));
     }
+    if (strcmp(f, "columns") == 0) {   /* columns(t, first, count): t[:, first .. first + count - 1] */
+        if (!nargs_ok(s, n, 3, 3) || !need_builder(s, n->loc)) return ex_err();
+        int64_t first, count;
+        Ex t = expr(s, n->list[0]);
+        if (t.err) return ex_err();
+        if (!t.type || t.type->kind != TY_TILE || t.type->rank != 2) {
+            diag_error(s->diag, n->list[0]->loc, "columns() takes the columns of a rank-2 tile, not %s",
+                       t.type ? TYNAME(t.type, b1) : "a constant");
+            return ex_err();
+        }
+        if (!const_int(s, n->list[1], &first, "columns()'s first column") ||
+            !const_int(s, n->list[2], &count, "columns()'s column count"))
+            return ex_err();
+        if (count < 1) {
+            diag_error(s->diag, n->list[2]->loc, "columns(): the column count must be at least 1, not %lld", (long long)count);
+            return ex_err();
+        }
+        if (first < 0 || first + count > t.type->shape[1]) {
+            diag_error(s->diag, n->loc, "columns(): columns %lld .. %lld are outside the %lld columns of %s", (long long)first,
+                       (long long)(first + count - 1), (long long)t.type->shape[1], TYNAME(t.type, b1));
+            return ex_err();
+        }
+        Value *tv = value_of(s, t, n->list[0]->loc);
+        if (!tv) return ex_err();
+        int64_t shape[2] = {t.type->shape[0], count};
+        Op *op = ir_build(&s->b, OP_COLUMNS, n->loc, &tv, 1, ir_type_tile(s->m, t.type->elem, 2, shape));
+        ir_attr_set_int(s->m, op, "first", first);
+        return ex_val(op->results[0]);
+    }
     static const struct { const char *name; OpCode op; int nargs; int float_only; } math[] = {
         {"min", OP_MIN, 2, 0}, {"max", OP_MAX, 2, 0}, {"abs", OP_ABS, 1, 0},
         {"sqrt", OP_SQRT, 1, 1}, {"exp", OP_EXP, 1, 1}, {"fma", OP_FMA, 3, 1}, {"select", OP_SELECT, 3, 0},
@@ -2912,11 +2941,12 @@ static void shared_stmt(S *s, const Node *n)
                ast_uses(s->kbody, n->name, tma_use) == 1 && ast_uses(s->kbody, n->name, store_use)) {
         /* written by whole-tile stores and moved by TMA tensor copies only (an epilogue's staging
          * tile): rows of 128 bytes or more go in 128-byte swizzled column spans (docs/LANGUAGE.md
-         * §12), so that the row-by-row stores of a warp (stmatrix, the accumulator's stores) spread
-         * over the banks; TMA moves one box per span */
+         * §12), rows of 32 or 64 bytes get that swizzle, so that the row-by-row stores of a warp
+         * (stmatrix, the accumulator's stores) spread over the banks; TMA moves one box per span */
         int64_t es = ir_type_bits(T((TypeKind)n->a->a->op)) / 8, row = shape[dims->nlist - 1] * es;
         int64_t rows = bytes / row;
         if (row % 128 == 0 && rows % 8 == 0) swizzle = 128;
+        else if ((row == 32 || row == 64) && rows % 8 == 0) swizzle = row;
     }
     if (swizzle && !dynamic) {
         int64_t es = ir_type_bits(T((TypeKind)n->a->a->op)) / 8, row = shape[dims->nlist - 1] * es;

@@ -509,6 +509,45 @@ static void check_memory_and_tiles(Verifier *V, const Op *op)
 
 /* ---- matrix ops (docs/IR.md, "Matrix ops") ---- */
 
+/* columns: tile [M, N] {first} -> tile [M, C] of the same element, 0 <= first, first + C <= N; after
+ * lower-tiles (the accumulator layout) vec -> vec {first, shape = [M, N], threads}: whole warpgroups
+ * of 64-row blocks, first and C multiples of 8 (whole n8 blocks of the fragment). */
+static void check_columns(Verifier *V, const Op *op)
+{
+    const Type *st = op->operands[0]->type, *rt = op->results[0]->type;
+    Attr *f = need_attr(V, op, "first", ATTR_INT, "an integer");
+    if (!f || !st || !rt) return;
+    if (st->kind == TY_TILE) {
+        if (st->rank != 2 || rt->kind != TY_TILE || rt->rank != 2 || rt->elem != st->elem || rt->shape[0] != st->shape[0]) {
+            verr(V, op, "takes the columns of a rank-2 tile into a tile of its rows and element, got %s to %s", tstr(st).s,
+                 tstr(rt).s);
+            return;
+        }
+        if (f->i < 0 || rt->shape[1] < 1 || f->i + rt->shape[1] > st->shape[1])
+            verr(V, op, "columns %lld .. %lld are outside the %lld columns of %s", (long long)f->i,
+                 (long long)(f->i + rt->shape[1] - 1), (long long)st->shape[1], tstr(st).s);
+        return;
+    }
+    if (st->kind != TY_VEC || rt->kind != TY_VEC || rt->elem != st->elem) {
+        verr(V, op, "takes a vec to a vec of its element, got %s to %s", tstr(st).s, tstr(rt).s);
+        return;
+    }
+    Attr *sh = need_attr(V, op, "shape", ATTR_INTS, "a list of integers");
+    Attr *th = need_attr(V, op, "threads", ATTR_INT, "an integer");
+    if (!sh || !th) return;
+    if (sh->nints != 2 || th->i < 128 || th->i % 128 || sh->ints[0] % (64 * (th->i / 128)) || sh->ints[1] % 8 ||
+        st->shape[0] * th->i != sh->ints[0] * sh->ints[1]) {
+        verr(V, op, "the accumulator layout of shape %s over %lld threads does not give the operand's %lld lanes",
+             sh->nints == 2 ? "[M, N]" : "(not [M, N])", (long long)th->i, (long long)st->shape[0]);
+        return;
+    }
+    int64_t c = rt->shape[0] * th->i / sh->ints[0];
+    if (rt->shape[0] * th->i % sh->ints[0] || c % 8 || f->i % 8 || f->i < 0 || c < 8 || f->i + c > sh->ints[1])
+        verr(V, op, "columns %lld .. %lld of the [%lld, %lld] accumulator (%lld lanes) must be whole blocks of 8 inside it",
+             (long long)f->i, (long long)(f->i + c - 1), (long long)sh->ints[0], (long long)sh->ints[1],
+             (long long)rt->shape[0]);
+}
+
 /* mma / mma_acc: a [M,K] and b [K,N] ([N,K] with trans_b) are sized smem stages of one 16-bit float
  * type; acc and the result one f32 type: tile<MxN> (mma) or vec<M*N/threads> (mma_acc). */
 static void check_mma(Verifier *V, const Op *op)
@@ -1222,6 +1261,9 @@ static void check_op_types(Verifier *V, Op *op)
         return;
     case OP_MMA: case OP_MMA_ACC: case OP_MMA_COMMIT: case OP_MMA_WAIT: case OP_ST_ACC: case OP_ST_SMEM_ACC: case OP_LD_SMEM_ACC:
         check_mma(V, op);
+        return;
+    case OP_COLUMNS:
+        check_columns(V, op);
         return;
     case OP_CLC_TRY_CANCEL: case OP_CLC_QUERY:
         check_clc(V, op);

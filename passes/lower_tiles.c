@@ -336,7 +336,7 @@ static void check_op(Op *op, void *ctx)
         l->vec = min64(l->vec, 16 / elem_bytes(op->code == OP_SMEM_LOAD ? op->results[0]->type : op->operands[0]->type));
         return;
     case OP_SPLAT: case OP_IOTA: case OP_IF: case OP_FOR: case OP_LOOP:
-    case OP_YIELD: case OP_BREAK: case OP_CONTINUE: case OP_MMA:
+    case OP_YIELD: case OP_BREAK: case OP_CONTINUE: case OP_MMA: case OP_COLUMNS:
         return;
     default:
         if ((ir_op_info[op->code].props & IR_PELEM) || !has_tile(op)) return;
@@ -407,6 +407,9 @@ static void acc_union_op(Op *op, void *ctx)
             /* a register A [M, K]: wgmma's A fragment is the accumulator layout of an [M, K] tile */
             if (op->operands[0]->type->kind == TY_TILE) l->acc[uf_find(l, op->operands[0]->id)] = 1;
         }
+        return;
+    case OP_COLUMNS:   /* a column slice keeps its operand's layout class (the accumulator's: n8 blocks) */
+        uf_union(l, op->operands[0], op->results[0]);
         return;
     case OP_FOR: case OP_LOOP:
         first = op->code == OP_FOR ? 3 : 0;
@@ -483,6 +486,24 @@ static void acc_check_op(Op *op, void *ctx)
                 return;
             }
         }
+    if (op->code == OP_COLUMNS && op->operands[0]->type->kind == TY_TILE) {   /* (lowered input: already a vec) */
+        const Type *t = op->operands[0]->type, *r = op->results[0]->type;
+        int64_t first = ir_attr_int(op, "first", 0);
+        const char *why = NULL;
+        if (!is_acc(l, op->operands[0]))
+            why = "its tile is in the blocked layout (it meets no mma): columns() takes the columns of an mma accumulator";
+        else if (l->m->target)
+            why = "columns() of an accumulator is implemented for sm_90a (wgmma fragments) only";
+        else if (first % 8 || r->shape[1] % 8)
+            why = "an accumulator's columns come in blocks of 8 (first and count multiples of 8)";
+        if (why) {
+            diag_error(l->diag, op->loc, "lower-tiles: 'columns' %lld .. %lld of a [%lld, %lld] tile%s%s: %s", (long long)first,
+                       (long long)(first + r->shape[1] - 1), (long long)t->shape[0], (long long)t->shape[1],
+                       l->m->target ? " on --target " : "", l->m->target ? l->m->target : "", why);
+            l->errors++;
+        }
+        return;
+    }
     if (op->code == OP_MMA) {
         const Op *g = thread_group(op);
         int64_t lo = g ? ir_attr_int(g, "lo", 0) : 0, threads = group_threads(l, g);
@@ -559,6 +580,11 @@ static void rewrite_op(Op *op, void *ctx)
         op->code = OP_MMA_ACC;
         break;
     }
+    case OP_COLUMNS:   /* the accumulator layout (acc_check_op): the source's shape and group */
+        if (op->operands[0]->type->kind != TY_TILE) break;
+        ir_attr_set_ints(l->m, op, "shape", op->operands[0]->type->shape, 2);
+        ir_attr_set_int(l->m, op, "threads", group_threads(l, thread_group(op)));
+        break;
     case OP_TILE_LOAD:
         set_layout_attrs(l, op, op->results[0]->type);
         op->code = OP_LD_BLOCKED;

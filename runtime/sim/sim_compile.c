@@ -1143,6 +1143,25 @@ static void comp_op(Comp *C, const Op *op, Flow *f)
         in->a = S(C, op->operands[0], op);
         in->n = nslots_of(op->results[0]->type);
         return;
+    case OP_COLUMNS: {   /* accumulator lanes r N/2 + 4 j + i (docs/IR.md "Matrix ops"): one run per 64-row block */
+        const Type *st = op->operands[0]->type, *rt = op->results[0]->type;
+        const Attr *sh = ir_attr_find(op, "shape");
+        int64_t first = ir_attr_int(op, "first", -1), th = ir_attr_int(op, "threads", 0);
+        int64_t reps = sh && sh->kind == ATTR_INTS && sh->nints == 2 && th >= 128 ? sh->ints[0] / (th / 128) / 64 : 0;
+        int64_t N = reps ? sh->ints[1] : 0, half = reps && rt->kind == TY_VEC ? rt->shape[0] / reps : 0;
+        if (st->kind != TY_VEC || rt->kind != TY_VEC || reps < 1 || first < 0 || first % 8 || half * reps != rt->shape[0] ||
+            first / 2 + half > N / 2 || reps * N / 2 != st->shape[0]) {
+            fail(C, op, "'columns' needs vecs in the accumulator layout (shape, threads, first; lower-tiles first)");
+            return;
+        }
+        for (int64_t k = 0; k < reps; k++) {
+            in = emitp(C, op, SI_MOV);
+            in->d = S(C, op->results[0], op) + (uint32_t)(k * half);
+            in->a = S(C, op->operands[0], op) + (uint32_t)(k * N / 2 + first / 2);
+            in->n = (uint32_t)half;
+        }
+        return;
+    }
     case OP_LD_BLOCKED: case OP_ST_BLOCKED: case OP_IOTA_BLOCKED: case OP_LD_SMEM_BLOCKED: case OP_ST_SMEM_BLOCKED:
         comp_blocked(C, op);
         return;

@@ -1047,6 +1047,9 @@ const ref_kernel ref_kernels[] = {
      setup_gemm_pair_sm100, ref_gemm},
     {"gemm_persistent_sm90", "samples/gemm_persistent_sm90.tile", 384, 128 * 256, {REF_TOL_REL_FRO, 1.0 / 256, 1.0 / 64, 1e-3},
      setup_gemm_persistent, ref_gemm},
+    /* ping-pong consumers (each warpgroup whole 128 x 128 tiles): the persistent case */
+    {"gemm_pingpong_sm90", "samples/gemm_pingpong_sm90.tile", 384, 128 * 128, {REF_TOL_REL_FRO, 1.0 / 256, 1.0 / 64, 1e-3},
+     setup_gemm_persistent, ref_gemm},
     {"gemm_cluster_sm90", "samples/gemm_cluster_sm90.tile", 384, 128 * 256, {REF_TOL_REL_FRO, 1.0 / 256, 1.0 / 64, 1e-3},
      setup_gemm_cluster, ref_gemm},
     {"warp_pipelined_gemm", "samples/amd/warp_pipelined_gemm.tile", 512, 256 * 64, {REF_TOL_REL_FRO, 1.0 / 256, 1.0 / 64, 1e-3},

@@ -228,7 +228,7 @@ static void test_gemm(gpu *g, loaded *l)
     int small = quick || l->tag[0];   /* the -D variants: the quick shapes */
     const long long(*list)[4] = small ? gemm_quick : gemm_full;
     size_t n = small ? sizeof gemm_quick / sizeof gemm_quick[0] : sizeof gemm_full / sizeof gemm_full[0];
-    int persistent = strcmp(l->ref->name, "gemm_persistent_sm90") == 0;
+    int persistent = strcmp(l->ref->name, "gemm_persistent_sm90") == 0 || strcmp(l->ref->name, "gemm_pingpong_sm90") == 0;
     int kmul = strcmp(l->ref->name, "gemm_fp8_sm90") == 0 ? 16 : 8;   /* 16-byte TMA rows: 16 fp8, 8 bf16 */
     for (size_t i = 0; i < n; i++) {
         if (list[i][3] && !persistent) continue;   /* one block per tile: its grid is the tile count */

@@ -10,17 +10,7 @@ T=${TILEC:-build/tilec}
 export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv 2>&1
 P=samples/gemm_pingpong_sm90.tile
-for d in "" "-DBM=64 -DBN=256 -DSTAGES=4"; do
-    for a in "M=512 N=512 K=512" "M=1000 N=1496 K=520" "M=300 N=696 K=8" "M=256 N=296 K=8192" "M=129 N=264 K=64"; do
-        set -- $a
-        echo "pingpong $d $a: $($T run $P $d --arg "$1" --arg "$2" --arg "$3" --repeat 3 | grep -E "check")"
-    done
-done
-for g in 1 2 5; do echo "pingpong grid $g: $($T run $P --grid $g --arg M=1000 --arg N=1496 --arg K=520 | grep check)"; done
-for tool in memcheck racecheck synccheck; do
-    timeout 40 compute-sanitizer --tool $tool --error-exitcode 9 $T run $P --grid 3 --arg M=300 --arg N=520 --arg K=200 --repeat 1 2>&1 | tail -1
-    echo "$tool exit $?"
-done
+TILEC=$T sh bench/gemm_check.sh $P "" "-DBM=64 -DBN=256 -DSTAGES=4"
 REG=/tmp/gemm_pingpong_reg.tile
 python3 - "$P" "$REG" <<'PY'
 import sys

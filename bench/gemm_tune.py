@@ -9,10 +9,10 @@ persistent TMA matmul (bench/gemm.py's contenders and timing: median of R interl
 table of every variant and the best one per shape are printed.
 
 Space (samples/gemm_sm90.tile one tile per block, samples/gemm_persistent_sm90.tile one block per
-SM walking the tiles, samples/gemm_cluster_sm90.tile on 2-CTA clusters; -D overrides of their
-consts): BN in {256, 128} with the deepest rings that fit 227 KiB (BN=256: STAGES 3, 4, or 2, 3 for
-the persistent kernel, which keeps C in shared memory; BN=128: STAGES 4, 5, 6), GROUP_M in {8, 16};
-BM = 128, BK = 64
+SM walking the tiles, samples/gemm_cluster_sm90.tile on 2-CTA clusters, samples/gemm_pingpong_sm90.tile
+with ping-pong consumers; -D overrides of their consts): BN in {256, 128} with the deepest rings
+that fit 227 KiB (BN=256: STAGES 3, 4, the persistent kernel's two C piece tiles included;
+BN=128: STAGES 4, 5, 6), GROUP_M in {8, 16}; BM = 128, BK = 64
 (BK = 32 lost 5-9% everywhere in bench/NOTES.md round 3). --space names another list of variants
 ("persistent BN=128 STAGES=6;...", bench/gemm.py's variant syntax).
 
@@ -30,15 +30,14 @@ import gemm  # noqa: E402  (bench/gemm.py: Variant, the Triton kernels, the timi
 
 
 def default_space():
-    # the persistent kernel keeps a BM x BN bf16 C tile in shared memory for its TMA store, so its
-    # rings are one stage shorter at BN = 256
+    # the persistent kernel keeps two BM x BN/4 bf16 C pieces in shared memory for its TMA stores
     out = []
-    for kind, rings in (("", ((256, (3, 4)), (128, (4, 5, 6)))), ("persistent ", ((256, (2, 3)), (128, (4, 5, 6))))):
+    for kind, rings in (("", ((256, (3, 4)), (128, (4, 5, 6)))), ("persistent ", ((256, (3, 4)), (128, (4, 5, 6))))):
         for bn, stages in rings:
             for st in stages:
                 for g in (8, 16):
                     out.append(f"{kind}BN={bn} STAGES={st} GROUP_M={g}")
-    out += ["cluster GROUP_M=8", "cluster GROUP_M=16"]
+    out += ["cluster GROUP_M=8", "cluster GROUP_M=16", "pingpong GROUP_M=8", "pingpong GROUP_M=16"]
     return out
 
 

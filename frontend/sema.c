@@ -2352,9 +2352,9 @@ static Ex call_expr(S *s, const Node *n, const Type *hint)
             diag_error(s->diag, n->list[2]->loc, "columns(): the column count must be at least 1, not %lld", (long long)count);
             return ex_err();
         }
-        if (first < 0 || first + count > t.type->shape[1]) {
-            diag_error(s->diag, n->loc, "columns(): columns %lld .. %lld are outside the %lld columns of %s", (long long)first,
-                       (long long)(first + count - 1), (long long)t.type->shape[1], TYNAME(t.type, b1));
+        if (first < 0 || first > t.type->shape[1] - count) {
+            diag_error(s->diag, n->loc, "columns(): %lld columns from column %lld are outside the %lld columns of %s",
+                       (long long)count, (long long)first, (long long)t.type->shape[1], TYNAME(t.type, b1));
             return ex_err();
         }
         Value *tv = value_of(s, t, n->list[0]->loc);

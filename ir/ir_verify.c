@@ -523,9 +523,9 @@ static void check_columns(Verifier *V, const Op *op)
                  tstr(rt).s);
             return;
         }
-        if (f->i < 0 || rt->shape[1] < 1 || f->i + rt->shape[1] > st->shape[1])
-            verr(V, op, "columns %lld .. %lld are outside the %lld columns of %s", (long long)f->i,
-                 (long long)(f->i + rt->shape[1] - 1), (long long)st->shape[1], tstr(st).s);
+        if (f->i < 0 || rt->shape[1] < 1 || f->i > st->shape[1] - rt->shape[1])
+            verr(V, op, "%lld columns from column %lld are outside the %lld columns of %s", (long long)rt->shape[1],
+                 (long long)f->i, (long long)st->shape[1], tstr(st).s);
         return;
     }
     if (st->kind != TY_VEC || rt->kind != TY_VEC || rt->elem != st->elem) {
@@ -535,17 +535,17 @@ static void check_columns(Verifier *V, const Op *op)
     Attr *sh = need_attr(V, op, "shape", ATTR_INTS, "a list of integers");
     Attr *th = need_attr(V, op, "threads", ATTR_INT, "an integer");
     if (!sh || !th) return;
-    if (sh->nints != 2 || th->i < 128 || th->i % 128 || sh->ints[0] % (64 * (th->i / 128)) || sh->ints[1] % 8 ||
+    if (sh->nints != 2 || th->i < 128 || th->i > 1024 || th->i % 128 || sh->ints[0] < 64 || sh->ints[0] > 65536 ||
+        sh->ints[1] < 8 || sh->ints[1] > 256 || sh->ints[0] % (64 * (th->i / 128)) || sh->ints[1] % 8 ||
         st->shape[0] * th->i != sh->ints[0] * sh->ints[1]) {
         verr(V, op, "the accumulator layout of shape %s over %lld threads does not give the operand's %lld lanes",
              sh->nints == 2 ? "[M, N]" : "(not [M, N])", (long long)th->i, (long long)st->shape[0]);
         return;
     }
     int64_t c = rt->shape[0] * th->i / sh->ints[0];
-    if (rt->shape[0] * th->i % sh->ints[0] || c % 8 || f->i % 8 || f->i < 0 || c < 8 || f->i + c > sh->ints[1])
-        verr(V, op, "columns %lld .. %lld of the [%lld, %lld] accumulator (%lld lanes) must be whole blocks of 8 inside it",
-             (long long)f->i, (long long)(f->i + c - 1), (long long)sh->ints[0], (long long)sh->ints[1],
-             (long long)rt->shape[0]);
+    if (rt->shape[0] * th->i % sh->ints[0] || c % 8 || f->i % 8 || f->i < 0 || c < 8 || f->i > sh->ints[1] - c)
+        verr(V, op, "%lld columns from column %lld of the [%lld, %lld] accumulator (%lld lanes) must be whole blocks of 8 "
+             "inside it", (long long)c, (long long)f->i, (long long)sh->ints[0], (long long)sh->ints[1], (long long)rt->shape[0]);
 }
 
 /* mma / mma_acc: a [M,K] and b [K,N] ([N,K] with trans_b) are sized smem stages of one 16-bit float

@@ -1,10 +1,10 @@
 #!/bin/sh
 # tests/gpu/gemm.sh: the GEMMs' device session in one batch: correctness of samples/gemm_sm90.tile,
-# gemm_persistent_sm90.tile and gemm_cluster_sm90.tile at square and ragged shapes (tilec run:
-# float64 reference, per-element bound and relative Frobenius error), bench/gemm.py (tilec vs cuBLAS
-# vs Triton plain and persistent TMA) and bench/gemm_tune.py (the autotuner), compute-sanitizer,
-# then gpucheck (every sample, the GEMMs and their -D
-# variants included). TILEC names the prebuilt compiler (default build/tilec), GPUCHECK gpucheck,
+# gemm_persistent_sm90.tile, gemm_pingpong_sm90.tile and gemm_cluster_sm90.tile at square and ragged
+# shapes (tilec run: float64 reference, per-element bound and relative Frobenius error),
+# bench/gemm.py (tilec vs cuBLAS vs Triton plain and persistent TMA) and bench/gemm_tune.py (the
+# autotuner), compute-sanitizer, then gpucheck (every sample, the GEMMs and their -D variants
+# included). TILEC names the prebuilt compiler (default build/tilec), GPUCHECK gpucheck,
 # VARIANTS the bench's tilec variants (bench/gemm.py --variants; its default when unset).
 #   tests/gpu/gemm.sh [quick]      (quick: correctness and sanitizer only, no bench, no gpucheck)
 set -u
@@ -13,7 +13,7 @@ T=${TILEC:-build/tilec}
 G=${GPUCHECK:-build/gpucheck}
 echo "== device"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv 2>&1
-for s in gemm_sm90 gemm_persistent_sm90 gemm_cluster_sm90; do
+for s in gemm_sm90 gemm_persistent_sm90 gemm_pingpong_sm90 gemm_cluster_sm90; do
     echo "== $s correctness (float64 reference, bf16 bounds)"
     # ragged (no multiple of the 128 x 256 x 64 tile), N a multiple of 8: gemm_persistent_sm90's C
     # is a TMA tensor (16-byte rows); gpucheck runs gemm_sm90 at odd N too

@@ -1628,9 +1628,16 @@ static void acc_pos(const uint32_t *h, uint32_t tix, uint32_t j, uint32_t *row, 
 static const unsigned char *mma_row_of(Sim *S, Thread *t, uint32_t pc, uint32_t cta, uint32_t base, uint32_t row,
                                        uint32_t rowbytes, uint32_t m)
 {
-    if (sim_smem_spans(m) > 1) {   /* a row of a tile in column spans is spread over the whole stage */
-        const unsigned char *p = saddr(S, t, pc, cta, base, (uint64_t)sim_smem_rows(m) * rowbytes, 0);
-        return p ? p + (uint64_t)row * rowbytes : NULL;
+    uint32_t n = sim_smem_spans(m);
+    if (n > 1) {   /* a row of a tile in column spans is one W-byte piece per span (the swizzle stays inside it) */
+        uint64_t w = rowbytes / n, span = (uint64_t)sim_smem_rows(m) * w;
+        const unsigned char *p = NULL;
+        for (uint32_t j = 0; j < n; j++) {   /* each piece checked (bounds, races) on its own */
+            const unsigned char *q = saddr(S, t, pc, cta, (uint64_t)base + j * span + (uint64_t)row * w, w, 0);
+            if (!q) return NULL;
+            if (!j) p = q - (uint64_t)row * w;   /* the stage's start */
+        }
+        return p + (uint64_t)row * rowbytes;
     }
     return saddr(S, t, pc, cta, (uint64_t)base + (uint64_t)row * rowbytes, rowbytes, 0);
 }

@@ -12,7 +12,8 @@ Space (samples/gemm_sm90.tile one tile per block, samples/gemm_persistent_sm90.t
 SM walking the tiles, samples/gemm_cluster_sm90.tile on 2-CTA clusters, samples/gemm_pingpong_sm90.tile
 with ping-pong consumers; -D overrides of their consts): BN in {256, 128} with the deepest rings
 that fit 227 KiB (BN=256: STAGES 3, 4, the persistent kernel's two C piece tiles included;
-BN=128: STAGES 4, 5, 6), GROUP_M in {8, 16}; BM = 128, BK = 64
+BN=128: STAGES 4, 5, 6), GROUP_M in {8, 16}; BM = 128, BK = 64; and the round-6 form of the
+persistent kernel (bench/gemm_variants/persistent_r6.tile: one C tile, 3 stages)
 (BK = 32 lost 5-9% everywhere in bench/NOTES.md round 3). --space names another list of variants
 ("persistent BN=128 STAGES=6;...", bench/gemm.py's variant syntax).
 
@@ -38,6 +39,9 @@ def default_space():
                 for g in (8, 16):
                     out.append(f"{kind}BN={bn} STAGES={st} GROUP_M={g}")
     out += ["cluster GROUP_M=8", "cluster GROUP_M=16", "pingpong GROUP_M=8", "pingpong GROUP_M=16"]
+    # the round-6 form of the persistent kernel (one C tile, 3 stages): ahead where K is small
+    r6 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gemm_variants", "persistent_r6.tile")
+    out += [f"persistent src={r6} GROUP_M=8", f"persistent src={r6} GROUP_M=16"]
     return out
 
 

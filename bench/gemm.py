@@ -79,10 +79,6 @@ class Variant:
                    and not w.startswith(("src=", "clusters=", "ptxsub="))]
         self.defines = defines
         self.label = " ".join(words)
-        self.consts = {"BM": 128, "BN": 128 if self.pingpong else 256, "BK": 64, "STAGES": 4, "GROUP_M": 8}
-        for d in defines:
-            k, v = d.split("=")
-            self.consts[k] = int(v)
         args = [TILEC, src[0] if src else SAMPLES[self.kernel]] + [f"-D{d}" for d in defines]
         t0 = time.perf_counter()
         ptx = subprocess.run(args + ["--emit", "ptx"], capture_output=True, check=True).stdout
@@ -110,6 +106,9 @@ class Variant:
         pinfo = subprocess.run(args + ["--emit", "params"], capture_output=True, check=True, text=True).stdout
         self.maps = {m.group(1): (int(m.group(2)), int(m.group(3)), int(m.group(4)))
                      for m in re.finditer(r"^\s+\d+ (\w+) tma bf16 rank=2 box=(\d+)x(\d+) swizzle=(\d+)(?: spans=\d+)?$", pinfo, re.M)}
+        # the C tile a block (a cluster: each of its CTAs) computes, from the boxes as compiled: BM rows
+        # of A, BN rows of B (the cluster kernel's B box is half its tile's columns)
+        self.tile = (self.maps["a"][0], self.maps["b"][0] * (2 if self.cluster else 1))
         ir = subprocess.run(args + ["--emit", "ir-lowered"], capture_output=True, check=True, text=True).stdout
         self.smem = int(re.search(r"smem\((\d+)\)", ir).group(1))
         self.mod = ctypes.c_void_p()
@@ -150,7 +149,7 @@ class Variant:
         pc = self.tensor_map(c, "c") if self.c_tma else ctypes.c_uint64(c.data_ptr())
         iM, iN, iK = ctypes.c_int32(M), ctypes.c_int32(N), ctypes.c_int32(K)
         params = (ctypes.c_void_p * 6)(*[ctypes.cast(ctypes.pointer(x), ctypes.c_void_p) for x in (ta, tb, pc, iM, iN, iK)])
-        bm, bn = self.consts["BM"], self.consts["BN"]
+        bm, bn = self.tile
         grid = ((M + bm - 1) // bm) * ((N + bn - 1) // bn)
         if self.cluster:   # clusters of 2 along M: tile pairs, one block per SM
             grid = 2 * min(((M + bm - 1) // bm + 1) // 2 * ((N + bn - 1) // bn), self.max_clusters or SMS // 2)

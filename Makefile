@@ -3,6 +3,21 @@
 
 .DEFAULT_GOAL := all
 
+# Parallel by default (JOBS=1 for a serial build); one short line per file, V=1 for full commands.
+JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
+ifeq ($(MAKELEVEL),0)
+MAKEFLAGS += -j$(JOBS)
+endif
+MAKEFLAGS += --no-print-directory
+V        ?= 0
+ifeq ($(V),1)
+Q        :=
+say      := @:
+else
+Q        := @
+say      := @printf '  %-7s %s\n'
+endif
+
 CC       ?= cc
 PREFIX   ?= /usr/local
 BUILD    ?= build
@@ -23,7 +38,7 @@ LD_LLD   ?= $(shell command -v ld.lld-19 2>/dev/null || echo /usr/lib/llvm-19/bi
 WARN     = -Wall -Wextra -Wpedantic -Wshadow -Wmissing-prototypes -Werror
 CFLAGS  ?= -O2 -g
 override CFLAGS += -std=c11 $(WARN) -D_POSIX_C_SOURCE=200809L -fPIC
-CPPFLAGS += -Iinclude -Iir -Ifrontend -Ipasses -Icodegen_ptx -Icodegen_amdgcn -Iruntime -Iruntime/sim -Idriver -Isamples/ref -I$(BUILD)/gen -I$(CUDA_HOME)/include -isystem $(LLVM_INC)
+CPPFLAGS += -Iinclude -Iir -Ifrontend -Ipasses -Icodegen_ptx -Icodegen_amdgcn -Ilib -Iruntime -Iruntime/sim -Isamples/ref -I$(BUILD)/gen -I$(CUDA_HOME)/include -isystem $(LLVM_INC)
 ifeq ($(AMD),0)
 LLVM_LIBS :=
 AMD_SRC  = $(filter-out codegen_amdgcn/amd_emit.c,$(wildcard codegen_amdgcn/*.c))
@@ -34,15 +49,17 @@ override LDLIBS += $(LLVM_LIBS) -lm -ldl -lpthread
 
 GEN      = $(BUILD)/gen
 LIB_SRC  = $(wildcard ir/*.c) $(wildcard frontend/*.c) $(wildcard passes/*.c) \
-           $(wildcard codegen_ptx/*.c) $(AMD_SRC) $(wildcard runtime/*.c) $(wildcard runtime/sim/*.c) $(filter-out driver/main.c,$(wildcard driver/*.c))
+           $(wildcard codegen_ptx/*.c) $(AMD_SRC) $(wildcard runtime/*.c) $(wildcard runtime/sim/*.c) $(wildcard lib/*.c)
 GEN_SRC  = $(GEN)/lexer.c $(GEN)/parser.c
 LIB_OBJ  = $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRC)) $(GEN)/lexer.o $(GEN)/parser.o
-HDRS     = $(wildcard include/*.h ir/*.h ir/*.def frontend/*.h passes/*.h codegen_ptx/*.h codegen_amdgcn/*.h runtime/*.h runtime/sim/*.h driver/*.h) $(GEN)/parser.h
+HDRS     = $(wildcard include/*.h ir/*.h ir/*.def frontend/*.h passes/*.h codegen_ptx/*.h codegen_amdgcn/*.h runtime/*.h runtime/sim/*.h lib/*.h) $(GEN)/parser.h
 
 # The samples' C references and the run harness (samples/ref): linked into tilec, gpucheck, bench.
 REF_SRC  = $(wildcard samples/ref/*.c)
 REF_OBJ  = $(patsubst %.c,$(BUILD)/%.o,$(REF_SRC))
-$(REF_OBJ) $(BUILD)/driver/main.o: samples/ref/refs.h
+CLI_SRC  = $(wildcard cli/*.c)
+CLI_OBJ  = $(patsubst %.c,$(BUILD)/%.o,$(CLI_SRC))
+$(REF_OBJ) $(CLI_OBJ): samples/ref/refs.h
 
 TILEC    = $(BUILD)/tilec
 LIBA     = $(BUILD)/libtile.a
@@ -60,51 +77,66 @@ $(BUILD)/.deps-ok: scripts/deps.sh
 
 $(GEN)/lexer.c: frontend/lexer.re $(GEN)/parser.h | $(BUILD)/.deps-ok
 	@mkdir -p $(GEN)
-	re2c --no-generation-date --no-version -W -Werror -o $@ $<
+	$(say) RE2C $<
+	$(Q)re2c --no-generation-date --no-version -W -Werror -o $@ $<
 
 # lemon writes parser.c/.h next to its input: run it on a copy inside build/gen.
 $(GEN)/parser.c $(GEN)/parser.h: frontend/parser.y | $(BUILD)/.deps-ok
 	@mkdir -p $(GEN)
-	cp frontend/parser.y $(GEN)/parser.y
-	cd $(GEN) && lemon -l -q parser.y
+	$(say) LEMON $<
+	$(Q)cp frontend/parser.y $(GEN)/parser.y
+	$(Q)cd $(GEN) && lemon -l -q parser.y
+
+# The library's objects export only what tile.h marks TILE_API (libtile.so's export list).
+LIB_FLAGS = -fvisibility=hidden -DTILE_BUILDING_LIBRARY
+$(LIB_OBJ): EXTRA_CFLAGS = $(LIB_FLAGS)
 
 $(GEN)/%.o: $(GEN)/%.c $(HDRS)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-unused-parameter -Wno-missing-prototypes -Wno-shadow -c $< -o $@
+	$(say) CC $<
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(EXTRA_CFLAGS) -Wno-unused-parameter -Wno-missing-prototypes -Wno-shadow -c $< -o $@
 
 $(BUILD)/%.o: %.c $(HDRS) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -DTILEC_PTXAS='"$(PTXAS)"' -DTILEC_LD_LLD='"$(LD_LLD)"' -c $< -o $@
+	$(say) CC $<
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(EXTRA_CFLAGS) -DTILEC_PTXAS='"$(PTXAS)"' -DTILEC_LD_LLD='"$(LD_LLD)"' -c $< -o $@
 
 $(LIBA): $(LIB_OBJ)
-	rm -f $@ && ar rcs $@ $^
+	$(say) AR $@
+	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(LIBSO): $(LIB_OBJ)
-	$(CC) -shared -o $@ $^ $(LDLIBS)
+	$(say) LD $@
+	$(Q)$(CC) -shared -o $@ $^ $(LDLIBS)
 
-$(TILEC): $(BUILD)/driver/main.o $(REF_OBJ) $(LIBA)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+$(TILEC): $(CLI_OBJ) $(REF_OBJ) $(LIBA)
+	$(say) LD $@
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 # ---- tests ----
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lpthread -lm)
 UNIT_SRC = $(wildcard tests/unit/*.c)
 # A stand-in libamdhip64 for the hip back end's tests (tests/unit/fake_hip; no AMD GPU here).
 FAKE_HIP = $(BUILD)/libfake_amdhip64.so
-$(FAKE_HIP): tests/unit/fake_hip/fake_amdhip64.c
-	$(CC) $(CFLAGS) -Wno-missing-prototypes -shared -fPIC -o $@ $<
+$(FAKE_HIP): tests/unit/fake_hip/fake_amdhip64.c | $(BUILD)/.deps-ok
+	$(say) LD $@
+	$(Q)$(CC) $(CFLAGS) -Wno-missing-prototypes -shared -fPIC -o $@ $<
 
 $(BUILD)/unit_tests: $(UNIT_SRC) $(LIBA) $(HDRS) $(FAKE_HIP)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-missing-prototypes -DTILEC_FAKE_HIP='"$(abspath $(FAKE_HIP))"' \
+	$(say) LD $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-missing-prototypes -DTILEC_FAKE_HIP='"$(abspath $(FAKE_HIP))"' \
 	  -DTILEC_LLVM_BIN='"$(LLVM_BIN)"' -o $@ $(UNIT_SRC) $(LIBA) $(CHECK_LIBS) $(LDLIBS)
 
 unit: $(BUILD)/unit_tests
-	CK_FORK=no $(BUILD)/unit_tests
+	$(say) UNIT tests/unit
+	$(Q)CK_FORK=no $(BUILD)/unit_tests
 
 lit: $(TILEC) $(FAKE_HIP)
-	TILEC=$(abspath $(TILEC)) PTXAS=$(PTXAS) LLVM_BIN=$(LLVM_BIN) LIT_BUILD=$(abspath $(BUILD)) LIT_EXEC_ROOT=$(abspath $(BUILD))/lit $(LIT) -sv tests/lit tests/sim
+	$(say) LIT "tests/lit tests/sim"
+	$(Q)TILEC=$(abspath $(TILEC)) PTXAS=$(PTXAS) LLVM_BIN=$(LLVM_BIN) LIT_BUILD=$(abspath $(BUILD)) LIT_EXEC_ROOT=$(abspath $(BUILD))/lit $(LIT) -sv tests/lit tests/sim
 
 check: all $(BUILD)/unit_tests regen-check
-	$(MAKE) --no-print-directory lit
-	$(MAKE) --no-print-directory unit
+	@$(MAKE) lit
+	@$(MAKE) unit
 
 # The generated lexer and parser must be reproducible: regenerate into a scratch dir and compare.
 regen-check: $(GEN)/lexer.c $(GEN)/parser.c

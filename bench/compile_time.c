@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "runtime.h"
+#include "program.h"
 #include "tile.h"
 
 static double now_us(void)

@@ -1545,15 +1545,15 @@ static void emit_watched_wait(Emit *e, const Op *op, int id, const char *sc, con
     PtxOptions *o = e->opts;
     if (o->nsites == e->capsites) {
         int cap = e->capsites ? 2 * e->capsites : 16;
-        PtxWaitSite *ns = realloc(o->sites, (size_t)cap * sizeof *ns);
+        TileWaitSite *ns = realloc(o->sites, (size_t)cap * sizeof *ns);
         if (!ns) ir_unreachable("out of memory");
         o->sites = ns;
         e->capsites = cap;
     }
     const Op *alloc = op->operands[0]->def;
     if (alloc && alloc->code == OP_MBAR_AT) alloc = alloc->operands[0]->def;
-    PtxWaitSite *site = &o->sites[o->nsites];
-    *site = (PtxWaitSite){.kernel = e->k->name, .line = op->loc.line, .col = op->loc.col, .bar_offset = -1};
+    TileWaitSite *site = &o->sites[o->nsites];
+    *site = (TileWaitSite){.kernel = e->k->name, .line = op->loc.line, .col = op->loc.col, .bar_offset = -1};
     if (alloc && alloc->code == OP_MBAR_ALLOC) {
         const Type *t = alloc->results[0]->type;
         site->barrier = alloc->results[0]->name;
@@ -1564,9 +1564,9 @@ static void emit_watched_wait(Emit *e, const Op *op, int id, const char *sc, con
     ins(e, "mbarrier.try_wait.parity.acquire.%s.shared::cta.b64 %s, [%s], %s", sc, p, b, par);
     sb_printf(&e->body, "\t@%s bra $L_wait_%d_done;\n", p, id);
     ins(e, "mov.u64 %s, %%globaltimer", t0);
-    ins(e, "ld.global.u64 %s, [%s+8]", lim, PTX_WATCHDOG_SYMBOL);
+    ins(e, "ld.global.u64 %s, [%s+8]", lim, TILE_WD_SYMBOL);
     ins(e, "setp.eq.u64 %s, %s, 0", q, lim);
-    ins(e, "selp.u64 %s, %llu, %s, %s", lim, PTX_WATCHDOG_DEFAULT_NS, lim, q);
+    ins(e, "selp.u64 %s, %llu, %s, %s", lim, TILE_WD_DEFAULT_NS, lim, q);
     label(e, id, "wait", "retry");
     ins(e, "mbarrier.try_wait.parity.acquire.%s.shared::cta.b64 %s, [%s], %s", sc, p, b, par);
     sb_printf(&e->body, "\t@%s bra $L_wait_%d_done;\n", p, id);
@@ -1577,7 +1577,7 @@ static void emit_watched_wait(Emit *e, const Op *op, int id, const char *sc, con
     ins(e, "div.u64 %s, %s, 1000000", t1, t1);      /* ns to ms */
     sb_printf(&e->body, "\t{\n\t.param .b32 wd_a0;\n\t.param .b32 wd_a1;\n\t.param .b32 wd_a2;\n\t.param .b32 wd_a3;\n"
                         "\t.param .b32 wd_a4;\n");
-    ins(e, "st.param.b32 [wd_a4], %d", PTX_WD_KIND_HANG);
+    ins(e, "st.param.b32 [wd_a4], %d", TILE_WD_KIND_HANG);
     ins(e, "mov.u32 %s, %d", off, o->nsites);
     ins(e, "st.param.b32 [wd_a0], %s", off);
     ins(e, "cvt.u32.u64 %s, %s", off, t1);
@@ -1593,7 +1593,7 @@ static void emit_watched_wait(Emit *e, const Op *op, int id, const char *sc, con
 }
 
 /* The report routine of the bounded waits (once per module): claims the record with a CAS on the
- * claim word in device memory, fills it (PTX_WD_* words) with plain stores, makes it visible to
+ * claim word in device memory, fills it (TILE_WD_* words) with plain stores, makes it visible to
  * the host, and traps. A thread that loses the claim sleeps until the winner's trap ends the
  * kernel (trapping at once would abort the winner mid-record); without a record it just traps. */
 static void emit_hang_routine(StrBuf *out)
@@ -1632,9 +1632,9 @@ static void emit_hang_routine(StrBuf *out)
               "\tnanosleep.u32 1000;\n"
               "\tbra.uni $L_hang_lost;\n"
               "\tret;\n}\n",
-              PTX_WATCHDOG_SYMBOL, PTX_WATCHDOG_SYMBOL, 4 * PTX_WD_SITE, 4 * PTX_WD_PARITY, 4 * PTX_WD_BAROFF,
-              4 * PTX_WD_WAITED_MS, 4 * PTX_WD_KIND, 4 * PTX_WD_CTAID, 4 * (PTX_WD_CTAID + 1), 4 * (PTX_WD_CTAID + 2), 4 * PTX_WD_TID,
-              4 * (PTX_WD_TID + 1), 4 * (PTX_WD_TID + 2), 4 * PTX_WD_RANK, 4 * PTX_WD_DONE, PTX_WD_MAGIC);
+              TILE_WD_SYMBOL, TILE_WD_SYMBOL, 4 * TILE_WD_SITE, 4 * TILE_WD_PARITY, 4 * TILE_WD_BAROFF,
+              4 * TILE_WD_WAITED_MS, 4 * TILE_WD_KIND, 4 * TILE_WD_CTAID, 4 * (TILE_WD_CTAID + 1), 4 * (TILE_WD_CTAID + 2), 4 * TILE_WD_TID,
+              4 * (TILE_WD_TID + 1), 4 * (TILE_WD_TID + 2), 4 * TILE_WD_RANK, 4 * TILE_WD_DONE, TILE_WD_MAGIC);
 }
 
 static void emit_mbar(Emit *e, const Op *op)
@@ -2242,14 +2242,14 @@ static void emit_clc_after_fail_check(Emit *e, const Op *op)
     PtxOptions *o = e->opts;
     if (o->nsites == e->capsites) {
         int cap = e->capsites ? 2 * e->capsites : 16;
-        PtxWaitSite *ns = realloc(o->sites, (size_t)cap * sizeof *ns);
+        TileWaitSite *ns = realloc(o->sites, (size_t)cap * sizeof *ns);
         if (!ns) ir_unreachable("out of memory");
         o->sites = ns;
         e->capsites = cap;
     }
-    PtxWaitSite *site = &o->sites[o->nsites];
-    *site = (PtxWaitSite){.kernel = e->k->name, .line = op->loc.line, .col = op->loc.col, .bar_offset = -1,
-                          .kind = PTX_WD_KIND_CLC_AFTER_FAIL};
+    TileWaitSite *site = &o->sites[o->nsites];
+    *site = (TileWaitSite){.kernel = e->k->name, .line = op->loc.line, .col = op->loc.col, .bar_offset = -1,
+                          .kind = TILE_WD_KIND_CLC_AFTER_FAIL};
     const char *f = T(e, RC_B32), *p = T(e, RC_PRED);
     int id = e->nlabel++;
     ins(e, "ld.volatile.shared.u32 %s, [__clc_w+4]", f);
@@ -2261,7 +2261,7 @@ static void emit_clc_after_fail_check(Emit *e, const Op *op)
     ins(e, "st.param.b32 [wd_a1], 0");
     ins(e, "st.param.b32 [wd_a2], -1");
     ins(e, "st.param.b32 [wd_a3], 0");
-    ins(e, "st.param.b32 [wd_a4], %d", PTX_WD_KIND_CLC_AFTER_FAIL);
+    ins(e, "st.param.b32 [wd_a4], %d", TILE_WD_KIND_CLC_AFTER_FAIL);
     ins(e, "call tilec_hang, (wd_a0, wd_a1, wd_a2, wd_a3, wd_a4)");
     sb_puts(&e->body, "\t}\n");
     label(e, id, "clcok", "done");

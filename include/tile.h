@@ -18,21 +18,42 @@
 extern "C" {
 #endif
 
+/* TILE_API marks the library's exported functions: libtile is built with hidden visibility, so
+ * these declarations are all a program that links it can reach. */
+#if defined(__GNUC__) && defined(TILE_BUILDING_LIBRARY)
+#define TILE_API __attribute__((visibility("default")))
+#else
+#define TILE_API
+#endif
+
 #define TILE_VERSION_MAJOR 0
 #define TILE_VERSION_MINOR 1
 #define TILE_VERSION_PATCH 0
 
+/* Every status any call returns, compile and runtime alike. */
 typedef enum tile_status {
     TILE_SUCCESS = 0,
     TILE_ERROR_INVALID_ARGUMENT = 1, /* a NULL or out-of-range argument to the API */
     TILE_ERROR_COMPILE = 2,          /* the source or IR has errors: read the diagnostics */
     TILE_ERROR_ASSEMBLE = 3,         /* ptxas rejected the generated PTX (a compiler bug) or is missing */
     TILE_ERROR_NOT_AVAILABLE = 4,    /* the stage was not produced by this compilation */
-    TILE_ERROR_OUT_OF_MEMORY = 5,
+    TILE_ERROR_OUT_OF_MEMORY = 5,    /* an allocation failed; nothing was leaked, the call had no effect */
+    TILE_ERROR_NO_DRIVER = 10,       /* the back end's driver library is not installed */
+    TILE_ERROR_NO_DEVICE = 11,       /* no device with that ordinal */
+    TILE_ERROR_DEVICE = 12,          /* the driver reported an error: see tile_last_error() */
+    TILE_ERROR_LAUNCH_ARGS = 13,     /* arguments do not match the kernel's signature */
+    TILE_ERROR_LAUNCH_CONFIG = 14,   /* grid/block/cluster/shared memory out of limits */
+    TILE_ERROR_NOT_FOUND = 15,       /* no kernel of that name in the module */
+    TILE_ERROR_NOT_READY = 16,       /* stream/event query: work still pending */
+    TILE_ERROR_IN_CALLBACK = 17,     /* the API was called from a host callback */
+    TILE_ERROR_TARGET = 18,          /* the program's target does not run on this device */
+    TILE_ERROR_KERNEL = 19,          /* the kernel hung, faulted or raced: the report is in tile_last_error() */
+    TILE_ERROR_NO_SHMEM = 20,        /* NVSHMEM missing or unusable: see tile_last_error() */
+    TILE_ERROR_PEER = 21,            /* a PE exited with an error, was killed or never joined */
 } tile_status;
 
-const char *tile_status_string(tile_status s);
-const char *tile_version(void);   /* "0.1.0" */
+TILE_API const char *tile_status_string(tile_status s);
+TILE_API const char *tile_version(void);   /* "0.1.0" */
 
 typedef enum tile_target {
     TILE_TARGET_SM90A = 0,   /* NVIDIA Hopper (H100, H200) */
@@ -93,19 +114,19 @@ typedef struct tile_diagnostic {
 /* Compiles `len` bytes of `source` (need not be NUL-terminated; `filename` names it in
  * diagnostics). On TILE_SUCCESS and TILE_ERROR_COMPILE/ASSEMBLE, *out receives a program that the
  * caller destroys. opts may be NULL (sm_90a, -O2). */
-tile_status tile_compile(const char *source, size_t len, const char *filename,
+TILE_API tile_status tile_compile(const char *source, size_t len, const char *filename,
                          const tile_compile_options *opts, tile_program **out);
-void tile_program_destroy(tile_program *p);
+TILE_API void tile_program_destroy(tile_program *p);
 
 /* Diagnostics: the whole report as text ("file:line:col: error: msg", source line, caret),
  * and as records. Strings stay valid until the program is destroyed. */
-const char *tile_program_diagnostics(const tile_program *p);
-int tile_program_diagnostic_count(const tile_program *p);
-tile_status tile_program_diagnostic(const tile_program *p, int index, tile_diagnostic *out);
-int tile_program_error_count(const tile_program *p);
+TILE_API const char *tile_program_diagnostics(const tile_program *p);
+TILE_API int tile_program_diagnostic_count(const tile_program *p);
+TILE_API tile_status tile_program_diagnostic(const tile_program *p, int index, tile_diagnostic *out);
+TILE_API int tile_program_error_count(const tile_program *p);
 
 /* Any stage as bytes (text stages are NUL-terminated; len excludes the NUL). */
-tile_status tile_program_emit(const tile_program *p, tile_stage stage, const char **data, size_t *len);
+TILE_API tile_status tile_program_emit(const tile_program *p, tile_stage stage, const char **data, size_t *len);
 
 /* Element and scalar types, as in the language. */
 typedef enum tile_dtype {
@@ -115,8 +136,8 @@ typedef enum tile_dtype {
     TILE_DTYPE_E4M3, TILE_DTYPE_E5M2,   /* fp8 (OCP FP8 E4M3 / E5M2), one byte each */
 } tile_dtype;
 
-const char *tile_dtype_name(tile_dtype t);   /* "i32", "bf16", ... */
-size_t tile_dtype_size(tile_dtype t);        /* bytes; i1 is passed as 1 byte */
+TILE_API const char *tile_dtype_name(tile_dtype t);   /* "i32", "bf16", ... */
+TILE_API size_t tile_dtype_size(tile_dtype t);        /* bytes; i1 is passed as 1 byte */
 
 typedef enum tile_param_kind {
     TILE_PARAM_SCALAR = 0,   /* passed by value */
@@ -141,14 +162,14 @@ typedef struct tile_param_info {
 } tile_param_info;
 
 /* Kernels of a compiled program: names, signatures, and the launch shape each declares. */
-int tile_program_kernel_count(const tile_program *p);
-const char *tile_program_kernel_name(const tile_program *p, int index);
-tile_status tile_program_kernel_block(const tile_program *p, int index, unsigned block[3], unsigned cluster[3]);
-int tile_program_kernel_find(const tile_program *p, const char *name);    /* index, or -1 */
-size_t tile_program_kernel_smem(const tile_program *p, int kernel);      /* shared memory the kernel lays out */
-int tile_program_param_count(const tile_program *p, int kernel);          /* -1 for a bad index */
-tile_status tile_program_param(const tile_program *p, int kernel, int index, tile_param_info *out);
-tile_target tile_program_target(const tile_program *p);
+TILE_API int tile_program_kernel_count(const tile_program *p);
+TILE_API const char *tile_program_kernel_name(const tile_program *p, int index);
+TILE_API tile_status tile_program_kernel_block(const tile_program *p, int index, unsigned block[3], unsigned cluster[3]);
+TILE_API int tile_program_kernel_find(const tile_program *p, const char *name);    /* index, or -1 */
+TILE_API size_t tile_program_kernel_smem(const tile_program *p, int kernel);      /* shared memory the kernel lays out */
+TILE_API int tile_program_param_count(const tile_program *p, int kernel);          /* -1 for a bad index */
+TILE_API tile_status tile_program_param(const tile_program *p, int kernel, int index, tile_param_info *out);
+TILE_API tile_target tile_program_target(const tile_program *p);
 
 
 /* ================================ runtime ================================ */
@@ -159,26 +180,16 @@ tile_target tile_program_target(const tile_program *p);
  * another thread uses it. A host callback (tile_stream_add_callback) must not call this API: such
  * a call returns TILE_ERROR_IN_CALLBACK instead of deadlocking. */
 
-#define TILE_ERROR_NO_DRIVER ((tile_status)10)      /* the back end's driver library is not installed */
-#define TILE_ERROR_NO_DEVICE ((tile_status)11)      /* no device with that ordinal */
-#define TILE_ERROR_DEVICE ((tile_status)12)         /* the driver reported an error: see tile_last_error() */
-#define TILE_ERROR_LAUNCH_ARGS ((tile_status)13)    /* arguments do not match the kernel's signature */
-#define TILE_ERROR_LAUNCH_CONFIG ((tile_status)14)  /* grid/block/cluster/shared memory out of limits */
-#define TILE_ERROR_NOT_FOUND ((tile_status)15)      /* no kernel of that name in the module */
-#define TILE_ERROR_NOT_READY ((tile_status)16)      /* stream/event query: work still pending */
-#define TILE_ERROR_IN_CALLBACK ((tile_status)17)    /* the API was called from a host callback */
-#define TILE_ERROR_TARGET ((tile_status)18)         /* the program's target does not run on this device */
-#define TILE_ERROR_KERNEL ((tile_status)19)         /* the kernel hung, faulted or raced: the report is in tile_last_error() */
 
-const char *tile_last_error(void);   /* thread-local; "" when the last failing call left none */
+TILE_API const char *tile_last_error(void);   /* thread-local; "" when the last failing call left none */
 
 typedef enum tile_backend { TILE_BACKEND_CUDA = 0, TILE_BACKEND_HIP = 1, TILE_BACKEND_SIM = 2 } tile_backend;
-const char *tile_backend_name(tile_backend b);                     /* "cuda", "hip", "sim" */
-tile_status tile_backend_parse(const char *name, tile_backend *out);
+TILE_API const char *tile_backend_name(tile_backend b);                     /* "cuda", "hip", "sim" */
+TILE_API tile_status tile_backend_parse(const char *name, tile_backend *out);
 
 /* How many devices a back end has. When it has none or cannot be used, the call still succeeds,
  * *count is 0 and `why` (if given) says why, e.g. "no CUDA driver found (libcuda.so.1: ...)". */
-tile_status tile_device_count(tile_backend b, int *count, char *why, size_t why_len);
+TILE_API tile_status tile_device_count(tile_backend b, int *count, char *why, size_t why_len);
 
 typedef struct tile_device tile_device;
 typedef struct tile_device_info {
@@ -199,11 +210,11 @@ typedef struct tile_device_info {
 
 typedef enum tile_sync_mode { TILE_SYNC_AUTO = 0, TILE_SYNC_SPIN = 1, TILE_SYNC_YIELD = 2, TILE_SYNC_BLOCKING = 3 } tile_sync_mode;
 
-tile_status tile_device_open(tile_backend b, int ordinal, tile_device **out);
-void tile_device_close(tile_device *d);           /* frees everything made from it that is still alive */
-tile_status tile_device_info_get(tile_device *d, tile_device_info *out);
-tile_status tile_device_set_sync_mode(tile_device *d, tile_sync_mode mode);   /* before any other work */
-tile_status tile_device_synchronize(tile_device *d);
+TILE_API tile_status tile_device_open(tile_backend b, int ordinal, tile_device **out);
+TILE_API void tile_device_close(tile_device *d);           /* frees everything made from it that is still alive */
+TILE_API tile_status tile_device_info_get(tile_device *d, tile_device_info *out);
+TILE_API tile_status tile_device_set_sync_mode(tile_device *d, tile_sync_mode mode);   /* before any other work */
+TILE_API tile_status tile_device_synchronize(tile_device *d);
 
 /* ---- the simulator ("sim" back end) ----
  * The simulator runs a kernel's lowered tile IR on the CPU with CTAs, clusters, warps, shared
@@ -225,23 +236,23 @@ typedef struct tile_sim_options {
 } tile_sim_options;
 
 /* The defaults above. */
-void tile_sim_options_init(tile_sim_options *o);
+TILE_API void tile_sim_options_init(tile_sim_options *o);
 /* Sets the options of a sim device for the launches that follow (copied; trace_path too).
  * TILE_ERROR_INVALID_ARGUMENT on a device of another back end. */
-tile_status tile_device_sim_configure(tile_device *d, const tile_sim_options *o);
+TILE_API tile_status tile_device_sim_configure(tile_device *d, const tile_sim_options *o);
 
 /* ---- memory ---- */
 typedef uint64_t tile_devptr;
 typedef struct tile_stream tile_stream;           /* NULL means the device's default stream */
 
-tile_status tile_malloc(tile_device *d, size_t bytes, tile_devptr *out);
-tile_status tile_free(tile_device *d, tile_devptr p);
-tile_status tile_memcpy_htod(tile_device *d, tile_devptr dst, const void *src, size_t bytes);
-tile_status tile_memcpy_dtoh(tile_device *d, void *dst, tile_devptr src, size_t bytes);
-tile_status tile_memcpy_dtod(tile_device *d, tile_devptr dst, tile_devptr src, size_t bytes);
-tile_status tile_memcpy_htod_async(tile_device *d, tile_devptr dst, const void *src, size_t bytes, tile_stream *s);
-tile_status tile_memcpy_dtoh_async(tile_device *d, void *dst, tile_devptr src, size_t bytes, tile_stream *s);
-tile_status tile_memset_d8(tile_device *d, tile_devptr dst, unsigned char value, size_t bytes);
+TILE_API tile_status tile_malloc(tile_device *d, size_t bytes, tile_devptr *out);
+TILE_API tile_status tile_free(tile_device *d, tile_devptr p);
+TILE_API tile_status tile_memcpy_htod(tile_device *d, tile_devptr dst, const void *src, size_t bytes);
+TILE_API tile_status tile_memcpy_dtoh(tile_device *d, void *dst, tile_devptr src, size_t bytes);
+TILE_API tile_status tile_memcpy_dtod(tile_device *d, tile_devptr dst, tile_devptr src, size_t bytes);
+TILE_API tile_status tile_memcpy_htod_async(tile_device *d, tile_devptr dst, const void *src, size_t bytes, tile_stream *s);
+TILE_API tile_status tile_memcpy_dtoh_async(tile_device *d, void *dst, tile_devptr src, size_t bytes, tile_stream *s);
+TILE_API tile_status tile_memset_d8(tile_device *d, tile_devptr dst, unsigned char value, size_t bytes);
 
 /* ---- streams, events, callbacks ---- */
 enum { TILE_STREAM_DEFAULT = 0, TILE_STREAM_NON_BLOCKING = 1 };
@@ -249,20 +260,20 @@ enum { TILE_EVENT_DEFAULT = 0, TILE_EVENT_DISABLE_TIMING = 2 };
 typedef struct tile_event tile_event;
 
 /* priority: lower numbers run first; clamped into [greatest, least] of tile_device_info. */
-tile_status tile_stream_create(tile_device *d, unsigned flags, int priority, tile_stream **out);
-tile_status tile_stream_destroy(tile_stream *s);
-tile_status tile_stream_synchronize(tile_stream *s);
-tile_status tile_stream_query(tile_stream *s);    /* TILE_SUCCESS when idle, TILE_ERROR_NOT_READY when busy */
-tile_status tile_stream_priority(tile_stream *s, int *priority);   /* the priority after clamping */
+TILE_API tile_status tile_stream_create(tile_device *d, unsigned flags, int priority, tile_stream **out);
+TILE_API tile_status tile_stream_destroy(tile_stream *s);
+TILE_API tile_status tile_stream_synchronize(tile_stream *s);
+TILE_API tile_status tile_stream_query(tile_stream *s);    /* TILE_SUCCESS when idle, TILE_ERROR_NOT_READY when busy */
+TILE_API tile_status tile_stream_priority(tile_stream *s, int *priority);   /* the priority after clamping */
 typedef void (*tile_host_fn)(void *user);
-tile_status tile_stream_add_callback(tile_stream *s, tile_host_fn fn, void *user);
+TILE_API tile_status tile_stream_add_callback(tile_stream *s, tile_host_fn fn, void *user);
 
-tile_status tile_event_create(tile_device *d, unsigned flags, tile_event **out);
-tile_status tile_event_destroy(tile_event *e);
-tile_status tile_event_record(tile_event *e, tile_stream *s);
-tile_status tile_event_synchronize(tile_event *e);
-tile_status tile_event_query(tile_event *e);       /* TILE_SUCCESS or TILE_ERROR_NOT_READY */
-tile_status tile_event_elapsed_ms(tile_event *start, tile_event *end, float *ms);
+TILE_API tile_status tile_event_create(tile_device *d, unsigned flags, tile_event **out);
+TILE_API tile_status tile_event_destroy(tile_event *e);
+TILE_API tile_status tile_event_record(tile_event *e, tile_stream *s);
+TILE_API tile_status tile_event_synchronize(tile_event *e);
+TILE_API tile_status tile_event_query(tile_event *e);       /* TILE_SUCCESS or TILE_ERROR_NOT_READY */
+TILE_API tile_status tile_event_elapsed_ms(tile_event *start, tile_event *end, float *ms);
 
 /* ---- modules, kernels, launches ---- */
 typedef struct tile_module tile_module;
@@ -271,11 +282,11 @@ typedef struct tile_kernel tile_kernel;
 /* Loads a compiled program onto the device: its cubin when the program was assembled
  * (assemble = 1), else its PTX through the driver's JIT, with the JIT's log in tile_last_error()
  * on failure. A program from tile_compile_cached carries the cubin the cache served. */
-tile_status tile_module_load(tile_device *d, const tile_program *p, tile_module **out);
-tile_status tile_module_unload(tile_module *m);
-tile_status tile_module_get_kernel(tile_module *m, const char *name, tile_kernel **out);
-int tile_kernel_param_count(const tile_kernel *k);
-tile_status tile_kernel_param(const tile_kernel *k, int index, tile_param_info *out);
+TILE_API tile_status tile_module_load(tile_device *d, const tile_program *p, tile_module **out);
+TILE_API tile_status tile_module_unload(tile_module *m);
+TILE_API tile_status tile_module_get_kernel(tile_module *m, const char *name, tile_kernel **out);
+TILE_API int tile_kernel_param_count(const tile_kernel *k);
+TILE_API tile_status tile_kernel_param(const tile_kernel *k, int index, tile_param_info *out);
 
 /* A launch argument. Build them with the helpers below; `name` NULL means "by position". */
 typedef struct tile_arg {
@@ -285,14 +296,14 @@ typedef struct tile_arg {
     union { int64_t i; uint64_t u; double f; tile_devptr ptr; } value;
 } tile_arg;
 
-tile_arg tile_arg_i32(int32_t v);
-tile_arg tile_arg_i64(int64_t v);
-tile_arg tile_arg_u32(uint32_t v);
-tile_arg tile_arg_f32(float v);
-tile_arg tile_arg_f64(double v);
-tile_arg tile_arg_scalar(tile_dtype t, double v);           /* any scalar type, converted */
-tile_arg tile_arg_ptr(tile_dtype elem, tile_devptr p);
-tile_arg tile_arg_named(const char *name, tile_arg a);     /* the same argument, passed by name */
+TILE_API tile_arg tile_arg_i32(int32_t v);
+TILE_API tile_arg tile_arg_i64(int64_t v);
+TILE_API tile_arg tile_arg_u32(uint32_t v);
+TILE_API tile_arg tile_arg_f32(float v);
+TILE_API tile_arg tile_arg_f64(double v);
+TILE_API tile_arg tile_arg_scalar(tile_dtype t, double v);           /* any scalar type, converted */
+TILE_API tile_arg tile_arg_ptr(tile_dtype elem, tile_devptr p);
+TILE_API tile_arg tile_arg_named(const char *name, tile_arg a);     /* the same argument, passed by name */
 
 typedef struct tile_launch_config {
     unsigned grid[3];           /* blocks; 0 is taken as 1 */
@@ -305,7 +316,7 @@ typedef struct tile_launch_config {
 /* Checks the arguments against the kernel's signature (count, names, kinds, types: a specific
  * message in tile_last_error() on mismatch), the config against the device and the kernel's
  * declared shape, then launches asynchronously on the stream. */
-tile_status tile_launch(tile_kernel *k, const tile_launch_config *cfg, const tile_arg *args, int nargs);
+TILE_API tile_status tile_launch(tile_kernel *k, const tile_launch_config *cfg, const tile_arg *args, int nargs);
 
 /* ---- kernel cache ---- */
 /* Compiles with the on-disk cache: the cubin/PTX of (source, options, target, compiler version,
@@ -314,10 +325,10 @@ tile_status tile_launch(tile_kernel *k, const tile_launch_config *cfg, const til
  * rebuilt, never loaded. `hit` (optional) tells whether the cache served it. Without
  * opts->assemble, a missing or failing ptxas is not an error: the program keeps its PTX for the
  * driver's JIT. */
-tile_status tile_compile_cached(const char *source, size_t len, const char *filename,
+TILE_API tile_status tile_compile_cached(const char *source, size_t len, const char *filename,
                                 const tile_compile_options *opts, int driver_version,
                                 tile_program **out, int *hit);
-const char *tile_cache_dir(void);    /* the directory in use (created on first store) */
+TILE_API const char *tile_cache_dir(void);    /* the directory in use (created on first store) */
 
 /* ---- multi-GPU: NVSHMEM (docs/RUNTIME.md, "Multi-GPU") ----
  * One process per GPU ("PE"), bootstrapped without MPI. tile_shmem_spawn forks npes processes
@@ -330,8 +341,6 @@ const char *tile_cache_dir(void);    /* the directory in use (created on first s
  * Programs that call NVSHMEM are loaded with tile_shmem_module_load: their PTX is linked with the
  * NVSHMEM device library's PTX (made once from libnvshmem_device.bc by scripts/nvshmem_devlib.sh,
  * kept outside the source tree) and registered with nvshmemx_cumodule_init. */
-#define TILE_ERROR_NO_SHMEM ((tile_status)20)   /* NVSHMEM missing or unusable: see tile_last_error() */
-#define TILE_ERROR_PEER ((tile_status)21)       /* a PE exited with an error, was killed or never joined */
 
 typedef struct tile_shmem tile_shmem;
 typedef int (*tile_shmem_main)(int pe, int npes, void *user);   /* a PE's body: 0 on success */
@@ -340,27 +349,27 @@ typedef int (*tile_shmem_main)(int pe, int npes, void *user);   /* a PE's body: 
  * TILE_SUCCESS when every PE returned 0; else TILE_ERROR_PEER naming each failed PE with the
  * tile_last_error() it had. Once one PE fails, the others get $TILE_SHMEM_PEER_TIMEOUT seconds
  * (default 30) to finish before they are killed, so a PE blocked on a dead peer cannot hang it. */
-tile_status tile_shmem_spawn(int npes, tile_shmem_main fn, void *user);
+TILE_API tile_status tile_shmem_spawn(int npes, tile_shmem_main fn, void *user);
 /* The same for a program: npes copies of argv[0] (searched in PATH) with argv. */
-tile_status tile_shmem_launch(int npes, char *const argv[]);
+TILE_API tile_status tile_shmem_launch(int npes, char *const argv[]);
 
-tile_status tile_shmem_init(tile_shmem **out);
-tile_status tile_shmem_finalize(tile_shmem *s);           /* also closes the device */
-tile_device *tile_shmem_device(tile_shmem *s);
-int tile_shmem_my_pe(const tile_shmem *s);
-int tile_shmem_n_pes(const tile_shmem *s);
+TILE_API tile_status tile_shmem_init(tile_shmem **out);
+TILE_API tile_status tile_shmem_finalize(tile_shmem *s);           /* also closes the device */
+TILE_API tile_device *tile_shmem_device(tile_shmem *s);
+TILE_API int tile_shmem_my_pe(const tile_shmem *s);
+TILE_API int tile_shmem_n_pes(const tile_shmem *s);
 /* Collective (every PE, same bytes): symmetric memory from NVSHMEM's heap ($NVSHMEM_SYMMETRIC_SIZE). */
-tile_status tile_shmem_malloc(tile_shmem *s, size_t bytes, tile_devptr *out);
-tile_status tile_shmem_free(tile_shmem *s, tile_devptr p);
-tile_status tile_shmem_barrier_all(tile_shmem *s);        /* host barrier over all PEs */
+TILE_API tile_status tile_shmem_malloc(tile_shmem *s, size_t bytes, tile_devptr *out);
+TILE_API tile_status tile_shmem_free(tile_shmem *s, tile_devptr p);
+TILE_API tile_status tile_shmem_barrier_all(tile_shmem *s);        /* host barrier over all PEs */
 /* Collective: n queue-pair handles into handles[]. With NVSHMEM 3.5.19+ nvshmemx_qp_create makes
  * them; without the QP API (3.4.x) every handle is QP_DEFAULT (1), the fallback the QP API itself
  * documents. *defaulted (optional) is 1 when every handle is QP_DEFAULT. */
-tile_status tile_shmem_qp_create(tile_shmem *s, int n, int32_t *handles, int *defaulted);
+TILE_API tile_status tile_shmem_qp_create(tile_shmem *s, int n, int32_t *handles, int *defaulted);
 /* "3.4.5" and whether the host library has the queue-pair API. */
-const char *tile_shmem_version(const tile_shmem *s, int *has_qp);
-tile_status tile_shmem_module_load(tile_shmem *s, const tile_program *p, tile_module **out);
-tile_status tile_shmem_module_unload(tile_shmem *s, tile_module *m);
+TILE_API const char *tile_shmem_version(const tile_shmem *s, int *has_qp);
+TILE_API tile_status tile_shmem_module_load(tile_shmem *s, const tile_program *p, tile_module **out);
+TILE_API tile_status tile_shmem_module_unload(tile_shmem *s, tile_module *m);
 
 #ifdef __cplusplus
 }

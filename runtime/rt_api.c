@@ -42,26 +42,6 @@ tile_status rt_error(tile_status st, const char *fmt, ...)
     return st;
 }
 
-const char *rt_status_string(tile_status s)
-{
-    switch ((int)s) {
-    case 10: return "driver not found";
-    case 11: return "no such device";
-    case 12: return "device error";
-    case 13: return "launch arguments do not match the kernel";
-    case 14: return "launch configuration out of limits";
-    case 15: return "not found";
-    case 16: return "not ready";
-    case 17: return "called from a host callback";
-    case 18: return "target does not run on this device";
-    case 19: return "the kernel hung, faulted or raced (simulator report)";
-    case 20: return "NVSHMEM is not installed or cannot be used";
-    case 21: return "a PE (peer process) failed or is missing";
-    }
-    return "unknown status";
-}
-_Static_assert((int)TILE_ERROR_NO_DRIVER == 10 && (int)TILE_ERROR_TARGET == 18 && (int)TILE_ERROR_KERNEL == 19,
-               "rt_status_string's table follows tile.h's runtime status numbers");
 
 int rt_in_callback(void) { return in_callback; }
 
@@ -137,7 +117,7 @@ struct tile_kernel {
         void *stream;
         tile_devptr buf;
         uint32_t seq;              /* the last launch's sequence number on this word */
-    } clc[RT_CLC_STREAMS];         /* under the device lock */
+    } clc[TILE_ABI_CLC_STREAMS];         /* under the device lock */
 };
 
 struct tile_module {
@@ -298,7 +278,7 @@ static void module_free(tile_module *m)
         free(k->name);
         for (int j = 0; j < k->nparams; j++) free((char *)k->params[j].name);
         free(k->params);
-        for (int j = 0; j < RT_CLC_STREAMS; j++)
+        for (int j = 0; j < TILE_ABI_CLC_STREAMS; j++)
             if (k->clc[j].buf) m->dev->be->mem_free(m->dev->h, k->clc[j].buf);
     }
     free(m->kernels);
@@ -1147,8 +1127,8 @@ tile_status rt_check_args(const char *kname, const tile_param_info *params, int 
     int nt = 0;
     for (int i = 0; i < nparams; i++) {
         int is_tma = params[i].kind == TILE_PARAM_TMA;
-        size_t sz = is_tma ? RT_TMA_BYTES : params[i].kind == TILE_PARAM_SCALAR ? tile_dtype_size(params[i].dtype) : 8;
-        size_t align = is_tma ? RT_TMA_ALIGN : sz;
+        size_t sz = is_tma ? TILE_ABI_TMA_BYTES : params[i].kind == TILE_PARAM_SCALAR ? tile_dtype_size(params[i].dtype) : 8;
+        size_t align = is_tma ? TILE_ABI_TMA_ALIGN : sz;
         if (!sz) sz = align = 8;
         off = (off + align - 1) / align * align;
         if (off + sz > bufcap) {
@@ -1164,7 +1144,7 @@ tile_status rt_check_args(const char *kname, const tile_param_info *params, int 
         tile_status st = pack_one(&params[i], &args[which[i]], named ? which[i] : i, buf + off, err, errlen);
         if (st) return st;
         if (is_tma) {
-            memset(buf + off, 0, RT_TMA_BYTES);   /* the caller encodes the map here */
+            memset(buf + off, 0, TILE_ABI_TMA_BYTES);   /* the caller encodes the map here */
             tma[nt].param = i;
             tma[nt].offset = off;
             nt++;
@@ -1264,7 +1244,7 @@ tile_status rt_tma_fill(RtTmaCache *c, pthread_mutex_t *lock, const RtBackend *b
     pthread_mutex_lock(lock);
     for (int i = 0; i < RT_TMA_CACHE; i++)
         if (c->e[i].used && memcmp(&c->e[i].key, t, sizeof *t) == 0) {
-            memcpy(out, c->e[i].map, RT_TMA_BYTES);
+            memcpy(out, c->e[i].map, TILE_ABI_TMA_BYTES);
             c->hits++;
             pthread_mutex_unlock(lock);
             return TILE_SUCCESS;
@@ -1272,18 +1252,18 @@ tile_status rt_tma_fill(RtTmaCache *c, pthread_mutex_t *lock, const RtBackend *b
     pthread_mutex_unlock(lock);
     if (!be->encode_tma)
         return rt_error(TILE_ERROR_LAUNCH_ARGS, "the %s back end cannot encode TMA tensor maps", be->name);
-    _Alignas(RT_TMA_ALIGN) unsigned char map[RT_TMA_BYTES];
+    _Alignas(TILE_ABI_TMA_ALIGN) unsigned char map[TILE_ABI_TMA_BYTES];
     memset(map, 0, sizeof map);
     tile_status st = be->encode_tma(dev, t, map);   /* host-only work: no lock held */
     if (st) return st;
     pthread_mutex_lock(lock);
     unsigned slot = c->next++ % RT_TMA_CACHE;
     memcpy(&c->e[slot].key, t, sizeof *t);   /* bytewise, padding included: lookups use memcmp */
-    memcpy(c->e[slot].map, map, RT_TMA_BYTES);
+    memcpy(c->e[slot].map, map, TILE_ABI_TMA_BYTES);
     c->e[slot].used = 1;
     c->encodes++;
     pthread_mutex_unlock(lock);
-    memcpy(out, map, RT_TMA_BYTES);
+    memcpy(out, map, TILE_ABI_TMA_BYTES);
     return TILE_SUCCESS;
 }
 
@@ -1392,9 +1372,9 @@ static tile_status clc_state_for(tile_kernel *k, void *stream, tile_devptr *out,
     tile_status st = TILE_SUCCESS;
     pthread_mutex_lock(&d->lock);
     int e = -1;
-    for (int i = 0; i < RT_CLC_STREAMS && e < 0; i++)
+    for (int i = 0; i < TILE_ABI_CLC_STREAMS && e < 0; i++)
         if (k->clc[i].buf && k->clc[i].stream == stream) e = i;
-    for (int i = 0; i < RT_CLC_STREAMS && e < 0; i++)
+    for (int i = 0; i < TILE_ABI_CLC_STREAMS && e < 0; i++)
         if (!k->clc[i].buf) e = i;
     if (e < 0) e = 0;   /* every slot taken by another stream: reuse the first once it has drained */
     if (k->clc[e].buf && k->clc[e].stream != stream) {
@@ -1402,8 +1382,8 @@ static tile_status clc_state_for(tile_kernel *k, void *stream, tile_devptr *out,
         if (!st) k->clc[e].stream = stream;   /* the word keeps its tag: the seq goes on from it */
     }
     if (!st && !k->clc[e].buf) {
-        st = d->be->mem_alloc(d->h, RT_CLC_STATE_BYTES, &k->clc[e].buf);
-        if (!st) st = d->be->memset_d8_async(d->h, k->clc[e].buf, 0, RT_CLC_STATE_BYTES, stream);
+        st = d->be->mem_alloc(d->h, TILE_ABI_CLC_STATE_BYTES, &k->clc[e].buf);
+        if (!st) st = d->be->memset_d8_async(d->h, k->clc[e].buf, 0, TILE_ABI_CLC_STATE_BYTES, stream);
         if (!st) {
             k->clc[e].stream = stream;
             k->clc[e].seq = 0;
@@ -1426,7 +1406,7 @@ tile_status tile_launch(tile_kernel *k, const tile_launch_config *cfg, const til
     tile_device *d = k->mod->dev;
     tile_status st = check_stream("tile_launch", d, cfg->stream);
     if (st) return st;
-    _Alignas(RT_TMA_ALIGN) unsigned char buf[RT_MAX_PARAM_BYTES];
+    _Alignas(TILE_ABI_TMA_ALIGN) unsigned char buf[RT_MAX_PARAM_BYTES];
     size_t offsets[RT_MAX_PARAMS];
     void *ptrs[RT_MAX_PARAMS + 2];   /* + the hidden CLC state and sequence number */
     RtTmaSlot tma[RT_MAX_TMA];

@@ -7,8 +7,8 @@
  * arguments and launch shapes. Those checks are pure functions declared here, so the unit tests
  * prove them without a GPU.
  *
- * Sections: rt_api.c (errors, guard, checks), rt_cuda.c (the CUDA back end), cache.c (the kernel
- * cache), and one hook defined in driver/compile.c.
+ * Sections: rt_api.c (errors, guard, checks), rt_cuda.c, rt_hip.c, sim/rt_sim.c (the back ends),
+ * rt_shmem.c (NVSHMEM), watchdog.c, fp8.c. Of the library core it uses only lib/program.h.
  */
 #ifndef TILEC_RUNTIME_H
 #define TILEC_RUNTIME_H
@@ -17,7 +17,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "program.h"
 #include "tile.h"
+#include "tile_abi.h"
 
 /* ================================ rt_api.c ================================ */
 
@@ -33,9 +35,6 @@ tile_status rt_error(tile_status st, const char *fmt, ...)
 #endif
     ;
 char *rt_error_buffer(void);     /* the thread's message buffer, RT_ERR_LEN bytes */
-
-/* Names of the runtime statuses (10 and up); tile_status_string() forwards to it. */
-const char *rt_status_string(tile_status s);
 
 /* The host-callback guard: set on the calling thread while a user callback runs. Every API call
  * that reaches a device checks it and returns TILE_ERROR_IN_CALLBACK instead of deadlocking. */
@@ -60,8 +59,6 @@ typedef struct RtLimits {
  * box and swizzle, and checks every rule of cuTensorMapEncodeTiled (rt_check_tma) so that a bad
  * argument gets a specific message; the back end's encode_tma then only encodes. */
 
-#define RT_TMA_BYTES 128         /* sizeof(CUtensorMap) */
-#define RT_TMA_ALIGN 128         /* the map's alignment: CUtensorMap is alignas(128); the PTX param says .align 128 */
 #define RT_MAX_TMA 16            /* TMA parameters one launch can encode */
 #define RT_TMA_CACHE 8           /* encoded maps remembered per kernel */
 
@@ -97,7 +94,7 @@ tile_status rt_check_tma(const RtTmaDesc *t, const char *const dimnames[5], char
 typedef struct RtTmaCache {
     struct {
         RtTmaDesc key;
-        unsigned char map[RT_TMA_BYTES];
+        unsigned char map[TILE_ABI_TMA_BYTES];
         int used;
     } e[RT_TMA_CACHE];
     unsigned next;               /* the entry the next insertion replaces */
@@ -105,7 +102,7 @@ typedef struct RtTmaCache {
 } RtTmaCache;
 
 struct RtBackend;
-/* Writes the encoded map of t to out (RT_TMA_BYTES, any alignment): from the cache, or encoded by
+/* Writes the encoded map of t to out (TILE_ABI_TMA_BYTES, any alignment): from the cache, or encoded by
  * be->encode_tma (outside the lock) and remembered. The lock guards the cache. */
 tile_status rt_tma_fill(RtTmaCache *cache, pthread_mutex_t *lock, const struct RtBackend *be, void *dev,
                         const RtTmaDesc *t, unsigned char *out);
@@ -119,8 +116,8 @@ typedef struct RtLaunchDims {
 
 /* Checks `args` against a kernel's parameters and packs them in declaration order into buf
  * (each value at its natural alignment; offsets[i] is parameter i's place). Arguments are all
- * positional or all named. A TMA parameter reserves RT_TMA_BYTES at RT_TMA_ALIGN (relative to
- * buf, which the caller aligns to RT_TMA_ALIGN) and gets a checked descriptor in tma[*ntma]
+ * positional or all named. A TMA parameter reserves TILE_ABI_TMA_BYTES at TILE_ABI_TMA_ALIGN (relative to
+ * buf, which the caller aligns to TILE_ABI_TMA_ALIGN) and gets a checked descriptor in tma[*ntma]
  * (room for RT_MAX_TMA; tma may be NULL when the kernel has no TMA parameter): the caller
  * encodes it there. Returns TILE_SUCCESS or TILE_ERROR_LAUNCH_ARGS with a message naming the
  * argument, the parameter and both types (or the broken TMA rule) in err. */
@@ -199,7 +196,7 @@ typedef struct RtBackend {
     tile_status (*module_function)(void *dev, void *m, const char *name, void **fn, size_t *static_shared);
     tile_status (*function_set_shared)(void *dev, void *fn, size_t dynamic_bytes);
     tile_status (*launch)(void *dev, void *fn, const RtLaunchDims *dims, void *stream, void **params);
-    /* Encodes a checked descriptor into a CUtensorMap at out (RT_TMA_ALIGN-aligned, RT_TMA_BYTES).
+    /* Encodes a checked descriptor into a CUtensorMap at out (TILE_ABI_TMA_ALIGN-aligned, TILE_ABI_TMA_BYTES).
      * NULL when the back end has no TMA. */
     tile_status (*encode_tma)(void *dev, const RtTmaDesc *t, void *out);
 
@@ -287,34 +284,5 @@ void *rt_module_handle(const tile_module *m);
 const RtBackend *rt_device_backend(const tile_device *d);
 /* The name of the first NVSHMEM function a PTX text declares `.extern`, copied to buf; 0 if none. */
 int rt_ptx_shmem_extern(const char *ptx, char *buf, size_t n);
-
-/* ================================ cache.c ================================ */
-
-/* Drops the in-memory cache (tests use it to reach the disk cache again). */
-void rt_cache_clear_memory(void);
-
-/* ================================ driver/compile.c ================================ */
-
-/* Sets the program's cubin (TILE_STAGE_CUBIN) to a copy of data. 0 on success, -1 out of memory. */
-int tile_program_set_cubin_(tile_program *p, const void *data, size_t n);
-
-/* The hang watchdog's view of a program: whether it was compiled with debug_hangs, its bounded
- * wait sites (codegen_ptx/ptx.h: PtxWaitSite, NULL past the end) and its source file's name. */
-struct PtxWaitSite;
-int tile_program_debug_hangs_(const tile_program *p);
-/* 1 when kernel `kernel` was compiled for sm_90a with cluster launch control: it takes the CLC
- * emulation's state as two hidden last parameters, the address of a u64 word {seq, count} (zeroed
- * once when allocated, never per launch) and the launch's sequence number, u32, never 0 and never
- * the seq of the word's previous launch (docs/IR.md, "Cluster launch control on sm_90a"). */
-int tile_program_kernel_clc_state_(const tile_program *p, int kernel);
-#define RT_CLC_STATE_BYTES 8
-#define RT_CLC_STREAMS 8         /* streams whose CLC state a kernel keeps at once */
-const struct PtxWaitSite *tile_program_wait_site_(const tile_program *p, int i);
-const char *tile_program_source_name_(const tile_program *p);
-
-/* AMD targets (gfx942, gfx90a): whether t is one, and the seconds the program's compilation spent
- * inside LLVM and in ld.lld (bench/compile_time reports the LLVM share). */
-int tile_target_is_amd_(tile_target t);
-void tile_program_amd_times_(const tile_program *p, double *llvm_s, double *link_s);
 
 #endif

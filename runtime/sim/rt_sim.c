@@ -377,8 +377,8 @@ static tile_status sim_function_set_shared(void *h, void *fn, size_t bytes)
 static tile_status sim_encode_tma(void *h, const RtTmaDesc *t, void *out)
 {
     (void)h;
-    _Static_assert(sizeof(RtTmaDesc) <= RT_TMA_BYTES, "the sim's tensor map is the RtTmaDesc itself");
-    memset(out, 0, RT_TMA_BYTES);
+    _Static_assert(sizeof(RtTmaDesc) <= TILE_ABI_TMA_BYTES, "the sim's tensor map is the RtTmaDesc itself");
+    memset(out, 0, TILE_ABI_TMA_BYTES);
     memcpy(out, t, sizeof *t);
     return TILE_SUCCESS;
 }

@@ -2693,7 +2693,7 @@ static int setup_params(Sim *S)
         const unsigned char *b = S->L->params[i];
         SimReg *r = &S->init[p->slot];
         if (p->kind == TY_TMA) {
-            _Static_assert(sizeof(RtTmaDesc) <= RT_TMA_BYTES, "the simulator's tensor map is the descriptor itself");
+            _Static_assert(sizeof(RtTmaDesc) <= TILE_ABI_TMA_BYTES, "the simulator's tensor map is the descriptor itself");
             memcpy(&S->descs[S->ndescs], b, sizeof(RtTmaDesc));
             r->u = S->ndescs++;
         } else if (p->kind == TY_PTR) {

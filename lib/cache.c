@@ -324,7 +324,7 @@ static void mem_store(const Key *k, const unsigned char *data, size_t len)
     pthread_mutex_unlock(&mem.lock);
 }
 
-void rt_cache_clear_memory(void)
+void tile_cache_clear_memory_(void)
 {
     pthread_mutex_lock(&mem.lock);
     for (size_t i = 0; i < mem.cap; i++) free(mem.slots[i].data);

@@ -16,52 +16,10 @@
 #include "frontend.h"
 #include "passes.h"
 #include "ptx.h"
-#include "runtime.h"
+#include "core.h"
 #include "tile.h"
 
-struct tile_program {
-    DiagCtx diag;
-    char *diag_text;            /* rendered once, on first request */
-    StrBuf stages[TILE_STAGE_HSACO + 1];   /* HSACO: the code object's bytes */
-    int have[TILE_STAGE_HSACO + 1];
-    double llvm_seconds;        /* AMD targets: time inside LLVM (bench/compile_time's LLVM share) */
-    double link_seconds;        /* AMD targets: time in ld.lld */
-    int amd_asm_lazy;           /* AMD target compiled to an object: the AMDGCN text is made on first request */
-    int amd_opt_level;
-    pthread_mutex_t lazy_lock;  /* guards that first request (tile_program_emit may run on many threads) */
-    unsigned char *cubin;
-    size_t cubin_len;
-    char **kernel_names;
-    unsigned (*kernel_dims)[6];
-    int nkernels;
-    tile_param_info **params;   /* params[k][i]; names owned (malloc) */
-    size_t *smem;               /* smem[k]: shared memory bytes of kernel k */
-    int *clc;                   /* clc[k]: 1 when kernel k takes the sm_90a CLC emulation's state (hidden last parameter) */
-    int *nparams;
-    tile_target target;
-    int debug_hangs;            /* compiled with bounded waits */
-    PtxWaitSite *sites;         /* the bounded wait sites (malloc; kernel names copied) */
-    int nsites;
-};
 
-static const char *const dtype_names[] = {"i1", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64",
-                                          "f16", "bf16", "f32", "f64", "e4m3", "e5m2"};
-
-const char *tile_dtype_name(tile_dtype t)
-{
-    return (unsigned)t < sizeof dtype_names / sizeof dtype_names[0] ? dtype_names[t] : "?";
-}
-
-size_t tile_dtype_size(tile_dtype t)
-{
-    switch (t) {
-    case TILE_DTYPE_I1: case TILE_DTYPE_I8: case TILE_DTYPE_U8: case TILE_DTYPE_E4M3: case TILE_DTYPE_E5M2: return 1;
-    case TILE_DTYPE_I16: case TILE_DTYPE_U16: case TILE_DTYPE_F16: case TILE_DTYPE_BF16: return 2;
-    case TILE_DTYPE_I32: case TILE_DTYPE_U32: case TILE_DTYPE_F32: return 4;
-    case TILE_DTYPE_I64: case TILE_DTYPE_U64: case TILE_DTYPE_F64: return 8;
-    }
-    return 0;
-}
 
 static tile_dtype dtype_of(const Type *t)
 {
@@ -139,22 +97,6 @@ static void record_signature(tile_program *p, int ki, Kernel *k)
             pi->dtype = dtype_of(t);
         }
     }
-}
-
-const char *tile_version(void) { return TILEC_VERSION; }
-
-const char *tile_status_string(tile_status s)
-{
-    if ((int)s >= (int)TILE_ERROR_NO_DRIVER) return rt_status_string(s); /* the runtime's statuses */
-    switch (s) {
-    case TILE_SUCCESS: return "success";
-    case TILE_ERROR_INVALID_ARGUMENT: return "invalid argument";
-    case TILE_ERROR_COMPILE: return "compilation failed";
-    case TILE_ERROR_ASSEMBLE: return "PTX assembly failed";
-    case TILE_ERROR_NOT_AVAILABLE: return "stage not available";
-    case TILE_ERROR_OUT_OF_MEMORY: return "out of memory";
-    }
-    return "unknown status";
 }
 
 static int parse_defines(const tile_compile_options *o, FeDefine *out, DiagCtx *diag)
@@ -267,6 +209,14 @@ void tile_program_amd_times_(const tile_program *p, double *llvm_s, double *link
 {
     *llvm_s = p ? p->llvm_seconds : 0;
     *link_s = p ? p->link_seconds : 0;
+}
+
+int tile_pass_info_(int i, const char **name, const char **summary)
+{
+    if (i < 0 || i >= pass_count) return 0;
+    *name = pass_table[i].name;
+    *summary = pass_table[i].summary;
+    return 1;
 }
 
 tile_status tile_compile(const char *source, size_t len, const char *filename, const tile_compile_options *opts,
@@ -401,169 +351,3 @@ done:
     return st;
 }
 
-void tile_program_destroy(tile_program *p)
-{
-    if (!p) return;
-    pthread_mutex_destroy(&p->lazy_lock);
-    diag_free(&p->diag);
-    free(p->diag_text);
-    for (int i = 0; i <= TILE_STAGE_HSACO; i++) sb_free(&p->stages[i]);
-    free(p->cubin);
-    for (int i = 0; i < p->nsites; i++) {
-        free((char *)p->sites[i].kernel);
-        free((char *)p->sites[i].barrier);
-    }
-    free(p->sites);
-    for (int i = 0; i < p->nkernels; i++) {
-        free(p->kernel_names[i]);
-        for (int j = 0; p->params && j < p->nparams[i]; j++) free((char *)p->params[i][j].name);
-        if (p->params) free(p->params[i]);
-    }
-    free(p->params);
-    free(p->nparams);
-    free(p->smem);
-    free(p->clc);
-    free(p->kernel_names);
-    free(p->kernel_dims);
-    free(p);
-}
-
-const char *tile_program_diagnostics(const tile_program *p)
-{
-    if (!p) return "";
-    tile_program *mp = (tile_program *)p; /* rendering is a cache fill, not a visible change */
-    if (!mp->diag_text) {
-        StrBuf sb;
-        sb_init(&sb);
-        diag_render(&p->diag, &sb);
-        mp->diag_text = sb_take(&sb);
-    }
-    return mp->diag_text;
-}
-
-int tile_program_diagnostic_count(const tile_program *p) { return p ? p->diag.count : 0; }
-int tile_program_error_count(const tile_program *p) { return p ? p->diag.errors : 0; }
-
-tile_status tile_program_diagnostic(const tile_program *p, int index, tile_diagnostic *out)
-{
-    if (!p || !out || index < 0 || index >= p->diag.count) return TILE_ERROR_INVALID_ARGUMENT;
-    const Diag *d = &p->diag.items[index];
-    out->severity = (int)d->level;
-    out->file = d->file;
-    out->line = d->line;
-    out->col = d->col;
-    out->message = d->message;
-    return TILE_SUCCESS;
-}
-
-tile_status tile_program_emit(const tile_program *p, tile_stage stage, const char **data, size_t *len)
-{
-    if (!p || !data || (int)stage < 0 || stage > TILE_STAGE_HSACO) return TILE_ERROR_INVALID_ARGUMENT;
-    if (stage == TILE_STAGE_AMDGCN && p->amd_asm_lazy) {
-        /* made once from the kept LLVM IR; the program is logically const (a memoised stage) */
-        tile_program *mp = (tile_program *)p;
-        pthread_mutex_lock(&mp->lazy_lock);
-        if (!mp->have[stage] && mp->have[TILE_STAGE_LLVM]) {
-            DiagCtx d;
-            diag_init(&d);
-            if (amd_asm_from_llvm(mp->stages[TILE_STAGE_LLVM].data, mp->stages[TILE_STAGE_LLVM].len,
-                                  mp->target == TILE_TARGET_GFX90A ? AMD_GFX90A : AMD_GFX942, mp->amd_opt_level,
-                                  &mp->stages[stage], &d) == 0)
-                mp->have[stage] = 1;
-            diag_free(&d);
-        }
-        pthread_mutex_unlock(&mp->lazy_lock);
-    }
-    if (!p->have[stage]) return TILE_ERROR_NOT_AVAILABLE;
-    if (stage == TILE_STAGE_HSACO) {
-        *data = p->stages[stage].data;
-        if (len) *len = p->stages[stage].len;
-        return TILE_SUCCESS;
-    }
-    if (stage == TILE_STAGE_CUBIN) {
-        *data = (const char *)p->cubin;
-        if (len) *len = p->cubin_len;
-        return TILE_SUCCESS;
-    }
-    *data = p->stages[stage].data ? p->stages[stage].data : "";
-    if (len) *len = p->stages[stage].len;
-    return TILE_SUCCESS;
-}
-
-int tile_program_kernel_count(const tile_program *p) { return p ? p->nkernels : 0; }
-
-const char *tile_program_kernel_name(const tile_program *p, int index)
-{
-    return p && index >= 0 && index < p->nkernels ? p->kernel_names[index] : NULL;
-}
-
-tile_status tile_program_kernel_block(const tile_program *p, int index, unsigned block[3], unsigned cluster[3])
-{
-    if (!p || index < 0 || index >= p->nkernels) return TILE_ERROR_INVALID_ARGUMENT;
-    for (int d = 0; d < 3; d++) {
-        if (block) block[d] = p->kernel_dims[index][d];
-        if (cluster) cluster[d] = p->kernel_dims[index][3 + d];
-    }
-    return TILE_SUCCESS;
-}
-
-int tile_program_kernel_find(const tile_program *p, const char *name)
-{
-    if (!p || !name) return -1;
-    for (int i = 0; i < p->nkernels; i++)
-        if (strcmp(p->kernel_names[i], name) == 0) return i;
-    return -1;
-}
-
-int tile_program_param_count(const tile_program *p, int kernel)
-{
-    return p && kernel >= 0 && kernel < p->nkernels ? p->nparams[kernel] : -1;
-}
-
-tile_status tile_program_param(const tile_program *p, int kernel, int index, tile_param_info *out)
-{
-    if (!p || !out || kernel < 0 || kernel >= p->nkernels || index < 0 || index >= p->nparams[kernel])
-        return TILE_ERROR_INVALID_ARGUMENT;
-    *out = p->params[kernel][index];
-    return TILE_SUCCESS;
-}
-
-tile_target tile_program_target(const tile_program *p) { return p ? p->target : TILE_TARGET_SM90A; }
-
-/* The kernel cache (runtime/cache.c) hands a program the cubin it found instead of running ptxas. */
-int tile_program_set_cubin_(tile_program *p, const void *data, size_t n)
-{
-    unsigned char *c = malloc(n ? n : 1);
-    if (!c) return -1;
-    memcpy(c, data, n);
-    free(p->cubin);
-    p->cubin = c;
-    p->cubin_len = n;
-    p->have[TILE_STAGE_CUBIN] = 1;
-    return 0;
-}
-
-size_t tile_program_kernel_smem(const tile_program *p, int kernel)
-{
-    return p && kernel >= 0 && kernel < p->nkernels ? p->smem[kernel] : 0;
-}
-
-int tile_program_kernel_clc_state_(const tile_program *p, int kernel)
-{
-    return p && p->clc && kernel >= 0 && kernel < p->nkernels ? p->clc[kernel] : 0;
-}
-
-int tile_program_debug_hangs_(const tile_program *p)
-{
-    return p ? p->debug_hangs : 0;
-}
-
-const PtxWaitSite *tile_program_wait_site_(const tile_program *p, int i)
-{
-    return p && i >= 0 && i < p->nsites ? &p->sites[i] : NULL;
-}
-
-const char *tile_program_source_name_(const tile_program *p)
-{
-    return p && p->diag.nsources ? p->diag.sources[0].name : NULL;
-}

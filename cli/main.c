@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "passes.h"
+#include "program.h"
 #include "refs.h"
 #include "tile.h"
 
@@ -565,7 +565,8 @@ int main(int argc, char **argv)
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             fputs(usage, stdout);
-            for (int k = 0; k < pass_count; k++) printf("  %-22s  %s\n", pass_table[k].name, pass_table[k].summary);
+            const char *pname, *psummary;
+            for (int k = 0; tile_pass_info_(k, &pname, &psummary); k++) printf("  %-22s  %s\n", pname, psummary);
             rc = 0;
             goto out;
         } else if (strcmp(a, "--version") == 0) {

@@ -1,0 +1,43 @@
+/* core.h: the library core's private header: the program object that tile_compile fills and
+ * every accessor reads.
+ *
+ * A program owns everything it hands out (stage texts, names, diagnostics) until
+ * tile_program_destroy; the IR module it was compiled from is freed before tile_compile returns,
+ * so nothing here points into an arena. compile.c fills it, program.c reads it, cache.c replaces
+ * its cubin.
+ */
+#ifndef TILEC_CORE_H
+#define TILEC_CORE_H
+
+#include <pthread.h>
+
+#include "ir.h"
+#include "program.h"
+#include "tile.h"
+
+struct tile_program {
+    DiagCtx diag;
+    char *diag_text;            /* rendered once, on first request */
+    StrBuf stages[TILE_STAGE_HSACO + 1];   /* HSACO: the code object's bytes */
+    int have[TILE_STAGE_HSACO + 1];
+    double llvm_seconds;        /* AMD targets: time inside LLVM (bench/compile_time's LLVM share) */
+    double link_seconds;        /* AMD targets: time in ld.lld */
+    int amd_asm_lazy;           /* AMD target compiled to an object: the AMDGCN text is made on first request */
+    int amd_opt_level;
+    pthread_mutex_t lazy_lock;  /* guards that first request (tile_program_emit may run on many threads) */
+    unsigned char *cubin;
+    size_t cubin_len;
+    char **kernel_names;
+    unsigned (*kernel_dims)[6];
+    int nkernels;
+    tile_param_info **params;   /* params[k][i]; names owned (malloc) */
+    size_t *smem;               /* smem[k]: shared memory bytes of kernel k */
+    int *clc;                   /* clc[k]: 1 when kernel k takes the sm_90a CLC emulation's state (hidden last parameter) */
+    int *nparams;
+    tile_target target;
+    int debug_hangs;            /* compiled with bounded waits */
+    TileWaitSite *sites;        /* the bounded wait sites (malloc; kernel names copied) */
+    int nsites;
+};
+
+#endif

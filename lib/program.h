@@ -1,0 +1,54 @@
+/* program.h: what the library core offers the runtime, the CLI and the benchmarks beyond tile.h.
+ *
+ * The core (lib/) owns the compile pipeline and the program object; the runtime loads programs
+ * and needs a few facts the public API does not expose (the wait sites of the hang watchdog, the
+ * hidden cluster-launch-control parameter, a cubin served by the kernel cache). They are declared
+ * here, in one place, with the `tile_` prefix and a trailing underscore: internal, hidden from
+ * libtile.so's exports (tile.h's TILE_API marks the public ones), reachable from libtile.a.
+ * This header depends only on tile.h and the kernel ABI header; the runtime includes nothing
+ * else from the core.
+ */
+#ifndef TILEC_PROGRAM_H
+#define TILEC_PROGRAM_H
+
+#include <stddef.h>
+
+#include "tile.h"
+#include "tile_abi.h"
+
+/* ================================ program.c ================================ */
+
+/* Sets the program's cubin (TILE_STAGE_CUBIN) to a copy of data. 0 on success, -1 out of memory. */
+int tile_program_set_cubin_(tile_program *p, const void *data, size_t n);
+
+/* The hang watchdog's view of a program: whether it was compiled with debug_hangs, its bounded
+ * wait sites (tile_abi.h: TileWaitSite, NULL past the end) and its source file's name. */
+int tile_program_debug_hangs_(const tile_program *p);
+const TileWaitSite *tile_program_wait_site_(const tile_program *p, int i);
+const char *tile_program_source_name_(const tile_program *p);
+
+/* 1 when kernel `kernel` was compiled for sm_90a with cluster launch control: it takes the CLC
+ * emulation's state as two hidden last parameters (tile_abi.h, "Cluster launch control state"). */
+int tile_program_kernel_clc_state_(const tile_program *p, int kernel);
+
+/* The seconds the program's compilation spent inside LLVM and in ld.lld (AMD targets; 0
+ * otherwise): bench/compile_time reports the LLVM share. */
+void tile_program_amd_times_(const tile_program *p, double *llvm_s, double *link_s);
+
+/* ================================ compile.c ================================ */
+
+/* Pass i of the pass manager's table: 1 and its name and one-line summary, 0 past the end
+ * (`tilec --help` lists them). */
+int tile_pass_info_(int i, const char **name, const char **summary);
+
+/* ================================ target.c ================================ */
+
+/* Whether t is an AMD target (gfx942, gfx90a). */
+int tile_target_is_amd_(tile_target t);
+
+/* ================================ cache.c ================================ */
+
+/* Drops the in-memory cache (tests use it to reach the disk cache again). */
+void tile_cache_clear_memory_(void);
+
+#endif

@@ -65,7 +65,7 @@ TILEC    = $(BUILD)/tilec
 LIBA     = $(BUILD)/libtile.a
 LIBSO    = $(BUILD)/libtile.so
 
-.PHONY: all deps check unit lit asan demo install clean bench fuzz regen-check gpucheck embed
+.PHONY: all deps check layout unit lit asan demo install clean bench fuzz regen-check gpucheck embed
 all: $(TILEC) $(LIBA) $(LIBSO)
 
 deps:
@@ -134,7 +134,13 @@ lit: $(TILEC) $(FAKE_HIP)
 	$(say) LIT "tests/lit tests/sim"
 	$(Q)TILEC=$(abspath $(TILEC)) PTXAS=$(PTXAS) LLVM_BIN=$(LLVM_BIN) LIT_BUILD=$(abspath $(BUILD)) LIT_EXEC_ROOT=$(abspath $(BUILD))/lit $(LIT) -sv tests/lit tests/sim
 
-check: all $(BUILD)/unit_tests regen-check
+# The structure: folders include only along the edges tests/layout/includes.py writes down, and
+# libtile.so exports exactly tile.h's TILE_API functions.
+layout: $(LIBSO)
+	$(Q)python3 tests/layout/includes.py
+	$(Q)sh tests/layout/exports.sh $(LIBSO)
+
+check: all $(BUILD)/unit_tests regen-check layout
 	@$(MAKE) lit
 	@$(MAKE) unit
 

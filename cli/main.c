@@ -397,6 +397,10 @@ static int cmd_run(int argc, char **argv)
     if (st != TILE_SUCCESS || count <= ordinal) {
         fprintf(stderr, "tilec: no %s device %lld: %s\n", bname, ordinal,
                 why[0] ? why : st != TILE_SUCCESS ? ref_error(st) : count == 0 ? "no devices found" : "ordinal out of range");
+        if (be != TILE_BACKEND_SIM && count == 0)   /* every kernel also runs on the CPU simulator */
+            fprintf(stderr, "tilec: every kernel also runs on the CPU simulator: add --device sim (with --target sm_100a "
+                            "for an sm_100a kernel, gfx942 for an AMD one; --sim-explore 3 tries three schedules; "
+                            "docs/SIMULATOR.md)\n");
         goto out;
     }
     if ((st = tile_device_open(be, (int)ordinal, &dev)) != TILE_SUCCESS) {

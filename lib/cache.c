@@ -39,7 +39,7 @@
 #include <xxhash.h>
 
 #include "ptx.h"
-#include "runtime.h"
+#include "program.h"
 
 #define MAGIC "TILECC01"
 #define FORMAT_VERSION 1u

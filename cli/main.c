@@ -613,7 +613,7 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "--shmem-qp") == 0) {
             o.shmem_qp = 1;
         } else if (a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3' && a[3] == 0) {
-            o.opt_level = a[2] - '0';
+            o.opt_level = a[2] == '0' ? TILE_OPT_NONE : a[2] - '0';
         } else if (a[0] == '-' && a[1] == 'D' && a[2]) {
             const char *eq = strchr(a + 2, '=');
             if (!eq || eq == a + 2) { rc = usage_error("%s: expected -DNAME=VALUE", a); goto out; }

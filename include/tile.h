@@ -80,9 +80,20 @@ typedef struct tile_define {
     const char *value;      /* an integer (decimal or 0x hex) or a floating-point literal */
 } tile_define;
 
+/* Optimisation levels. 0, what a zero-initialised tile_compile_options holds, is the default. */
+enum {
+    TILE_OPT_DEFAULT = 0,           /* -O2 */
+    TILE_OPT_O1 = 1,                /* -O1 */
+    TILE_OPT_O2 = 2,                /* -O2 */
+    TILE_OPT_O3 = 3,                /* -O3 */
+    TILE_OPT_NONE = -1,             /* -O0: no optimisation pass runs */
+};
+
+/* A zero-initialised struct (or a NULL options pointer) means the defaults: sm_90a, -O2, no
+ * defines, nothing extra. */
 typedef struct tile_compile_options {
     tile_target target;
-    int opt_level;                  /* 0..3; 2 when the options pointer is NULL */
+    int opt_level;                  /* TILE_OPT_*: 1..3 as -O1..-O3, TILE_OPT_NONE for -O0, 0 the default (-O2) */
     const tile_define *defines;
     int ndefines;
     int input_ir;                   /* the source is textual tile IR, not .tile */

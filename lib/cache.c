@@ -85,7 +85,7 @@ static Key make_key(const char *source, size_t len, const tile_compile_options *
     put_str(&s, tile_version());
     put_bytes(&s, source, len);
     put_int(&s, o->target);
-    put_int(&s, o->opt_level);
+    put_int(&s, tile_opt_level_(o));
     put_int(&s, o->input_ir);
     put_int(&s, o->debug_hangs);
     put_str(&s, o->pipeline);

@@ -211,6 +211,12 @@ void tile_program_amd_times_(const tile_program *p, double *llvm_s, double *link
     *link_s = p ? p->link_seconds : 0;
 }
 
+int tile_opt_level_(const tile_compile_options *o)
+{
+    if (!o || o->opt_level == TILE_OPT_DEFAULT) return 2;
+    return o->opt_level == TILE_OPT_NONE ? 0 : o->opt_level;
+}
+
 int tile_pass_info_(int i, const char **name, const char **summary)
 {
     if (i < 0 || i >= pass_count) return 0;
@@ -225,11 +231,14 @@ tile_status tile_compile(const char *source, size_t len, const char *filename, c
     if (!out) return TILE_ERROR_INVALID_ARGUMENT;
     *out = NULL;
     if (!source && len) return TILE_ERROR_INVALID_ARGUMENT;
-    tile_compile_options dflt = {.target = TILE_TARGET_SM90A, .opt_level = 2};
-    const tile_compile_options *o = opts ? opts : &dflt;
-    if (o->opt_level < 0 || o->opt_level > 3 || (unsigned)o->target > TILE_TARGET_GFX90A ||
+    /* a copy with the level resolved to 0..3, so that everything below reads a plain level */
+    tile_compile_options oc = {0};
+    if (opts) oc = *opts;
+    const tile_compile_options *o = &oc;
+    if (o->opt_level < TILE_OPT_NONE || o->opt_level > TILE_OPT_O3 || (unsigned)o->target > TILE_TARGET_GFX90A ||
         o->ndefines < 0 || (o->ndefines && !o->defines))
         return TILE_ERROR_INVALID_ARGUMENT;
+    oc.opt_level = tile_opt_level_(opts);
     if (!filename) filename = "<input>";
     if (!source) source = "";
 

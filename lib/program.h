@@ -37,6 +37,9 @@ void tile_program_amd_times_(const tile_program *p, double *llvm_s, double *link
 
 /* ================================ compile.c ================================ */
 
+/* The optimisation level options ask for, 0..3 (NULL options or TILE_OPT_DEFAULT: 2). */
+int tile_opt_level_(const tile_compile_options *o);
+
 /* Pass i of the pass manager's table: 1 and its name and one-line summary, 0 past the end
  * (`tilec --help` lists them). */
 int tile_pass_info_(int i, const char **name, const char **summary);

@@ -122,13 +122,34 @@ START_TEST(test_options_target_and_dumps)
     ck_assert_ptr_nonnull(strstr(emit_text(p, TILE_STAGE_IR_DUMPS), "// -----// IR Dump After dce //----- //"));
     tile_program_destroy(p);
 
-    tile_compile_options stop = {.opt_level = 0, .stop_after_ir = 1};
+    tile_compile_options stop = {.opt_level = TILE_OPT_NONE, .stop_after_ir = 1};
     p = compile_ok(good_src, &stop);
     ck_assert_ptr_nonnull(strstr(emit_text(p, TILE_STAGE_IR_LOWERED), "ld_blocked"));
     const char *data;
     ck_assert_int_eq(tile_program_emit(p, TILE_STAGE_PTX, &data, NULL), TILE_ERROR_NOT_AVAILABLE);
     ck_assert_int_eq(tile_program_kernel_count(p), 2);
     tile_program_destroy(p);
+}
+END_TEST
+
+/* A zero-initialised options struct means the defaults, -O2 included: the pass pipeline of a NULL
+ * options pointer and of an explicit TILE_OPT_O2 (cse runs), not that of -O0 (TILE_OPT_NONE). */
+START_TEST(test_zeroed_options_are_defaults)
+{
+    tile_compile_options zero = {0}, o2 = {.opt_level = TILE_OPT_O2}, o0 = {.opt_level = TILE_OPT_NONE};
+    zero.print_ir_after_all = o2.print_ir_after_all = o0.print_ir_after_all = 1;
+    tile_program *pz = compile_ok(good_src, &zero), *pn = compile_ok(good_src, NULL);
+    tile_program *p2 = compile_ok(good_src, &o2), *p0 = compile_ok(good_src, &o0);
+    const char *dz = emit_text(pz, TILE_STAGE_IR_DUMPS);
+    ck_assert_ptr_nonnull(strstr(dz, "IR Dump After cse"));
+    ck_assert_str_eq(dz, emit_text(p2, TILE_STAGE_IR_DUMPS));
+    ck_assert_ptr_null(strstr(emit_text(p0, TILE_STAGE_IR_DUMPS), "IR Dump After cse"));
+    ck_assert_str_eq(emit_text(pz, TILE_STAGE_PTX), emit_text(pn, TILE_STAGE_PTX));
+    ck_assert_int_eq(tile_program_target(pz), TILE_TARGET_SM90A);
+    tile_program_destroy(pz);
+    tile_program_destroy(pn);
+    tile_program_destroy(p2);
+    tile_program_destroy(p0);
 }
 END_TEST
 
@@ -269,7 +290,7 @@ START_TEST(test_invalid_arguments)
     tile_compile_options bad_opt = {.opt_level = 7};
     ck_assert_int_eq(tile_compile(good_src, n, "a.tile", &bad_opt, &p), TILE_ERROR_INVALID_ARGUMENT);
     ck_assert_ptr_null(p);
-    bad_opt.opt_level = -1;
+    bad_opt.opt_level = -2;
     ck_assert_int_eq(tile_compile(good_src, n, "a.tile", &bad_opt, &p), TILE_ERROR_INVALID_ARGUMENT);
 
     tile_define d = {"TILE", "2048"};
@@ -386,6 +407,9 @@ START_TEST(test_status_strings)
         {TILE_ERROR_ASSEMBLE, "PTX assembly failed"},
         {TILE_ERROR_NOT_AVAILABLE, "stage not available"},
         {TILE_ERROR_OUT_OF_MEMORY, "out of memory"},
+        {TILE_ERROR_NO_DRIVER, "driver not found"},
+        {TILE_ERROR_KERNEL, "the kernel hung, faulted or raced (simulator report)"},
+        {TILE_ERROR_PEER, "a PE (peer process) failed or is missing"},
     };
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) ck_assert_str_eq(tile_status_string(all[i].s), all[i].text);
     ck_assert_str_eq(tile_status_string((tile_status)99), "unknown status");
@@ -466,6 +490,7 @@ Suite *api_suite(void)
     tcase_add_test(tc, test_good_source_kernels);
     tcase_add_test(tc, test_good_source_stages);
     tcase_add_test(tc, test_options_target_and_dumps);
+    tcase_add_test(tc, test_zeroed_options_are_defaults);
     tcase_add_test(tc, test_assemble_gives_cubin);
     tcase_add_test(tc, test_amd_target_stages);
     tcase_add_test(tc, test_bad_source_diagnostics);

@@ -111,8 +111,7 @@ int main(int argc, char **argv)
         else if (strcmp(argv[first], "--target") == 0 && first + 1 < argc)
         {
             const char *t = argv[++first];
-            o.target = strcmp(t, "sm_100a") == 0 ? TILE_TARGET_SM100A : strcmp(t, "gfx942") == 0 ? TILE_TARGET_GFX942
-                     : strcmp(t, "gfx90a") == 0 ? TILE_TARGET_GFX90A : TILE_TARGET_SM90A;
+            if (tile_target_parse(t, &o.target) != TILE_SUCCESS) o.target = TILE_TARGET_SM90A;
         }
         else {
             fprintf(stderr, "usage: compile_time [--runs N] [--target sm_90a|sm_100a|gfx942|gfx90a] FILE.tile...\n");

@@ -326,11 +326,10 @@ static int run_parse(int argc, char **argv, run_opts *o)
             if (parse_dims(v, o->block)) return usage_error("--block: expected X[,Y[,Z]] of positive integers, not '%s'", v);
             o->have_block = 1;
         } else if ((v = opt_value(argc, argv, &i, "--target"))) {
-            if (strcmp(v, "sm_90a") == 0) o->target = TILE_TARGET_SM90A;
-            else if (strcmp(v, "sm_100a") == 0) o->target = TILE_TARGET_SM100A;
-            else if (strcmp(v, "gfx942") == 0) o->target = TILE_TARGET_GFX942;
-            else if (strcmp(v, "gfx90a") == 0) o->target = TILE_TARGET_GFX90A;
-            else return usage_error("unknown target '%s' (sm_90a, sm_100a, gfx942 or gfx90a)", v);
+            tile_target t;
+            if (tile_target_parse(v, &t) != TILE_SUCCESS)
+                return usage_error("unknown target '%s' (sm_90a, sm_100a, gfx942 or gfx90a)", v);
+            o->target = (int)t;
         } else if ((v = opt_value(argc, argv, &i, "--arg"))) {
             const char *eq = strchr(v, '=');
             char *end;
@@ -480,8 +479,7 @@ static int cmd_run(int argc, char **argv)
     const unsigned *grid = o.have_grid ? o.grid : rc_case.grid, *block = o.have_block ? o.block : decl;
     printf("run: %s from %s on %s:%lld (%s, cc %d.%d), %s, cache %s\n", kname, o.file, bname, ordinal, info.name,
            info.cc_major, info.cc_minor,
-           copts.target == TILE_TARGET_SM100A ? "sm_100a" : copts.target == TILE_TARGET_GFX942 ? "gfx942"
-           : copts.target == TILE_TARGET_GFX90A ? "gfx90a" : "sm_90a", hit ? "hit" : "miss");
+           tile_target_name(copts.target), hit ? "hit" : "miss");
     printf("  %s; grid [%u,%u,%u], block [%u,%u,%u]%s; seed %llu\n", rc_case.shape, grid[0], grid[1], grid[2],
            block[0], block[1], block[2], o.have_block ? "" : " (declared)", (unsigned long long)o.seed);
 
@@ -581,11 +579,10 @@ int main(int argc, char **argv)
             if (++i >= argc) { rc = usage_error("%s needs an argument", a); goto out; }
             output = argv[i];
         } else if ((v = opt_value(argc, argv, &i, "--target"))) {
-            if (strcmp(v, "sm_90a") == 0) o.target = TILE_TARGET_SM90A;
-            else if (strcmp(v, "sm_100a") == 0) o.target = TILE_TARGET_SM100A;
-            else if (strcmp(v, "gfx942") == 0) o.target = TILE_TARGET_GFX942;
-            else if (strcmp(v, "gfx90a") == 0) o.target = TILE_TARGET_GFX90A;
-            else { rc = usage_error("unknown target '%s' (sm_90a, sm_100a, gfx942 or gfx90a)", v); goto out; }
+            if (tile_target_parse(v, &o.target) != TILE_SUCCESS) {
+                rc = usage_error("unknown target '%s' (sm_90a, sm_100a, gfx942 or gfx90a)", v);
+                goto out;
+            }
         } else if ((v = opt_value(argc, argv, &i, "--emit"))) {
             if (strcmp(v, "ast") && strcmp(v, "ir") && strcmp(v, "ir-lowered") && strcmp(v, "ptx") && strcmp(v, "cubin") &&
                 strcmp(v, "llvm") && strcmp(v, "amdgcn") && strcmp(v, "hsaco") && strcmp(v, "params")) {
@@ -636,7 +633,7 @@ int main(int argc, char **argv)
     if (!input) { rc = usage_error("%s", "no input file"); goto out; }
     o.defines = defs;
     {   /* AMD targets emit llvm/amdgcn/hsaco (amdgcn by default); NVIDIA targets ptx/cubin */
-        int amd = o.target == TILE_TARGET_GFX942 || o.target == TILE_TARGET_GFX90A;
+        int amd = tile_target_is_amd_(o.target);
         if (amd && !emit_given) emit = "amdgcn";
         if (!strcmp(emit, "params")) params = 1, emit = amd ? "amdgcn" : "ptx";
         int amd_stage = !strcmp(emit, "llvm") || !strcmp(emit, "amdgcn") || !strcmp(emit, "hsaco");

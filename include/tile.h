@@ -62,6 +62,9 @@ typedef enum tile_target {
     TILE_TARGET_GFX90A = 3,  /* AMD CDNA2 (MI200) */
 } tile_target;
 
+TILE_API const char *tile_target_name(tile_target t);                  /* "sm_90a", ...; NULL if unknown */
+TILE_API tile_status tile_target_parse(const char *name, tile_target *out);   /* INVALID_ARGUMENT if unknown */
+
 typedef enum tile_stage {
     TILE_STAGE_AST = 0,         /* the parsed syntax tree, as an indented s-expression */
     TILE_STAGE_IR = 1,          /* tile IR as produced by the front end (or read with input_ir) */

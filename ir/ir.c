@@ -10,9 +10,26 @@
 #include "ir.h"
 
 const OpInfo ir_op_info[OP_COUNT] = {
-#define OP(e, name, nopnd, nres, nreg, props) {name, nopnd, nres, nreg, props},
+#define OP(e, name, nopnd, nres, nreg, props, targets) {name, nopnd, nres, nreg, props, targets},
 #include "ops.def"
 #undef OP
+};
+
+const OpTargetClass ir_op_targets[T_COUNT] = {
+#define TARGETS(c, mask, what) {mask, what},
+#include "ops.def"
+#undef TARGETS
+};
+
+int ir_op_legal(OpCode code, const Target *t)
+{
+    return code < OP_COUNT && (ir_op_targets[ir_op_info[code].targets].mask & TGT_MASK(t->id)) != 0;
+}
+
+const AttrInfo ir_attr_info[A_COUNT] = {
+#define ATTR(op, name, type, idflt, sdflt) {OP_##op, #name, type, idflt, sdflt},
+#include "attrs.def"
+#undef ATTR
 };
 
 int ir_op_lookup(const char *name, size_t len)
@@ -260,10 +277,11 @@ Module *ir_module_new(const char *source_name)
     Module *m = ARENA_NEW(&a, Module);
     m->arena = a;
     m->source = arena_strdup(&m->arena, source_name ? source_name : "<input>");
+    m->target = &ir_targets[TGT_SM90A];
     return m;
 }
 
-int ir_module_wave_size(const Module *m) { return m && m->target && strncmp(m->target, "gfx", 3) == 0 ? 64 : 32; }
+int ir_module_wave_size(const Module *m) { return m ? m->target->wave_size : 32; }
 
 void ir_module_free(Module *m)
 {
@@ -497,6 +515,28 @@ const char *ir_attr_str(const Op *op, const char *name, const char *dflt)
 {
     const Attr *a = ir_attr_find(op, name);
     return a && a->kind == ATTR_STR ? a->s : dflt;
+}
+
+/* The typed accessors: the table says which op carries the attribute, its type and its default;
+ * asking an op of another kind is a bug in the caller. */
+static const Attr *typed_attr(const Op *op, IrAttr id, AttrType t1, AttrType t2)
+{
+    if ((unsigned)id >= A_COUNT || op->code != ir_attr_info[id].op ||
+        (ir_attr_info[id].type != t1 && ir_attr_info[id].type != t2))
+        ir_unreachable("typed attribute accessor used on an op or of a type its table row does not have");
+    return ir_attr_find(op, ir_attr_info[id].name);
+}
+
+int64_t ir_attr_i(const Op *op, IrAttr id)
+{
+    const Attr *a = typed_attr(op, id, AT_INT, AT_BOOL);
+    return a && a->kind == ATTR_INT ? a->i : ir_attr_info[id].idflt;
+}
+
+const char *ir_attr_s(const Op *op, IrAttr id)
+{
+    const Attr *a = typed_attr(op, id, AT_STR, AT_STR);
+    return a && a->kind == ATTR_STR ? a->s : ir_attr_info[id].sdflt;
 }
 
 int ir_op_is_const(const Op *op, int64_t *ival, double *fval)

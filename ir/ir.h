@@ -6,8 +6,8 @@
  * `if`, `for`, `loop`). Every object of a module lives in the module's arena and is freed with it.
  * Types are interned per module, so two types are equal exactly when their pointers are equal.
  *
- * Sections follow the files that implement them: arena.c, diag.c, ir.c (types, values, ops,
- * builder), ir_print.c, ir_parse.c, ir_verify.c.
+ * Sections follow the files that implement them: arena.c, diag.c, tool.c, target.c, ir.c (types,
+ * values, ops, builder), ir_print.c, ir_parse.c, ir_verify.c.
  */
 #ifndef TILEC_IR_H
 #define TILEC_IR_H
@@ -133,6 +133,49 @@ typedef struct IrTool {
 int ir_tool_run(const IrTool *t, const void *in, size_t inlen, StrBuf *text, int *status, unsigned char **out,
                 size_t *outlen, DiagCtx *diag);
 
+/* ================================ target.c ================================ */
+
+/* The targets, indexed by tile.h's tile_target values (lib/ checks that they agree). */
+enum { TGT_SM90A, TGT_SM100A, TGT_GFX942, TGT_GFX90A, TGT_COUNT };
+#define TGT_MASK(id) (1u << (id))
+#define TGT_NVIDIA (TGT_MASK(TGT_SM90A) | TGT_MASK(TGT_SM100A))
+#define TGT_AMD (TGT_MASK(TGT_GFX942) | TGT_MASK(TGT_GFX90A))
+#define TGT_ALL (TGT_NVIDIA | TGT_AMD)
+
+/* What a target's hardware has; passes and back ends ask these bits, never the name. */
+typedef enum TargetFeature {
+    TF_WGMMA = 1u << 0,     /* sm_90a warpgroup MMA: register A, MN-major A, fp8 operands, accumulator columns */
+    TF_TCGEN05 = 1u << 1,   /* tcgen05 MMA with the accumulator in tensor memory */
+    TF_MFMA = 1u << 2,      /* AMD matrix cores (64-wide wavefronts) */
+    TF_TMA = 1u << 3,       /* the tensor memory accelerator and bulk copies */
+    TF_CLUSTERS = 1u << 4,  /* thread-block clusters, distributed shared memory, multicast */
+    TF_CLC_HW = 1u << 5,    /* clusterlaunchcontrol instructions (without: the work-stealing emulation) */
+    TF_CTA_PAIR = 1u << 6,  /* cta_group = 2: copies and MMAs over a pair of CTAs */
+    TF_WATCHDOG = 1u << 7,  /* bounded mbarrier waits for the hang watchdog (debug_hangs) */
+    TF_SETPRIO = 1u << 8,   /* s_setprio wave priorities (warp-pipeline stages) */
+    TF_SHMEM = 1u << 9,     /* NVSHMEM device calls */
+    TF_FP8 = 1u << 10,      /* e4m3 / e5m2 conversions */
+} TargetFeature;
+
+/* The back end that emits a target. */
+typedef enum TargetBackend { TB_PTX, TB_AMDGCN } TargetBackend;
+
+typedef struct Target {
+    const char *name;         /* "sm_90a": --target, `module ... target "..."` in IR text, messages */
+    int id;                   /* TGT_*, equal to the tile_target value */
+    int wave_size;            /* threads per warp (wavefront): 32 or 64 */
+    TargetBackend backend;
+    const char *pipeline_o0;  /* the default pass pipeline at -O0 */
+    const char *pipeline;     /* ... and at -O1..-O3 */
+    unsigned features;        /* TF_* bits */
+} Target;
+
+extern const Target ir_targets[TGT_COUNT];
+const Target *ir_target(int id);                             /* NULL for an unknown id */
+const Target *ir_target_find(const char *name, size_t len);  /* NULL for an unknown name */
+const char *ir_target_pipeline(const Target *t, int opt_level);
+#define ir_target_has(t, f) (((t)->features & (f)) != 0)
+
 /* ================================ ir.c: types ================================ */
 
 typedef enum TypeKind {
@@ -226,11 +269,19 @@ enum {
 #define VAR (-1)
 
 typedef enum OpCode {
-#define OP(e, name, nopnd, nres, nreg, props) OP_##e,
+#define OP(e, name, nopnd, nres, nreg, props, targets) OP_##e,
 #include "ops.def"
 #undef OP
     OP_COUNT
 } OpCode;
+
+/* The target classes of ops.def: which targets have an op. */
+typedef enum OpTargets {
+#define TARGETS(c, mask, what) c,
+#include "ops.def"
+#undef TARGETS
+    T_COUNT
+} OpTargets;
 
 typedef struct OpInfo {
     const char *name;  /* printed name, also the IR parser's keyword */
@@ -238,10 +289,35 @@ typedef struct OpInfo {
     int nresults;      /* exact count or VAR */
     int nregions;
     unsigned props;
+    OpTargets targets; /* the targets that have it */
 } OpInfo;
 
+typedef struct OpTargetClass {
+    unsigned mask;     /* TGT_MASK bits of the targets that have the op */
+    const char *what;  /* "an NVIDIA-only op: ...": what the op is, said on other targets */
+} OpTargetClass;
+
 extern const OpInfo ir_op_info[OP_COUNT];
+extern const OpTargetClass ir_op_targets[T_COUNT];
 int ir_op_lookup(const char *name, size_t len);   /* OpCode, or -1 */
+int ir_op_legal(OpCode code, const Target *t);    /* 1 when target t has the op */
+
+/* ---- attributes.def: the typed attribute table ---- */
+typedef enum AttrType { AT_INT, AT_BOOL, AT_NUM, AT_STR, AT_INTS } AttrType;
+typedef enum IrAttr {
+#define ATTR(op, name, type, idflt, sdflt) A_##op##_##name,
+#include "attrs.def"
+#undef ATTR
+    A_COUNT
+} IrAttr;
+typedef struct AttrInfo {
+    OpCode op;             /* the op that carries it */
+    const char *name;
+    AttrType type;
+    int64_t idflt;         /* AT_INT, AT_BOOL, AT_NUM: the value when absent */
+    const char *sdflt;     /* AT_STR: the value when absent (may be NULL) */
+} AttrInfo;
+extern const AttrInfo ir_attr_info[A_COUNT];
 
 /* Attributes: a small list of named values on an op, printed as {name = value, ...}. */
 typedef enum AttrKind { ATTR_INT, ATTR_FLOAT, ATTR_STR, ATTR_INTS } AttrKind;
@@ -323,9 +399,8 @@ struct Kernel {
 struct Module {
     Arena arena;
     const char *source;    /* source file name shown in loc(...) and PTX comments */
-    const char *target;    /* "gfx942"/"gfx90a" when compiled for an AMD target (printed `target "..."`: wave64,
-                            * the MFMA accumulator layout), "sm_100a" (the tcgen05 accumulator layout), NULL
-                            * otherwise (sm_90a: 32-thread warps, wgmma layout) */
+    const Target *target;  /* never NULL: sm_90a unless set (printed `target "..."` when not sm_90a; it decides
+                            * the warp size and the accumulator layout: wgmma, tcgen05 or MFMA) */
     Kernel *first, *last;
     const Type *types;     /* interned compound types */
 };
@@ -359,6 +434,9 @@ void ir_attr_set_str(Module *m, Op *op, const char *name, const char *s);
 void ir_attr_set_ints(Module *m, Op *op, const char *name, const int64_t *v, int n);
 int64_t ir_attr_int(const Op *op, const char *name, int64_t dflt);
 const char *ir_attr_str(const Op *op, const char *name, const char *dflt);
+/* Typed accessors through attrs.def: the value, or the table's default when absent. */
+int64_t ir_attr_i(const Op *op, IrAttr id);         /* AT_INT, AT_BOOL */
+const char *ir_attr_s(const Op *op, IrAttr id);     /* AT_STR */
 
 /* Builder: an insertion point, and one-liners that create + insert. */
 typedef struct Builder {
@@ -395,5 +473,10 @@ Module *ir_parse(const char *name, const char *text, size_t len, DiagCtx *diag);
  * `lowered` says whether tile-level ops are still allowed (0) or forbidden (1). Returns the number
  * of errors added. */
 int ir_verify_module(Module *m, DiagCtx *diag, int lowered);
+
+/* The one legality check of ops against the module's target (ops.def's target column): a located
+ * error naming the op, what it is and the target, for every op the target does not have. Run
+ * before a back end; returns the number of errors added. */
+int ir_verify_targets(Module *m, DiagCtx *diag);
 
 #endif

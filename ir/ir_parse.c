@@ -999,8 +999,10 @@ Module *ir_parse(const char *name, const char *text, size_t len, DiagCtx *diag)
                 take(&P);
                 Tok t = take(&P);
                 char *tg = t.kind == T_STRING ? decode_string(&P, &P.m->arena, &t) : NULL;
+                const Target *target = tg ? ir_target_find(tg, strlen(tg)) : NULL;
                 if (!tg) error_at(&P, t.loc, "expected the target name as a string after 'target'");
-                else P.m->target = tg;
+                else if (!target) error_at(&P, t.loc, "unknown target \"%s\" (sm_90a, sm_100a, gfx942 or gfx90a)", tg);
+                else P.m->target = target;
             }
         }
     }

@@ -286,9 +286,9 @@ void ir_print_module(const Module *m, StrBuf *sb)
 {
     sb_puts(sb, "module ");
     print_string(sb, m->source ? m->source : "");
-    if (m->target) {
+    if (m->target->id != TGT_SM90A) {
         sb_puts(sb, " target ");
-        print_string(sb, m->target);
+        print_string(sb, m->target->name);
     }
     sb_putc(sb, '\n');
     for (const Kernel *k = m->first; k; k = k->next) {

@@ -1298,6 +1298,40 @@ static uint32_t min_operands(OpCode code)
 
 static void verify_block(Verifier *V, Block *b, Op *owner);
 
+/* ---- attributes (attrs.def) ---- */
+
+static const char *const attr_type_names[] = {"an integer", "0 or 1", "an integer or a float", "a string",
+                                              "a list of integers"};
+static const char *const attr_kind_names[] = {"an integer", "a float", "a string", "a list of integers"};
+
+/* Every attribute of the op must be a row of attrs.def for its op, of the row's type. */
+static void check_attrs(Verifier *V, const Op *op)
+{
+    for (const Attr *a = op->attrs; a; a = a->next) {
+        const AttrInfo *row = NULL;
+        for (int i = 0; i < A_COUNT && !row; i++)
+            if (ir_attr_info[i].op == op->code && strcmp(ir_attr_info[i].name, a->name) == 0) row = &ir_attr_info[i];
+        if (!row) {
+            StrBuf known;
+            sb_init(&known);
+            for (int i = 0; i < A_COUNT; i++)
+                if (ir_attr_info[i].op == op->code) sb_printf(&known, "%s%s", known.len ? ", " : "", ir_attr_info[i].name);
+            verr(V, op, "has no attribute '%s' (%s%s)", a->name, known.len ? "it takes: " : "it takes none",
+                 known.len ? known.data : "");
+            sb_free(&known);
+            continue;
+        }
+        int ok = row->type == AT_INT   ? a->kind == ATTR_INT
+                 : row->type == AT_BOOL ? a->kind == ATTR_INT && (a->i == 0 || a->i == 1)
+                 : row->type == AT_NUM  ? a->kind == ATTR_INT || a->kind == ATTR_FLOAT
+                 : row->type == AT_STR  ? a->kind == ATTR_STR
+                                        : a->kind == ATTR_INTS;
+        if (!ok)
+            verr(V, op, "attribute '%s' must be %s, not %s", a->name, attr_type_names[row->type],
+                 row->type == AT_BOOL && a->kind == ATTR_INT ? "another integer" : attr_kind_names[a->kind]);
+    }
+}
+
 static void verify_op(Verifier *V, Op *op)
 {
     if ((unsigned)op->code >= OP_COUNT) {
@@ -1318,6 +1352,7 @@ static void verify_op(Verifier *V, Op *op)
         verr(V, op, "needs at least %u operands, got %u", min_operands(op->code), op->noperands);
         ok = 0;
     }
+    check_attrs(V, op);
     if (op->nregions != (uint32_t)info->nregions) {
         verr(V, op, "expects %d regions, got %u", info->nregions, op->nregions);
         ok = 0;
@@ -1404,4 +1439,35 @@ int ir_verify_module(Module *m, DiagCtx *diag, int lowered)
     }
     free(V.stack);
     return V.errors;
+}
+
+/* ---- target legality (ops.def's target column) ---- */
+
+typedef struct Legality {
+    const Module *m;
+    DiagCtx *diag;
+    int errors;
+} Legality;
+
+static void target_error(Legality *L, const Op *op, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    diag_target_verror(L->diag, L->m, op, L->m->target->name, fmt, ap);
+    va_end(ap);
+}
+
+static void check_legal(Op *op, void *ctx)
+{
+    Legality *L = ctx;
+    if ((unsigned)op->code >= OP_COUNT || ir_op_legal(op->code, L->m->target)) return;
+    target_error(L, op, "'%s' is %s", ir_op_info[op->code].name, ir_op_targets[ir_op_info[op->code].targets].what);
+    L->errors++;
+}
+
+int ir_verify_targets(Module *m, DiagCtx *diag)
+{
+    Legality L = {m, diag, 0};
+    for (Kernel *k = m->first; k; k = k->next) ir_walk_region(&k->body, check_legal, &L);
+    return L.errors;
 }

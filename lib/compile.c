@@ -154,7 +154,6 @@ static int is_lowered(Module *m)
     return 0;
 }
 
-int tile_target_is_amd_(tile_target t) { return t == TILE_TARGET_GFX942 || t == TILE_TARGET_GFX90A; }
 
 /* The AMD path after the passes: LLVM IR (and assembly) always, the HSACO when assembling. */
 static tile_status compile_amd(tile_program *p, Module *m, const tile_compile_options *o)
@@ -278,9 +277,9 @@ tile_status tile_compile(const char *source, size_t len, const char *filename, c
         if (!m || diag->errors) goto done;
         if (o->verify_each && ir_verify_module(m, diag, 0)) goto done;
     }
-    /* the lowered IR of an AMD program says so: the simulator runs it with 64-thread wavefronts */
-    m->target = tile_target_is_amd_(o->target) ? (o->target == TILE_TARGET_GFX90A ? "gfx90a" : "gfx942")
-                : o->target == TILE_TARGET_SM100A ? "sm_100a" : NULL;   /* sm_100a: the tcgen05 accumulator layout */
+    /* the target's row decides the warp size and the accumulator layouts from here on; the lowered IR
+     * names it, so the simulator runs it the same way */
+    m->target = ir_target((int)o->target);
     keep_module_text(p, TILE_STAGE_IR, m);
 
     PassOptions po = {
@@ -291,7 +290,7 @@ tile_status tile_compile(const char *source, size_t len, const char *filename, c
         .print_after = o->print_ir_after,
         .dump = &p->stages[TILE_STAGE_IR_DUMPS],
     };
-    const char *pipeline = o->pipeline ? o->pipeline : pass_default_pipeline(o->opt_level);
+    const char *pipeline = o->pipeline ? o->pipeline : pass_default_pipeline(m->target, o->opt_level);
     int rc = pass_run_pipeline(m, pipeline, &po);
     p->have[TILE_STAGE_IR_DUMPS] = p->stages[TILE_STAGE_IR_DUMPS].len > 0;
     if (rc || diag->errors) goto done;
@@ -321,6 +320,7 @@ tile_status tile_compile(const char *source, size_t len, const char *filename, c
         goto done;
     }
 
+    if (ir_verify_targets(m, diag)) goto done;
     if (tile_target_is_amd_(o->target)) {
         st = compile_amd(p, m, o);
         goto done;

@@ -44,7 +44,7 @@ int tile_opt_level_(const tile_compile_options *o);
  * (`tilec --help` lists them). */
 int tile_pass_info_(int i, const char **name, const char **summary);
 
-/* ================================ target.c ================================ */
+/* ================================ status.c ================================ */
 
 /* Whether t is an AMD target (gfx942, gfx90a). */
 int tile_target_is_amd_(tile_target t);

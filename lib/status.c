@@ -1,11 +1,14 @@
-/* status.c: the library's small tables: status names, the version, element type names and sizes.
+/* status.c: the library's small tables: status names, the version, target names, element type
+ * names and sizes.
  *
  * Every call of the API returns a tile_status from the one enum in tile.h; this file names each
  * of them, so a new status is added to tile.h and here, and nowhere else.
  */
 #include <stddef.h>
+#include <string.h>
 
 #include "ir.h"
+#include "program.h"
 #include "tile.h"
 
 const char *tile_version(void) { return TILEC_VERSION; }
@@ -54,3 +57,27 @@ size_t tile_dtype_size(tile_dtype t)
     return 0;
 }
 
+
+/* tile_target indexes ir/target.c's table */
+_Static_assert((int)TILE_TARGET_SM90A == TGT_SM90A && (int)TILE_TARGET_SM100A == TGT_SM100A && (int)TILE_TARGET_GFX942 == TGT_GFX942 &&
+               (int)TILE_TARGET_GFX90A == TGT_GFX90A && TGT_COUNT == 4, "tile_target follows ir/target.c's ids");
+
+const char *tile_target_name(tile_target t)
+{
+    const Target *tg = ir_target((int)t);
+    return tg ? tg->name : NULL;
+}
+
+tile_status tile_target_parse(const char *name, tile_target *out)
+{
+    const Target *tg = name && out ? ir_target_find(name, strlen(name)) : NULL;
+    if (!tg) return TILE_ERROR_INVALID_ARGUMENT;
+    *out = (tile_target)tg->id;
+    return TILE_SUCCESS;
+}
+
+int tile_target_is_amd_(tile_target t)
+{
+    const Target *tg = ir_target((int)t);
+    return tg && tg->backend == TB_AMDGCN;
+}

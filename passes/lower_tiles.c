@@ -475,13 +475,14 @@ static void acc_check_op(Op *op, void *ctx)
 {
     Lower *l = ctx;
     const char *name = ir_op_info[op->code].name;
+    int wgmma = ir_target_has(l->m->target, TF_WGMMA);   /* sm_90a: the wgmma fragment layouts */
     if (ir_module_wave_size(l->m) == 64 && !l->errors)   /* fp8 has no AMD lowering yet: the first use errs */
         for (uint32_t i = 0; i < op->noperands + op->nresults; i++) {
             const Value *v = i < op->noperands ? op->operands[i] : op->results[i - op->noperands];
             if (v && v->type && ir_type_is_fp8(ir_type_elem(v->type))) {
                 diag_error(l->diag, op->loc, "lower-tiles: '%s' on %s: fp8 (e4m3, e5m2) is not implemented for AMD targets "
                            "yet (--target %s); it is for sm_90a and, except mma, sm_100a", name,
-                           ir_type_kind_name(ir_type_elem(v->type)->kind), l->m->target);
+                           ir_type_kind_name(ir_type_elem(v->type)->kind), l->m->target->name);
                 l->errors++;
                 return;
             }
@@ -492,14 +493,14 @@ static void acc_check_op(Op *op, void *ctx)
         const char *why = NULL;
         if (!is_acc(l, op->operands[0]))
             why = "its tile is in the blocked layout (it meets no mma): columns() takes the columns of an mma accumulator";
-        else if (l->m->target)
+        else if (!ir_target_has(l->m->target, TF_WGMMA))
             why = "columns() of an accumulator is implemented for sm_90a (wgmma fragments) only";
         else if (first % 8 || r->shape[1] % 8)
             why = "an accumulator's columns come in blocks of 8 (first and count multiples of 8)";
         if (why) {
             diag_error(l->diag, op->loc, "lower-tiles: 'columns' %lld .. %lld of a [%lld, %lld] tile%s%s: %s", (long long)first,
                        (long long)(first + r->shape[1] - 1), (long long)t->shape[0], (long long)t->shape[1],
-                       l->m->target ? " on --target " : "", l->m->target ? l->m->target : "", why);
+                       wgmma ? "" : " on --target ", wgmma ? "" : l->m->target->name, why);
             l->errors++;
         }
         return;
@@ -508,22 +509,22 @@ static void acc_check_op(Op *op, void *ctx)
         const Op *g = thread_group(op);
         int64_t lo = g ? ir_attr_int(g, "lo", 0) : 0, threads = group_threads(l, g);
         const Type *t = op->results[0]->type;
-        if (ir_type_is_fp8(op->operands[0]->type->elem) && l->m->target) {   /* fp8: wgmma (sm_90a) only, for now */
+        if (ir_type_is_fp8(op->operands[0]->type->elem) && !wgmma) {   /* fp8: wgmma (sm_90a) only, for now */
             diag_error(l->diag, op->loc, "lower-tiles: 'mma' of fp8 (%s x %s) is implemented for sm_90a only (wgmma "
                        "m64nNk32), not for --target %s", ir_type_kind_name(op->operands[0]->type->elem->kind),
-                       ir_type_kind_name(op->operands[1]->type->elem->kind), l->m->target);
+                       ir_type_kind_name(op->operands[1]->type->elem->kind), l->m->target->name);
             l->errors++;
             return;
         }
-        if (op->operands[0]->type->kind == TY_TILE && l->m->target) {   /* register A: wgmma (sm_90a) only */
+        if (op->operands[0]->type->kind == TY_TILE && !wgmma) {   /* register A: wgmma (sm_90a) only */
             diag_error(l->diag, op->loc, "lower-tiles: 'mma' with a register a is implemented for sm_90a (wgmma) only, "
-                       "not for --target %s: pass a shared a", l->m->target);
+                       "not for --target %s: pass a shared a", l->m->target->name);
             l->errors++;
             return;
         }
-        if (ir_attr_int(op, "trans_a", 0) && l->m->target) {   /* an MN-major A: wgmma (sm_90a) only */
+        if (ir_attr_int(op, "trans_a", 0) && !wgmma) {   /* an MN-major A: wgmma (sm_90a) only */
             diag_error(l->diag, op->loc, "lower-tiles: 'mma' with trans_a = true is implemented for sm_90a (wgmma) only, "
-                       "not for --target %s: store A as [M, K]", l->m->target);
+                       "not for --target %s: store A as [M, K]", l->m->target->name);
             l->errors++;
             return;
         }
@@ -534,14 +535,14 @@ static void acc_check_op(Op *op, void *ctx)
                        "(warps 4k..4k+3), each taking a multiple of 64 of the accumulator's %lld rows", b,
                        (long long)threads, (long long)t->shape[0]);
             l->errors++;
-        } else if (l->m->target && strcmp(l->m->target, "sm_100a") == 0) {
+        } else if (ir_target_has(l->m->target, TF_TCGEN05)) {
             acc_check_tcgen05(l, op, threads);
         }
         return;
     }
     for (uint32_t i = 0; i < op->nresults; i++) {
         if (!is_acc(l, op->results[i])) continue;
-        if (op->code == OP_SMEM_LOAD && !l->m->target) {   /* sm_90a: ld_smem_acc (a register A, or acc + C) */
+        if (op->code == OP_SMEM_LOAD && wgmma) {   /* sm_90a: ld_smem_acc (a register A, or acc + C) */
             const Type *t = op->results[0]->type;
             int64_t G = group_threads(l, thread_group(op)) / 128;
             if (t->rank != 2 || G < 1 || t->shape[0] % (64 * G) || t->shape[1] % 8 || t->shape[1] > 256) {

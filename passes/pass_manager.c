@@ -36,11 +36,7 @@ const PassInfo *pass_lookup(const char *name, size_t len)
     return NULL;
 }
 
-const char *pass_default_pipeline(int opt_level)
-{
-    return opt_level <= 0 ? "warp-pipeline,verify-async,smem-layout,lower-async,verify-clc,lower-tiles"
-                          : "warp-pipeline,verify-async,smem-layout,lower-async,verify-clc,canonicalize,cse,dce,lower-tiles,canonicalize,cse,dce";
-}
+const char *pass_default_pipeline(const Target *t, int opt_level) { return ir_target_pipeline(t, opt_level); }
 
 /* ---- name lists ---- */
 

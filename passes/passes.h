@@ -37,10 +37,10 @@ extern const PassInfo pass_table[];
 extern const int pass_count;
 const PassInfo *pass_lookup(const char *name, size_t len);
 
-/* The pipeline for an optimisation level: every level starts with verify-async, smem-layout and
- * lower-async; then -O0 lowers only; -O1 and above canonicalize, CSE and DCE before and after
- * lower-tiles. */
-const char *pass_default_pipeline(int opt_level);
+/* The target's pipeline for an optimisation level (its row in ir/target.c): every level starts
+ * with warp-pipeline, verify-async, smem-layout and lower-async; then -O0 lowers only; -O1 and
+ * above canonicalize, CSE and DCE before and after lower-tiles. */
+const char *pass_default_pipeline(const Target *t, int opt_level);
 
 /* Runs the pipeline. Unknown pass names are reported before anything runs. Returns 0 on success. */
 int pass_run_pipeline(Module *m, const char *pipeline, const PassOptions *opts);

@@ -625,14 +625,12 @@ tile_status tile_event_elapsed_ms(tile_event *start, tile_event *end, float *ms)
 
 /* ---------------------------------------------------------------- modules and kernels */
 
-static const char *const target_names[] = {"sm_90a", "sm_100a"};
-
 tile_status rt_check_target(tile_target t, int cc_major, int cc_minor, const char *devname, char *err, size_t errlen)
 {
     int need_major = t == TILE_TARGET_SM100A ? 10 : 9;
     if (tile_target_is_amd_(t)) {
         snprintf(err, errlen, "the program was compiled for an AMD target (%s); %s is an NVIDIA GPU: open a hip "
-                 "device, or recompile with --target sm_90a or sm_100a", t == TILE_TARGET_GFX90A ? "gfx90a" : "gfx942",
+                 "device, or recompile with --target sm_90a or sm_100a", tile_target_name(t),
                  devname && *devname ? devname : "the device");
         return TILE_ERROR_TARGET;
     }
@@ -644,7 +642,7 @@ tile_status rt_check_target(tile_target t, int cc_major, int cc_minor, const cha
     snprintf(err, errlen,
              "the program was compiled for %s, which runs only on compute capability %d.0; %s is %d.%d "
              "(recompile with the matching target)",
-             target_names[t], need_major, devname && *devname ? devname : "the device", cc_major, cc_minor);
+             tile_target_name(t), need_major, devname && *devname ? devname : "the device", cc_major, cc_minor);
     return TILE_ERROR_TARGET;
 }
 

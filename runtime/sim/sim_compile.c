@@ -542,7 +542,7 @@ static void comp_mma(Comp *C, const Op *op)
         return;
     }
     /* sm_100a (the module says target "sm_100a"): the tcgen05 layout, MA_MFMA = 2 (docs/IR.md) */
-    int tc = C->m->target && strcmp(C->m->target, "sm_100a") == 0;
+    int tc = ir_target_has(C->m->target, TF_TCGEN05);
     /* cta_group = 2 (a CTA pair, sm_100a): the even CTA's threads compute the pair's mma for both CTAs
      * (sim_exec.c, mma_exec); b holds N/2 rows (trans_b) or columns in each CTA of the pair */
     int64_t cg = mma ? ir_attr_int(op, "cta_group", 1) : 1;

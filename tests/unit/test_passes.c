@@ -637,8 +637,8 @@ END_TEST
 
 START_TEST(manager_names)
 {
-    ck_assert_str_eq(pass_default_pipeline(0), "warp-pipeline,verify-async,smem-layout,lower-async,verify-clc,lower-tiles");
-    ck_assert_str_eq(pass_default_pipeline(2),
+    ck_assert_str_eq(pass_default_pipeline(&ir_targets[TGT_SM90A], 0), "warp-pipeline,verify-async,smem-layout,lower-async,verify-clc,lower-tiles");
+    ck_assert_str_eq(pass_default_pipeline(&ir_targets[TGT_SM90A], 2),
                      "warp-pipeline,verify-async,smem-layout,lower-async,verify-clc,canonicalize,cse,dce,lower-tiles,canonicalize,cse,dce");
     ck_assert_ptr_nonnull(pass_lookup("cse", 3));
     ck_assert_ptr_null(pass_lookup("cs", 2));
@@ -700,7 +700,7 @@ START_TEST(manager_default_pipeline_end_to_end)
     DiagCtx d;
     diag_init(&d);
     PassOptions o = {.diag = &d, .verify_each = 1};
-    int rc = pass_run_pipeline(t.m, pass_default_pipeline(3), &o);
+    int rc = pass_run_pipeline(t.m, pass_default_pipeline(&ir_targets[TGT_SM90A], 3), &o);
     if (rc) {
         StrBuf sb;
         sb_init(&sb);
@@ -868,7 +868,7 @@ END_TEST
 START_TEST(async_passes_in_every_default_pipeline)
 {
     for (int lvl = 0; lvl <= 3; lvl++) {
-        const char *p = pass_default_pipeline(lvl);
+        const char *p = pass_default_pipeline(&ir_targets[TGT_SM90A], lvl);
         /* warp-pipeline first (stage results may be tiles: it runs before lower-tiles), then the async checks */
         ck_assert_msg(strncmp(p, "warp-pipeline,verify-async,smem-layout,lower-async,", 51) == 0, "-O%d: %s", lvl, p);
         ck_assert_ptr_nonnull(strstr(p, "lower-tiles"));

@@ -71,7 +71,7 @@ static Value *cmp(T *t, const char *pred, Value *x, Value *y)
 static Value *geo(T *t, OpCode c, int dim)
 {
     Op *op = ir_build(&t->b, c, t->loc, NULL, 0, S(TY_I32));
-    ir_attr_set_int(t->m, op, "dim", dim);
+    if (c != OP_WARP_ID && c != OP_LANE_ID) ir_attr_set_int(t->m, op, "dim", dim);   /* attrs.def: they take none */
     return op->results[0];
 }
 

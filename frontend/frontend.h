@@ -1,11 +1,12 @@
 /* frontend.h: the .tile front end: tokens (lexer.re, re2c), the AST and its parser (parser.y,
- * lemon), and semantic analysis that checks the AST and builds tile IR (sema.c).
+ * lemon), and semantic analysis that checks the AST and builds tile IR (sema*.c).
  *
  * The AST is owned by malloc'ed nodes freed with fe_ast_free; the parser's %destructor frees the
  * partial trees that error recovery throws away, so no input leaks. Every diagnostic goes to the
  * DiagCtx passed in; nothing here exits or aborts on user input.
  *
- * Sections: lexer.re, parser.y + parse.c, ast.c, sema.c.
+ * Sections: lexer.re, parser.y + parse.c, ast.c, sema.c (its feature files sema_*.c share the
+ * private header sema_impl.h).
  */
 #ifndef TILEC_FRONTEND_H
 #define TILEC_FRONTEND_H
@@ -128,6 +129,11 @@ typedef struct ParseCtx {
 } ParseCtx;
 
 /* ================================ sema.c ================================ */
+
+/* Semantic analysis: sema.c walks the program; built-in calls are looked up in one table
+ * (sema_builtins.c) and checked by handlers in per-feature files (sema_tile.c, sema_async.c,
+ * sema_mma.c, sema_cluster.c, sema_shmem.c, sema_groups.c, sema_shared.c, sema_amd.c), all behind
+ * sema_impl.h, which the rest of tilec never includes: fe_sema is the whole interface. */
 
 /* A `const` override from the command line or API (-DNAME=VALUE). */
 typedef struct FeDefine {

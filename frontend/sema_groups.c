@@ -1,0 +1,162 @@
+/* sema_groups.c: thread groups: elect { }, warp(i) { }, warps(a .. b) { }, warpgroup(g) { } with
+ * setmaxnreg, and how their threads meet: sync() and named barriers.
+ *
+ * The one idea: the walk keeps the innermost group (Sema.group: the block, a range of warps, or
+ * one elected thread), so that a call can ask who runs it. sync() at the block level is the
+ * block barrier; in a role it is a hardware named barrier for the role's threads (ids 1..15, given
+ * out as roles first call it, and shared with the named_barrier declarations); inside elect it has
+ * nothing to wait for. A group block runs on some threads only, so it cannot assign an outer var.
+ * The built-in table (sema_builtins.c) refuses calls by group with sema_group_class.
+ */
+#include <string.h>
+
+#include "sema_impl.h"
+#include "parser.h"
+
+/* sync(): the threads of the current group meet; sync(NAME): the named barrier's threads, from any roles. */
+Ex sema_sync(Sema *s, const Call *c)
+{
+    const Node *n = c->n;
+    Group *g = s->group;
+    if (n->nlist == 1) { /* sync(NAME): the declared named barrier, whatever group runs it */
+        const Node *a = n->list[0];
+        Sym *y = a->kind == N_NAME ? sema_lookup(s, a->name) : NULL;
+        if (!y || y->kind != SYM_NAMED_BARRIER) {
+            diag_error(s->diag, a->loc, "sync() takes a barrier declared with named_barrier");
+            return sema_ex_err();
+        }
+        if (g && g->kind == TK_ELECT) {
+            diag_error(s->diag, n->loc, "sync() inside elect: one thread cannot fill a named barrier");
+            return sema_ex_err();
+        }
+        Op *op = ir_build(&s->b, OP_GROUP_SYNC, n->loc, NULL, 0, NULL);
+        ir_attr_set_int(s->m, op, "id", y->c.i);
+        ir_attr_set_int(s->m, op, "threads", y->bar_threads);
+        return sema_ex_none();
+    }
+    if (!g || g->kind == 0) {
+        ir_build(&s->b, OP_BARRIER, n->loc, NULL, 0, NULL);
+    } else if (g->kind == TK_ELECT) {
+        diag_error(s->diag, n->loc, "sync() inside elect: one thread has nothing to synchronise with");
+        return sema_ex_err();
+    } else {
+        if (!g->sync_id) {
+            if (s->next_sync_id > 15) {
+                diag_error(s->diag, n->loc, "more than 15 warp groups call sync(): the hardware has 16 named barriers");
+                return sema_ex_err();
+            }
+            g->sync_id = s->next_sync_id++;
+        }
+        Op *op = ir_build(&s->b, OP_GROUP_SYNC, n->loc, NULL, 0, NULL);
+        ir_attr_set_int(s->m, op, "id", g->sync_id);
+        ir_attr_set_int(s->m, op, "threads", g->threads);
+    }
+    return sema_ex_none();
+}
+
+/* named_barrier NAME(threads): one of the 15 hardware named barriers (ids 1..15, shared with the
+ * ones sync() allocates for groups); sync(NAME) waits until `threads` threads arrived, from any
+ * roles: the usual way for several warpgroups to meet. */
+void sema_named_barrier_stmt(Sema *s, const Node *n)
+{
+    if (!sema_at_top_level(s, n, "named_barrier")) return;
+    int64_t threads, block = s->group ? s->group->threads : 0;
+    if (!sema_const_int(s, n->a, &threads, "a named barrier's thread count")) return;
+    if (threads < 32 || threads % 32 || threads > block) {
+        diag_error(s->diag, n->a->loc, "a named barrier counts whole warps of the block: %lld is not a multiple of 32 in 32..%lld",
+                   (long long)threads, (long long)block);
+        return;
+    }
+    if (s->next_sync_id > 15) {
+        diag_error(s->diag, n->loc, "more than 15 named barriers: the hardware has 16, and barrier 0 belongs to sync()");
+        return;
+    }
+    Sym *y = sema_declare(s, n->name, SYM_NAMED_BARRIER, n->loc);
+    y->c.i = s->next_sync_id++;
+    y->bar_threads = (int)threads;
+}
+
+/* elect { }, warp(i) { }, warps(a .. b) { }, warpgroup(g) { }: a region run by part of the block */
+void sema_group_stmt(Sema *s, const Node *n)
+{
+    Group *outer = s->group;
+    Group g = {0};
+    g.outer = outer;
+    int64_t lo = 0, hi = 0, maxnreg = 0;
+    if (n->op == TK_ELECT) {
+        g.kind = TK_ELECT;
+        g.lo = outer->lo;
+        g.hi = outer->lo + 1;
+        g.threads = 1;
+    } else {
+        if (outer->kind == TK_ELECT) {
+            diag_error(s->diag, n->loc, "a warp role inside elect: the elected thread is already one thread");
+            return;
+        }
+        if (!sema_const_int(s, n->a, &lo, "a warp index")) return;
+        if (n->op == TK_WARPS) {
+            if (!sema_const_int(s, n->b, &hi, "a warp index")) return;
+        } else if (n->op == TK_WARPGROUP) {
+            lo *= 4;
+            hi = lo + 4;
+        } else hi = lo + 1;
+        if (lo < outer->lo || hi > outer->hi || lo >= hi) {
+            diag_error(s->diag, n->loc, "warps %lld .. %lld are not inside the enclosing group (warps %d .. %d)",
+                       (long long)lo, (long long)hi - 1, outer->lo, outer->hi - 1);
+            return;
+        }
+        g.kind = TK_WARPS;
+        g.lo = (int)lo;
+        g.hi = (int)hi;
+        g.threads = 32 * (int)(hi - lo);
+        for (int i = 0; i < n->nlist; i++) {
+            const Node *a = n->list[i];
+            if (strcmp(a->name, "setmaxnreg") != 0 || a->nlist != 1) {
+                diag_error(s->diag, a->loc, "unknown warp-role attribute '%s' (setmaxnreg(N))", a->name);
+                return;
+            }
+            if (!sema_const_int(s, a->list[0], &maxnreg, "the register count of setmaxnreg")) return;
+            if (maxnreg < 24 || maxnreg > 256 || maxnreg % 8) {
+                diag_error(s->diag, a->list[0]->loc, "setmaxnreg takes a multiple of 8 in 24..256, not %lld", (long long)maxnreg);
+                return;
+            }
+            if (lo % 4 || hi % 4) {
+                diag_error(s->diag, a->loc, "setmaxnreg applies to whole warpgroups: warps %lld .. %lld are not",
+                           (long long)lo, (long long)hi - 1);
+                return;
+            }
+        }
+    }
+    Sym **assigned;
+    const Type **types;
+    if (sema_assigned_vars(s, n->d, NULL, &assigned, &types)) {
+        diag_error(s->diag, n->loc, "this block runs on some threads only, so it cannot assign the outer var '%s'",
+                   assigned[0]->name);
+        return;
+    }
+    Op *op = ir_build(&s->b, g.kind == TK_ELECT ? OP_ELECT : OP_WARPS, n->loc, NULL, 0, NULL);
+    if (g.kind == TK_WARPS) {
+        ir_attr_set_int(s->m, op, "lo", lo);
+        ir_attr_set_int(s->m, op, "hi", hi);
+    }
+    Block *saved;
+    sema_enter_region(s, &op->regions[0], &saved);
+    if (maxnreg) {
+        Op *mr = ir_build(&s->b, OP_SETMAXNREG, n->loc, NULL, 0, NULL);
+        ir_attr_set_int(s->m, mr, "count", maxnreg);
+    }
+    LoopCtx *loop = s->loop;
+    int hidden = s->loop_hidden;
+    s->loop_hidden = loop != NULL || hidden;
+    s->loop = NULL;
+    s->group = &g;
+    int was_terminated = s->terminated;
+    s->terminated = 0;
+    sema_block_stmts(s, n->d);
+    if (!s->terminated) ir_build(&s->b, OP_YIELD, n->loc, NULL, 0, NULL);
+    s->terminated = was_terminated;
+    s->group = outer;
+    s->loop = loop;
+    s->loop_hidden = hidden;
+    s->b.block = saved;
+}

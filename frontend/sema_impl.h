@@ -1,0 +1,266 @@
+/* sema_impl.h: the private header of semantic analysis, shared by sema.c and its feature files.
+ *
+ * Semantic analysis checks the AST and builds tile IR in one walk (sema.c: scopes, types,
+ * constants, expressions, statements, items). A call of a built-in function is looked up in one
+ * table (sema_builtins.c: name, arity, named arguments, the thread groups that may issue it, and
+ * its handler); the handlers live with their hardware feature: sema_tile.c (register tiles and
+ * elementwise math), sema_async.c (mbarriers, parity, TMA, bulk copies), sema_mma.c (matrix ops),
+ * sema_cluster.c (clusters, distributed shared memory, cluster launch control), sema_shmem.c
+ * (NVSHMEM), sema_groups.c (elect, warp roles, named barriers, sync), sema_shared.c (shared tile
+ * declarations) and sema_amd.c (warp-pipeline stages). Everything here is shared by at least two
+ * of those files; a helper one file uses stays static in it.
+ *
+ * Sections follow the files.
+ */
+#ifndef TILEC_SEMA_IMPL_H
+#define TILEC_SEMA_IMPL_H
+
+#include "frontend.h"
+
+/* ================================ sema.c ================================ */
+
+typedef enum SymKind {
+    SYM_CONST,           /* const NAME = ...: c and type hold the value (type NULL: untyped) */
+    SYM_LET,             /* let, a parameter, a shared tile, an mbarrier: value is its SSA value */
+    SYM_VAR,             /* var: value is its current SSA value (reassigned as the walk goes) */
+    SYM_NAMED_BARRIER,   /* named_barrier NAME(threads): c.i is its id, bar_threads its thread count */
+    SYM_CLC_RESP,        /* shared NAME: clc_response; value: its shared_alloc (smem<2xu64>) */
+    SYM_CLC_RESULT       /* let r = clc.query(resp); value: the clc_query's first result (def has all four) */
+} SymKind;
+
+/* A compile-time value: an integer (also bool) or a floating-point number. */
+typedef struct CVal {
+    int is_float;        /* 1: f holds the value; 0: i does */
+    int64_t i;
+    double f;
+} CVal;
+
+typedef struct Sym Sym;
+struct Sym {
+    const char *name;    /* in the module's arena */
+    SymKind kind;
+    Loc loc;             /* where it was declared, for notes */
+    const Type *type;    /* NULL for an untyped constant */
+    Value *value;        /* let/var/param: current SSA value; NULL after an error in its declaration */
+    CVal c;              /* const: the value; named barrier: c.i = its id */
+    int bar_threads;     /* named barrier: the threads that must arrive */
+    int depth;           /* scope depth it was declared at */
+    Sym *prev;           /* next-outer symbol in the chain */
+};
+
+/* An expression's result. */
+typedef struct Ex {
+    Value *v;            /* the IR value; NULL for constants not yet materialised */
+    const Type *type;    /* NULL: untyped constant */
+    int is_const;        /* c holds the value (typed or untyped) */
+    CVal c;              /* the value when is_const */
+    int err;             /* an error was reported; the result must be ignored */
+} Ex;
+
+/* The innermost loop being checked: what break and continue pass. */
+typedef struct LoopCtx {
+    Sym **carried;       /* outer vars carried by the loop */
+    int ncarried;
+    int has_break;       /* a break leaves it (a `loop` without one never ends) */
+    struct LoopCtx *outer;
+} LoopCtx;
+
+/* A thread group the code is running in: the block, a range of warps, or one elected thread. */
+typedef struct Group {
+    int kind;            /* 0: the block; TK_WARPS: warps lo .. hi-1; TK_ELECT: one thread */
+    int lo, hi;          /* the warps the group spans */
+    int threads;         /* threads that execute code in the group */
+    int sync_id;         /* named barrier for sync() in the group; 0 until one is needed */
+    struct Group *outer;
+} Group;
+
+/* The state of one run of semantic analysis (one file). */
+typedef struct Sema {
+    Module *m;           /* the module being built */
+    DiagCtx *diag;       /* where every diagnostic goes */
+    Builder b;           /* b.k == NULL outside kernels: only constants can be evaluated */
+    Sym *syms;           /* innermost first */
+    int depth;           /* current scope depth (0: file scope) */
+    Arena *arena;        /* symbols (the module's arena) */
+    LoopCtx *loop;       /* the innermost loop break/continue may leave, or NULL */
+    int terminated;      /* the current block already ended (break/continue/return) */
+    Group *group;        /* the innermost thread group; NULL outside kernels */
+    int next_sync_id;    /* next free named-barrier id (1..15) */
+    int top_depth;       /* scope depth of the kernel body's top level */
+    int loop_hidden;     /* inside a group block nested in a loop: break/continue may not leave it */
+    const Node *stage;   /* the warp-pipeline stage being checked, or NULL */
+    int warned_unreachable; /* the current block's unreachable code was reported once already */
+    Sym *dynamic_smem;   /* the kernel's dynamic shared tile, or NULL */
+    const Node *kbody;   /* the body of the kernel being checked (shared tiles choose swizzles from their uses) */
+} Sema;
+
+/* The scalar type of kind k: T(TY_I32). Short because nearly every check names one. */
+#define T(k) ir_type_scalar(k)
+
+/* A type's name for messages, in a caller's buffer: TYNAME(t, b1) with char b1[96]. */
+void sema_type_str(const Type *t, char *buf, size_t n);
+#define TYNAME(t, buf) (sema_type_str((t), (buf), sizeof(buf)), (buf))
+
+/* Results of expressions. */
+Ex sema_ex_err(void);                               /* an error was reported */
+Ex sema_ex_none(void);                              /* no value (a call made for its effect) */
+Ex sema_ex_val(Value *v);                           /* an IR value of v's type */
+Ex sema_ex_int(int64_t v, const Type *t);           /* an integer constant; t NULL: untyped */
+
+Sym *sema_lookup(Sema *s, const char *name);        /* innermost first; NULL when undeclared */
+Sym *sema_declare(Sema *s, const char *name, SymKind kind, Loc loc);   /* reports a redeclaration */
+int sema_is_pow2(int64_t v);
+
+/* Expressions: the hint is the type the context expects (untyped constants take it), or NULL. */
+Ex sema_expr(Sema *s, const Node *n);
+Ex sema_expr_hint(Sema *s, const Node *n, const Type *hint);
+/* A compile-time integer (shapes, counts); 0 after a located error naming `what`. */
+int sema_const_int(Sema *s, const Node *n, int64_t *out, const char *what);
+/* The dims of a tile shape (each a constant power of two): 0 after an error. */
+int sema_resolve_shape(Sema *s, const Node *dims, int64_t *shape, int *rank);
+/* 1 inside a kernel; otherwise reports "not a compile-time constant" at loc and returns 0. */
+int sema_need_builder(Sema *s, Loc loc);
+/* e as type t (untyped constants checked and materialised, scalars splatted to tiles); NULL after
+ * an error, where ctx names the operand. */
+Value *sema_coerce(Sema *s, Ex e, const Type *t, Loc loc, const char *ctx);
+/* e's value; an untyped constant becomes i32 or f32. */
+Value *sema_value_of(Sema *s, Ex e, Loc loc);
+/* The address of base[i, ...] (n an N_INDEX whose base is already evaluated): NULL after an error. */
+Value *sema_element_address_at(Sema *s, const Node *n, Ex base);
+
+/* Statements and regions. */
+Block *sema_enter_region(Sema *s, Region *r, Block **saved);   /* builds into r; *saved: the block to return to */
+void sema_block_stmts(Sema *s, const Node *blk);                 /* a { } block in its own scope */
+/* The outer `var`s that the statements a and b (either may be NULL) assign, in arena arrays of
+ * symbols and their types; returns how many. */
+int sema_assigned_vars(Sema *s, const Node *a, const Node *b, Sym ***syms, const Type ***types);
+Value **sema_current_values(Sema *s, Sym **syms, int n);       /* the vars' current values (arena) */
+int sema_values_ok(Value **v, int n);                            /* no value is missing after an error */
+void sema_name_value(Sema *s, Value *v, const char *name);       /* names v after a var in IR dumps */
+/* shared, mbarrier and named_barrier declarations: 1 at the top level of the kernel body. */
+int sema_at_top_level(Sema *s, const Node *n, const char *what);
+
+/* ================================ sema_builtins.c ================================ */
+
+/* The thread groups a built-in may be issued in (Builtin.groups), as sema_group_class says. */
+enum {
+    SG_BLOCK = 1 << 0,   /* the whole block, outside any role */
+    SG_WARP = 1 << 1,    /* a role of one warp: warp(i), or warps(i .. i + 1) */
+    SG_WARPS = 1 << 2,   /* a role of several warps: warps(a .. b), warpgroup(g) */
+    SG_ELECT = 1 << 3,   /* one elected thread: elect { } */
+    SG_ANY = SG_BLOCK | SG_WARP | SG_WARPS | SG_ELECT,
+};
+
+enum { SEMA_MAX_NAMED = 4 };   /* `name = value` arguments one built-in accepts at most */
+
+typedef struct Builtin Builtin;
+
+/* One checked call of a built-in, as its handler sees it: its arity and thread group already passed. */
+typedef struct Call {
+    const Node *n;       /* the N_CALL: n->name is the function (without its namespace), n->list the arguments */
+    const Builtin *bi;   /* its row of the table */
+    int npos;            /* positional arguments: n->list[0 .. npos - 1] */
+    const Node *named[SEMA_MAX_NAMED]; /* the value of each of bi->named, in its order; NULL where absent */
+    const Type *hint;    /* the type the context expects, or NULL */
+    Op **record;         /* a call that gives a record (clc.query) stores its op here; NULL where the
+                          * record would be used as one value (an error) */
+} Call;
+
+typedef Ex BuiltinFn(Sema *s, const Call *c);
+
+/* A row of the built-in table. */
+struct Builtin {
+    const char *ns;      /* namespace (tma, clc, shmem: tma.load(...)), or NULL for a plain call */
+    const char *name;
+    int min, max;        /* positional arguments */
+    const char *const *named; /* NULL-terminated names of `name = value` arguments, or NULL: none
+                          * (then every argument counts as positional, as written) */
+    unsigned groups;     /* SG_*: where the call may be issued */
+    const char *why;     /* why the other groups may not issue it (the end of the message) */
+    OpCode op;           /* the IR op it builds (arrive: the local form), by which a handler that several
+                          * rows share tells them apart; OP_COUNT where the operands choose it (load,
+                          * store, tma.copy) or it is not one op (sync, parity) */
+    BuiltinFn *fn;
+};
+
+/* A call `f(...)` or `ns.f(...)` / `x.method(...)`: looked up, its arity and group checked, handled. */
+Ex sema_call(Sema *s, const Node *n, const Type *hint, Op **record);
+/* lo..hi arguments in n, or a located error in the table's words. */
+int sema_nargs_ok(Sema *s, const Node *n, int lo, int hi);
+/* The SG_* class of the innermost thread group (SG_BLOCK outside kernels). */
+unsigned sema_group_class(const Sema *s);
+
+/* ================================ sema_tile.c ================================ */
+
+Ex sema_load(Sema *s, const Call *c);        /* load(view[o, ...], shape), load(buf) */
+Ex sema_store(Sema *s, const Call *c);       /* store(view[o, ...], tile), store(buf, tile) */
+Ex sema_iota(Sema *s, const Call *c);        /* iota(shape [, dim]) */
+Ex sema_splat(Sema *s, const Call *c);       /* splat(x, shape) */
+Ex sema_columns(Sema *s, const Call *c);     /* columns(t, first, count) */
+Ex sema_math(Sema *s, const Call *c);        /* min, max, abs, sqrt, exp, fma, select: the row's op */
+
+/* ================================ sema_async.c ================================ */
+
+Ex sema_parity(Sema *s, const Call *c);      /* parity(0 | 1) */
+Ex sema_arrive(Sema *s, const Call *c);      /* arrive, arrive_expect: the row's op */
+Ex sema_expect_tx(Sema *s, const Call *c);   /* expect_tx(bar, bytes) */
+Ex sema_wait(Sema *s, const Call *c);        /* wait, try_wait, test_wait: the row's op */
+Ex sema_tma_load(Sema *s, const Call *c);    /* tma.load(buf, src[c, ...], bar, ...) */
+Ex sema_tma_store(Sema *s, const Call *c);   /* tma.store, tma.reduce_add: the row's op */
+Ex sema_tma_prefetch(Sema *s, const Call *c);
+Ex sema_tma_copy(Sema *s, const Call *c);    /* tma.copy(dst, src, bytes [, bar]) */
+Ex sema_tma_commit(Sema *s, const Call *c);
+Ex sema_tma_wait(Sema *s, const Call *c);    /* tma.wait, tma.wait_read, tma.wait_all */
+/* One mbarrier of this CTA (not one from mapa); fn names the call in messages. */
+Value *sema_mbar_operand(Sema *s, const Node *n, const char *fn);
+/* An address operand (tma.copy, mapa, shmem): a shared tile or stage, the address of buf[i, j] /
+ * v[i, j] (not the element's value), or a pointer expression. */
+Ex sema_address_operand(Sema *s, const Node *n, const char *fn);
+void sema_mbarrier_stmt(Sema *s, const Node *n);
+
+/* ================================ sema_mma.c ================================ */
+
+Ex sema_mma(Sema *s, const Call *c);         /* mma(a, b, acc, ...) */
+Ex sema_mma_commit(Sema *s, const Call *c);
+Ex sema_mma_wait(Sema *s, const Call *c);    /* mma_wait(n) */
+
+/* ================================ sema_cluster.c ================================ */
+
+Ex sema_cluster_sync(Sema *s, const Call *c);
+Ex sema_mapa(Sema *s, const Call *c);        /* mapa(x, r) */
+Ex sema_clc_try_cancel(Sema *s, const Call *c);
+Ex sema_clc_query(Sema *s, const Call *c);   /* gives a record: see Call.record */
+/* r.canceled, r.first_cta.x of a clc.query result; *handled = 0 for any other member expression. */
+Ex sema_clc_member(Sema *s, const Node *n, int *handled);
+/* shared NAME: clc_response; */
+void sema_clc_response_decl(Sema *s, const Node *n);
+/* let r = clc.query(resp): 1 when n is such a let (then it is checked and bound here). */
+int sema_clc_query_let(Sema *s, const Node *n);
+
+/* ================================ sema_shmem.c ================================ */
+
+Ex sema_shmem_transfer(Sema *s, const Call *c);    /* put, get, put_signal (and _nbi): the row's op */
+Ex sema_shmem_pg(Sema *s, const Call *c);          /* p, g: the row's op */
+Ex sema_shmem_signal_op(Sema *s, const Call *c);
+Ex sema_shmem_fence(Sema *s, const Call *c);       /* fence, quiet: the row's op */
+Ex sema_shmem_signal_wait(Sema *s, const Call *c); /* signal_wait_until */
+/* Whether n names the shmem namespace (not shadowed by a declaration). */
+int sema_shmem_ns(Sema *s, const Node *n);
+/* shmem.my_pe, shmem.n_pes and the constants shmem.QP_DEFAULT etc. */
+Ex sema_shmem_member(Sema *s, const Node *n);
+
+/* ================================ sema_groups.c ================================ */
+
+Ex sema_sync(Sema *s, const Call *c);        /* sync(), sync(NAME) */
+void sema_group_stmt(Sema *s, const Node *n);
+void sema_named_barrier_stmt(Sema *s, const Node *n);
+
+/* ================================ sema_shared.c ================================ */
+
+void sema_shared_stmt(Sema *s, const Node *n);
+
+/* ================================ sema_amd.c ================================ */
+
+void sema_stage_stmt(Sema *s, const Node *n);
+
+#endif

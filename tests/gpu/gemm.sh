@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/gpu/gemm.sh: the GEMMs' device session in one batch: correctness of samples/gemm_sm90.tile,
+# tests/gpu/gemm.sh: the GEMMs on the GPU in one batch: correctness of samples/gemm_sm90.tile,
 # gemm_persistent_sm90.tile, gemm_pingpong_sm90.tile and gemm_cluster_sm90.tile at square and ragged
 # shapes (tilec run: float64 reference, per-element bound and relative Frobenius error),
 # bench/gemm.py --preset samples (tilec vs cuBLAS vs Triton plain and persistent TMA) and

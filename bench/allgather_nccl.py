@@ -1,4 +1,4 @@
-# bench/allgather_nccl.py: the NCCL baseline of the tilec all-gather (issue 9): torch.distributed
+# bench/allgather_nccl.py: the NCCL baseline of the tilec all-gather (docs/PERFORMANCE.md): torch.distributed
 # all_gather_into_tensor with the NCCL backend, one process per GPU, at the sizes shmem_check uses
 # (4 KiB .. 256 MiB per PE, x4 steps), f32; time per call (CUDA events, mean of reps after warm-up) and bus
 # bandwidth as nccl-tests defines it for all-gather: bytes_per_pe * (n - 1) / t.

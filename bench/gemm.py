@@ -1,130 +1,363 @@
 #!/usr/bin/env python3
-"""bench/gemm.py: samples/gemm_sm90.tile against cuBLAS (torch.matmul) and Triton, one run, one GPU.
+"""bench/gemm.py: the GEMM harness. tilec's sm_90a GEMM samples against cuBLAS (torch.matmul) and
+Triton on one GPU, with named presets for each measurement; docs/PERFORMANCE.md keeps the results.
 
-Method (bench/NOTES.md, "gemm"): for each shape M x N x K, A [M, K] and B [N, K] are random bf16
-tensors made once by torch (uniform in [-1, 1)); every contender computes C = A @ B^T into its own
-bf16 C from those same tensors. tilec's kernel is compiled by build/tilec to a cubin (the compile
-time of each variant is printed), loaded with the CUDA driver API through ctypes into torch's
-context, and launched with tensor maps encoded here exactly as the tilec runtime encodes them
-(row-major, bf16, box and swizzle as `tilec --emit params` reports them, zero fill). Timing:
-torch.cuda events around each launch on the default stream, after warm-up, each launch preceded by an
-L2 flush and a spin that hide the host's launch overhead (time_one); every contender of a shape
-is timed once per round, R rounds interleaved (so that clock or temperature drift reaches all alike),
-and the median of its R times is reported.
-TFLOP/s = 2 M N K / time; the fraction is of the H100 SXM's 989 dense bf16 TFLOP/s.
-Correctness: every result is compared with cuBLAS's (relative Frobenius error ||C - C_ref|| /
-||C_ref||, which for bf16 output is about 2^-9) before timing; a variant above 1e-2 is reported as
-FAIL and not timed.
+    python3 bench/gemm.py --list-presets
+    python3 bench/gemm.py [--preset NAME] [--shapes MxNxK,...] [--variants "V;V;..."] [--reps R]
+                          [--check] [--check-only] [--device cuda|sim] [--compile-only]
 
-Triton, two kernels written for this script, each autotuned by Triton over a few configs (compile
-time = the first call's): a plain tl.dot block matmul (one program per tile, pointer loads), and a
-persistent TMA matmul in the shape of Triton's tutorial 09 (one program per SM walking the tiles,
-host tensor descriptors for A, B and C; skipped with a message if this Triton lacks them).
-tilec variants: "[persistent | pingpong | cluster] [src=FILE] NAME=VALUE ...": samples/gemm_persistent_sm90.tile
-(grid = min(tiles, SMs)), samples/gemm_pingpong_sm90.tile (each consumer warpgroup whole 128 x 128 tiles,
-grid = min(tiles, SMs)), samples/gemm_cluster_sm90.tile (2-CTA clusters multicasting B: the B box is
-BN / 2 rows, grid = 2 x min(tile pairs, SMs / 2, the word clusters=C)) or samples/gemm_sm90.tile (one block per tile), or FILE (a rewritten copy of one of
-them, the kernel named as the sample), with -D overrides.
+A preset names the shapes, the tilec variants, the number of timed rounds and the form of the
+report; --shapes, --variants and --reps replace the preset's. Without --preset: `final`.
 
-    python3 bench/gemm.py [--reps R] [--shapes 4096x4096x4096,...] [--variants "BN=128 STAGES=5;..."]
+Timing (needs PyTorch with CUDA; Triton is optional). For each shape M x N x K, A [M, K] and B [N, K]
+are random bf16 tensors made once by torch (uniform in [-1, 1)); every contender computes
+C = A @ B^T into its own bf16 C from those same tensors. tilec's kernel is compiled by build/tilec
+to a cubin (the compile time of each variant is printed), loaded with the CUDA driver API through
+ctypes into torch's context, and launched with tensor maps encoded here exactly as the tilec
+runtime encodes them (row-major, bf16, box and swizzle as `tilec --emit params` reports them, zero
+fill). Each timed launch sits between CUDA events on the default stream, after warm-up, preceded by
+an L2 flush and a spin that hide the host's launch overhead (time_one); every contender of a shape
+is timed once per round, R rounds interleaved (so that clock or temperature drift reaches all
+alike), and the median of its R times is reported. TFLOP/s = 2 M N K / time; the fraction is of
+the H100 SXM's 989 dense bf16 TFLOP/s. Every result is compared with cuBLAS's (relative Frobenius
+error ||C - C_ref|| / ||C_ref||, about 2^-9 for bf16 output) before timing; a variant above 1e-2 is
+reported as FAIL and not timed.
+
+Baselines: cuBLAS through torch.matmul, and two Triton kernels written here, each autotuned by
+Triton over four configs (compile time = the first call's): a plain tl.dot block matmul (one
+program per tile, pointer loads) and a persistent TMA matmul in the shape of Triton's tutorial 09
+(one program per SM walking the tiles, host tensor descriptors for A, B and C; skipped with a
+message if this Triton lacks them). The `tune` preset times only cuBLAS and the persistent one.
+
+A variant is a list of words:
+    [plain | persistent | pingpong | cluster] [src=FILE | rewrite=NAME] [NAME=VALUE ...]
+    [clusters=C] [racy] [ptxsub=OLD=>NEW]
+  plain       samples/gemm_sm90.tile, one block per tile (the default)
+  persistent  samples/gemm_persistent_sm90.tile, grid min(tiles, SMs)
+  pingpong    samples/gemm_pingpong_sm90.tile (each consumer warpgroup whole tiles), grid min(tiles, SMs)
+  cluster     samples/gemm_cluster_sm90.tile (2-CTA clusters multicasting half of B each),
+              grid 2 x min(tile pairs, SMs / 2, C of clusters=C)
+  src=FILE    a rewritten copy of that sample (its kernel named as the sample's), relative to the
+              repository root or absolute
+  rewrite=R   a copy of the sample made here by one of REWRITES (each fails if the sample no longer
+              has the text it rewrites)
+  NAME=VALUE  -D overrides of the source's consts (BM, BN, BK, STAGES, GROUP_M, ...)
+  racy        a diagnostic that drops part of the protocol on purpose: timed even when its result
+              is wrong (and labelled so), skipped by --check
+  ptxsub=O=>N every O in the emitted PTX replaced by N before ptxas (the cost of one instruction's form)
+The C tile a block computes is read from the compiled boxes (A's rows x B's rows; x 2 for cluster).
+
+--check runs the correctness loop before timing (--check-only: instead of timing; no torch needed):
+each distinct variant through `tilec run` (float64 reference, bf16 bounds) at square and ragged
+shapes, on forced grids (the persistent kernels), then compute-sanitizer memcheck, racecheck and
+synccheck on a small launch when it is installed. With --device sim the loop runs in the
+simulator instead (smaller shapes, its race detector on; no GPU needed). --compile-only compiles
+every variant (PTX, parameters, cubin when ptxas is found) and prints the compile times.
 """
 import argparse
+import atexit
 import ctypes
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
-import torch
-
 PEAK = 989.0
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TILEC = os.environ.get("TILEC", os.path.join(ROOT, "build", "tilec"))
-SAMPLES = {"gemm_sm90": os.path.join(ROOT, "samples", "gemm_sm90.tile"),
-           "gemm_persistent_sm90": os.path.join(ROOT, "samples", "gemm_persistent_sm90.tile"),
-           "gemm_cluster_sm90": os.path.join(ROOT, "samples", "gemm_cluster_sm90.tile"),
-           "gemm_pingpong_sm90": os.path.join(ROOT, "samples", "gemm_pingpong_sm90.tile")}
+SAMPLES = {"plain": "gemm_sm90", "persistent": "gemm_persistent_sm90",
+           "pingpong": "gemm_pingpong_sm90", "cluster": "gemm_cluster_sm90"}
+WHOLE_C = "src=bench/gemm_variants/persistent_whole_c.tile"
+FIVE = "4096x4096x4096,8192x8192x8192,8192x1024x8192,16384x4096x1024,128x8192x8192"
 
-cuda = ctypes.CDLL("libcuda.so.1")
+torch = None   # imported by need_torch() when timing
+cuda = None    # libcuda.so.1, opened by need_torch()
+SMS = 132      # the device's SM count, set from torch when timing
 
 
-def ck(rc, what):
-    if rc != 0:
-        raise RuntimeError(f"{what}: CUDA error {rc}")
+# ---- rewrites of the samples (rewrite=NAME) --------------------------------------------------
+
+class RewriteError(Exception):
+    pass
+
+
+def sub(text, old, new, what):
+    if old not in text:
+        raise RewriteError(f"{what}: the sample no longer contains {old.strip()!r}")
+    return text.replace(old, new)
+
+
+def rw_allthreads(s):
+    """Every consumer thread arrives on `empty` (256 arrivals, as gemm_sm90 does), with no
+    warpgroup meeting and no elected thread."""
+    s = sub(s, "mbarrier empty[STAGES](2);", "mbarrier empty[STAGES](256);", "allthreads")
+    s = sub(s, "                    warpgroup(1) { sync(); elect { arrive(empty[prev]); } }\n"
+               "                    warpgroup(2) { sync(); elect { arrive(empty[prev]); } }\n",
+            "                    arrive(empty[prev]);\n", "allthreads")
+    return sub(s, "            warpgroup(1) { sync(); elect { if held { arrive(empty[prev]); } } }\n"
+                  "            warpgroup(2) { sync(); elect { if held { arrive(empty[prev]); } } }\n",
+               "            if held { arrive(empty[prev]); }\n", "allthreads")
+
+
+def rw_nosync(s):
+    """One elected thread per warpgroup arrives without the warpgroup's named barrier first
+    (CUTLASS's form: it relies on the warpgroup's wgmma completing as one; in the PTX memory model
+    as written nothing orders the other threads' reads of the stage before the TMA write that
+    refills it, which is why the sample meets first)."""
+    return sub(s, "{ sync(); elect", "{ elect", "nosync")
+
+
+def rw_onesync(s):
+    """The epilogue's pieces with one consumer meeting each instead of two: the storing thread
+    waits until the previous piece's store has read its tile (tma.wait_read(0)), then one meeting."""
+    start = "            elect { tma.wait_read(1); }\n            sync();\n            store(sc0"
+    end = "        }\n        elect { tma.wait_all(); }"
+    if start not in s or end not in s:
+        raise RewriteError("onesync: the sample's epilogue is no longer four pieces through sc0/sc1")
+    i, j = s.index(start), s.index(end)
+    first = ["0", "CW", "2 * CW", "3 * CW"]
+    out = ""
+    for q in range(4):
+        off = "" if q == 0 else " + " + first[q]
+        out += (f"            store(sc{q % 2}, columns(acc, {first[q]}, CW) as bf16);\n"
+                "            elect { tma.wait_read(0); }\n"
+                "            sync();\n"
+                f"            elect {{ tma.store(c[m, n{off}], sc{q % 2}); tma.commit(); }}\n")
+    return s[:i] + out + s[j:]
+
+
+MULTICAST_B = "tma.load(sb[2 * s + rank], b[n + rank * BH, k * BK], full[s], multicast = 3);"
+BOTH_HALVES = "tma.load(sb[2 * s], b[n, k * BK], full[s]); tma.load(sb[2 * s + 1], b[n + BH, k * BK], full[s]);"
+
+
+def rw_nomc(s):
+    """The cluster kernel without multicast: each CTA loads both B halves itself, `empty` counts
+    its own two warpgroups, no remote arrives (still launched as 2-CTA clusters)."""
+    s = sub(s, "mbarrier empty[STAGES](4);", "mbarrier empty[STAGES](2);", "nomc")
+    s = sub(s, " arrive(empty[prev], cta = peer, release = cta);", "", "nomc")
+    return sub(s, MULTICAST_B, BOTH_HALVES, "nomc")
+
+
+def rw_split(s):
+    """nomc without the cluster: the cluster kernel's split mma (two m64n128 halves) alone."""
+    s = rw_nomc(s)
+    s = sub(s, " cluster(2) {", " {", "split")
+    s = sub(s, "let rank = cluster_rank;", "let rank = block_id.x % 2;", "split")
+    return sub(s, "    cluster_sync();\n", "", "split")
+
+
+def rw_regepi(s):
+    """The ping-pong kernel with a register epilogue: C a plain tensor, every thread storing its
+    accumulator, no C tiles in shared memory."""
+    out, skip = [], False
+    lines = s.split("\n")
+    for line in lines:
+        st = line.strip()
+        if st.startswith("shared sc") or st == "elect { tma.wait_all(); }":
+            continue
+        if "tma.wait_read(0)" in line:     # the epilogue through sc: from its guard on
+            out.pop()
+            skip = True
+        if skip:
+            if "tma.store(" in line:
+                out.append("            store(c[m, n], acc as bf16);")
+                skip = False
+            continue
+        out.append(line.replace("c: tma bf16[M, N] box[BM, BN]", "c: tensor bf16[M, N]"))
+    if out == lines or sum("store(c[m, n], acc as bf16)" in x for x in out) != 2:
+        raise RewriteError("regepi: the sample's epilogue is no longer one TMA store per warpgroup")
+    return "\n".join(out)
+
+
+# name -> (sample kind, rewrite function)
+REWRITES = {"allthreads": ("persistent", rw_allthreads), "nosync": ("persistent", rw_nosync),
+            "onesync": ("persistent", rw_onesync), "nomc": ("cluster", rw_nomc),
+            "split": ("cluster", rw_split), "regepi": ("pingpong", rw_regepi)}
+
+
+# ---- presets ---------------------------------------------------------------------------------
+
+class Preset:
+    def __init__(self, about, variants, shapes=FIVE, reps=20, mode="compare"):
+        self.about = about          # one line: what the preset measures
+        self.variants = variants    # the tilec variants, bench/gemm.py's variant syntax
+        self.shapes = shapes
+        self.reps = reps
+        self.mode = mode            # compare: a table per shape; tune: ranked, best per shape
+
+
+def tune_space():
+    """Tile width, ring depth and grouping of the samples: BN in {256, 128} with the deepest rings
+    that fit 227 KiB (BN=256: STAGES 3, 4, the persistent kernel's two C piece tiles included;
+    BN=128: STAGES 4, 5, 6), GROUP_M in {8, 16}; BM = 128, BK = 64 (BK = 32 was 5-9% slower
+    everywhere, docs/PERFORMANCE.md); the cluster and ping-pong kernels; the persistent kernel
+    with one whole C tile and 3 stages (ahead where K is small)."""
+    out = []
+    for kind in ("plain", "persistent"):
+        for bn, stages in ((256, (3, 4)), (128, (4, 5, 6))):
+            for st in stages:
+                for g in (8, 16):
+                    out.append(f"{kind} BN={bn} STAGES={st} GROUP_M={g}")
+    out += ["cluster GROUP_M=8", "cluster GROUP_M=16", "pingpong GROUP_M=8", "pingpong GROUP_M=16"]
+    out += [f"persistent {WHOLE_C} GROUP_M=8", f"persistent {WHOLE_C} GROUP_M=16"]
+    return ";".join(out)
+
+
+PRESETS = {
+    "final": Preset("the standing result: the best variant of each sample at the five shapes, "
+                    "30 rounds (docs/PERFORMANCE.md, first table)",
+                    f"persistent;persistent GROUP_M=16;persistent BN=128 STAGES=6;pingpong;persistent {WHOLE_C}",
+                    reps=30),
+    "samples": Preset("each GEMM sample as written at the five shapes (tests/gpu/gemm.sh)",
+                      "plain;persistent;pingpong;cluster"),
+    "tune": Preset("the autotuner: every variant of the tuning space checked and timed, ranked, "
+                   "and the best per shape", tune_space(), reps=10, mode="tune"),
+    "release": Preset("the persistent kernel's stage release: one arrival per warpgroup after a "
+                      "meeting (the sample), 256 arrivals, one arrival without the meeting",
+                      "plain;persistent;persistent rewrite=allthreads;persistent rewrite=nosync",
+                      shapes="4096x4096x4096,8192x8192x8192,16384x4096x1024"),
+    "epilogue": Preset("the persistent kernel's epilogue: four pieces and 4 stages (the sample), "
+                       "3 stages, one whole C tile with 3 stages, one meeting per piece, cuBLAS's "
+                       "256 x 128 tile",
+                       f"persistent;persistent STAGES=3;persistent {WHOLE_C};persistent rewrite=onesync;"
+                       "persistent BM=256 BN=128"),
+    "pingpong": Preset("the ping-pong kernel's shapes and epilogues beside the cooperative one",
+                       "persistent;persistent GROUP_M=16;pingpong;pingpong STAGES=4;pingpong GROUP_M=16;"
+                       "pingpong BM=64 BN=256 STAGES=4;pingpong rewrite=regepi"),
+    "cluster": Preset("2-CTA clusters: B multicast with the cross-CTA release (the sample), without "
+                      "multicast (nomc), without clusters (split: the split mma alone)",
+                      "persistent GROUP_M=16;cluster;cluster GROUP_M=16;cluster rewrite=nomc;"
+                      "cluster rewrite=split",
+                      shapes="4096x4096x4096,8192x8192x8192"),
+}
+
+
+# ---- variants: parse, compile, load ----------------------------------------------------------
+
+_tmpdir = None
+
+
+def tmpdir():
+    global _tmpdir
+    if _tmpdir is None:
+        _tmpdir = tempfile.mkdtemp(prefix="tilec-gemm-")
+        atexit.register(shutil.rmtree, _tmpdir, True)
+    return _tmpdir
+
+
+def run(args, **kw):
+    p = subprocess.run(args, capture_output=True, **kw)
+    if p.returncode != 0:
+        err = p.stderr.decode() if isinstance(p.stderr, bytes) else p.stderr
+        raise RuntimeError(f"{' '.join(args)}: exit {p.returncode}\n{err.strip()}")
+    return p.stdout
 
 
 class Variant:
-    """One -D variant of the sample: compiled, loaded, with its boxes and shared memory."""
+    """One variant: its words parsed, its source (a sample, a copy or a rewrite) and -D overrides;
+    compile() builds it with tilec, load() puts it on the GPU."""
 
-    def __init__(self, words):
-        # a variant is "[persistent] NAME=VALUE ...": the persistent sample (grid = min(tiles, SMs))
-        # or the one-tile-per-block sample, with -D overrides
-        self.cluster = "cluster" in words
-        self.pingpong = "pingpong" in words
-        self.persistent = "persistent" in words or self.cluster or self.pingpong
-        self.kernel = ("gemm_cluster_sm90" if self.cluster else "gemm_pingpong_sm90" if self.pingpong
-                       else "gemm_persistent_sm90" if self.persistent else "gemm_sm90")
-        src = [w[4:] for w in words if w.startswith("src=")]   # src=FILE: a rewritten copy of the sample
-        self.max_clusters = int(next((w[9:] for w in words if w.startswith("clusters=")), "0"))   # cap on clusters
-        # racy: a diagnostic rewrite that drops part of the protocol; timed even when its result is
-        # wrong, and labelled so (never a result, only a measurement of what the dropped part costs)
+    KINDS = ("plain", "persistent", "pingpong", "cluster")
+
+    def __init__(self, text):
+        words = text.split()
+        self.label = " ".join(words) or "plain"
+        kinds = [w for w in words if w in self.KINDS]
+        if len(kinds) > 1:
+            raise ValueError(f"variant [{text}]: more than one kernel ({', '.join(kinds)})")
+        self.kind = kinds[0] if kinds else "plain"
+        self.kernel = SAMPLES[self.kind]
+        self.cluster = self.kind == "cluster"
+        self.persistent = self.kind != "plain"
         self.racy = "racy" in words
-        # ptxsub=OLD=>NEW: a diagnostic rewrite of the emitted PTX (every OLD replaced by NEW) before
-        # ptxas, to measure what one instruction's form costs; compile times then include this script
-        subs = [w[7:].split("=>") for w in words if w.startswith("ptxsub=")]
-        defines = [w for w in words if w not in ("persistent", "cluster", "pingpong", "racy")
-                   and not w.startswith(("src=", "clusters=", "ptxsub="))]
-        self.defines = defines
-        self.label = " ".join(words)
-        args = [TILEC, src[0] if src else SAMPLES[self.kernel]] + [f"-D{d}" for d in defines]
-        t0 = time.perf_counter()
-        ptx = subprocess.run(args + ["--emit", "ptx"], capture_output=True, check=True).stdout
-        self.compile_ptx_ms = (time.perf_counter() - t0) * 1e3
-        t0 = time.perf_counter()
-        if subs:
-            text = ptx.decode()
-            for old, new in subs:
-                if old not in text:
-                    raise RuntimeError(f"ptxsub: '{old}' is not in the PTX of [{' '.join(words)}]")
-                text = text.replace(old, new)
-            with tempfile.TemporaryDirectory() as tmp:
-                with open(os.path.join(tmp, "k.ptx"), "w") as f:
-                    f.write(text)
-                subprocess.run([os.environ.get("PTXAS", "ptxas"), "-arch=sm_90a", os.path.join(tmp, "k.ptx"),
-                                "-o", os.path.join(tmp, "k.cubin")], check=True)
-                with open(os.path.join(tmp, "k.cubin"), "rb") as f:
-                    cubin = f.read()
+        self.max_clusters = int(next((w[9:] for w in words if w.startswith("clusters=")), "0"))
+        self.subs = [w[7:].split("=>") for w in words if w.startswith("ptxsub=")]
+        src = [w[4:] for w in words if w.startswith("src=")]
+        rewrite = [w[8:] for w in words if w.startswith("rewrite=")]
+        self.defines = [w for w in words if "=" in w and not w.startswith(("src=", "rewrite=", "clusters=", "ptxsub="))]
+        unknown = [w for w in words if w not in self.KINDS and w != "racy" and "=" not in w]
+        if unknown:
+            raise ValueError(f"variant [{text}]: unknown word(s) {' '.join(unknown)}")
+        if src and rewrite:
+            raise ValueError(f"variant [{text}]: src= and rewrite= together")
+        sample = os.path.join(ROOT, "samples", self.kernel + ".tile")
+        if src:
+            self.source = src[0] if os.path.isabs(src[0]) else os.path.join(ROOT, src[0])
+        elif rewrite:
+            if rewrite[0] not in REWRITES:
+                raise ValueError(f"variant [{text}]: no rewrite {rewrite[0]} (known: {', '.join(REWRITES)})")
+            kind, fn = REWRITES[rewrite[0]]
+            if kind != self.kind:
+                raise ValueError(f"variant [{text}]: rewrite={rewrite[0]} applies to the {kind} kernel")
+            self.source = os.path.join(tmpdir(), f"{self.kernel}.{rewrite[0]}.tile")
+            with open(sample) as f:
+                text_in = f.read()
+            with open(self.source, "w") as f:
+                f.write(fn(text_in))
         else:
-            cubin = subprocess.run(args + ["--emit", "cubin", "-o", "-"], capture_output=True, check=True).stdout
-        self.compile_cubin_ms = (time.perf_counter() - t0) * 1e3
-        # C as a TMA tensor (an epilogue through shared memory and tma.store) or as a plain pointer
-        self.c_tma = re.search(r"\bc:\s*tma\b", open(args[1]).read()) is not None
+            self.source = sample
+        self.args = [TILEC, self.source] + [f"-D{d}" for d in self.defines]
+
+    def compile(self, cubin=True):
+        """PTX (timed), the TMA boxes (--emit params), the shared memory size and, when asked, the
+        cubin (timed: tilec and ptxas, process starts included)."""
+        t0 = time.perf_counter()
+        ptx = run(self.args + ["--emit", "ptx"])
+        self.compile_ptx_ms = (time.perf_counter() - t0) * 1e3
+        self.ptx_bytes = len(ptx)
+        pinfo = run(self.args + ["--emit", "params"], text=True)
         # the TMA maps' boxes and swizzles as the compiler records them (name -> (rows, cols, swizzle))
-        pinfo = subprocess.run(args + ["--emit", "params"], capture_output=True, check=True, text=True).stdout
         self.maps = {m.group(1): (int(m.group(2)), int(m.group(3)), int(m.group(4)))
-                     for m in re.finditer(r"^\s+\d+ (\w+) tma bf16 rank=2 box=(\d+)x(\d+) swizzle=(\d+)(?: spans=\d+)?$", pinfo, re.M)}
-        # the C tile a block (a cluster: each of its CTAs) computes, from the boxes as compiled: BM rows
-        # of A, BN rows of B (the cluster kernel's B box is half its tile's columns)
+                     for m in re.finditer(r"^\s+\d+ (\w+) tma bf16 rank=2 box=(\d+)x(\d+) swizzle=(\d+)(?: spans=\d+)?$",
+                                          pinfo, re.M)}
+        self.c_tma = "c" in self.maps   # C as a TMA tensor (an epilogue through shared memory) or a pointer
+        # the C tile a block (a cluster: each of its CTAs) computes: BM rows of A, BN rows of B (the
+        # cluster kernel's B box is half its tile's columns)
         self.tile = (self.maps["a"][0], self.maps["b"][0] * (2 if self.cluster else 1))
-        ir = subprocess.run(args + ["--emit", "ir-lowered"], capture_output=True, check=True, text=True).stdout
+        ir = run(self.args + ["--emit", "ir-lowered"], text=True)
         self.smem = int(re.search(r"smem\((\d+)\)", ir).group(1))
+        self.cubin = None
+        self.compile_cubin_ms = 0.0
+        if not cubin:
+            return self
+        t0 = time.perf_counter()
+        if self.subs:
+            text = ptx.decode()
+            for old, new in self.subs:
+                if old not in text:
+                    raise RuntimeError(f"ptxsub: '{old}' is not in the PTX of [{self.label}]")
+                text = text.replace(old, new)
+            d = tempfile.mkdtemp(dir=tmpdir())
+            with open(os.path.join(d, "k.ptx"), "w") as f:
+                f.write(text)
+            run([os.environ.get("PTXAS", "ptxas"), "-arch=sm_90a", os.path.join(d, "k.ptx"),
+                 "-o", os.path.join(d, "k.cubin")])
+            with open(os.path.join(d, "k.cubin"), "rb") as f:
+                self.cubin = f.read()
+        else:
+            self.cubin = run(self.args + ["--emit", "cubin", "-o", "-"])
+        self.compile_cubin_ms = (time.perf_counter() - t0) * 1e3
+        return self
+
+    def load(self):
         self.mod = ctypes.c_void_p()
-        ck(cuda.cuModuleLoadData(ctypes.byref(self.mod), ctypes.c_char_p(cubin)), "cuModuleLoadData")
+        ck(cuda.cuModuleLoadData(ctypes.byref(self.mod), ctypes.c_char_p(self.cubin)), "cuModuleLoadData")
         self.fn = ctypes.c_void_p()
         ck(cuda.cuModuleGetFunction(ctypes.byref(self.fn), self.mod, self.kernel.encode()), "cuModuleGetFunction")
         ck(cuda.cuFuncSetAttribute(self.fn, 8, self.smem), "cuFuncSetAttribute(max dynamic smem)")
-        self.ptx_bytes = len(ptx)
         if self.cluster:   # how many clusters of this kernel can be resident at once (driver's answer)
             class LaunchConfig(ctypes.Structure):
                 _fields_ = [("g", ctypes.c_uint * 3), ("b", ctypes.c_uint * 3), ("smem", ctypes.c_uint),
                             ("stream", ctypes.c_void_p), ("attrs", ctypes.c_void_p), ("nattrs", ctypes.c_uint)]
-            cfg = LaunchConfig((ctypes.c_uint * 3)(132, 1, 1), (ctypes.c_uint * 3)(384, 1, 1), self.smem, None, None, 0)
+            cfg = LaunchConfig((ctypes.c_uint * 3)(SMS, 1, 1), (ctypes.c_uint * 3)(384, 1, 1), self.smem, None, None, 0)
             n = ctypes.c_int(-1)
             rc = cuda.cuOccupancyMaxActiveClusters(ctypes.byref(n), self.fn, ctypes.byref(cfg))
             print(f"tilec variant [{self.label}]: cuOccupancyMaxActiveClusters = {n.value} (rc {rc})")
+        return self
 
     def tensor_map(self, t, name):
         """CUtensorMap of a row-major [rows, cols] bf16 tensor for the kernel's TMA parameter `name`,
@@ -161,6 +394,94 @@ class Variant:
             _ = keep
             ck(cuda.cuLaunchKernel(self.fn, grid, 1, 1, 384, 1, 1, self.smem, None, params, None), "cuLaunchKernel")
         return launch
+
+
+def ck(rc, what):
+    if rc != 0:
+        raise RuntimeError(f"{what}: CUDA error {rc}")
+
+
+# ---- the correctness loop (--check) ----------------------------------------------------------
+
+CHECK_SHAPES = {"cuda": ["M=512 N=512 K=512", "M=1000 N=1496 K=520", "M=300 N=696 K=8", "M=256 N=296 K=8192",
+                         "M=129 N=264 K=64"],
+                "sim": ["M=129 N=264 K=64", "M=300 N=296 K=8", "M=136 N=264 K=200"]}
+GRID_SHAPE = {"cuda": "M=1000 N=1496 K=520", "sim": "M=300 N=520 K=200"}
+
+
+def check_variants(variants, device):
+    """`tilec run` of each distinct variant against the float64 reference; forced grids for the
+    persistent kernels; compute-sanitizer on CUDA. Returns the number of failures."""
+    fails = 0
+    seen = set()
+    san = shutil.which("compute-sanitizer") if device == "cuda" else None
+    if device == "cuda" and not san:
+        print("check: compute-sanitizer not found: the sanitizer runs are skipped")
+
+    def one(label, extra, timeout):
+        nonlocal fails
+        try:
+            p = subprocess.run(extra, capture_output=True, text=True, timeout=timeout)
+            out, rc = p.stdout + p.stderr, p.returncode
+        except subprocess.TimeoutExpired:
+            out, rc = f"timed out after {timeout} s", 124
+        ok = rc == 0 and "check: PASS" in out
+        lines = out.splitlines()
+        line = next((x for x in lines if "SUMMARY" in x), None) or next((x for x in lines if x.startswith("check:")),
+                                                                         out.strip()[-200:])
+        print(f"  {'ok  ' if ok else 'FAIL'} {label}: {line.strip()}")
+        if not ok:
+            fails += 1
+            if rc != 0:
+                print("\n".join("       " + x for x in out.strip().splitlines()[-6:]))
+        sys.stdout.flush()
+
+    for v in variants:
+        if v.racy or v.subs:
+            print(f"check [{v.label}]: not checked ({'racy diagnostic' if v.racy else 'PTX rewrite'})")
+            continue
+        key = (v.source, tuple(v.defines))
+        if key in seen:
+            continue
+        seen.add(key)
+        print(f"check [{v.label}] on {device}")
+        base = v.args[:1] + ["run"] + v.args[1:] + ["--device", device]
+        limit = 120 if device == "cuda" else 300
+
+        def argv(shape):
+            return [x for a in shape.split() for x in ("--arg", a)]
+        for shape in CHECK_SHAPES[device]:
+            one(shape, base + argv(shape) + ["--repeat", "3" if device == "cuda" else "1"], limit)
+        grids = {"plain": (), "cluster": (2, 4, 6)}.get(v.kind, (1, 2, 5))
+        for g in grids:
+            one(f"grid {g}, {GRID_SHAPE[device]}", base + argv(GRID_SHAPE[device]) + ["--grid", str(g), "--repeat", "1"], limit)
+        if san:
+            g = "4" if v.cluster else "3"
+            for tool in ("memcheck", "racecheck", "synccheck"):
+                one(f"compute-sanitizer {tool}", [san, "--tool", tool, "--error-exitcode", "9"] + base +
+                    argv("M=300 N=520 K=200") + ["--grid", g, "--repeat", "1"], 120)
+    print(f"check: {fails} failed")
+    return fails
+
+
+# ---- timing ----------------------------------------------------------------------------------
+
+def need_torch():
+    """Import torch (and open libcuda) for timing, or say what is missing and exit."""
+    global torch, cuda, SMS
+    try:
+        import torch as t
+    except ImportError:
+        sys.exit("bench/gemm.py: timing needs PyTorch with CUDA (python3 -m pip install torch); "
+                 "--list-presets, --compile-only and --check-only run without it")
+    if not t.cuda.is_available():
+        sys.exit("bench/gemm.py: torch sees no CUDA device: timing needs one "
+                 "(--compile-only and --check-only --device sim run without it)")
+    torch = t
+    cuda = ctypes.CDLL("libcuda.so.1")
+    torch.cuda.init()
+    torch.zeros(1, device="cuda")
+    SMS = torch.cuda.get_device_properties(0).multi_processor_count
 
 
 FLUSH = None   # 256 MiB written before each timed launch: L2 (50 MiB) holds none of the operands
@@ -232,12 +553,12 @@ def make_triton():
             acc = tl.dot(x, tl.trans(y), acc)
         tl.store(c + rm[:, None] * N + rn[None, :], acc.to(tl.bfloat16), mask=(rm[:, None] < M) & (rn[None, :] < N))
 
-    def run(a, b, c):
+    def go(a, b, c):
         M, K = a.shape
         N = b.shape[0]
         mm[lambda meta: (triton.cdiv(M, meta["BM"]) * triton.cdiv(N, meta["BN"]),)](a, b, c, M, N, K)
     print(f"triton {triton.__version__}: plain tl.dot kernel ready")
-    return ("Triton plain", run)
+    return ("Triton plain", go)
 
 
 def make_triton_persistent():
@@ -278,7 +599,7 @@ def make_triton_persistent():
                 acc = tl.dot(x, y.T, acc)
             c_desc.store([om, on], acc.to(tl.bfloat16))
 
-    def run(a, b, c):
+    def go(a, b, c):
         M, K = a.shape
         N = b.shape[0]
         dummy = [64, 64]
@@ -287,10 +608,7 @@ def make_triton_persistent():
         cd = TensorDescriptor.from_tensor(c, dummy)
         mm_tma[lambda meta: (min(SMS, triton.cdiv(M, meta["BM"]) * triton.cdiv(N, meta["BN"])),)](ad, bd, cd, M, N, K, NSM=SMS)
     print(f"triton {triton.__version__}: persistent TMA kernel ready")
-    return ("Triton persistent TMA", run)
-
-
-SMS = 132   # the device's SM count, set in main()
+    return ("Triton persistent TMA", go)
 
 
 def make_inputs(M, N, K):
@@ -323,27 +641,12 @@ def variant_rows(variants, a, b, ref, shape):
     return rows
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--reps", type=int, default=20)
-    ap.add_argument("--shapes", default="4096x4096x4096,8192x8192x8192,8192x1024x8192,16384x4096x1024,128x8192x8192")
-    ap.add_argument("--variants", default="BN=256 STAGES=4;persistent;persistent GROUP_M=16;persistent BN=128 STAGES=6;cluster")
-    args = ap.parse_args()
-    torch.cuda.init()
-    torch.zeros(1, device="cuda")
-    global SMS
-    SMS = torch.cuda.get_device_properties(0).multi_processor_count
-    print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}  cuBLAS via torch.matmul")
-    variants = []
-    for v in args.variants.split(";"):
-        var = Variant(v.split())
-        print(f"tilec variant [{v}]: compile to PTX {var.compile_ptx_ms:.1f} ms, to cubin (with ptxas) "
-              f"{var.compile_cubin_ms:.1f} ms (process start included), smem {var.smem} B, PTX {var.ptx_bytes} B")
-        variants.append(var)
+def compare(variants, shapes, reps):
+    """Every contender at every shape, one table per shape (the presets but `tune`)."""
     tritons = [t for t in (make_triton(), make_triton_persistent()) if t]
     torch.manual_seed(0)
-    for shape in args.shapes.split(","):
-        M, N, K = (int(x) for x in shape.split("x"))
+    for shape in shapes:
+        M, N, K = shape
         a, b, ref, cublas = make_inputs(M, N, K)
         flop = 2.0 * M * N * K
         rows = [cublas]
@@ -354,16 +657,16 @@ def main():
                 triton_run(a, b, ct)
                 torch.cuda.synchronize()
             except Exception as ex:  # noqa: BLE001
-                print(f"{shape} {tname}: failed: {str(ex).splitlines()[0] if str(ex) else type(ex).__name__}")
+                print(f"{M}x{N}x{K} {tname}: failed: {str(ex).splitlines()[0] if str(ex) else type(ex).__name__}")
                 continue
             tcomp = (time.perf_counter() - t0) * 1e3
             err = rel_fro(ct, ref)
             rows.append((f"{tname} (1st call: autotune+compile {tcomp:.0f} ms)",
-                         (lambda run, ct: lambda: run(a, b, ct))(triton_run, ct), err))
-        rows += variant_rows(variants, a, b, ref, shape)
-        times = time_interleaved([r[1] for r in rows], args.reps)
+                         (lambda go, ct: lambda: go(a, b, ct))(triton_run, ct), err))
+        rows += variant_rows(variants, a, b, ref, f"{M}x{N}x{K}")
+        times = time_interleaved([r[1] for r in rows], reps)
         t_cublas = times[0]
-        print(f"== {M} x {N} x {K}  (median of {args.reps} interleaved rounds)")
+        print(f"== {M} x {N} x {K}  (median of {reps} interleaved rounds)")
         for (name, _, err), t in zip(rows, times):
             tf = flop / (t * 1e-3) / 1e12
             print(f"  {name:60s} {t * 1e3:9.1f} us {tf:7.1f} TFLOP/s {tf / PEAK:6.3f} of peak "
@@ -371,5 +674,126 @@ def main():
         sys.stdout.flush()
 
 
+def tune(variants, shapes, reps):
+    """The autotuner: every variant checked and timed beside cuBLAS and Triton's persistent kernel,
+    a ranked table per shape, then the best tilec variant per shape."""
+    tp = make_triton_persistent()
+    torch.manual_seed(1)
+    best_rows = []
+    for shape in shapes:
+        M, N, K = shape
+        a, b, ref, cublas = make_inputs(M, N, K)
+        rows = [cublas]
+        if tp:
+            ct = torch.empty_like(ref)
+            tp[1](a, b, ct)
+            torch.cuda.synchronize()
+            if rel_fro(ct, ref) < 1e-2:
+                rows.append(("Triton persistent TMA", lambda: tp[1](a, b, ct), 0.0))
+        t_check = time.perf_counter()
+        rows += variant_rows(variants, a, b, ref, f"{M}x{N}x{K}")
+        times = time_interleaved([r[1] for r in rows], reps)
+        tune_s = time.perf_counter() - t_check
+        flop = 2.0 * M * N * K
+        print(f"== {M} x {N} x {K}: {len(rows) - 1} contenders checked and timed in {tune_s:.1f} s "
+              f"(median of {reps} interleaved rounds)")
+        order = sorted(range(len(rows)), key=lambda i: times[i])
+        for i in order:
+            tf = flop / (times[i] * 1e-3) / 1e12
+            print(f"  {rows[i][0]:55s} {times[i] * 1e3:9.1f} us {tf:7.1f} TFLOP/s {tf / PEAK:6.3f} of peak "
+                  f"{times[0] / times[i]:6.3f}x cuBLAS")
+        tl = [i for i in order if rows[i][0].startswith("tilec")]
+        tr = [i for i in order if rows[i][0].startswith("Triton")]
+        best_rows.append((f"{M}x{N}x{K}", rows[tl[0]][0] if tl else "-", times[0] / times[tl[0]] if tl else 0.0,
+                          times[0] / times[tr[0]] if tr else 0.0, flop / (times[tl[0]] * 1e-3) / 1e12 if tl else 0.0))
+        sys.stdout.flush()
+    print("== best tilec variant per shape (ratios to cuBLAS of the same interleaved run)")
+    for shape, name, r, rt, tf in best_rows:
+        print(f"  {shape:20s} {name:45s} {tf:7.1f} TFLOP/s {r:6.3f}x cuBLAS   Triton persistent {rt:6.3f}x")
+
+
+# ---- main ------------------------------------------------------------------------------------
+
+def list_presets():
+    for name, p in PRESETS.items():
+        n = len(p.variants.split(";"))
+        print(f"{name:10s} {p.about}")
+        print(f"{'':10s} shapes {p.shapes}; {n} tilec variant{'s' if n > 1 else ''}, {p.reps} rounds"
+              + ("; ranked" if p.mode == "tune" else ""))
+        if p.mode != "tune":
+            print(f"{'':10s} variants: {p.variants}")
+
+
+def parse_shapes(text):
+    try:
+        shapes = [tuple(int(x) for x in s.split("x")) for s in text.split(",")]
+    except ValueError:
+        shapes = []
+    if not shapes or any(len(s) != 3 or min(s) < 1 for s in shapes):
+        sys.exit(f"bench/gemm.py: --shapes {text}: expected MxNxK[,MxNxK...]")
+    return shapes
+
+
+def main():
+    ap = argparse.ArgumentParser(description="tilec's sm_90a GEMM samples against cuBLAS and Triton, by preset "
+                                             "(python3 bench/gemm.py --list-presets; docs/PERFORMANCE.md).")
+    ap.add_argument("--preset", default="final", help="the measurement (default final; --list-presets)")
+    ap.add_argument("--list-presets", action="store_true", help="print the presets and exit")
+    ap.add_argument("--shapes", help="MxNxK,... instead of the preset's")
+    ap.add_argument("--variants", help='"V;V;..." instead of the preset\'s (see the variant syntax in this file)')
+    ap.add_argument("--reps", type=int, help="timed rounds instead of the preset's")
+    ap.add_argument("--check", action="store_true", help="run the correctness loop on every variant before timing")
+    ap.add_argument("--check-only", action="store_true", help="run the correctness loop instead of timing")
+    ap.add_argument("--device", choices=("cuda", "sim"), default="cuda",
+                    help="where --check runs (sim: the simulator, no GPU; timing is always on CUDA)")
+    ap.add_argument("--compile-only", action="store_true", help="compile every variant, print the compile times")
+    args = ap.parse_args()
+    if args.list_presets:
+        list_presets()
+        return 0
+    if args.preset not in PRESETS:
+        sys.exit(f"bench/gemm.py: no preset {args.preset} (known: {', '.join(PRESETS)})")
+    preset = PRESETS[args.preset]
+    shapes = parse_shapes(args.shapes or preset.shapes)
+    reps = args.reps or preset.reps
+    if not os.access(TILEC, os.X_OK):
+        sys.exit(f"bench/gemm.py: {TILEC} is not built (make; or TILEC=path/to/tilec)")
+    try:
+        variants = [Variant(v) for v in (args.variants or preset.variants).split(";")]
+    except (ValueError, RewriteError, OSError) as ex:
+        sys.exit(f"bench/gemm.py: {ex}")
+    print(f"preset {args.preset}: {preset.about}")
+    if args.device == "sim" and not (args.check or args.check_only):
+        sys.exit("bench/gemm.py: --device sim is for --check/--check-only (timing runs on CUDA)")
+    if args.check or args.check_only:
+        if check_variants(variants, args.device):
+            return 1
+        if args.check_only or args.device == "sim":
+            return 0
+    if args.compile_only:
+        have_ptxas = shutil.which(os.environ.get("PTXAS", "ptxas")) is not None
+        for var in variants:
+            var.compile(cubin=have_ptxas)
+            cub = f", to cubin {var.compile_cubin_ms:.1f} ms" if have_ptxas else " (no ptxas: no cubin)"
+            print(f"tilec variant [{var.label}]: tile {var.tile[0]} x {var.tile[1]}, to PTX {var.compile_ptx_ms:.1f} ms"
+                  f"{cub} (process start included), smem {var.smem} B, PTX {var.ptx_bytes} B")
+        return 0
+    need_torch()
+    print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}  cuBLAS via torch.matmul")
+    t0 = time.perf_counter()
+    for var in variants:
+        var.compile().load()
+        print(f"tilec variant [{var.label}]: compile to PTX {var.compile_ptx_ms:.1f} ms, to cubin (with ptxas) "
+              f"{var.compile_cubin_ms:.1f} ms (process start included), smem {var.smem} B, PTX {var.ptx_bytes} B")
+    if preset.mode == "tune":
+        ptx_ms = sum(v.compile_ptx_ms for v in variants)
+        cubin_ms = sum(v.compile_cubin_ms for v in variants)
+        print(f"{len(variants)} tilec variants compiled: to PTX {ptx_ms:.0f} ms in all ({ptx_ms / len(variants):.1f} ms "
+              f"each), to cubin with ptxas {cubin_ms:.0f} ms in all; {(time.perf_counter() - t0) * 1e3:.0f} ms wall "
+              f"for compiling and loading every variant (process starts included)")
+    (tune if preset.mode == "tune" else compare)(variants, shapes, reps)
+    return 0
+
+
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,6 +1,7 @@
 /* launch.c: what the runtime costs on top of the CUDA driver, measured in one process on one GPU.
  *
- * Three measurements, each against a baseline taken in the same run (bench/NOTES.md, "launch"):
+ * Three measurements, each against a baseline taken in the same run (docs/PERFORMANCE.md, "Launch
+ * overhead"):
  *   1. launch overhead: host wall-clock time per tile_launch of vector_add with n = 0 (grid 1,
  *      block 256: the kernel does nothing), B back-to-back launches on one stream, against a raw
  *      cuLaunchKernel of the same cubin (loaded by this program with cuModuleLoadData into the

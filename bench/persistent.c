@@ -1,5 +1,5 @@
 /* persistent.c: dynamic scheduling by cluster launch control against a static grid and a static
- * persistent grid, on a ragged and on a uniform workload, in one run on one GPU (bench/NOTES.md,
+ * persistent grid, on a ragged and on a uniform workload, in one run on one GPU (docs/PERFORMANCE.md,
  * "Persistent kernels").
  *
  * The work: row sums of an f32 matrix x[M, K] in row blocks of BM = 128 rows; block t sums nks[t]

@@ -2,7 +2,7 @@
  * samples/pipelined_rowsum.tile, and two helpers around it: every sample against its C reference
  * under several schedules (--check), and one kernel run once with its full report (--run).
  *
- * Method (bench/NOTES.md, "Simulator"): the sample is compiled (sm_90a, -O2), loaded on the sim
+ * Method (docs/PERFORMANCE.md, "Simulator"): the sample is compiled (sm_90a, -O2), loaded on the sim
  * device and launched through the public API (tile_launch) on M x K f32 inputs from the shared
  * sample harness (samples/ref); each launch is timed with CLOCK_MONOTONIC around tile_launch,
  * which on the sim device runs the whole grid on the calling thread. A thread-op is one bytecode

@@ -3,7 +3,7 @@
  * persistent blocks with a ring of stages) as fractions of the driver's device-to-device copy, in
  * one run on one GPU.
  *
- * Method (bench/NOTES.md, "tma_copy"): a bf16 matrix of M x N (16384 x 8192 by default: 256 MiB)
+ * Method (docs/PERFORMANCE.md, "TMA copy bandwidth"): a bf16 matrix of M x N (16384 x 8192 by default: 256 MiB)
  * is copied src -> dst by each kernel (each with its own pair of buffers) and by cuMemcpyDtoD
  * (tile_memcpy_dtod) of the same M * N * 2 bytes between the first kernel's two buffers. All are
  * issued on the default stream, each between its own pair of events; they alternate (tma_copy,

@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/gpu/clc.sh: cluster launch control on the GPU (issue 6), run from the repository root with
+# tests/gpu/clc.sh: cluster launch control on the GPU, run from the repository root with
 # a tilec built here (TILEC, default build/tilec). On sm_90a (the H100) the kernels run the
 # work-stealing emulation (docs/IR.md, "Cluster launch control on sm_90a"). Checks, each against the
 # C reference on fresh random inputs with poisoned outputs:
@@ -11,9 +11,8 @@
 #   - tests/gpu/clc/after_failure.tile with --debug-hangs: a try_cancel after an observed failure that
 #     the verifier cannot see traps with the watchdog's located report (line 15).
 # Prints one line per run and ends with "clc: N passed, M failed"; exit 1 on any failure.
-# The device machine has no libLLVM-19, which tilec links for the AMD back end: the 2026-11-22 run
-# (bench/results-2026-11-22-h100-clc.log) used a stub libLLVM.so.19.1 of abort() functions built here
-# from `nm -D --undefined-only tilec` and put first on LD_LIBRARY_PATH (the PTX path never calls it).
+# On a machine without libLLVM-19 (which tilec links for the AMD back end) build tilec with AMD=0:
+# the PTX path does not need it. Results: docs/PERFORMANCE.md, "Persistent kernels".
 set -u
 TILEC=${TILEC:-build/tilec}
 SMS=${SMS:-132}     # the H100 SXM (tilec run prints the device)

@@ -1,11 +1,11 @@
 #!/bin/sh
-# tests/gpu/gemm.sh: the GEMMs' device session in one batch: correctness of samples/gemm_sm90.tile,
+# tests/gpu/gemm.sh: the GEMMs on the GPU in one batch: correctness of samples/gemm_sm90.tile,
 # gemm_persistent_sm90.tile, gemm_pingpong_sm90.tile and gemm_cluster_sm90.tile at square and ragged
 # shapes (tilec run: float64 reference, per-element bound and relative Frobenius error),
-# bench/gemm.py (tilec vs cuBLAS vs Triton plain and persistent TMA) and bench/gemm_tune.py (the
-# autotuner), compute-sanitizer, then gpucheck (every sample, the GEMMs and their -D variants
-# included). TILEC names the prebuilt compiler (default build/tilec), GPUCHECK gpucheck,
-# VARIANTS the bench's tilec variants (bench/gemm.py --variants; its default when unset).
+# bench/gemm.py --preset samples (tilec vs cuBLAS vs Triton plain and persistent TMA) and
+# --preset tune (the autotuner), compute-sanitizer, then gpucheck (every sample, the GEMMs and
+# their -D variants included). TILEC names the prebuilt compiler (default build/tilec), GPUCHECK
+# gpucheck, VARIANTS the bench's tilec variants (bench/gemm.py --variants; the preset's when unset).
 #   tests/gpu/gemm.sh [quick]      (quick: correctness and sanitizer only, no bench, no gpucheck)
 set -u
 cd "$(dirname "$0")/../.."
@@ -26,12 +26,12 @@ echo "-- gemm_persistent_sm90 on 1 and 5 blocks (each block walks many tiles)"
 $T run samples/gemm_persistent_sm90.tile --grid 1 --arg M=1000 --arg N=1496 --arg K=520 | grep check
 $T run samples/gemm_persistent_sm90.tile --grid 5 --arg M=1000 --arg N=1496 --arg K=520 | grep check
 if [ "${1:-}" != quick ]; then
-    echo "== bench/gemm.py"
-    if [ -n "${VARIANTS:-}" ]; then TILEC=$T timeout 240 python3 bench/gemm.py --reps 20 --variants "$VARIANTS"
-    else TILEC=$T timeout 180 python3 bench/gemm.py --reps 20; fi
+    echo "== bench/gemm.py --preset samples"
+    if [ -n "${VARIANTS:-}" ]; then TILEC=$T timeout 240 python3 bench/gemm.py --preset samples --variants "$VARIANTS"
+    else TILEC=$T timeout 180 python3 bench/gemm.py --preset samples; fi
     echo "bench exit $?"
-    echo "== bench/gemm_tune.py"
-    TILEC=$T timeout 240 python3 bench/gemm_tune.py --reps 10
+    echo "== bench/gemm.py --preset tune"
+    TILEC=$T timeout 240 python3 bench/gemm.py --preset tune
     echo "tune exit $?"
 fi
 for tool in memcheck racecheck synccheck; do

@@ -5,7 +5,7 @@
 # mixed e4m3 x e5m2 and the e5m2 x e5m2 forms (the sample with its types replaced), then
 # compute-sanitizer memcheck and racecheck on a small shape, and gpucheck's fp8 lines.
 # TILEC names the prebuilt compiler (default build/tilec), GPUCHECK gpucheck.
-#   tests/gpu/gemm_fp8.sh        (log: bench/results-2026-11-22-h100-fp8.log)
+#   tests/gpu/gemm_fp8.sh        (results: docs/PERFORMANCE.md, "fp8 GEMM")
 set -u
 cd "$(dirname "$0")/../.."
 T=${TILEC:-build/tilec}

@@ -2,8 +2,8 @@
  * remote arrive, the phase waits) and the TMA copies (tensor loads, stores, reductions and
  * prefetches through a descriptor, non-tensor bulk copies, bulk groups, the async-proxy fence).
  *
- * The one idea: a copy is issued by one thread and completes on a barrier or in a bulk group, never
- * in the issuing instruction. A load names the mbarrier that its bytes complete
+ * The one idea: no instruction here waits for the data it moves; a copy completes on a barrier or
+ * in a bulk group. A load names the mbarrier that its bytes complete
  * (`cp.async.bulk.tensor...mbarrier::complete_tx::bytes`), which the consumer waits on by parity
  * (`mbarrier.try_wait.parity` in a retry loop, or the bounded wait of ptx_watchdog.c with
  * debug_hangs); a store joins the thread's bulk group (`.bulk_group`), which cp.async.bulk.commit_group
@@ -32,6 +32,7 @@ static const char *mbar_scope(Emit *e, const Op *op)
     return s;
 }
 
+/* mbar_at, mbar_arrive(_expect), mbar_expect_tx, mbar_arrive_remote, the waits, parity_next. */
 void ptx_emit_mbar(Emit *e, const Op *op)
 {
     const char *name = ir_op_info[op->code].name;
@@ -170,6 +171,8 @@ static const char *tma_span(Emit *e, const Type *sm, const char *base, int j, in
     return a;
 }
 
+/* tma_load / tma_store / tma_reduce_add / tma_prefetch, the bulk copies, tma_commit / tma_wait,
+ * fence_proxy_async (tma_shape emits nothing). */
 void ptx_emit_tma(Emit *e, const Op *op)
 {
     const char *name = ir_op_info[op->code].name;

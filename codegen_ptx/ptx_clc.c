@@ -302,6 +302,8 @@ static void emit_clc_after_fail_check(Emit *e, const Op *op)
     o->nsites++;
 }
 
+/* clc_query: the response's {canceled, x, y, z}; clc_try_cancel: one request by the group's elected
+ * thread, completing on the barrier. */
 void ptx_emit_clc(Emit *e, const Op *op)
 {
     int debug = e->opts && e->opts->debug_hangs;

@@ -77,6 +77,7 @@ static void shmem_call_fn(Emit *e, const char *name, char ret, const char *d, co
     sb_free(&list);
 }
 
+/* One shmem_* op: the NVSHMEM function it calls, by op, element type, group and shmem_qp. */
 void ptx_emit_shmem(Emit *e, const Op *op)
 {
     int qp = e->opts && e->opts->shmem_qp;

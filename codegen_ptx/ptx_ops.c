@@ -517,6 +517,7 @@ void ptx_emit_const(Emit *e, const Op *op)
     else ptx_error_at(e, op, "const of a non-scalar type");
 }
 
+/* splat: a scalar into every lane of a vec. */
 void ptx_emit_splat(Emit *e, const Op *op)
 {
     const Value *r = op->results[0], *s = op->operands[0];
@@ -554,6 +555,8 @@ void ptx_emit_columns(Emit *e, const Op *op)
 
 /* ---------------------------------------------------------------- thread geometry */
 
+/* thread_id, block_id, block_dim, grid_dim, lane_id, warp_id (block_id is virtual under the sm_90a
+ * CLC emulation, ptx_clc.c). */
 void ptx_emit_geometry(Emit *e, const Op *op)
 {
     static const char *const sreg[4] = {"tid", "ctaid", "ntid", "nctaid"};
@@ -992,6 +995,7 @@ void ptx_emit_blocked_mem(Emit *e, const Op *op)
     }
 }
 
+/* iota_blocked: each lane's index along dim in the blocked layout (0 for invalid lanes). */
 void ptx_emit_iota_blocked(Emit *e, const Op *op)
 {
     if (op->nresults != 1 || op->noperands != 0 || op->results[0]->type->kind != TY_VEC) {
@@ -1072,6 +1076,7 @@ void ptx_emit_make_view(Emit *e, const Op *op)
         ptx_error_at(e, op, "malformed 'make_view'");
 }
 
+/* view_dim: the view's extent along dim. */
 void ptx_emit_view_dim(Emit *e, const Op *op)
 {
     const char **vr = ptx_view_regs(e, op, op->operands[0]);
@@ -1084,6 +1089,7 @@ void ptx_emit_view_dim(Emit *e, const Op *op)
     ptx_ins(e, "mov.b32 %s, %s", ptx_vr(e, op->results[0], 0), vr[1 + d]);
 }
 
+/* view_elem: the global address of one element of a row-major view. */
 void ptx_emit_view_elem(Emit *e, const Op *op)
 {
     const char **vr = ptx_view_regs(e, op, op->operands[0]);
@@ -1159,9 +1165,10 @@ void ptx_emit_smem_addr(Emit *e, const Op *op)
     ptx_ins(e, "add.u32 %s, %s, %s", d, base, o);
 }
 
+/* smem_len: elements of the dynamic tile: (%dynamic_smem_size - its offset) / sizeof(T); the whole
+ * window is dynamic. */
 void ptx_emit_smem_len(Emit *e, const Op *op)
 {
-    /* elements of the dynamic tile: (%dynamic_smem_size - its offset) / sizeof(T); the whole window is dynamic */
     const Value *t = op->operands[0];
     const Op *alloc = t->def;
     if (!ir_type_smem_is_dynamic(t->type) || !alloc || alloc->code != OP_SHARED_ALLOC || !ir_attr_find(alloc, "offset")) {
@@ -1175,9 +1182,9 @@ void ptx_emit_smem_len(Emit *e, const Op *op)
     if (es > 1) ptx_ins(e, "shr.u32 %s, %s, %d", d, d, log2i(es));
 }
 
+/* mapa: the same shared offset in CTA `rank` of the cluster (a .shared::cluster address). */
 void ptx_emit_mapa(Emit *e, const Op *op)
 {
-    /* the same shared offset in CTA `rank` of the cluster (a .shared::cluster address) */
     const Value *x = op->operands[0];
     const char *r = ptx_i32_operand(e, op, 1, "CTA rank");
     if (!r) return;

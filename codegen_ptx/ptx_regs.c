@@ -15,8 +15,8 @@
  * registers (what ld.shared, mbarrier and cp.async.bulk take); a `parity` is a `.b32` holding 0 or
  * 1; a `tma` descriptor is the 64-bit generic address of its 128-byte kernel parameter.
  * `ptr<T, cluster>` and `mbar<cluster>` (from `mapa`) are 32-bit `.shared::cluster` addresses in
- * `.b32` registers. A make_view result is its operands' registers, and an mma's result its
- * accumulator's (the mma accumulates in place).
+ * `.b32` registers. A make_view result is its operands' registers; an mma's result is its
+ * accumulator's registers when nothing else reads them (the mma accumulates in place).
  */
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,7 +1,8 @@
 /* ptx.h: the PTX back end: lowered tile IR to PTX text for sm_90a and sm_100a, and the ptxas
  * driver that turns the text into a cubin with ptxas's messages turned into diagnostics.
  *
- * Sections: ptx_emit.c, ptxas.c.
+ * Sections: ptx_emit.c, ptxas.c. The emitter is spread over codegen_ptx/ptx_*.c around the private
+ * header ptx_impl.h (a core, and one file per hardware feature); ptx_emit.c holds its entry points.
  */
 #ifndef TILEC_PTX_H
 #define TILEC_PTX_H
@@ -26,7 +27,7 @@ int ptx_emit_module(const Module *m, PtxTarget target, StrBuf *out, DiagCtx *dia
 typedef struct PtxOptions {
     int debug_hangs;       /* bounded waits and the report routine */
     int shmem_qp;          /* NVSHMEM ops call the nvshmemx_qp_* functions (NVSHMEM 3.5.19+); else the
-                            * non-QP ones, the handle falling back to the default queue pairs (issue 9) */
+                            * non-QP ones, the handle falling back to the default queue pairs */
     TileWaitSite *sites;    /* out: malloc'ed table of wait sites (debug_hangs only); the caller frees */
     int nsites;            /* out */
 } PtxOptions;

@@ -1,6 +1,6 @@
-/* ptx_tcgen05.h: the sm_100a (tcgen05) lowering of mma_acc / mma_commit / mma_wait / st_acc /
- * st_smem_acc. A section of ptx_emit.c kept in its own file (included once, inside ptx_emit.c,
- * after the sm_90a wgmma section) so that the two matrix back ends can change independently.
+/* ptx_tcgen05.c: the sm_100a matrix ops: mma_acc / mma_commit / mma_wait / st_acc / st_smem_acc
+ * as tcgen05 instructions with the accumulator in tensor memory, single CTAs and CTA pairs
+ * (cta_group = 2).
  *
  * The one idea: on sm_100a the accumulator lives in tensor memory (TMEM), not in registers. A kernel
  * with mma_acc allocates (M / 128) x N f32 columns of TMEM once (warp 0: tcgen05.alloc, the address
@@ -34,7 +34,13 @@
  * all mma_acc of a kernel share one shape, group and cta_group; an mma's accumulator operand is
  * used by nothing else (one TMEM region holds it); no `return` in such a kernel (the dealloc must
  * run); named barrier 15 is the group barrier of tcgen05.st; trans_b = true. Proven by ptxas and
- * the simulator only: no B200 ran this code. */
+ * the simulator only: no B200 ran this code. PTX forms: tcgen05.{alloc,relinquish_alloc_permit,
+ * dealloc,mma.cta_group::C.kind::f16,commit,ld.32x32b,st.32x32b,wait,fence}, mbarrier.try_wait.parity.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "ptx_impl.h"
 
 typedef struct TcState {
     int64_t M, N, K, G, cg;    /* the accumulator shape, warpgroups of the issuing group, cta_group */
@@ -110,12 +116,13 @@ static int tc_scan(Emit *e, const Block *b, const Op *group)
     TcState *s = e->tc;
     for (const Op *op = b ? b->first : NULL; op; op = op->next) {
         if (op->code == OP_RETURN) {
-            error_at(e, op, "'return' in a kernel that uses mma on sm_100a: the tensor memory of the accumulator is "
-                     "freed at the end of the kernel, which every thread must reach");
+            ptx_error_at(e, op, "'return' in a kernel that uses mma on sm_100a: the tensor memory of the accumulator is "
+                         "freed at the end of the kernel, which every thread must reach");
             return -1;
         }
         if (op->code == OP_GROUP_SYNC && ir_attr_int(op, "id", -1) == 15) {
-            error_at(e, op, "named barrier 15 is reserved for the tcgen05 accumulator in a kernel that uses mma on sm_100a");
+            ptx_error_at(e, op, "named barrier 15 is reserved for the tcgen05 accumulator in a kernel that uses mma on "
+                                "sm_100a");
             return -1;
         }
         if (op->code == OP_MMA_ACC) {
@@ -123,7 +130,7 @@ static int tc_scan(Emit *e, const Block *b, const Op *group)
             int64_t th = ir_attr_int(op, "threads", 0), cg = ir_attr_int(op, "cta_group", 1);
             int64_t lo = group ? ir_attr_int(group, "lo", 0) : 0;
             if (!sh || sh->kind != ATTR_INTS || sh->nints != 3 || th < 128 || th % 128) {
-                error_at(e, op, "'mma_acc' needs shape and threads attributes (whole warpgroups)");
+                ptx_error_at(e, op, "'mma_acc' needs shape and threads attributes (whole warpgroups)");
                 return -1;
             }
             if (!s->first) {
@@ -135,14 +142,14 @@ static int tc_scan(Emit *e, const Block *b, const Op *group)
                 s->cg = cg;
                 s->lo = lo;
             } else if (s->M != sh->ints[0] || s->N != sh->ints[1] || s->G != th / 128 || s->cg != cg || s->lo != lo) {
-                error_at(e, op, "on sm_100a every mma of a kernel shares one accumulator shape, issuing group and "
-                         "cta_group (one tensor-memory accumulator per kernel)");
+                ptx_error_at(e, op, "on sm_100a every mma of a kernel shares one accumulator shape, issuing group and "
+                             "cta_group (one tensor-memory accumulator per kernel)");
                 return -1;
             }
             const Value *acc = op->operands[2];
             if (acc->id < e->k->nvalues && s->uses[acc->id] > 1) {
-                error_at(e, op, "on sm_100a the accumulator operand of an mma may not be used by anything else: the mma "
-                         "updates it in place in tensor memory");
+                ptx_error_at(e, op, "on sm_100a the accumulator operand of an mma may not be used by anything else: the mma "
+                             "updates it in place in tensor memory");
                 return -1;
             }
         }
@@ -157,17 +164,17 @@ static int tc_scan(Emit *e, const Block *b, const Op *group)
 /* A register holding this thread's TMEM address for lane quarter w and its warpgroup's columns. */
 static const char *tc_lane_addr(Emit *e)
 {
-    const char *t = R(e, e->tlin), *a = T(e, RC_B32), *x = T(e, RC_B32);
+    const char *t = ptx_reg(e, e->tlin), *a = ptx_tmp(e, RC_B32), *x = ptx_tmp(e, RC_B32);
     if (e->tc->lo) {
-        const char *y = T(e, RC_B32);
-        ins(e, "sub.u32 %s, %s, %lld", y, t, (long long)(32 * e->tc->lo));
+        const char *y = ptx_tmp(e, RC_B32);
+        ptx_ins(e, "sub.u32 %s, %s, %lld", y, t, (long long)(32 * e->tc->lo));
         t = y;
     }
-    ins(e, "bfe.u32 %s, %s, 5, 2", x, t);          /* warp in the warpgroup: lanes 32 w .. */
-    ins(e, "shl.b32 %s, %s, 21", a, x);            /* (32 w) << 16 */
-    ins(e, "shr.u32 %s, %s, 7", x, t);             /* warpgroup g: columns g N/G .. */
-    ins(e, "mad.lo.u32 %s, %s, %lld, %s", a, x, (long long)(e->tc->N / e->tc->G), a);
-    ins(e, "add.u32 %s, %s, %%tc_t", a, a);
+    ptx_ins(e, "bfe.u32 %s, %s, 5, 2", x, t);          /* warp in the warpgroup: lanes 32 w .. */
+    ptx_ins(e, "shl.b32 %s, %s, 21", a, x);            /* (32 w) << 16 */
+    ptx_ins(e, "shr.u32 %s, %s, 7", x, t);             /* warpgroup g: columns g N/G .. */
+    ptx_ins(e, "mad.lo.u32 %s, %s, %lld, %s", a, x, (long long)(e->tc->N / e->tc->G), a);
+    ptx_ins(e, "add.u32 %s, %s, %%tc_t", a, a);
     return a;
 }
 
@@ -175,10 +182,10 @@ static const char *tc_lane_addr(Emit *e)
 static void tc_move(Emit *e, const Value *v, int load)
 {
     TcState *s = e->tc;
-    int64_t cols = s->N / s->G, E = nlanes_of(v);
+    int64_t cols = s->N / s->G, E = ptx_nlanes_of(v);
     if (E != s->M / 128 * cols) {
-        error_at(e, s->first, "a tensor-memory accumulator of %lld lanes is read as %lld", (long long)(s->M / 128 * cols),
-                 (long long)E);
+        ptx_error_at(e, s->first, "a tensor-memory accumulator of %lld lanes is read as %lld", (long long)(s->M / 128 * cols),
+                     (long long)E);
         return;
     }
     const char *a = tc_lane_addr(e);
@@ -188,16 +195,20 @@ static void tc_move(Emit *e, const Value *v, int load)
             while (n > cols - c) n /= 2;
             StrBuf regs;
             sb_init(&regs);
-            for (int64_t j = 0; j < n; j++) sb_printf(&regs, "%s%s", j ? ", " : "", VR(e, v, (int)(r * cols + c + j)));
+            for (int64_t j = 0; j < n; j++) sb_printf(&regs, "%s%s", j ? ", " : "", ptx_vr(e, v, (int)(r * cols + c + j)));
             int64_t off = r * s->N + c;
-            if (load) ins(e, "tcgen05.ld.sync.aligned.32x32b.x%lld.b32 {%s}, [%s+%lld]", (long long)n, regs.data, a, (long long)off);
-            else ins(e, "tcgen05.st.sync.aligned.32x32b.x%lld.b32 [%s+%lld], {%s}", (long long)n, a, (long long)off, regs.data);
+            if (load)
+                ptx_ins(e, "tcgen05.ld.sync.aligned.32x32b.x%lld.b32 {%s}, [%s+%lld]", (long long)n, regs.data, a,
+                        (long long)off);
+            else
+                ptx_ins(e, "tcgen05.st.sync.aligned.32x32b.x%lld.b32 [%s+%lld], {%s}", (long long)n, a, (long long)off,
+                        regs.data);
             sb_free(&regs);
             c += n;
         }
     if (load) {
-        ins(e, "tcgen05.wait::ld.sync.aligned");
-        for (int64_t j = 0; j < E; j++) ins(e, "@%%tc_z mov.b32 %s, 0f00000000", VR(e, v, (int)j));
+        ptx_ins(e, "tcgen05.wait::ld.sync.aligned");
+        for (int64_t j = 0; j < E; j++) ptx_ins(e, "@%%tc_z mov.b32 %s, 0f00000000", ptx_vr(e, v, (int)j));
     }
 }
 
@@ -215,33 +226,33 @@ static void tc_store(Emit *e, const Op *at, const Value *v)
 {
     TcState *s = e->tc;
     if (is_zero_splat(v)) {
-        ins(e, "setp.ne.b32 %%tc_z, 1, 0");
+        ptx_ins(e, "setp.ne.b32 %%tc_z, 1, 0");
         return;
     }
     if (s->cg == 2) {
-        error_at(e, at, "with cta_group = 2 the accumulator must start at 0.0 (the pair leader's mma writes both CTAs' "
-                 "tensor memory; a value in registers cannot be ordered before it)");
+        ptx_error_at(e, at, "with cta_group = 2 the accumulator must start at 0.0 (the pair leader's mma writes both CTAs' "
+                     "tensor memory; a value in registers cannot be ordered before it)");
         return;
     }
     tc_move(e, v, 0);
-    ins(e, "tcgen05.wait::st.sync.aligned");
-    ins(e, "tcgen05.fence::before_thread_sync");
-    if (s->lo == 0 && 128 * s->G == kernel_threads(e->k)) ins(e, "bar.sync 0");
-    else ins(e, "bar.sync 15, %lld", (long long)(128 * s->G));
-    ins(e, "tcgen05.fence::after_thread_sync");
-    ins(e, "setp.ne.b32 %%tc_z, 0, 0");
+    ptx_ins(e, "tcgen05.wait::st.sync.aligned");
+    ptx_ins(e, "tcgen05.fence::before_thread_sync");
+    if (s->lo == 0 && 128 * s->G == ptx_kernel_threads(e->k)) ptx_ins(e, "bar.sync 0");
+    else ptx_ins(e, "bar.sync 15, %lld", (long long)(128 * s->G));
+    ptx_ins(e, "tcgen05.fence::after_thread_sync");
+    ptx_ins(e, "setp.ne.b32 %%tc_z, 0, 0");
 }
 
 /* The predicate "this thread issues the group's tcgen05 mma/commit". */
 static const char *tc_issuer(Emit *e)
 {
-    const char *p = T(e, RC_PRED);
-    ins(e, "setp.eq.u32 %s, %s, %lld", p, R(e, e->tlin), (long long)(32 * e->tc->lo));
+    const char *p = ptx_tmp(e, RC_PRED);
+    ptx_ins(e, "setp.eq.u32 %s, %s, %lld", p, ptx_reg(e, e->tlin), (long long)(32 * e->tc->lo));
     if (e->tc->cg == 2) {
-        const char *r = T(e, RC_B32), *q = T(e, RC_PRED);
-        ins(e, "mov.u32 %s, %%cluster_ctarank", r);
-        ins(e, "and.b32 %s, %s, 1", r, r);
-        ins(e, "setp.eq.and.u32 %s, %s, 0, %s", q, r, p);
+        const char *r = ptx_tmp(e, RC_B32), *q = ptx_tmp(e, RC_PRED);
+        ptx_ins(e, "mov.u32 %s, %%cluster_ctarank", r);
+        ptx_ins(e, "and.b32 %s, %s, 1", r, r);
+        ptx_ins(e, "setp.eq.and.u32 %s, %s, 0, %s", q, r, p);
         return q;
     }
     return p;
@@ -249,37 +260,39 @@ static const char *tc_issuer(Emit *e)
 
 static void tc_commit(Emit *e)
 {
-    const char *p = tc_issuer(e), *a = T(e, RC_B32);
-    ins(e, "and.b32 %s, %%tc_cnt, 7", a);
-    ins(e, "mad.lo.u32 %s, %s, 8, %%tc_bar", a, a);
+    const char *p = tc_issuer(e), *a = ptx_tmp(e, RC_B32);
+    ptx_ins(e, "and.b32 %s, %%tc_cnt, 7", a);
+    ptx_ins(e, "mad.lo.u32 %s, %s, 8, %%tc_bar", a, a);
     if (e->tc->cg == 2) {
-        const char *r = T(e, RC_B32), *m = T(e, RC_B16);
-        ins(e, "mov.u32 %s, %%cluster_ctarank", r);
-        ins(e, "and.b32 %s, %s, 0xfffffffe", r, r);
-        ins(e, "shl.b32 %s, 3, %s", r, r);
-        ins(e, "cvt.u16.u32 %s, %s", m, r);
-        ins(e, "@%s tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%s], %s", p, a, m);
+        const char *r = ptx_tmp(e, RC_B32), *m = ptx_tmp(e, RC_B16);
+        ptx_ins(e, "mov.u32 %s, %%cluster_ctarank", r);
+        ptx_ins(e, "and.b32 %s, %s, 0xfffffffe", r, r);
+        ptx_ins(e, "shl.b32 %s, 3, %s", r, r);
+        ptx_ins(e, "cvt.u16.u32 %s, %s", m, r);
+        ptx_ins(e, "@%s tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%s], %s",
+                p, a, m);
     } else {
-        ins(e, "@%s tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%s]", p, a);
+        ptx_ins(e, "@%s tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%s]", p, a);
     }
-    ins(e, "add.u32 %%tc_cnt, %%tc_cnt, 1");
+    ptx_ins(e, "add.u32 %%tc_cnt, %%tc_cnt, 1");
 }
 
 static void tc_wait(Emit *e, int64_t pending)
 {
     int id = e->nlabel++;
-    const char *p = T(e, RC_PRED), *i = T(e, RC_B32), *a = T(e, RC_B32), *ph = T(e, RC_B32), *q = T(e, RC_PRED);
-    ins(e, "setp.le.u32 %s, %%tc_cnt, %lld", p, (long long)pending);
+    const char *p = ptx_tmp(e, RC_PRED), *i = ptx_tmp(e, RC_B32), *a = ptx_tmp(e, RC_B32), *ph = ptx_tmp(e, RC_B32);
+    const char *q = ptx_tmp(e, RC_PRED);
+    ptx_ins(e, "setp.le.u32 %s, %%tc_cnt, %lld", p, (long long)pending);
     sb_printf(&e->body, "\t@%s bra.uni $L_tcwait_%d_done;\n", p, id);
-    ins(e, "sub.u32 %s, %%tc_cnt, %lld", i, (long long)(pending + 1));
-    ins(e, "and.b32 %s, %s, 7", a, i);
-    ins(e, "mad.lo.u32 %s, %s, 8, %%tc_bar", a, a);
-    ins(e, "bfe.u32 %s, %s, 3, 1", ph, i);
-    label(e, id, "tcwait", "try");
-    ins(e, "mbarrier.try_wait.parity.shared::cta.b64 %s, [%s], %s", q, a, ph);
+    ptx_ins(e, "sub.u32 %s, %%tc_cnt, %lld", i, (long long)(pending + 1));
+    ptx_ins(e, "and.b32 %s, %s, 7", a, i);
+    ptx_ins(e, "mad.lo.u32 %s, %s, 8, %%tc_bar", a, a);
+    ptx_ins(e, "bfe.u32 %s, %s, 3, 1", ph, i);
+    ptx_label(e, id, "tcwait", "try");
+    ptx_ins(e, "mbarrier.try_wait.parity.shared::cta.b64 %s, [%s], %s", q, a, ph);
     sb_printf(&e->body, "\t@!%s bra.uni $L_tcwait_%d_try;\n", q, id);
-    label(e, id, "tcwait", "done");
-    ins(e, "tcgen05.fence::after_thread_sync");
+    ptx_label(e, id, "tcwait", "done");
+    ptx_ins(e, "tcgen05.fence::after_thread_sync");
 }
 
 static uint64_t tc_sdesc_hi(int w)
@@ -290,11 +303,11 @@ static uint64_t tc_sdesc_hi(int w)
 
 static const char *tc_sdesc(Emit *e, const Value *sm)
 {
-    const char *a = T(e, RC_B32), *d = T(e, RC_B64);
-    ins(e, "shr.u32 %s, %s, 4", a, VR(e, sm, 0));
-    ins(e, "and.b32 %s, %s, 16383", a, a);
-    ins(e, "cvt.u64.u32 %s, %s", d, a);
-    ins(e, "or.b64 %s, %s, 0x%016llx", d, d, (unsigned long long)tc_sdesc_hi(sm->type->swizzle));
+    const char *a = ptx_tmp(e, RC_B32), *d = ptx_tmp(e, RC_B64);
+    ptx_ins(e, "shr.u32 %s, %s, 4", a, ptx_vr(e, sm, 0));
+    ptx_ins(e, "and.b32 %s, %s, 16383", a, a);
+    ptx_ins(e, "cvt.u64.u32 %s, %s", d, a);
+    ptx_ins(e, "or.b64 %s, %s, 0x%016llx", d, d, (unsigned long long)tc_sdesc_hi(sm->type->swizzle));
     return d;
 }
 
@@ -304,44 +317,45 @@ static void tc_mma(Emit *e, const Op *op)
     const Value *a = op->operands[0], *b = op->operands[1], *acc = op->operands[2];
     const Type *at = a->type, *bt = b->type;
     if (!ir_attr_int(op, "trans_b", 0)) {
-        error_at(e, op, "mma with b as [K, N] (N-major) is not lowered for sm_100a yet; store B as [N, K] and pass "
-                 "trans_b = true (the simulator runs both)");
+        ptx_error_at(e, op, "mma with b as [K, N] (N-major) is not lowered for sm_100a yet; store B as [N, K] and pass "
+                     "trans_b = true (the simulator runs both)");
         return;
     }
-    int es = mem_bytes(at->elem);
-    if (!mma_rows_ok(at, es) || !mma_rows_ok(bt, es)) {
-        error_at(e, op, "'mma_acc' operands need rows of exactly their swizzle span (32, 64 or 128 bytes) or "
-                        "128-byte column spans of a multiple of 8 rows");
+    int es = ptx_mem_bytes(at->elem);
+    if (!ptx_mma_rows_ok(at, es) || !ptx_mma_rows_ok(bt, es)) {
+        ptx_error_at(e, op, "'mma_acc' operands need rows of exactly their swizzle span (32, 64 or 128 bytes) or "
+                            "128-byte column spans of a multiple of 8 rows");
         return;
     }
     if (!is_tc_carried(e, acc)) tc_store(e, op, acc);
     int bf = at->elem->kind == TY_BF16;
     uint32_t idesc = (1u << 4) | ((uint32_t)bf << 7) | ((uint32_t)bf << 10) | ((uint32_t)(s->N >> 3) << 17) |
                      ((uint32_t)((s->cg == 2 ? 256 : 128) >> 4) << 24);
-    const char *p = tc_issuer(e), *da = tc_sdesc(e, a), *db = tc_sdesc(e, b), *en = T(e, RC_PRED), *d = T(e, RC_B32);
-    const char *id = T(e, RC_B32);
-    ins(e, "mov.b32 %s, 0x%08x", id, idesc);
-    ins(e, "not.pred %s, %%tc_z", en);
+    const char *p = tc_issuer(e), *da = tc_sdesc(e, a), *db = tc_sdesc(e, b), *en = ptx_tmp(e, RC_PRED);
+    const char *d = ptx_tmp(e, RC_B32);
+    const char *id = ptx_tmp(e, RC_B32);
+    ptx_ins(e, "mov.b32 %s, 0x%08x", id, idesc);
+    ptx_ins(e, "not.pred %s, %%tc_z", en);
     for (int64_t r = 0; r < s->M / 128; r++) {
-        ins(e, "add.u32 %s, %%tc_t, %lld", d, (long long)(r * s->N));
+        ptx_ins(e, "add.u32 %s, %%tc_t, %lld", d, (long long)(r * s->N));
         for (int64_t ks = 0; ks < s->K / 16; ks++) {
             /* K-major: a k16 step is 32 bytes along the row, in the next 128-byte span past W */
-            int64_t ao = mma_piece(at, 0, r * 128, ks * 16, es), bo = mma_piece(bt, 0, 0, ks * 16, es);
+            int64_t ao = ptx_mma_piece(at, 0, r * 128, ks * 16, es), bo = ptx_mma_piece(bt, 0, 0, ks * 16, es);
             const char *xa = da, *xb = db;
             if (ao) {
-                xa = T(e, RC_B64);
-                ins(e, "add.s64 %s, %s, %lld", xa, da, (long long)(ao >> 4));
+                xa = ptx_tmp(e, RC_B64);
+                ptx_ins(e, "add.s64 %s, %s, %lld", xa, da, (long long)(ao >> 4));
             }
             if (bo) {
-                xb = T(e, RC_B64);
-                ins(e, "add.s64 %s, %s, %lld", xb, db, (long long)(bo >> 4));
+                xb = ptx_tmp(e, RC_B64);
+                ptx_ins(e, "add.s64 %s, %s, %lld", xb, db, (long long)(bo >> 4));
             }
-            ins(e, "@%s tcgen05.mma.cta_group::%lld.kind::f16 [%s], %s, %s, %s, %s", p, (long long)s->cg, d, xa, xb, id,
-                ks ? "1" : en);
+            ptx_ins(e, "@%s tcgen05.mma.cta_group::%lld.kind::f16 [%s], %s, %s, %s, %s", p, (long long)s->cg, d, xa, xb, id,
+                    ks ? "1" : en);
             (void)0;
         }
     }
-    ins(e, "setp.ne.b32 %%tc_z, 0, 0");
+    ptx_ins(e, "setp.ne.b32 %%tc_z, 0, 0");
     if (s->sync) {
         tc_commit(e);
         tc_wait(e, 0);
@@ -355,60 +369,61 @@ static void tc_st_acc(Emit *e, const Op *op)
     int global = op->code == OP_ST_ACC;
     const Value *vec = op->operands[0], *dst = op->operands[1];
     const Type *t = vec->type->elem;
-    int es = mem_bytes(t);
+    int es = ptx_mem_bytes(t);
     int64_t cols = s->N / s->G;
-    if (vec->type->kind != TY_VEC || nlanes_of(vec) != s->M / 128 * cols) {
-        error_at(e, op, "'%s' of a vec that is not the kernel's tcgen05 accumulator layout", ir_op_info[op->code].name);
+    if (vec->type->kind != TY_VEC || ptx_nlanes_of(vec) != s->M / 128 * cols) {
+        ptx_error_at(e, op, "'%s' of a vec that is not the kernel's tcgen05 accumulator layout", ir_op_info[op->code].name);
         return;
     }
-    const char *tix = R(e, e->tlin), *row0 = T(e, RC_B32), *col0 = T(e, RC_B32);
+    const char *tix = ptx_reg(e, e->tlin), *row0 = ptx_tmp(e, RC_B32), *col0 = ptx_tmp(e, RC_B32);
     if (s->lo) {
-        const char *y = T(e, RC_B32);
-        ins(e, "sub.u32 %s, %s, %lld", y, tix, (long long)(32 * s->lo));
+        const char *y = ptx_tmp(e, RC_B32);
+        ptx_ins(e, "sub.u32 %s, %s, %lld", y, tix, (long long)(32 * s->lo));
         tix = y;
     }
-    ins(e, "and.b32 %s, %s, 127", row0, tix);
-    ins(e, "shr.u32 %s, %s, 7", col0, tix);
-    ins(e, "mul.lo.u32 %s, %s, %lld", col0, col0, (long long)cols);
+    ptx_ins(e, "and.b32 %s, %s, 127", row0, tix);
+    ptx_ins(e, "shr.u32 %s, %s, 7", col0, tix);
+    ptx_ins(e, "mul.lo.u32 %s, %s, %lld", col0, col0, (long long)cols);
     const char **vr = NULL;
-    const char *vsuf = t->kind == TY_F32 ? "f32" : mty(t);
+    const char *vsuf = t->kind == TY_F32 ? "f32" : ptx_mty(t);
     if (global) {
-        vr = view_regs(e, op, dst);
+        vr = ptx_view_regs(e, op, dst);
         if (!vr || dst->type->rank != 2 || dst->type->elem != t) {
-            error_at(e, op, "'st_acc' needs a rank-2 view of the vec's element");
+            ptx_error_at(e, op, "'st_acc' needs a rank-2 view of the vec's element");
             return;
         }
-        ins(e, "add.s32 %s, %s, %s", row0, row0, VR(e, op->operands[2], 0));
-        ins(e, "add.s32 %s, %s, %s", col0, col0, VR(e, op->operands[3], 0));
+        ptx_ins(e, "add.s32 %s, %s, %s", row0, row0, ptx_vr(e, op->operands[2], 0));
+        ptx_ins(e, "add.s32 %s, %s, %s", col0, col0, ptx_vr(e, op->operands[3], 0));
     } else if (dst->type->kind != TY_SMEM || dst->type->rank != 2 || dst->type->elem != t || dst->type->shape[0] != s->M ||
                dst->type->shape[1] != s->N) {
-        error_at(e, op, "'st_smem_acc' needs an smem tile of the accumulator's shape and the vec's element");
+        ptx_error_at(e, op, "'st_smem_acc' needs an smem tile of the accumulator's shape and the vec's element");
         return;
     }
     for (int64_t r = 0; r < s->M / 128; r++) {
-        const char *row = T(e, RC_B32);
-        ins(e, "add.u32 %s, %s, %lld", row, row0, (long long)(128 * r));
+        const char *row = ptx_tmp(e, RC_B32);
+        ptx_ins(e, "add.u32 %s, %s, %lld", row, row0, (long long)(128 * r));
         if (global) {
-            const char *rowp = T(e, RC_PRED);
-            ins(e, "setp.lt.s32 %s, %s, %s", rowp, row, vr[1]);
+            const char *rowp = ptx_tmp(e, RC_PRED);
+            ptx_ins(e, "setp.lt.s32 %s, %s, %s", rowp, row, vr[1]);
             const char *c[2] = {row, col0};
-            const char *base = emit_rowmajor(e, vr, 2, c, es);
+            const char *base = ptx_rowmajor_addr(e, vr, 2, c, es);
             for (int64_t j = 0; j < cols; j++) {
-                const char *col = T(e, RC_B32), *pc = T(e, RC_PRED);
-                ins(e, "add.s32 %s, %s, %lld", col, col0, (long long)j);
-                ins(e, "setp.lt.and.s32 %s, %s, %s, %s", pc, col, vr[2], rowp);
-                ins(e, "@%s st.global.%s [%s+%lld], %s", pc, vsuf, base, (long long)(j * es), VR(e, vec, (int)(r * cols + j)));
+                const char *col = ptx_tmp(e, RC_B32), *pc = ptx_tmp(e, RC_PRED);
+                ptx_ins(e, "add.s32 %s, %s, %lld", col, col0, (long long)j);
+                ptx_ins(e, "setp.lt.and.s32 %s, %s, %s, %s", pc, col, vr[2], rowp);
+                ptx_ins(e, "@%s st.global.%s [%s+%lld], %s", pc, vsuf, base, (long long)(j * es),
+                        ptx_vr(e, vec, (int)(r * cols + j)));
             }
         } else {
-            const char *ro = T(e, RC_B32);
-            ins(e, "mad.lo.u32 %s, %s, %lld, %s", ro, row, (long long)s->N, col0);
-            ins(e, "mul.lo.u32 %s, %s, %d", ro, ro, es);
+            const char *ro = ptx_tmp(e, RC_B32);
+            ptx_ins(e, "mad.lo.u32 %s, %s, %lld, %s", ro, row, (long long)s->N, col0);
+            ptx_ins(e, "mul.lo.u32 %s, %s, %d", ro, ro, es);
             for (int64_t j = 0; j < cols; j++) {
-                const char *o = T(e, RC_B32);
-                ins(e, "add.u32 %s, %s, %lld", o, ro, (long long)(j * es));
-                swizzle_offset(e, o, dst->type);
-                ins(e, "add.u32 %s, %s, %s", o, o, VR(e, dst, 0));
-                ins(e, "st.shared.%s [%s], %s", vsuf, o, VR(e, vec, (int)(r * cols + j)));
+                const char *o = ptx_tmp(e, RC_B32);
+                ptx_ins(e, "add.u32 %s, %s, %lld", o, ro, (long long)(j * es));
+                ptx_swizzle_offset(e, o, dst->type);
+                ptx_ins(e, "add.u32 %s, %s, %s", o, o, ptx_vr(e, dst, 0));
+                ptx_ins(e, "st.shared.%s [%s], %s", vsuf, o, ptx_vr(e, vec, (int)(r * cols + j)));
             }
         }
     }
@@ -416,11 +431,11 @@ static void tc_st_acc(Emit *e, const Op *op)
 
 /* ---- the hooks ptx_emit.c calls ---- */
 
-/* emit_mma on sm_100a. */
-static void tc_emit(Emit *e, const Op *op)
+/* The matrix ops on sm_100a (emit_mma in ptx_emit.c picks this on that target). */
+void ptx_tc_emit(Emit *e, const Op *op)
 {
     if (!e->tc || e->tc->bad) {
-        if (!e->tc) error_at(e, op, "'%s' outside a kernel with mma on sm_100a", ir_op_info[op->code].name);
+        if (!e->tc) ptx_error_at(e, op, "'%s' outside a kernel with mma on sm_100a", ir_op_info[op->code].name);
         return;
     }
     switch (op->code) {
@@ -437,17 +452,17 @@ static void tc_emit(Emit *e, const Op *op)
  * mma overwrites it; the odd CTA of a pair arrives on the even CTA's): so in such a kernel every
  * mbarrier arrive and thread barrier is preceded by tcgen05.fence::before_thread_sync and every
  * mbarrier wait and thread barrier followed by tcgen05.fence::after_thread_sync. */
-static void tc_before_op(Emit *e, const Op *op)
+void ptx_tc_before_op(Emit *e, const Op *op)
 {
     if (!e->tc || e->tc->bad) return;
-    if (e->tc->synced) ins(e, "tcgen05.fence::after_thread_sync");
+    if (e->tc->synced) ptx_ins(e, "tcgen05.fence::after_thread_sync");
     e->tc->synced = 0;
     switch (op->code) {
     case OP_MBAR_ARRIVE: case OP_MBAR_ARRIVE_EXPECT: case OP_MBAR_ARRIVE_REMOTE:
-        ins(e, "tcgen05.fence::before_thread_sync");
+        ptx_ins(e, "tcgen05.fence::before_thread_sync");
         return;
     case OP_BARRIER: case OP_GROUP_SYNC: case OP_CLUSTER_SYNC:
-        ins(e, "tcgen05.fence::before_thread_sync");
+        ptx_ins(e, "tcgen05.fence::before_thread_sync");
         e->tc->synced = 1;
         return;
     case OP_MBAR_WAIT:
@@ -464,8 +479,8 @@ static void tc_before_op(Emit *e, const Op *op)
     }
 }
 
-/* In emit_copy: a register value copied into a carried value becomes the TMEM accumulator. */
-static void tc_copy(Emit *e, const Op *op, Value *const *src, uint32_t ns, Value *const *dst, uint32_t nd)
+/* In emit_copy (ptx_emit.c): a register value copied into a carried value becomes the TMEM accumulator. */
+void ptx_tc_copy(Emit *e, const Op *op, Value *const *src, uint32_t ns, Value *const *dst, uint32_t nd)
 {
     if (!e->tc || e->tc->bad) return;
     for (uint32_t i = 0; i < ns && i < nd; i++)
@@ -476,11 +491,11 @@ static int is_mma_acc_op(OpCode c) { return c == OP_MMA_ACC; }
 
 /* After the kernel prologue: sets e->tc when the kernel has mma on sm_100a, allocates TMEM and the
  * barrier ring. */
-static void tc_kernel_begin(Emit *e, const Kernel *k)
+void ptx_tc_kernel_begin(Emit *e, const Kernel *k)
 {
     e->tc = NULL;
     const Block *entry = k->body.first;
-    if (e->target != PTX_SM100A || !block_has(entry, is_mma_acc_op)) return;
+    if (e->target != PTX_SM100A || !ptx_block_has(entry, is_mma_acc_op)) return;
     TcState *s = ARENA_NEW(&e->arena, TcState);
     memset(s, 0, sizeof *s);
     s->carried = ARENA_ARRAY(&e->arena, uint8_t, k->nvalues + 1);
@@ -494,69 +509,70 @@ static void tc_kernel_begin(Emit *e, const Kernel *k)
         return;
     }
     while (tc_propagate(e, entry)) {}
-    s->sync = !block_has(entry, is_mma_commit);
+    s->sync = !ptx_block_has(entry, ptx_is_mma_commit);
     int64_t need = s->M / 128 * s->N;
     s->cols = 32;
     while (s->cols < need) s->cols *= 2;
     if (s->cols > 512 || (s->N / s->G) % 8 || s->M % 128) {
-        error_at(e, s->first, "a [%lld, %lld] accumulator over %lld warpgroups does not fit the tcgen05 layout "
-                 "(lower-tiles checks this for modules with target \"sm_100a\")", (long long)s->M, (long long)s->N,
-                 (long long)s->G);
+        ptx_error_at(e, s->first, "a [%lld, %lld] accumulator over %lld warpgroups does not fit the tcgen05 layout "
+                     "(lower-tiles checks this for modules with target \"sm_100a\")", (long long)s->M, (long long)s->N,
+                     (long long)s->G);
         s->bad = 1;
         return;
     }
     int64_t csize = k->cluster[0] * k->cluster[1] * k->cluster[2];
     if (s->cg == 2 && csize % 2) {
-        error_at(e, s->first, "mma with cta_group = 2 needs a kernel with an even cluster (pairs of CTAs)");
+        ptx_error_at(e, s->first, "mma with cta_group = 2 needs a kernel with an even cluster (pairs of CTAs)");
         s->bad = 1;
         return;
     }
-    need_version(e, 86);
+    ptx_need_version(e, 86);
     sb_puts(&e->decl, "\t.shared .align 16 .b32 __tc_tmem;\n\t.shared .align 8 .b64 __tc_bar_ring[8];\n"
                       "\t.reg .b32 %tc_t;\n\t.reg .b32 %tc_bar;\n\t.reg .b32 %tc_cnt;\n\t.reg .pred %tc_z;\n");
-    const char *p = T(e, RC_PRED), *slot = T(e, RC_B32);
+    const char *p = ptx_tmp(e, RC_PRED), *slot = ptx_tmp(e, RC_B32);
     int id = e->nlabel++;
-    ins(e, "mov.u32 %%tc_bar, __tc_bar_ring");
-    ins(e, "mov.u32 %s, __tc_tmem", slot);
-    ins(e, "mov.u32 %%tc_cnt, 0");
-    ins(e, "setp.ne.b32 %%tc_z, 1, 0");
-    ins(e, "setp.ge.u32 %s, %%tlin, 32", p);
+    ptx_ins(e, "mov.u32 %%tc_bar, __tc_bar_ring");
+    ptx_ins(e, "mov.u32 %s, __tc_tmem", slot);
+    ptx_ins(e, "mov.u32 %%tc_cnt, 0");
+    ptx_ins(e, "setp.ne.b32 %%tc_z, 1, 0");
+    ptx_ins(e, "setp.ge.u32 %s, %%tlin, 32", p);
     sb_printf(&e->body, "\t@%s bra.uni $L_tcalloc_%d_done;\n", p, id);
-    ins(e, "setp.eq.u32 %s, %%tlin, 0", p);
-    for (int i = 0; i < 8; i++) ins(e, "@%s mbarrier.init.shared::cta.b64 [%%tc_bar+%d], 1", p, 8 * i);
-    ins(e, "@%s fence.mbarrier_init.release.cluster", p);
-    ins(e, "tcgen05.alloc.cta_group::%lld.sync.aligned.shared::cta.b32 [%s], %lld", (long long)s->cg, slot, (long long)s->cols);
-    ins(e, "tcgen05.relinquish_alloc_permit.cta_group::%lld.sync.aligned", (long long)s->cg);
-    label(e, id, "tcalloc", "done");
-    ins(e, "tcgen05.fence::before_thread_sync");
+    ptx_ins(e, "setp.eq.u32 %s, %%tlin, 0", p);
+    for (int i = 0; i < 8; i++) ptx_ins(e, "@%s mbarrier.init.shared::cta.b64 [%%tc_bar+%d], 1", p, 8 * i);
+    ptx_ins(e, "@%s fence.mbarrier_init.release.cluster", p);
+    ptx_ins(e, "tcgen05.alloc.cta_group::%lld.sync.aligned.shared::cta.b32 [%s], %lld", (long long)s->cg, slot,
+            (long long)s->cols);
+    ptx_ins(e, "tcgen05.relinquish_alloc_permit.cta_group::%lld.sync.aligned", (long long)s->cg);
+    ptx_label(e, id, "tcalloc", "done");
+    ptx_ins(e, "tcgen05.fence::before_thread_sync");
     if (csize > 1) {
-        ins(e, "barrier.cluster.arrive.release.aligned");
-        ins(e, "barrier.cluster.wait.acquire.aligned");
+        ptx_ins(e, "barrier.cluster.arrive.release.aligned");
+        ptx_ins(e, "barrier.cluster.wait.acquire.aligned");
     } else {
-        ins(e, "bar.sync 0");
+        ptx_ins(e, "bar.sync 0");
     }
-    ins(e, "tcgen05.fence::after_thread_sync");
-    ins(e, "ld.shared.b32 %%tc_t, [%s]", slot);
+    ptx_ins(e, "tcgen05.fence::after_thread_sync");
+    ptx_ins(e, "ld.shared.b32 %%tc_t, [%s]", slot);
 }
 
 /* Before the kernel's final ret: every thread is done with the accumulator; warp 0 frees it. */
-static void tc_kernel_end(Emit *e, const Kernel *k)
+void ptx_tc_kernel_end(Emit *e, const Kernel *k)
 {
     TcState *s = e->tc;
     if (!s || s->bad) return;
     int64_t csize = k->cluster[0] * k->cluster[1] * k->cluster[2];
-    const char *p = T(e, RC_PRED);
-    ins(e, "tcgen05.fence::before_thread_sync");
+    const char *p = ptx_tmp(e, RC_PRED);
+    ptx_ins(e, "tcgen05.fence::before_thread_sync");
     if (csize > 1) {   /* the peer's mma may still write this CTA's tensor memory until both are here */
-        ins(e, "barrier.cluster.arrive.release.aligned");
-        ins(e, "barrier.cluster.wait.acquire.aligned");
+        ptx_ins(e, "barrier.cluster.arrive.release.aligned");
+        ptx_ins(e, "barrier.cluster.wait.acquire.aligned");
     } else {
-        ins(e, "bar.sync 0");
+        ptx_ins(e, "bar.sync 0");
     }
-    ins(e, "tcgen05.fence::after_thread_sync");
+    ptx_ins(e, "tcgen05.fence::after_thread_sync");
     int id = e->nlabel++;
-    ins(e, "setp.ge.u32 %s, %%tlin, 32", p);
+    ptx_ins(e, "setp.ge.u32 %s, %%tlin, 32", p);
     sb_printf(&e->body, "\t@%s bra.uni $L_tcfree_%d_done;\n", p, id);
-    ins(e, "tcgen05.dealloc.cta_group::%lld.sync.aligned.b32 %%tc_t, %lld", (long long)s->cg, (long long)s->cols);
-    label(e, id, "tcfree", "done");
+    ptx_ins(e, "tcgen05.dealloc.cta_group::%lld.sync.aligned.b32 %%tc_t, %lld", (long long)s->cg, (long long)s->cols);
+    ptx_label(e, id, "tcfree", "done");
 }

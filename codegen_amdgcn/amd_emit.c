@@ -31,6 +31,10 @@
  * (exact for add/sub/mul); float to int casts saturate (llvm.fptosi.sat); shifts by the width or
  * more give 0 (or the sign for signed shr); integer division by zero gives an unspecified value but
  * no undefined behaviour. Only LLVM's target registry is global (initialised once).
+ *
+ * This file is the only one that calls LLVM, and it is not part of libtile: it is linked with
+ * libLLVM-19 into libtile_amdgcn.so, whose one exported symbol is the table `amd_backend` at the
+ * end, which libtile opens on the first AMD compile (amd_load.c).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -1457,7 +1461,7 @@ static void take_buffer(LLVMMemoryBufferRef buf, StrBuf *text, unsigned char **b
     LLVMDisposeMemoryBuffer(buf);
 }
 
-int amd_emit_module(const Module *m, AmdTarget target, const AmdOptions *opts, AmdOutput *out, DiagCtx *diag)
+static int emit_module(const Module *m, AmdTarget target, const AmdOptions *opts, AmdOutput *out, DiagCtx *diag)
 {
     static const Loc no_loc = {NULL, 0, 0};
     double t0 = now_s();
@@ -1554,7 +1558,7 @@ done:
     return e->errors;
 }
 
-int amd_asm_from_llvm(const char *llvm_ir, size_t len, AmdTarget target, int opt_level, StrBuf *asm_text, DiagCtx *diag)
+static int asm_from_llvm(const char *llvm_ir, size_t len, AmdTarget target, int opt_level, StrBuf *asm_text, DiagCtx *diag)
 {
     static const Loc no_loc = {NULL, 0, 0};
     pthread_once(&init_once, init_llvm);
@@ -1594,3 +1598,6 @@ int amd_asm_from_llvm(const char *llvm_ir, size_t len, AmdTarget target, int opt
     LLVMContextDispose(ctx);
     return rc;
 }
+
+/* The one symbol libtile_amdgcn.so exports: what amd_load.c finds with dlsym. */
+const AmdBackend amd_backend = {.abi = AMD_BACKEND_ABI, .emit_module = emit_module, .asm_from_llvm = asm_from_llvm};

@@ -30,7 +30,7 @@ enum { PATH_BYTES = 4096 };
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static const AmdBackend *backend;   /* NULL when the back end could not be opened */
-static char why[3 * PATH_BYTES];    /* then: the reason, a clause that follows "cannot compile for gfx942: " */
+static char why[8 * PATH_BYTES];    /* then: the reason, a clause that follows "cannot compile for gfx942: " */
 
 static void say(char *buf, size_t size, const char *fmt, ...)
 {
@@ -48,6 +48,11 @@ static void say(char *buf, size_t size, const char *fmt, ...)
 static int try_open(const char *path, char *fail, size_t n)
 {
     if (access(path, F_OK) != 0) return 1;
+    char here[PATH_BYTES + 2];
+    if (!strchr(path, '/')) {   /* a bare name is a file here, not one for dlopen to search the library path for */
+        snprintf(here, sizeof here, "./%s", path);
+        path = here;
+    }
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         const char *e = dlerror();
@@ -92,48 +97,61 @@ static void own_dir(char *dir, size_t n)
     else snprintf(dir, n, "%.*s", (int)(slash - file), file);
 }
 
+/* What load() works in: on the heap, as the first AMD compile may run on a thread with a small stack. */
+typedef struct Search {
+    char dir[PATH_BYTES];                /* the directory of libtile's file */
+    char cands[5][PATH_BYTES + 64];      /* the places of the search order */
+    char fail[2 * PATH_BYTES];           /* why the first file that is there is no usable back end */
+    char looked[6 * PATH_BYTES];         /* the places where there is no file */
+    char one[2 * PATH_BYTES];            /* why this candidate failed */
+} Search;
+
 static void load(void)
 {
-    char fail[2 * PATH_BYTES] = "", looked[2 * PATH_BYTES] = "";
-    const char *env = getenv("TILEC_AMDGCN_LIBRARY");
-    if (env && *env) {
-        int rc = try_open(env, fail, sizeof fail);
-        if (rc == 1) snprintf(why, sizeof why, "the AMD back end could not be loaded: TILEC_AMDGCN_LIBRARY=%s names no file", env);
-        else if (rc < 0) snprintf(why, sizeof why, "the AMD back end (TILEC_AMDGCN_LIBRARY=%s) could not be loaded: %s", env, fail);
+    Search *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(why, sizeof why, "the AMD back end could not be loaded: out of memory");
         return;
     }
-    char dir[PATH_BYTES];
-    own_dir(dir, sizeof dir);
-    char cands[5][PATH_BYTES + 64];
+    const char *env = getenv("TILEC_AMDGCN_LIBRARY");
+    if (env && *env) {
+        int rc = try_open(env, s->fail, sizeof s->fail);
+        if (rc == 1) snprintf(why, sizeof why, "the AMD back end could not be loaded: TILEC_AMDGCN_LIBRARY=%s names no file", env);
+        else if (rc < 0) snprintf(why, sizeof why, "the AMD back end (TILEC_AMDGCN_LIBRARY=%s) could not be loaded: %s", env, s->fail);
+        free(s);
+        return;
+    }
+    own_dir(s->dir, sizeof s->dir);
     int ncand = 0;
-    if (dir[0]) {
-        snprintf(cands[ncand++], sizeof cands[0], "%s/" AMD_BACKEND_FILE, dir);
-        snprintf(cands[ncand++], sizeof cands[0], "%s/tilec/" AMD_BACKEND_FILE, dir);
-        snprintf(cands[ncand++], sizeof cands[0], "%s/../lib/tilec/" AMD_BACKEND_FILE, dir);
+    if (s->dir[0]) {
+        snprintf(s->cands[ncand++], sizeof s->cands[0], "%s/" AMD_BACKEND_FILE, s->dir);
+        snprintf(s->cands[ncand++], sizeof s->cands[0], "%s/tilec/" AMD_BACKEND_FILE, s->dir);
+        snprintf(s->cands[ncand++], sizeof s->cands[0], "%s/../lib/tilec/" AMD_BACKEND_FILE, s->dir);
     }
 #ifdef TILEC_AMDGCN_SO
-    snprintf(cands[ncand++], sizeof cands[0], "%s", TILEC_AMDGCN_SO);
+    snprintf(s->cands[ncand++], sizeof s->cands[0], "%s", TILEC_AMDGCN_SO);
 #endif
 #ifdef TILEC_AMDGCN_DIR
-    snprintf(cands[ncand++], sizeof cands[0], "%s/" AMD_BACKEND_FILE, INSTALL_DIR);
+    snprintf(s->cands[ncand++], sizeof s->cands[0], "%s/" AMD_BACKEND_FILE, INSTALL_DIR);
 #endif
-    for (int i = 0; i < ncand; i++) {
+    int rc = 1;
+    for (int i = 0; i < ncand && rc != 0; i++) {
         int seen = 0;   /* the build tree's copy is also the one next to the build's tilec */
-        for (int j = 0; j < i; j++) seen |= strcmp(cands[i], cands[j]) == 0;
+        for (int j = 0; j < i; j++) seen |= strcmp(s->cands[i], s->cands[j]) == 0;
         if (seen) continue;
-        char f[2 * PATH_BYTES] = "";
-        int rc = try_open(cands[i], f, sizeof f);
-        if (rc == 0) return;
-        if (rc < 0 && !fail[0]) snprintf(fail, sizeof fail, "%s", f);   /* the first file that is there but fails */
-        if (rc > 0) say(looked, sizeof looked, "%s%s", looked[0] ? ", " : "", cands[i]);
+        s->one[0] = 0;
+        rc = try_open(s->cands[i], s->one, sizeof s->one);
+        if (rc < 0 && !s->fail[0]) snprintf(s->fail, sizeof s->fail, "%s", s->one);
+        if (rc > 0) say(s->looked, sizeof s->looked, "%s%s", s->looked[0] ? ", " : "", s->cands[i]);
     }
-    if (fail[0])
-        snprintf(why, sizeof why, "the AMD back end (" AMD_BACKEND_FILE ") could not be loaded: %s", fail);
-    else
+    if (rc != 0 && s->fail[0])
+        snprintf(why, sizeof why, "the AMD back end (" AMD_BACKEND_FILE ") could not be loaded: %s", s->fail);
+    else if (rc != 0)
         snprintf(why, sizeof why, "the AMD back end (" AMD_BACKEND_FILE ") could not be loaded: there is none (looked for "
                  "%s); `make` builds it where llvm-19-dev is installed (AMD=1, the default; not with AMD=0) and "
-                 "`make install` puts it in %s; or set TILEC_AMDGCN_LIBRARY to its path", looked[0] ? looked : "it nowhere",
-                 INSTALL_DIR);
+                 "`make install` puts it in %s; or set TILEC_AMDGCN_LIBRARY to its path",
+                 s->looked[0] ? s->looked : "it nowhere", INSTALL_DIR);
+    free(s);
 }
 
 static const AmdBackend *get_backend(void)

@@ -104,7 +104,7 @@ $(AMDSO): $(BUILD)/codegen_amdgcn/amd_emit.o $(LIBA)
 # libtile and tilec link no LLVM, a program links libtile (static or shared) with -lm -ldl -lpthread
 # only, and the back end is opened from where the search order of amdgcn.h finds it.
 link-check: $(TILEC) $(LIBA) $(LIBSO) $(AMDSO_IF)
-	@CC="$(CC)" AMD=$(AMD) ./tests/link/run.sh $(BUILD)
+	@CC="$(CC)" AMD=$(AMD) LIBS="$(LDLIBS)" ./tests/link/run.sh $(BUILD)
 
 # ---- tests ----
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lpthread -lm)

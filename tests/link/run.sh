@@ -3,11 +3,13 @@
 # or shared with -lm -ldl -lpthread only and compiles PTX without mapping libLLVM (prog.c); where the
 # AMD back end is (AMD=1) the first gfx942 compile opens libtile_amdgcn.so from each place of the
 # search order in codegen_amdgcn/amdgcn.h, and every way of not finding a usable one is a
-# compile error, never a crash. Environment: CC, AMD (0 or 1, as given to make).
+# compile error, never a crash. Environment: CC, AMD (0 or 1, as given to make), LIBS (the build's
+# LDLIBS: -lm -ldl -lpthread, with -fsanitize=... in `make asan`).
 set -eu
 B=$1
 CC=${CC:-cc}
 AMD=${AMD:-1}
+LIBS=${LIBS:--lm -ldl -lpthread}
 T=$B/linktest
 fail() { echo "link-check: FAIL: $*" >&2; exit 1; }
 
@@ -17,13 +19,13 @@ done
 if nm -u "$B/libtile.a" | grep -E '^ +U LLVM' >&2; then fail "$B/libtile.a references LLVM"; fi
 
 rm -rf "$T" && mkdir -p "$T/static" "$T/bare" "$T/shared/lib" "$T/prefix/bin" "$T/prefix/lib/tilec" "$T/bad"
-link_static() { $CC -Iinclude -o "$1" tests/link/prog.c -L"$B" -Wl,-Bstatic -ltile -Wl,-Bdynamic -lm -ldl -lpthread; }
+link_static() { $CC -Iinclude -o "$1" tests/link/prog.c -L"$B" -Wl,-Bstatic -ltile -Wl,-Bdynamic $LIBS; }
 link_static "$T/static/prog"
 link_static "$T/bare/prog"
 link_static "$T/prefix/bin/prog"
 cp "$B/libtile.so" "$T/shared/lib/"
-$CC -Iinclude -o "$T/shared/prog" tests/link/prog.c -L"$T/shared/lib" -ltile -Wl,-rpath,"$(cd "$T/shared/lib" && pwd)" -lm -ldl -lpthread
-$CC -Iinclude -o "$T/build_shared" tests/link/prog.c -L"$B" -ltile -Wl,-rpath,"$(cd "$B" && pwd)" -lm -ldl -lpthread
+$CC -Iinclude -o "$T/shared/prog" tests/link/prog.c -L"$T/shared/lib" -ltile -Wl,-rpath,"$(cd "$T/shared/lib" && pwd)" $LIBS
+$CC -Iinclude -o "$T/build_shared" tests/link/prog.c -L"$B" -ltile -Wl,-rpath,"$(cd "$B" && pwd)" $LIBS
 for p in "$T/static/prog" "$T/shared/prog" "$T/build_shared"; do
     if ldd "$p" | grep -i llvm >&2; then fail "$p links LLVM"; fi
     "$p" ptx || fail "$p ptx"

@@ -25,9 +25,11 @@ CUDA_HOME ?= /usr/local/cuda
 PTXAS    ?= $(shell command -v ptxas 2>/dev/null || echo $(CUDA_HOME)/bin/ptxas)
 LLVM_BIN ?= /usr/lib/llvm-19/bin
 LIT      ?= python3 /usr/lib/llvm-19/build/utils/lit/lit.py
-# The AMD back end links libLLVM-19 (llvm-19-dev); ld.lld-19 (lld-19) makes the code objects.
-# AMD=0 builds without LLVM (for machines without libLLVM-19, e.g. a GPU box that only runs NVIDIA
-# code): AMD targets then give a clear error (codegen_amdgcn/amd_absent.c).
+# The AMD back end is its own shared object, $(BUILD)/libtile_amdgcn.so (codegen_amdgcn/amd_emit.c
+# linked with libLLVM-19 from llvm-19-dev), which libtile opens with dlopen on the first AMD compile
+# (codegen_amdgcn/amd_load.c): libtile and tilec do not link LLVM. ld.lld-19 (lld-19) makes the code
+# objects. AMD=0 does not build the shared object (for machines without libLLVM-19, e.g. a GPU box
+# that only runs NVIDIA code): AMD targets then give a clear error.
 AMD      ?= 1
 LLVM_CONFIG ?= llvm-config-19
 LLVM_INC := $(shell $(LLVM_CONFIG) --includedir 2>/dev/null || echo /usr/lib/llvm-19/include)
@@ -38,14 +40,10 @@ LD_LLD   ?= $(shell command -v ld.lld-19 2>/dev/null || echo /usr/lib/llvm-19/bi
 WARN     = -Wall -Wextra -Wpedantic -Wshadow -Wmissing-prototypes -Werror
 CFLAGS  ?= -O2 -g
 override CFLAGS += -std=c11 $(WARN) -D_POSIX_C_SOURCE=200809L -fPIC
-CPPFLAGS += -Iinclude -Iir -Ifrontend -Ipasses -Icodegen_ptx -Icodegen_amdgcn -Ilib -Iruntime -Iruntime/sim -Isamples/ref -I$(BUILD)/gen -I$(CUDA_HOME)/include -isystem $(LLVM_INC)
-ifeq ($(AMD),0)
-LLVM_LIBS :=
+CPPFLAGS += -Iinclude -Iir -Ifrontend -Ipasses -Icodegen_ptx -Icodegen_amdgcn -Ilib -Iruntime -Iruntime/sim -Isamples/ref -I$(BUILD)/gen -I$(CUDA_HOME)/include
+# amd_emit.c is the back end's shared object, never part of libtile.
 AMD_SRC  = $(filter-out codegen_amdgcn/amd_emit.c,$(wildcard codegen_amdgcn/*.c))
-else
-AMD_SRC  = $(filter-out codegen_amdgcn/amd_absent.c,$(wildcard codegen_amdgcn/*.c))
-endif
-override LDLIBS += $(LLVM_LIBS) -lm -ldl -lpthread
+override LDLIBS += -lm -ldl -lpthread
 
 GEN      = $(BUILD)/gen
 LIB_SRC  = $(wildcard ir/*.c) $(wildcard frontend/*.c) $(wildcard passes/*.c) \
@@ -64,9 +62,16 @@ $(REF_OBJ) $(CLI_OBJ): samples/ref/refs.h
 TILEC    = $(BUILD)/tilec
 LIBA     = $(BUILD)/libtile.a
 LIBSO    = $(BUILD)/libtile.so
+AMDSO    = $(BUILD)/libtile_amdgcn.so
+AMDDIR   = $(PREFIX)/lib/tilec
+ifeq ($(AMD),0)
+AMDSO_IF :=
+else
+AMDSO_IF := $(AMDSO)
+endif
 
-.PHONY: all deps check layout unit lit asan demo install clean bench fuzz regen-check gpucheck embed
-all: $(TILEC) $(LIBA) $(LIBSO)
+.PHONY: all deps check layout unit lit asan demo install clean bench fuzz regen-check gpucheck embed link-check
+all: $(TILEC) $(LIBA) $(LIBSO) $(AMDSO_IF)
 
 deps:
 	@./scripts/deps.sh
@@ -112,6 +117,24 @@ $(TILEC): $(CLI_OBJ) $(REF_OBJ) $(LIBA)
 	$(say) LD $@
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
+# ---- the AMD back end (codegen_amdgcn/amdgcn.h) ----
+# The loader and the shared object are stamped with a checksum of the headers whose types cross
+# between them; the loader knows where the build tree's copy and the installed one are.
+AMD_ABI := $(shell cat ir/*.h ir/*.def codegen_amdgcn/amdgcn.h 2>/dev/null | cksum | cut -d' ' -f1)
+$(BUILD)/codegen_amdgcn/amd_emit.o: CPPFLAGS += -isystem $(LLVM_INC) -DAMD_BACKEND_ABI='"$(AMD_ABI)"'
+$(BUILD)/codegen_amdgcn/amd_load.o: CPPFLAGS += -DAMD_BACKEND_ABI='"$(AMD_ABI)"' \
+  -DTILEC_AMDGCN_SO='"$(abspath $(AMDSO))"' -DTILEC_AMDGCN_DIR='"$(AMDDIR)"'
+# amd_emit.o with the members of libtile.a it calls (the IR helpers), those hidden
+# (--exclude-libs): the one exported symbol is amd_backend.
+$(AMDSO): $(BUILD)/codegen_amdgcn/amd_emit.o $(LIBA)
+	$(say) LD $@
+	$(Q)$(CC) -shared -o $@ $< $(LIBA) -Wl,--exclude-libs,ALL $(LLVM_LIBS) $(LDLIBS)
+
+# libtile and tilec link no LLVM, a program links libtile (static or shared) with -lm -ldl -lpthread
+# only, and the back end is opened from where the search order of amdgcn.h finds it.
+link-check: $(TILEC) $(LIBA) $(LIBSO) $(AMDSO_IF)
+	@CC="$(CC)" AMD=$(AMD) LIBS="$(LDLIBS)" ./tests/link/run.sh $(BUILD)
+
 # ---- tests ----
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lpthread -lm)
 UNIT_SRC = $(wildcard tests/unit/*.c)
@@ -126,11 +149,11 @@ $(BUILD)/unit_tests: $(UNIT_SRC) $(LIBA) $(HDRS) $(FAKE_HIP)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-missing-prototypes -DTILEC_FAKE_HIP='"$(abspath $(FAKE_HIP))"' \
 	  -DTILEC_LLVM_BIN='"$(LLVM_BIN)"' -o $@ $(UNIT_SRC) $(LIBA) $(CHECK_LIBS) $(LDLIBS)
 
-unit: $(BUILD)/unit_tests
+unit: $(BUILD)/unit_tests $(AMDSO_IF)
 	$(say) UNIT tests/unit
 	$(Q)CK_FORK=no $(BUILD)/unit_tests
 
-lit: $(TILEC) $(FAKE_HIP)
+lit: $(TILEC) $(FAKE_HIP) $(AMDSO_IF)
 	$(say) LIT "tests/lit tests/sim"
 	$(Q)TILEC=$(abspath $(TILEC)) PTXAS=$(PTXAS) LLVM_BIN=$(LLVM_BIN) LIT_BUILD=$(abspath $(BUILD)) LIT_EXEC_ROOT=$(abspath $(BUILD))/lit $(LIT) -sv tests/lit tests/sim
 
@@ -140,7 +163,7 @@ layout: $(LIBSO)
 	$(Q)python3 tests/layout/includes.py
 	$(Q)sh tests/layout/exports.sh $(LIBSO)
 
-check: all $(BUILD)/unit_tests regen-check layout
+check: all $(BUILD)/unit_tests regen-check layout link-check
 	@$(MAKE) lit
 	@$(MAKE) unit
 
@@ -163,7 +186,7 @@ asan:
 $(BUILD)/gpucheck: tests/gpu/gpucheck.c $(REF_OBJ) $(LIBA) samples/ref/refs.h
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ tests/gpu/gpucheck.c $(REF_OBJ) $(LIBA) $(LDLIBS)
 
-# NVSHMEM (issue 9): the drivers of samples/multi and the ordering test, one process per GPU.
+# NVSHMEM: the drivers of samples/multi and the ordering test, one process per GPU.
 $(BUILD)/shmem_check: tests/gpu/shmem_check.c $(LIBA)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ tests/gpu/shmem_check.c $(LIBA) $(LDLIBS)
 
@@ -216,6 +239,7 @@ install: all
 	install -m 644 $(LIBA) $(DESTDIR)$(PREFIX)/lib/libtile.a
 	install -m 755 $(LIBSO) $(DESTDIR)$(PREFIX)/lib/libtile.so
 	install -m 644 include/tile.h $(DESTDIR)$(PREFIX)/include/tile.h
+	$(if $(AMDSO_IF),install -d $(DESTDIR)$(AMDDIR) && install -m 755 $(AMDSO) $(DESTDIR)$(AMDDIR)/libtile_amdgcn.so)
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|0.1.0|g' scripts/tile.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/tile.pc
 
 clean:

@@ -1,5 +1,5 @@
 /* amd_target.c: the AMD back end's target names and output buffers, which need no LLVM: they are
- * built in every configuration, with or without the LLVM code generator (AMD=0, amd_absent.c). */
+ * part of libtile in every configuration, and libtile_amdgcn.so carries its own copy. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* fp8.c: the two 8-bit float formats of issue 8, e4m3 and e5m2 (OCP FP8, PTX .e4m3 / .e5m2).
+/* fp8.c: the two 8-bit float formats, e4m3 and e5m2 (OCP FP8, PTX .e4m3 / .e5m2).
  *
  * e4m3: sign, 4 exponent bits (bias 7), 3 fraction bits; no infinities: 0x7f / 0xff are NaN, the
  * largest finite magnitude is 448 (0x7e); subnormals are m * 2^-9. e5m2: sign, 5 exponent bits

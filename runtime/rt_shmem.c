@@ -1,4 +1,4 @@
-/* rt_shmem.c: multi-GPU through NVSHMEM (issue 9): the launcher, the bootstrap, symmetric memory,
+/* rt_shmem.c: multi-GPU through NVSHMEM: the launcher, the bootstrap, symmetric memory,
  * queue pairs and modules that call NVSHMEM's device functions.
  *
  * NVSHMEM is never linked: libnvshmem_host.so.3 is dlopen'ed by tile_shmem_init and only its

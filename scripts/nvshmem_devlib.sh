@@ -1,5 +1,5 @@
 #!/bin/sh
-# scripts/nvshmem_devlib.sh: the NVSHMEM device library as PTX for tilec's runtime (issue 9).
+# scripts/nvshmem_devlib.sh: the NVSHMEM device library as PTX for tilec's runtime.
 #
 #   scripts/nvshmem_devlib.sh LIBNVSHMEM_DEVICE_BC OUT.ptx [SM]        (SM: sm_90a, the default, or sm_100a)
 #

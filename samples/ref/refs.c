@@ -656,7 +656,7 @@ static int gemm_mnk(const char *kname, long long n, const ref_setting *set, int 
  * far below the error of a wrong tile (O(1) for inputs in [-1, 1)). Over the whole of C the relative Frobenius
  * error ||C - C_ref||_F / ||C_ref||_F must also stay within 2^-8 (one bf16 rounding is at most 2^-8
  * relative per element, and two correctly rounded values of nearly the same sum differ far less
- * often than that on average), the issue's bf16 bound. n is M * N (default M = N, K = 256). */
+ * often than that on average): the bf16 bound. n is M * N (default M = N, K = 256). */
 static int setup_gemm(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
 {
     long long M, N, K;
@@ -810,7 +810,7 @@ static void fill_fp8(ref_param *p, ref_rng *rng, float lo, float hi)
  * it), random values of [-1, 1) rounded to the nearest fp8; C [M, N] bf16. The reference sums the
  * exact products in float64 and rounds once to bf16. The H100's fp8 wgmma does not accumulate in
  * full f32 (about 14 significant bits relative to the accumulator's magnitude: the DeepSeek-V3
- * report, section 3.3.2; measured here: bench/results-2026-11-22-h100-fp8.log), so an element near
+ * report, section 3.3.2; measured on the H100: docs/PERFORMANCE.md), so an element near
  * 0 of a long sum may be off by far more than 2^-6 of itself. The per-element bound is therefore
  * 2^-6 relative plus 1e-3 plus 2^-7 of C's root-mean-square value (a wrong tile is off by about C's
  * rms), and the relative Frobenius error of C must stay within 2^-8 as for bf16. K is a multiple of

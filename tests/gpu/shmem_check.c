@@ -1,4 +1,4 @@
-/* shmem_check.c: the C driver of the NVSHMEM samples (issue 9) and their GPU checks, one process per
+/* shmem_check.c: the C driver of the NVSHMEM samples and their GPU checks, one process per
  * GPU through tile_shmem_spawn.
  *
  *   shmem_check [--npes N] [--max-bytes B] [--iters I] [--per P,P,...] [allgather] [pingpong] [order] [qp]

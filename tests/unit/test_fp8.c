@@ -6,7 +6,7 @@
  * e5m2's infinities; then encoding: each finite code round-trips, each midpoint between neighbours
  * rounds to the even code, a hair above it to the upper one, and beyond the largest finite (and
  * infinity) saturates, as cvt.rn.satfinite does (the H100 agreed on 20 million conversions,
- * bench/results-2026-11-22-h100-fp8.log).
+ * docs/PERFORMANCE.md).
  */
 #include <math.h>
 #include <stdint.h>

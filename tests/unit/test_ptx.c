@@ -679,7 +679,7 @@ START_TEST(test_emit_is_fast)
 }
 END_TEST
 
-/* ---- asynchronous machinery (issue 4): shared memory, mbarriers, TMA, thread groups, clusters ---- */
+/* ---- asynchronous machinery: shared memory, mbarriers, TMA, thread groups, clusters ---- */
 
 /* Emits and assembles for both targets, requiring no ptxas message at all (a C7508 "setmaxnreg
  * ignored" note would be one); returns the text for tg (caller frees). */

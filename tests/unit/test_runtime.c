@@ -1053,7 +1053,7 @@ START_TEST(fake_launch)
 }
 END_TEST
 
-/* samples/tma_copy.tile, as of issue 4 */
+/* a copy of samples/tma_copy.tile, fixed here so that the test does not follow the sample */
 static const char tma_copy_src[] =
     "const BM = 128;\n"
     "const BN = 64;\n"

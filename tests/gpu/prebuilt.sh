@@ -1,11 +1,11 @@
 #!/bin/sh
-# tests/gpu/device_session.sh: everything that needs a GPU, in one batch, on a machine that has
+# tests/gpu/prebuilt.sh: everything that needs a GPU, in one batch, on a machine that has
 # the CUDA driver but none of the build tools (re2c, lemon, Check): the binaries come prebuilt in
 # build/ (make all build/gpucheck build/embed_streams build/bench_launch build/bench_tma_copy
 # build/compile_time). `quick` skips the benchmarks and the compute-sanitizer runs.
 # Writes the log to $OUT/device.log when OUT is set.
 #
-#   tests/gpu/device_session.sh [quick]
+#   tests/gpu/prebuilt.sh [quick]
 set -u
 cd "$(dirname "$0")/../.."
 log=${OUT:-/tmp}/device.log

@@ -101,14 +101,21 @@ static void insert(void *p, uint64_t serial)
     T.count++;
 }
 
-/* Room for one more block at load 1/2, tombstones dropped; 0, or -1 when the larger record cannot
- * be allocated (the record is then unchanged). */
+/* Room for one more block: 0, or -1 when the record cannot be allocated (it is then unchanged).
+ * The record grows when a quarter of it holds live blocks, and is rebuilt at its size when three
+ * quarters are taken by live blocks and tombstones. Only growing consults the fault injector: when a
+ * rebuild happens depends on addresses (which slots deletions leave behind), and the injector's
+ * counts must not change from one run of a compile to the next. */
 static int reserve(void)
 {
-    if ((T.used + 1) * 2 <= T.cap) return 0;
-    size_t cap = 64;
-    while (cap < (T.count + 1) * 4) cap *= 2;
-    LiveBlock *ns = injected() ? NULL : calloc(cap, sizeof *ns);
+    size_t cap = T.cap;
+    int grow = (T.count + 1) * 4 > cap;
+    if (!grow && (T.used + 1) * 4 <= cap * 3) return 0;
+    if (grow) {
+        cap = cap ? cap * 2 : 64;
+        if (injected()) return -1;
+    }
+    LiveBlock *ns = calloc(cap, sizeof *ns);
     if (!ns) return -1;
     LiveBlock *old = T.slots;
     size_t oldcap = T.cap;

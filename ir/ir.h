@@ -83,7 +83,7 @@ typedef struct Arena {
     ArenaChunk *head;  /* newest chunk; older ones are linked behind it */
     size_t used;       /* bytes used in head */
     size_t cap;        /* usable bytes in head */
-    size_t total;      /* bytes obtained from malloc, for statistics */
+    size_t total;      /* bytes obtained from the allocation layer, for statistics */
 } Arena;
 
 void arena_init(Arena *a);

@@ -5,14 +5,16 @@
  * allocations and keeping a snapshot (status, diagnostics, every stage); then it compiles it again
  * with n = 0, 1, 2, ... until a compile no longer reaches its n-th allocation. Every compile the
  * failure reached must return TILE_ERROR_OUT_OF_MEMORY with *out NULL; the one it did not reach,
- * and one more after the injector is disarmed, must match the snapshot. Under `make asan`,
+ * and one more after the injector is disarmed, must match the snapshot; the external tools' temporary
+ * directories must all be gone. Under `make asan`,
  * LeakSanitizer turns the same loops into the proof that no failure path leaks a block.
  *
  * The inputs: samples for sm_90a (saxpy, pipelined_rowsum with and without the hang watchdog,
  * gemm_persistent_sm90) and sm_100a (gemm_pair_sm100), IR text, a source with errors (diagnostics
- * made, then rendered under the injector), -D defines, a compile through ptxas, the AMD path (LLVM
- * IR, the HSACO through ld.lld) and the kernel cache (miss, disk hit, memory hit). The AMD back
- * end's allocations come from its own copy of the layer and are not injected.
+ * made, then rendered under the injector), -D defines, compiles through ptxas (a real one, one that
+ * prints errors and fails, a missing one), the AMD path (LLVM IR, the HSACO through ld.lld, a failing
+ * ld.lld) and the kernel cache (miss, disk hit, memory hit). The AMD back end's allocations come from
+ * its own copy of the layer and are not injected.
  */
 #include <check.h>
 #include <limits.h>
@@ -20,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ir.h"
@@ -228,23 +231,90 @@ START_TEST(oom_defines)
 }
 END_TEST
 
+/* A stand-in tool in a private directory that prints two messages and fails; removed by rm_tool. */
+static void fake_tool(char *dir, size_t n, char *path, size_t pn)
+{
+    const char *base = getenv("TMPDIR");
+    snprintf(dir, n, "%s/tilec-oom-tool-XXXXXX", base && *base ? base : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, pn, "%s/tool", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("#!/bin/sh\n"
+          "echo 'ptxas kernel.ptx, line 7; error   : Unknown symbol x'\n"
+          "echo 'ptxas kernel.ptx, line 9; warning : something odd'\n"
+          "exit 1\n", f);
+    fclose(f);
+    ck_assert_int_eq(chmod(path, 0700), 0);
+}
+
+static void rm_tool(const char *dir, const char *path)
+{
+    unlink(path);
+    rmdir(dir);
+}
+
+/* A private $TMPDIR for the tools' temporary directories; private_tmp_end checks that none is left. */
+typedef struct PrivateTmp {
+    char dir[256];
+    char *old;   /* the $TMPDIR before, or NULL */
+} PrivateTmp;
+
+static void private_tmp_begin(PrivateTmp *t)
+{
+    const char *base = getenv("TMPDIR");
+    snprintf(t->dir, sizeof t->dir, "%s/tilec-oom-tmp-XXXXXX", base && *base ? base : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(t->dir));
+    t->old = base ? strdup(base) : NULL;
+    setenv("TMPDIR", t->dir, 1);
+}
+
+static void private_tmp_end(PrivateTmp *t)
+{
+    if (t->old) setenv("TMPDIR", t->old, 1);
+    else unsetenv("TMPDIR");
+    free(t->old);
+    ck_assert_msg(rmdir(t->dir) == 0, "%s: a temporary directory was left behind", t->dir);
+}
+
 START_TEST(oom_ptxas)
 {
     /* the temporary directory, the child process and its output: whether ptxas is there or not */
+    PrivateTmp tmp;
+    private_tmp_begin(&tmp);
     char *src = read_sample("samples/saxpy.tile");
     tile_compile_options o = {.target = TILE_TARGET_SM90A, .assemble = 1};
     fail_each("saxpy through ptxas", src, &o, plain_compile, NULL, 0);
+    /* a tool that prints and fails (its output read through the pipe), and one that is not there */
+    char dir[256], tool[300];
+    fake_tool(dir, sizeof dir, tool, sizeof tool);
+    setenv("PTXAS", tool, 1);
+    fail_each("saxpy through a failing ptxas", src, &o, plain_compile, NULL, 0);
+    setenv("PTXAS", "/nonexistent/ptxas", 1);
+    fail_each("saxpy without ptxas", src, &o, plain_compile, NULL, 0);
+    unsetenv("PTXAS");
+    rm_tool(dir, tool);
+    private_tmp_end(&tmp);
     free(src);
 }
 END_TEST
 
 START_TEST(oom_amd)
 {
+    PrivateTmp tmp;
+    private_tmp_begin(&tmp);
     char *src = read_sample("samples/amd/saxpy.tile");
     tile_compile_options o = {.target = TILE_TARGET_GFX942};
     fail_each("amd saxpy", src, &o, plain_compile, NULL, 0);
     o.assemble = 1; /* the object, ld.lld's HSACO, the assembly made on request */
     fail_each("amd saxpy hsaco", src, &o, plain_compile, NULL, 0);
+    char dir[256], tool[300];
+    fake_tool(dir, sizeof dir, tool, sizeof tool);
+    setenv("LD_LLD", tool, 1);
+    fail_each("amd saxpy, a failing ld.lld", src, &o, plain_compile, NULL, 0);
+    unsetenv("LD_LLD");
+    rm_tool(dir, tool);
+    private_tmp_end(&tmp);
     free(src);
 }
 END_TEST

@@ -18,7 +18,9 @@
  */
 #include <check.h>
 #include <limits.h>
+#include <pthread.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,6 +152,43 @@ START_TEST(oom_pipelined_rowsum_sm90a)
 {
     fail_each_sample("samples/pipelined_rowsum.tile", TILE_TARGET_SM90A, 0);
     fail_each_sample("samples/pipelined_rowsum.tile", TILE_TARGET_SM90A, 1); /* the watchdog's wait sites */
+}
+END_TEST
+
+/* The injector and the handlers are per thread: a thread compiling beside the failing ones never
+ * sees their failures. */
+typedef struct Beside {
+    const char *src;
+    atomic_int stop;
+    int compiles, bad;
+} Beside;
+
+static void *compile_beside(void *arg)
+{
+    Beside *b = arg;
+    while (!atomic_load(&b->stop) || b->compiles < 20) {
+        tile_program *p = NULL;
+        tile_status st = tile_compile(b->src, strlen(b->src), "beside.tile", NULL, &p);
+        if (st != TILE_SUCCESS || !p) b->bad++;
+        tile_program_destroy(p);
+        b->compiles++;
+    }
+    return NULL;
+}
+
+START_TEST(oom_threads)
+{
+    char *src = read_sample("samples/saxpy.tile");
+    Beside b = {.src = src};
+    atomic_init(&b.stop, 0);
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, compile_beside, &b), 0);
+    fail_each_sample("samples/pipelined_rowsum.tile", TILE_TARGET_SM90A, 0);
+    atomic_store(&b.stop, 1);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    ck_assert_int_eq(b.bad, 0);
+    ck_assert_int_ge(b.compiles, 20);
+    free(src);
 }
 END_TEST
 
@@ -419,6 +458,7 @@ Suite *oom_suite(void)
     tcase_add_test(tc, oom_scopes_nest);
     tcase_add_test(tc, oom_saxpy_sm90a);
     tcase_add_test(tc, oom_pipelined_rowsum_sm90a);
+    tcase_add_test(tc, oom_threads);
     tcase_add_test(tc, oom_gemm_persistent_sm90a);
     tcase_add_test(tc, oom_gemm_pair_sm100a);
     tcase_add_test(tc, oom_ir_text);

@@ -28,7 +28,7 @@ typedef struct PtxOptions {
     int debug_hangs;       /* bounded waits and the report routine */
     int shmem_qp;          /* NVSHMEM ops call the nvshmemx_qp_* functions (NVSHMEM 3.5.19+); else the
                             * non-QP ones, the handle falling back to the default queue pairs */
-    TileWaitSite *sites;    /* out: malloc'ed table of wait sites (debug_hangs only); the caller frees */
+    TileWaitSite *sites;    /* out: table of wait sites (debug_hangs only; allocation layer); the caller frees (ir_free) */
     int nsites;            /* out */
 } PtxOptions;
 
@@ -37,7 +37,8 @@ int ptx_emit_module_opts(const Module *m, PtxTarget target, PtxOptions *opts, St
 /* ================================ ptxas.c ================================ */
 
 /* Runs ptxas (path from $PTXAS, else the build-time default, else "ptxas" on PATH) on the PTX
- * text for the target. On success *cubin and *len receive a malloc'ed image. On failure each ptxas
+ * text for the target. On success *cubin and *len receive the image, a block that no allocation scope
+ * records (the caller's: ir_free; when out of memory is raised, *cubin is already freed and NULL). On failure each ptxas
  * message becomes a diagnostic ("ptxas: PTX line N: <message>", without a source location), and the
  * return is nonzero. A missing ptxas is a clear error, not a crash. */
 int ptx_assemble(const char *ptx, PtxTarget target, unsigned char **cubin, size_t *len, DiagCtx *diag);

@@ -736,8 +736,8 @@ int ptx_emit_module_opts(const Module *m, PtxTarget target, PtxOptions *opts, St
     sb_free(&e.shmem_decls);
     if (kernels.data) sb_puts(out, kernels.data);
     sb_free(&kernels);
-    free(e.regs);
-    free(e.mark);
+    ir_free(e.regs);
+    ir_free(e.mark);
     arena_free(&e.arena);
     return e.errors ? 1 : 0;
 }

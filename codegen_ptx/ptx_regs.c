@@ -96,9 +96,8 @@ int ptx_reg_add(Emit *e, const char *name, RegClass cls)
 {
     if (e->nregs == e->capregs) {
         e->capregs = e->capregs ? e->capregs * 2 : 256;
-        e->regs = realloc(e->regs, sizeof *e->regs * e->capregs);
-        e->mark = realloc(e->mark, sizeof *e->mark * e->capregs);
-        if (!e->regs || !e->mark) ir_unreachable("out of memory");
+        e->regs = ir_realloc(e->regs, sizeof *e->regs * e->capregs);
+        e->mark = ir_realloc(e->mark, sizeof *e->mark * e->capregs);
     }
     e->regs[e->nregs] = (Reg){name, cls};
     e->mark[e->nregs] = 0;

@@ -12,8 +12,6 @@
  * %globaltimer, mbarrier.try_wait.parity, atom.global.cas, st.volatile.global, fence.sc.sys,
  * nanosleep, trap.
  */
-#include <stdlib.h>
-
 #include "ptx_impl.h"
 
 /* The next entry of the wait-site table (opts->sites, grown as needed), filled with the kernel, the
@@ -24,9 +22,7 @@ TileWaitSite *ptx_wd_site(Emit *e, const Op *op, int kind)
     PtxOptions *o = e->opts;
     if (o->nsites == e->capsites) {
         int cap = e->capsites ? 2 * e->capsites : 16;
-        TileWaitSite *ns = realloc(o->sites, (size_t)cap * sizeof *ns);
-        if (!ns) ir_unreachable("out of memory");
-        o->sites = ns;
+        o->sites = ir_realloc(o->sites, (size_t)cap * sizeof *o->sites);
         e->capsites = cap;
     }
     TileWaitSite *site = &o->sites[o->nsites];

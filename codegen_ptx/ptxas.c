@@ -38,10 +38,7 @@ static void report_line(DiagCtx *diag, const char *line, size_t n)
 {
     while (n && (line[n - 1] == '\r' || line[n - 1] == ' ')) n--;
     if (n == 0) return;
-    char *s = malloc(n + 1);
-    if (!s) ir_unreachable("out of memory");
-    memcpy(s, line, n);
-    s[n] = 0;
+    char *s = ir_strndup(line, n);
     DiagLevel level = DIAG_NOTE;
     const char *msg = s;
     long pline = 0;
@@ -69,7 +66,7 @@ static void report_line(DiagCtx *diag, const char *line, size_t n)
     } else {
         diag_note(diag, no_loc, "ptxas: %s", msg);
     }
-    free(s);
+    ir_free(s);
 }
 
 int ptx_assemble(const char *ptx, PtxTarget target, unsigned char **cubin, size_t *len, DiagCtx *diag)
@@ -105,6 +102,15 @@ int ptx_assemble(const char *ptx, PtxTarget target, unsigned char **cubin, size_
         sb_free(&text);
         return 1;
     }
+    /* the cubin is not recorded by the scopes (ir_tool_run): freed here when a diagnostic raises */
+    IrAllocScope scope;
+    ir_scope_begin(&scope);
+    if (setjmp(scope.jump)) {
+        ir_free(*cubin);
+        *cubin = NULL;
+        *len = 0;
+        ir_scope_rethrow(&scope);
+    }
     int before = diag->errors;
     for (size_t pos = 0; pos < text.len;) {
         const char *nl = memchr(text.data + pos, '\n', text.len - pos);
@@ -118,8 +124,9 @@ int ptx_assemble(const char *ptx, PtxTarget target, unsigned char **cubin, size_
         if (WIFEXITED(status)) diag_error(diag, no_loc, "ptxas failed with exit status %d", WEXITSTATUS(status));
         else diag_error(diag, no_loc, "ptxas was killed (wait status %d)", status);
     }
+    ir_scope_end(&scope);
     if (!ok) {
-        free(*cubin);
+        ir_free(*cubin);
         *cubin = NULL;
         *len = 0;
     }

@@ -1,6 +1,6 @@
 /* ast.c: construction, destruction and printing of the .tile AST.
  *
- * Nodes are malloc'ed one by one (an AST is small and short-lived) so that the parser can free
+ * Nodes are allocated one by one (an AST is small and short-lived) so that the parser can free
  * exactly the subtrees its error recovery discards. fe_ast_free recurses; the parser bounds the
  * depth of every tree it builds.
  */
@@ -12,8 +12,7 @@
 
 Node *fe_node(NodeKind kind, Loc loc)
 {
-    Node *n = calloc(1, sizeof *n);
-    if (!n) ir_unreachable("out of memory");
+    Node *n = ir_calloc(1, sizeof *n);
     n->kind = kind;
     n->loc = loc;
     return n;
@@ -22,10 +21,7 @@ Node *fe_node(NodeKind kind, Loc loc)
 Node *fe_node_name(NodeKind kind, Loc loc, const char *name, size_t len)
 {
     Node *n = fe_node(kind, loc);
-    n->name = malloc(len + 1);
-    if (!n->name) ir_unreachable("out of memory");
-    memcpy(n->name, name, len);
-    n->name[len] = 0;
+    n->name = ir_strndup(name, len);
     return n;
 }
 
@@ -34,9 +30,7 @@ Node *fe_list_push(Node *list, Node *item)
     if (!item) return list;
     if (list->nlist == list->caplist) {
         list->caplist = list->caplist ? list->caplist * 2 : 4;
-        Node **nl = realloc(list->list, sizeof *nl * (size_t)list->caplist);
-        if (!nl) ir_unreachable("out of memory");
-        list->list = nl;
+        list->list = ir_realloc(list->list, sizeof *list->list * (size_t)list->caplist);
     }
     list->list[list->nlist++] = item;
     return list;
@@ -50,9 +44,9 @@ void fe_ast_free(Node *n)
     fe_ast_free(n->c);
     fe_ast_free(n->d);
     for (int i = 0; i < n->nlist; i++) fe_ast_free(n->list[i]);
-    free(n->list);
-    free(n->name);
-    free(n);
+    ir_free(n->list);
+    ir_free(n->name);
+    ir_free(n);
 }
 
 static const char *const kind_names[N_KIND_COUNT] = {

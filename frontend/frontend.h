@@ -1,8 +1,8 @@
 /* frontend.h: the .tile front end: tokens (lexer.re, re2c), the AST and its parser (parser.y,
  * lemon), and semantic analysis that checks the AST and builds tile IR (sema*.c).
  *
- * The AST is owned by malloc'ed nodes freed with fe_ast_free; the parser's %destructor frees the
- * partial trees that error recovery throws away, so no input leaks. Every diagnostic goes to the
+ * The AST is made of nodes from the allocation layer (ir.h), freed with fe_ast_free; the parser's
+ * %destructor frees the partial trees that error recovery throws away, so no input leaks. Every diagnostic goes to the
  * DiagCtx passed in; nothing here exits or aborts on user input.
  *
  * Sections: lexer.re, parser.y + parse.c, ast.c, sema.c (its feature files sema_*.c share the
@@ -98,11 +98,11 @@ struct Node {
     NodeKind kind;
     Loc loc;
     int op;              /* operator token, TypeKind, AddrSpace, or flag: see NodeKind */
-    char *name;          /* malloc'ed identifier or string text */
+    char *name;          /* identifier or string text (allocation layer) */
     int64_t ival;
     double fval;
     Node *a, *b, *c, *d; /* children: see NodeKind */
-    Node **list;         /* malloc'ed sequence */
+    Node **list;         /* sequence (allocation layer) */
     int nlist, caplist;
 };
 

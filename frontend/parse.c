@@ -16,16 +16,12 @@ void fe_Parse(void *p, int major, Token minor);
 
 Node *fe_parse(const char *file, const char *src, size_t len, DiagCtx *diag)
 {
-    char *copy = malloc(len + 1);
-    if (!copy) ir_unreachable("out of memory");
-    memcpy(copy, src, len);
-    copy[len] = 0;
+    char *copy = ir_strndup(src, len);
 
     Lexer lx;
     fe_lexer_init(&lx, file, copy, len, diag);
     ParseCtx ctx = {.file = file, .diag = diag};
-    void *parser = fe_ParseAlloc(malloc, &ctx);
-    if (!parser) ir_unreachable("out of memory");
+    void *parser = fe_ParseAlloc(ir_malloc, &ctx);
 
     int depth = 0;
     Token t;
@@ -53,7 +49,7 @@ Node *fe_parse(const char *file, const char *src, size_t len, DiagCtx *diag)
         if (result) fe_ast_free(result);
         result = NULL;
     }
-    fe_ParseFree(parser, free);
-    free(copy);
+    fe_ParseFree(parser, ir_free);
+    ir_free(copy);
     return result;
 }

@@ -506,9 +506,8 @@ static void dry_begin(Sema *s, Dry *d)
     d->warned = s->warned_unreachable;
     d->n = 0;
     for (Sym *y = s->syms; y; y = y->prev) d->n++;
-    d->syms = malloc(sizeof *d->syms * (size_t)(d->n ? d->n : 1));
-    d->values = malloc(sizeof *d->values * (size_t)(d->n ? d->n : 1));
-    if (!d->syms || !d->values) ir_unreachable("out of memory");
+    d->syms = ir_malloc(sizeof *d->syms * (size_t)(d->n ? d->n : 1));
+    d->values = ir_malloc(sizeof *d->values * (size_t)(d->n ? d->n : 1));
     int i = 0;
     for (Sym *y = s->syms; y; y = y->prev, i++) d->syms[i] = y, d->values[i] = y->value;
     d->block = ARENA_NEW(&s->m->arena, Block);
@@ -522,8 +521,8 @@ static void dry_end(Sema *s, Dry *d)
 {
     while (d->block->last) ir_op_remove(d->block->last);
     for (int i = 0; i < d->n; i++) d->syms[i]->value = d->values[i];
-    free(d->syms);
-    free(d->values);
+    ir_free(d->syms);
+    ir_free(d->values);
     s->b = d->b;
     s->terminated = d->terminated;
     s->warned_unreachable = d->warned;
@@ -1100,8 +1099,7 @@ static void varset_add(VarSet *vs, Sym *y)
     }
     if (vs->n - 64 == vs->cap) {
         vs->cap = vs->cap ? vs->cap * 2 : 16;
-        vs->more = realloc(vs->more, sizeof *vs->more * (size_t)vs->cap);
-        if (!vs->more) ir_unreachable("out of memory");
+        vs->more = ir_realloc(vs->more, sizeof *vs->more * (size_t)vs->cap);
     }
     vs->more[vs->n++ - 64] = y;
 }
@@ -1112,8 +1110,7 @@ static void shadow_push(VarSet *vs, const char *name)
 {
     if (vs->nshadow == vs->capshadow) {
         vs->capshadow = vs->capshadow ? vs->capshadow * 2 : 16;
-        vs->shadow = realloc(vs->shadow, sizeof *vs->shadow * (size_t)vs->capshadow);
-        if (!vs->shadow) ir_unreachable("out of memory");
+        vs->shadow = ir_realloc(vs->shadow, sizeof *vs->shadow * (size_t)vs->capshadow);
     }
     vs->shadow[vs->nshadow++] = name;
 }
@@ -1155,8 +1152,8 @@ static void scan_assigned(Sema *s, const Node *n, VarSet *vs)
 
 static void varset_free(VarSet *vs)
 {
-    free(vs->more);
-    free(vs->shadow);
+    ir_free(vs->more);
+    ir_free(vs->shadow);
 }
 
 int sema_assigned_vars(Sema *s, const Node *a, const Node *b, Sym ***syms, const Type ***types)
@@ -1669,8 +1666,7 @@ Module *fe_sema(const Node *program, const char *file, const FeDefine *defines, 
     s.diag = diag;
     s.arena = &m->arena;
     int errors_before = diag->errors;
-    int *used = calloc((size_t)(ndefines > 0 ? ndefines : 1), sizeof *used);
-    if (!used) ir_unreachable("out of memory");
+    int *used = ir_calloc((size_t)(ndefines > 0 ? ndefines : 1), sizeof *used);
     for (int i = 0; i < program->nlist; i++) {
         const Node *it = program->list[i];
         if (it->kind == N_CONST) const_item(&s, it, defines, ndefines, used);
@@ -1682,7 +1678,7 @@ Module *fe_sema(const Node *program, const char *file, const FeDefine *defines, 
             diag_error(diag, l, "-D%s: %s has no top-level 'const %s' to override", defines[i].name, file,
                        defines[i].name);
         }
-    free(used);
+    ir_free(used);
     if (!m->first && diag->errors == errors_before) {
         Loc l = {file, 1, 1};
         diag_error(diag, l, "no kernel in this file");

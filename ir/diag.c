@@ -5,53 +5,37 @@
  * compilation's arena is gone. Past max_errors, errors are counted but not stored, so a file of
  * random bytes cannot make the report grow without bound.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "ir.h"
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p) ir_unreachable("out of memory");
-    return p;
-}
-
-static char *xstrdup(const char *s)
-{
-    size_t n = strlen(s);
-    char *d = xmalloc(n + 1);
-    memcpy(d, s, n + 1);
-    return d;
-}
 
 void diag_init(DiagCtx *d) { memset(d, 0, sizeof *d); }
 
 void diag_free(DiagCtx *d)
 {
     for (int i = 0; i < d->count; i++) {
-        free(d->items[i].file);
-        free(d->items[i].message);
+        ir_free(d->items[i].file);
+        ir_free(d->items[i].message);
     }
-    free(d->items);
+    ir_free(d->items);
     for (int i = 0; i < d->nsources; i++) {
-        free(d->sources[i].name);
-        free(d->sources[i].text);
+        ir_free(d->sources[i].name);
+        ir_free(d->sources[i].text);
     }
-    free(d->sources);
+    ir_free(d->sources);
     memset(d, 0, sizeof *d);
 }
 
+/* Both functions below make every new block before they link it in, so a context stays complete
+ * (diag_free can run on it) at every allocation that may raise out of memory. */
 void diag_add_source(DiagCtx *d, const char *name, const char *text, size_t len)
 {
-    d->sources = realloc(d->sources, sizeof *d->sources * (size_t)(d->nsources + 1));
-    if (!d->sources) ir_unreachable("out of memory");
-    DiagSource *s = &d->sources[d->nsources++];
-    s->name = xstrdup(name);
-    s->text = xmalloc(len + 1);
-    memcpy(s->text, text, len);
-    s->text[len] = 0;
-    s->len = len;
+    d->sources = ir_realloc(d->sources, sizeof *d->sources * (size_t)(d->nsources + 1));
+    DiagSource s = {.name = ir_strdup(name), .len = len};
+    s.text = ir_malloc(len + 1);   /* a failure here leaves s.name to the scope's unwind */
+    memcpy(s.text, text, len);
+    s.text[len] = 0;
+    d->sources[d->nsources++] = s;
 }
 
 void diag_vreport(DiagCtx *d, DiagLevel level, Loc loc, const char *fmt, va_list ap)
@@ -60,19 +44,17 @@ void diag_vreport(DiagCtx *d, DiagLevel level, Loc loc, const char *fmt, va_list
     int limit = d->max_errors ? d->max_errors : 100;
     if (d->count >= limit) return;
     if (d->count == d->cap) {
-        d->cap = d->cap ? d->cap * 2 : 8;
-        d->items = realloc(d->items, sizeof *d->items * (size_t)d->cap);
-        if (!d->items) ir_unreachable("out of memory");
+        int cap = d->cap ? d->cap * 2 : 8;
+        d->items = ir_realloc(d->items, sizeof *d->items * (size_t)cap);
+        d->cap = cap;
     }
-    Diag *g = &d->items[d->count++];
-    g->level = level;
-    g->file = loc.line && loc.file ? xstrdup(loc.file) : NULL;
-    g->line = loc.line;
-    g->col = loc.col;
+    Diag g = {.level = level, .line = loc.line, .col = loc.col};
     StrBuf sb;
     sb_init(&sb);
     sb_vprintf(&sb, fmt, ap);
-    g->message = sb_take(&sb);
+    g.message = sb_take(&sb);
+    g.file = loc.line && loc.file ? ir_strdup(loc.file) : NULL;
+    d->items[d->count++] = g;
 }
 
 void diag_target_verror(DiagCtx *d, const Module *m, const Op *op, const char *target, const char *fmt, va_list ap)

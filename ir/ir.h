@@ -12,6 +12,7 @@
 #ifndef TILEC_IR_H
 #define TILEC_IR_H
 
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -20,10 +21,61 @@
 #define TILEC_VERSION "0.1.0"
 
 /* Broken internal invariant: never reachable from user input. */
-void ir_fatal(const char *file, int line, const char *msg);
+_Noreturn void ir_fatal(const char *file, int line, const char *msg);
 #define ir_unreachable(msg) ir_fatal(__FILE__, __LINE__, (msg))
 
 /* ================================ arena.c ================================ */
+
+/* The allocation layer: every block of the compiler comes from here. A failure raises out of memory
+ * (ir_out_of_memory) instead of returning NULL; with no scope open on the thread that is an internal
+ * error (abort), as before scopes existed.
+ *
+ * An API entry catches it (Lua's ldo.c):
+ *
+ *     IrAllocScope scope;
+ *     ir_scope_begin(&scope);
+ *     if (setjmp(scope.jump)) {
+ *         ...free what the entry owns (the program, the module) with the usual destructors...
+ *         ir_scope_unwind(&scope);              frees every other block allocated inside the scope
+ *         return TILE_ERROR_OUT_OF_MEMORY;
+ *     }
+ *     ...work...
+ *     ir_scope_end(&scope);                     blocks made inside stay allocated
+ *
+ * While a scope is open, every block the layer hands out is recorded, and ir_free / ir_realloc keep
+ * the record; so blocks must be freed with ir_free (a plain free() of a recorded block would be freed
+ * again by an unwind). Blocks are plain malloc blocks otherwise: free() is fine outside scopes.
+ * Scopes nest; a helper holding something that is not a block (a file descriptor, a child process,
+ * a lock) opens one of its own, releases it when caught and calls ir_scope_rethrow. The scope stack,
+ * the record and the fault injector are per thread, so compilations on many threads stay independent
+ * (a block made on one thread and freed on another is simply not found in the second thread's record).
+ * The AMD back end's shared object has its own copy of this file and never sees the scopes of libtile:
+ * there a failure aborts, as LLVM itself does. */
+typedef struct IrAllocScope {
+    jmp_buf jump;                /* where ir_out_of_memory goes while this is the innermost scope */
+    struct IrAllocScope *outer;  /* the enclosing scope on this thread, or NULL */
+    uint64_t mark;               /* blocks numbered from mark on were made inside this scope */
+} IrAllocScope;
+
+void *ir_malloc(size_t n);                   /* never NULL: raises out of memory */
+void *ir_calloc(size_t count, size_t size);  /* zeroed; never NULL */
+void *ir_realloc(void *p, size_t n);         /* p NULL: ir_malloc; on failure p is untouched (and raises) */
+char *ir_strdup(const char *s);
+char *ir_strndup(const char *s, size_t n);   /* the first n bytes, NUL-terminated */
+void ir_free(void *p);                       /* NULL is fine */
+/* NULL on failure and never recorded: for blocks that outlive every scope (the kernel cache's
+ * process-wide table) and for work whose failure is not an error. */
+void *ir_try_malloc(size_t n);
+/* Forgets p in the scopes' record: its holder frees it, also when a scope unwinds. */
+void ir_untrack(void *p);
+_Noreturn void ir_out_of_memory(void);
+void ir_scope_begin(IrAllocScope *s);
+void ir_scope_end(IrAllocScope *s);
+void ir_scope_unwind(IrAllocScope *s);       /* after catching: frees the blocks made inside s, ends s */
+_Noreturn void ir_scope_rethrow(IrAllocScope *s);   /* after catching: ends s, raises in the enclosing scope */
+/* Tests: the n-th allocation of this thread from now (0: the next) fails once; -1 disables. Returns
+ * the count that was left (-1: none armed, or the armed failure happened). */
+long ir_alloc_fail_after(long n);
 
 /* A bump allocator of chunks; everything allocated from it is freed by arena_free at once. */
 typedef struct ArenaChunk ArenaChunk;
@@ -31,19 +83,19 @@ typedef struct Arena {
     ArenaChunk *head;  /* newest chunk; older ones are linked behind it */
     size_t used;       /* bytes used in head */
     size_t cap;        /* usable bytes in head */
-    size_t total;      /* bytes obtained from malloc, for statistics */
+    size_t total;      /* bytes obtained from the allocation layer, for statistics */
 } Arena;
 
 void arena_init(Arena *a);
 void arena_free(Arena *a);
-void *arena_alloc(Arena *a, size_t size);          /* zeroed, 16-byte aligned; never NULL (aborts on OOM) */
+void *arena_alloc(Arena *a, size_t size);          /* zeroed, 16-byte aligned; never NULL (raises out of memory) */
 char *arena_strdup(Arena *a, const char *s);
 char *arena_strndup(Arena *a, const char *s, size_t n);
 char *arena_printf(Arena *a, const char *fmt, ...);
 #define ARENA_NEW(a, T) ((T *)arena_alloc((a), sizeof(T)))
 #define ARENA_ARRAY(a, T, n) ((T *)arena_alloc((a), sizeof(T) * (size_t)(n)))
 
-/* A growable string, malloc-backed (outputs leave the arena's lifetime). */
+/* A growable string from the allocation layer (outputs leave the arena's lifetime). */
 typedef struct StrBuf {
     char *data;   /* NUL-terminated, or NULL while empty */
     size_t len;   /* bytes before the NUL */
@@ -57,7 +109,7 @@ void sb_puts(StrBuf *sb, const char *s);
 void sb_putn(StrBuf *sb, const char *s, size_t n);
 void sb_printf(StrBuf *sb, const char *fmt, ...);
 void sb_vprintf(StrBuf *sb, const char *fmt, va_list ap);
-char *sb_take(StrBuf *sb);                         /* caller frees; sb is emptied */
+char *sb_take(StrBuf *sb);                         /* caller frees (ir_free); sb is emptied */
 
 /* ================================ diag.c ================================ */
 
@@ -86,7 +138,8 @@ typedef struct DiagSource {
     size_t len;
 } DiagSource;
 
-/* Collects diagnostics of one compilation. malloc-backed: it outlives the module's arena. */
+/* Collects diagnostics of one compilation, in blocks of the allocation layer: it outlives the
+ * module's arena. Complete at every allocation, so diag_free may run after out of memory. */
 typedef struct DiagCtx {
     Diag *items;
     int count, cap;
@@ -128,8 +181,8 @@ typedef struct IrTool {
 
 /* Runs the first candidate of t that exists on a copy of `in` (see tool.c). Returns 0 when it ran:
  * *status is its wait status and *text what it printed; on exit status 0, *out and *outlen hold the
- * output file (malloc). Returns -1 after a diagnostic when it could not run or its output could not
- * be read. */
+ * output file, a block no allocation scope records (the caller's to free, with ir_free or free()).
+ * Returns -1 after a diagnostic when it could not run or its output could not be read. */
 int ir_tool_run(const IrTool *t, const void *in, size_t inlen, StrBuf *text, int *status, unsigned char **out,
                 size_t *outlen, DiagCtx *diag);
 

@@ -82,13 +82,6 @@ typedef struct Parser {
     uint32_t nvals, capvals;
 } Parser;
 
-static void *xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n ? n : 1);
-    if (!q) ir_unreachable("out of memory");
-    return q;
-}
-
 /* ---- errors ---- */
 
 static int error_at(Parser *P, Loc loc, const char *fmt, ...)
@@ -409,15 +402,15 @@ static uint32_t map_add(NameMap *M, const char *s, size_t n, Loc loc)
 {
     if ((M->nents + 1) * 2 > M->capslots) {
         uint32_t cap = M->capslots ? M->capslots * 2 : 64;
-        free(M->slots);
-        M->slots = calloc(cap, sizeof *M->slots);
-        if (!M->slots) ir_unreachable("out of memory");
+        uint32_t *slots = ir_calloc(cap, sizeof *slots);
+        ir_free(M->slots);
+        M->slots = slots;
         M->capslots = cap;
         for (uint32_t i = 0; i < M->nents; i++) *map_slot(M, M->ents[i].s, M->ents[i].len) = i + 1;
     }
     if (M->nents == M->capents) {
         M->capents = M->capents ? M->capents * 2 : 64;
-        M->ents = xrealloc(M->ents, sizeof *M->ents * M->capents);
+        M->ents = ir_realloc(M->ents, sizeof *M->ents * M->capents);
     }
     M->ents[M->nents] = (NameEnt){s, n, NULL, loc, NAME_PENDING};
     *map_slot(M, s, n) = M->nents + 1;
@@ -432,8 +425,8 @@ static void map_clear(NameMap *M)
 
 static void map_free(NameMap *M)
 {
-    free(M->ents);
-    free(M->slots);
+    ir_free(M->ents);
+    ir_free(M->slots);
 }
 
 /* ---- value names and scopes ---- */
@@ -470,7 +463,7 @@ static void bind(Parser *P, uint32_t ent, Value *v)
     if (!is_numeric(e->s, e->len)) v->name = arena_strndup(&P->m->arena, e->s, e->len);
     if (P->nlive == P->caplive) {
         P->caplive = P->caplive ? P->caplive * 2 : 64;
-        P->live = xrealloc(P->live, sizeof *P->live * P->caplive);
+        P->live = ir_realloc(P->live, sizeof *P->live * P->caplive);
     }
     P->live[P->nlive++] = ent;
 }
@@ -835,7 +828,7 @@ static int parse_op(Parser *P, Block *b)
             if (!v) return 0;
             if (P->nvals == P->capvals) {
                 P->capvals = P->capvals ? P->capvals * 2 : 16;
-                P->vals = xrealloc(P->vals, sizeof *P->vals * P->capvals);
+                P->vals = ir_realloc(P->vals, sizeof *P->vals * P->capvals);
             }
             P->vals[P->nvals++] = v;
             if (!is_punct(P, ',')) break;
@@ -1019,8 +1012,8 @@ Module *ir_parse(const char *name, const char *text, size_t len, DiagCtx *diag)
     }
     map_free(&P.values);
     map_free(&P.kernels);
-    free(P.live);
-    free(P.vals);
+    ir_free(P.live);
+    ir_free(P.vals);
     arena_free(&P.scratch);
     return P.m;
 }

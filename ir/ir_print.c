@@ -59,11 +59,10 @@ static void set_reserve(Printer *P)
     NameSlot *old = P->set;
     size_t oldcap = P->setcap;
     P->setcap = oldcap ? oldcap * 2 : 64;
-    P->set = calloc(P->setcap, sizeof *P->set);
-    if (!P->set) ir_unreachable("out of memory");
+    P->set = ir_calloc(P->setcap, sizeof *P->set);
     for (size_t i = 0; i < oldcap; i++)
         if (old[i].name) *set_find(P, old[i].name, old[i].len) = old[i];
-    free(old);
+    ir_free(old);
 }
 
 /* The printable form of a hint: [A-Za-z_][A-Za-z0-9_.]*, other bytes replaced by '_'. */
@@ -278,7 +277,7 @@ void ir_print_kernel(const Kernel *k, StrBuf *sb)
     print_blocks(&P, &k->body, 1, 1);
     sb_puts(sb, "}\n");
 
-    free(P.set);
+    ir_free(P.set);
     arena_free(&P.scratch);
 }
 

@@ -154,8 +154,7 @@ static void define(Verifier *V, const Op *op, Value *v, const char *what, uint32
     V->state[v->id] = V_LIVE;
     if (V->nstack == V->capstack) {
         V->capstack = V->capstack ? V->capstack * 2 : 64;
-        V->stack = realloc(V->stack, sizeof *V->stack * V->capstack);
-        if (!V->stack) ir_unreachable("out of memory");
+        V->stack = ir_realloc(V->stack, sizeof *V->stack * V->capstack);
     }
     V->stack[V->nstack++] = v;
     check_type_form(V, op, v, what, i);
@@ -1428,16 +1427,15 @@ int ir_verify_module(Module *m, DiagCtx *diag, int lowered)
     Verifier V = {.m = m, .diag = diag, .lowered = lowered};
     for (Kernel *k = m->first; k; k = k->next) {
         V.k = k;
-        V.state = calloc(k->nvalues ? k->nvalues : 1, 1);
-        if (!V.state) ir_unreachable("out of memory");
+        V.state = ir_calloc(k->nvalues ? k->nvalues : 1, 1);
         V.nstack = 0;
         if (!k->body.first || k->body.first != k->body.last)
             verr(&V, NULL, "body must have exactly one block");
         else
             verify_block(&V, k->body.first, NULL);
-        free(V.state);
+        ir_free(V.state);
     }
-    free(V.stack);
+    ir_free(V.stack);
     return V.errors;
 }
 

@@ -6,7 +6,9 @@
  * and the directory is removed. What the tool printed is handed back for the caller to turn into
  * diagnostics in its own terms; what goes wrong around the tool (no temporary directory, no
  * candidate found, an unreadable output) becomes a diagnostic here. Nothing is global, so
- * concurrent compilations may run tools at once.
+ * concurrent compilations may run tools at once. Out of memory while the directory, a descriptor or
+ * the child exists is caught by an allocation scope of the helper that holds them, which releases
+ * them and raises it again to the caller's scope.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -56,6 +58,14 @@ static int spawn_tool(const char *prog, char *const argv[], StrBuf *text, int *s
         close(fds[0]);
         return rc;
     }
+    IrAllocScope scope;
+    ir_scope_begin(&scope);
+    if (setjmp(scope.jump)) {
+        /* the child sees its pipe closed and ends */
+        close(fds[0]);
+        while (waitpid(pid, status, 0) < 0 && errno == EINTR) {}
+        ir_scope_rethrow(&scope);
+    }
     char buf[4096];
     for (;;) {
         ssize_t r = read(fds[0], buf, sizeof buf);
@@ -63,6 +73,7 @@ static int spawn_tool(const char *prog, char *const argv[], StrBuf *text, int *s
         if (r <= 0) break;
         sb_putn(text, buf, (size_t)r);
     }
+    ir_scope_end(&scope);
     close(fds[0]);
     while (waitpid(pid, status, 0) < 0)
         if (errno != EINTR) {
@@ -74,29 +85,48 @@ static int spawn_tool(const char *prog, char *const argv[], StrBuf *text, int *s
     return 0;
 }
 
+/* The file's bytes in *data (never recorded by a scope: the caller's to free). */
 static int read_file(const char *path, unsigned char **data, size_t *len)
 {
     int fd = open(path, O_RDONLY);
     if (fd < 0) return -1;
     StrBuf sb;
     sb_init(&sb);
+    IrAllocScope scope;
+    ir_scope_begin(&scope);
+    if (setjmp(scope.jump)) {
+        close(fd);
+        ir_scope_rethrow(&scope);
+    }
     char buf[65536];
     for (;;) {
         ssize_t r = read(fd, buf, sizeof buf);
         if (r < 0 && errno == EINTR) continue;
         if (r < 0) {
+            int e = errno;
+            ir_scope_end(&scope);
             close(fd);
             sb_free(&sb);
+            errno = e;
             return -1;
         }
         if (r == 0) break;
         sb_putn(&sb, buf, (size_t)r);
     }
+    ir_scope_end(&scope);
     close(fd);
     *len = sb.len;
     *data = (unsigned char *)sb_take(&sb);
-    if (!*data && !(*data = malloc(1))) ir_unreachable("out of memory");
+    ir_untrack(*data);
     return 0;
+}
+
+/* Removes the private directory and what the tool may have left in it. */
+static void remove_dir(const StrBuf *dir, const StrBuf *inp, const StrBuf *outp)
+{
+    unlink(inp->data);
+    unlink(outp->data);
+    rmdir(dir->data);
 }
 
 int ir_tool_run(const IrTool *t, const void *in, size_t inlen, StrBuf *text, int *status, unsigned char **out,
@@ -111,19 +141,32 @@ int ir_tool_run(const IrTool *t, const void *in, size_t inlen, StrBuf *text, int
     sb_init(&dir);
     sb_init(&inp);
     sb_init(&outp);
+    /* every path is made before the directory exists; mkdtemp fills in the same number of bytes */
     sb_printf(&dir, "%s/tilec-XXXXXX", tmpdir);
+    sb_printf(&inp, "%s/%s", dir.data, t->in_name);
+    sb_printf(&outp, "%s/%s", dir.data, t->out_name);
     if (!mkdtemp(dir.data)) {
-        diag_error(diag, no_loc, "%s: cannot create a temporary directory in %s: %s", t->what, tmpdir, strerror(errno));
+        int e = errno;
+        sb_free(&inp);
+        sb_free(&outp);
+        diag_error(diag, no_loc, "%s: cannot create a temporary directory in %s: %s", t->what, tmpdir, strerror(e));
         sb_free(&dir);
         return -1;
     }
-    sb_printf(&inp, "%s/%s", dir.data, t->in_name);
-    sb_printf(&outp, "%s/%s", dir.data, t->out_name);
+    memcpy(inp.data, dir.data, dir.len);
+    memcpy(outp.data, dir.data, dir.len);
+    IrAllocScope scope;
+    ir_scope_begin(&scope);
+    if (setjmp(scope.jump)) {
+        remove_dir(&dir, &inp, &outp);
+        ir_scope_rethrow(&scope);
+    }
     int ret = -1;
     int fd = open(inp.data, O_WRONLY | O_CREAT | O_EXCL, 0600);
     if (fd < 0 || write_all(fd, in, inlen) != 0) {
-        diag_error(diag, no_loc, "%s: cannot write %s: %s", t->what, inp.data, strerror(errno));
+        int e = errno;
         if (fd >= 0) close(fd);
+        diag_error(diag, no_loc, "%s: cannot write %s: %s", t->what, inp.data, strerror(e));
         goto done;
     }
     close(fd);
@@ -158,9 +201,8 @@ int ir_tool_run(const IrTool *t, const void *in, size_t inlen, StrBuf *text, int
         ret = -1;
     }
 done:
-    unlink(inp.data);
-    unlink(outp.data);
-    rmdir(dir.data);
+    ir_scope_end(&scope);
+    remove_dir(&dir, &inp, &outp);
     sb_free(&dir);
     sb_free(&inp);
     sb_free(&outp);

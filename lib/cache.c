@@ -25,10 +25,16 @@
  *
  * In memory, a process-wide table (one mutex) maps keys to cubins, so a second compile of the
  * same key in a process does not read the disk.
+ *
+ * Memory: the table and the entries read from disk come from ir_try_malloc (never recorded by an
+ * allocation scope, never raising): a failure there is one more way of "no cache". The rest runs in
+ * tile_compile_cached's allocation scope: out of memory (ptxas's diagnostics, a program half-filled
+ * by tile_compile) destroys the program and returns TILE_ERROR_OUT_OF_MEMORY with *out NULL.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,7 +214,7 @@ static unsigned char *disk_lookup(const char *path, const Key *k, size_t *len)
     if (memcmp(h, MAGIC, 8) != 0 || get_le(h + 8, 4) != FORMAT_VERSION || memcmp(h + 24, k->b, 16) != 0) goto miss;
     uint64_t n = get_le(h + 16, 8);
     if (n != (uint64_t)st.st_size - HEADER_SIZE) goto miss; /* truncated or extended */
-    data = malloc(n ? (size_t)n : 1);
+    data = ir_try_malloc((size_t)n);
     if (!data || read_all(fd, data, (size_t)n) != 0) goto miss;
     payload_hash(data, (size_t)n, sum);
     if (memcmp(sum, h + 40, 16) != 0) goto miss;
@@ -216,7 +222,7 @@ static unsigned char *disk_lookup(const char *path, const Key *k, size_t *len)
     *len = (size_t)n;
     return data;
 miss:
-    free(data);
+    ir_free(data);
     close(fd);
     return NULL;
 }
@@ -272,7 +278,7 @@ static unsigned char *mem_lookup(const Key *k, size_t *len)
     pthread_mutex_lock(&mem.lock);
     for (size_t i = mem.cap ? slot_of(k, mem.cap) : 0; mem.cap && mem.slots[i].used; i = (i + 1) & (mem.cap - 1))
         if (memcmp(mem.slots[i].key.b, k->b, 16) == 0) {
-            out = malloc(mem.slots[i].len ? mem.slots[i].len : 1);
+            out = ir_try_malloc(mem.slots[i].len);
             if (out) {
                 memcpy(out, mem.slots[i].data, mem.slots[i].len);
                 *len = mem.slots[i].len;
@@ -288,7 +294,7 @@ static void mem_insert_locked(MemEntry e)
     size_t i = slot_of(&e.key, mem.cap);
     while (mem.slots[i].used) {
         if (memcmp(mem.slots[i].key.b, e.key.b, 16) == 0) {
-            free(e.data); /* another thread stored it first */
+            ir_free(e.data); /* another thread stored it first */
             return;
         }
         i = (i + 1) & (mem.cap - 1);
@@ -299,18 +305,19 @@ static void mem_insert_locked(MemEntry e)
 
 static void mem_store(const Key *k, const unsigned char *data, size_t len)
 {
-    MemEntry e = {*k, malloc(len ? len : 1), len, 1};
+    MemEntry e = {*k, ir_try_malloc(len), len, 1};
     if (!e.data) return;
     memcpy(e.data, data, len);
     pthread_mutex_lock(&mem.lock);
     if ((mem.count + 1) * 2 > mem.cap) {
         size_t ncap = mem.cap ? mem.cap * 2 : 64;
-        MemEntry *ns = calloc(ncap, sizeof *ns);
+        MemEntry *ns = ir_try_malloc(ncap * sizeof *ns);
         if (!ns) {
             pthread_mutex_unlock(&mem.lock);
-            free(e.data);
+            ir_free(e.data);
             return;
         }
+        memset(ns, 0, ncap * sizeof *ns);
         MemEntry *old = mem.slots;
         size_t ocap = mem.cap;
         mem.slots = ns;
@@ -318,7 +325,7 @@ static void mem_store(const Key *k, const unsigned char *data, size_t len)
         mem.count = 0;
         for (size_t i = 0; i < ocap; i++)
             if (old[i].used) mem_insert_locked(old[i]);
-        free(old);
+        ir_free(old);
     }
     mem_insert_locked(e);
     pthread_mutex_unlock(&mem.lock);
@@ -327,8 +334,8 @@ static void mem_store(const Key *k, const unsigned char *data, size_t len)
 void tile_cache_clear_memory_(void)
 {
     pthread_mutex_lock(&mem.lock);
-    for (size_t i = 0; i < mem.cap; i++) free(mem.slots[i].data);
-    free(mem.slots);
+    for (size_t i = 0; i < mem.cap; i++) ir_free(mem.slots[i].data);
+    ir_free(mem.slots);
     mem.slots = NULL;
     mem.cap = mem.count = 0;
     pthread_mutex_unlock(&mem.lock);
@@ -336,21 +343,13 @@ void tile_cache_clear_memory_(void)
 
 /* ---------------------------------------------------------------- the compile */
 
-tile_status tile_compile_cached(const char *source, size_t len, const char *filename,
-                                const tile_compile_options *opts, int driver_version, tile_program **out, int *hit)
+/* The cubin of a program compiled to PTX: from the cache, else from ptxas (then remembered). */
+static tile_status serve_cubin(const char *source, size_t len, const char *filename, tile_compile_options *o,
+                               int must_assemble, int driver_version, tile_program **out, int *hit)
 {
-    if (hit) *hit = 0;
-    if (!out) return TILE_ERROR_INVALID_ARGUMENT;
-    tile_compile_options o = {.target = TILE_TARGET_SM90A, .opt_level = 2};
-    if (opts) o = *opts;
-    int must_assemble = o.assemble;
-    o.assemble = 0;
-    tile_status st = tile_compile(source, len, filename, &o, out);
-    if (st != TILE_SUCCESS || o.stop_after_ir) return st;
-
     const char *ptx = NULL;
-    if (tile_program_emit(*out, TILE_STAGE_PTX, &ptx, NULL) != TILE_SUCCESS) return st;
-    Key k = make_key(source ? source : "", source ? len : 0, &o, driver_version, ptx);
+    if (tile_program_emit(*out, TILE_STAGE_PTX, &ptx, NULL) != TILE_SUCCESS) return TILE_SUCCESS;
+    Key k = make_key(source ? source : "", source ? len : 0, o, driver_version, ptx);
 
     size_t n = 0;
     unsigned char *cubin = mem_lookup(&k, &n);
@@ -368,7 +367,7 @@ tile_status tile_compile_cached(const char *source, size_t len, const char *file
     }
     if (cubin) {
         int rc = tile_program_set_cubin_(*out, cubin, n);
-        free(cubin);
+        ir_free(cubin);
         if (rc == 0) {
             if (hit) *hit = 1;
             return TILE_SUCCESS;
@@ -378,24 +377,54 @@ tile_status tile_compile_cached(const char *source, size_t len, const char *file
     /* a miss: assemble, then remember */
     DiagCtx diag;
     diag_init(&diag);
-    PtxTarget target = o.target == TILE_TARGET_SM100A ? PTX_SM100A : PTX_SM90A;
+    PtxTarget target = o->target == TILE_TARGET_SM100A ? PTX_SM100A : PTX_SM90A;
     unsigned char *bin = NULL;
     int failed = ptx_assemble(ptx, target, &bin, &n, &diag);
     diag_free(&diag);
     if (failed) {
-        free(bin);
+        ir_free(bin);
         if (!must_assemble) return TILE_SUCCESS; /* no usable ptxas: the program loads its PTX through the JIT */
         /* the caller asked for a cubin: compile again with ptxas for its diagnostics */
         tile_program_destroy(*out);
-        o.assemble = 1;
-        return tile_compile(source, len, filename, &o, out);
+        *out = NULL;
+        o->assemble = 1;
+        return tile_compile(source, len, filename, o, out);
     }
+    /* only calls that cannot raise out of memory while bin (not recorded by a scope) is held */
     if (tile_program_set_cubin_(*out, bin, n) != 0) {
-        free(bin);
+        ir_free(bin);
+        tile_program_destroy(*out);
+        *out = NULL;
         return TILE_ERROR_OUT_OF_MEMORY;
     }
     mem_store(&k, bin, n);
     if (have_path) disk_store(dir, path, &k, bin, n);
-    free(bin);
+    ir_free(bin);
     return TILE_SUCCESS;
+}
+
+tile_status tile_compile_cached(const char *source, size_t len, const char *filename,
+                                const tile_compile_options *opts, int driver_version, tile_program **out, int *hit)
+{
+    if (hit) *hit = 0;
+    if (!out) return TILE_ERROR_INVALID_ARGUMENT;
+    tile_compile_options o = {.target = TILE_TARGET_SM90A, .opt_level = 2};
+    if (opts) o = *opts;
+    int must_assemble = o.assemble;
+    o.assemble = 0;
+    tile_status st = tile_compile(source, len, filename, &o, out);
+    if (st != TILE_SUCCESS || o.stop_after_ir) return st;
+
+    IrAllocScope scope;
+    ir_scope_begin(&scope);
+    if (setjmp(scope.jump)) {
+        tile_program_destroy(*out);
+        *out = NULL;
+        if (hit) *hit = 0;
+        ir_scope_unwind(&scope);
+        return TILE_ERROR_OUT_OF_MEMORY;
+    }
+    st = serve_cubin(source, len, filename, &o, must_assemble, driver_version, out, hit);
+    ir_scope_end(&scope);
+    return st;
 }

@@ -5,9 +5,15 @@
  *
  * Each stage's text is kept in the program so any of them can be emitted. The program owns a
  * DiagCtx that outlives the IR module; the module is freed before tile_compile returns.
+ *
+ * tile_compile is an entry of the allocation layer (ir.h): the pipeline runs inside an allocation
+ * scope, and out of memory anywhere in it unwinds to tile_compile, which destroys the program and
+ * the module (the two objects it owns, kept complete at every allocation), lets the scope free every
+ * other block made since it began, and returns TILE_ERROR_OUT_OF_MEMORY with *out NULL.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <time.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,13 +75,12 @@ static void find_view(Op *op, void *ctx)
  * was declared `tensor T[...]`. */
 static void record_signature(tile_program *p, int ki, Kernel *k)
 {
+    p->params[ki] = ir_calloc(k->nparams ? k->nparams : 1, sizeof **p->params);
     p->nparams[ki] = (int)k->nparams;
-    p->params[ki] = calloc(k->nparams ? k->nparams : 1, sizeof **p->params);
-    if (!p->params[ki]) ir_unreachable("out of memory");
     for (uint32_t i = 0; i < k->nparams; i++) {
         tile_param_info *pi = &p->params[ki][i];
         const Type *t = k->params[i].value->type;
-        pi->name = strdup(k->params[i].name);
+        pi->name = ir_strdup(k->params[i].name);
         if (t->kind == TY_TMA) {
             ViewUse vu = {k, k->params[i].value, 0, pi};
             pi->kind = TILE_PARAM_TMA;
@@ -155,6 +160,58 @@ static int is_lowered(Module *m)
 }
 
 
+/* The linked code object into the program. It is the tool's output, which no allocation scope
+ * records (ir_tool_run): freed here also when copying it raises out of memory. */
+static void keep_hsaco(tile_program *p, unsigned char *hsaco, size_t n)
+{
+    IrAllocScope scope;
+    ir_scope_begin(&scope);
+    if (setjmp(scope.jump)) {
+        ir_free(hsaco);
+        ir_scope_rethrow(&scope);
+    }
+    sb_putn(&p->stages[TILE_STAGE_HSACO], (const char *)hsaco, n);
+    ir_scope_end(&scope);
+    ir_free(hsaco);
+    p->have[TILE_STAGE_HSACO] = 1;
+}
+
+/* What the AMD back end made, into the program: LLVM IR, the assembly or the lazy flag, and the HSACO
+ * when assembling. out's buffers come from the back end's own copy of the allocation layer, which no
+ * scope of libtile records: they are freed here also when copying raises out of memory. */
+static tile_status keep_amd_output(tile_program *p, AmdOutput *out, const AmdOptions *ao, const tile_compile_options *o)
+{
+    IrAllocScope scope;
+    ir_scope_begin(&scope);
+    if (setjmp(scope.jump)) {
+        amd_output_free(out);
+        ir_scope_rethrow(&scope);
+    }
+    tile_status st = TILE_SUCCESS;
+    sb_putn(&p->stages[TILE_STAGE_LLVM], out->llvm.data ? out->llvm.data : "", out->llvm.len);
+    p->have[TILE_STAGE_LLVM] = 1;
+    if (ao->want_asm) {
+        sb_putn(&p->stages[TILE_STAGE_AMDGCN], out->asm_text.data ? out->asm_text.data : "", out->asm_text.len);
+        p->have[TILE_STAGE_AMDGCN] = 1;
+    } else {
+        p->amd_asm_lazy = 1;
+        p->amd_opt_level = o->opt_level;
+    }
+    if (o->assemble) {
+        unsigned char *hsaco = NULL;
+        size_t n = 0;
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        int lrc = amd_link_hsaco(out->object, out->object_len, &hsaco, &n, &p->diag);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        p->link_seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+        if (lrc) st = TILE_ERROR_ASSEMBLE;
+        else keep_hsaco(p, hsaco, n);
+    }
+    ir_scope_end(&scope);
+    return st;
+}
+
 /* The AMD path after the passes: LLVM IR (and assembly) always, the HSACO when assembling. */
 static tile_status compile_amd(tile_program *p, Module *m, const tile_compile_options *o)
 {
@@ -169,36 +226,12 @@ static tile_status compile_amd(tile_program *p, Module *m, const tile_compile_op
         Loc none = {0};
         diag_warning(&p->diag, none, "-g/--debug-hangs bounds mbarrier waits, which %s does not have: ignored", amd_target_name(at));
     }
+    /* the back end's copy of the layer may move the diagnostics array, which libtile's scopes would then
+     * remember at its old address: it is the program's, freed with it, so no scope needs it */
+    ir_untrack(p->diag.items);
     int erc = amd_emit_module(m, at, &ao, &out, &p->diag);
     p->llvm_seconds = out.llvm_seconds;
-    if (erc || p->diag.errors) goto done;
-    sb_putn(&p->stages[TILE_STAGE_LLVM], out.llvm.data ? out.llvm.data : "", out.llvm.len);
-    p->have[TILE_STAGE_LLVM] = 1;
-    if (ao.want_asm) {
-        sb_putn(&p->stages[TILE_STAGE_AMDGCN], out.asm_text.data ? out.asm_text.data : "", out.asm_text.len);
-        p->have[TILE_STAGE_AMDGCN] = 1;
-    } else {
-        p->amd_asm_lazy = 1;
-        p->amd_opt_level = o->opt_level;
-    }
-    if (o->assemble) {
-        unsigned char *hsaco = NULL;
-        size_t n = 0;
-        struct timespec t0, t1;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
-        int lrc = amd_link_hsaco(out.object, out.object_len, &hsaco, &n, &p->diag);
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        p->link_seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
-        if (lrc) {
-            st = TILE_ERROR_ASSEMBLE;
-            goto done;
-        }
-        sb_putn(&p->stages[TILE_STAGE_HSACO], (const char *)hsaco, n);
-        free(hsaco);
-        p->have[TILE_STAGE_HSACO] = 1;
-    }
-    st = TILE_SUCCESS;
-done:
+    if (!erc && !p->diag.errors) st = keep_amd_output(p, &out, &ao, o);
     amd_output_free(&out);
     return st;
 }
@@ -216,6 +249,8 @@ int tile_opt_level_(const tile_compile_options *o)
     return o->opt_level == TILE_OPT_NONE ? 0 : o->opt_level;
 }
 
+long tile_alloc_fail_after_(long n) { return ir_alloc_fail_after(n); }
+
 int tile_pass_info_(int i, const char **name, const char **summary)
 {
     if (i < 0 || i >= pass_count) return 0;
@@ -224,37 +259,29 @@ int tile_pass_info_(int i, const char **name, const char **summary)
     return 1;
 }
 
-tile_status tile_compile(const char *source, size_t len, const char *filename, const tile_compile_options *opts,
-                         tile_program **out)
-{
-    if (!out) return TILE_ERROR_INVALID_ARGUMENT;
-    *out = NULL;
-    if (!source && len) return TILE_ERROR_INVALID_ARGUMENT;
-    /* a copy with the level resolved to 0..3, so that everything below reads a plain level */
-    tile_compile_options oc = {0};
-    if (opts) oc = *opts;
-    const tile_compile_options *o = &oc;
-    if (o->opt_level < TILE_OPT_NONE || o->opt_level > TILE_OPT_O3 || (unsigned)o->target > TILE_TARGET_GFX90A ||
-        o->ndefines < 0 || (o->ndefines && !o->defines))
-        return TILE_ERROR_INVALID_ARGUMENT;
-    oc.opt_level = tile_opt_level_(opts);
-    if (!filename) filename = "<input>";
-    if (!source) source = "";
+/* What tile_compile owns while the pipeline runs, for its catch to free on out of memory: written
+ * as the pipeline goes, hence volatile (it changes between setjmp and longjmp). */
+typedef struct CompileRun {
+    tile_program *p;   /* from its allocation on: complete at every allocation (see program.c) */
+    Module *m;         /* the module once built; freed by tile_compile */
+} CompileRun;
 
-    tile_program *p = calloc(1, sizeof *p);
-    if (!p) return TILE_ERROR_OUT_OF_MEMORY;
+/* The pipeline, filling run->p; returns the compile's status (out of memory raises instead). */
+static tile_status compile_program(volatile CompileRun *run, const char *source, size_t len, const char *filename,
+                                   const tile_compile_options *o)
+{
+    tile_program *p = ir_calloc(1, sizeof *p);
     diag_init(&p->diag);
     pthread_mutex_init(&p->lazy_lock, NULL);
     for (int i = 0; i <= TILE_STAGE_HSACO; i++) sb_init(&p->stages[i]);
-    diag_add_source(&p->diag, filename, source, len);
     p->target = o->target;
-    *out = p;
+    run->p = p;
+    diag_add_source(&p->diag, filename, source, len);
 
     DiagCtx *diag = &p->diag;
     Module *m = NULL;
     tile_status st = TILE_ERROR_COMPILE;
-    FeDefine *defs = calloc((size_t)(o->ndefines > 0 ? o->ndefines : 1), sizeof *defs);
-    if (!defs) return TILE_ERROR_OUT_OF_MEMORY;
+    FeDefine *defs = ir_calloc((size_t)(o->ndefines > 0 ? o->ndefines : 1), sizeof *defs);
     if (!parse_defines(o, defs, diag)) goto done;
 
     if (o->input_ir) {
@@ -263,7 +290,7 @@ tile_status tile_compile(const char *source, size_t len, const char *filename, c
             diag_error(diag, none, "defines apply to .tile source, not to IR input");
             goto done;
         }
-        m = ir_parse(filename, source, len, diag);
+        run->m = m = ir_parse(filename, source, len, diag);
         if (!m) goto done;
         if (ir_verify_module(m, diag, is_lowered(m))) goto done;
     } else {
@@ -272,7 +299,7 @@ tile_status tile_compile(const char *source, size_t len, const char *filename, c
             fe_ast_print(ast, &p->stages[TILE_STAGE_AST]);
             p->have[TILE_STAGE_AST] = 1;
         }
-        if (ast && diag->errors == 0) m = fe_sema(ast, filename, defs, o->ndefines, diag);
+        if (ast && diag->errors == 0) run->m = m = fe_sema(ast, filename, defs, o->ndefines, diag);
         fe_ast_free(ast);
         if (!m || diag->errors) goto done;
         if (o->verify_each && ir_verify_module(m, diag, 0)) goto done;
@@ -298,15 +325,15 @@ tile_status tile_compile(const char *source, size_t len, const char *filename, c
 
     int n = 0;
     for (Kernel *k = m->first; k; k = k->next) n++;
-    p->kernel_names = calloc((size_t)(n ? n : 1), sizeof *p->kernel_names);
-    p->kernel_dims = calloc((size_t)(n ? n : 1), sizeof *p->kernel_dims);
-    p->params = calloc((size_t)(n ? n : 1), sizeof *p->params);
-    p->nparams = calloc((size_t)(n ? n : 1), sizeof *p->nparams);
-    p->smem = calloc((size_t)(n ? n : 1), sizeof *p->smem);
-    p->clc = calloc((size_t)(n ? n : 1), sizeof *p->clc);
-    if (!p->kernel_names || !p->kernel_dims || !p->params || !p->nparams || !p->smem || !p->clc) ir_unreachable("out of memory");
+    p->kernel_names = ir_calloc((size_t)(n ? n : 1), sizeof *p->kernel_names);
+    p->kernel_dims = ir_calloc((size_t)(n ? n : 1), sizeof *p->kernel_dims);
+    p->params = ir_calloc((size_t)(n ? n : 1), sizeof *p->params);
+    p->nparams = ir_calloc((size_t)(n ? n : 1), sizeof *p->nparams);
+    p->smem = ir_calloc((size_t)(n ? n : 1), sizeof *p->smem);
+    p->clc = ir_calloc((size_t)(n ? n : 1), sizeof *p->clc);
+    /* nkernels counts a kernel once its entries are complete; the scope frees a half-made one */
     for (Kernel *k = m->first; k; k = k->next, p->nkernels++) {
-        p->kernel_names[p->nkernels] = strdup(k->name);
+        p->kernel_names[p->nkernels] = ir_strdup(k->name);
         record_signature(p, p->nkernels, k);
         p->smem[p->nkernels] = (size_t)k->smem_bytes;
         if (o->target == TILE_TARGET_SM90A) ir_walk_region(&k->body, find_clc, &p->clc[p->nkernels]);
@@ -329,17 +356,16 @@ tile_status tile_compile(const char *source, size_t len, const char *filename, c
     PtxOptions popts = {.debug_hangs = o->debug_hangs, .shmem_qp = o->shmem_qp};
     p->debug_hangs = o->debug_hangs != 0;
     int erc = ptx_emit_module_opts(m, target, &popts, &p->stages[TILE_STAGE_PTX], diag);
+    for (int i = 0; i < popts.nsites; i++) {   /* the names point into the module, which is freed below */
+        popts.sites[i].kernel = ir_strdup(popts.sites[i].kernel);
+        popts.sites[i].barrier = popts.sites[i].barrier ? ir_strdup(popts.sites[i].barrier) : NULL;
+    }
     p->sites = popts.sites;
     p->nsites = popts.nsites;
-    for (int i = 0; i < p->nsites; i++) {   /* the names point into the module, which is freed below */
-        p->sites[i].kernel = strdup(p->sites[i].kernel);
-        p->sites[i].barrier = p->sites[i].barrier ? strdup(p->sites[i].barrier) : NULL;
-        if (!p->sites[i].kernel) ir_unreachable("out of memory");
-    }
     if (erc || diag->errors) goto done;
     p->have[TILE_STAGE_PTX] = 1;
     if (o->assemble && strstr(p->stages[TILE_STAGE_PTX].data, "\n.extern .func ")) {
-        /* NVSHMEM calls (issue 9) resolve only when the runtime links the device library in */
+        /* NVSHMEM calls resolve only when the runtime links the device library in */
         diag_error(diag, (Loc){0, 0, 0}, "the kernels call NVSHMEM device functions, which are linked in at load time: "
                                          "emit PTX (ptxas -c assembles it as relocatable code), not a cubin");
         st = TILE_ERROR_ASSEMBLE;
@@ -354,9 +380,43 @@ tile_status tile_compile(const char *source, size_t len, const char *filename, c
     }
     st = TILE_SUCCESS;
 done:
-    free(defs);
-    ir_module_free(m);
+    ir_free(defs);
     if (st == TILE_SUCCESS && diag->errors) st = TILE_ERROR_COMPILE;
     return st;
 }
 
+/* The allocation scope around the pipeline (the arguments checked and resolved). */
+static tile_status compile_caught(const char *source, size_t len, const char *filename, const tile_compile_options *o,
+                                  tile_program **out)
+{
+    volatile CompileRun run = {NULL, NULL};
+    IrAllocScope scope;
+    ir_scope_begin(&scope);
+    if (setjmp(scope.jump)) {
+        tile_program_destroy(run.p);
+        ir_module_free(run.m);
+        ir_scope_unwind(&scope);
+        return TILE_ERROR_OUT_OF_MEMORY;
+    }
+    tile_status st = compile_program(&run, source, len, filename, o);
+    ir_module_free(run.m);
+    ir_scope_end(&scope);
+    *out = run.p;
+    return st;
+}
+
+tile_status tile_compile(const char *source, size_t len, const char *filename, const tile_compile_options *opts,
+                         tile_program **out)
+{
+    if (!out) return TILE_ERROR_INVALID_ARGUMENT;
+    *out = NULL;
+    if (!source && len) return TILE_ERROR_INVALID_ARGUMENT;
+    /* a copy with the level resolved to 0..3, so that everything below reads a plain level */
+    tile_compile_options oc = {0};
+    if (opts) oc = *opts;
+    if (oc.opt_level < TILE_OPT_NONE || oc.opt_level > TILE_OPT_O3 || (unsigned)oc.target > TILE_TARGET_GFX90A ||
+        oc.ndefines < 0 || (oc.ndefines && !oc.defines))
+        return TILE_ERROR_INVALID_ARGUMENT;
+    oc.opt_level = tile_opt_level_(opts);
+    return compile_caught(source ? source : "", len, filename ? filename : "<input>", &oc, out);
+}

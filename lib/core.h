@@ -3,7 +3,8 @@
  *
  * A program owns everything it hands out (stage texts, names, diagnostics) until
  * tile_program_destroy; the IR module it was compiled from is freed before tile_compile returns,
- * so nothing here points into an arena. compile.c fills it, program.c reads it, cache.c replaces
+ * so nothing here points into an arena. Every block is the allocation layer's (ir.h), freed with
+ * ir_free; tile_program_destroy also frees a program that out of memory left half-filled. compile.c fills it, program.c reads it, cache.c replaces
  * its cubin.
  */
 #ifndef TILEC_CORE_H
@@ -29,14 +30,14 @@ struct tile_program {
     size_t cubin_len;
     char **kernel_names;
     unsigned (*kernel_dims)[6];
-    int nkernels;
-    tile_param_info **params;   /* params[k][i]; names owned (malloc) */
+    int nkernels;               /* kernels whose entries in the arrays here are complete */
+    tile_param_info **params;   /* params[k][i]; names owned */
     size_t *smem;               /* smem[k]: shared memory bytes of kernel k */
     int *clc;                   /* clc[k]: 1 when kernel k takes the sm_90a CLC emulation's state (hidden last parameter) */
     int *nparams;
     tile_target target;
     int debug_hangs;            /* compiled with bounded waits */
-    TileWaitSite *sites;        /* the bounded wait sites (malloc; kernel names copied) */
+    TileWaitSite *sites;        /* the bounded wait sites (kernel and barrier names copied) */
     int nsites;
 };
 

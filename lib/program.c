@@ -4,10 +4,13 @@
  * Every accessor takes a possibly-NULL program and answers with a neutral value (0, NULL, -1 or
  * TILE_ERROR_INVALID_ARGUMENT), so a caller that ignored a failed compile gets an error, not a
  * crash. A program is logically const after tile_compile; the two memoised stages (rendered
- * diagnostics, AMDGCN text made on request) are filled under a lock.
+ * diagnostics, AMDGCN text made on request) are filled under a lock, each in an allocation scope
+ * of its own: out of memory there leaves the program as it was. tile_program_destroy also frees a
+ * program that out of memory interrupted half-filled (compile.c keeps it complete at every
+ * allocation: counts are raised only after what they count exists).
  */
 #include <pthread.h>
-#include <stdlib.h>
+#include <setjmp.h>
 #include <string.h>
 
 #include "amdgcn.h"
@@ -18,37 +21,50 @@ void tile_program_destroy(tile_program *p)
     if (!p) return;
     pthread_mutex_destroy(&p->lazy_lock);
     diag_free(&p->diag);
-    free(p->diag_text);
+    ir_free(p->diag_text);
     for (int i = 0; i <= TILE_STAGE_HSACO; i++) sb_free(&p->stages[i]);
-    free(p->cubin);
+    ir_free(p->cubin);
     for (int i = 0; i < p->nsites; i++) {
-        free((char *)p->sites[i].kernel);
-        free((char *)p->sites[i].barrier);
+        ir_free((char *)p->sites[i].kernel);
+        ir_free((char *)p->sites[i].barrier);
     }
-    free(p->sites);
+    ir_free(p->sites);
     for (int i = 0; i < p->nkernels; i++) {
-        free(p->kernel_names[i]);
-        for (int j = 0; p->params && j < p->nparams[i]; j++) free((char *)p->params[i][j].name);
-        if (p->params) free(p->params[i]);
+        ir_free(p->kernel_names[i]);
+        for (int j = 0; p->params && p->params[i] && j < p->nparams[i]; j++) ir_free((char *)p->params[i][j].name);
+        if (p->params) ir_free(p->params[i]);
     }
-    free(p->params);
-    free(p->nparams);
-    free(p->smem);
-    free(p->clc);
-    free(p->kernel_names);
-    free(p->kernel_dims);
-    free(p);
+    ir_free(p->params);
+    ir_free(p->nparams);
+    ir_free(p->smem);
+    ir_free(p->clc);
+    ir_free(p->kernel_names);
+    ir_free(p->kernel_dims);
+    ir_free(p);
 }
 
+static char *render_diagnostics(const tile_program *p)
+{
+    StrBuf sb;
+    sb_init(&sb);
+    diag_render(&p->diag, &sb);
+    return sb_take(&sb);
+}
+
+/* Out of memory while rendering: the empty string (the next call tries again). */
 const char *tile_program_diagnostics(const tile_program *p)
 {
     if (!p) return "";
     tile_program *mp = (tile_program *)p; /* rendering is a cache fill, not a visible change */
     if (!mp->diag_text) {
-        StrBuf sb;
-        sb_init(&sb);
-        diag_render(&p->diag, &sb);
-        mp->diag_text = sb_take(&sb);
+        IrAllocScope scope;
+        ir_scope_begin(&scope);
+        if (setjmp(scope.jump)) {
+            ir_scope_unwind(&scope);
+            return "";
+        }
+        mp->diag_text = render_diagnostics(p);
+        ir_scope_end(&scope);
     }
     return mp->diag_text;
 }
@@ -68,6 +84,21 @@ tile_status tile_program_diagnostic(const tile_program *p, int index, tile_diagn
     return TILE_SUCCESS;
 }
 
+/* The AMDGCN text of a program compiled to an object, from its kept LLVM IR; 1 when made. */
+static int make_amd_asm(tile_program *mp)
+{
+    DiagCtx d;
+    diag_init(&d);
+    int ok = amd_asm_from_llvm(mp->stages[TILE_STAGE_LLVM].data, mp->stages[TILE_STAGE_LLVM].len,
+                               mp->target == TILE_TARGET_GFX90A ? AMD_GFX90A : AMD_GFX942, mp->amd_opt_level,
+                               &mp->stages[TILE_STAGE_AMDGCN], &d) == 0;
+    diag_free(&d);
+    return ok;
+}
+
+/* Out of memory while making the AMDGCN stage: TILE_ERROR_OUT_OF_MEMORY, *data NULL. That stage is
+ * made inside the AMD back end's shared object, whose allocations (its own copy of the layer, and
+ * LLVM's) abort on failure; only what libtile allocates around it can raise here. */
 tile_status tile_program_emit(const tile_program *p, tile_stage stage, const char **data, size_t *len)
 {
     if (!p || !data || (int)stage < 0 || stage > TILE_STAGE_HSACO) return TILE_ERROR_INVALID_ARGUMENT;
@@ -75,15 +106,17 @@ tile_status tile_program_emit(const tile_program *p, tile_stage stage, const cha
         /* made once from the kept LLVM IR; the program is logically const (a memoised stage) */
         tile_program *mp = (tile_program *)p;
         pthread_mutex_lock(&mp->lazy_lock);
-        if (!mp->have[stage] && mp->have[TILE_STAGE_LLVM]) {
-            DiagCtx d;
-            diag_init(&d);
-            if (amd_asm_from_llvm(mp->stages[TILE_STAGE_LLVM].data, mp->stages[TILE_STAGE_LLVM].len,
-                                  mp->target == TILE_TARGET_GFX90A ? AMD_GFX90A : AMD_GFX942, mp->amd_opt_level,
-                                  &mp->stages[stage], &d) == 0)
-                mp->have[stage] = 1;
-            diag_free(&d);
+        IrAllocScope scope;
+        ir_scope_begin(&scope);
+        if (setjmp(scope.jump)) {
+            ir_scope_unwind(&scope);
+            pthread_mutex_unlock(&mp->lazy_lock);
+            *data = NULL;
+            if (len) *len = 0;
+            return TILE_ERROR_OUT_OF_MEMORY;
         }
+        if (!mp->have[stage] && mp->have[TILE_STAGE_LLVM]) mp->have[stage] = make_amd_asm(mp);
+        ir_scope_end(&scope);
         pthread_mutex_unlock(&mp->lazy_lock);
     }
     if (!p->have[stage]) return TILE_ERROR_NOT_AVAILABLE;
@@ -145,10 +178,10 @@ tile_target tile_program_target(const tile_program *p) { return p ? p->target : 
 /* The kernel cache (cache.c) hands a program the cubin it found instead of running ptxas. */
 int tile_program_set_cubin_(tile_program *p, const void *data, size_t n)
 {
-    unsigned char *c = malloc(n ? n : 1);
+    unsigned char *c = ir_try_malloc(n);
     if (!c) return -1;
     memcpy(c, data, n);
-    free(p->cubin);
+    ir_free(p->cubin);
     p->cubin = c;
     p->cubin_len = n;
     p->have[TILE_STAGE_CUBIN] = 1;

@@ -44,6 +44,11 @@ int tile_opt_level_(const tile_compile_options *o);
  * (`tilec --help` lists them). */
 int tile_pass_info_(int i, const char **name, const char **summary);
 
+/* Tests only: the fault injector of the allocation layer (ir.h). The n-th allocation of the calling
+ * thread from now (0: the next one) fails, once; -1 disarms it. Returns the count that was left
+ * before this call: -1 when none was armed or the armed failure already happened. */
+long tile_alloc_fail_after_(long n);
+
 /* ================================ status.c ================================ */
 
 /* Whether t is an AMD target (gfx942, gfx90a). */

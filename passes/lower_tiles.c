@@ -157,11 +157,11 @@ int64_t pass_known_divisor(const Value *v)
     if (!v) return 1;
     DivCtx c = {.k = kernel_of(v)};
     if (c.k) {
-        c.memo = calloc(c.k->nvalues ? c.k->nvalues : 1, sizeof *c.memo);
-        if (c.memo) c.nmemo = c.k->nvalues;
+        c.memo = ir_calloc(c.k->nvalues ? c.k->nvalues : 1, sizeof *c.memo);
+        c.nmemo = c.k->nvalues;
     }
     int64_t d = divisor(&c, v, 0);
-    free(c.memo);
+    ir_free(c.memo);
     return d;
 }
 

@@ -20,6 +20,7 @@ static Suite *(*const suites[])(void) = {
     sim_spans_suite,
     shmem_suite,
     fp8_suite,
+    oom_suite,
 };
 
 int main(void)

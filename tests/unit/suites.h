@@ -20,5 +20,6 @@ Suite *sim_suite(void);      /* test_sim.c: the simulator through the public API
 Suite *sim_spans_suite(void); /* test_sim_spans.c: column-span smem tiles: sim_smem_phys vs ir_smem_offset, TMA vs elements */
 Suite *shmem_suite(void);    /* test_shmem.c: the NVSHMEM runtime without NVSHMEM: launcher, clear errors */
 Suite *fp8_suite(void);      /* test_fp8.c: the e4m3 / e5m2 codes of runtime/fp8.c, all 256 of each */
+Suite *oom_suite(void);      /* test_oom.c: every allocation of a compile failed in turn: TILE_ERROR_OUT_OF_MEMORY, no leak */
 
 #endif

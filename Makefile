@@ -86,7 +86,7 @@ $(GEN)/lexer.c: frontend/lexer.re $(GEN)/parser.h | $(BUILD)/.deps-ok
 	$(Q)re2c --no-generation-date --no-version -W -Werror -o $@ $<
 
 # lemon writes parser.c/.h next to its input: run it on a copy inside build/gen.
-$(GEN)/parser.c $(GEN)/parser.h: frontend/parser.y | $(BUILD)/.deps-ok
+$(GEN)/parser.c $(GEN)/parser.h &: frontend/parser.y | $(BUILD)/.deps-ok
 	@mkdir -p $(GEN)
 	$(say) LEMON $<
 	$(Q)cp frontend/parser.y $(GEN)/parser.y

@@ -490,7 +490,7 @@ void ptx_emit_elementwise(Emit *e, const Op *op)
          * (a tile loop around the k loop) makes ptxas report C7514 ("non wgmma instructions
          * reading accumulator registers ... between start and end of the pipeline stage") and
          * serialise every wgmma of the kernel; the packed form does not (checked with ptxas 13
-         * on samples/gemm_persistent_sm90.tile; bench/NOTES.md, round 3). */
+         * on samples/gemm_persistent_sm90.tile; docs/PERFORMANCE.md). */
         for (; j0 + 1 < n; j0 += 2) {
             const char *x = ptx_tmp(e, RC_B32);
             ptx_ins(e, "cvt.rn.%sx2.f32 %s, %s, %s", fty(rt), x, ptx_vr(e, op->operands[0], j0 + 1),

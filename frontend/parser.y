@@ -155,7 +155,7 @@ type(A) ::= TENSOR(T) scalar(S) LBRACKET exprlist(D) RBRACKET. { A = fe_node(N_T
 /* tma T[dims] box[box]: the two words are checked by sema */
 type(A) ::= IDENT(K) scalar(S) LBRACKET exprlist(D) RBRACKET IDENT(B) LBRACKET exprlist(X) RBRACKET.
     { A = fe_node_name(N_TYPE_TMA, L(ctx, K), K.start, K.len); A->a = S; A->b = D; A->c = X; A->d = NAME(N_NAME, B); }
-/* symmetric T* and symmetric tensor T[dims] (issue 9): the leading word is checked by sema (name set) */
+/* symmetric T* and symmetric tensor T[dims]: the leading word is checked by sema (name set) */
 type(A) ::= IDENT(K) scalar(S) STAR. { A = fe_node_name(N_TYPE_PTR, L(ctx, K), K.start, K.len); A->a = S; A->op = AS_SYMMETRIC; }
 type(A) ::= IDENT(K) TENSOR scalar(S) LBRACKET exprlist(D) RBRACKET.
     { A = fe_node_name(N_TYPE_TENSOR, L(ctx, K), K.start, K.len); A->a = S; A->b = D; }

@@ -236,7 +236,7 @@ typedef enum TypeKind {
     TY_I1, TY_I8, TY_I16, TY_I32, TY_I64,
     TY_U8, TY_U16, TY_U32, TY_U64,
     TY_F16, TY_BF16, TY_F32, TY_F64,
-    TY_E4M3, TY_E5M2, /* fp8 (issue 8): storage and mma inputs only; converted with cast to/from f32 */
+    TY_E4M3, TY_E5M2, /* fp8: storage and mma inputs only; converted with cast to/from f32 */
     TY_PTR,    /* elem, space */
     TY_VIEW,   /* elem, rank: a global tensor view, row-major and contiguous, runtime dims */
     TY_TILE,   /* elem, rank, shape: a block-level register tile */
@@ -250,7 +250,7 @@ typedef enum TypeKind {
 
 /* AS_CLUSTER: a `.shared::cluster` address (from `mapa`): shared memory of some CTA of the cluster.
  * AS_SYMMETRIC: global memory allocated by NVSHMEM on every PE at the same offset (a `symmetric T*`
- * parameter, issue 9): loads and stores treat it as global; the shmem_* ops need it as remote operand. */
+ * parameter): loads and stores treat it as global; the shmem_* ops need it as remote operand. */
 typedef enum AddrSpace { AS_GLOBAL, AS_SHARED, AS_CLUSTER, AS_SYMMETRIC, AS_COUNT } AddrSpace;
 
 #define IR_MAX_RANK 5

@@ -936,7 +936,7 @@ static void check_tma(Verifier *V, Op *op)
     }
 }
 
-/* Cluster launch control (issue 6): the response is one smem<2xu64> (16 bytes, one stage, no swizzle). */
+/* Cluster launch control: the response is one smem<2xu64> (16 bytes, one stage, no swizzle). */
 static void check_clc(Verifier *V, Op *op)
 {
     const Value *resp = op->operands[op->code == OP_CLC_TRY_CANCEL ? 1 : 0];
@@ -1134,7 +1134,7 @@ static void check_warp_pipeline(Verifier *V, Op *op)
     }
 }
 
-/* NVSHMEM ops (issue 9; docs/IR.md "NVSHMEM"): operand types, the symmetric operand, the attributes. */
+/* NVSHMEM ops (docs/IR.md "NVSHMEM"): operand types, the symmetric operand, the attributes. */
 static int is_ptr_space(const Value *v, AddrSpace sp) { return is_kind(v, TY_PTR) && v->type->space == sp; }
 static int is_global_like(const Value *v) { return is_ptr_space(v, AS_GLOBAL) || is_ptr_space(v, AS_SYMMETRIC); }
 

@@ -26,7 +26,7 @@
  * smem_store -> st_smem_blocked, iota -> iota_blocked (each with {shape, vec, threads}), and every tile-typed value (op results, block arguments of if/for/loop
  * regions) gets its vec type; splat, elementwise ops and control flow only change types.
  *
- * Matrix ops (issue 8): the accumulator of an `mma` and every tile joined to it (elementwise ops,
+ * Matrix ops: the accumulator of an `mma` and every tile joined to it (elementwise ops,
  * splats, casts, loop/if values) take the wgmma fragment layout instead ("the accumulator layout"
  * below): mma -> mma_acc, and their tile_store / smem_store -> st_acc / st_smem_acc. A register `a`
  * of an mma (sm_90a) joins such a class too: wgmma's A fragment of an [M, K] tile is exactly the

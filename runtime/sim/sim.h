@@ -8,9 +8,11 @@
  * access, an overshooting tx-count, a race) stops the launch with a report in the terms of the
  * source: barrier names, phases, parities, warps and file:line:col.
  *
- * Sections follow the files: sim_compile.c (IR to bytecode), sim_exec.c (threads, scheduler,
- * mbarriers, TMA, and the hang and error reports), sim_trace.c (Chrome trace JSON), rt_sim.c (the
- * RtBackend table: memory, modules, launches). The race detector is sim_race.h / sim_race.c.
+ * Sections follow the files: sim_compile.c (IR to bytecode), sim_exec.c (a launch), sim_trace.c
+ * (Chrome trace JSON), rt_sim.c (the RtBackend table: memory, modules, launches). The executor
+ * behind sim_launch is split by hardware feature around its private header sim_impl.h (sim_exec.c
+ * the interpreter and scheduler, sim_mbar.c, sim_tma.c, sim_mma.c, sim_clc.c, sim_report.c). The
+ * race detector is sim_race.h / sim_race.c.
  */
 #ifndef TILEC_SIM_H
 #define TILEC_SIM_H
@@ -21,7 +23,7 @@
 #include "ir.h"
 #include "runtime.h"
 
-#include "sim_race.h"   /* the shared-memory race detector (sim_race.c), called from sim_exec.c */
+#include "sim_race.h"   /* the shared-memory race detector (sim_race.c), called by the executor */
 
 /* ================================ sim_compile.c ================================ */
 
@@ -155,7 +157,7 @@ enum { TA_RANK, TA_SMEM, TA_DESC, TA_BAR, TA_MASK, TA_SITE, TA_LAYOUT, TA_COORD 
  * layout of an sm_100a program, 0 for wgmma's; MA_CG: the tcgen05 CTA group (2: the pair's mma, computed by
  * the even CTA's threads for both CTAs of the pair; 1 otherwise); MA_TYB: b's element type (a's is the
  * instruction's ty; fp8 mmas may mix e4m3 and e5m2). */
-/* MA_TA: a stored [K, M] (trans_a); MA_RA: a is a register A-fragment vec (sim_mma_rs.h). An ld_smem_acc is an
+/* MA_TA: a stored [K, M] (trans_a); MA_RA: a is a register A-fragment vec (sim_mma.c). An ld_smem_acc is an
  * SI_ST_ACC with MA_FLAG = 2 (MA_A its result, MA_B its smem tile). */
 enum { MA_M, MA_N, MA_K, MA_G, MA_LO, MA_FLAG, MA_A, MA_B, MA_ACC, MA_D, MA_SWA, MA_SWB, MA_MFMA, MA_CG, MA_TYB, MA_TA, MA_RA,
        MA_COUNT };

@@ -544,7 +544,7 @@ static void comp_mma(Comp *C, const Op *op)
     /* sm_100a (the module says target "sm_100a"): the tcgen05 layout, MA_MFMA = 2 (docs/IR.md) */
     int tc = ir_target_has(C->m->target, TF_TCGEN05);
     /* cta_group = 2 (a CTA pair, sm_100a): the even CTA's threads compute the pair's mma for both CTAs
-     * (sim_exec.c, mma_exec); b holds N/2 rows (trans_b) or columns in each CTA of the pair */
+     * (sim_mma.c, pair_mma_exec); b holds N/2 rows (trans_b) or columns in each CTA of the pair */
     int64_t cg = mma ? ir_attr_int(op, "cta_group", 1) : 1;
     if (mma && (cg < 1 || cg > 2 || (cg == 2 && !tc))) {
         fail(C, op, "'mma_acc' with cta_group = %lld: the simulator runs cta_group 1, and 2 on target \"sm_100a\"",
@@ -580,7 +580,7 @@ static void comp_mma(Comp *C, const Op *op)
     h[MA_CG] = (uint32_t)cg;
     if (mma) {
         const Type *a = op->operands[0]->type, *b = op->operands[1]->type;
-        int reg_a = a->kind == TY_VEC;   /* register A (sm_90a): the warp's lanes meet at the mma (sim_mma_rs.h) */
+        int reg_a = a->kind == TY_VEC;   /* register A (sm_90a): the warp's lanes meet at the mma (sim_mma.c) */
         if ((!reg_a && (a->kind != TY_SMEM || a->rank != 2)) || b->kind != TY_SMEM || b->rank != 2) {
             fail(C, op, "malformed 'mma_acc': a must be an smem tile or a register vec, b an smem tile");
             return;
@@ -606,7 +606,7 @@ static void comp_mma(Comp *C, const Op *op)
         if (!reg_a && layout_of(C, op, a, &h[MA_SWA])) return;
         if (layout_of(C, op, b, &h[MA_SWB])) return;
         h[MA_TYB] = (uint32_t)b->elem->kind;   /* fp8: may differ from a's (the instruction's ty) */
-    } else if (ld) {   /* ld_smem_acc: MA_FLAG = 2 (sim_mma_rs.h) */
+    } else if (ld) {   /* ld_smem_acc: MA_FLAG = 2 (sim_mma.c) */
         const Type *dt = op->operands[0]->type;
         if (mfma || tc || dt->kind != TY_SMEM || dt->rank != 2 || dt->elem != vec->type->elem ||
             dt->shape[0] != sh->ints[0] || dt->shape[1] != sh->ints[1]) {
@@ -711,7 +711,7 @@ static void comp_tma(Comp *C, const Op *op)
         }
         hdr[TA_SMEM] = S(C, op->operands[1 + rank], op);
     }
-    /* a tile of column spans moves as one box per span (sim_exec.c, tma_issue) */
+    /* a tile of column spans moves as one box per span (sim_tma.c, sim_tma_issue) */
     if (layout_of(C, op, op->operands[op->code == OP_TMA_LOAD ? 0 : 1 + (uint32_t)rank]->type, &hdr[TA_LAYOUT])) return;
     uint32_t at = C->naux;
     for (int i = 0; i < TA_COORD; i++) aux_push(C, hdr[i]);

@@ -1,0 +1,425 @@
+/* sim_mma.c: the simulator's matrix ops: mma_acc in its wgmma (sm_90a), tcgen05 (sm_100a, CTA
+ * groups 1 and 2) and MFMA (AMD) forms, with A from shared memory or registers, trans_a and trans_b;
+ * and the accumulator's stores and loads (st_acc, st_smem_acc, ld_smem_acc).
+ *
+ * The one idea: an accumulator is a vec of f32 lanes per thread in the target's accumulator layout
+ * (acc_pos: lane j of thread tix holds element [row, col], docs/IR.md "Matrix ops"), so each thread
+ * computes its own lanes, d[row, col] = acc + sum over k of a[row, k] * b[k, col], as exact f32 sums
+ * in k order (products of 16-bit floats and of fp8 are exact in f32), reading shared memory at issue
+ * (what tcgen05 keeps in tensor memory is these lanes too). Two forms need other threads: register A
+ * and CTA pairs.
+ *
+ * Register A: the A fragment of an [M, K] tile is the accumulator layout of that shape, so A[row][k]
+ * lives in one lane of the warp that owns `row` (the warp of the thread whose accumulator rows these
+ * are: rows 16 w + l/4 (+8) of each m64 block). wgmma is warp(group)-synchronous (.sync.aligned), so
+ * a register-A mma is a rendezvous of the warp's live lanes (the WarpSync of elect, with the mma's
+ * pc): when the last one arrives, every lane's result is computed from the other lanes' registers as
+ * they are at the mma, and all go on. A lane that exited while its warp mates wait at the mma holds
+ * no fragment: an error. trans_a stores A as [K, M] (M innermost, MN-major): A[row][k] is element
+ * `row` of smem row k; these forms and an N-major B (trans_b = 0) fetch the rows indexed by k once per
+ * thread.
+ *
+ * CTA pairs (cta_group = 2): the even CTA's thread computes its own lanes and the odd CTA's thread's
+ * lanes of the pair's mma, which the odd thread takes when it reaches its own mma (pair_mma_exec).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_impl.h"
+
+/* ---------------------------------------------------------------- operands */
+
+/* Row and column of lane j of the accumulator layout for thread tix of the group (docs/IR.md). */
+static void acc_pos(const uint32_t *h, uint32_t tix, uint32_t j, uint32_t *row, uint32_t *col)
+{
+    if (h[MA_MFMA] == 2) {   /* sm_100a tcgen05: warpgroup g reads columns [g N/G, (g+1) N/G) of each 128-row block */
+        uint32_t cols = h[MA_N] / h[MA_G];
+        *row = 128 * (j / cols) + tix % 128;
+        *col = (tix / 128) * cols + j % cols;
+        return;
+    }
+    if (h[MA_MFMA]) {   /* AMD: wave w owns rows [w R, (w + 1) R) in 32x32 blocks, row-major over the blocks */
+        uint32_t W = 2 * h[MA_G], R = h[MA_M] / W, nb = h[MA_N] / 32, w = tix / 64, l = tix % 64;
+        uint32_t blk = j / 16, jj = j % 16;
+        *row = w * R + 32 * (blk / nb) + 8 * (jj / 4) + 4 * (l / 32) + jj % 4;
+        *col = 32 * (blk % nb) + l % 32;
+        return;
+    }
+    uint32_t N = h[MA_N], half = N / 2, g = tix / 128, w = (tix / 32) % 4, l = tix % 32;
+    uint32_t r = j / half, jj = j % half, i = jj / 4, q = jj % 4;
+    *row = g * (h[MA_M] / h[MA_G]) + r * 64 + 16 * w + l / 4 + 8 * (q / 2);
+    *col = 8 * i + 2 * (l % 4) + (q % 2);
+}
+
+/* One row of an mma operand (rows are exactly one swizzle span, so a row is one contiguous range). */
+static const unsigned char *mma_row_of(Sim *S, Thread *t, uint32_t pc, uint32_t cta, uint32_t base, uint32_t row,
+                                       uint32_t rowbytes, uint32_t m)
+{
+    uint32_t n = sim_smem_spans(m);
+    if (n > 1) {   /* a row of a tile in column spans is one W-byte piece per span (the swizzle stays inside it) */
+        uint64_t w = rowbytes / n, span = (uint64_t)sim_smem_rows(m) * w;
+        const unsigned char *p = NULL;
+        for (uint32_t j = 0; j < n; j++) {   /* each piece checked (bounds, races) on its own */
+            const unsigned char *q = sim_saddr(S, t, pc, cta, (uint64_t)base + j * span + (uint64_t)row * w, w, 0);
+            if (!q) return NULL;
+            if (!j) p = q - (uint64_t)row * w;   /* the stage's start */
+        }
+        return p + (uint64_t)row * rowbytes;
+    }
+    return sim_saddr(S, t, pc, cta, (uint64_t)base + (uint64_t)row * rowbytes, rowbytes, 0);
+}
+
+static const unsigned char *mma_row(Sim *S, Thread *t, uint32_t pc, uint32_t base, uint32_t row, uint32_t rowbytes,
+                                    uint32_t m)
+{
+    return mma_row_of(S, t, pc, t->cta, base, row, rowbytes, m);
+}
+
+/* Element k of a row read by mma_row, through the layout (SimLayout m: swizzle and column spans) of its
+ * tile; rowp points at where the row would start unpermuted (row * rowbytes into the stage). */
+static float mma_elem(const unsigned char *rowp, uint32_t row, uint32_t rowbytes, uint32_t k, int es, uint32_t m, int ty)
+{
+    /* the stage's start, then the element's stored offset in it (before the row with spans) */
+    const unsigned char *p = rowp - (size_t)row * rowbytes + sim_smem_phys(row * rowbytes + k * (uint32_t)es, m);
+    if (ty == TY_E4M3 || ty == TY_E5M2) return (float)rt_fp8_value(*p, ty == TY_E5M2);
+    uint16_t h;
+    memcpy(&h, p, 2);
+    return ty == TY_BF16 ? sim_bf2f(h) : sim_h2f(h);
+}
+
+/* ---------------------------------------------------------------- CTA pairs (cta_group = 2) */
+
+/* The products of one CTA's lanes of a cta_group = 2 mma (thread tix's lanes, for CTA `own` of the pair
+ * whose even CTA is `lead`): out[j] = sum over k of a[row, k] * b[k, col] in f32 in k order, from 0.
+ * a is `own`'s; b's columns [0, N/2) are the even CTA's tile, [N/2, N) the odd CTA's (each CTA holds
+ * N/2 rows of a trans_b tile), both at the issuing thread's offsets. */
+static int pair_products(Sim *S, Thread *t, uint32_t pc, const uint32_t *h, uint32_t tix, uint32_t own, uint32_t lead,
+                         float *out)
+{
+    const SimReg *r = t->r;
+    uint32_t N = h[MA_N], K = h[MA_K], E = h[MA_M] * N / (128 * h[MA_G]), half = N / 2;
+    uint32_t abase = (uint32_t)r[h[MA_A]].u, bbase = (uint32_t)r[h[MA_B]].u;
+    int ty = S->code[pc].ty, es = 2, trans = (int)h[MA_FLAG];
+    uint32_t arow = K * (uint32_t)es, brow = (trans ? K : half) * (uint32_t)es;
+    for (uint32_t j = 0; j < E; j++) {
+        uint32_t row, col;
+        acc_pos(h, tix, j, &row, &col);
+        uint32_t bc = col < half ? col : col - half, bcta = col < half ? lead : lead + 1;
+        const unsigned char *ap = mma_row_of(S, t, pc, own, abase, row, arow, h[MA_SWA]);
+        const unsigned char *bp = trans ? mma_row_of(S, t, pc, bcta, bbase, bc, brow, h[MA_SWB]) : NULL;
+        if (!ap || (trans && !bp)) return -1;
+        float sum = 0.0f;
+        for (uint32_t k = 0; k < K; k++) {
+            float av = mma_elem(ap, row, arow, k, es, h[MA_SWA], ty), bv;
+            if (trans) bv = mma_elem(bp, bc, brow, k, es, h[MA_SWB], ty);
+            else {
+                const unsigned char *kp = mma_row_of(S, t, pc, bcta, bbase, k, brow, h[MA_SWB]);
+                if (!kp) return -1;
+                bv = mma_elem(kp, k, brow, bc, es, h[MA_SWB], ty);
+            }
+            sum += av * bv;
+        }
+        out[j] = sum;
+    }
+    return 0;
+}
+
+/* mma_acc with cta_group = 2. The even CTA's thread issues the pair's mma (M = 256): it computes its own
+ * lanes (d = acc + products) and the odd CTA's thread's lanes, which it queues for that thread. The odd
+ * CTA's thread (its mma issues nothing on the hardware; its result is what the even CTA's mma wrote to
+ * its tensor memory) takes them when they are there: d = its acc + the queued products, else it waits
+ * (WK_PAIR, the pc left at the mma; 1 returned). The accumulator starts at 0.0 in both CTAs (the PTX
+ * back end's rule), so each CTA's acc is its own sum of the mmas before. */
+static int pair_mma_exec(Sim *S, Thread *t, uint32_t pc)
+{
+    const uint32_t *h = S->k->aux + S->code[pc].c;
+    SimReg *r = t->r;
+    uint32_t E = h[MA_M] * h[MA_N] / (128 * h[MA_G]), tix = t->lin - 32 * h[MA_LO];
+    uint32_t rank = S->cta[t->cta].rank, lead = rank & ~1u;
+    if (lead + 1 >= S->ncta) {
+        sim_fail_at(S, t, pc, "mma without a CTA pair",
+                    "mma with cta_group = 2 in CTA rank %u of a cluster of %u CTAs: ranks 2k and 2k+1 form the pairs", rank,
+                    S->ncta);
+        return -1;
+    }
+    if (!S->pairq) {
+        S->pairq = calloc(S->nthreads, sizeof *S->pairq);
+        if (!S->pairq) ir_unreachable("sim: out of memory");
+    }
+    if (rank & 1) {   /* the odd CTA: the even CTA's thread tix computed these lanes when it issued */
+        PairQ *q = &S->pairq[t - S->th];
+        if (!q->n) {
+            t->pc = pc;
+            t->wobj = lead;   /* the CTA whose thread t->lin issues it */
+            t->wcta = t->cta;
+            sim_block_on(S, t, WK_PAIR, NULL, pc);
+            return 1;
+        }
+        if (q->e != E) {
+            sim_fail_at(S, t, pc, "mismatched CTA-pair mma",
+                        "this mma of the odd CTA has %u lanes per thread, but the pair leader's mma it pairs with had %u: the "
+                        "two CTAs of a pair must run the same mmas", E, q->e);
+            return -1;
+        }
+        const float *v = q->v + (size_t)q->head * E;
+        sim_xcta_acquire(S, t->cta, (int)t->lin, q->key[q->head]);   /* what the leader waited for before issuing */
+        for (uint32_t j = 0; j < E; j++) {
+            float d = r[h[MA_ACC] + j].f + v[j];
+            r[h[MA_D] + j].u = 0;
+            r[h[MA_D] + j].f = d;
+        }
+        q->head = (q->head + 1) % q->cap;
+        q->n--;
+        return 0;
+    }
+    uint32_t peer = S->cta[lead + 1].first + t->lin;
+    PairQ *q = &S->pairq[peer];
+    if (q->n && q->e != E) {
+        sim_fail_at(S, t, pc, "mismatched CTA-pair mma",
+                    "this mma has %u lanes per thread, but the odd CTA has not yet taken an earlier pair mma of %u", E, q->e);
+        return -1;
+    }
+    if (q->n == q->cap) {   /* grow the ring, keeping the order */
+        uint32_t cap = q->cap ? 2 * q->cap : 4;
+        float *v = malloc(sizeof *v * (size_t)cap * E);
+        uint64_t *key = malloc(sizeof *key * cap);
+        if (!v || !key) ir_unreachable("sim: out of memory");
+        for (uint32_t i = 0; i < q->n; i++) {
+            memcpy(v + (size_t)i * E, q->v + (size_t)((q->head + i) % q->cap) * E, sizeof *v * E);
+            key[i] = q->key[(q->head + i) % q->cap];
+        }
+        free(q->v);
+        free(q->key);
+        q->v = v;
+        q->key = key;
+        q->cap = cap;
+        q->head = 0;
+    }
+    q->e = E;
+    float *mine = malloc(sizeof *mine * E);
+    if (!mine) ir_unreachable("sim: out of memory");
+    if (pair_products(S, t, pc, h, tix, lead, lead, mine) ||
+        pair_products(S, t, pc, h, tix, lead + 1, lead, q->v + (size_t)((q->head + q->n) % q->cap) * E)) {
+        free(mine);
+        return -1;
+    }
+    q->key[(q->head + q->n) % q->cap] = sim_xcta_last(t);
+    q->n++;
+    for (uint32_t j = 0; j < E; j++) {
+        float d = r[h[MA_ACC] + j].f + mine[j];
+        r[h[MA_D] + j].u = 0;
+        r[h[MA_D] + j].f = d;
+    }
+    free(mine);
+    Thread *p = &S->th[peer];
+    if (p->state == TS_BLOCKED && p->wait == WK_PAIR) sim_make_runnable(S, p);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- register A, trans_a, ld_smem_acc */
+
+/* Thread index (in S->th) and lane of the register holding A[row][k] of a register-A mma. */
+static uint32_t rs_a_holder(const Sim *S, uint32_t c, const uint32_t *h, uint32_t row, uint32_t k, uint32_t *lane)
+{
+    uint32_t M = h[MA_M], K = h[MA_K], G = h[MA_G], rows = M / G;
+    uint32_t g = row / rows, rr = row % rows, r = rr / 64, w = rr % 64 / 16, within = rr % 16;
+    uint32_t l = 4 * (within % 8) + k % 8 / 2, q = 2 * (within / 8) + k % 2;
+    *lane = r * (K / 2) + 4 * (k / 8) + q;
+    return S->cta[c].first + 32 * h[MA_LO] + 128 * g + 32 * w + l;
+}
+
+/* d = acc + a * b for thread t's lanes of a trans_a, register-A or N-major-B mma (16-bit inputs; any
+ * accumulator layout acc_pos knows, register A wgmma's only). */
+static int rs_compute(Sim *S, Thread *t, uint32_t pc)
+{
+    const SimIns *in = &S->code[pc];
+    const uint32_t *h = S->k->aux + in->c;
+    SimReg *r = t->r;
+    uint32_t M = h[MA_M], N = h[MA_N], K = h[MA_K], E = M * N / (128 * h[MA_G]);
+    uint32_t tix = t->lin - 32 * h[MA_LO], bbase = (uint32_t)r[h[MA_B]].u;
+    int ty = in->ty, es = 2, trans = (int)h[MA_FLAG];
+    int ta = (int)h[MA_TA], ra = (int)h[MA_RA];   /* A: registers, [K, M] rows (trans_a), or [M, K] rows */
+    uint32_t arow = (ta ? M : K) * (uint32_t)es, brow = (trans ? K : N) * (uint32_t)es;
+    /* rows indexed by k (an MN-major A or B) are the same for every lane: fetched once */
+    float *out = malloc(sizeof *out * E);
+    const unsigned char **krow = malloc(sizeof *krow * 2 * K);
+    if (!out || !krow) ir_unreachable("sim: out of memory");
+    int rc = 0;
+    for (uint32_t k = 0; k < K && !rc; k++) {
+        krow[k] = ta ? mma_row(S, t, pc, (uint32_t)r[h[MA_A]].u, k, arow, h[MA_SWA]) : NULL;
+        krow[K + k] = trans ? NULL : mma_row(S, t, pc, bbase, k, brow, h[MA_SWB]);
+        if ((ta && !krow[k]) || (!trans && !krow[K + k])) rc = -1;
+    }
+    for (uint32_t j = 0; j < E && !rc; j++) {
+        uint32_t row, col;
+        acc_pos(h, tix, j, &row, &col);
+        float sum = r[h[MA_ACC] + j].f;
+        const unsigned char *bp = trans ? mma_row(S, t, pc, bbase, col, brow, h[MA_SWB]) : NULL;
+        const unsigned char *ap = !ta && !ra ? mma_row(S, t, pc, (uint32_t)r[h[MA_A]].u, row, arow, h[MA_SWA]) : NULL;
+        if ((trans && !bp) || (!ta && !ra && !ap)) rc = -1;
+        for (uint32_t k = 0; k < K && !rc; k++) {
+            float av, bv;
+            if (ra) {
+                uint32_t lane, th = rs_a_holder(S, t->cta, h, row, k, &lane);
+                if (S->th[th].state == TS_EXITED) {
+                    rc = sim_fail_at(S, t, pc, "mma with an exited lane",
+                                     "a register-A mma reads element [%u, %u] of A from thread %u, which has exited", row, k,
+                                     S->th[th].lin);
+                    break;
+                }
+                av = (float)sim_fget(S->th[th].r[h[MA_A] + lane], ty);
+            } else {
+                av = ta ? mma_elem(krow[k], k, arow, row, es, h[MA_SWA], ty) : mma_elem(ap, row, arow, k, es, h[MA_SWA], ty);
+            }
+            bv = trans ? mma_elem(bp, col, brow, k, es, h[MA_SWB], ty) : mma_elem(krow[K + k], k, brow, col, es, h[MA_SWB], ty);
+            sum += av * bv;
+        }
+        out[j] = sum;
+    }
+    free(krow);
+    if (rc) {
+        free(out);
+        return -1;
+    }
+    for (uint32_t j = 0; j < E; j++) {
+        r[h[MA_D] + j].u = 0;
+        r[h[MA_D] + j].f = out[j];
+    }
+    free(out);
+    return 0;
+}
+
+/* Every live lane of the warp is at the register-A mma: each computes its lanes, all go on. */
+int sim_rs_release(Sim *S, uint32_t c, uint32_t warp)
+{
+    WarpSync *w = &S->cta[c].ws[warp];
+    int rc = 0;
+    for (int32_t i = w->waiters; i >= 0 && !rc; i = S->th[i].next) rc = rs_compute(S, &S->th[i], w->pc);
+    w->arrived = 0;
+    sim_wake_list(S, &w->waiters);
+    return rc;
+}
+
+/* mma_acc with trans_a (computed at once) or a register A (the warp's rendezvous: 1 = this thread
+ * waits, its pc already past the mma; 0 = done; -1 = error). */
+static int rs_mma_exec(Sim *S, Thread *t, uint32_t pc)
+{
+    const uint32_t *h = S->k->aux + S->code[pc].c;
+    if (!h[MA_RA]) return rs_compute(S, t, pc);
+    WarpSync *w = &S->cta[t->cta].ws[t->warp];
+    if (w->arrived && w->pc != pc) {
+        char other[300];
+        sim_loc_str(S, w->pc, other, sizeof other);
+        return sim_fail_at(S, t, pc, "divergent mma",
+                           "a register-A mma is warp-synchronous, but %u other lane%s of warp %u wait%s at %s", w->arrived,
+                           w->arrived == 1 ? "" : "s", t->warp, w->arrived == 1 ? "s" : "", other);
+    }
+    w->pc = pc;
+    w->arrived++;
+    t->pc = pc + 1;
+    t->wobj = t->warp;
+    t->wcta = t->cta;
+    sim_block_on(S, t, WK_ELECT, &w->waiters, pc);
+    if (w->arrived >= w->live && sim_rs_release(S, t->cta, t->warp)) return -1;
+    return 1;
+}
+
+/* ld_smem_acc: every lane from its element of the smem tile (through its swizzle). */
+static int rs_ld_acc_exec(Sim *S, Thread *t, uint32_t pc)
+{
+    const SimIns *in = &S->code[pc];
+    const uint32_t *h = S->k->aux + in->c;
+    SimReg *r = t->r;
+    uint32_t M = h[MA_M], N = h[MA_N], E = M * N / (128 * h[MA_G]), tix = t->lin - 32 * h[MA_LO];
+    int ty = in->ty, es = sim_size_of(ty);
+    for (uint32_t j = 0; j < E; j++) {
+        uint32_t row, col;
+        acc_pos(h, tix, j, &row, &col);
+        uint32_t o = sim_smem_phys((row * N + col) * (uint32_t)es, h[MA_SWA]);
+        const unsigned char *p = sim_saddr(S, t, pc, t->cta, (uint64_t)(uint32_t)r[h[MA_B]].u + o, (size_t)es, 0);
+        if (!p) return -1;
+        r[h[MA_A] + j] = sim_load_typed(ty, p);
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- the ops */
+
+/* mma_acc: each thread computes its own lanes, d[row, col] = acc + sum over k of a[row, k] * b[k, col],
+ * in f32 in k order (the products of 16-bit floats, and of fp8 (e4m3/e5m2; a's and b's may differ), are
+ * exact in f32); shared memory is read at issue.
+ * Returns -1 after a report, 1 when the thread waits (a CTA pair's odd CTA), 0 when done. */
+int sim_mma_exec(Sim *S, Thread *t, uint32_t pc)
+{
+    const SimIns *in = &S->code[pc];
+    const uint32_t *h = S->k->aux + in->c;
+    if (h[MA_RA] || h[MA_TA] || (!h[MA_FLAG] && h[MA_CG] != 2)) return rs_mma_exec(S, t, pc);   /* + N-major B: rows fetched once */
+    if (h[MA_CG] == 2) return pair_mma_exec(S, t, pc);
+    SimReg *r = t->r;
+    uint32_t M = h[MA_M], N = h[MA_N], K = h[MA_K], E = M * N / (128 * h[MA_G]);
+    uint32_t tix = t->lin - 32 * h[MA_LO], abase = (uint32_t)r[h[MA_A]].u, bbase = (uint32_t)r[h[MA_B]].u;
+    int ty = in->ty, tyb = (int)h[MA_TYB], es = ty == TY_E4M3 || ty == TY_E5M2 ? 1 : 2, trans = (int)h[MA_FLAG];
+    uint32_t arow = K * (uint32_t)es, brow = (trans ? K : N) * (uint32_t)es;
+    float *out = malloc(sizeof *out * E);
+    if (!out) ir_unreachable("sim: out of memory");
+    for (uint32_t j = 0; j < E; j++) {
+        uint32_t row, col;
+        acc_pos(h, tix, j, &row, &col);
+        float sum = r[h[MA_ACC] + j].f;
+        const unsigned char *ap = mma_row(S, t, pc, abase, row, arow, h[MA_SWA]);
+        const unsigned char *bp = trans ? mma_row(S, t, pc, bbase, col, brow, h[MA_SWB]) : NULL;
+        if (!ap || (trans && !bp)) {
+            free(out);
+            return -1;
+        }
+        for (uint32_t k = 0; k < K; k++) {
+            float av = mma_elem(ap, row, arow, k, es, h[MA_SWA], ty), bv;
+            if (trans) bv = mma_elem(bp, col, brow, k, es, h[MA_SWB], tyb);
+            else {
+                const unsigned char *kp = mma_row(S, t, pc, bbase, k, brow, h[MA_SWB]);
+                if (!kp) {
+                    free(out);
+                    return -1;
+                }
+                bv = mma_elem(kp, k, brow, col, es, h[MA_SWB], tyb);
+            }
+            sum += av * bv;
+        }
+        out[j] = sum;
+    }
+    for (uint32_t j = 0; j < E; j++) {
+        r[h[MA_D] + j].u = 0;
+        r[h[MA_D] + j].f = out[j];
+    }
+    free(out);
+    return 0;
+}
+
+/* st_acc / st_smem_acc: every valid lane to its element (global: only elements inside the view). */
+int sim_st_acc_exec(Sim *S, Thread *t, uint32_t pc)
+{
+    const SimIns *in = &S->code[pc];
+    const uint32_t *h = S->k->aux + in->c;
+    SimReg *r = t->r;
+    if (h[MA_FLAG] == 2) return rs_ld_acc_exec(S, t, pc);
+    uint32_t M = h[MA_M], N = h[MA_N], E = M * N / (128 * h[MA_G]), tix = t->lin - 32 * h[MA_LO];
+    int ty = in->ty, es = sim_size_of(ty);
+    const SimReg *vec = r + h[MA_A], *dst = r + h[MA_B];
+    for (uint32_t j = 0; j < E; j++) {
+        uint32_t row, col;
+        acc_pos(h, tix, j, &row, &col);
+        unsigned char *p;
+        if (h[MA_FLAG]) {
+            int64_t gr = (int64_t)(int32_t)r[h[MA_ACC]].i + row, gc = (int64_t)(int32_t)r[h[MA_D]].i + col;
+            if (gr < 0 || gc < 0 || gr >= (int32_t)dst[1].i || gc >= (int32_t)dst[2].i) continue;
+            p = sim_gaddr(S, t, pc, dst[0].u + (uint64_t)((gr * (int32_t)dst[2].i + gc) * es), (size_t)es, "store");
+        } else {
+            uint32_t o = sim_smem_phys((row * N + col) * (uint32_t)es, h[MA_SWA]);
+            p = sim_saddr(S, t, pc, t->cta, (uint64_t)(uint32_t)dst[0].u + o, (size_t)es, 1);
+        }
+        if (!p) return -1;
+        sim_store_typed(ty, p, vec[j]);
+    }
+    return 0;
+}
+

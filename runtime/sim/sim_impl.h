@@ -244,9 +244,9 @@ void sim_xcta_acquire(Sim *S, uint32_t cta, int agent, uint64_t key);
 /* ================================ sim_tma.c: TMA and async engines ================================ */
 
 /* A zeroed slot for an asynchronous operation thread t issues at pc (a copy or a CLC request),
- * counted in S->nas by the caller once it is filled; NULL after a report when out of memory. */
+ * counted in S->nas by the caller once it is filled. */
 Async *sim_async_new(Sim *S, Thread *t, uint32_t pc);
-/* A free lane (track) of the trace's TMA engines for an operation issued now (-1: out of memory). */
+/* A free lane (track) of the trace's TMA engines for an operation issued now. */
 int sim_async_lane(Sim *S);
 /* SI_TMA_LOAD / SI_TMA_STORE and SI_TMA_BULK: the copies are issued (in flight); -1 after a report. */
 int sim_tma_issue(Sim *S, Thread *t, uint32_t pc);

@@ -143,8 +143,7 @@ static int pair_mma_exec(Sim *S, Thread *t, uint32_t pc)
         return -1;
     }
     if (!S->pairq) {
-        S->pairq = calloc(S->nthreads, sizeof *S->pairq);
-        if (!S->pairq) ir_unreachable("sim: out of memory");
+        S->pairq = ir_calloc(S->nthreads, sizeof *S->pairq);
     }
     if (rank & 1) {   /* the odd CTA: the even CTA's thread tix computed these lanes when it issued */
         PairQ *q = &S->pairq[t - S->th];
@@ -181,26 +180,24 @@ static int pair_mma_exec(Sim *S, Thread *t, uint32_t pc)
     }
     if (q->n == q->cap) {   /* grow the ring, keeping the order */
         uint32_t cap = q->cap ? 2 * q->cap : 4;
-        float *v = malloc(sizeof *v * (size_t)cap * E);
-        uint64_t *key = malloc(sizeof *key * cap);
-        if (!v || !key) ir_unreachable("sim: out of memory");
+        float *v = ir_malloc(sizeof *v * (size_t)cap * E);
+        uint64_t *key = ir_malloc(sizeof *key * cap);
         for (uint32_t i = 0; i < q->n; i++) {
             memcpy(v + (size_t)i * E, q->v + (size_t)((q->head + i) % q->cap) * E, sizeof *v * E);
             key[i] = q->key[(q->head + i) % q->cap];
         }
-        free(q->v);
-        free(q->key);
+        ir_free(q->v);
+        ir_free(q->key);
         q->v = v;
         q->key = key;
         q->cap = cap;
         q->head = 0;
     }
     q->e = E;
-    float *mine = malloc(sizeof *mine * E);
-    if (!mine) ir_unreachable("sim: out of memory");
+    float *mine = ir_malloc(sizeof *mine * E);
     if (pair_products(S, t, pc, h, tix, lead, lead, mine) ||
         pair_products(S, t, pc, h, tix, lead + 1, lead, q->v + (size_t)((q->head + q->n) % q->cap) * E)) {
-        free(mine);
+        ir_free(mine);
         return -1;
     }
     q->key[(q->head + q->n) % q->cap] = sim_xcta_last(t);
@@ -210,7 +207,7 @@ static int pair_mma_exec(Sim *S, Thread *t, uint32_t pc)
         r[h[MA_D] + j].u = 0;
         r[h[MA_D] + j].f = d;
     }
-    free(mine);
+    ir_free(mine);
     Thread *p = &S->th[peer];
     if (p->state == TS_BLOCKED && p->wait == WK_PAIR) sim_make_runnable(S, p);
     return 0;
@@ -241,9 +238,8 @@ static int rs_compute(Sim *S, Thread *t, uint32_t pc)
     int ta = (int)h[MA_TA], ra = (int)h[MA_RA];   /* A: registers, [K, M] rows (trans_a), or [M, K] rows */
     uint32_t arow = (ta ? M : K) * (uint32_t)es, brow = (trans ? K : N) * (uint32_t)es;
     /* rows indexed by k (an MN-major A or B) are the same for every lane: fetched once */
-    float *out = malloc(sizeof *out * E);
-    const unsigned char **krow = malloc(sizeof *krow * 2 * K);
-    if (!out || !krow) ir_unreachable("sim: out of memory");
+    float *out = ir_malloc(sizeof *out * E);
+    const unsigned char **krow = ir_malloc(sizeof *krow * 2 * K);
     int rc = 0;
     for (uint32_t k = 0; k < K && !rc; k++) {
         krow[k] = ta ? mma_row(S, t, pc, (uint32_t)r[h[MA_A]].u, k, arow, h[MA_SWA]) : NULL;
@@ -276,16 +272,16 @@ static int rs_compute(Sim *S, Thread *t, uint32_t pc)
         }
         out[j] = sum;
     }
-    free(krow);
+    ir_free(krow);
     if (rc) {
-        free(out);
+        ir_free(out);
         return -1;
     }
     for (uint32_t j = 0; j < E; j++) {
         r[h[MA_D] + j].u = 0;
         r[h[MA_D] + j].f = out[j];
     }
-    free(out);
+    ir_free(out);
     return 0;
 }
 
@@ -360,8 +356,7 @@ int sim_mma_exec(Sim *S, Thread *t, uint32_t pc)
     uint32_t tix = t->lin - 32 * h[MA_LO], abase = (uint32_t)r[h[MA_A]].u, bbase = (uint32_t)r[h[MA_B]].u;
     int ty = in->ty, tyb = (int)h[MA_TYB], es = ty == TY_E4M3 || ty == TY_E5M2 ? 1 : 2, trans = (int)h[MA_FLAG];
     uint32_t arow = K * (uint32_t)es, brow = (trans ? K : N) * (uint32_t)es;
-    float *out = malloc(sizeof *out * E);
-    if (!out) ir_unreachable("sim: out of memory");
+    float *out = ir_malloc(sizeof *out * E);
     for (uint32_t j = 0; j < E; j++) {
         uint32_t row, col;
         acc_pos(h, tix, j, &row, &col);
@@ -369,7 +364,7 @@ int sim_mma_exec(Sim *S, Thread *t, uint32_t pc)
         const unsigned char *ap = mma_row(S, t, pc, abase, row, arow, h[MA_SWA]);
         const unsigned char *bp = trans ? mma_row(S, t, pc, bbase, col, brow, h[MA_SWB]) : NULL;
         if (!ap || (trans && !bp)) {
-            free(out);
+            ir_free(out);
             return -1;
         }
         for (uint32_t k = 0; k < K; k++) {
@@ -378,7 +373,7 @@ int sim_mma_exec(Sim *S, Thread *t, uint32_t pc)
             else {
                 const unsigned char *kp = mma_row(S, t, pc, bbase, k, brow, h[MA_SWB]);
                 if (!kp) {
-                    free(out);
+                    ir_free(out);
                     return -1;
                 }
                 bv = mma_elem(kp, k, brow, col, es, h[MA_SWB], tyb);
@@ -391,7 +386,7 @@ int sim_mma_exec(Sim *S, Thread *t, uint32_t pc)
         r[h[MA_D] + j].u = 0;
         r[h[MA_D] + j].f = out[j];
     }
-    free(out);
+    ir_free(out);
     return 0;
 }
 

@@ -1226,6 +1226,7 @@ tile_status sim_launch(SimLaunch *L, char *report, size_t cap)
         ir_free(S.pairq[i].key);
     }
     ir_free(S.pairq);
+    ir_free(S.mma_tmp);
     sb_free(&S.rep);
     return st;
 }

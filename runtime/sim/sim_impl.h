@@ -172,6 +172,8 @@ typedef struct Sim {
     uint32_t *ready, ready_h, ready_t;
     uint32_t sms;              /* clusters that start at once ("SMs") */
     PairQ *pairq;              /* per thread of the cluster (cta_group = 2 mmas), allocated at the first one */
+    void *mma_tmp;             /* scratch of the mma being run (its lanes' sums), grown as needed */
+    size_t mma_tmp_cap;        /* bytes */
 } Sim;
 
 #if defined(__GNUC__)

@@ -11,9 +11,18 @@
  *
  * Locking: the device mutex guards the allocation table and the options; a launch holds it, so
  * launches on one device run one at a time and memory cannot change under a running kernel.
+ *
+ * Out of memory: loading a module, a launch and configuring each run in an allocation scope (ir.h).
+ * A failed allocation anywhere inside (the IR parser, the bytecode compiler, the executor, the race
+ * detector, a report, the trace) unwinds to the entry, which releases what is not a block (the
+ * device mutex a launch holds; the trace's buffer, which outlives the launch), frees every block
+ * made since the entry began and returns TILE_ERROR_OUT_OF_MEMORY; the device is unchanged. A launch
+ * runs on the calling thread only, so one scope covers it. Device memory itself comes from
+ * ir_try_malloc: tile_malloc fails with TILE_ERROR_OUT_OF_MEMORY like any device's.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,24 +93,27 @@ static tile_status sim_mem_alloc(void *h, size_t bytes, tile_devptr *out)
     SimDev *d = h;
     size_t rounded = (bytes + 63) / 64 * 64;
     if (rounded < bytes) return rt_error(TILE_ERROR_OUT_OF_MEMORY, "tile_malloc: %zu bytes is too large", bytes);
-    unsigned char *p = aligned_alloc(64, rounded);
-    if (!p) return rt_error(TILE_ERROR_OUT_OF_MEMORY, "tile_malloc: out of host memory for %zu bytes (sim device)", bytes);
+    void *block = rounded + 63 > rounded ? ir_try_malloc(rounded + 63) : NULL;
+    if (!block) return rt_error(TILE_ERROR_OUT_OF_MEMORY, "tile_malloc: out of host memory for %zu bytes (sim device)", bytes);
+    unsigned char *p = (unsigned char *)block + (-(uintptr_t)block & 63);
     memset(p, 0, rounded);
     pthread_mutex_lock(&d->lock);
     if (d->mem.n == d->mem.cap) {
         size_t nc = d->mem.cap ? d->mem.cap * 2 : 64;
-        SimAlloc *na = realloc(d->mem.a, nc * sizeof *na);
+        SimAlloc *na = ir_try_malloc(nc * sizeof *na);
         if (!na) {
             pthread_mutex_unlock(&d->lock);
-            free(p);
+            ir_free(block);
             return rt_error(TILE_ERROR_OUT_OF_MEMORY, "tile_malloc: out of host memory (sim device)");
         }
+        if (d->mem.n) memcpy(na, d->mem.a, d->mem.n * sizeof *na);
+        ir_free(d->mem.a);
         d->mem.a = na;
         d->mem.cap = nc;
     }
     uint64_t va = d->mem.next_va;
     d->mem.next_va = (va + rounded + SIM_VA_GAP + 0xFFFF) & ~0xFFFFull;
-    d->mem.a[d->mem.n++] = (SimAlloc){va, bytes, p};   /* va only grows: the table stays sorted */
+    d->mem.a[d->mem.n++] = (SimAlloc){va, bytes, p, block};   /* va only grows: the table stays sorted */
     pthread_mutex_unlock(&d->lock);
     *out = va;
     return TILE_SUCCESS;
@@ -113,7 +125,7 @@ static tile_status sim_mem_free(void *h, tile_devptr p)
     pthread_mutex_lock(&d->lock);
     for (size_t i = 0; i < d->mem.n; i++)
         if (d->mem.a[i].va == p) {
-            free(d->mem.a[i].host);
+            ir_free(d->mem.a[i].block);
             memmove(&d->mem.a[i], &d->mem.a[i + 1], (d->mem.n - i - 1) * sizeof *d->mem.a);
             d->mem.n--;
             pthread_mutex_unlock(&d->lock);
@@ -185,8 +197,9 @@ static tile_status sim_count(int *count, char *why, size_t why_len)
 static tile_status sim_open(int ordinal, void **out, tile_device_info *info, RtLimits *lim)
 {
     if (ordinal != 0) return rt_error(TILE_ERROR_NO_DEVICE, "sim: there is one simulator device (ordinal 0), not %d", ordinal);
-    SimDev *d = calloc(1, sizeof *d);
-    if (!d) return rt_error(TILE_ERROR_OUT_OF_MEMORY, "sim: out of memory");
+    SimDev *d = ir_try_malloc(sizeof *d);
+    if (!d) return rt_error(TILE_ERROR_OUT_OF_MEMORY, "tile_device_open: out of memory (sim)");
+    memset(d, 0, sizeof *d);
     pthread_mutex_init(&d->lock, NULL);
     d->mem.next_va = SIM_VA_BASE;
     tile_sim_options_init(&d->opt);
@@ -212,12 +225,12 @@ static tile_status sim_open(int ordinal, void **out, tile_device_info *info, RtL
 static void sim_close(void *h)
 {
     SimDev *d = h;
-    for (size_t i = 0; i < d->mem.n; i++) free(d->mem.a[i].host);
-    free(d->mem.a);
+    for (size_t i = 0; i < d->mem.n; i++) ir_free(d->mem.a[i].block);
+    ir_free(d->mem.a);
     sim_trace_free(d->trace);
-    free(d->trace_path);
+    ir_free(d->trace_path);
     pthread_mutex_destroy(&d->lock);
-    free(d);
+    ir_free(d);
 }
 
 static tile_status sim_set_sync_mode(void *h, tile_sync_mode mode)
@@ -243,18 +256,21 @@ static tile_status sim_configure(void *h, const tile_sim_options *o)
     SimTrace *t = NULL;
     char *path = NULL;
     if (o->trace_path) {
-        path = strdup(o->trace_path);
-        t = path ? sim_trace_new(path) : NULL;
-        if (!t) {
-            free(path);
+        IrAllocScope scope;
+        ir_scope_begin(&scope);
+        if (setjmp(scope.jump)) {
+            ir_scope_unwind(&scope);
             return rt_error(TILE_ERROR_OUT_OF_MEMORY, "tile_device_sim_configure: out of memory");
         }
+        path = ir_strdup(o->trace_path);
+        t = sim_trace_new(path);
+        ir_scope_end(&scope);
     }
     pthread_mutex_lock(&d->lock);
     d->opt = *o;
     d->opt.trace_path = path;
     sim_trace_free(d->trace);
-    free(d->trace_path);
+    ir_free(d->trace_path);
     d->trace = t;
     d->trace_path = path;
     pthread_mutex_unlock(&d->lock);
@@ -268,7 +284,7 @@ static tile_status sim_stream_create(void *h, unsigned flags, int priority, void
     (void)h;
     (void)flags;
     (void)priority;
-    *out = malloc(1);   /* a distinct handle: every stream runs its work at once */
+    *out = ir_try_malloc(1);   /* a distinct handle: every stream runs its work at once */
     return *out ? TILE_SUCCESS : rt_error(TILE_ERROR_OUT_OF_MEMORY, "tile_stream_create: out of memory");
 }
 
@@ -276,7 +292,7 @@ static tile_status sim_stream_create(void *h, unsigned flags, int priority, void
 static tile_status sim_handle_free(void *h, void *x)
 {
     (void)h;
-    free(x);
+    ir_free(x);
     return TILE_SUCCESS;
 }
 
@@ -299,7 +315,8 @@ static tile_status sim_event_create(void *h, unsigned flags, void **out)
 {
     (void)h;
     (void)flags;
-    *out = calloc(1, sizeof(SimEvent));
+    *out = ir_try_malloc(sizeof(SimEvent));
+    if (*out) memset(*out, 0, sizeof(SimEvent));
     return *out ? TILE_SUCCESS : rt_error(TILE_ERROR_OUT_OF_MEMORY, "tile_event_create: out of memory");
 }
 
@@ -342,7 +359,14 @@ static tile_status sim_module_load_(void *h, const void *image, size_t n, int is
         return rt_error(TILE_ERROR_INVALID_ARGUMENT, "sim: a module is the program's lowered tile IR (text), not a binary");
     char *err = rt_error_buffer();
     err[0] = 0;
+    IrAllocScope scope;
+    ir_scope_begin(&scope);
+    if (setjmp(scope.jump)) {   /* the half-read IR module and half-compiled kernels are all blocks */
+        ir_scope_unwind(&scope);
+        return rt_error(TILE_ERROR_OUT_OF_MEMORY, "sim: out of memory while loading the module");
+    }
     SimModule *m = sim_module_load(image, n, err, RT_ERR_LEN);
+    ir_scope_end(&scope);
     if (!m) return TILE_ERROR_DEVICE;   /* the located message is in the error buffer */
     *out = m;
     return TILE_SUCCESS;
@@ -391,10 +415,19 @@ static tile_status sim_launch_(void *h, void *fn, const RtLaunchDims *dims, void
 {
     (void)stream;
     SimDev *d = h;
-    char *report = malloc(RT_ERR_LEN);
-    if (!report) return rt_error(TILE_ERROR_OUT_OF_MEMORY, "tile_launch: out of memory (sim)");
+    const SimKernel *k = fn;
+    pthread_mutex_lock(&d->lock);   /* held wherever the launch allocates */
+    SimTraceMark mark = d->trace ? sim_trace_mark(d->trace) : (SimTraceMark){0};
+    IrAllocScope scope;
+    ir_scope_begin(&scope);
+    if (setjmp(scope.jump)) {
+        if (d->trace) sim_trace_rewind(d->trace, mark);   /* before the unwind: the buffer stays the trace's */
+        ir_scope_unwind(&scope);
+        pthread_mutex_unlock(&d->lock);
+        return rt_error(TILE_ERROR_OUT_OF_MEMORY, "sim: out of memory while running kernel '%s'", k->name);
+    }
+    char *report = ir_malloc(RT_ERR_LEN);
     report[0] = 0;
-    pthread_mutex_lock(&d->lock);
     SimLaunch l;
     memset(&l, 0, sizeof l);
     l.k = fn;
@@ -405,14 +438,16 @@ static tile_status sim_launch_(void *h, void *fn, const RtLaunchDims *dims, void
     l.trace = d->trace;
     tile_status st = sim_launch(&l, report, RT_ERR_LEN);
     last_steps = l.steps;
-    int trace_bad = d->trace && sim_trace_write(d->trace);
+    if (d->trace) sim_trace_keep(d->trace);
+    int trace_bad = d->trace && sim_trace_write(d->trace);   /* its FILE is closed before it returns */
     int trace_errno = errno;
-    pthread_mutex_unlock(&d->lock);
     if (st != TILE_SUCCESS) rt_error(st, "%s", report);
-    else if (trace_bad)
+    ir_free(report);
+    ir_scope_end(&scope);
+    pthread_mutex_unlock(&d->lock);
+    if (st == TILE_SUCCESS && trace_bad)
         st = rt_error(TILE_ERROR_INVALID_ARGUMENT, "sim: cannot write the trace '%s': %s", d->trace_path,
                       strerror(trace_errno));
-    free(report);
     return st;
 }
 

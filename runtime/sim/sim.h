@@ -13,6 +13,12 @@
  * behind sim_launch is split by hardware feature around its private header sim_impl.h (sim_exec.c
  * the interpreter and scheduler, sim_mbar.c, sim_tma.c, sim_mma.c, sim_clc.c, sim_report.c). The
  * race detector is sim_race.h / sim_race.c.
+ *
+ * Memory: every block comes from the allocation layer of ir.h, so out of memory raises instead of
+ * returning NULL; rt_sim.c opens an allocation scope around each entry that allocates (loading a
+ * module, a launch, configuring), which frees everything the entry made and returns
+ * TILE_ERROR_OUT_OF_MEMORY. Only the simulated device memory (tile_malloc) is taken with
+ * ir_try_malloc: a failure there is the device's ordinary "out of memory" status.
  */
 #ifndef TILEC_SIM_H
 #define TILEC_SIM_H
@@ -248,7 +254,8 @@ SimKernel *sim_module_kernel(SimModule *m, const char *name);
 typedef struct SimAlloc {
     uint64_t va;
     size_t bytes;
-    unsigned char *host;
+    unsigned char *host;   /* 64-byte aligned, inside block */
+    void *block;           /* what ir_try_malloc gave (63 bytes more, for the alignment); ir_free it */
 } SimAlloc;
 
 /* The device's allocations, sorted by va (a launch reads them without changing them). */
@@ -288,7 +295,7 @@ tile_status sim_launch(SimLaunch *l, char *report, size_t cap);
 /* ================================ sim_trace.c ================================ */
 
 /* A Chrome trace (JSON "traceEvents") built over one or more launches and written out whole. */
-SimTrace *sim_trace_new(const char *path);
+SimTrace *sim_trace_new(const char *path);   /* never NULL (out of memory raises) */
 void sim_trace_free(SimTrace *t);
 /* Starts a launch: later events are offset by the launch's start time. */
 void sim_trace_begin_launch(SimTrace *t, const char *kernel);
@@ -301,5 +308,16 @@ void sim_trace_span(SimTrace *t, int pid, int tid, uint64_t t0, uint64_t t1, con
 void sim_trace_instant(SimTrace *t, int pid, int tid, uint64_t ts, const char *name);
 /* Writes the file; 0, or -1 with errno set. */
 int sim_trace_write(SimTrace *t);
+/* Where a trace stands before a launch. After the launch, sim_trace_keep takes the event buffer out
+ * of the launch's allocation scope; after out of memory, sim_trace_rewind also drops the launch's
+ * events, so an unwind neither frees the buffer nor leaves half a launch in the file. */
+typedef struct SimTraceMark {
+    size_t len;          /* bytes of events */
+    uint64_t base, end;  /* the launches' simulated time */
+    unsigned launches;
+} SimTraceMark;
+SimTraceMark sim_trace_mark(const SimTrace *t);
+void sim_trace_keep(SimTrace *t);
+void sim_trace_rewind(SimTrace *t, SimTraceMark m);
 
 #endif

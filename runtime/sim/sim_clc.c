@@ -40,7 +40,6 @@ int sim_clc_issue(Sim *S, Thread *t, uint32_t pc)
         return sim_fail_at(S, t, pc, "misaligned CLC response", "the response at shared offset %u must be 16 bytes, 16-byte "
                            "aligned, inside the CTA's %zu bytes of shared memory", resp, S->smem_size);
     Async *a = sim_async_new(S, t, pc);
-    if (!a) return -1;
     a->kind = AK_CLC;
     a->smem = resp;
     a->bar = bar;

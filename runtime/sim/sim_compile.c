@@ -75,9 +75,7 @@ typedef struct Comp {
     do {                                                                                                     \
         if ((n) == (cap)) {                                                                                  \
             size_t nc_ = (cap) ? (size_t)(cap) * 2 : 64;                                                     \
-            void *np_ = realloc((arr), nc_ * sizeof *(arr));                                                 \
-            if (!np_) ir_unreachable("sim: out of memory");                                                  \
-            (arr) = np_;                                                                                     \
+            (arr) = ir_realloc((arr), nc_ * sizeof *(arr));                                                  \
             (cap) = (uint32_t)nc_;                                                                           \
         }                                                                                                    \
     } while (0)
@@ -149,11 +147,8 @@ static uint32_t emit(Comp *C, const Op *op, SimOp code)
 {
     if (C->ncode == C->capcode) {
         uint32_t nc = C->capcode ? C->capcode * 2 : 256;
-        SimIns *a = realloc(C->code, nc * sizeof *a);
-        uint32_t *g = realloc(C->insgroup, nc * sizeof *g);
-        if (!a || !g) ir_unreachable("sim: out of memory");
-        C->code = a;
-        C->insgroup = g;
+        C->code = ir_realloc(C->code, nc * sizeof *C->code);
+        C->insgroup = ir_realloc(C->insgroup, nc * sizeof *C->insgroup);
         C->capcode = nc;
     }
     SimIns *in = &C->code[C->ncode];
@@ -183,8 +178,7 @@ static void patch_add(Patches *p, uint32_t at)
 {
     if (p->n == p->cap) {
         p->cap = p->cap ? p->cap * 2 : 8;
-        p->at = realloc(p->at, p->cap * sizeof *p->at);
-        if (!p->at) ir_unreachable("sim: out of memory");
+        p->at = ir_realloc(p->at, p->cap * sizeof *p->at);
     }
     p->at[p->n++] = at;
 }
@@ -192,7 +186,7 @@ static void patch_add(Patches *p, uint32_t at)
 static void patch_all(Comp *C, Patches *p, uint32_t target)
 {
     for (uint32_t i = 0; i < p->n; i++) C->code[p->at[i]].d = target;
-    free(p->at);
+    ir_free(p->at);
     memset(p, 0, sizeof *p);
 }
 
@@ -214,8 +208,7 @@ static uint32_t new_slots(Comp *C, uint32_t n)
     C->nslots += n;
     while (C->nslots > C->capinit) {
         uint32_t nc = C->capinit ? C->capinit * 2 : 256;
-        SimReg *a = realloc(C->init, nc * sizeof *a);
-        if (!a) ir_unreachable("sim: out of memory");
+        SimReg *a = ir_realloc(C->init, nc * sizeof *a);
         memset(a + C->capinit, 0, (nc - C->capinit) * sizeof *a);
         C->init = a;
         C->capinit = nc;
@@ -821,9 +814,8 @@ static void comp_alloc(Comp *C, const Op *op, const Flow *f)
     }
     if (C->nbars == C->capbars) {
         C->capbars = C->capbars ? C->capbars * 2 : 8;
-        C->bars = realloc(C->bars, C->capbars * sizeof *C->bars);
-        C->barops = realloc(C->barops, C->capbars * sizeof *C->barops);
-        if (!C->bars || !C->barops) ir_unreachable("sim: out of memory");
+        C->bars = ir_realloc(C->bars, C->capbars * sizeof *C->bars);
+        C->barops = ir_realloc(C->barops, C->capbars * sizeof *C->barops);
     }
     C->barops[C->nbars] = op;
     C->bars[C->nbars++] = (SimBarAlloc){name ? arena_strdup(C->ar, name) : "(mbarrier)", (uint32_t)off->i,
@@ -1311,8 +1303,7 @@ static int compile_kernel(Arena *ar, const Module *m, const Kernel *k, SimKernel
     C.sk = sk;
     C.err = err;
     C.errlen = errlen;
-    C.slot = malloc(sizeof *C.slot * (k->nvalues ? k->nvalues : 1));
-    if (!C.slot) ir_unreachable("sim: out of memory");
+    C.slot = ir_malloc(sizeof *C.slot * (k->nvalues ? k->nvalues : 1));
     memset(C.slot, 0xFF, sizeof *C.slot * (k->nvalues ? k->nvalues : 1));
     int64_t threads = k->block[0] * k->block[1] * k->block[2];
     sk->warp_size = ir_module_wave_size(m);   /* 64 for an AMD program: lane_id, warp_id, elect per wavefront */
@@ -1388,17 +1379,17 @@ static int compile_kernel(Arena *ar, const Module *m, const Kernel *k, SimKernel
         nb += C.bars[i].n;
     }
     sk->nbarriers = nb;
-    free(C.slot);
-    free(C.init);
-    free(C.code);
-    free(C.insgroup);
-    free(C.aux);
-    free(C.locs);
-    free(C.groups);
-    free(C.bars);
-    free(C.barops);
-    free(C.smems);
-    free(C.sites);
+    ir_free(C.slot);
+    ir_free(C.init);
+    ir_free(C.code);
+    ir_free(C.insgroup);
+    ir_free(C.aux);
+    ir_free(C.locs);
+    ir_free(C.groups);
+    ir_free(C.bars);
+    ir_free(C.barops);
+    ir_free(C.smems);
+    ir_free(C.sites);
     return C.failed ? -1 : 0;
 }
 
@@ -1421,12 +1412,7 @@ SimModule *sim_module_load(const char *text, size_t len, char *err, size_t errle
         return NULL;
     }
     diag_free(&diag);
-    SimModule *sm = calloc(1, sizeof *sm);
-    if (!sm) {
-        ir_module_free(m);
-        snprintf(err, errlen, "sim: out of memory");
-        return NULL;
-    }
+    SimModule *sm = ir_calloc(1, sizeof *sm);
     arena_init(&sm->arena);
     int n = 0;
     for (Kernel *k = m->first; k; k = k->next) n++;
@@ -1447,7 +1433,7 @@ void sim_module_free(SimModule *m)
 {
     if (!m) return;
     arena_free(&m->arena);
-    free(m);
+    ir_free(m);
 }
 
 SimKernel *sim_module_kernel(SimModule *m, const char *name)

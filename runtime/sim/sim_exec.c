@@ -961,12 +961,11 @@ fail:
 
 /* ---------------------------------------------------------------- launch */
 
-static int setup_params(Sim *S)
+static void setup_params(Sim *S)
 {
     const SimKernel *k = S->k;
-    S->init = malloc(sizeof *S->init * (k->nslots ? k->nslots : 1));
-    S->descs = calloc(k->nparams ? k->nparams : 1, sizeof *S->descs);
-    if (!S->init || !S->descs) return -1;
+    S->init = ir_malloc(sizeof *S->init * (k->nslots ? k->nslots : 1));
+    S->descs = ir_calloc(k->nparams ? k->nparams : 1, sizeof *S->descs);
     memcpy(S->init, k->init, sizeof *S->init * k->nslots);
     for (uint32_t i = 0; i < k->nparams; i++) {
         const SimParam *p = &k->params[i];
@@ -982,10 +981,9 @@ static int setup_params(Sim *S)
             *r = sim_load_typed((int)p->kind, b);
         }
     }
-    return 0;
 }
 
-static int start_cluster(Sim *S, const unsigned cl[3])
+static void start_cluster(Sim *S, const unsigned cl[3])
 {
     const RtLaunchDims *D = &S->L->dims;
     const SimKernel *k = S->k;
@@ -1034,7 +1032,7 @@ static int start_cluster(Sim *S, const unsigned cl[3])
                     }
                 if (S->race_on) {
                     sim_race_free(c->race);
-                    c->race = sim_race_new((int)S->cta_threads, S->smem_size);   /* NULL: no checks (calls do nothing) */
+                    c->race = sim_race_new((int)S->cta_threads, S->smem_size);   /* NULL (too large): no checks */
                 }
                 for (uint32_t lin = 0; lin < S->cta_threads; lin++) {
                     uint32_t ti = c->first + lin;
@@ -1056,7 +1054,6 @@ static int start_cluster(Sim *S, const unsigned cl[3])
                     S->warp_blocked[ci * S->nwarps + t->warp] = 0;
                 }
             }
-    return 0;
 }
 
 /* Names the trace tracks of the cluster's CTAs: one per warp, the barrier phases, TMA lanes. */
@@ -1165,23 +1162,18 @@ tile_status sim_launch(SimLaunch *L, char *report, size_t cap)
     sb_init(&S.rep);
     tile_status st = TILE_SUCCESS;
     size_t nsite = k->nsites ? k->nsites : 1, nbar = k->nbarriers ? k->nbarriers : 1;
-    S.th = calloc(S.nthreads, sizeof *S.th);
-    S.regs = malloc(sizeof *S.regs * (size_t)S.nthreads * (k->nslots ? k->nslots : 1));
-    S.cta = calloc(S.ncta, sizeof *S.cta);
-    S.run = malloc(sizeof *S.run * S.nthreads);
-    S.smem_all = S.smem_size ? malloc(S.smem_size * S.ncta) : NULL;
-    S.bars_all = calloc(nbar * S.ncta, sizeof *S.bars_all);
-    S.ws_all = calloc((size_t)S.nwarps * S.ncta, sizeof *S.ws_all);
-    S.sitestats = calloc(nsite * nbar * S.ncta, sizeof *S.sitestats);
-    S.warp_blocked = calloc((size_t)S.nwarps * S.ncta, sizeof *S.warp_blocked);
-    S.warp_t0 = calloc((size_t)S.nwarps * S.ncta, sizeof *S.warp_t0);
-    S.warp_pc = calloc((size_t)S.nwarps * S.ncta, sizeof *S.warp_pc);
-    if (!S.th || !S.regs || !S.cta || !S.run || (S.smem_size && !S.smem_all) || !S.bars_all || !S.ws_all || !S.sitestats ||
-        !S.warp_blocked || !S.warp_t0 || !S.warp_pc || setup_params(&S)) {
-        snprintf(report, cap, "sim: out of memory for a launch of kernel '%s' (%u threads per cluster)", k->name, S.nthreads);
-        st = TILE_ERROR_OUT_OF_MEMORY;
-        goto out;
-    }
+    S.th = ir_calloc(S.nthreads, sizeof *S.th);
+    S.regs = ir_malloc(sizeof *S.regs * (size_t)S.nthreads * (k->nslots ? k->nslots : 1));
+    S.cta = ir_calloc(S.ncta, sizeof *S.cta);
+    S.run = ir_malloc(sizeof *S.run * S.nthreads);
+    S.smem_all = S.smem_size ? ir_malloc(S.smem_size * S.ncta) : NULL;
+    S.bars_all = ir_calloc(nbar * S.ncta, sizeof *S.bars_all);
+    S.ws_all = ir_calloc((size_t)S.nwarps * S.ncta, sizeof *S.ws_all);
+    S.sitestats = ir_calloc(nsite * nbar * S.ncta, sizeof *S.sitestats);
+    S.warp_blocked = ir_calloc((size_t)S.nwarps * S.ncta, sizeof *S.warp_blocked);
+    S.warp_t0 = ir_calloc((size_t)S.nwarps * S.ncta, sizeof *S.warp_t0);
+    S.warp_pc = ir_calloc((size_t)S.nwarps * S.ncta, sizeof *S.warp_pc);
+    setup_params(&S);
     for (uint32_t c = 0; c < S.ncta; c++) {
         S.cta[c].bars = S.bars_all + nbar * c;
         for (size_t b = 0; b < nbar; b++) S.cta[c].bars[b].sites = S.sitestats + (c * nbar + b) * nsite;
@@ -1192,24 +1184,15 @@ tile_status sim_launch(SimLaunch *L, char *report, size_t cap)
         S.ncl[d] = D->grid[d] / D->cluster[d];
         S.ncl_total *= S.ncl[d];
     }
-    S.clc_st = calloc(S.ncl_total ? S.ncl_total : 1, 1);
-    S.ready = malloc(sizeof *S.ready * (S.ncl_total ? S.ncl_total : 1));
-    if (!S.clc_st || !S.ready) {
-        snprintf(report, cap, "sim: out of memory for the launch queue of %u clusters", S.ncl_total);
-        st = TILE_ERROR_OUT_OF_MEMORY;
-        goto out;
-    }
+    S.clc_st = ir_calloc(S.ncl_total ? S.ncl_total : 1, 1);
+    S.ready = ir_malloc(sizeof *S.ready * (S.ncl_total ? S.ncl_total : 1));
     /* the launch queue: `sms` clusters start at once, one more as each finishes (see sim_clc_dispatch) */
     S.sms = L->opt.schedule == TILE_SIM_ROUND_ROBIN ? 4 : 1 + (uint32_t)(L->opt.seed % 8);
     for (uint32_t i = 0; i < S.sms; i++) sim_clc_dispatch(&S);
     while (S.ready_h < S.ready_t && !S.failed) {
         uint32_t ci = S.ready[S.ready_h++];
         unsigned cl[3] = {ci % S.ncl[0], ci / S.ncl[0] % S.ncl[1], ci / (S.ncl[0] * S.ncl[1])};
-        if (start_cluster(&S, cl)) {
-            if (!S.failed) snprintf(report, cap, "sim: out of memory (race detector)");
-            st = TILE_ERROR_OUT_OF_MEMORY;
-            goto out;
-        }
+        start_cluster(&S, cl);
         if (S.trace) trace_names(&S);
         run_cluster(&S);
         sim_clc_dispatch(&S);
@@ -1218,32 +1201,32 @@ tile_status sim_launch(SimLaunch *L, char *report, size_t cap)
         snprintf(report, cap, "%s", S.rep.data ? S.rep.data : "sim: failed");
         st = TILE_ERROR_KERNEL;
     }
-out:
     L->steps = S.steps;
     if (S.trace) sim_trace_end_launch(S.trace, S.steps);
     for (uint32_t c = 0; S.cta && c < S.ncta; c++) sim_race_free(S.cta[c].race);
-    free(S.th);
-    free(S.regs);
-    free(S.cta);
-    free(S.run);
-    free(S.smem_all);
-    free(S.bars_all);
-    free(S.ws_all);
-    free(S.sitestats);
-    free(S.warp_blocked);
-    free(S.warp_t0);
-    free(S.warp_pc);
-    free(S.lane_busy);
-    free(S.as);
-    free(S.init);
-    free(S.descs);
-    free(S.clc_st);
-    free(S.ready);
+    ir_free(S.th);
+    ir_free(S.regs);
+    ir_free(S.cta);
+    ir_free(S.run);
+    ir_free(S.smem_all);
+    ir_free(S.bars_all);
+    ir_free(S.ws_all);
+    ir_free(S.sitestats);
+    ir_free(S.warp_blocked);
+    ir_free(S.warp_t0);
+    ir_free(S.warp_pc);
+    ir_free(S.lane_busy);
+    ir_free(S.as);
+    ir_free(S.init);
+    ir_free(S.descs);
+    ir_free(S.clc_st);
+    ir_free(S.ready);
     for (uint32_t i = 0; S.pairq && i < S.nthreads; i++) {
-        free(S.pairq[i].v);
-        free(S.pairq[i].key);
+        ir_free(S.pairq[i].v);
+        ir_free(S.pairq[i].key);
     }
-    free(S.pairq);
+    ir_free(S.pairq);
+    ir_free(S.mma_tmp);
     sb_free(&S.rep);
     return st;
 }

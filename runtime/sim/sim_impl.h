@@ -172,6 +172,8 @@ typedef struct Sim {
     uint32_t *ready, ready_h, ready_t;
     uint32_t sms;              /* clusters that start at once ("SMs") */
     PairQ *pairq;              /* per thread of the cluster (cta_group = 2 mmas), allocated at the first one */
+    void *mma_tmp;             /* scratch of the mma being run (its lanes' sums), grown as needed */
+    size_t mma_tmp_cap;        /* bytes */
 } Sim;
 
 #if defined(__GNUC__)
@@ -244,9 +246,9 @@ void sim_xcta_acquire(Sim *S, uint32_t cta, int agent, uint64_t key);
 /* ================================ sim_tma.c: TMA and async engines ================================ */
 
 /* A zeroed slot for an asynchronous operation thread t issues at pc (a copy or a CLC request),
- * counted in S->nas by the caller once it is filled; NULL after a report when out of memory. */
+ * counted in S->nas by the caller once it is filled. */
 Async *sim_async_new(Sim *S, Thread *t, uint32_t pc);
-/* A free lane (track) of the trace's TMA engines for an operation issued now (-1: out of memory). */
+/* A free lane (track) of the trace's TMA engines for an operation issued now. */
 int sim_async_lane(Sim *S);
 /* SI_TMA_LOAD / SI_TMA_STORE and SI_TMA_BULK: the copies are issued (in flight); -1 after a report. */
 int sim_tma_issue(Sim *S, Thread *t, uint32_t pc);

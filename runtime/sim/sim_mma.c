@@ -87,6 +87,17 @@ static float mma_elem(const unsigned char *rowp, uint32_t row, uint32_t rowbytes
     return ty == TY_BF16 ? sim_bf2f(h) : sim_h2f(h);
 }
 
+/* n bytes of the launch's mma scratch: one mma runs at a time, so its lanes' sums reuse one block
+ * (freed with the launch) instead of one allocation per thread and mma. */
+static void *mma_scratch(Sim *S, size_t n)
+{
+    if (n > S->mma_tmp_cap) {
+        S->mma_tmp = ir_realloc(S->mma_tmp, n);
+        S->mma_tmp_cap = n;
+    }
+    return S->mma_tmp;
+}
+
 /* ---------------------------------------------------------------- CTA pairs (cta_group = 2) */
 
 /* The products of one CTA's lanes of a cta_group = 2 mma (thread tix's lanes, for CTA `own` of the pair
@@ -143,8 +154,7 @@ static int pair_mma_exec(Sim *S, Thread *t, uint32_t pc)
         return -1;
     }
     if (!S->pairq) {
-        S->pairq = calloc(S->nthreads, sizeof *S->pairq);
-        if (!S->pairq) ir_unreachable("sim: out of memory");
+        S->pairq = ir_calloc(S->nthreads, sizeof *S->pairq);
     }
     if (rank & 1) {   /* the odd CTA: the even CTA's thread tix computed these lanes when it issued */
         PairQ *q = &S->pairq[t - S->th];
@@ -181,28 +191,24 @@ static int pair_mma_exec(Sim *S, Thread *t, uint32_t pc)
     }
     if (q->n == q->cap) {   /* grow the ring, keeping the order */
         uint32_t cap = q->cap ? 2 * q->cap : 4;
-        float *v = malloc(sizeof *v * (size_t)cap * E);
-        uint64_t *key = malloc(sizeof *key * cap);
-        if (!v || !key) ir_unreachable("sim: out of memory");
+        float *v = ir_malloc(sizeof *v * (size_t)cap * E);
+        uint64_t *key = ir_malloc(sizeof *key * cap);
         for (uint32_t i = 0; i < q->n; i++) {
             memcpy(v + (size_t)i * E, q->v + (size_t)((q->head + i) % q->cap) * E, sizeof *v * E);
             key[i] = q->key[(q->head + i) % q->cap];
         }
-        free(q->v);
-        free(q->key);
+        ir_free(q->v);
+        ir_free(q->key);
         q->v = v;
         q->key = key;
         q->cap = cap;
         q->head = 0;
     }
     q->e = E;
-    float *mine = malloc(sizeof *mine * E);
-    if (!mine) ir_unreachable("sim: out of memory");
+    float *mine = mma_scratch(S, sizeof *mine * E);
     if (pair_products(S, t, pc, h, tix, lead, lead, mine) ||
-        pair_products(S, t, pc, h, tix, lead + 1, lead, q->v + (size_t)((q->head + q->n) % q->cap) * E)) {
-        free(mine);
+        pair_products(S, t, pc, h, tix, lead + 1, lead, q->v + (size_t)((q->head + q->n) % q->cap) * E))
         return -1;
-    }
     q->key[(q->head + q->n) % q->cap] = sim_xcta_last(t);
     q->n++;
     for (uint32_t j = 0; j < E; j++) {
@@ -210,7 +216,6 @@ static int pair_mma_exec(Sim *S, Thread *t, uint32_t pc)
         r[h[MA_D] + j].u = 0;
         r[h[MA_D] + j].f = d;
     }
-    free(mine);
     Thread *p = &S->th[peer];
     if (p->state == TS_BLOCKED && p->wait == WK_PAIR) sim_make_runnable(S, p);
     return 0;
@@ -241,9 +246,8 @@ static int rs_compute(Sim *S, Thread *t, uint32_t pc)
     int ta = (int)h[MA_TA], ra = (int)h[MA_RA];   /* A: registers, [K, M] rows (trans_a), or [M, K] rows */
     uint32_t arow = (ta ? M : K) * (uint32_t)es, brow = (trans ? K : N) * (uint32_t)es;
     /* rows indexed by k (an MN-major A or B) are the same for every lane: fetched once */
-    float *out = malloc(sizeof *out * E);
-    const unsigned char **krow = malloc(sizeof *krow * 2 * K);
-    if (!out || !krow) ir_unreachable("sim: out of memory");
+    const unsigned char **krow = mma_scratch(S, sizeof *krow * 2 * K + sizeof(float) * E);
+    float *out = (float *)(krow + 2 * K);
     int rc = 0;
     for (uint32_t k = 0; k < K && !rc; k++) {
         krow[k] = ta ? mma_row(S, t, pc, (uint32_t)r[h[MA_A]].u, k, arow, h[MA_SWA]) : NULL;
@@ -276,16 +280,11 @@ static int rs_compute(Sim *S, Thread *t, uint32_t pc)
         }
         out[j] = sum;
     }
-    free(krow);
-    if (rc) {
-        free(out);
-        return -1;
-    }
+    if (rc) return -1;
     for (uint32_t j = 0; j < E; j++) {
         r[h[MA_D] + j].u = 0;
         r[h[MA_D] + j].f = out[j];
     }
-    free(out);
     return 0;
 }
 
@@ -360,27 +359,20 @@ int sim_mma_exec(Sim *S, Thread *t, uint32_t pc)
     uint32_t tix = t->lin - 32 * h[MA_LO], abase = (uint32_t)r[h[MA_A]].u, bbase = (uint32_t)r[h[MA_B]].u;
     int ty = in->ty, tyb = (int)h[MA_TYB], es = ty == TY_E4M3 || ty == TY_E5M2 ? 1 : 2, trans = (int)h[MA_FLAG];
     uint32_t arow = K * (uint32_t)es, brow = (trans ? K : N) * (uint32_t)es;
-    float *out = malloc(sizeof *out * E);
-    if (!out) ir_unreachable("sim: out of memory");
+    float *out = mma_scratch(S, sizeof *out * E);
     for (uint32_t j = 0; j < E; j++) {
         uint32_t row, col;
         acc_pos(h, tix, j, &row, &col);
         float sum = r[h[MA_ACC] + j].f;
         const unsigned char *ap = mma_row(S, t, pc, abase, row, arow, h[MA_SWA]);
         const unsigned char *bp = trans ? mma_row(S, t, pc, bbase, col, brow, h[MA_SWB]) : NULL;
-        if (!ap || (trans && !bp)) {
-            free(out);
-            return -1;
-        }
+        if (!ap || (trans && !bp)) return -1;
         for (uint32_t k = 0; k < K; k++) {
             float av = mma_elem(ap, row, arow, k, es, h[MA_SWA], ty), bv;
             if (trans) bv = mma_elem(bp, col, brow, k, es, h[MA_SWB], tyb);
             else {
                 const unsigned char *kp = mma_row(S, t, pc, bbase, k, brow, h[MA_SWB]);
-                if (!kp) {
-                    free(out);
-                    return -1;
-                }
+                if (!kp) return -1;
                 bv = mma_elem(kp, k, brow, col, es, h[MA_SWB], tyb);
             }
             sum += av * bv;
@@ -391,7 +383,6 @@ int sim_mma_exec(Sim *S, Thread *t, uint32_t pc)
         r[h[MA_D] + j].u = 0;
         r[h[MA_D] + j].f = out[j];
     }
-    free(out);
     return 0;
 }
 

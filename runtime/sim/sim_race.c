@@ -40,15 +40,17 @@
  * without a branch. Cell agent fields use the same numbering.
  *
  * Bad input is ignored, never fatal: a NULL detector, an agent id out of range or ended, or an
- * access not inside [0, smem_bytes) makes the call do nothing (and return 0). Out of memory after
- * sim_race_new, or a clock reaching 2^32-1, turns the detector off for good: every later call does
- * nothing and reports no race, and sim_race_failed says so (nothing is half-recorded in a way
- * that could produce a false report).
+ * access not inside [0, smem_bytes) makes the call do nothing (and return 0). A clock reaching
+ * 2^32-1, or a table reaching its size limit, turns the detector off for good: every later call
+ * does nothing and reports no race, and sim_race_failed says so (nothing is half-recorded in a way
+ * that could produce a false report). Memory comes from the allocation layer (ir.h): out of memory
+ * raises, and the launch's allocation scope frees the detector with everything else.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir.h"
 #include "sim_race.h"
 
 enum {
@@ -134,7 +136,7 @@ struct SimRace {
     Sync *sync;          /* the sync table, capsync slots (a power of two) or NULL */
     uint32_t capsync;    /* slots in sync */
     uint32_t nsync;      /* sync objects in the table */
-    int failed;          /* out of memory or clock overflow: the detector is off */
+    int failed;          /* a clock or table at its limit: the detector is off */
 };
 
 /* The access being checked (the slow path's state). */
@@ -177,9 +179,7 @@ static uint32_t set_new(SimRace *r, uint32_t cap)
         if (r->nsets == r->capsets) {
             uint32_t nc = r->capsets ? r->capsets * 2 : 64;
             if (nc <= r->capsets || nc >= NIL) goto fail;
-            Set *ns = realloc(r->sets, (size_t)nc * sizeof *ns);
-            if (!ns) goto fail;
-            r->sets = ns;
+            r->sets = ir_realloc(r->sets, (size_t)nc * sizeof *r->sets);
             r->capsets = nc;
         }
         s = r->nsets++;
@@ -187,13 +187,7 @@ static uint32_t set_new(SimRace *r, uint32_t cap)
     } else {
         r->setfree = r->sets[s].cap;
     }
-    Entry *e = malloc((size_t)cap * sizeof *e);
-    if (!e) {
-        r->sets[s] = (Set){.e = NULL, .n = 0, .cap = r->setfree};
-        r->setfree = s;
-        goto fail;
-    }
-    r->sets[s] = (Set){.e = e, .n = 0, .cap = cap};
+    r->sets[s] = (Set){.e = ir_malloc((size_t)cap * sizeof(Entry)), .n = 0, .cap = cap};
     return s;
 fail:
     r->failed = 1;
@@ -202,7 +196,7 @@ fail:
 
 static void set_free(SimRace *r, uint32_t s)
 {
-    free(r->sets[s].e);
+    ir_free(r->sets[s].e);
     r->sets[s] = (Set){.e = NULL, .n = 0, .cap = r->setfree};
     r->setfree = s;
 }
@@ -216,22 +210,21 @@ static uint32_t set_dup(SimRace *r, uint32_t s)
     return d;
 }
 
-/* Doubles a set's capacity; 0 (and the detector off) when out of memory. */
+/* Doubles a set's capacity; 0 (and the detector off) at the size limit. */
 static int set_grow(SimRace *r, uint32_t s)
 {
     Set *st = &r->sets[s];
     uint32_t nc = st->cap * 2;
-    Entry *ne = nc > st->cap ? realloc(st->e, (size_t)nc * sizeof *ne) : NULL;
-    if (!ne) {
+    if (nc <= st->cap) {
         r->failed = 1;
         return 0;
     }
-    st->e = ne;
+    st->e = ir_realloc(st->e, (size_t)nc * sizeof *st->e);
     st->cap = nc;
     return 1;
 }
 
-/* Appends, growing when full; 0 (and the detector off) when out of memory. */
+/* Appends, growing when full; 0 (and the detector off) at the size limit. */
 static int set_push(SimRace *r, uint32_t s, uint32_t clock, uint32_t col, uint32_t loc)
 {
     if (r->sets[s].n == r->sets[s].cap && !set_grow(r, s)) return 0;
@@ -275,7 +268,7 @@ static void set_filter(SimRace *r, const Ctx *x, uint32_t s)
 
 /* ---------------------------------------------------------------- one cell */
 
-/* A two-entry set of an old single epoch and the access; NIL when out of memory. */
+/* A two-entry set of an old single epoch and the access; NIL when the detector is off. */
 static uint32_t set_pair(SimRace *r, const Ctx *x, uint32_t clock, uint32_t col, uint32_t loc)
 {
     uint32_t s = set_new(r, SET_MIN);
@@ -383,19 +376,18 @@ static inline void write_cell(SimRace *r, Ctx *x, Cell *c, uint32_t off)
 
 /* ---------------------------------------------------------------- granules */
 
-/* Splits granule g into a block of 4 byte cells; 0 when out of memory (detector off). */
+/* Splits granule g into a block of 4 byte cells; 0 at the size limit (detector off). */
 static int split(SimRace *r, uint32_t g)
 {
     uint32_t b = r->blockfree;
     if (b == NIL) {
         if (r->nblocks == r->capblocks) {
             uint32_t nc = r->capblocks ? r->capblocks * 2 : 256;
-            Cell *nb = nc > r->capblocks ? realloc(r->blocks, (size_t)nc * GRAN * sizeof *nb) : NULL;
-            if (!nb) {
+            if (nc <= r->capblocks) {
                 r->failed = 1;
                 return 0;
             }
-            r->blocks = nb;
+            r->blocks = ir_realloc(r->blocks, (size_t)nc * GRAN * sizeof *r->blocks);
             r->capblocks = nc;
         }
         b = r->nblocks++;
@@ -439,24 +431,19 @@ static void merge(SimRace *r, uint32_t g)
 SimRace *sim_race_new(int nthreads, size_t smem_bytes)
 {
     if (nthreads <= 0 || nthreads >= MAX_AGENTS || smem_bytes > MAX_SMEM) return NULL;
-    SimRace *r = calloc(1, sizeof *r);
-    if (!r) return NULL;
+    SimRace *r = ir_calloc(1, sizeof *r);
     r->nthreads = r->nagents = nthreads;
     r->cap = nthreads + SLACK < MAX_AGENTS ? nthreads + SLACK : MAX_AGENTS;
     r->stride = (size_t)r->cap + 1;
     r->smem = smem_bytes;
     r->ngran = (smem_bytes + GRAN - 1) / GRAN;
     r->blockfree = r->setfree = NIL;
-    r->vc = calloc((size_t)r->cap * r->stride, sizeof *r->vc);
-    r->live = calloc((size_t)r->cap, 1);
-    r->lastacc = calloc((size_t)r->cap, sizeof *r->lastacc);
-    r->tmp = calloc(r->stride, sizeof *r->tmp);
-    r->mark = calloc(r->stride, sizeof *r->mark);
-    r->gran = calloc(r->ngran ? r->ngran : 1, sizeof *r->gran);
-    if (!r->vc || !r->live || !r->lastacc || !r->tmp || !r->mark || !r->gran) {
-        sim_race_free(r);
-        return NULL;
-    }
+    r->vc = ir_calloc((size_t)r->cap * r->stride, sizeof *r->vc);
+    r->live = ir_calloc((size_t)r->cap, 1);
+    r->lastacc = ir_calloc((size_t)r->cap, sizeof *r->lastacc);
+    r->tmp = ir_calloc(r->stride, sizeof *r->tmp);
+    r->mark = ir_calloc(r->stride, sizeof *r->mark);
+    r->gran = ir_calloc(r->ngran ? r->ngran : 1, sizeof *r->gran);
     for (int a = 0; a < r->cap; a++) row(r, a)[0] = UINT32_MAX;
     for (int a = 0; a < nthreads; a++) {
         row(r, a)[a + 1] = 1;
@@ -468,53 +455,45 @@ SimRace *sim_race_new(int nthreads, size_t smem_bytes)
 void sim_race_free(SimRace *r)
 {
     if (!r) return;
-    for (uint32_t s = 0; s < r->nsets; s++) free(r->sets[s].e);
-    for (uint32_t i = 0; i < r->capsync; i++) free(r->sync[i].vc);
-    free(r->sets);
-    free(r->sync);
-    free(r->blocks);
-    free(r->gran);
-    free(r->tmp);
-    free(r->mark);
-    free(r->lastacc);
-    free(r->live);
-    free(r->vc);
-    free(r);
+    for (uint32_t s = 0; s < r->nsets; s++) ir_free(r->sets[s].e);
+    for (uint32_t i = 0; i < r->capsync; i++) ir_free(r->sync[i].vc);
+    ir_free(r->sets);
+    ir_free(r->sync);
+    ir_free(r->blocks);
+    ir_free(r->gran);
+    ir_free(r->tmp);
+    ir_free(r->mark);
+    ir_free(r->lastacc);
+    ir_free(r->live);
+    ir_free(r->vc);
+    ir_free(r);
 }
 
 int sim_race_failed(const SimRace *r) { return !r || r->failed; }
 
-/* Room for one more agent row and column; 0 (detector off) when out of memory or at the limit. */
+/* Room for one more agent row and column; 0 (detector off) at the limit. */
 static int grow_agents(SimRace *r)
 {
     if (r->cap >= MAX_AGENTS) goto fail;
     /* an eighth more (and 64): the matrix is quadratic, so doubling would cost too much memory */
     int nc = r->cap + r->cap / 8 + 64 < MAX_AGENTS ? r->cap + r->cap / 8 + 64 : MAX_AGENTS;
     size_t ns = (size_t)nc + 1;
-    uint32_t *vc = calloc((size_t)nc * ns, sizeof *vc);
-    uint32_t *tmp = calloc(ns, sizeof *tmp);
-    uint32_t *mark = calloc(ns, sizeof *mark);
-    uint8_t *live = calloc((size_t)nc, 1);
-    uint32_t *lastacc = calloc((size_t)nc, sizeof *lastacc);
-    if (!vc || !tmp || !mark || !live || !lastacc) {
-        free(vc);
-        free(tmp);
-        free(mark);
-        free(live);
-        free(lastacc);
-        goto fail;
-    }
+    uint32_t *vc = ir_calloc((size_t)nc * ns, sizeof *vc);
+    uint32_t *tmp = ir_calloc(ns, sizeof *tmp);
+    uint32_t *mark = ir_calloc(ns, sizeof *mark);
+    uint8_t *live = ir_calloc((size_t)nc, 1);
+    uint32_t *lastacc = ir_calloc((size_t)nc, sizeof *lastacc);
     for (int a = 0; a < nc; a++) {
         if (a < r->nagents) memcpy(vc + (size_t)a * ns, row(r, a), ((size_t)r->nagents + 1) * sizeof *vc);
         vc[(size_t)a * ns] = UINT32_MAX;
     }
     memcpy(live, r->live, (size_t)r->nagents);
     memcpy(lastacc, r->lastacc, (size_t)r->nagents * sizeof *lastacc);
-    free(r->vc);
-    free(r->tmp);
-    free(r->mark);
-    free(r->live);
-    free(r->lastacc);
+    ir_free(r->vc);
+    ir_free(r->tmp);
+    ir_free(r->mark);
+    ir_free(r->live);
+    ir_free(r->lastacc);
     r->vc = vc;
     r->tmp = tmp;
     r->mark = mark;
@@ -689,31 +668,29 @@ static Sync *sync_find(const SimRace *r, uint64_t key)
     return NULL;
 }
 
-/* The sync object for key, made (with an all-zero clock) if new; NULL (detector off) when out of memory. */
+/* The sync object for key, made (with an all-zero clock) if new; NULL (detector off) at the size limit. */
 static Sync *sync_get(SimRace *r, uint64_t key)
 {
     Sync *s = sync_find(r, key);
     if (s) return s;
     if ((r->nsync + 1) * 4 > r->capsync * 3) { /* keep the load at most 3/4 */
         uint32_t nc = r->capsync ? r->capsync * 2 : 16;
-        Sync *nt = nc > r->capsync ? calloc(nc, sizeof *nt) : NULL;
-        if (!nt) goto fail;
+        if (nc <= r->capsync) goto fail;
+        Sync *nt = ir_calloc(nc, sizeof *nt);
         for (uint32_t i = 0; i < r->capsync; i++) {
             if (!r->sync[i].vc) continue;
             uint32_t j = hash_key(r->sync[i].key) & (nc - 1);
             while (nt[j].vc) j = (j + 1) & (nc - 1);
             nt[j] = r->sync[i];
         }
-        free(r->sync);
+        ir_free(r->sync);
         r->sync = nt;
         r->capsync = nc;
     }
     uint32_t mask = r->capsync - 1, i = hash_key(key) & mask;
     while (r->sync[i].vc) i = (i + 1) & mask;
     uint32_t len = (uint32_t)r->nagents + 1;
-    uint32_t *vc = calloc(len, sizeof *vc);
-    if (!vc) goto fail;
-    r->sync[i] = (Sync){.key = key, .vc = vc, .len = len};
+    r->sync[i] = (Sync){.key = key, .vc = ir_calloc(len, sizeof(uint32_t)), .len = len};
     r->nsync++;
     return &r->sync[i];
 fail:
@@ -728,13 +705,8 @@ void sim_race_release(SimRace *r, int agent, uint64_t sync)
     if (!s) return;
     uint32_t ncols = (uint32_t)r->nagents + 1;
     if (s->len < ncols) {
-        uint32_t *nv = realloc(s->vc, (size_t)ncols * sizeof *nv);
-        if (!nv) {
-            r->failed = 1;
-            return;
-        }
-        memset(nv + s->len, 0, (size_t)(ncols - s->len) * sizeof *nv);
-        s->vc = nv;
+        s->vc = ir_realloc(s->vc, (size_t)ncols * sizeof *s->vc);
+        memset(s->vc + s->len, 0, (size_t)(ncols - s->len) * sizeof *s->vc);
         s->len = ncols;
     }
     const uint32_t *v = row(r, agent);
@@ -760,7 +732,7 @@ void sim_race_sync_forget(SimRace *r, uint64_t sync)
     Sync *s = sync_find(r, sync);
     if (!s) return;
     uint32_t mask = r->capsync - 1, i = (uint32_t)(s - r->sync);
-    free(s->vc);
+    ir_free(s->vc);
     /* backward-shift deletion: move up every later entry of the probe run that may fill the hole */
     for (uint32_t j = (i + 1) & mask; r->sync[j].vc; j = (j + 1) & mask) {
         uint32_t home = hash_key(r->sync[j].key) & mask;

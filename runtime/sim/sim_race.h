@@ -33,12 +33,12 @@ typedef struct SimRaceReport {
     uint32_t loc[2];             /* their source location ids */
 } SimRaceReport;
 
-/* nthreads: the CTA's threads; smem_bytes: its shared memory. NULL when out of memory. */
+/* nthreads: the CTA's threads; smem_bytes: its shared memory. NULL outside the limits below. */
 SimRace *sim_race_new(int nthreads, size_t smem_bytes);
 void sim_race_free(SimRace *r);
 
 /* A new async agent ordered after `issuer`'s accesses so far; returns its agent id (>= nthreads),
- * or -1 when out of memory. Ids may be reused after sim_race_async_end. */
+ * or -1 when the detector is off. Ids may be reused after sim_race_async_end. */
 int sim_race_async_begin(SimRace *r, int issuer);
 void sim_race_async_end(SimRace *r, int agent);
 
@@ -55,9 +55,10 @@ void sim_race_barrier(SimRace *r, const int *agents, int n);
 
 /* Added with sim_race.c. Calls with a NULL detector, an agent that is out of range or ended, or an
  * access not inside [0, smem_bytes) do nothing (sim_race_access returns 0); sim_race_new also
- * returns NULL for nthreads <= 0 or >= 65520, or smem_bytes > 16 MiB. Running out of memory after
- * sim_race_new (or a clock reaching 2^32-1) turns the detector off for good: later calls do nothing,
- * report no race, sim_race_async_begin returns -1. sim_race_failed says whether that happened
+ * returns NULL for nthreads <= 0 or >= 65520, or smem_bytes > 16 MiB. A clock reaching 2^32-1 (or
+ * a table reaching its size limit) turns the detector off for good: later calls do nothing, report
+ * no race, sim_race_async_begin returns -1. Memory comes from the allocation layer of ir.h: out of
+ * memory raises (to the launch's allocation scope, which frees the detector) and never returns. sim_race_failed says whether that happened
  * (1 also for NULL), so the simulator can warn that race detection stopped.
  * Async ids: an ended id is handed out again only to an issuer that already happens after every
  * access made under it (typically through the completion it acquired); otherwise a new id is made,

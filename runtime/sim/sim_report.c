@@ -299,12 +299,7 @@ static void cta_str(const Sim *S, uint32_t c, char *buf, size_t n)
 /* The state of a set of threads (of CTA c; `all` over the cluster), grouped by what each does. */
 static void put_states(Sim *S, StrBuf *sb, const uint32_t *ids, uint32_t n, const char *indent)
 {
-    uint32_t *done = calloc(n ? n : 1, sizeof *done), *grp = malloc(sizeof *grp * (n ? n : 1));
-    if (!done || !grp) {
-        free(done);
-        free(grp);
-        return;
-    }
+    uint32_t *done = ir_calloc(n ? n : 1, sizeof *done), *grp = ir_malloc(sizeof *grp * (n ? n : 1));
     for (uint32_t i = 0; i < n; i++) {
         if (done[i]) continue;
         const Thread *a = &S->th[ids[i]];
@@ -343,8 +338,8 @@ static void put_states(Sim *S, StrBuf *sb, const uint32_t *ids, uint32_t n, cons
             sb_printf(sb, ": blocked at %s, %s\n", loc, what);
         }
     }
-    free(done);
-    free(grp);
+    ir_free(done);
+    ir_free(grp);
 }
 
 /* The threads of a site's group in CTA c (every CTA when c < 0). */
@@ -468,9 +463,8 @@ static uint32_t node_needs(Sim *S, const WaitNode *w, uint32_t *out, uint32_t *t
 
 static void put_cycle(Sim *S, StrBuf *sb, WaitNode *nodes, int nn)
 {
-    uint32_t *need = malloc(sizeof *need * S->nthreads), *tmp = malloc(sizeof *tmp * S->nthreads);
-    int *next = malloc(sizeof *next * (size_t)(nn ? nn : 1)), *exited_at = malloc(sizeof *exited_at * (size_t)(nn ? nn : 1));
-    if (!need || !tmp || !next || !exited_at) goto done;
+    uint32_t *need = ir_malloc(sizeof *need * S->nthreads), *tmp = ir_malloc(sizeof *tmp * S->nthreads);
+    int *next = ir_malloc(sizeof *next * (size_t)(nn ? nn : 1)), *exited_at = ir_malloc(sizeof *exited_at * (size_t)(nn ? nn : 1));
     for (int i = 0; i < nn; i++) {
         next[i] = -1;
         exited_at[i] = -1;
@@ -486,8 +480,7 @@ static void put_cycle(Sim *S, StrBuf *sb, WaitNode *nodes, int nn)
         }
     }
     /* follow next[] from node 0 until a node repeats (a cycle) or the chain ends */
-    int *seen = calloc((size_t)(nn ? nn : 1), sizeof *seen);
-    if (!seen) goto done;
+    int *seen = ir_calloc((size_t)(nn ? nn : 1), sizeof *seen);
     int cur = 0, step = 1, cyc = -1;
     for (int i = 0; i < nn; i++)
         if (next[i] >= 0) {   /* prefer a start that is on a cycle */
@@ -529,12 +522,11 @@ static void put_cycle(Sim *S, StrBuf *sb, WaitNode *nodes, int nn)
         }
         cur = nx;
     }
-    free(seen);
-done:
-    free(need);
-    free(tmp);
-    free(next);
-    free(exited_at);
+    ir_free(seen);
+    ir_free(need);
+    ir_free(tmp);
+    ir_free(next);
+    ir_free(exited_at);
 }
 
 void sim_hang_report(Sim *S)
@@ -551,14 +543,8 @@ void sim_hang_report(Sim *S)
     sb_printf(&S->rep, "  cluster (%u,%u,%u) of %u CTA%s starting at %s, after %llu steps: %u threads, %u blocked, %u exited; no TMA copy in flight\n",
               S->cluster_id[0], S->cluster_id[1], S->cluster_id[2], S->ncta, S->ncta > 1 ? "s" : "", cs,
               (unsigned long long)S->steps, S->nthreads, nb, ne);
-    uint32_t *ids = malloc(sizeof *ids * S->nthreads), *tmp = malloc(sizeof *tmp * S->nthreads);
-    WaitNode *nodes = malloc(sizeof *nodes * S->nthreads);
-    if (!ids || !tmp || !nodes) {
-        free(ids);
-        free(tmp);
-        free(nodes);
-        return;
-    }
+    uint32_t *ids = ir_malloc(sizeof *ids * S->nthreads), *tmp = ir_malloc(sizeof *tmp * S->nthreads);
+    WaitNode *nodes = ir_malloc(sizeof *nodes * S->nthreads);
     int nn = 0;
     for (uint32_t i = 0; i < S->nthreads; i++) {
         const Thread *t = &S->th[i];
@@ -573,9 +559,9 @@ void sim_hang_report(Sim *S)
         if (t->warp > nodes[o].whi) nodes[o].whi = t->warp;
     }
     /* one block per waited-on object */
-    int *shown = calloc((size_t)(nn ? nn : 1), sizeof *shown);
+    int *shown = ir_calloc((size_t)(nn ? nn : 1), sizeof *shown);
     int blk = 0;
-    for (int i = 0; shown && i < nn; i++) {
+    for (int i = 0; i < nn; i++) {
         if (shown[i]) continue;
         const WaitNode *w = &nodes[i];
         blk++;
@@ -674,24 +660,23 @@ void sim_hang_report(Sim *S)
             put_states(S, &S->rep, tmp, k, "        ");
         }
     }
-    free(shown);
+    ir_free(shown);
     put_cycle(S, &S->rep, nodes, nn);
-    free(ids);
-    free(tmp);
-    free(nodes);
+    ir_free(ids);
+    ir_free(tmp);
+    ir_free(nodes);
 }
 
 void sim_runaway_report(Sim *S)
 {
     report_head(S, "runaway");
     sb_printf(&S->rep, ": stopped after %llu steps (max_steps)\n", (unsigned long long)S->steps);
-    uint32_t *ids = malloc(sizeof *ids * S->nthreads);
-    if (!ids) return;
+    uint32_t *ids = ir_malloc(sizeof *ids * S->nthreads);
     uint32_t m = 0;
     for (uint32_t i = 0; i < S->nthreads; i++)
         if (S->th[i].state != TS_EXITED) ids[m++] = i;
     sb_puts(&S->rep, "  threads still live:\n");
     put_states(S, &S->rep, ids, m, "    ");
-    free(ids);
+    ir_free(ids);
 }
 

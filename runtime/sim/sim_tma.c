@@ -48,9 +48,7 @@ int sim_async_lane(Sim *S)
             S->lane_busy[i] = 1;
             return (int)i;
         }
-    uint64_t *nb = realloc(S->lane_busy, sizeof *nb * (S->nlanes + 8));
-    if (!nb) return -1;
-    S->lane_busy = nb;
+    uint64_t *nb = S->lane_busy = ir_realloc(S->lane_busy, sizeof *nb * (S->nlanes + 8));
     for (uint32_t i = S->nlanes; i < S->nlanes + 8; i++) nb[i] = 0;
     S->nlanes += 8;
     return sim_async_lane(S);
@@ -64,17 +62,12 @@ static uint32_t highest_bit(uint32_t m)
 }
 
 /* A zeroed slot for an asynchronous operation thread t issues at pc (a copy or a CLC request),
- * counted in S->nas by the caller once it is filled; NULL after a report when out of memory. */
+ * counted in S->nas by the caller once it is filled. */
 Async *sim_async_new(Sim *S, Thread *t, uint32_t pc)
 {
     if (S->nas == S->capas) {
         uint32_t nc = S->capas ? S->capas * 2 : 32;
-        Async *na = realloc(S->as, nc * sizeof *na);
-        if (!na) {
-            sim_fail_at(S, t, pc, "out of memory", "no room for another asynchronous operation in flight");
-            return NULL;
-        }
-        S->as = na;
+        S->as = ir_realloc(S->as, nc * sizeof *S->as);
         S->capas = nc;
     }
     Async *a = &S->as[S->nas];
@@ -114,7 +107,6 @@ int sim_tma_issue(Sim *S, Thread *t, uint32_t pc)
     uint32_t need = d->swizzle ? 1024 : 128, base = (uint32_t)r[aux[TA_SMEM]].u;
     for (uint32_t j = 0; j < spans; j++) {
         Async *a = sim_async_new(S, t, pc);
-        if (!a) return -1;
         a->desc = d;
         for (uint32_t i = 0; i < rank; i++) a->coord[i] = (int32_t)r[aux[TA_COORD + rank - 1 - i]].i;
         a->coord[0] += (int32_t)(j * (w / es));
@@ -177,7 +169,6 @@ int sim_bulk_issue(Sim *S, Thread *t, uint32_t pc)
                            "%lld bytes at shared offset %u run past the CTA's %zu bytes of shared memory", (long long)bytes,
                            (uint32_t)sv, S->smem_size);
     Async *a = sim_async_new(S, t, pc);
-    if (!a) return -1;
     a->kind = load ? AK_BULK_LOAD : AK_BULK_STORE;
     a->smem = (uint32_t)sv;
     a->va = gv;

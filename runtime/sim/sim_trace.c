@@ -6,6 +6,10 @@
  * of one thread), shown as microseconds; each launch starts where the previous one ended.
  * Processes are CTAs (pid = linear block index), threads are warps (tid = warp), plus one track
  * for mbarrier phase completions and a few "TMA engine" tracks for copies in flight.
+ *
+ * The event buffer lives as long as the device but grows during launches, inside their allocation
+ * scopes (ir.h): a launch hands it back to the trace (sim_trace_keep), or, when it runs out of
+ * memory, drops its own events (sim_trace_rewind), so the unwind never frees the buffer.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -24,23 +28,32 @@ struct SimTrace {
 
 SimTrace *sim_trace_new(const char *path)
 {
-    SimTrace *t = calloc(1, sizeof *t);
-    if (!t) return NULL;
-    t->path = strdup(path);
-    if (!t->path) {
-        free(t);
-        return NULL;
-    }
+    SimTrace *t = ir_calloc(1, sizeof *t);
+    t->path = ir_strdup(path);
     sb_init(&t->ev);
     return t;
+}
+
+SimTraceMark sim_trace_mark(const SimTrace *t) { return (SimTraceMark){t->ev.len, t->base, t->end, t->launches}; }
+
+void sim_trace_keep(SimTrace *t) { ir_untrack(t->ev.data); }
+
+void sim_trace_rewind(SimTrace *t, SimTraceMark m)
+{
+    ir_untrack(t->ev.data);
+    t->ev.len = m.len;
+    if (t->ev.data) t->ev.data[m.len] = 0;
+    t->base = m.base;
+    t->end = m.end;
+    t->launches = m.launches;
 }
 
 void sim_trace_free(SimTrace *t)
 {
     if (!t) return;
-    free(t->path);
+    ir_free(t->path);
     sb_free(&t->ev);
-    free(t);
+    ir_free(t);
 }
 
 static void put_str(StrBuf *sb, const char *s)

@@ -21,6 +21,7 @@ static Suite *(*const suites[])(void) = {
     shmem_suite,
     fp8_suite,
     oom_suite,
+    sim_oom_suite,
 };
 
 int main(void)

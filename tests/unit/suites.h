@@ -21,5 +21,6 @@ Suite *sim_spans_suite(void); /* test_sim_spans.c: column-span smem tiles: sim_s
 Suite *shmem_suite(void);    /* test_shmem.c: the NVSHMEM runtime without NVSHMEM: launcher, clear errors */
 Suite *fp8_suite(void);      /* test_fp8.c: the e4m3 / e5m2 codes of runtime/fp8.c, all 256 of each */
 Suite *oom_suite(void);      /* test_oom.c: every allocation of a compile failed in turn: TILE_ERROR_OUT_OF_MEMORY, no leak */
+Suite *sim_oom_suite(void);  /* test_sim_oom.c: every allocation of a sim module load and launch failed in turn */
 
 #endif

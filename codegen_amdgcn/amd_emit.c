@@ -291,6 +291,7 @@ static void emit_elementwise(Emit *e, const Op *op)
         case OP_ABS: r = intrinsic(e, "llvm.fabs", &wt, 1, args, 1); break;
         case OP_SQRT: r = intrinsic(e, "llvm.sqrt", &wt, 1, args, 1); break;
         case OP_EXP: r = intrinsic(e, "llvm.exp", &wt, 1, args, 1); break;
+        case OP_EXP2: r = intrinsic(e, "llvm.exp2", &wt, 1, args, 1); break;
         case OP_FMA: r = intrinsic(e, "llvm.fma", &wt, 1, args, 3); break;
         default:
             error_at(e, op, "'%s' is not defined on %s", opname(op), ir_type_kind_name(t->kind));
@@ -1189,7 +1190,7 @@ static void emit_op(Emit *e, const Op *op, Flow *f)
     }
     case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_REM: case OP_NEG: case OP_AND: case OP_OR:
     case OP_XOR: case OP_NOT: case OP_SHL: case OP_SHR: case OP_MIN: case OP_MAX: case OP_ABS: case OP_SQRT:
-    case OP_EXP: case OP_FMA: case OP_CMP: case OP_SELECT: case OP_CAST:
+    case OP_EXP: case OP_EXP2: case OP_FMA: case OP_CMP: case OP_SELECT: case OP_CAST:
         emit_elementwise(e, op);
         return;
     case OP_THREAD_ID: case OP_BLOCK_ID: case OP_BLOCK_DIM: case OP_GRID_DIM: case OP_LANE_ID: case OP_WARP_ID:

@@ -219,6 +219,15 @@ static void emit_float_wide(Emit *e, OpCode code, const char *ft, const char *d,
         ptx_ins(e, "fma.rn.%s %s, %s, %s, %s", ft, d, q, b, a);
         return;
     }
+    case OP_EXP2:   /* ex2.approx is exact at integers and within 2 ulp elsewhere; f64: exp(x ln 2) */
+        if (ft[1] == '3') {
+            ptx_ins(e, "ex2.approx.f32 %s, %s", d, a);
+        } else {
+            const char *t = ptx_tmp(e, RC_F64);
+            ptx_ins(e, "mul.rn.f64 %s, %s, 0d3FE62E42FEFA39EF", t, a);
+            emit_exp_f64(e, d, t);
+        }
+        return;
     case OP_EXP:
         if (ft[1] == '3') {
             const char *t = ptx_tmp(e, RC_F32);
@@ -394,7 +403,7 @@ static void emit_elem(Emit *e, const Op *op, const Type *t, const Type *rt, cons
             ptx_ins(e, "%s.%s %s, %s, %s", code == OP_AND ? "and" : code == OP_OR ? "or" : "xor", ptx_bty(t), d, a, b);
             return;
         case OP_NOT: ptx_ins(e, "not.%s %s, %s", ptx_bty(t), d, a); return;
-        case OP_DIV: case OP_REM: case OP_SQRT: case OP_EXP:
+        case OP_DIV: case OP_REM: case OP_SQRT: case OP_EXP: case OP_EXP2:
             if (!h) {
                 emit_float_wide(e, code, f, d, a, b);
             } else {

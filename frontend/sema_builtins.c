@@ -61,6 +61,7 @@ static const Builtin builtins[] = {
     {NULL,    "abs",                1, 1, NULL,              SG_ANY,        NULL,      OP_ABS,               sema_math},
     {NULL,    "sqrt",               1, 1, NULL,              SG_ANY,        NULL,      OP_SQRT,              sema_math},
     {NULL,    "exp",                1, 1, NULL,              SG_ANY,        NULL,      OP_EXP,               sema_math},
+    {NULL,    "exp2",               1, 1, NULL,              SG_ANY,        NULL,      OP_EXP2,              sema_math},
     {NULL,    "fma",                3, 3, NULL,              SG_ANY,        NULL,      OP_FMA,               sema_math},
     {NULL,    "select",             3, 3, NULL,              SG_ANY,        NULL,      OP_SELECT,            sema_math},
     /* mbarriers and parity: sema_async.c */

@@ -238,7 +238,7 @@ Ex sema_math(Sema *s, const Call *c)
     const Node *n = c->n;
     const char *f = n->name;
     OpCode code = c->bi->op;
-    int float_only = code == OP_SQRT || code == OP_EXP || code == OP_FMA;
+    int float_only = code == OP_SQRT || code == OP_EXP || code == OP_EXP2 || code == OP_FMA;
     int first = code == OP_SELECT; /* select's condition is not unified with the values */
     Ex a[3];
     memset(a, 0, sizeof a);

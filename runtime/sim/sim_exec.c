@@ -248,6 +248,7 @@ SimReg sim_elem1(int irop, int ty, int rty, SimReg a, SimReg b, SimReg c)
             case OP_MAX: r.d = fmax(x, y); break;
             case OP_SQRT: r.d = sqrt(x); break;
             case OP_EXP: r.d = exp(x); break;
+            case OP_EXP2: r.d = exp(x * 0.69314718055994530942); break;   /* as the PTX back end: exp(x ln 2) */
             case OP_REM: r.d = fma(-trunc(x / y), y, x); break;
             default: break;
             }
@@ -265,6 +266,7 @@ SimReg sim_elem1(int irop, int ty, int rty, SimReg a, SimReg b, SimReg c)
         case OP_DIV: return fput((float)((float)x / (float)y), ty);
         case OP_SQRT: return fput(sqrtf((float)x), ty);
         case OP_EXP: return fput(exp2f((float)x * 1.44269502f), ty);
+        case OP_EXP2: return fput(exp2f((float)x), ty);
         case OP_REM: {
             float q = truncf((float)x / (float)y);
             return fput(fmaf(-q, (float)y, (float)x), ty);

@@ -131,6 +131,41 @@ START_TEST(tile_kernel_matches_c)
 }
 END_TEST
 
+/* exp2 on a tile (f32, the blocked layout) and on a scalar f64, against the C library: 2^x is
+ * exact at integers, and the f32 form within 2 ulp elsewhere (the hardware's ex2.approx). */
+static const char exp2_src[] =
+    "kernel pow2(x: tensor f32[n], y: tensor f32[n], d: f64*, n: i32) block(128) {\n"
+    "    let base = block_id.x * 512;\n"
+    "    store(y[base], exp2(load(x[base], [512])));\n"
+    "    if (block_id.x == 0 && thread_id.x == 0) { d[1] = exp2(d[0]); }\n"
+    "}\n";
+
+START_TEST(exp2_matches_c)
+{
+    SimRun s;
+    open_kernel(&s, exp2_src, "pow2");
+    int n = 1000;
+    float x[1000], got[1000];
+    for (int i = 0; i < n; i++) x[i] = i < 40 ? (float)(i - 20) : rndf() * 30.0f;
+    double dd[2] = {-3.25, 0};
+    tile_devptr dx = sim_run_upload(&s, x, sizeof x), dy = sim_run_upload(&s, NULL, sizeof got);
+    tile_devptr dp = sim_run_upload(&s, dd, sizeof dd);
+    tile_arg args[] = {tile_arg_ptr(TILE_DTYPE_F32, dx), tile_arg_ptr(TILE_DTYPE_F32, dy), tile_arg_ptr(TILE_DTYPE_F64, dp),
+                       tile_arg_i32(n)};
+    tile_launch_config cfg = {{2, 1, 1}, {0, 0, 0}, {0, 0, 0}, 0, NULL};
+    ck_assert_msg(tile_launch(s.k, &cfg, args, 4) == TILE_SUCCESS, "%s", tile_last_error());
+    ck_assert_int_eq(tile_memcpy_dtoh(s.d, got, dy, sizeof got), TILE_SUCCESS);
+    ck_assert_int_eq(tile_memcpy_dtoh(s.d, dd, dp, sizeof dd), TILE_SUCCESS);
+    for (int i = 0; i < n; i++) {
+        float want = exp2f(x[i]);
+        if (i < 40) ck_assert_msg(got[i] == want, "exp2(%g) = %.9g, want exactly %.9g", x[i], got[i], want);
+        else ck_assert_msg(fabsf(got[i] - want) <= 2.5e-7f * want, "exp2(%g) = %.9g, want %.9g", x[i], got[i], want);
+    }
+    ck_assert_msg(fabs(dd[1] - exp2(-3.25)) <= 1e-15 * exp2(-3.25), "exp2(-3.25) = %.17g", dd[1]);
+    sim_run_close(&s);
+}
+END_TEST
+
 /* A register tile stored into a swizzled shared tile (st_smem_blocked) and read back transposed,
  * element by element (smem_elem): both must use the same swizzle. */
 static const char transpose_src[] =
@@ -721,6 +756,7 @@ Suite *sim_suite(void)
     tcase_set_timeout(c, 120);
     tcase_add_test(c, elementwise_matches_c);
     tcase_add_test(c, tile_kernel_matches_c);
+    tcase_add_test(c, exp2_matches_c);
     tcase_add_test(c, shared_tile_transpose_matches_c);
     tcase_add_test(c, tma_pipeline_matches_c);
     tcase_add_test(c, cluster_multicast_matches_c);

@@ -167,6 +167,9 @@ void diag_render(const DiagCtx *d, StrBuf *sb);
 
 /* ================================ tool.c ================================ */
 
+/* Writes all n bytes to fd, retrying after EINTR and short writes: 0, or -1 on an error. */
+int ir_write_all(int fd, const unsigned char *p, size_t n);
+
 /* An external tool the back ends run on one input file to make one output file (ptxas, ld.lld). */
 #define IR_TOOL_MAX_ARGS 8
 extern const char IR_TOOL_IN[], IR_TOOL_OUT[];   /* in args: stand for the input and output paths */

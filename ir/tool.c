@@ -27,7 +27,7 @@ static const Loc no_loc = {NULL, 0, 0};
 
 const char IR_TOOL_IN[] = "<in>", IR_TOOL_OUT[] = "<out>";
 
-static int write_all(int fd, const unsigned char *p, size_t n)
+int ir_write_all(int fd, const unsigned char *p, size_t n)
 {
     while (n) {
         ssize_t w = write(fd, p, n);
@@ -163,7 +163,7 @@ int ir_tool_run(const IrTool *t, const void *in, size_t inlen, StrBuf *text, int
     }
     int ret = -1;
     int fd = open(inp.data, O_WRONLY | O_CREAT | O_EXCL, 0600);
-    if (fd < 0 || write_all(fd, in, inlen) != 0) {
+    if (fd < 0 || ir_write_all(fd, in, inlen) != 0) {
         int e = errno;
         if (fd >= 0) close(fd);
         diag_error(diag, no_loc, "%s: cannot write %s: %s", t->what, inp.data, strerror(e));

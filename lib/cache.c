@@ -189,18 +189,6 @@ static int read_all(int fd, unsigned char *p, size_t n)
     return 0;
 }
 
-static int write_all(int fd, const unsigned char *p, size_t n)
-{
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 /* The payload of a valid entry (malloc'ed), or NULL for a miss of any kind. */
 static unsigned char *disk_lookup(const char *path, const Key *k, size_t *len)
 {
@@ -244,7 +232,7 @@ static void disk_store(const char *dir, const char *path, const Key *k, const un
     put_le(h + 16, n, 8);
     memcpy(h + 24, k->b, 16);
     payload_hash(data, n, h + 40);
-    int ok = write_all(fd, h, sizeof h) == 0 && write_all(fd, data, n) == 0 && fsync(fd) == 0;
+    int ok = ir_write_all(fd, h, sizeof h) == 0 && ir_write_all(fd, data, n) == 0 && fsync(fd) == 0;
     ok = close(fd) == 0 && ok;
     if (!ok || rename(tmp, path) != 0) unlink(tmp);
 }

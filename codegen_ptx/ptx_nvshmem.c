@@ -161,7 +161,7 @@ void ptx_emit_shmem(Emit *e, const Op *op)
         shmem_call_fn(e, "nvshmem_signal_wait_until", 'w', ptx_vr(e, op->results[0], 0), "wiw", args);
         /* NVSHMEM 3.4.5's wait is no acquire for later plain loads: on 2 H200s a receiver read stale
          * (L1) data after it returned in 399 of 400 rounds, none with a fence.sc.sys after it
-         * (bench/results-2026-11-22-h200x2-shmem-order.log). The wait acquires here. */
+         * (docs/PERFORMANCE.md, NVSHMEM). The wait acquires here. */
         ptx_ins(e, "fence.sc.sys");
         return;
     }

@@ -32,7 +32,7 @@
  * wait_group 0 (a later mma_commit of the user then closes an empty group, and mma_wait(n) keeps
  * its meaning). On the H100 an asynchronous version (waiting for all groups only before the next
  * packing) computed wrong results at full speed and right ones under compute-sanitizer
- * (bench/results-2026-11-22-h100-gemm-forms.log, run 1): registers of a pending wgmma were reused,
+ * (docs/PERFORMANCE.md, other operand forms): registers of a pending wgmma were reused,
  * so this back end does not leave a register-A wgmma in flight.
  *
  * ld_smem_acc {shape = [M, N], threads}: the inverse of st_smem_acc: each thread loads its lanes in

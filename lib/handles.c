@@ -8,7 +8,8 @@
  * stream belongs is TILE_ERROR_INVALID_ARGUMENT instead of a read of freed memory. Only the address
  * is compared: a new object made at the address of a dead one is that new object (reuse cannot be
  * told apart), and a handle another thread destroys while this one uses it is still the caller's
- * race. One process-wide table (open addressing, one mutex) in plain heap memory: outside the
+ * race. One process-wide table (open addressing, under a read-write lock: lookups, one per handle
+ * an entry takes, run side by side on many threads) in plain heap memory: outside the
  * allocation layer (ir.h), so no scope's unwind frees it and its growth, shared by every thread, is
  * not counted against the allocations of the one entry the layer's fault injector is testing.
  */
@@ -24,7 +25,7 @@ typedef struct Slot {
     int kind;          /* TILE_H_* */
 } Slot;
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_rwlock_t lock = PTHREAD_RWLOCK_INITIALIZER;
 static Slot *slots;
 static size_t cap, used, live;   /* slots; slots not empty (live + deleted); live handles */
 
@@ -68,7 +69,7 @@ int tile_handle_add_(const void *h, int kind)
 {
     uintptr_t key = (uintptr_t)h;
     if (key <= 1) return -1;
-    pthread_mutex_lock(&lock);
+    pthread_rwlock_wrlock(&lock);
     int rc = 0;
     size_t at = find(key);
     if (at != SIZE_MAX) {
@@ -82,13 +83,13 @@ int tile_handle_add_(const void *h, int kind)
         slots[j] = (Slot){key, kind};
         live++;
     }
-    pthread_mutex_unlock(&lock);
+    pthread_rwlock_unlock(&lock);
     return rc;
 }
 
 void tile_handle_remove_(const void *h)
 {
-    pthread_mutex_lock(&lock);
+    pthread_rwlock_wrlock(&lock);
     size_t at = find((uintptr_t)h);
     if (at != SIZE_MAX) {
         slots[at].key = 1;
@@ -99,16 +100,16 @@ void tile_handle_remove_(const void *h)
         slots = NULL;
         cap = used = 0;
     }
-    pthread_mutex_unlock(&lock);
+    pthread_rwlock_unlock(&lock);
 }
 
 int tile_handle_live_(const void *h, int kind)
 {
     uintptr_t key = (uintptr_t)h;
     if (key <= 1) return 0;
-    pthread_mutex_lock(&lock);
+    pthread_rwlock_rdlock(&lock);
     size_t at = find(key);
     int ok = at != SIZE_MAX && slots[at].kind == kind;
-    pthread_mutex_unlock(&lock);
+    pthread_rwlock_unlock(&lock);
     return ok;
 }

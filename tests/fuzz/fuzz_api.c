@@ -23,6 +23,17 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* -DFUZZ_API_TRACE: every launch's status on stderr (to see what a seed input reaches). */
+#ifdef FUZZ_API_TRACE
+#include <stdio.h>
+static void trace(const char *what, tile_status st)
+{
+    fprintf(stderr, "%s: %s%s%s\n", what, tile_status_string(st), st ? ": " : "", st ? tile_last_error() : "");
+}
+#else
+static void trace(const char *what, tile_status st) { (void)what, (void)st; }
+#endif
+
 /* ---------------------------------------------------------------- the input as a byte stream */
 
 typedef struct In {
@@ -36,8 +47,18 @@ static unsigned u8(In *in)
     in->n--;
     return *in->p++;
 }
-static uint32_t u32(In *in) { return u8(in) | u8(in) << 8 | u8(in) << 16 | (uint32_t)u8(in) << 24; }
-static uint64_t u64(In *in) { return u32(in) | (uint64_t)u32(in) << 32; }
+/* Little-endian; each byte read in its own statement (argument order is unspecified in C). */
+static uint32_t u32(In *in)
+{
+    uint32_t v = 0;
+    for (int i = 0; i < 4; i++) v |= (uint32_t)u8(in) << (8 * i);
+    return v;
+}
+static uint64_t u64(In *in)
+{
+    uint64_t lo = u32(in);
+    return lo | (uint64_t)u32(in) << 32;
+}
 
 /* A size: mostly small, sometimes an edge (0, 2^n +- 1, SIZE_MAX). */
 static size_t size_of(In *in, size_t small)
@@ -46,6 +67,16 @@ static size_t size_of(In *in, size_t small)
     if (k < 200) return (size_t)u32(in) % (small + 1);
     static const size_t edges[] = {0, 1, 63, 64, 65, 4095, 4096, (size_t)1 << 32, ((size_t)1 << 32) + 1, SIZE_MAX / 2,
                                    SIZE_MAX - 63, SIZE_MAX - 1, SIZE_MAX};
+    return edges[k % (sizeof edges / sizeof edges[0])];
+}
+
+/* An allocation size: small, or one the sim device refuses before taking host memory (past its 16
+ * GiB, or wrapping when rounded up); a size in between would really be allocated and zeroed. */
+static size_t alloc_size_of(In *in, size_t small)
+{
+    unsigned k = u8(in);
+    if (k < 224) return (size_t)u32(in) % (small + 1);
+    static const size_t edges[] = {0, 1, 63, 64, 65, ((size_t)16 << 30) + 1, SIZE_MAX / 2, SIZE_MAX - 63, SIZE_MAX};
     return edges[k % (sizeof edges / sizeof edges[0])];
 }
 
@@ -108,10 +139,12 @@ static const char *const sources[] = {
     "    }\n"
     "}\n",
     "kernel lost(p: i32*, n: i32) block(64) {\n"
-    "    mbarrier b(65);\n"
-    "    arrive(b);\n"
-    "    wait(b, parity(0));\n"
-    "    p[thread_id.x] = n;\n"
+    "    mbarrier bar(64);\n"
+    "    if thread_id.x < n {\n"
+    "        arrive(bar);\n"
+    "    }\n"
+    "    wait(bar, parity(0));\n"
+    "    p[thread_id.x] = 1;\n"
     "}\n",
     "kernel bad(p: i32*) block(32) {\n"
     "    p[0] = undefined_name;\n"
@@ -164,9 +197,11 @@ static tile_arg make_arg(State *s, In *in, const tile_param_info *pi)
     } else if (k < 200) {
         a = tile_arg_scalar(pi->dtype, (double)(int32_t)(u32(in) % 513));
     } else if (k < 220) {
-        a = tile_arg_scalar((tile_dtype)(u8(in) % 17), (double)(int32_t)u32(in));
+        tile_dtype t = (tile_dtype)(u8(in) % 17);
+        a = tile_arg_scalar(t, (double)(int32_t)u32(in));
     } else if (k < 240) {
-        a = tile_arg_ptr((tile_dtype)(u8(in) % 17), u64(in));
+        tile_dtype t = (tile_dtype)(u8(in) % 17);
+        a = tile_arg_ptr(t, u64(in));
     } else {
         memset(&a, 0, sizeof a);
         a.kind = (tile_param_kind)(u8(in) % 5);
@@ -204,7 +239,7 @@ static void launch(State *s, In *in)
     unsigned c = u8(in);
     if (c >= 224) nargs = (int)(c % 8) - 2;
     else if (c >= 208) nargs = INT_MAX - (int)(c % 4);
-    tile_launch(k, &cfg, nargs < 0 || nargs > 0 ? args : NULL, nargs);
+    trace("launch", tile_launch(k, &cfg, nargs < 0 || nargs > 0 ? args : NULL, nargs));
 }
 
 static void compile(State *s, In *in)
@@ -238,7 +273,7 @@ static void memory(State *s, In *in, unsigned op)
     switch (op) {
     case 0: {
         tile_devptr q = 0;
-        if (tile_malloc(d, size_of(in, HOST_BYTES), &q) == TILE_SUCCESS) s->ptr[j] = q;
+        if (tile_malloc(d, alloc_size_of(in, HOST_BYTES), &q) == TILE_SUCCESS) s->ptr[j] = q;
         break;
     }
     case 1: tile_free(d, p); break;   /* a freed or foreign pointer is refused */
@@ -257,7 +292,10 @@ static void streams_events(State *s, In *in, unsigned op)
     switch (op) {
     case 0: {
         tile_stream *t = NULL;
-        if (tile_stream_create(pick_dev(s, in), u8(in) % 3, (int)(int8_t)u8(in), &t) == TILE_SUCCESS) s->stream[i] = t;
+        tile_device *d = pick_dev(s, in);
+        unsigned flags = u8(in) % 3;
+        int prio = (int)(int8_t)u8(in);
+        if (tile_stream_create(d, flags, prio, &t) == TILE_SUCCESS) s->stream[i] = t;
         break;
     }
     case 1: tile_stream_destroy(s->stream[i]); break;
@@ -271,7 +309,8 @@ static void streams_events(State *s, In *in, unsigned op)
     }
     case 5: {
         tile_event *t = NULL;
-        if (tile_event_create(pick_dev(s, in), u8(in) % 4, &t) == TILE_SUCCESS) s->event[e] = t;
+        tile_device *d = pick_dev(s, in);
+        if (tile_event_create(d, u8(in) % 4, &t) == TILE_SUCCESS) s->event[e] = t;
         break;
     }
     case 6: tile_event_destroy(s->event[e]); break;
@@ -279,7 +318,8 @@ static void streams_events(State *s, In *in, unsigned op)
     case 8: tile_event_synchronize(s->event[e]); tile_event_query(s->event[e]); break;
     default: {
         float ms;
-        tile_event_elapsed_ms(s->event[e], s->event[u8(in) % NEVENT], u8(in) < 16 ? NULL : &ms);
+        tile_event *end = s->event[u8(in) % NEVENT];
+        tile_event_elapsed_ms(s->event[e], end, u8(in) < 16 ? NULL : &ms);
         break;
     }
     }
@@ -291,7 +331,10 @@ static void modules(State *s, In *in, unsigned op)
     switch (op) {
     case 0: {
         tile_module *t = NULL;
-        if (tile_module_load(pick_dev(s, in), s->prog[u8(in) % NPROG], &t) == TILE_SUCCESS) s->mod[m] = t;
+        tile_device *d = pick_dev(s, in);
+        tile_status st = tile_module_load(d, s->prog[u8(in) % NPROG], &t);
+        trace("module_load", st);
+        if (st == TILE_SUCCESS) s->mod[m] = t;
         break;
     }
     case 1: tile_module_unload(s->mod[m]); break;

@@ -152,13 +152,14 @@ static size_t host_limit(void)
  * fails): c->alloc_error then says so, and ref_case_make fails with it. */
 static ref_param *add_buffer(ref_case *c, const char *name, int role, tile_dtype t, size_t count, size_t guard)
 {
-    size_t es = tile_dtype_size(t), limit = host_limit();
+    size_t es = tile_dtype_size(t) ? tile_dtype_size(t) : 1, limit = host_limit();
     if (c->alloc_error[0]) return NULL;
     if (count > SIZE_MAX - guard || count + guard > SIZE_MAX / 2 / es ||
         (count + guard) * es * 2 > limit - (c->host_bytes < limit ? c->host_bytes : limit)) {
         snprintf(c->alloc_error, sizeof c->alloc_error,
                  "%s: buffer '%s' of %zu %s elements (%.3g GiB, twice: inputs and expectation) does not fit in the host "
-                 "memory tilec run may use (%.3g GiB, half of this machine's): choose a smaller --size or --arg",
+                 "memory tilec run may use (%.3g GiB: half of this machine's, or $TILEC_RUN_HOST_LIMIT): choose a "
+                 "smaller --size or --arg",
                  c->kernel_name, name, count, tile_dtype_name(t), (double)count * (double)es / 1073741824.0,
                  (double)limit / 1073741824.0);
         return NULL;

@@ -362,7 +362,8 @@ END_TEST
 
 typedef struct CacheCtx {
     char root[256];   /* private directory */
-    int mode;         /* 0: every compile misses (a new directory, memory cleared); 1: disk hit; 2: memory hit */
+    int mode;         /* 0: every compile misses (a new directory, memory cleared); 1: disk hit; 2: memory hit;
+                         3: a refused directory (writable by others: the program gets a warning) */
     int round;
 } CacheCtx;
 
@@ -371,6 +372,7 @@ static tile_status cached_compile(const char *src, const tile_compile_options *o
     CacheCtx *c = ctx;
     char dir[320];
     if (c->mode == 0) snprintf(dir, sizeof dir, "%s/miss%d", c->root, c->round++);
+    else if (c->mode == 3) snprintf(dir, sizeof dir, "%s/shared", c->root);
     else snprintf(dir, sizeof dir, "%s/hit", c->root);
     setenv("TILEC_CACHE_DIR", dir, 1);
     if (c->mode != 2) tile_cache_clear_memory_();
@@ -385,7 +387,11 @@ START_TEST(oom_cache)
     ck_assert_ptr_nonnull(mkdtemp(c.root));
     char *src = read_sample("samples/saxpy.tile");
     tile_compile_options o = {.target = TILE_TARGET_SM90A, .opt_level = 2};
-    for (c.mode = 0; c.mode < 3; c.mode++) fail_each("saxpy cached", src, &o, cached_compile, &c, 1);
+    char shared[320];
+    snprintf(shared, sizeof shared, "%s/shared", c.root);
+    ck_assert_int_eq(mkdir(shared, 0700), 0);
+    ck_assert_int_eq(chmod(shared, 0777), 0);
+    for (c.mode = 0; c.mode < 4; c.mode++) fail_each("saxpy cached", src, &o, cached_compile, &c, 1);
     unsetenv("TILEC_CACHE_DIR");
     tile_cache_clear_memory_();
     char cmd[400];

@@ -54,7 +54,7 @@ static const char cache_src[] =
 static int report_fd = -1;
 
 /* The first failed requirement of a scenario: written to the parent, and the child ends. */
-static void fail_child(int line, const char *fmt, ...)
+static _Noreturn void fail_child(int line, const char *fmt, ...)
 {
     char buf[2048];
     int n = snprintf(buf, sizeof buf, "test_cache.c:%d: ", line);
@@ -758,7 +758,7 @@ SCENARIO(cache_fallback_runs_on_sim)
     tile_device *d = NULL;
     tile_module *m = NULL;
     tile_kernel *k = NULL;
-    tile_devptr da, db, dc;
+    tile_devptr da = 0, db = 0, dc = 0;
     REQUIRE(tile_device_open(TILE_BACKEND_SIM, 0, &d) == TILE_SUCCESS, "sim device: %s", tile_last_error());
     REQUIRE(tile_module_load(d, p, &m) == TILE_SUCCESS && tile_module_get_kernel(m, "vadd", &k) == TILE_SUCCESS,
             "load: %s", tile_last_error());

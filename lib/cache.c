@@ -305,6 +305,57 @@ miss:
     return NULL;
 }
 
+/* A file that lives in a folder of the cache directory (the NVSHMEM device library's PTX), read
+ * under the rules entries follow: the folder passes open_cache_dir's checks, the file is opened
+ * without following a link or waiting, and is read only when it is a regular file of this user that
+ * nobody else can write, of at most max bytes. The bytes (malloc'ed, NUL-terminated), or NULL with
+ * the reason in why. */
+char *tile_cache_read_file_(const char *folder, const char *name, size_t max, size_t *len, char *why, size_t whylen)
+{
+    char dir[DIR_MAX];
+    int r = cache_dir_path(dir, sizeof dir);
+    size_t dl = strlen(dir);
+    if (r <= 0 || snprintf(dir + dl, sizeof dir - dl, "/%s", folder) >= (int)(sizeof dir - dl)) {
+        snprintf(why, whylen, r == 0 ? "no cache directory ($TILEC_CACHE_DIR, $XDG_CACHE_HOME and $HOME are unset)"
+                                     : "the cache directory's path is too long");
+        return NULL;
+    }
+    why[0] = 0;
+    int dirfd = open_cache_dir(dir, 0, why, whylen);
+    if (dirfd < 0) {
+        if (dirfd == DIR_MISSING || !why[0]) snprintf(why, whylen, "'%s' does not exist", dir);
+        else {
+            char reason[512];
+            snprintf(reason, sizeof reason, "%s", why);
+            snprintf(why, whylen, "'%s' is not used: %s", dir, reason);
+        }
+        return NULL;
+    }
+    char *data = NULL;
+    struct stat st;
+    int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) snprintf(why, whylen, "'%s/%s' cannot be opened: %s", dir, name, strerror(errno));
+    else if (fstat(fd, &st) != 0) snprintf(why, whylen, "'%s/%s' cannot be examined: %s", dir, name, strerror(errno));
+    else if (!S_ISREG(st.st_mode)) snprintf(why, whylen, "'%s/%s' is not a regular file", dir, name);
+    else if (st.st_uid != geteuid()) snprintf(why, whylen, "'%s/%s' is owned by uid %lu, not by the current user",
+                                              dir, name, (unsigned long)st.st_uid);
+    else if (st.st_mode & (S_IWGRP | S_IWOTH)) snprintf(why, whylen, "'%s/%s' is writable by others (mode %04o)", dir,
+                                                        name, (unsigned)(st.st_mode & 07777));
+    else if ((uint64_t)st.st_size > max) snprintf(why, whylen, "'%s/%s' is larger than %zu bytes", dir, name, max);
+    else if (!(data = malloc((size_t)st.st_size + 1))) snprintf(why, whylen, "out of memory");
+    else if (read_all(fd, (unsigned char *)data, (size_t)st.st_size) != 0) {
+        snprintf(why, whylen, "'%s/%s' cannot be read", dir, name);
+        free(data);
+        data = NULL;
+    } else {
+        data[st.st_size] = 0;
+        *len = (size_t)st.st_size;
+    }
+    if (fd >= 0) close(fd);
+    close(dirfd);
+    return data;
+}
+
 /* A temporary name for an entry being written: ".<key>.tmp-<16 hex digits>", the digits from the
  * process, the thread, the time and the attempt (O_EXCL settles any collision). */
 static void temp_name(char out[64], const char *hex, int attempt)

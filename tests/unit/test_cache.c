@@ -778,6 +778,60 @@ SCENARIO(cache_fallback_runs_on_sim)
     tile_program_destroy(p);
 }
 
+/* A file of a cache folder (the NVSHMEM device library): read when this user wrote it; refused,
+ * without waiting or following, when it is a FIFO, a link, writable by others, in a folder others
+ * can write, or too large. */
+static void write_file(const char *path, const char *text, mode_t mode)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    REQUIRE(fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text) && close(fd) == 0 && chmod(path, mode) == 0,
+            "write %s: %s", path, strerror(errno));
+}
+
+static void expect_file_refused(int line, const char *why_part)
+{
+    char why[1024] = "";
+    size_t len = 0;
+    char *b = tile_cache_read_file_("nvshmem", "lib.ptx", 1 << 20, &len, why, sizeof why);
+    REQUIRE_AT(line, !b, "a refused file was read: %s", b ? b : "");
+    REQUIRE_AT(line, strstr(why, why_part), "reason '%s' does not say '%s'", why, why_part);
+}
+
+SCENARIO(cache_folder_file)
+{
+    char dir[512], folder[1024], file[1200], other[1024];
+    join(dir, sizeof dir, tmp, "c");
+    join(folder, sizeof folder, dir, "nvshmem");
+    join(file, sizeof file, folder, "lib.ptx");
+    join(other, sizeof other, tmp, "elsewhere.ptx");
+    use_dir(dir);
+    make_dir(dir, 0700);
+    make_dir(folder, 0700);
+    write_file(file, ".version 8.0\n", 0600);
+    char why[1024] = "";
+    size_t len = 0;
+    char *b = tile_cache_read_file_("nvshmem", "lib.ptx", 1 << 20, &len, why, sizeof why);
+    REQUIRE(b && len == 13 && !strcmp(b, ".version 8.0\n"), "the user's own file was not read: %s", why);
+    free(b);
+    b = tile_cache_read_file_("nvshmem", "lib.ptx", 4, &len, why, sizeof why);
+    REQUIRE(!b && strstr(why, "larger than"), "a file over the limit: %s", why);
+    REQUIRE(chmod(file, 0620) == 0, "chmod");
+    expect_file_refused(__LINE__, "writable by others");
+    REQUIRE(unlink(file) == 0 && mkfifo(file, 0600) == 0, "mkfifo");
+    expect_file_refused(__LINE__, "not a regular file");
+    write_file(other, ".version 8.0\n", 0600);
+    REQUIRE(unlink(file) == 0 && symlink(other, file) == 0, "symlink");
+    expect_file_refused(__LINE__, "cannot be opened");
+    REQUIRE(unlink(file) == 0, "unlink");
+    write_file(file, ".version 8.0\n", 0600);
+    REQUIRE(chmod(folder, 0777) == 0, "chmod");
+    expect_file_refused(__LINE__, "writable by");
+    char moved[1024];
+    join(moved, sizeof moved, tmp, "moved");
+    REQUIRE(chmod(folder, 0700) == 0 && rename(folder, moved) == 0 && symlink(moved, folder) == 0, "symlinked folder");
+    expect_file_refused(__LINE__, "symbolic link");
+}
+
 Suite *cache_suite(void)
 {
     Suite *s = suite_create("cache");
@@ -796,6 +850,7 @@ Suite *cache_suite(void)
     tcase_add_test(dirs, cache_dir_not_a_directory);
     tcase_add_test(dirs, cache_dir_path_too_long);
     tcase_add_test(dirs, cache_dir_created_private);
+    tcase_add_test(dirs, cache_folder_file);
     suite_add_tcase(s, dirs);
     TCase *other = tcase_create("other_user");
     if (geteuid() == 0) {

@@ -89,7 +89,8 @@ TMA_KERNEL = ("kernel k(src: tma bf16[M, N] box[%s, 64], M: i32, N: i32) block(1
               "        wait(full, parity(0));\n"
               "    }\n}\n")
 
-# (name, program with @, ok, extra tilec arguments)
+# (name, program with @, ok, tilec arguments: with @ for -D templates (the value goes there, not in
+# the program), otherwise extra arguments or "")
 TEMPLATES = [
     # shapes of register tiles: powers of two, at most 2^20 elements and 4096 per thread of 128
     ("tile_type_dim", body("    let t: f32[@] = 0.0;\n    store(x[0], t);"), pow2_in(1, 2**19), ""),
@@ -167,6 +168,12 @@ TEMPLATES = [
     ("expect_tx_bytes", body("    mbarrier bar(1);\n    elect { expect_tx(bar, @); arrive(bar); }"), int_in(0, 2**20 - 1), ""),
     ("named_barrier", body("    named_barrier nb(@);\n    sync(nb);"), lambda v: is_int(v) and 32 <= v <= 128 and v % 32 == 0, ""),
     ("parity", body("    mbarrier bar(128);\n    arrive(bar);\n    wait(bar, parity(@));"), one_of(0, 1), ""),
+    ("columns_first", body("    let t = splat(1.5, [64, 64]);\n    let c = columns(t, @, 16);\n    p[0] = 1;"), int_in(0, 48), ""),
+    ("columns_count", body("    let t = splat(1.5, [64, 64]);\n    let c = columns(t, 0, @);\n    p[0] = 1;"), int_in(1, 64), ""),
+    ("mma_wait", body("    mma_wait(@);\n    p[0] = 1;"), int_in(0, 7), ""),
+    ("stage_priority", "kernel k(p: f32*, n: i32) block(512) {\n    var acc = 0.0;\n    for k in 0 .. n {\n"
+                       "        stage(\"a\", priority = @) { acc += p[k]; }\n        stage(\"b\", priority = 0) { acc += 1.0; }\n"
+                       "    }\n    p[0] = acc;\n}\n", int_in(0, 3), "--target gfx942 --emit llvm"),
     # thread groups
     ("warp", body("    warp(@) { p[0] = 1; }"), int_in(0, 3), ""),
     ("warps_hi", body("    warps(0 .. @) { p[0] = 1; }"), int_in(1, 4), ""),
@@ -220,7 +227,7 @@ def cases():
                 ("m" + str(-v) if isinstance(v, int) and v < 0 else str(v)) if isinstance(v, int) else \
                 ("m1e300" if v < 0 else "1e300")
             case = "%s_%s" % (name, tag)
-            if args:
+            if "@" in args:   # the value goes on the command line
                 src = prog
                 argv = "%s " + args.replace("@", dtext(v)) + " --emit ptx -o /dev/null"
                 if not define_ok(v):
@@ -228,6 +235,6 @@ def cases():
                     continue
             else:
                 src = prog.replace("@", text(v))
-                argv = None
+                argv = "%s " + args + " -o /dev/null" if args else None
             legal = ok(v)
             yield case, ".tile", src.encode(), argv, None, {"exit": 0 if legal else 1}

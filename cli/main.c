@@ -27,7 +27,7 @@ static const char usage[] =
     "                          llvm | amdgcn (default) | hsaco; any target: params (each\n"
     "                          kernel's parameters, a TMA one with the box and swizzle of its map)\n"
     "  -O0 .. -O3              optimisation level (default -O2)\n"
-    "  -DNAME=VALUE            override `const NAME = ...;` of the source\n"
+    "  -DNAME=VALUE            override `const NAME = ...;` of the source (also -D NAME=VALUE)\n"
     "  --input ir              the input is textual tile IR instead of .tile source\n"
     "  --pipeline P            run this comma-separated pass pipeline instead of the -O default\n"
     "  --verify-each           run the IR verifier after every pass\n"
@@ -150,6 +150,24 @@ static const char *opt_value(int argc, char **argv, int *i, const char *name)
     if (argv[*i][n] == '=') return argv[*i] + n + 1;
     if (argv[*i][n] == 0 && *i + 1 < argc) return argv[++*i];
     return NULL;
+}
+
+/* -DNAME=VALUE or -D NAME=VALUE at argv[*i] into *out (name allocated, freed by the caller): 0, or
+ * the usage error's status. The library checks the name and reads the value. */
+static int define_arg(int argc, char **argv, int *i, tile_define *out)
+{
+    const char *a = argv[*i] + 2;
+    if (!*a) {
+        if (*i + 1 >= argc) return usage_error("%s", "-D needs NAME=VALUE");
+        a = argv[++*i];
+    }
+    const char *eq = strchr(a, '=');
+    if (!eq || eq == a || !eq[1]) return usage_error("-D%s: expected -DNAME=VALUE", a);
+    char *name = strndup(a, (size_t)(eq - a));
+    if (!name) return 1;
+    out->name = name;
+    out->value = eq + 1;
+    return 0;
 }
 
 /* ---- tilec launch ---- */
@@ -286,13 +304,10 @@ static int run_parse(int argc, char **argv, run_opts *o)
             o->have_size = 1;
         } else if (strcmp(a, "-g") == 0 || strcmp(a, "--debug-hangs") == 0) {
             o->debug_hangs = 1;
-        } else if (a[0] == '-' && a[1] == 'D' && a[2]) {
-            const char *eq = strchr(a + 2, '=');
-            if (!eq || eq == a + 2 || !eq[1]) return usage_error("%s: expected -DNAME=VALUE", a);
-            char *name = strndup(a + 2, (size_t)(eq - a - 2));
-            if (!name) return 1;
-            o->defs[o->ndefs].name = name;
-            o->defs[o->ndefs++].value = eq + 1;
+        } else if (a[0] == '-' && a[1] == 'D') {
+            int rc = define_arg(argc, argv, &i, &o->defs[o->ndefs]);
+            if (rc) return rc;
+            o->ndefs++;
         } else if ((v = opt_value(argc, argv, &i, "--sim-seed"))) {
             long long s;
             if (parse_ll(v, &s)) return usage_error("--sim-seed: expected an integer, not '%s'", v);
@@ -611,14 +626,10 @@ int main(int argc, char **argv)
             o.shmem_qp = 1;
         } else if (a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3' && a[3] == 0) {
             o.opt_level = a[2] == '0' ? TILE_OPT_NONE : a[2] - '0';
-        } else if (a[0] == '-' && a[1] == 'D' && a[2]) {
-            const char *eq = strchr(a + 2, '=');
-            if (!eq || eq == a + 2) { rc = usage_error("%s: expected -DNAME=VALUE", a); goto out; }
-            char *name = strndup(a + 2, (size_t)(eq - a - 2));
-            if (!name) goto out;
-            owned[nowned++] = name;
-            defs[o.ndefines].name = name;
-            defs[o.ndefines].value = eq + 1;
+        } else if (a[0] == '-' && a[1] == 'D') {
+            int drc = define_arg(argc, argv, &i, &defs[o.ndefines]);
+            if (drc) { rc = drc; goto out; }
+            owned[nowned++] = (char *)defs[o.ndefines].name;
             o.ndefines++;
         } else if (a[0] == '-' && a[1] != 0) {
             rc = usage_error("unknown option '%s'", a);

@@ -119,6 +119,19 @@ void fe_ast_print(const Node *n, StrBuf *sb);
  * check diag->errors), or NULL when nothing could be built. */
 Node *fe_parse(const char *file, const char *src, size_t len, DiagCtx *diag);
 
+/* A `const` override from the command line or API (-DNAME=VALUE). */
+typedef struct FeDefine {
+    const char *name;
+    int is_float;
+    int64_t ival;
+    double fval;         /* finite */
+} FeDefine;
+
+/* Reads -DNAME=VALUE with the lexer: NAME an identifier, VALUE one integer or floating-point
+ * literal of the language (§2) with an optional sign and nothing else. 0 after an error (without
+ * a location, naming the define). */
+int fe_define(const char *name, const char *value, FeDefine *out, DiagCtx *diag);
+
 /* What the lemon actions see through %extra_context. */
 typedef struct ParseCtx {
     const char *file;
@@ -135,13 +148,6 @@ typedef struct ParseCtx {
  * sema_mma.c, sema_cluster.c, sema_shmem.c, sema_groups.c, sema_shared.c, sema_amd.c), all behind
  * sema_impl.h, which the rest of tilec never includes: fe_sema is the whole interface. */
 
-/* A `const` override from the command line or API (-DNAME=VALUE). */
-typedef struct FeDefine {
-    const char *name;
-    int is_float;
-    int64_t ival;
-    double fval;
-} FeDefine;
 
 /* Checks the program and builds one IR kernel per `kernel` item. Returns the module, or NULL
  * after reporting errors. */

@@ -137,7 +137,46 @@ int sema_const_int(Sema *s, const Node *n, int64_t *out, const char *what)
     return 1;
 }
 
+Value *sema_i32_in(Sema *s, const Node *n, int64_t lo, int64_t hi, const char *what)
+{
+    Ex e = sema_expr_hint(s, n, T(TY_I32));
+    if (e.err) return NULL;
+    if (e.is_const && !e.c.is_float && (!e.type || ir_type_is_signed(e.type)) && (e.c.i < lo || e.c.i > hi)) {
+        diag_error(s->diag, n->loc, "%s %lld is out of range %lld..%lld", what, (long long)e.c.i, (long long)lo,
+                   (long long)hi);
+        return NULL;
+    }
+    return sema_coerce(s, e, T(TY_I32), n->loc, what);
+}
+
 static const Type *resolve_type(Sema *s, const Node *n, int allow_tensor);
+
+int sema_tile_fits(Sema *s, Loc loc, int rank, const int64_t *shape)
+{
+    int64_t numel = 1;
+    for (int i = 0; i < rank; i++) {
+        if (shape[i] > IR_MAX_TILE_ELEMS || numel * shape[i] > IR_MAX_TILE_ELEMS) {
+            diag_error(s->diag, loc, "tile has more than %d elements", IR_MAX_TILE_ELEMS);
+            return 0;
+        }
+        numel *= shape[i];
+    }
+    /* the blocked layout spreads a tile over the threads of the group computing it (a tile in
+     * elect {} is refused by lower-tiles) */
+    const Group *g = s->group;
+    if (!g || g->kind == TK_ELECT || g->threads < 1) return 1;
+    int64_t per = (numel + g->threads - 1) / g->threads;
+    if (per > IR_MAX_THREAD_VALUES) {
+        char text[IR_MAX_RANK * 12 + 2];   /* dims of at most 7 digits here */
+        int k = snprintf(text, sizeof text, "[");
+        for (int i = 0; i < rank; i++)
+            k += snprintf(text + k, sizeof text - (size_t)k, i ? ", %lld" : "%lld", (long long)shape[i]);
+        diag_error(s->diag, loc, "tile %s] needs %lld values per thread with %d threads; at most %d are supported", text,
+                   (long long)per, g->threads, IR_MAX_THREAD_VALUES);
+        return 0;
+    }
+    return 1;
+}
 
 int sema_resolve_shape(Sema *s, const Node *dims, int64_t *shape, int *rank)
 {
@@ -145,7 +184,6 @@ int sema_resolve_shape(Sema *s, const Node *dims, int64_t *shape, int *rank)
         diag_error(s->diag, dims->loc, "a tile has at most %d dimensions, not %d", IR_MAX_RANK, dims->nlist);
         return 0;
     }
-    int64_t numel = 1;
     for (int i = 0; i < dims->nlist; i++) {
         if (!sema_const_int(s, dims->list[i], &shape[i], "a tile dimension")) return 0;
         if (!sema_is_pow2(shape[i])) {
@@ -153,11 +191,7 @@ int sema_resolve_shape(Sema *s, const Node *dims, int64_t *shape, int *rank)
                        (long long)shape[i]);
             return 0;
         }
-        numel *= shape[i];
-        if (numel > (1 << 20)) {
-            diag_error(s->diag, dims->list[i]->loc, "tile has more than %d elements", 1 << 20);
-            return 0;
-        }
+        if (!sema_tile_fits(s, dims->list[i]->loc, i + 1, shape)) return 0;
     }
     *rank = dims->nlist;
     return 1;
@@ -269,6 +303,57 @@ static int64_t wrap(const Type *t, int64_t v)
     }
 }
 
+/* The bits of integer type t (1 for bool). */
+static int int_bits(const Type *t) { return t->kind == TY_I1 ? 1 : ir_type_bits(t); }
+
+/* The shortest decimal text that reads back as v (for messages: 2147483648.5, not 2.14748e+09). */
+static const char *float_text(double v, char *buf, size_t n)
+{
+    if (v == trunc(v) && fabs(v) < 1e21) {
+        snprintf(buf, n, "%.0f", v);
+        return buf;
+    }
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, n, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v) break;
+    }
+    return buf;
+}
+
+/* Whether the finite double v rounds to a finite value of float type t: below the largest finite
+ * value plus half its last unit (values from there on round to infinity). */
+static int float_fits(const Type *t, double v)
+{
+    double limit;
+    switch (t->kind) {
+    case TY_F16: limit = 65520.0; break;                             /* 65504 + 32 / 2 */
+    case TY_BF16: limit = ldexp(1.0, 128) - ldexp(1.0, 119); break;  /* (2 - 2^-7) * 2^127 + 2^119 */
+    case TY_F32: limit = ldexp(1.0, 128) - ldexp(1.0, 103); break;   /* (2 - 2^-23) * 2^127 + 2^103 */
+    default: return isfinite(v);
+    }
+    return isfinite(v) && fabs(v) < limit;
+}
+
+/* The integer of integer type t that the finite double v truncates to (toward zero): 1 and *out,
+ * or 0 when it is out of t's range. bool takes any non-zero value as true. */
+static int float_to_int(const Type *t, double v, int64_t *out)
+{
+    double w = trunc(v);
+    if (!isfinite(w)) return 0;
+    if (t->kind == TY_I1) {
+        *out = v != 0.0;
+        return 1;
+    }
+    if (t->kind == TY_U64) {
+        if (w < 0.0 || w >= ldexp(1.0, 64)) return 0;
+        *out = (int64_t)(uint64_t)w;
+        return 1;
+    }
+    if (w < -ldexp(1.0, 63) || w >= ldexp(1.0, 63)) return 0;
+    *out = (int64_t)w;
+    return fits(t, *out);
+}
+
 static Value *emit_const(Sema *s, Loc loc, const Type *t, CVal c)
 {
     if (ir_type_is_float(t)) return ir_build_const_float(&s->b, loc, t, c.is_float ? c.f : (double)c.i);
@@ -302,17 +387,31 @@ Value *sema_coerce(Sema *s, Ex e, const Type *t, Loc loc, const char *ctx)
     if (e.is_const && (!e.type || e.type == et || e.type == t)) {
         if (!e.type) {
             if (e.c.is_float && !ir_type_is_float(et)) {
-                if (e.c.f != floor(e.c.f) || fabs(e.c.f) > 9.2e18) {
-                    diag_error(s->diag, loc, "%s: constant %g is not an integer (%s expected)", ctx, e.c.f,
+                int64_t iv;
+                if (e.c.f != trunc(e.c.f)) {
+                    diag_error(s->diag, loc, "%s: constant %s is not an integer (%s expected)", ctx,
+                               float_text(e.c.f, b2, sizeof b2), TYNAME(et, b1));
+                    return NULL;
+                }
+                if (!float_to_int(et, e.c.f, &iv)) {
+                    diag_error(s->diag, loc, "%s: constant %s does not fit in %s", ctx, float_text(e.c.f, b2, sizeof b2),
                                TYNAME(et, b1));
                     return NULL;
                 }
                 e.c.is_float = 0;
-                e.c.i = (int64_t)e.c.f;
+                e.c.i = iv;
             }
             if (!e.c.is_float && ir_type_is_int(et) && !fits(et, e.c.i)) {
                 diag_error(s->diag, loc, "%s: constant %lld does not fit in %s", ctx, (long long)e.c.i,
                            TYNAME(et, b1));
+                return NULL;
+            }
+            if (ir_type_is_float(et) && !float_fits(et, e.c.is_float ? e.c.f : (double)e.c.i)) {
+                if (e.c.is_float)
+                    diag_error(s->diag, loc, "%s: constant %s does not fit in %s", ctx, float_text(e.c.f, b2, sizeof b2),
+                               TYNAME(et, b1));
+                else
+                    diag_error(s->diag, loc, "%s: constant %lld does not fit in %s", ctx, (long long)e.c.i, TYNAME(et, b1));
                 return NULL;
             }
             if (et->kind == TY_I1 && e.type == NULL && !e.c.is_float) {
@@ -389,12 +488,20 @@ static Ex fold_binary(Sema *s, const Node *n, Ex a, Ex b, const Type *t)
 {
     int op = n->op;
     if (a.c.is_float || b.c.is_float) {
-        double x = a.c.is_float ? a.c.f : (double)a.c.i, y = b.c.is_float ? b.c.f : (double)b.c.i;
+        /* untyped floats are finite doubles: a result that is not (an overflow, a division by zero)
+         * is an error, as a literal that overflows is */
+        double x = a.c.is_float ? a.c.f : (double)a.c.i, y = b.c.is_float ? b.c.f : (double)b.c.i, r;
         switch (op) {
-        case TK_PLUS: return ex_float(x + y, t);
-        case TK_MINUS: return ex_float(x - y, t);
-        case TK_STAR: return ex_float(x * y, t);
-        case TK_SLASH: return ex_float(x / y, t);
+        case TK_PLUS: r = x + y; break;
+        case TK_MINUS: r = x - y; break;
+        case TK_STAR: r = x * y; break;
+        case TK_SLASH:
+            if (y == 0.0) {
+                diag_error(s->diag, n->loc, "division by zero in a constant expression");
+                return sema_ex_err();
+            }
+            r = x / y;
+            break;
         case TK_EQ: return sema_ex_int(x == y, T(TY_I1));
         case TK_NE: return sema_ex_int(x != y, T(TY_I1));
         case TK_LT: return sema_ex_int(x < y, T(TY_I1));
@@ -405,9 +512,17 @@ static Ex fold_binary(Sema *s, const Node *n, Ex a, Ex b, const Type *t)
             diag_error(s->diag, n->loc, "operator %s is not defined on floating-point constants", fe_token_name(op));
             return sema_ex_err();
         }
+        if (!isfinite(r)) {
+            diag_error(s->diag, n->loc, "floating-point constant expression is out of range");
+            return sema_ex_err();
+        }
+        return ex_float(r, t);
     }
+    /* untyped integers are exact (an overflow of 64 bits is an error); integers of a type wrap to it,
+     * as at run time, with a quotient of MIN / -1 wrapping to MIN and the remainder 0 */
     int64_t x = a.c.i, y = b.c.i, r = 0;
     int unsig = t && !ir_type_is_signed(t) && t->kind != TY_I1;
+    int width = t ? int_bits(t) : 64;
     switch (op) {
     case TK_PLUS:
         if (__builtin_add_overflow(x, y, &r) && !t) goto overflow;
@@ -425,16 +540,25 @@ static Ex fold_binary(Sema *s, const Node *n, Ex a, Ex b, const Type *t)
             return sema_ex_err();
         }
         if (unsig) r = (int64_t)(op == TK_SLASH ? (uint64_t)x / (uint64_t)y : (uint64_t)x % (uint64_t)y);
-        else if (x == INT64_MIN && y == -1) goto overflow;
-        else r = op == TK_SLASH ? x / y : x % y;
+        else if (y == -1) {
+            if (op == TK_PERCENT) r = 0;
+            else if (x == INT64_MIN && !t) goto overflow;
+            else r = (int64_t)(0 - (uint64_t)x);
+        } else r = op == TK_SLASH ? x / y : x % y;
         break;
     case TK_AMP: case TK_ANDAND: r = x & y; break;
     case TK_PIPE: case TK_OROR: r = x | y; break;
     case TK_CARET: r = x ^ y; break;
     case TK_SHL:
     case TK_SHR:
-        if (y < 0 || y >= 64) {
-            diag_error(s->diag, n->loc, "shift by %lld in a constant expression", (long long)y);
+        if (y < 0 || y >= width) {
+            char b1[96], cnt[24];
+            if (unsig) snprintf(cnt, sizeof cnt, "%llu", (unsigned long long)y);
+            else snprintf(cnt, sizeof cnt, "%lld", (long long)y);
+            if (t)
+                diag_error(s->diag, n->loc, "shift by %s in a constant expression of type %s (0..%d)", cnt, TYNAME(t, b1),
+                           width - 1);
+            else diag_error(s->diag, n->loc, "shift by %s in a constant expression", cnt);
             return sema_ex_err();
         }
         r = op == TK_SHL ? (int64_t)((uint64_t)x << y) : unsig ? (int64_t)((uint64_t)x >> y) : x >> y;
@@ -658,6 +782,15 @@ static Ex binary(Sema *s, const Node *n, const Type *hint)
         diag_error(s->diag, n->b->loc, "integer division by zero");
         return sema_ex_err();
     }
+    if ((op == TK_SHL || op == TK_SHR) && ir_type_is_int(et) && b.is_const && !b.c.is_float &&
+        (b.c.i < 0 || b.c.i >= int_bits(et))) {
+        /* at run time such a shift gives an unspecified value: a constant count is checked here */
+        char cnt[24];
+        if (b.type && !ir_type_is_signed(ir_type_elem(b.type))) snprintf(cnt, sizeof cnt, "%llu", (unsigned long long)b.c.i);
+        else snprintf(cnt, sizeof cnt, "%lld", (long long)b.c.i);
+        diag_error(s->diag, n->b->loc, "shift by %s is out of range for %s (0..%d)", cnt, TYNAME(et, b1), int_bits(et) - 1);
+        return sema_ex_err();
+    }
     /* constants of one integer type (an untyped side must fit that type) fold in that type */
     if (a.is_const && b.is_const && t == et && ir_type_is_int(t)) {
         const Ex *u = !a.type ? &a : !b.type ? &b : NULL;
@@ -710,11 +843,12 @@ static Ex unary(Sema *s, const Node *n, const Type *hint)
     if (a.is_const && (!a.type || ir_type_is_int(a.type))) {
         if (n->op == TK_MINUS) {
             if (a.c.is_float) return ex_float(-a.c.f, a.type);
+            if (a.type) return sema_ex_int(wrap(a.type, (int64_t)(0 - (uint64_t)a.c.i)), a.type);
             if (a.c.i == INT64_MIN) {
                 diag_error(s->diag, n->loc, "constant expression overflows 64 bits");
                 return sema_ex_err();
             }
-            return sema_ex_int(a.type ? wrap(a.type, -a.c.i) : -a.c.i, a.type);
+            return sema_ex_int(-a.c.i, NULL);
         }
         if (n->op == TK_NOT) return sema_ex_int(!a.c.i, a.type);
         return sema_ex_int(a.type ? wrap(a.type, ~a.c.i) : ~a.c.i, a.type);
@@ -849,7 +983,10 @@ Value *sema_element_address_at(Sema *s, const Node *n, Ex base)
         Value *ops[1 + IR_MAX_RANK];
         ops[0] = base.v;
         for (int d = 0; d < n->nlist; d++) {
-            ops[1 + d] = sema_coerce(s, sema_expr_hint(s, n->list[d], T(TY_I32)), T(TY_I32), n->list[d]->loc, "shared tile index");
+            int64_t len = base.type->shape[d];   /* 0: the dynamic tile, sized by the launch */
+            ops[1 + d] = len ? sema_i32_in(s, n->list[d], 0, len - 1, "shared tile index")
+                             : sema_coerce(s, sema_expr_hint(s, n->list[d], T(TY_I32)), T(TY_I32), n->list[d]->loc,
+                                           "shared tile index");
             if (!ops[1 + d]) return NULL;
         }
         return ir_build1(&s->b, OP_SMEM_ELEM, n->loc, ops, (uint32_t)(1 + n->nlist),
@@ -904,8 +1041,8 @@ static Ex index_expr(Sema *s, const Node *n)
                        n->nlist);
             return sema_ex_err();
         }
-        Value *ops[2] = {base.v, sema_coerce(s, sema_expr_hint(s, n->list[0], T(TY_I32)), T(TY_I32), n->list[0]->loc,
-                                        ring ? "stage index" : "mbarrier index")};
+        Value *ops[2] = {base.v, sema_i32_in(s, n->list[0], 0, (ring ? bt->stages : bt->shape[0]) - 1,
+                                             ring ? "stage index" : "mbarrier index")};
         if (!ops[1]) return sema_ex_err();
         const Type *rt = ring ? ir_type_smem(s->m, bt->elem, bt->rank, bt->shape, 1, bt->swizzle) : ir_type_mbar(s->m, 0);
         return sema_ex_val(ir_build1(&s->b, ring ? OP_SMEM_STAGE : OP_MBAR_AT, n->loc, ops, 2, rt));
@@ -946,12 +1083,28 @@ static Ex cast_expr(Sema *s, const Node *n)
         return sema_ex_val(ir_build1(&s->b, OP_CAST, n->loc, &v, 1, ir_type_with_elem(s->m, v->type, to)));
     }
     if (a.is_const && (!a.type || ir_type_is_int(a.type))) {
-        /* an explicit conversion of a constant: floats truncate toward zero, ints wrap */
-        if (a.type && !ir_type_is_signed(a.type) && a.type->kind != TY_I1 && a.c.i < 0 && ir_type_is_float(to))
-            return ex_float((double)(uint64_t)a.c.i, to);
-        if (ir_type_is_float(to)) return ex_float(a.c.is_float ? a.c.f : (double)a.c.i, to);
-        int64_t v = a.c.is_float ? (int64_t)a.c.f : a.c.i;
-        if (to->kind == TY_I1) v = v != 0;
+        /* an explicit conversion of a constant: floats truncate toward zero and must fit, ints wrap;
+         * a value a float type cannot hold is an error, not infinity */
+        char b2[40];
+        if (ir_type_is_float(to)) {
+            double f = a.c.is_float ? a.c.f
+                     : a.type && !ir_type_is_signed(a.type) && a.type->kind != TY_I1 ? (double)(uint64_t)a.c.i
+                     : (double)a.c.i;
+            if (!float_fits(to, f)) {
+                diag_error(s->diag, n->loc, "constant %s does not fit in %s", float_text(f, b2, sizeof b2),
+                           ir_type_kind_name(to->kind));
+                return sema_ex_err();
+            }
+            return ex_float(f, to);
+        }
+        int64_t v = a.c.i;
+        if (a.c.is_float) {
+            if (!float_to_int(to, a.c.f, &v)) {
+                diag_error(s->diag, n->loc, "constant %s does not fit in %s", float_text(a.c.f, b2, sizeof b2),
+                           ir_type_kind_name(to->kind));
+                return sema_ex_err();
+            }
+        } else if (to->kind == TY_I1) v = v != 0;
         return sema_ex_int(wrap(to, v), to);
     }
     if (!sema_need_builder(s, n->loc)) return sema_ex_err();
@@ -1634,21 +1787,54 @@ static int check_const(Sema *s, const Node *n, const Type *declared, Ex e, CVal 
         e.c.is_float = 1;
         e.c.f = (double)e.c.i;
     }
+    if (declared && ir_type_is_float(declared) && !float_fits(declared, e.c.f)) {
+        char b3[40];
+        diag_error(s->diag, n->a->loc, "constant %s does not fit in %s", float_text(e.c.f, b3, sizeof b3),
+                   TYNAME(declared, b1));
+        return 0;
+    }
     *c = e.c;
     *type = declared ? declared : e.type;
     return 1;
 }
 
-static void const_item(Sema *s, const Node *n, const FeDefine *defines, int ndefines, int *used)
+/* The -D overrides, with their names sorted so that each const finds its own in log n. */
+typedef struct DefName {
+    const char *name;
+    int index;           /* into Defines.d */
+} DefName;
+
+typedef struct Defines {
+    const FeDefine *d;
+    int n;
+    DefName *by_name;    /* n entries, sorted by name */
+    int *used;           /* per index: a const took it */
+} Defines;
+
+static int defname_cmp(const void *a, const void *b)
 {
+    return strcmp(((const DefName *)a)->name, ((const DefName *)b)->name);
+}
+
+/* The index of the define naming `name`, or -1. */
+static int define_find(const Defines *ds, const char *name)
+{
+    DefName key = {name, 0};
+    const DefName *hit = ds->n ? bsearch(&key, ds->by_name, (size_t)ds->n, sizeof key, defname_cmp) : NULL;
+    return hit ? hit->index : -1;
+}
+
+static void const_item(Sema *s, const Node *n, Defines *ds)
+{
+    int di = define_find(ds, n->name);
+    if (di >= 0) ds->used[di] = 1;
     const Type *declared = n->b ? resolve_type(s, n->b, 0) : NULL;
     if (n->b && !declared) return;
     Ex e = sema_expr_hint(s, n->a, declared);
-    for (int i = 0; i < ndefines; i++)
-        if (strcmp(defines[i].name, n->name) == 0) {
-            used[i] = 1;
-            e = defines[i].is_float ? ex_float(defines[i].fval, NULL) : sema_ex_int(defines[i].ival, NULL);
-        }
+    if (di >= 0) {
+        const FeDefine *d = &ds->d[di];
+        e = d->is_float ? ex_float(d->fval, NULL) : sema_ex_int(d->ival, NULL);
+    }
     if (e.err) return;
     CVal c;
     const Type *t;
@@ -1666,19 +1852,24 @@ Module *fe_sema(const Node *program, const char *file, const FeDefine *defines, 
     s.diag = diag;
     s.arena = &m->arena;
     int errors_before = diag->errors;
-    int *used = ir_calloc((size_t)(ndefines > 0 ? ndefines : 1), sizeof *used);
+    Defines ds = {defines, ndefines > 0 ? ndefines : 0, NULL, NULL};
+    ds.by_name = ir_calloc((size_t)ds.n + 1, sizeof *ds.by_name);
+    ds.used = ir_calloc((size_t)ds.n + 1, sizeof *ds.used);
+    for (int i = 0; i < ds.n; i++) ds.by_name[i] = (DefName){defines[i].name, i};
+    if (ds.n > 1) qsort(ds.by_name, (size_t)ds.n, sizeof *ds.by_name, defname_cmp);
     for (int i = 0; i < program->nlist; i++) {
         const Node *it = program->list[i];
-        if (it->kind == N_CONST) const_item(&s, it, defines, ndefines, used);
+        if (it->kind == N_CONST) const_item(&s, it, &ds);
         else if (it->kind == N_KERNEL) kernel_item(&s, it);
     }
-    for (int i = 0; i < ndefines; i++)
-        if (!used[i]) {
+    for (int i = 0; i < ds.n; i++)
+        if (!ds.used[i]) {
             Loc l = {0};
             diag_error(diag, l, "-D%s: %s has no top-level 'const %s' to override", defines[i].name, file,
                        defines[i].name);
         }
-    ir_free(used);
+    ir_free(ds.by_name);
+    ir_free(ds.used);
     if (!m->first && diag->errors == errors_before) {
         Loc l = {file, 1, 1};
         diag_error(diag, l, "no kernel in this file");

@@ -116,6 +116,12 @@ Ex sema_expr(Sema *s, const Node *n);
 Ex sema_expr_hint(Sema *s, const Node *n, const Type *hint);
 /* A compile-time integer (shapes, counts); 0 after a located error naming `what`. */
 int sema_const_int(Sema *s, const Node *n, int64_t *out, const char *what);
+/* An i32 operand (an index, a CTA rank, a byte count): a constant outside lo..hi is an error naming
+ * `what`. NULL after an error. */
+Value *sema_i32_in(Sema *s, const Node *n, int64_t lo, int64_t hi, const char *what);
+/* Whether a register tile of this shape fits IR_MAX_TILE_ELEMS and, computed in the current thread
+ * group, IR_MAX_THREAD_VALUES per thread; a located error at loc when not. */
+int sema_tile_fits(Sema *s, Loc loc, int rank, const int64_t *shape);
 /* The dims of a tile shape (each a constant power of two): 0 after an error. */
 int sema_resolve_shape(Sema *s, const Node *dims, int64_t *shape, int *rank);
 /* 1 inside a kernel; otherwise reports "not a compile-time constant" at loc and returns 0. */

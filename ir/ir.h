@@ -258,6 +258,16 @@ typedef enum AddrSpace { AS_GLOBAL, AS_SHARED, AS_CLUSTER, AS_SYMMETRIC, AS_COUN
 
 #define IR_MAX_RANK 5
 
+/* The register tiles every target can emit (docs/LANGUAGE.md §4.3): at most IR_MAX_TILE_ELEMS
+ * elements, and at most IR_MAX_THREAD_VALUES values per thread in the blocked layout (the
+ * elements over the threads of the group that computes the tile, rounded up to whole vector
+ * groups). The front end reports a tile beyond them where its shape is written; lower-tiles and
+ * the back ends rely on them. A multiple of the widest vector group (16 one-byte lanes), so
+ * rounding up to whole groups cannot pass it. */
+#define IR_MAX_TILE_ELEMS (1 << 20)
+#define IR_MAX_THREAD_VALUES 4096
+_Static_assert(IR_MAX_THREAD_VALUES % 16 == 0, "a thread's values are whole vector groups of up to 16 lanes");
+
 typedef struct Type Type;
 struct Type {
     TypeKind kind;

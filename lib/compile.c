@@ -11,7 +11,6 @@
  * the module (the two objects it owns, kept complete at every allocation), lets the scope free every
  * other block made since it began, and returns TILE_ERROR_OUT_OF_MEMORY with *out NULL.
  */
-#include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <time.h>
@@ -104,6 +103,16 @@ static void record_signature(tile_program *p, int ki, Kernel *k)
     }
 }
 
+static int define_cmp(const void *a, const void *b)
+{
+    const FeDefine *x = *(const FeDefine *const *)a, *y = *(const FeDefine *const *)b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x > y) - (x < y);   /* the earlier one first among equal names */
+}
+
+/* Reads the defines (fe_define: values are literals of the language) and refuses a name given twice:
+ * which of the two would win is not something a build should depend on. Sorting finds the pairs in
+ * n log n, so any number of defines is cheap. */
 static int parse_defines(const tile_compile_options *o, FeDefine *out, DiagCtx *diag)
 {
     Loc none = {0};
@@ -113,31 +122,22 @@ static int parse_defines(const tile_compile_options *o, FeDefine *out, DiagCtx *
             diag_error(diag, none, "define %d has no name or no value", i);
             return 0;
         }
-        /* integers read as in the language: decimal, 0x hex, 0b binary (no octal) */
-        const char *v = d->value, *digits = v + (*v == '-' || *v == '+');
-        int base = (digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) ? 16
-                 : (digits[0] == '0' && (digits[1] == 'b' || digits[1] == 'B')) ? 2 : 10;
-        char *end;
-        errno = 0;
-        out[i].name = d->name;
-        out[i].is_float = 0;
-        out[i].ival = strtoll(base == 2 ? digits + 2 : v, &end, base);
-        if (base == 2 && *v == '-') out[i].ival = -out[i].ival;
-        if (!*end && end != v && errno == ERANGE) {
-            diag_error(diag, none, "-D%s=%s: the value does not fit in 64 bits", d->name, d->value);
-            return 0;
-        }
-        if (*end || errno || end == v) {
-            errno = 0;
-            out[i].fval = strtod(v, &end);
-            out[i].is_float = 1;
-            if (*end || errno || end == v || base != 10) {
-                diag_error(diag, none, "-D%s=%s: the value is not a number", d->name, d->value);
-                return 0;
-            }
-        }
+        if (!fe_define(d->name, d->value, &out[i], diag)) return 0;
     }
-    return 1;
+    if (o->ndefines < 2) return 1;
+    const FeDefine **by_name = ir_malloc(sizeof *by_name * (size_t)o->ndefines);
+    for (int i = 0; i < o->ndefines; i++) by_name[i] = &out[i];
+    qsort(by_name, (size_t)o->ndefines, sizeof *by_name, define_cmp);
+    int ok = 1;
+    for (int i = 1; i < o->ndefines && ok; i++)
+        if (strcmp(by_name[i - 1]->name, by_name[i]->name) == 0) {
+            const tile_define *first = &o->defines[by_name[i - 1] - out], *again = &o->defines[by_name[i] - out];
+            diag_error(diag, none, "-D%s=%s: %s is already defined by -D%s=%s; give each name once", again->name,
+                       again->value, again->name, first->name, first->value);
+            ok = 0;
+        }
+    ir_free(by_name);
+    return ok;
 }
 
 static void keep_module_text(tile_program *p, tile_stage st, const Module *m)

@@ -231,6 +231,30 @@ START_TEST(test_defines)
     ck_assert_ptr_nonnull(strstr(tile_program_diagnostics(p), "-DTILE=abc: the value is not a number"));
     tile_program_destroy(p);
 
+    /* a name given twice is refused, whatever the values: which would win is not defined */
+    tile_define twice[] = {{"TILE", "2048"}, {"BLOCK", "64"}, {"TILE", "4096"}};
+    o.defines = twice;
+    o.ndefines = 3;
+    p = NULL;
+    ck_assert_int_eq(tile_compile(good_src, strlen(good_src), "api.tile", &o, &p), TILE_ERROR_COMPILE);
+    ck_assert_ptr_nonnull(strstr(tile_program_diagnostics(p), "-DTILE=4096: TILE is already defined by -DTILE=2048"));
+    ck_assert_int_eq(tile_program_error_count(p), 1);
+    tile_program_destroy(p);
+    o.ndefines = 1;
+
+    /* values are literals of the language: no inf or nan, nothing past 64 bits */
+    tile_define inf_value = {"TILE", "inf"}, wide = {"TILE", "-9223372036854775809"};
+    o.defines = &inf_value;
+    p = NULL;
+    ck_assert_int_eq(tile_compile(good_src, strlen(good_src), "api.tile", &o, &p), TILE_ERROR_COMPILE);
+    ck_assert_ptr_nonnull(strstr(tile_program_diagnostics(p), "-DTILE=inf: the value is not a number"));
+    tile_program_destroy(p);
+    o.defines = &wide;
+    p = NULL;
+    ck_assert_int_eq(tile_compile(good_src, strlen(good_src), "api.tile", &o, &p), TILE_ERROR_COMPILE);
+    ck_assert_ptr_nonnull(strstr(tile_program_diagnostics(p), "-DTILE=-9223372036854775809: the value does not fit in 64 bits"));
+    tile_program_destroy(p);
+
     tile_define no_name = {NULL, "1"};
     o.defines = &no_name;
     p = NULL;

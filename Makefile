@@ -70,7 +70,7 @@ else
 AMDSO_IF := $(AMDSO)
 endif
 
-.PHONY: all deps check layout unit lit asan demo install clean bench fuzz regen-check gpucheck embed link-check
+.PHONY: all deps check layout unit lit hostile scaling asan demo install clean bench fuzz regen-check gpucheck embed link-check
 all: $(TILEC) $(LIBA) $(LIBSO) $(AMDSO_IF)
 
 deps:
@@ -163,9 +163,22 @@ layout: $(LIBSO)
 	$(Q)python3 tests/layout/includes.py
 	$(Q)sh tests/layout/exports.sh $(LIBSO)
 
+# Hostile inputs (tests/hostile/run.py): every case fails with a located error, no signal, no
+# sanitizer report, within the time limit. Scaling (tests/scaling/run.py): doubling a large input
+# must not triple its time or memory.
+HOSTILE_TIMEOUT ?= 10
+hostile: $(TILEC) $(AMDSO_IF)
+	$(say) HOSTILE tests/hostile
+	$(Q)HOSTILE_TIMEOUT=$(HOSTILE_TIMEOUT) python3 tests/hostile/run.py --tilec $(TILEC)
+
+scaling: $(TILEC) $(AMDSO_IF)
+	$(say) SCALING tests/scaling
+	$(Q)python3 tests/scaling/run.py --tilec $(TILEC)
+
 check: all $(BUILD)/unit_tests regen-check layout link-check
 	@$(MAKE) lit
 	@$(MAKE) unit
+	@$(MAKE) scaling
 
 # The generated lexer and parser must be reproducible: regenerate into a scratch dir and compare.
 regen-check: $(GEN)/lexer.c $(GEN)/parser.c
@@ -179,7 +192,7 @@ regen-check: $(GEN)/lexer.c $(GEN)/parser.c
 
 asan:
 	$(MAKE) BUILD=build-asan CC=clang CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
-	  LDLIBS="-fsanitize=address,undefined" check
+	  LDLIBS="-fsanitize=address,undefined" HOSTILE_TIMEOUT=60 check
 
 # On the GPU: every sample against its C reference, streams, events, callbacks, checked errors.
 # Exit status 77 (and a SKIPPED line) when there is no GPU; GPUCHECK_FLAGS=--sanitize for compute-sanitizer.

@@ -5,6 +5,7 @@
  * equality is pointer equality everywhere. Use counts are kept by the helpers here, so passes can
  * ask "is this value used" without a scan.
  */
+#include <pthread.h>
 #include <string.h>
 
 #include "ir.h"
@@ -103,13 +104,24 @@ int ir_sig_decode(const char *text, IrSig *sig)
     return 1;
 }
 
-void ir_op_sig(OpCode code, IrSig *operands, IrSig *results)
+/* The decoded columns of every op, made once per process (the verifier and the parser ask per op). */
+static IrSig op_sigs[OP_COUNT][2];
+static pthread_once_t op_sigs_once = PTHREAD_ONCE_INIT;
+
+static void decode_op_sigs(void)
+{
+    for (int c = 0; c < OP_COUNT; c++)
+        if (!ir_sig_decode(ir_op_info[c].operand_kinds, &op_sigs[c][0]) ||
+            !ir_sig_decode(ir_op_info[c].result_kinds, &op_sigs[c][1]))
+            ir_unreachable("malformed kind column in ops.def");
+}
+
+void ir_op_sig(OpCode code, const IrSig **operands, const IrSig **results)
 {
     if ((unsigned)code >= OP_COUNT) ir_unreachable("ir_op_sig of an invalid op code");
-    if (operands && !ir_sig_decode(ir_op_info[code].operand_kinds, operands))
-        ir_unreachable("malformed operand kind column in ops.def");
-    if (results && !ir_sig_decode(ir_op_info[code].result_kinds, results))
-        ir_unreachable("malformed result kind column in ops.def");
+    pthread_once(&op_sigs_once, decode_op_sigs);
+    if (operands) *operands = &op_sigs[code][0];
+    if (results) *results = &op_sigs[code][1];
 }
 
 unsigned ir_sig_kinds(const IrSig *sig, uint32_t i)

@@ -383,8 +383,8 @@ typedef struct IrSig {
 
 /* Decodes a kind column; 0 when the text is malformed (a table bug, found by the unit tests). */
 int ir_sig_decode(const char *text, IrSig *sig);
-/* The op's operand and result columns, decoded (either pointer may be NULL). */
-void ir_op_sig(OpCode code, IrSig *operands, IrSig *results);
+/* The op's operand and result columns, decoded once per process (either pointer may be NULL). */
+void ir_op_sig(OpCode code, const IrSig **operands, const IrSig **results);
 /* The kinds allowed for value i (i < sig->max): its position's, or the repeated last one's. */
 unsigned ir_sig_kinds(const IrSig *sig, uint32_t i);
 /* "operand 1 (offset)": value i named for messages, appended to sb. */

@@ -880,10 +880,10 @@ static int parse_op(Parser *P, Block *b)
             take(P);
         }
     }
-    IrSig osig, rsig;
+    const IrSig *osig, *rsig;
     ir_op_sig((OpCode)code, &osig, &rsig);
-    if (!count_fits(P, nt.loc, info->name, "operand", P->nvals, &osig) ||
-        !count_fits(P, nt.loc, info->name, "result", nres, &rsig))
+    if (!count_fits(P, nt.loc, info->name, "operand", P->nvals, osig) ||
+        !count_fits(P, nt.loc, info->name, "result", nres, rsig))
         return 0;
 
     const Type **rt = ARENA_ARRAY(&P->scratch, const Type *, nres ? nres : 1);

@@ -1374,10 +1374,10 @@ static void verify_op(Verifier *V, Op *op)
         return;
     }
     const OpInfo *info = &ir_op_info[op->code];
-    IrSig osig, rsig;
+    const IrSig *osig, *rsig;
     ir_op_sig(op->code, &osig, &rsig);
-    int ok = check_count(V, op, "operand", op->noperands, &osig);
-    ok &= check_count(V, op, "result", op->nresults, &rsig);
+    int ok = check_count(V, op, "operand", op->noperands, osig);
+    ok &= check_count(V, op, "result", op->nresults, rsig);
     check_attrs(V, op);
     if (op->nregions != (uint32_t)info->nregions) {
         verr(V, op, "expects %d regions, got %u", info->nregions, op->nregions);
@@ -1392,7 +1392,7 @@ static void verify_op(Verifier *V, Op *op)
         }
         int state = in_kernel(V, v) ? V->state[v->id] : -1;
         if (state == V_LIVE) {
-            if (ok && !check_kind(V, op, "operand", i, v, &osig)) ok = 0;
+            if (ok && !check_kind(V, op, "operand", i, v, osig)) ok = 0;
             continue;
         }
         char d[160];
@@ -1435,7 +1435,7 @@ static void verify_op(Verifier *V, Op *op)
         }
         define(V, op, v, "result", i);
         if (!v->type) ok = 0;
-        else if (ok && !check_kind(V, op, "result", i, v, &rsig)) ok = 0;
+        else if (ok && !check_kind(V, op, "result", i, v, rsig)) ok = 0;
     }
     if (ok) check_op_types(V, op);
 }

@@ -1235,8 +1235,9 @@ static const Type *type_outside(Module *m, unsigned kinds)
 START_TEST(test_verify_table_counts)
 {
     for (int c = 0; c < OP_COUNT; c++) {
-        IrSig os, rs;
-        ir_op_sig((OpCode)c, &os, &rs);
+        const IrSig *osp, *rsp;
+        ir_op_sig((OpCode)c, &osp, &rsp);
+        IrSig os = *osp, rs = *rsp;
         for (int variant = 0; variant < 4; variant++) {
             Module *m = ir_module_new("t.tile");
             Kernel *k = ir_kernel_new(m, "k", (Loc){NULL, 1, 1});

@@ -191,6 +191,14 @@ def amd_stages(n):
     return ".ir", ('module "big.tile" target "gfx942"\n\n' + kernel("k", "%p: ptr<i32>", body, block="256, 1, 1")).encode()
 
 
+def big_then_small(n):
+    """A kernel of 10n values, then n one-op kernels (per-kernel state sized by the big one)."""
+    out = [HEAD, kernel("big", "%a: i32, %p: ptr<i32>", ["  %%x%d = add %%a, %%a : i32\n" % i for i in range(10 * n)] +
+                        ["  store %x0, %p\n"])]
+    out += ["\n" + kernel("k%d" % k, "%a: i32, %p: ptr<i32>", ["  store %a, %p\n"]) for k in range(n)]
+    return ".ir", "".join(out).encode()
+
+
 PTX = "%s --input ir --emit ptx -o /dev/null"
 CASES = [
     ("ops_chain", ops_chain, PTX),
@@ -206,9 +214,11 @@ CASES = [
     ("mbar_traffic", mbar_traffic, PTX),
     ("amd_stages", amd_stages, "%s --input ir --target gfx942 --emit ir-lowered -o /dev/null"),
     ("ops_chain_print", ops_chain, "%s --input ir --emit ir-lowered -o /dev/null"),
+    ("big_then_small", big_then_small, "%s --input ir --emit ir-lowered -o /dev/null"),
 ]
 BASE_N = {
     "ops_chain": 60000, "many_kernels": 4000, "many_params": 30000, "carried_values": 24000,
     "distinct_types": 60000, "nested_regions": 8000, "cse_dups": 15000, "fold_chain": 15000,
     "dead_ops": 20000, "tile_ops": 6000, "mbar_traffic": 4000, "amd_stages": 30000, "ops_chain_print": 60000,
+    "big_then_small": 12000,
 }

@@ -152,24 +152,6 @@ static const char *opt_value(int argc, char **argv, int *i, const char *name)
     return NULL;
 }
 
-/* -DNAME=VALUE or -D NAME=VALUE at argv[*i] into *out (name allocated, freed by the caller): 0, or
- * the usage error's status. The library checks the name and reads the value. */
-static int define_arg(int argc, char **argv, int *i, tile_define *out)
-{
-    const char *a = argv[*i] + 2;
-    if (!*a) {
-        if (*i + 1 >= argc) return usage_error("%s", "-D needs NAME=VALUE");
-        a = argv[++*i];
-    }
-    const char *eq = strchr(a, '=');
-    if (!eq || eq == a || !eq[1]) return usage_error("-D%s: expected -DNAME=VALUE", a);
-    char *name = strndup(a, (size_t)(eq - a));
-    if (!name) return 1;
-    out->name = name;
-    out->value = eq + 1;
-    return 0;
-}
-
 /* ---- tilec launch ---- */
 
 /* tilec launch -n N PROGRAM [ARGS...]: tile_shmem_launch, the no-MPI launcher of docs/RUNTIME.md
@@ -189,6 +171,26 @@ static int cmd_launch(int argc, char **argv)
         fprintf(stderr, "tilec launch: %s\n", tile_last_error());
         return 1;
     }
+    return 0;
+}
+
+/* ---- -D, for tilec and tilec run ---- */
+
+/* -DNAME=VALUE or -D NAME=VALUE at argv[*i] into *out (name allocated, freed by the caller): 0, or
+ * the usage error's status. The library checks the name and reads the value. */
+static int define_arg(int argc, char **argv, int *i, tile_define *out)
+{
+    const char *a = argv[*i] + 2;
+    if (!*a) {
+        if (*i + 1 >= argc) return usage_error("%s", "-D needs NAME=VALUE");
+        a = argv[++*i];
+    }
+    const char *eq = strchr(a, '=');
+    if (!eq || eq == a || !eq[1]) return usage_error("-D%s: expected -DNAME=VALUE", a);
+    char *name = strndup(a, (size_t)(eq - a));
+    if (!name) return 1;
+    out->name = name;
+    out->value = eq + 1;
     return 0;
 }
 

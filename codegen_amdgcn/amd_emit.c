@@ -797,7 +797,8 @@ static int blocked_info(Emit *e, const Op *op, int rank, int64_t lanes, Blocked 
     }
     bi->V = ir_attr_int(op, "vec", 1);
     bi->B = ir_attr_int(op, "threads", 0);
-    if (bi->B <= 0 || bi->B > 1024 || bi->V <= 0 || bi->V > 16 || (bi->V & (bi->V - 1)) || bi->shape[bi->rank - 1] % bi->V) {
+    if (bi->B <= 0 || bi->B > 1024 || bi->V <= 0 || bi->V > 16 || (bi->V & (bi->V - 1)) || bi->shape[bi->rank - 1] % bi->V ||
+        bi->T > (1 << 24)) {
         error_at(e, op, "'%s': bad vec/threads attributes", opname(op));
         return -1;
     }

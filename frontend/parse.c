@@ -3,9 +3,6 @@
  * The loop also tracks bracket nesting: past FE_MAX_NESTING open ( [ {, parsing stops with one
  * located error, which bounds the depth of every recursive walk over the AST that follows.
  * The source is copied with a trailing NUL, the lexer's sentinel.
- *
- * fe_define reads a -DNAME=VALUE with the same lexer, so a value means what the literal means in
- * a source file.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +53,9 @@ Node *fe_parse(const char *file, const char *src, size_t len, DiagCtx *diag)
     ir_free(copy);
     return result;
 }
+
+/* ---- -D values: read with the same lexer, so a value means what the literal means in a source
+ * file ---- */
 
 /* Lexes text (NUL-terminated) into at most n tokens; returns how many, or -1 when the lexer
  * reported an error (its first message is reported to diag after `-DNAME=VALUE: `) or more than n

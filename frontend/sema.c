@@ -1816,6 +1816,16 @@ static int defname_cmp(const void *a, const void *b)
     return strcmp(((const DefName *)a)->name, ((const DefName *)b)->name);
 }
 
+/* The defines sorted by name; used[i] is set when a const takes define i. */
+static Defines defines_by_name(const FeDefine *defines, int ndefines, int *used)
+{
+    Defines ds = {defines, ndefines > 0 ? ndefines : 0, NULL, used};
+    ds.by_name = ir_calloc((size_t)ds.n + 1, sizeof *ds.by_name);
+    for (int i = 0; i < ds.n; i++) ds.by_name[i] = (DefName){defines[i].name, i};
+    if (ds.n > 1) qsort(ds.by_name, (size_t)ds.n, sizeof *ds.by_name, defname_cmp);
+    return ds;
+}
+
 /* The index of the define naming `name`, or -1. */
 static int define_find(const Defines *ds, const char *name)
 {
@@ -1852,24 +1862,21 @@ Module *fe_sema(const Node *program, const char *file, const FeDefine *defines, 
     s.diag = diag;
     s.arena = &m->arena;
     int errors_before = diag->errors;
-    Defines ds = {defines, ndefines > 0 ? ndefines : 0, NULL, NULL};
-    ds.by_name = ir_calloc((size_t)ds.n + 1, sizeof *ds.by_name);
-    ds.used = ir_calloc((size_t)ds.n + 1, sizeof *ds.used);
-    for (int i = 0; i < ds.n; i++) ds.by_name[i] = (DefName){defines[i].name, i};
-    if (ds.n > 1) qsort(ds.by_name, (size_t)ds.n, sizeof *ds.by_name, defname_cmp);
+    int *used = ir_calloc((size_t)(ndefines > 0 ? ndefines : 1), sizeof *used);
+    Defines ds = defines_by_name(defines, ndefines, used);
     for (int i = 0; i < program->nlist; i++) {
         const Node *it = program->list[i];
         if (it->kind == N_CONST) const_item(&s, it, &ds);
         else if (it->kind == N_KERNEL) kernel_item(&s, it);
     }
-    for (int i = 0; i < ds.n; i++)
-        if (!ds.used[i]) {
+    for (int i = 0; i < ndefines; i++)
+        if (!used[i]) {
             Loc l = {0};
             diag_error(diag, l, "-D%s: %s has no top-level 'const %s' to override", defines[i].name, file,
                        defines[i].name);
         }
+    ir_free(used);
     ir_free(ds.by_name);
-    ir_free(ds.used);
     if (!m->first && diag->errors == errors_before) {
         Loc l = {file, 1, 1};
         diag_error(diag, l, "no kernel in this file");

@@ -13,9 +13,6 @@
 
 #include "sema_impl.h"
 
-/* Bytes of one stage of a shared tile that sema accepts: keeps the sizes of later passes in range. */
-enum { SHARED_MAX_BYTES = 1 << 30 };
-
 /* The OR over every node of the AST n of use(node, name): how the kernel body uses the shared tile
  * `name` (sema_shared_stmt chooses its swizzle from that). */
 static int ast_uses(const Node *n, const char *name, int (*use)(const Node *, const char *))
@@ -119,13 +116,14 @@ void sema_shared_stmt(Sema *s, const Node *n)
     for (int i = 0; i < dims->nlist; i++) {
         if (!sema_const_int(s, dims->list[i], &shape[i], "a shared tile dimension")) return;
         if (shape[i] < 1 || shape[i] > (1 << 20)) {
-            diag_error(s->diag, dims->list[i]->loc, "shared tile dimension %lld is out of range 1..%d", (long long)shape[i],
-                       1 << 20);
+            diag_error(s->diag, dims->list[i]->loc, "shared tile dimension %lld is out of range", (long long)shape[i]);
             return;
         }
         bytes *= shape[i];
-        if (bytes > SHARED_MAX_BYTES) {   /* far past any GPU's shared memory: smem-layout reports the real limit */
-            diag_error(s->diag, dims->list[i]->loc, "shared tile '%s' has more than %d bytes", n->name, SHARED_MAX_BYTES);
+        /* far past any GPU's shared memory (smem-layout reports the real limit), and keeps the sizes
+         * of later passes in range */
+        if (bytes > (1 << 30)) {
+            diag_error(s->diag, dims->list[i]->loc, "shared tile '%s' has more than %d bytes", n->name, 1 << 30);
             return;
         }
     }

@@ -1061,7 +1061,8 @@ static void emit_iota_blocked(Emit *e, const Op *op)
 }
 
 /* ld_smem_blocked / st_smem_blocked, one group: one LDS vector access at the swizzled offset, skipped
- * (a load gives 0) by a thread past the tile. */
+ * (a load gives 0) by a thread past the tile. Aligned to the group's bytes up to 16: a swizzle moves
+ * 16-byte chunks. */
 static LLVMValueRef group_smem(Emit *e, const Group *G, LLVMValueRef g, LLVMValueRef in)
 {
     const Blocked *bi = &G->bi;
@@ -1081,10 +1082,10 @@ static LLVMValueRef group_smem(Emit *e, const Group *G, LLVMValueRef g, LLVMValu
     if (store) {
         if (t->kind == TY_I1) in = LLVMBuildZExt(e->b, in, gt, "");
         LLVMValueRef w = LLVMBuildStore(e->b, in, p);
-        LLVMSetAlignment(w, (unsigned)(Vn * s));
+        LLVMSetAlignment(w, (unsigned)(Vn * s > 16 ? 16 : Vn * s));
     } else {
         x = LLVMBuildLoad2(e->b, gt, p, "");
-        LLVMSetAlignment(x, (unsigned)(Vn * s));
+        LLVMSetAlignment(x, (unsigned)(Vn * s > 16 ? 16 : Vn * s));
         if (t->kind == TY_I1) x = LLVMBuildICmp(e->b, LLVMIntNE, x, LLVMConstNull(gt), "");
     }
     if (G->valid) {

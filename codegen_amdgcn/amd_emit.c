@@ -84,6 +84,8 @@ static const char helper_ir[] =
 /* Vecs of more lanes than this are lane arrays; the scratch those may take per thread (per kernel). */
 #define REG_LANES 64
 #define LANE_ARRAY_BYTES (64 * 1024)
+/* The LDS of one workgroup on gfx942 and gfx90a. */
+#define LDS_BYTES (64 * 1024)
 
 #define BUF_OOB 0x80000000u   /* a buffer offset past every num_records we build */
 #define BUF_FLAGS 0x27000     /* dword 3 of the resource: 32-bit data, raw (what Triton uses on CDNA) */
@@ -134,6 +136,7 @@ static const char *opname(const Op *op) { return op->code < OP_COUNT ? ir_op_inf
 
 static int is_f16ish(const Type *t) { return t->kind == TY_F16 || t->kind == TY_BF16; }
 static int mem_bytes(const Type *t) { return t->kind == TY_I1 ? 1 : ir_type_bits(t) / 8; }
+static int64_t round_up(int64_t v, int64_t a) { return a > 0 ? (v + a - 1) / a * a : v; }
 
 /* Whether a vec is a lane array (the file comment): more lanes than REG_LANES. The lane count alone
  * decides, so the vecs of one op (all of one lane count) are all of one form. */
@@ -1068,7 +1071,8 @@ static void emit_iota_blocked(Emit *e, const Op *op)
 }
 
 /* ld_smem_blocked / st_smem_blocked, one group: one LDS vector access at the swizzled offset, skipped
- * (a load gives 0) by a thread past the tile. */
+ * (a load gives 0) by a thread past the tile. Aligned to the group's bytes up to 16: a swizzle moves
+ * 16-byte chunks. */
 static LLVMValueRef group_smem(Emit *e, const Group *G, LLVMValueRef g, LLVMValueRef in)
 {
     const Blocked *bi = &G->bi;
@@ -1088,10 +1092,10 @@ static LLVMValueRef group_smem(Emit *e, const Group *G, LLVMValueRef g, LLVMValu
     if (store) {
         if (t->kind == TY_I1) in = LLVMBuildZExt(e->b, in, gt, "");
         LLVMValueRef w = LLVMBuildStore(e->b, in, p);
-        LLVMSetAlignment(w, (unsigned)(Vn * s));
+        LLVMSetAlignment(w, (unsigned)(Vn * s > 16 ? 16 : Vn * s));
     } else {
         x = LLVMBuildLoad2(e->b, gt, p, "");
-        LLVMSetAlignment(x, (unsigned)(Vn * s));
+        LLVMSetAlignment(x, (unsigned)(Vn * s > 16 ? 16 : Vn * s));
         if (t->kind == TY_I1) x = LLVMBuildICmp(e->b, LLVMIntNE, x, LLVMConstNull(gt), "");
     }
     if (G->valid) {
@@ -1129,8 +1133,6 @@ static void emit_smem_blocked(Emit *e, const Op *op)
     LLVMValueRef r = each_group(e, &G, vec->type, store ? V(e, op, vec) : NULL, !store, group_smem);
     if (!store) e->val[vec->id] = r;
 }
-
-static int64_t round_up(int64_t v, int64_t a) { return a > 0 ? (v + a - 1) / a * a : v; }
 
 static void emit_smem_addr(Emit *e, const Op *op)
 {
@@ -1806,6 +1808,14 @@ static void check_block(Emit *e, const Block *b, const Op *owner)
     for (uint32_t i = 0; owner && i < b->nargs; i++) check_value(e, owner, b->args[i], "a block argument");
     for (const Op *op = b->first; op && e->errors < 20; op = op->next) {
         for (uint32_t i = 0; i < op->nresults; i++) check_value(e, op, op->results[i], "a result");
+        const Type *t = op->code == OP_SHARED_ALLOC && op->nresults == 1 ? op->results[0]->type : NULL;
+        if (t && t->kind == TY_SMEM && !ir_type_smem_is_dynamic(t)) {   /* smem-layout's offset and size */
+            int64_t st = t->stages > 1 ? t->stages : 1, bytes = ir_type_smem_bytes(t);
+            int64_t end = ir_attr_int(op, "offset", 0) + round_up(bytes, ir_attr_int(op, "align", 16)) * (st - 1) + bytes;
+            if (end > LDS_BYTES)
+                error_at(e, op, "'shared_alloc': the kernel's shared memory reaches byte %lld with this tile, past the %d "
+                                "KiB of LDS a workgroup has", (long long)end, LDS_BYTES / 1024);
+        }
         for (uint32_t r = 0; r < op->nregions; r++)
             for (const Block *rb = op->regions[r].first; rb; rb = rb->next) check_block(e, rb, op);
     }
@@ -1830,6 +1840,9 @@ static int check_kernel(Emit *e, const Kernel *k)
             error_at(e, &kop, "parameter '%s' of kernel '%s' has no AMD form: %s", k->params[i].name, k->name, why);
     }
     if (k->body.first) check_block(e, k->body.first, NULL);
+    if (e->errors == before && k->smem_bytes > LDS_BYTES)
+        error_at(e, &kop, "kernel '%s' needs %lld bytes of shared memory, more than the %d KiB of LDS a workgroup has",
+                 k->name, (long long)k->smem_bytes, LDS_BYTES / 1024);
     return e->errors - before;
 }
 

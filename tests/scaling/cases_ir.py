@@ -209,6 +209,18 @@ def amd_stage_values(n):
     return ".ir", ('module "big.tile" target "gfx942"\n\n' + kernel("k", "%p: ptr<i32>", body, block="256, 1, 1")).encode()
 
 
+def clc_waits(n):
+    """A cluster launch control query after n waits on another barrier (verify-clc's backward scan)."""
+    body = ["  %resp = shared_alloc {align = 16} : smem<2xu64>\n", "  %bar = mbar_alloc {count = 1} : mbar\n",
+            "  %other = mbar_alloc {count = 128} : mbar\n", "  %p = const {value = 0} : parity\n",
+            "  elect {\n    clc_try_cancel %bar, %resp {multicast = 0}\n    yield\n  }\n",
+            "  mbar_wait %bar, %p {scope = \"cta\"}\n"]
+    for i in range(n):
+        body += ["  mbar_wait %other, %p {scope = \"cta\"}\n"]
+    body += ["  %c, %x, %y, %z = clc_query %resp : i1, i32, i32, i32\n", "  store %x, %out\n"]
+    return ".ir", (HEAD + kernel("k", "%out: ptr<i32>", body)).encode()
+
+
 def big_then_small(n):
     """A kernel of 10n values, then n one-op kernels (per-kernel state sized by the big one)."""
     out = [HEAD, kernel("big", "%a: i32, %p: ptr<i32>", ["  %%x%d = add %%a, %%a : i32\n" % i for i in range(10 * n)] +
@@ -233,11 +245,12 @@ CASES = [
     ("amd_stages", amd_stages, "%s --input ir --target gfx942 --emit ir-lowered -o /dev/null"),
     ("ops_chain_print", ops_chain, "%s --input ir --emit ir-lowered -o /dev/null"),
     ("big_then_small", big_then_small, "%s --input ir --emit ir-lowered -o /dev/null"),
+    ("clc_waits", clc_waits, PTX),
     ("amd_stage_values", amd_stage_values, "%s --input ir --target gfx942 --pipeline warp-pipeline --emit ir-lowered -o /dev/null"),
 ]
 BASE_N = {
     "ops_chain": 60000, "many_kernels": 4000, "many_params": 30000, "carried_values": 24000,
     "distinct_types": 60000, "nested_regions": 8000, "cse_dups": 15000, "fold_chain": 15000,
     "dead_ops": 20000, "tile_ops": 6000, "mbar_traffic": 4000, "amd_stages": 30000, "ops_chain_print": 60000,
-    "big_then_small": 12000, "amd_stage_values": 4000,
+    "big_then_small": 12000, "amd_stage_values": 4000, "clc_waits": 20000,
 }

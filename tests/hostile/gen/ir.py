@@ -360,9 +360,22 @@ def big_cases():
             r"arrive sites make 128"])
 
 
+def clc_cases():
+    # 10,000 cluster launch control queries: the path rules walk the kernel once per query, so the
+    # pass takes at most 64 in a kernel (a located error at the 65th)
+    body = ["  %resp = shared_alloc {align = 16} : smem<2xu64>\n", "  %bar = mbar_alloc {count = 1} : mbar\n",
+            "  %p = const {value = 0} : parity\n", "  elect {\n    clc_try_cancel %bar, %resp {multicast = 0}\n    yield\n  }\n",
+            "  mbar_wait %bar, %p {scope = \"cta\"}\n"]
+    body += ["  %%c%d, %%x%d, %%y%d, %%z%d = clc_query %%resp : i1, i32, i32, i32\n" % (i, i, i, i) for i in range(10000)]
+    text = HEAD + "kernel @k(%out: ptr<i32>) block(128, 1, 1) cluster(1, 1, 1) {\n" + "".join(body) + "}\n"
+    yield ("clc_queries", ".ir", text.encode(), None, [r"clc_queries\.ir:76:3: error: kernel 'k' has 10000 clc\.query ops; "
+                                                       r"verify-clc checks at most 64 per kernel"])
+
+
 def cases():
     attrs_of = read_attrs()
     for op in read_ops():
         yield from op_cases(op, attrs_of)
     yield from lit_truncations()
     yield from big_cases()
+    yield from clc_cases()

@@ -221,6 +221,18 @@ def clc_waits(n):
     return ".ir", (HEAD + kernel("k", "%out: ptr<i32>", body)).encode()
 
 
+def tma_tiles(n):
+    """n small shared tiles and n TMA loads into one more (smem-layout asks, for each tile, whether a
+    TMA op moves it)."""
+    body = ["  tma_shape %x, %M, %K\n", "  %t = shared_alloc {align = 128} : smem<1x4xf32>\n",
+            "  %b = mbar_alloc {count = 1} : mbar\n", "  %z = const {value = 0} : i32\n"]
+    body += ["  %%s%d = shared_alloc : smem<4xf32>\n" % i for i in range(n)]
+    body += ["  warps {lo = 0, hi = 1} {\n", "    elect {\n", "      mbar_arrive_expect %b {scope = \"cta\"}\n"]
+    body += ["      tma_load %t, %x, %z, %z, %b {multicast = 0}\n" for i in range(n)]
+    body += ["      yield\n", "    }\n", "    yield\n", "  }\n"]
+    return ".ir", (HEAD + kernel("k", "%x: tma<1x4xf32>, %M: i32, %K: i32", body)).encode()
+
+
 def big_then_small(n):
     """A kernel of 10n values, then n one-op kernels (per-kernel state sized by the big one)."""
     out = [HEAD, kernel("big", "%a: i32, %p: ptr<i32>", ["  %%x%d = add %%a, %%a : i32\n" % i for i in range(10 * n)] +
@@ -246,6 +258,7 @@ CASES = [
     ("ops_chain_print", ops_chain, "%s --input ir --emit ir-lowered -o /dev/null"),
     ("big_then_small", big_then_small, "%s --input ir --emit ir-lowered -o /dev/null"),
     ("clc_waits", clc_waits, PTX),
+    ("tma_tiles", tma_tiles, "%s --input ir --emit ir-lowered -o /dev/null"),
     ("amd_stage_values", amd_stage_values, "%s --input ir --target gfx942 --pipeline warp-pipeline --emit ir-lowered -o /dev/null"),
 ]
 BASE_N = {
@@ -253,4 +266,5 @@ BASE_N = {
     "distinct_types": 60000, "nested_regions": 8000, "cse_dups": 15000, "fold_chain": 15000,
     "dead_ops": 20000, "tile_ops": 6000, "mbar_traffic": 4000, "amd_stages": 30000, "ops_chain_print": 60000,
     "big_then_small": 12000, "amd_stage_values": 4000, "clc_waits": 20000,
+    "tma_tiles": 6000,
 }

@@ -191,6 +191,48 @@ def amd_stages(n):
     return ".ir", ('module "big.tile" target "gfx942"\n\n' + kernel("k", "%p: ptr<i32>", body, block="256, 1, 1")).encode()
 
 
+def amd_stage_values(n):
+    """A flat pipeline of two stages that yield n values each, used after it, and whose ops store
+    to n distinct shared allocations (the warp-pipeline pass's result replacement and LDS sets)."""
+    body = ["  %t = thread_id {dim = 0} : i32\n", "  %z = const {value = 0} : i32\n"]
+    body += ["  %%s%d = shared_alloc : smem<4xf32>\n" % i for i in range(n)]
+    for st in range(2):
+        body.append("  %s = stage {label = \"s%d\"} : %s {\n" % (", ".join("%%y%d_%d" % (st, i) for i in range(n)), st,
+                                                                ", ".join(["i32"] * n)))
+        for i in range(n):
+            body += ["    %%x%d_%d = add %%t, %s : i32\n" % (st, i, "%%y0_%d" % i if st else "%t"),
+                     "    %%e%d_%d = smem_elem %%s%d, %%z : ptr<f32, shared>\n" % (st, i, i),
+                     "    %%c%d_%d = cast %%x%d_%d : f32\n" % (st, i, st, i),
+                     "    store %%c%d_%d, %%e%d_%d\n" % (st, i, st, i)]
+        body.append("    yield %s\n  }\n" % ", ".join("%%x%d_%d" % (st, i) for i in range(n)))
+    body.append("  %%sum = add %%y1_0, %%y1_%d : i32\n  store %%sum, %%p\n" % (n - 1))
+    return ".ir", ('module "big.tile" target "gfx942"\n\n' + kernel("k", "%p: ptr<i32>", body, block="256, 1, 1")).encode()
+
+
+def clc_waits(n):
+    """A cluster launch control query after n waits on another barrier (verify-clc's backward scan)."""
+    body = ["  %resp = shared_alloc {align = 16} : smem<2xu64>\n", "  %bar = mbar_alloc {count = 1} : mbar\n",
+            "  %other = mbar_alloc {count = 128} : mbar\n", "  %p = const {value = 0} : parity\n",
+            "  elect {\n    clc_try_cancel %bar, %resp {multicast = 0}\n    yield\n  }\n",
+            "  mbar_wait %bar, %p {scope = \"cta\"}\n"]
+    for i in range(n):
+        body += ["  mbar_wait %other, %p {scope = \"cta\"}\n"]
+    body += ["  %c, %x, %y, %z = clc_query %resp : i1, i32, i32, i32\n", "  store %x, %out\n"]
+    return ".ir", (HEAD + kernel("k", "%out: ptr<i32>", body)).encode()
+
+
+def tma_tiles(n):
+    """n small shared tiles and n TMA loads into one more (smem-layout asks, for each tile, whether a
+    TMA op moves it)."""
+    body = ["  tma_shape %x, %M, %K\n", "  %t = shared_alloc {align = 128} : smem<1x4xf32>\n",
+            "  %b = mbar_alloc {count = 1} : mbar\n", "  %z = const {value = 0} : i32\n"]
+    body += ["  %%s%d = shared_alloc : smem<4xf32>\n" % i for i in range(n)]
+    body += ["  warps {lo = 0, hi = 1} {\n", "    elect {\n", "      mbar_arrive_expect %b {scope = \"cta\"}\n"]
+    body += ["      tma_load %t, %x, %z, %z, %b {multicast = 0}\n" for i in range(n)]
+    body += ["      yield\n", "    }\n", "    yield\n", "  }\n"]
+    return ".ir", (HEAD + kernel("k", "%x: tma<1x4xf32>, %M: i32, %K: i32", body)).encode()
+
+
 def big_then_small(n):
     """A kernel of 10n values, then n one-op kernels (per-kernel state sized by the big one)."""
     out = [HEAD, kernel("big", "%a: i32, %p: ptr<i32>", ["  %%x%d = add %%a, %%a : i32\n" % i for i in range(10 * n)] +
@@ -215,10 +257,14 @@ CASES = [
     ("amd_stages", amd_stages, "%s --input ir --target gfx942 --emit ir-lowered -o /dev/null"),
     ("ops_chain_print", ops_chain, "%s --input ir --emit ir-lowered -o /dev/null"),
     ("big_then_small", big_then_small, "%s --input ir --emit ir-lowered -o /dev/null"),
+    ("clc_waits", clc_waits, PTX),
+    ("tma_tiles", tma_tiles, "%s --input ir --emit ir-lowered -o /dev/null"),
+    ("amd_stage_values", amd_stage_values, "%s --input ir --target gfx942 --pipeline warp-pipeline --emit ir-lowered -o /dev/null"),
 ]
 BASE_N = {
     "ops_chain": 60000, "many_kernels": 4000, "many_params": 30000, "carried_values": 24000,
     "distinct_types": 60000, "nested_regions": 8000, "cse_dups": 15000, "fold_chain": 15000,
     "dead_ops": 20000, "tile_ops": 6000, "mbar_traffic": 4000, "amd_stages": 30000, "ops_chain_print": 60000,
-    "big_then_small": 12000,
+    "big_then_small": 12000, "amd_stage_values": 4000, "clc_waits": 20000,
+    "tma_tiles": 6000,
 }

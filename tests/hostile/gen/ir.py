@@ -360,9 +360,42 @@ def big_cases():
             r"arrive sites make 128"])
 
 
+def clc_cases():
+    # 10,000 cluster launch control queries: the path rules walk the kernel once per query, so the
+    # pass takes at most 64 in a kernel (a located error at the 65th)
+    body = ["  %resp = shared_alloc {align = 16} : smem<2xu64>\n", "  %bar = mbar_alloc {count = 1} : mbar\n",
+            "  %p = const {value = 0} : parity\n", "  elect {\n    clc_try_cancel %bar, %resp {multicast = 0}\n    yield\n  }\n",
+            "  mbar_wait %bar, %p {scope = \"cta\"}\n"]
+    body += ["  %%c%d, %%x%d, %%y%d, %%z%d = clc_query %%resp : i1, i32, i32, i32\n" % (i, i, i, i) for i in range(10000)]
+    text = HEAD + "kernel @k(%out: ptr<i32>) block(128, 1, 1) cluster(1, 1, 1) {\n" + "".join(body) + "}\n"
+    yield ("clc_queries", ".ir", text.encode(), None, [r"clc_queries\.ir:76:3: error: kernel 'k' has 10000 clc\.query ops; "
+                                                       r"verify-clc checks at most 64 per kernel"])
+
+
+def smem_cases():
+    # 100,000 shared tiles and 100,000 TMA loads (smem-layout searched the loads for each tile)
+    n = 100000
+    body = ["  tma_shape %x, %M, %K\n", "  %t = shared_alloc {align = 128} : smem<1x4xf32>\n",
+            "  %b = mbar_alloc {count = 1} : mbar\n", "  %z = const {value = 0} : i32\n"]
+    body += ["  %%s%d = shared_alloc : smem<4xf32>\n" % i for i in range(n)]
+    body += ["  warps {lo = 0, hi = 1} {\n", "    elect {\n", "      mbar_arrive_expect %b {scope = \"cta\"}\n"]
+    body += ["      tma_load %t, %x, %z, %z, %b {multicast = 0}\n"] * n
+    body += ["      yield\n", "    }\n", "    yield\n", "  }\n"]
+    text = HEAD + "kernel @k(%x: tma<1x4xf32>, %M: i32, %K: i32) block(128, 1, 1) cluster(1, 1, 1) {\n"
+    yield ("smem_many_tma_tiles", ".ir", (text + "".join(body) + "}\n").encode(), None,
+           [r"smem_many_tma_tiles\.ir:3:1: error: kernel 'k' needs 1600032 bytes of shared memory"])
+    # 8,200 allocations of 2^50 bytes each: the total passes 2^63
+    body = ["  %%s%d = shared_alloc : smem<1073741824x2xf64, stages=65536>\n" % i for i in range(8200)]
+    text = HEAD + "kernel @k() block(128, 1, 1) cluster(1, 1, 1) {\n" + "".join(body) + "}\n"
+    yield ("smem_total_overflow", ".ir", text.encode(), None,
+           [r"smem_total_overflow\.ir:3:1: error: kernel 'k' needs more than 4503599627370496 bytes of shared memory"])
+
+
 def cases():
     attrs_of = read_attrs()
     for op in read_ops():
         yield from op_cases(op, attrs_of)
     yield from lit_truncations()
     yield from big_cases()
+    yield from clc_cases()
+    yield from smem_cases()

@@ -319,11 +319,17 @@ Value *ir_value_new(Module *m, Kernel *k, const Type *type, const char *name)
     return v;
 }
 
+/* Arrays grown one element at a time (parameters, block arguments) keep a capacity of the next
+ * power of two at or above their length, so that appending n elements copies O(n) in all. */
+static int grows_at(uint32_t n) { return (n & (n - 1)) == 0; }
+
 Value *ir_kernel_add_param(Module *m, Kernel *k, const char *name, const Type *type)
 {
-    Param *np = ARENA_ARRAY(&m->arena, Param, k->nparams + 1);
-    if (k->nparams) memcpy(np, k->params, sizeof *np * k->nparams);
-    k->params = np;
+    if (grows_at(k->nparams)) {
+        Param *np = ARENA_ARRAY(&m->arena, Param, k->nparams ? 2 * k->nparams : 1);
+        if (k->nparams) memcpy(np, k->params, sizeof *np * k->nparams);
+        k->params = np;
+    }
     Param *p = &k->params[k->nparams++];
     p->name = arena_strdup(&m->arena, name);
     p->value = ir_block_add_arg(m, k, k->body.first, type, name);
@@ -344,9 +350,11 @@ Block *ir_region_entry(Region *r) { return r->first; }
 Value *ir_block_add_arg(Module *m, Kernel *k, Block *b, const Type *type, const char *name)
 {
     Value *v = ir_value_new(m, k, type, name);
-    Value **na = ARENA_ARRAY(&m->arena, Value *, b->nargs + 1);
-    if (b->nargs) memcpy(na, b->args, sizeof *na * b->nargs);
-    b->args = na;
+    if (grows_at(b->nargs)) {
+        Value **na = ARENA_ARRAY(&m->arena, Value *, b->nargs ? 2 * b->nargs : 1);
+        if (b->nargs) memcpy(na, b->args, sizeof *na * b->nargs);
+        b->args = na;
+    }
     v->block = b;
     v->index = b->nargs;
     b->args[b->nargs++] = v;

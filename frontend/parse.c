@@ -1,8 +1,10 @@
 /* parse.c: drives the re2c lexer into the lemon parser.
  *
  * The loop also tracks bracket nesting: past FE_MAX_NESTING open ( [ {, parsing stops with one
- * located error, which bounds the depth of every recursive walk over the AST that follows.
- * The source is copied with a trailing NUL, the lexer's sentinel.
+ * located error. With the limits the grammar's actions check on every node they build (an
+ * expression's depth, the regions code nests in: parser.y), this bounds the depth of every
+ * recursive walk over the AST that follows. The source is copied with a trailing NUL, the lexer's
+ * sentinel.
  */
 #include <stdlib.h>
 #include <string.h>

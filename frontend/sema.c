@@ -1,6 +1,7 @@
 /* sema.c: semantic analysis of the .tile AST and construction of the tile IR, in one walk.
  *
- * Names resolve through a chain of scopes. Untyped constants (literals, `const` items without a
+ * Names resolve through a hash map from each name to its innermost declaration; a declaration
+ * remembers the one it shadows, and leaving a scope puts those back. Untyped constants (literals, `const` items without a
  * type, and arithmetic on them) are folded here and take the type their context asks for, as in
  * Go; every other operand pair must have one type (`as` converts). Mutable `var`s become SSA
  * values: before an `if` or a loop, a pre-scan finds the outer `var`s the statement assigns; they
@@ -57,27 +58,78 @@ static Ex ex_float(double v, const Type *t)
     return e;
 }
 
-Sym *sema_lookup(Sema *s, const char *name)
+static uint32_t hash_name(const char *k)
 {
-    for (Sym *y = s->syms; y; y = y->prev)
-        if (strcmp(y->name, name) == 0) return y;
-    return NULL;
+    uint32_t h = 2166136261u;   /* FNV-1a */
+    for (; *k; k++) h = (h ^ (unsigned char)*k) * 16777619u;
+    return h;
 }
+
+static uint32_t map_find(const NameMap *m, const char *key)
+{
+    uint32_t mask = m->cap - 1, i = hash_name(key) & mask;
+    while (m->keys[i] && strcmp(m->keys[i], key) != 0) i = (i + 1) & mask;
+    return i;
+}
+
+void *sema_map_get(const NameMap *m, const char *key)
+{
+    if (!m->cap) return NULL;
+    uint32_t i = map_find(m, key);
+    return m->keys[i] ? m->vals[i] : NULL;
+}
+
+void **sema_map_slot(NameMap *m, const char *key)
+{
+    if (2 * (m->n + 1) > m->cap) {   /* at most half full */
+        NameMap g = {0};
+        g.cap = m->cap ? 2 * m->cap : 64;
+        g.keys = ir_calloc(g.cap, sizeof *g.keys);
+        g.vals = ir_calloc(g.cap, sizeof *g.vals);
+        for (uint32_t i = 0; i < m->cap; i++)
+            if (m->keys[i]) {
+                uint32_t j = map_find(&g, m->keys[i]);
+                g.keys[j] = m->keys[i];
+                g.vals[j] = m->vals[i];
+            }
+        g.n = m->n;
+        sema_map_free(m);
+        *m = g;
+    }
+    uint32_t i = map_find(m, key);
+    if (!m->keys[i]) {
+        m->keys[i] = key;
+        m->n++;
+    }
+    return &m->vals[i];
+}
+
+void sema_map_free(NameMap *m)
+{
+    ir_free(m->keys);
+    ir_free(m->vals);
+    m->keys = NULL;
+    m->vals = NULL;
+    m->cap = m->n = 0;
+}
+
+Sym *sema_lookup(Sema *s, const char *name) { return sema_map_get(&s->names, name); }
 
 Sym *sema_declare(Sema *s, const char *name, SymKind kind, Loc loc)
 {
-    for (Sym *y = s->syms; y && y->depth == s->depth; y = y->prev)
-        if (strcmp(y->name, name) == 0) {
-            diag_error(s->diag, loc, "'%s' is already declared in this scope", name);
-            diag_note(s->diag, y->loc, "'%s' was declared here", name);
-            break;
-        }
+    Sym *old = sema_lookup(s, name);
+    if (old && old->depth == s->depth) {
+        diag_error(s->diag, loc, "'%s' is already declared in this scope", name);
+        diag_note(s->diag, old->loc, "'%s' was declared here", name);
+    }
     Sym *y = ARENA_NEW(s->arena, Sym);
     y->name = arena_strdup(s->arena, name);
     y->kind = kind;
     y->loc = loc;
     y->depth = s->depth;
     y->prev = s->syms;
+    y->shadowed = old;
+    *sema_map_slot(&s->names, y->name) = y;
     s->syms = y;
     return y;
 }
@@ -86,8 +138,27 @@ static void scope_push(Sema *s) { s->depth++; }
 
 static void scope_pop(Sema *s)
 {
-    while (s->syms && s->syms->depth == s->depth) s->syms = s->syms->prev;
+    for (; s->syms && s->syms->depth == s->depth; s->syms = s->syms->prev)
+        *sema_map_slot(&s->names, s->syms->name) = s->syms->shadowed;
     s->depth--;
+}
+
+/* A value a symbol had before code that never runs changed it (Sema.undo). */
+typedef struct SymUndo {
+    Sym *y;
+    Value *value;
+} SymUndo;
+
+void sema_set_value(Sema *s, Sym *y, Value *v)
+{
+    if (s->dry) {
+        if (s->nundo == s->capundo) {
+            s->capundo = s->capundo ? 2 * s->capundo : 16;
+            s->undo = ir_realloc(s->undo, sizeof *s->undo * (size_t)s->capundo);
+        }
+        s->undo[s->nundo++] = (SymUndo){y, y->value};
+    }
+    y->value = v;
 }
 
 /* ---- types ---- */
@@ -444,6 +515,24 @@ Value *sema_value_of(Sema *s, Ex e, Loc loc)
 
 /* ---- expressions ---- */
 
+/* Out of line: sema_expr_hint's handlers and the helpers binary() calls after its operands. Each
+ * level of a deep expression then holds the frames of the dispatcher and the one handler on its
+ * path, not the locals of every handler inlined into them: the stack a level takes is what
+ * FE_MAX_DEPTH is sized by (docs/LANGUAGE.md section 2). */
+#define OUT_OF_LINE __attribute__((noinline))
+static Ex fold_binary(Sema *s, const Node *n, Ex a, Ex b, const Type *t) OUT_OF_LINE;
+static const Type *unify(Sema *s, const Node *n, Ex a, Ex b) OUT_OF_LINE;
+static Ex dry_expr(Sema *s, const Node *n, const Type *hint) OUT_OF_LINE;
+static Ex short_circuit(Sema *s, const Node *n, Value *a) OUT_OF_LINE;
+static Value *emit_binop(Sema *s, Loc loc, OpCode code, Value *x, Value *y, const Type *rt, const char *pred) OUT_OF_LINE;
+static Ex binary(Sema *s, const Node *n, const Type *hint) OUT_OF_LINE;
+static Ex unary(Sema *s, const Node *n, const Type *hint) OUT_OF_LINE;
+static Ex name_expr(Sema *s, const Node *n) OUT_OF_LINE;
+static Ex member_expr(Sema *s, const Node *n) OUT_OF_LINE;
+static Ex index_expr(Sema *s, const Node *n) OUT_OF_LINE;
+static Ex cast_expr(Sema *s, const Node *n) OUT_OF_LINE;
+static Ex ternary(Sema *s, const Node *n, const Type *hint) OUT_OF_LINE;
+
 static int is_arith_tok(int op)
 {
     return op == TK_PLUS || op == TK_MINUS || op == TK_STAR || op == TK_SLASH || op == TK_PERCENT;
@@ -593,15 +682,8 @@ static const Type *unify(Sema *s, const Node *n, Ex a, Ex b)
     return NULL;
 }
 
-static int expr_has_effects(const Node *n)
-{
-    if (!n) return 0;
-    if (n->kind == N_INDEX || n->kind == N_CALL) return 1;
-    if (expr_has_effects(n->a) || expr_has_effects(n->b) || expr_has_effects(n->c)) return 1;
-    for (int i = 0; i < n->nlist; i++)
-        if (expr_has_effects(n->list[i])) return 1;
-    return 0;
-}
+/* Whether evaluating n may touch memory (the parser measured it: Node.effects). */
+static int expr_has_effects(const Node *n) { return n->effects; }
 
 Block *sema_enter_region(Sema *s, Region *r, Block **saved)
 {
@@ -612,15 +694,14 @@ Block *sema_enter_region(Sema *s, Region *r, Block **saved)
 }
 
 /* Code that never runs (statements after a return, the untaken side of a constant condition) is
- * still checked: it is built into a detached block that is deleted afterwards, and every symbol's
- * value and the walk's state are restored, so nothing of it reaches the IR. */
+ * still checked: it is built into a detached block that is deleted afterwards, and the values it
+ * gave symbols (sema_set_value logs them) and the walk's state are restored, so nothing of it
+ * reaches the IR. */
 typedef struct Dry {
     Builder b;
     int terminated, warned;
     Block *block;
-    Sym **syms;
-    Value **values;
-    int n;
+    int undo_mark;       /* Sema.nundo when it began */
 } Dry;
 
 static void dry_begin(Sema *s, Dry *d)
@@ -628,12 +709,8 @@ static void dry_begin(Sema *s, Dry *d)
     d->b = s->b;
     d->terminated = s->terminated;
     d->warned = s->warned_unreachable;
-    d->n = 0;
-    for (Sym *y = s->syms; y; y = y->prev) d->n++;
-    d->syms = ir_malloc(sizeof *d->syms * (size_t)(d->n ? d->n : 1));
-    d->values = ir_malloc(sizeof *d->values * (size_t)(d->n ? d->n : 1));
-    int i = 0;
-    for (Sym *y = s->syms; y; y = y->prev, i++) d->syms[i] = y, d->values[i] = y->value;
+    d->undo_mark = s->nundo;
+    s->dry++;
     d->block = ARENA_NEW(&s->m->arena, Block);
     if (s->b.k) {
         s->b.block = d->block;
@@ -644,9 +721,11 @@ static void dry_begin(Sema *s, Dry *d)
 static void dry_end(Sema *s, Dry *d)
 {
     while (d->block->last) ir_op_remove(d->block->last);
-    for (int i = 0; i < d->n; i++) d->syms[i]->value = d->values[i];
-    ir_free(d->syms);
-    ir_free(d->values);
+    while (s->nundo > d->undo_mark) {
+        SymUndo *u = &s->undo[--s->nundo];
+        u->y->value = u->value;
+    }
+    s->dry--;
     s->b = d->b;
     s->terminated = d->terminated;
     s->warned_unreachable = d->warned;
@@ -1233,61 +1312,68 @@ void sema_block_stmts(Sema *s, const Node *blk)
     scope_pop(s);
 }
 
-/* The outer `var`s that a statement assigns, found by a scan that mirrors the scoping of the walk. */
+/* The outer `var`s that a statement assigns, found by a scan that mirrors the scoping of the walk.
+ * A symbol is in the set once (Sym.scan marks it for this scan); the names the statement declares
+ * are counted in a map (a count above 0 hides the outer symbol) and listed in declaration order,
+ * so leaving a scope of the scan uncounts them. */
 typedef struct VarSet {
-    Sym *items[64];
-    Sym **more;     /* beyond 64 (rare) */
+    unsigned scan;        /* this scan's number (Sema.scan) */
+    Sym **items;
     int n, cap;
-    const char **shadow;  /* names declared inside the scanned statement */
-    int nshadow, capshadow;
+    NameMap shadow;       /* declared name -> how many of its declarations are in scope, as a uintptr_t */
+    const char **names;   /* those declarations, innermost last */
+    int nnames, capnames;
 } VarSet;
 
 static void varset_add(VarSet *vs, Sym *y)
 {
-    for (int i = 0; i < vs->n; i++)
-        if ((i < 64 ? vs->items[i] : vs->more[i - 64]) == y) return;
-    if (vs->n < 64) {
-        vs->items[vs->n++] = y;
-        return;
-    }
-    if (vs->n - 64 == vs->cap) {
+    if (y->scan == vs->scan) return;
+    y->scan = vs->scan;
+    if (vs->n == vs->cap) {
         vs->cap = vs->cap ? vs->cap * 2 : 16;
-        vs->more = ir_realloc(vs->more, sizeof *vs->more * (size_t)vs->cap);
+        vs->items = ir_realloc(vs->items, sizeof *vs->items * (size_t)vs->cap);
     }
-    vs->more[vs->n++ - 64] = y;
+    vs->items[vs->n++] = y;
 }
-
-static Sym *varset_get(VarSet *vs, int i) { return i < 64 ? vs->items[i] : vs->more[i - 64]; }
 
 static void shadow_push(VarSet *vs, const char *name)
 {
-    if (vs->nshadow == vs->capshadow) {
-        vs->capshadow = vs->capshadow ? vs->capshadow * 2 : 16;
-        vs->shadow = ir_realloc(vs->shadow, sizeof *vs->shadow * (size_t)vs->capshadow);
+    if (vs->nnames == vs->capnames) {
+        vs->capnames = vs->capnames ? vs->capnames * 2 : 16;
+        vs->names = ir_realloc(vs->names, sizeof *vs->names * (size_t)vs->capnames);
     }
-    vs->shadow[vs->nshadow++] = name;
+    vs->names[vs->nnames++] = name;
+    void **c = sema_map_slot(&vs->shadow, name);
+    *c = (void *)((uintptr_t)*c + 1);
+}
+
+/* Leaves the scan's scopes down to `mark` declarations. */
+static void shadow_pop(VarSet *vs, int mark)
+{
+    while (vs->nnames > mark) {
+        void **c = sema_map_slot(&vs->shadow, vs->names[--vs->nnames]);
+        *c = (void *)((uintptr_t)*c - 1);
+    }
 }
 
 static void scan_assigned(Sema *s, const Node *n, VarSet *vs)
 {
     if (!n) return;
-    int mark = vs->nshadow;
+    int mark = vs->nnames;
     switch (n->kind) {
     case N_BLOCK:
         for (int i = 0; i < n->nlist; i++) scan_assigned(s, n->list[i], vs);
         break;
     case N_LET: shadow_push(vs, n->name); break;
     case N_ASSIGN:
-        if (n->a->kind == N_NAME) {
-            for (int i = vs->nshadow - 1; i >= 0; i--)
-                if (strcmp(vs->shadow[i], n->a->name) == 0) return;
+        if (n->a->kind == N_NAME && !sema_map_get(&vs->shadow, n->a->name)) {
             Sym *y = sema_lookup(s, n->a->name);
             if (y && y->kind == SYM_VAR) varset_add(vs, y);
         }
         return;
     case N_IF:
         scan_assigned(s, n->b, vs);
-        vs->nshadow = mark;
+        shadow_pop(vs, mark);
         scan_assigned(s, n->c, vs);
         break;
     case N_FOR:
@@ -1299,25 +1385,26 @@ static void scan_assigned(Sema *s, const Node *n, VarSet *vs)
     case N_STAGE: scan_assigned(s, n->d, vs); break;
     default: return;
     }
-    if (n->kind != N_LET && n->kind != N_BLOCK) vs->nshadow = mark;
-    if (n->kind == N_BLOCK) vs->nshadow = mark;
+    if (n->kind != N_LET) shadow_pop(vs, mark);
 }
 
 static void varset_free(VarSet *vs)
 {
-    ir_free(vs->more);
-    ir_free(vs->shadow);
+    ir_free(vs->items);
+    ir_free(vs->names);
+    sema_map_free(&vs->shadow);
 }
 
 int sema_assigned_vars(Sema *s, const Node *a, const Node *b, Sym ***syms, const Type ***types)
 {
     VarSet vs = {0};
+    vs.scan = ++s->scan;
     scan_assigned(s, a, &vs);
     scan_assigned(s, b, &vs);
     int nv = vs.n;
     *syms = ARENA_ARRAY(&s->m->arena, Sym *, nv ? nv : 1);
     *types = ARENA_ARRAY(&s->m->arena, const Type *, nv ? nv : 1);
-    for (int i = 0; i < nv; i++) (*syms)[i] = varset_get(&vs, i), (*types)[i] = (*syms)[i]->type;
+    for (int i = 0; i < nv; i++) (*syms)[i] = vs.items[i], (*types)[i] = (*syms)[i]->type;
     varset_free(&vs);
     return nv;
 }
@@ -1378,10 +1465,10 @@ static void if_stmt(Sema *s, const Node *n)
             falls = 1;
         }
         s->b.block = saved;
-        for (int i = 0; i < nv; i++) syms[i]->value = before[i];
+        for (int i = 0; i < nv; i++) sema_set_value(s, syms[i], before[i]);
     }
     for (int i = 0; i < nv; i++) {
-        syms[i]->value = iff->results[i];
+        sema_set_value(s, syms[i], iff->results[i]);
         sema_name_value(s, iff->results[i], syms[i]->name);
         iff->results[i]->name = arena_strdup(&s->m->arena, syms[i]->name);
     }
@@ -1438,7 +1525,7 @@ static void loop_stmt(Sema *s, const Node *n)
         iv->type = T(TY_I32);
         iv->value = ir_block_add_arg(s->m, s->b.k, body, T(TY_I32), n->name);
     }
-    for (int i = 0; i < nv; i++) syms[i]->value = ir_block_add_arg(s->m, s->b.k, body, types[i], syms[i]->name);
+    for (int i = 0; i < nv; i++) sema_set_value(s, syms[i], ir_block_add_arg(s->m, s->b.k, body, types[i], syms[i]->name));
 
     LoopCtx lc = {syms, nv, 0, s->loop};
     s->loop = &lc;
@@ -1473,7 +1560,7 @@ static void loop_stmt(Sema *s, const Node *n)
     scope_pop(s);
     s->b.block = saved;
     for (int i = 0; i < nv; i++) {
-        syms[i]->value = lp->results[i];
+        sema_set_value(s, syms[i], lp->results[i]);
         lp->results[i]->name = arena_strdup(&s->m->arena, syms[i]->name);
     }
     s->terminated = !is_for && !lc.has_break;
@@ -1507,7 +1594,7 @@ static void assign_stmt(Sema *s, const Node *n)
         } else v = sema_coerce(s, sema_expr_hint(s, n->b, y->type), y->type, n->b->loc, "assignment");
         if (!v) return;
         sema_name_value(s, v, y->name);
-        y->value = v;
+        sema_set_value(s, y, v);
         return;
     }
     if (t->kind == N_INDEX) {
@@ -1660,11 +1747,12 @@ static void launch_dims(Sema *s, const Node *dims, int64_t out[3], const char *w
 
 static void kernel_item(Sema *s, const Node *n)
 {
-    for (Kernel *k = s->m->first; k; k = k->next)
-        if (strcmp(k->name, n->name) == 0) {
-            diag_error(s->diag, n->loc, "kernel '%s' is defined twice", n->name);
-            return;
-        }
+    void **seen = sema_map_slot(&s->kernels, n->name);
+    if (*seen) {
+        diag_error(s->diag, n->loc, "kernel '%s' is defined twice", n->name);
+        return;
+    }
+    *seen = (void *)n;
     Kernel *k = ir_kernel_new(s->m, n->name, n->loc);
     s->b = (Builder){s->m, k, k->body.first, NULL};
     if (!n->b) diag_error(s->diag, n->loc, "kernel '%s' needs a launch shape: add block(N) after its parameters", n->name);
@@ -1869,6 +1957,10 @@ Module *fe_sema(const Node *program, const char *file, const FeDefine *defines, 
         if (it->kind == N_CONST) const_item(&s, it, &ds);
         else if (it->kind == N_KERNEL) kernel_item(&s, it);
     }
+    sema_map_free(&s.names);
+    sema_map_free(&s.kernels);
+    sema_map_free(&s.uses);
+    ir_free(s.undo);
     for (int i = 0; i < ndefines; i++)
         if (!used[i]) {
             Loc l = {0};

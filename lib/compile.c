@@ -3,8 +3,10 @@
  *   source --fe_parse--> AST --fe_sema--> IR --passes--> lowered IR --ptx_emit--> PTX --ptxas--> cubin
  *                                                                    \--amd_emit--> LLVM IR, AMDGCN --ld.lld--> HSACO
  *
- * Each stage's text is kept in the program so any of them can be emitted. The program owns a
- * DiagCtx that outlives the IR module; the module is freed before tile_compile returns.
+ * Each stage's text is kept in the program so any of them can be emitted; the AST's is made only
+ * when asked for (program.c parses the kept source again), since nothing in the pipeline reads it.
+ * The program owns a DiagCtx that outlives the IR module; the module is freed before tile_compile
+ * returns.
  *
  * tile_compile is an entry of the allocation layer (ir.h): the pipeline runs inside an allocation
  * scope, and out of memory anywhere in it unwinds to tile_compile, which destroys the program and
@@ -295,10 +297,7 @@ static tile_status compile_program(volatile CompileRun *run, const char *source,
         if (ir_verify_module(m, diag, is_lowered(m))) goto done;
     } else {
         Node *ast = fe_parse(filename, source, len, diag);
-        if (ast) {
-            fe_ast_print(ast, &p->stages[TILE_STAGE_AST]);
-            p->have[TILE_STAGE_AST] = 1;
-        }
+        p->ast_lazy = ast != NULL;
         if (ast && diag->errors == 0) run->m = m = fe_sema(ast, filename, defs, o->ndefines, diag);
         fe_ast_free(ast);
         if (!m || diag->errors) goto done;

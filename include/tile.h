@@ -129,8 +129,11 @@ typedef struct tile_diagnostic {
 } tile_diagnostic;
 
 /* Compiles `len` bytes of `source` (need not be NUL-terminated; `filename` names it in
- * diagnostics). On TILE_SUCCESS and TILE_ERROR_COMPILE/ASSEMBLE, *out receives a program that the
- * caller destroys. opts may be NULL (sm_90a, -O2). */
+ * diagnostics; at most TILE_MAX_SOURCE_BYTES, else TILE_ERROR_INVALID_ARGUMENT). On TILE_SUCCESS and
+ * TILE_ERROR_COMPILE/ASSEMBLE, *out receives a program that the caller destroys. opts may be NULL
+ * (sm_90a, -O2). A program is a handle: every call refuses one that was destroyed (or never made by
+ * tile_compile) with a neutral answer instead of reading it. */
+#define TILE_MAX_SOURCE_BYTES ((size_t)0xFFFFFFFEu)
 TILE_API tile_status tile_compile(const char *source, size_t len, const char *filename,
                          const tile_compile_options *opts, tile_program **out);
 TILE_API void tile_program_destroy(tile_program *p);
@@ -249,7 +252,9 @@ typedef struct tile_sim_options {
     tile_sim_schedule schedule;
     int race_check;             /* 1 (default): report shared-memory races with both source locations */
     const char *trace_path;     /* a Chrome/Perfetto trace (JSON) of the next launches; NULL: none */
-    uint64_t max_steps;         /* thread steps before a launch is stopped as runaway; 0: 2^32 */
+    uint64_t max_steps;         /* thread steps before a launch is stopped as runaway; 0: 2^30. A grid of
+                                 * more clusters than this is refused (TILE_ERROR_LAUNCH_CONFIG) */
+    uint64_t timeout_ms;        /* wall-clock time before a launch is stopped as runaway; 0: 120000 */
 } tile_sim_options;
 
 /* The defaults above. */

@@ -392,7 +392,7 @@ static tile_status compile_caught(const char *source, size_t len, const char *fi
     IrAllocScope scope;
     ir_scope_begin(&scope);
     if (setjmp(scope.jump)) {
-        tile_program_destroy(run.p);
+        tile_program_free_(run.p);
         ir_module_free(run.m);
         ir_scope_unwind(&scope);
         return TILE_ERROR_OUT_OF_MEMORY;
@@ -400,6 +400,10 @@ static tile_status compile_caught(const char *source, size_t len, const char *fi
     tile_status st = compile_program(&run, source, len, filename, o);
     ir_module_free(run.m);
     ir_scope_end(&scope);
+    if (tile_handle_add_(run.p, TILE_H_PROGRAM)) {   /* the program becomes a live handle */
+        tile_program_free_(run.p);
+        return TILE_ERROR_OUT_OF_MEMORY;
+    }
     *out = run.p;
     return st;
 }
@@ -409,7 +413,9 @@ tile_status tile_compile(const char *source, size_t len, const char *filename, c
 {
     if (!out) return TILE_ERROR_INVALID_ARGUMENT;
     *out = NULL;
-    if (!source && len) return TILE_ERROR_INVALID_ARGUMENT;
+    /* positions and token lengths are 32-bit, and the source is copied with a NUL after it: a longer
+     * source is refused here, before len + 1 could wrap */
+    if ((!source && len) || len > TILE_MAX_SOURCE_BYTES) return TILE_ERROR_INVALID_ARGUMENT;
     /* a copy with the level resolved to 0..3, so that everything below reads a plain level */
     tile_compile_options oc = {0};
     if (opts) oc = *opts;

@@ -43,4 +43,8 @@ struct tile_program {
     int nsites;
 };
 
+/* Frees a program whether or not it is a live handle (tile_program_destroy frees only live ones):
+ * for tile_compile, whose program becomes a handle only when it is returned. NULL is fine. */
+void tile_program_free_(tile_program *p);
+
 #endif

@@ -444,6 +444,8 @@ tile_status tile_shmem_init(tile_shmem **out)
             st = rt_error(TILE_ERROR_NO_SHMEM, "tile_shmem_init: NVSHMEM made this PE %d of %d, the launcher %d of %d",
                           s->nvshmem_my_pe(), s->nvshmem_n_pes(), pe, npes);
     }
+    if (st == TILE_SUCCESS && tile_handle_add_(s, TILE_H_SHMEM))
+        st = rt_error(TILE_ERROR_OUT_OF_MEMORY, "tile_shmem_init: out of memory");
     if (st != TILE_SUCCESS) {
         if (s->dev) tile_device_close(s->dev);
         free(s);
@@ -453,9 +455,19 @@ tile_status tile_shmem_init(tile_shmem **out)
     return TILE_SUCCESS;
 }
 
+/* The job handle is checked in the live-handle set (lib/handles.c) before it is read. */
+static int live(const tile_shmem *s) { return tile_handle_live_(s, TILE_H_SHMEM); }
+#define NEED_SHMEM(fn, s)                                                                                    \
+    do {                                                                                                     \
+        if (!live(s))                                                                                        \
+            return rt_error(TILE_ERROR_INVALID_ARGUMENT, "%s: the shmem handle %s", (fn),                    \
+                            (s) ? "is not live (finalized already, or not made by tile_shmem_init)" : "is NULL"); \
+    } while (0)
+
 tile_status tile_shmem_finalize(tile_shmem *s)
 {
-    if (!s) return rt_error(TILE_ERROR_INVALID_ARGUMENT, "tile_shmem_finalize: NULL");
+    NEED_SHMEM("tile_shmem_finalize", s);
+    tile_handle_remove_(s);
     tile_device_synchronize(s->dev);
     s->nvshmemx_hostlib_finalize();
     for (int i = 0; i < s->nqp_arrays; i++) free(s->qp_arrays[i]);
@@ -466,21 +478,24 @@ tile_status tile_shmem_finalize(tile_shmem *s)
     return TILE_SUCCESS;
 }
 
-tile_device *tile_shmem_device(tile_shmem *s) { return s ? s->dev : NULL; }
-int tile_shmem_my_pe(const tile_shmem *s) { return s ? s->pe : -1; }
-int tile_shmem_n_pes(const tile_shmem *s) { return s ? s->npes : -1; }
+tile_device *tile_shmem_device(tile_shmem *s) { return live(s) ? s->dev : NULL; }
+int tile_shmem_my_pe(const tile_shmem *s) { return live(s) ? s->pe : -1; }
+int tile_shmem_n_pes(const tile_shmem *s) { return live(s) ? s->npes : -1; }
 
 const char *tile_shmem_version(const tile_shmem *s, int *has_qp)
 {
-    if (has_qp) *has_qp = s && s->nvshmemx_qp_create;
-    return s ? s->version : "";
+    if (has_qp) *has_qp = live(s) && s->nvshmemx_qp_create;
+    return live(s) ? s->version : "";
 }
 
 /* ---------------------------------------------------------------- memory, barrier, queue pairs */
 
 tile_status tile_shmem_malloc(tile_shmem *s, size_t bytes, tile_devptr *out)
 {
-    if (!s || !out) return rt_error(TILE_ERROR_INVALID_ARGUMENT, "tile_shmem_malloc: %s is NULL", s ? "out" : "shmem");
+    NEED_SHMEM("tile_shmem_malloc", s);
+    if (!out) return rt_error(TILE_ERROR_INVALID_ARGUMENT, "tile_shmem_malloc: out is NULL");
+    *out = 0;
+    if (!bytes) return rt_error(TILE_ERROR_INVALID_ARGUMENT, "tile_shmem_malloc: bytes is 0 (a zero-size allocation has no address)");
     void *p = s->nvshmem_malloc(bytes);
     if (!p && bytes)
         return rt_error(TILE_ERROR_OUT_OF_MEMORY, "tile_shmem_malloc: NVSHMEM's symmetric heap has no %zu bytes free "
@@ -491,23 +506,23 @@ tile_status tile_shmem_malloc(tile_shmem *s, size_t bytes, tile_devptr *out)
 
 tile_status tile_shmem_free(tile_shmem *s, tile_devptr p)
 {
-    if (!s) return rt_error(TILE_ERROR_INVALID_ARGUMENT, "tile_shmem_free: shmem is NULL");
+    NEED_SHMEM("tile_shmem_free", s);
     s->nvshmem_free((void *)(uintptr_t)p);
     return TILE_SUCCESS;
 }
 
 tile_status tile_shmem_barrier_all(tile_shmem *s)
 {
-    if (!s) return rt_error(TILE_ERROR_INVALID_ARGUMENT, "tile_shmem_barrier_all: shmem is NULL");
+    NEED_SHMEM("tile_shmem_barrier_all", s);
     s->nvshmem_barrier_all();
     return TILE_SUCCESS;
 }
 
 tile_status tile_shmem_qp_create(tile_shmem *s, int n, int32_t *handles, int *defaulted)
 {
-    if (!s || !handles || n < 1)
-        return rt_error(TILE_ERROR_INVALID_ARGUMENT, "tile_shmem_qp_create: %s", !s ? "shmem is NULL"
-                        : !handles ? "handles is NULL" : "n must be at least 1");
+    NEED_SHMEM("tile_shmem_qp_create", s);
+    if (!handles || n < 1)
+        return rt_error(TILE_ERROR_INVALID_ARGUMENT, "tile_shmem_qp_create: %s", !handles ? "handles is NULL" : "n must be at least 1");
     int all_default = 1;
     if (s->nvshmemx_qp_create) {
         int **grown = realloc(s->qp_arrays, (size_t)(s->nqp_arrays + 1) * sizeof *grown);
@@ -618,8 +633,8 @@ static int devlib_defines(const char *lib, const char *name)
 
 tile_status tile_shmem_module_load(tile_shmem *s, const tile_program *p, tile_module **out)
 {
-    if (!s || !p || !out)
-        return rt_error(TILE_ERROR_INVALID_ARGUMENT, "tile_shmem_module_load: %s is NULL", !s ? "shmem" : !p ? "program" : "out");
+    NEED_SHMEM("tile_shmem_module_load", s);
+    if (!p || !out) return rt_error(TILE_ERROR_INVALID_ARGUMENT, "tile_shmem_module_load: %s is NULL", !p ? "program" : "out");
     *out = NULL;
     const char *ptx = NULL;
     size_t len = 0;
@@ -657,7 +672,9 @@ tile_status tile_shmem_module_load(tile_shmem *s, const tile_program *p, tile_mo
 
 tile_status tile_shmem_module_unload(tile_shmem *s, tile_module *m)
 {
-    if (!s || !m) return rt_error(TILE_ERROR_INVALID_ARGUMENT, "tile_shmem_module_unload: %s is NULL", s ? "module" : "shmem");
+    NEED_SHMEM("tile_shmem_module_unload", s);
+    if (!tile_handle_live_(m, TILE_H_MODULE))
+        return rt_error(TILE_ERROR_INVALID_ARGUMENT, "tile_shmem_module_unload: the module %s", m ? "is not live" : "is NULL");
     s->nvshmemx_cumodule_finalize(rt_module_handle(m));
     return tile_module_unload(m);
 }

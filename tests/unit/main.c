@@ -23,6 +23,7 @@ static Suite *(*const suites[])(void) = {
     oom_suite,
     sim_oom_suite,
     cache_suite,
+    entries_suite,
 };
 
 int main(void)

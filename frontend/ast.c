@@ -126,9 +126,17 @@ static const char *const kind_names[N_KIND_COUNT] = {
     [N_NAMEDARG] = "namedarg",
 };
 
+/* Two spaces a level, appended in runs (a deep expression indents its lines by thousands). */
+static void put_indent(StrBuf *sb, int indent)
+{
+    static const char spaces[] = "                                                                ";
+    for (int left = 2 * indent; left > 0; left -= (int)sizeof spaces - 1)
+        sb_putn(sb, spaces, (size_t)(left < (int)sizeof spaces - 1 ? left : (int)sizeof spaces - 1));
+}
+
 static void print_node(const Node *n, int indent, StrBuf *sb)
 {
-    for (int i = 0; i < indent; i++) sb_puts(sb, "  ");
+    put_indent(sb, indent);
     if (!n) {
         sb_puts(sb, "(null)\n");
         return;
@@ -152,7 +160,7 @@ static void print_node(const Node *n, int indent, StrBuf *sb)
     for (int i = 0; i < 4; i++)
         if (kids[i]) print_node(kids[i], indent + 1, sb);
     for (int i = 0; i < n->nlist; i++) print_node(n->list[i], indent + 1, sb);
-    for (int i = 0; i < indent; i++) sb_puts(sb, "  ");
+    put_indent(sb, indent);
     sb_puts(sb, ")\n");
 }
 

@@ -35,67 +35,67 @@ static tile_dtype dtype_of(const Type *t)
 }
 _Static_assert(TY_F64 - TY_I1 == TILE_DTYPE_F64 && TY_E5M2 - TY_I1 == TILE_DTYPE_E5M2, "tile_dtype must follow TypeKind's scalar order");
 
-typedef struct ViewUse {
-    Kernel *k;
-    Value *base;
-    int rank;              /* make_view rank of a pointer parameter */
-    tile_param_info *pi;   /* TMA: dims and swizzle */
-} ViewUse;
+/* What one walk of a kernel learns about its parameters: the make_view rank of each pointer
+ * parameter, and for each TMA parameter its dims (tma_shape) and swizzle (its copies' shared tiles). */
+typedef struct SigWalk {
+    const int *param_of;   /* value id -> parameter index, or -1 */
+    uint32_t nvalues;
+    int *rank;             /* per parameter */
+    tile_param_info *pis;  /* per parameter */
+} SigWalk;
 
-static int param_index(const Kernel *k, const Value *v)
+static int param_of(const SigWalk *w, const Value *v)
 {
-    for (uint32_t i = 0; i < k->nparams; i++)
-        if (k->params[i].value == v) return (int)i;
-    return -1;
+    return v && v->id < w->nvalues ? w->param_of[v->id] : -1;
 }
 
-static void find_view(Op *op, void *ctx)
+static void find_views(Op *op, void *ctx)
 {
-    ViewUse *vu = ctx;
-    if (op->code == OP_MAKE_VIEW && op->noperands && op->operands[0] == vu->base) vu->rank = (int)op->noperands - 1;
-    if (op->code == OP_TMA_SHAPE && op->noperands && op->operands[0] == vu->base && vu->pi)
-        for (uint32_t d = 1; d < op->noperands && d <= 5; d++) vu->pi->dim_params[d - 1] = param_index(vu->k, op->operands[d]);
+    SigWalk *w = ctx;
+    int p = op->noperands ? param_of(w, op->operands[0]) : -1;
+    if (op->code == OP_MAKE_VIEW && p >= 0) w->rank[p] = (int)op->noperands - 1;
+    if (op->code == OP_TMA_SHAPE && p >= 0 && w->pis[p].kind == TILE_PARAM_TMA)
+        for (uint32_t d = 1; d < op->noperands && d <= 5; d++) w->pis[p].dim_params[d - 1] = param_of(w, op->operands[d]);
     /* the descriptor's swizzle is that of the shared tiles it moves (verify-async makes them agree) */
-    int is_tma_use = (op->code == OP_TMA_LOAD && op->noperands > 1 && op->operands[1] == vu->base) ||
-                     ((op->code == OP_TMA_STORE || op->code == OP_TMA_REDUCE_ADD) && op->noperands &&
-                      op->operands[0] == vu->base);
-    if (is_tma_use && vu->pi) {
-        const Value *tile = op->code == OP_TMA_LOAD ? op->operands[0] : op->operands[op->noperands - 1];
-        if (tile->type->kind == TY_SMEM) {
-            vu->pi->swizzle = tile->type->swizzle;
-            /* a tile of column spans moves as one box per span: the map's box is one span wide */
-            if (ir_smem_spans(tile->type) > 1 && tile->type->rank == vu->pi->rank) {
-                vu->pi->box[vu->pi->rank - 1] = (unsigned)(tile->type->swizzle / (ir_type_bits(tile->type->elem) / 8));
-                vu->pi->spans = ir_smem_spans(tile->type);
-            }
+    int desc = op->code == OP_TMA_LOAD && op->noperands > 1 ? param_of(w, op->operands[1])
+               : (op->code == OP_TMA_STORE || op->code == OP_TMA_REDUCE_ADD) ? p
+                                                                               : -1;
+    if (desc < 0 || w->pis[desc].kind != TILE_PARAM_TMA) return;
+    tile_param_info *pi = &w->pis[desc];
+    const Value *tile = op->code == OP_TMA_LOAD ? op->operands[0] : op->operands[op->noperands - 1];
+    if (tile->type->kind == TY_SMEM) {
+        pi->swizzle = tile->type->swizzle;
+        /* a tile of column spans moves as one box per span: the map's box is one span wide */
+        if (ir_smem_spans(tile->type) > 1 && tile->type->rank == pi->rank) {
+            pi->box[pi->rank - 1] = (unsigned)(tile->type->swizzle / (ir_type_bits(tile->type->elem) / 8));
+            pi->spans = ir_smem_spans(tile->type);
         }
     }
 }
 
 /* The signature as the source declared it: a pointer parameter that is the base of a make_view
- * was declared `tensor T[...]`. */
+ * was declared `tensor T[...]`. One walk of the body serves every parameter. */
 static void record_signature(tile_program *p, int ki, Kernel *k)
 {
     p->params[ki] = ir_calloc(k->nparams ? k->nparams : 1, sizeof **p->params);
     p->nparams[ki] = (int)k->nparams;
+    int *map = ir_malloc(sizeof *map * (k->nvalues ? k->nvalues : 1));
+    int *rank = ir_calloc(k->nparams ? k->nparams : 1, sizeof *rank);
+    for (uint32_t v = 0; v < k->nvalues; v++) map[v] = -1;
     for (uint32_t i = 0; i < k->nparams; i++) {
         tile_param_info *pi = &p->params[ki][i];
         const Type *t = k->params[i].value->type;
+        if (k->params[i].value->id < k->nvalues) map[k->params[i].value->id] = (int)i;
         pi->name = ir_strdup(k->params[i].name);
         if (t->kind == TY_TMA) {
-            ViewUse vu = {k, k->params[i].value, 0, pi};
             pi->kind = TILE_PARAM_TMA;
             pi->rank = t->rank;
             pi->dtype = dtype_of(t->elem);
             for (int d = 0; d < 5; d++) pi->dim_params[d] = -1;
             for (int d = 0; d < t->rank; d++) pi->box[d] = (unsigned)t->shape[d];
             pi->spans = 1;
-            ir_walk_region(&k->body, find_view, &vu);
         } else if (t->kind == TY_PTR) {
-            ViewUse vu = {k, k->params[i].value, 0, NULL};
-            ir_walk_region(&k->body, find_view, &vu);
-            pi->kind = vu.rank ? TILE_PARAM_TENSOR : TILE_PARAM_POINTER;
-            pi->rank = vu.rank;
+            pi->kind = TILE_PARAM_POINTER;
             pi->shared = t->space == AS_SHARED;
             pi->dtype = dtype_of(t->elem);
         } else {
@@ -103,6 +103,15 @@ static void record_signature(tile_program *p, int ki, Kernel *k)
             pi->dtype = dtype_of(t);
         }
     }
+    SigWalk w = {map, k->nvalues, rank, p->params[ki]};
+    ir_walk_region(&k->body, find_views, &w);
+    for (uint32_t i = 0; i < k->nparams; i++)
+        if (p->params[ki][i].kind == TILE_PARAM_POINTER && rank[i]) {
+            p->params[ki][i].kind = TILE_PARAM_TENSOR;
+            p->params[ki][i].rank = rank[i];
+        }
+    ir_free(map);
+    ir_free(rank);
 }
 
 static int define_cmp(const void *a, const void *b)

@@ -1067,7 +1067,7 @@ START_TEST(test_verify_memory)
                            "  %0 = ld_blocked %v, %a {shape = [64, 2], vec = 2, threads = 32} : vec<2xf32>\n}\n",
                        1, "verifier: 'ld_blocked' shape has 2 dims, expected 1");
     check_verify_error(HDR "  %0 = iota_blocked {shape = [64], vec = 0, threads = 32, dim = 0} : vec<2xi32>\n}\n", 1,
-                       "verifier: 'iota_blocked' vec must be positive, got 0");
+                       "verifier: 'iota_blocked' vec must be 1..16, got 0");
     check_verify_error(HDR "  %0 = iota_blocked {shape = [64], vec = 2, threads = 32} : vec<2xi32>\n}\n", 1,
                        "verifier: 'iota_blocked' needs a {dim} attribute");
 }

@@ -1183,6 +1183,34 @@ START_TEST(test_verify_dominance)
 }
 END_TEST
 
+/* An op or kernel read without loc(...) keeps its position in the IR text: the verifier's errors
+ * point there (in the IR file), and the printer writes no location for it. */
+START_TEST(test_text_locations)
+{
+    const char *text = "module \"t.tile\"\n\nkernel @k(%a: i32) block(1, 1, 1) cluster(1, 1, 1) {\n"
+                       "  %x = add %a, %a : i32\n  %y = add %x, %a : f32\n  %z = neg %a : i32 loc(9:4)\n}\n";
+    Module *m = parse_ok(text);
+    Op *x = m->first->body.first->first, *z = x->next->next;
+    ck_assert_uint_eq(x->loc.line, 4);
+    ck_assert_uint_eq(x->loc.col, 3);
+    ck_assert_str_eq(x->loc.file, "t.ir");
+    ck_assert_uint_eq(m->first->loc.line, 3);
+    ck_assert_uint_eq(z->loc.line, 9);
+    ck_assert_str_eq(z->loc.file, "t.tile");
+    char *out = print_module(m);
+    ck_assert_str_eq(out, text);
+    free(out);
+    DiagCtx d;
+    diag_init(&d);
+    ck_assert_int_eq(ir_verify_module(m, &d, 0), 1);
+    ck_assert_str_eq(d.items[0].file, "t.ir");
+    ck_assert_uint_eq(d.items[0].line, 5);
+    ck_assert_uint_eq(d.items[0].col, 3);
+    diag_free(&d);
+    ir_module_free(m);
+}
+END_TEST
+
 /* ops.def's kind columns decode, and agree with its count columns: an exact count is a column
  * without optional or repeated values, VAR one with them. */
 START_TEST(test_op_table_kinds)
@@ -1337,6 +1365,7 @@ Suite *ir_suite(void)
     tcase_add_test(tc, test_verify_control);
     tcase_add_test(tc, test_verify_dominance);
     tcase_add_test(tc, test_op_table_kinds);
+    tcase_add_test(tc, test_text_locations);
     tcase_add_test(tc, test_verify_table_counts);
     tcase_add_test(tc, test_async_types_roundtrip);
     tcase_add_test(tc, test_cluster_and_dynamic_types);

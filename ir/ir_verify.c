@@ -21,6 +21,10 @@ typedef enum VState { V_UNDEF, V_LIVE, V_DEAD } VState;
 
 /* The launch shape's limits (docs/LANGUAGE.md, "block" and "cluster"): each dim and the product. */
 enum { MAX_BLOCK_THREADS = 1024, MAX_CLUSTER_CTAS = 16 };
+/* The blocked layout's shape (lower-tiles lowers tiles of at most 2^30 elements) and the dims of an
+ * accumulator layout's shape. */
+#define MAX_TILE_ELEMS ((int64_t)1 << 30)
+#define MAX_ACC_DIM 65536
 
 typedef struct Verifier {
     Module *m;
@@ -262,11 +266,33 @@ static void check_blocked_attrs(Verifier *V, const Op *op, int rank)
     if (shape) {
         if (shape->nints < 1 || shape->nints > IR_MAX_RANK || (rank && shape->nints != rank))
             verr(V, op, "shape has %d dims, expected %d", shape->nints, rank ? rank : 1);
-        for (int i = 0; i < shape->nints; i++)
-            if (shape->ints[i] < 1) verr(V, op, "shape dim %d is not positive", i);
+        int64_t numel = 1;
+        for (int i = 0; i < shape->nints; i++) {
+            if (shape->ints[i] < 1 || shape->ints[i] > MAX_TILE_ELEMS) {
+                verr(V, op, "shape dim %d is out of range 1..%lld", i, (long long)MAX_TILE_ELEMS);
+                numel = 0;
+                break;
+            }
+            numel *= shape->ints[i];
+            if (numel > MAX_TILE_ELEMS) {
+                verr(V, op, "shape has more than %lld elements", (long long)MAX_TILE_ELEMS);
+                break;
+            }
+        }
     }
-    if (vec && vec->i < 1) verr(V, op, "vec must be positive, got %lld", (long long)vec->i);
-    if (threads && threads->i < 1) verr(V, op, "threads must be positive, got %lld", (long long)threads->i);
+    /* what lower-tiles makes: V is at most 16 bytes of 1-byte elements, B at most a block's threads */
+    if (vec && (vec->i < 1 || vec->i > 16)) verr(V, op, "vec must be 1..16, got %lld", (long long)vec->i);
+    if (threads && (threads->i < 1 || threads->i > MAX_BLOCK_THREADS))
+        verr(V, op, "threads must be 1..%d, got %lld", MAX_BLOCK_THREADS, (long long)threads->i);
+}
+
+/* An accumulator layout's {shape, threads}: dims 1..65536 and whole warpgroups of a block (up to
+ * 1024 threads), so that the rules may multiply them. */
+static int acc_layout_in_range(const Attr *sh, int64_t threads)
+{
+    for (int i = 0; i < sh->nints; i++)
+        if (sh->ints[i] < 1 || sh->ints[i] > MAX_ACC_DIM) return 0;
+    return threads >= 128 && threads <= MAX_BLOCK_THREADS && threads % 128 == 0;
 }
 
 /* ---- per-op checks ---- */
@@ -594,7 +620,8 @@ static void check_mma(Verifier *V, const Op *op)
         Attr *th = need_attr(V, op, "threads", ATTR_INT, "an integer");
         if (sh && sh->nints != 2) verr(V, op, "shape must be [M, N]");
         if (sh && th && sh->nints == 2 && tt && tt->kind == TY_VEC &&
-            (th->i < 128 || th->i % 128 || sh->ints[0] % (64 * (th->i / 128)) || tt->shape[0] * th->i != sh->ints[0] * sh->ints[1]))
+            (!acc_layout_in_range(sh, th->i) || sh->ints[0] % (64 * (th->i / 128)) ||
+             tt->shape[0] * th->i != sh->ints[0] * sh->ints[1]))
             verr(V, op, "accumulator layout of shape [%lld, %lld] over %lld threads does not give %lld lanes",
                  (long long)sh->ints[0], (long long)sh->ints[1], (long long)th->i, (long long)tt->shape[0]);
         return;
@@ -613,6 +640,11 @@ static void check_mma(Verifier *V, const Op *op)
     Attr *sh3 = ir_attr_find(op, "shape");
     if (reg_a && op->code == OP_MMA_ACC && (!sh3 || sh3->kind != ATTR_INTS || sh3->nints != 3)) {
         verr(V, op, "needs shape = [M, N, K]");
+        return;
+    }
+    if (reg_a && op->code == OP_MMA_ACC && !acc_layout_in_range(sh3, ir_attr_int(op, "threads", 0))) {
+        verr(V, op, "needs shape = [M, N, K] of dims 1..%d and threads a multiple of 128 up to %d", MAX_ACC_DIM,
+             MAX_BLOCK_THREADS);
         return;
     }
     if (reg_a && op->code == OP_MMA_ACC) {   /* the checks below read a as a rank-2 [M, K] */
@@ -658,7 +690,7 @@ static void check_mma(Verifier *V, const Op *op)
     Attr *th = need_attr(V, op, "threads", ATTR_INT, "an integer");
     if (sh && (sh->nints != 3 || sh->ints[0] != M || sh->ints[1] != N || sh->ints[2] != K))
         verr(V, op, "shape must be [%lld, %lld, %lld]", (long long)M, (long long)N, (long long)K);
-    if (th && (th->i < 128 || th->i % 128 || M % (64 * (th->i / 128))))
+    if (th && (th->i < 128 || th->i > MAX_BLOCK_THREADS || th->i % 128 || M % (64 * (th->i / 128))))
         verr(V, op, "threads %lld: whole warpgroups, each with a multiple of 64 rows", (long long)th->i);
     else if (th && (acc->kind != TY_VEC || acc->shape[0] * th->i != M * N))
         verr(V, op, "accumulator must be vec<%lldxf32>, got %s", th->i ? (long long)(M * N / th->i) : 0LL, tstr(acc).s);

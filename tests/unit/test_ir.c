@@ -1067,7 +1067,7 @@ START_TEST(test_verify_memory)
                            "  %0 = ld_blocked %v, %a {shape = [64, 2], vec = 2, threads = 32} : vec<2xf32>\n}\n",
                        1, "verifier: 'ld_blocked' shape has 2 dims, expected 1");
     check_verify_error(HDR "  %0 = iota_blocked {shape = [64], vec = 0, threads = 32, dim = 0} : vec<2xi32>\n}\n", 1,
-                       "verifier: 'iota_blocked' vec must be positive, got 0");
+                       "verifier: 'iota_blocked' vec must be 1..16, got 0");
     check_verify_error(HDR "  %0 = iota_blocked {shape = [64], vec = 2, threads = 32} : vec<2xi32>\n}\n", 1,
                        "verifier: 'iota_blocked' needs a {dim} attribute");
 }
@@ -1179,6 +1179,34 @@ START_TEST(test_verify_dominance)
     ck_assert_str_eq(d.items[0].file, "t.tile");
     diag_free(&d);
     ir_module_free(m2);
+    ir_module_free(m);
+}
+END_TEST
+
+/* An op or kernel read without loc(...) keeps its position in the IR text: the verifier's errors
+ * point there (in the IR file), and the printer writes no location for it. */
+START_TEST(test_text_locations)
+{
+    const char *text = "module \"t.tile\"\n\nkernel @k(%a: i32) block(1, 1, 1) cluster(1, 1, 1) {\n"
+                       "  %x = add %a, %a : i32\n  %y = add %x, %a : f32\n  %z = neg %a : i32 loc(9:4)\n}\n";
+    Module *m = parse_ok(text);
+    Op *x = m->first->body.first->first, *z = x->next->next;
+    ck_assert_uint_eq(x->loc.line, 4);
+    ck_assert_uint_eq(x->loc.col, 3);
+    ck_assert_str_eq(x->loc.file, "t.ir");
+    ck_assert_uint_eq(m->first->loc.line, 3);
+    ck_assert_uint_eq(z->loc.line, 9);
+    ck_assert_str_eq(z->loc.file, "t.tile");
+    char *out = print_module(m);
+    ck_assert_str_eq(out, text);
+    free(out);
+    DiagCtx d;
+    diag_init(&d);
+    ck_assert_int_eq(ir_verify_module(m, &d, 0), 1);
+    ck_assert_str_eq(d.items[0].file, "t.ir");
+    ck_assert_uint_eq(d.items[0].line, 5);
+    ck_assert_uint_eq(d.items[0].col, 3);
+    diag_free(&d);
     ir_module_free(m);
 }
 END_TEST
@@ -1337,6 +1365,7 @@ Suite *ir_suite(void)
     tcase_add_test(tc, test_verify_control);
     tcase_add_test(tc, test_verify_dominance);
     tcase_add_test(tc, test_op_table_kinds);
+    tcase_add_test(tc, test_text_locations);
     tcase_add_test(tc, test_verify_table_counts);
     tcase_add_test(tc, test_async_types_roundtrip);
     tcase_add_test(tc, test_cluster_and_dynamic_types);

@@ -368,7 +368,8 @@ static void modules(State *s, In *in, unsigned op)
 }
 
 /* The launches' limits: small, so that an input of many launches of an endless loop stays quick. */
-static void small_budget(tile_device *d, uint64_t seed, unsigned sched, int race, uint64_t steps, uint64_t ms)
+static void small_budget(tile_device *d, uint64_t seed, unsigned sched, int race, uint64_t steps, uint64_t ms,
+                         const char *trace_path)
 {
     tile_sim_options o;
     tile_sim_options_init(&o);
@@ -377,6 +378,7 @@ static void small_budget(tile_device *d, uint64_t seed, unsigned sched, int race
     o.race_check = race;
     o.max_steps = steps;
     o.timeout_ms = ms;
+    o.trace_path = trace_path;
     tile_device_sim_configure(d, &o);
 }
 
@@ -389,7 +391,7 @@ static void devices(State *s, In *in, unsigned op)
         if (!s->dev[i] || tile_device_info_get(s->dev[i], &info) != TILE_SUCCESS) {
             s->dev[i] = NULL;
             tile_device_open(TILE_BACKEND_SIM, u8(in) < 240 ? 0 : (int)(int8_t)u8(in), &s->dev[i]);
-            small_budget(s->dev[i], 1, 0, 1, 20000, 100);
+            small_budget(s->dev[i], 1, 0, 1, 20000, 100, NULL);
         }
         break;
     case 1: tile_device_close(s->dev[i]); break;   /* its handles die with it; s->dev[i] stays, dead */
@@ -398,8 +400,11 @@ static void devices(State *s, In *in, unsigned op)
         unsigned sched = u8(in) % 4;   /* 3 is not a schedule: refused */
         int race = u8(in) & 1;
         uint64_t steps = 1 + u32(in) % 50000, ms = 1 + u32(in) % 100;
+        /* a trace of the launches that follow: written to nowhere, or refused at the first write */
+        unsigned t = u8(in);
+        const char *trace_path = t < 224 ? NULL : t < 240 ? "/dev/null" : "/nonexistent-dir/trace.json";
         if (u8(in) < 8) tile_device_sim_configure(s->dev[i], NULL);
-        else small_budget(s->dev[i], seed, sched, race, steps, ms);
+        else small_budget(s->dev[i], seed, sched, race, steps, ms, trace_path);
         break;
     }
     default: {
@@ -418,7 +423,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(&s, 0, sizeof s);
     In in = {data, size};
     tile_device_open(TILE_BACKEND_SIM, 0, &s.dev[0]);
-    small_budget(s.dev[0], 1, 0, 1, 20000, 100);
+    small_budget(s.dev[0], 1, 0, 1, 20000, 100, NULL);
     for (int ops = 0; in.n && ops < 64; ops++) {
         unsigned op = u8(&in);
         switch (op % 8) {

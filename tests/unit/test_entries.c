@@ -483,6 +483,23 @@ START_TEST(config_products)
 }
 END_TEST
 
+/* The HIP kernarg packer: an offset near SIZE_MAX plus its size wraps below the segment's end; it must
+ * be refused, not written far outside the buffer. */
+START_TEST(hip_kernarg_bounds)
+{
+    unsigned char buf[64];
+    int32_t v = 7;
+    void *params[1] = {&v};
+    size_t off[1] = {SIZE_MAX - 2}, sz[1] = {4};
+    ck_assert_int_eq(rt_hip_pack_kernargs(off, sz, 1, 20, params, buf, sizeof buf), TILE_ERROR_LAUNCH_ARGS);
+    off[0] = 18;
+    ck_assert_int_eq(rt_hip_pack_kernargs(off, sz, 1, 20, params, buf, sizeof buf), TILE_ERROR_LAUNCH_ARGS);
+    off[0] = 16;
+    ck_assert_int_eq(rt_hip_pack_kernargs(off, sz, 1, 20, params, buf, sizeof buf), TILE_SUCCESS);
+    ck_assert_int_eq(rt_hip_pack_kernargs(off, sz, 1, 65, params, buf, sizeof buf), TILE_ERROR_LAUNCH_ARGS);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- NVSHMEM entries without NVSHMEM */
 
 START_TEST(shmem_entries)
@@ -529,6 +546,7 @@ Suite *entries_suite(void)
     tcase_add_test(c, launch_grids_past_2_32);
     tcase_add_test(c, runaway_limits);
     tcase_add_test(c, config_products);
+    tcase_add_test(c, hip_kernarg_bounds);
     tcase_add_test(c, shmem_entries);
     suite_add_tcase(s, c);
     return s;

@@ -116,6 +116,7 @@ static int cmp_root(const void *x, const void *y)
 
 static void roots_sort(Roots *r)
 {
+    if (r->n < 2) return;   /* an empty set has no array (qsort takes none) */
     qsort(r->ops, (size_t)r->n, sizeof *r->ops, cmp_root);
     int m = 0;
     for (int i = 0; i < r->n; i++)

@@ -29,21 +29,21 @@ def loop_carried(n):
 
 
 def mfma_acc(n):
-    # a 256 x (n / 256) accumulator: n / 256 f32 per thread
-    cols = n // 256
+    # an M x 128 accumulator (n = M * 128 elements): n / 256 f32 per thread
+    rows = n // 128
     src = ("kernel k(a: tensor bf16[M, K], b: tensor bf16[N, K], c: tensor f32[M, N], M: i32, N: i32, K: i32) block(256) {\n"
-           "    shared sa: bf16[256, 16];\n"
-           "    shared sb: bf16[%d, 16];\n"
-           "    var acc: f32[256, %d] = 0.0;\n"
+           "    shared sa: bf16[%d, 16];\n"
+           "    shared sb: bf16[128, 16];\n"
+           "    var acc: f32[%d, 128] = 0.0;\n"
            "    for k0 in 0 .. K / 16 {\n"
-           "        store(sa, load(a[0, k0 * 16], [256, 16]));\n"
-           "        store(sb, load(b[0, k0 * 16], [%d, 16]));\n"
+           "        store(sa, load(a[0, k0 * 16], [%d, 16]));\n"
+           "        store(sb, load(b[0, k0 * 16], [128, 16]));\n"
            "        sync();\n"
            "        acc = mma(sa, sb, acc, trans_b = true);\n"
            "        sync();\n"
            "    }\n"
            "    store(c[0, 0], acc);\n"
-           "}\n" % (cols, cols, cols))
+           "}\n" % (rows, rows, rows))
     return ".tile", src.encode()
 
 

@@ -445,6 +445,18 @@ static int cmd_run(int argc, char **argv)
 {
     run_opts o = {.device = "cuda", .size = 1 << 20, .repeat = 20, .target = -1, .explore = 1};
     tile_sim_options_init(&o.sim);
+    /* $TILEC_SIM_TIMEOUT (seconds) replaces the default wall-clock limit; --sim-timeout wins over it.
+     * Test suites set it high: on a loaded or sanitized build a time limit is not a property of the
+     * kernel, and the step budget (deterministic) still stops a runaway. */
+    const char *env_timeout = getenv("TILEC_SIM_TIMEOUT");
+    if (env_timeout && *env_timeout) {
+        double sec;
+        if (parse_seconds(env_timeout, &sec)) {
+            fprintf(stderr, "tilec: TILEC_SIM_TIMEOUT: expected seconds above 0 (at most a year), not '%s'\n", env_timeout);
+            return 2;
+        }
+        o.sim.timeout_ms = (uint64_t)ceil(sec * 1000.0);
+    }
     o.set = calloc((size_t)argc, sizeof *o.set);
     o.defs = calloc((size_t)argc, sizeof *o.defs);
     if (!o.set || !o.defs) {

@@ -29,7 +29,7 @@ static const char usage[] =
     "                          llvm | amdgcn (default) | hsaco; any target: params (each\n"
     "                          kernel's parameters, a TMA one with the box and swizzle of its map)\n"
     "  -O0 .. -O3              optimisation level (default -O2)\n"
-    "  -DNAME=VALUE            override `const NAME = ...;` of the source\n"
+    "  -DNAME=VALUE            override `const NAME = ...;` of the source (also -D NAME=VALUE)\n"
     "  --input ir              the input is textual tile IR instead of .tile source\n"
     "  --pipeline P            run this comma-separated pass pipeline instead of the -O default\n"
     "  --verify-each           run the IR verifier after every pass\n"
@@ -215,6 +215,26 @@ static int cmd_launch(int argc, char **argv)
     return 0;
 }
 
+/* ---- -D, for tilec and tilec run ---- */
+
+/* -DNAME=VALUE or -D NAME=VALUE at argv[*i] into *out (name allocated, freed by the caller): 0, or
+ * the usage error's status. The library checks the name and reads the value. */
+static int define_arg(int argc, char **argv, int *i, tile_define *out)
+{
+    const char *a = argv[*i] + 2;
+    if (!*a) {
+        if (*i + 1 >= argc) return usage_error("%s", "-D needs NAME=VALUE");
+        a = argv[++*i];
+    }
+    const char *eq = strchr(a, '=');
+    if (!eq || eq == a || !eq[1]) return usage_error("-D%s: expected -DNAME=VALUE", a);
+    char *name = strndup(a, (size_t)(eq - a));
+    if (!name) return 1;
+    out->name = name;
+    out->value = eq + 1;
+    return 0;
+}
+
 /* ---- tilec devices ---- */
 
 static const tile_backend all_backends[] = {TILE_BACKEND_CUDA, TILE_BACKEND_HIP, TILE_BACKEND_SIM};
@@ -349,13 +369,10 @@ static int run_parse(int argc, char **argv, run_opts *o)
             o->have_size = 1;
         } else if (strcmp(a, "-g") == 0 || strcmp(a, "--debug-hangs") == 0) {
             o->debug_hangs = 1;
-        } else if (a[0] == '-' && a[1] == 'D' && a[2]) {
-            const char *eq = strchr(a + 2, '=');
-            if (!eq || eq == a + 2 || !eq[1]) return usage_error("%s: expected -DNAME=VALUE", a);
-            char *name = strndup(a + 2, (size_t)(eq - a - 2));
-            if (!name) return 1;
-            o->defs[o->ndefs].name = name;
-            o->defs[o->ndefs++].value = eq + 1;
+        } else if (a[0] == '-' && a[1] == 'D') {
+            int rc = define_arg(argc, argv, &i, &o->defs[o->ndefs]);
+            if (rc) return rc;
+            o->ndefs++;
         } else if ((v = opt_value(argc, argv, &i, "--sim-seed"))) {
             if (parse_count(v, UINT64_MAX, &u)) return usage_error("--sim-seed: expected an integer 0 .. 2^64 - 1, not '%s'", v);
             o->sim.seed = u;
@@ -428,6 +445,18 @@ static int cmd_run(int argc, char **argv)
 {
     run_opts o = {.device = "cuda", .size = 1 << 20, .repeat = 20, .target = -1, .explore = 1};
     tile_sim_options_init(&o.sim);
+    /* $TILEC_SIM_TIMEOUT (seconds) replaces the default wall-clock limit; --sim-timeout wins over it.
+     * Test suites set it high: on a loaded or sanitized build a time limit is not a property of the
+     * kernel, and the step budget (deterministic) still stops a runaway. */
+    const char *env_timeout = getenv("TILEC_SIM_TIMEOUT");
+    if (env_timeout && *env_timeout) {
+        double sec;
+        if (parse_seconds(env_timeout, &sec)) {
+            fprintf(stderr, "tilec: TILEC_SIM_TIMEOUT: expected seconds above 0 (at most a year), not '%s'\n", env_timeout);
+            return 2;
+        }
+        o.sim.timeout_ms = (uint64_t)ceil(sec * 1000.0);
+    }
     o.set = calloc((size_t)argc, sizeof *o.set);
     o.defs = calloc((size_t)argc, sizeof *o.defs);
     if (!o.set || !o.defs) {
@@ -690,14 +719,10 @@ int main(int argc, char **argv)
             o.shmem_qp = 1;
         } else if (a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3' && a[3] == 0) {
             o.opt_level = a[2] == '0' ? TILE_OPT_NONE : a[2] - '0';
-        } else if (a[0] == '-' && a[1] == 'D' && a[2]) {
-            const char *eq = strchr(a + 2, '=');
-            if (!eq || eq == a + 2) { rc = usage_error("%s: expected -DNAME=VALUE", a); goto out; }
-            char *name = strndup(a + 2, (size_t)(eq - a - 2));
-            if (!name) goto out;
-            owned[nowned++] = name;
-            defs[o.ndefines].name = name;
-            defs[o.ndefines].value = eq + 1;
+        } else if (a[0] == '-' && a[1] == 'D') {
+            int drc = define_arg(argc, argv, &i, &defs[o.ndefines]);
+            if (drc) { rc = drc; goto out; }
+            owned[nowned++] = (char *)defs[o.ndefines].name;
             o.ndefines++;
         } else if (a[0] == '-' && a[1] != 0) {
             rc = usage_error("unknown option '%s'", a);

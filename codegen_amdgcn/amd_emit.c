@@ -1,11 +1,25 @@
 /* amd_emit.c: lowered tile IR to LLVM IR through the LLVM-C API, then LLVM's optimisation pipeline
  * and AMDGPU code generation (gfx942, gfx90a) in process.
  *
- * The one idea: every SSA value of a kernel is one LLVM value (a vec<E x T> is an LLVM <E x T>
- * vector, a view its base pointer plus i32 dims kept on the side), and structured control flow
- * becomes basic blocks whose block arguments and results live in allocas that LLVM's SROA turns back
- * into SSA. So the emitter never builds a phi for structured flow, and break/continue/yield are a
- * store and a branch.
+ * The one idea: every SSA value of a kernel is one LLVM value (a vec<E x T> of E <= 64 lanes is an
+ * LLVM <E x T> vector, a view its base pointer plus i32 dims kept on the side, a parity an i1), and
+ * structured control flow becomes basic blocks whose block arguments and results live in allocas
+ * that LLVM's SROA turns back into SSA. So the emitter never builds a phi for structured flow, and
+ * break/continue/yield are a store and a branch. Before anything is emitted, every value of a kernel
+ * is checked to have such a form (check_kernel): a located error names the op and the type otherwise.
+ *
+ * A vec of more than REG_LANES (64) lanes is a *lane array*: its value is a pointer to a
+ * [E x T] alloca in scratch memory (addrspace 5; i1 lanes as bytes), and each op on it is one loop
+ * over its lanes, or lane groups, or MFMA blocks, with the op's code in the loop body once. Unrolled
+ * into one LLVM vector such a value made the LLVM IR, and LLVM's register allocation, grow
+ * quadratically with the tile (a [131072] f32 tile over 256 threads took 14 s); as loops the code is
+ * the same size for every tile, and the loops carry llvm.loop.unroll.count 4 so that LLVM does not
+ * unroll them back. A lane array is written once, by the op that defines it: a loop's carried values
+ * and an if's results are copied into slot arrays at yield, and a loop's block arguments are copied
+ * out of them at the head (a yield may overwrite a slot whose old value the body still reads). A
+ * splat to a lane array is only its scalar until an op other than an elementwise one needs its
+ * lanes (splat_lanes). A kernel's lane arrays may take LANE_ARRAY_BYTES per thread (a located
+ * error beyond).
  *
  * Kernels are `amdgpu_kernel` functions: pointer parameters are `ptr addrspace(1) noalias nocapture
  * align A` (A = 16 for a `tensor` base, else the element size; two pointer arguments of one launch
@@ -30,7 +44,10 @@
  * Float semantics follow the PTX back end: f16 and bf16 arithmetic computes in f32 and rounds once
  * (exact for add/sub/mul); float to int casts saturate (llvm.fptosi.sat); shifts by the width or
  * more give 0 (or the sign for signed shr); integer division by zero gives an unspecified value but
- * no undefined behaviour. Only LLVM's target registry is global (initialised once).
+ * no undefined behaviour; f64 exp and exp2, which LLVM cannot lower for AMDGPU, are computed as the
+ * PTX back end computes them (exp_f64). An error LLVM reports (llvm_diag) is a diagnostic at the
+ * kernel, never LLVM's default of printing and exiting. Only LLVM's target registry is global
+ * (initialised once).
  *
  * This file is the only one that calls LLVM, and it is not part of libtile: it is linked with
  * libLLVM-19 into libtile_amdgcn.so, whose one exported symbol is the table `amd_backend` at the
@@ -43,6 +60,7 @@
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Core.h>
+#include <llvm-c/DebugInfo.h>
 #include <llvm-c/IRReader.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
@@ -62,6 +80,12 @@ static const char helper_ir[] =
     "declare void @llvm.amdgcn.s.barrier() #1\n"
     "attributes #0 = { alwaysinline convergent nounwind }\n"
     "attributes #1 = { convergent nounwind willreturn }\n";
+
+/* Vecs of more lanes than this are lane arrays; the scratch those may take per thread (per kernel). */
+#define REG_LANES 64
+#define LANE_ARRAY_BYTES (64 * 1024)
+/* The LDS of one workgroup on gfx942 and gfx90a. */
+#define LDS_BYTES (64 * 1024)
 
 #define BUF_OOB 0x80000000u   /* a buffer offset past every num_records we build */
 #define BUF_FLAGS 0x27000     /* dword 3 of the resource: 32-bit data, raw (what Triton uses on CDNA) */
@@ -90,8 +114,10 @@ typedef struct Emit {
     LLVMValueRef *val;            /* val[value id] */
     LLVMValueRef **dims;          /* dims[view value id]: i32 dims of a view */
     LLVMValueRef *rsrc;           /* rsrc[view value id]: its buffer resource */
+    LLVMValueRef *splat;          /* splat[value id]: the scalar of a lane-array splat (see splat_lanes) */
     LLVMValueRef lds;             /* the kernel's LDS array, or NULL */
     LLVMValueRef tlin;            /* linear thread index (i32) */
+    int64_t lane_bytes;           /* scratch taken by the kernel's lane arrays so far */
     Arena arena;
 } Emit;
 
@@ -104,12 +130,17 @@ static void error_at(Emit *e, const Op *op, const char *fmt, ...)
     e->errors++;
 }
 
-static const char *opname(const Op *op) { return op->code < OP_COUNT ? ir_op_info[op->code].name : "?"; }
+static const char *opname(const Op *op) { return op->code < OP_COUNT ? ir_op_info[op->code].name : "kernel"; }
 
 /* ---------------------------------------------------------------- types and helpers */
 
 static int is_f16ish(const Type *t) { return t->kind == TY_F16 || t->kind == TY_BF16; }
 static int mem_bytes(const Type *t) { return t->kind == TY_I1 ? 1 : ir_type_bits(t) / 8; }
+static int64_t round_up(int64_t v, int64_t a) { return a > 0 ? (v + a - 1) / a * a : v; }
+
+/* Whether a vec is a lane array (the file comment): more lanes than REG_LANES. The lane count alone
+ * decides, so the vecs of one op (all of one lane count) are all of one form. */
+static int is_lanes(const Type *t) { return t->kind == TY_VEC && t->shape[0] > REG_LANES; }
 
 static LLVMTypeRef i32t(Emit *e) { return LLVMInt32TypeInContext(e->ctx); }
 static LLVMTypeRef i64t(Emit *e) { return LLVMInt64TypeInContext(e->ctx); }
@@ -129,11 +160,42 @@ static LLVMTypeRef scalar_type(Emit *e, TypeKind k)
     case TY_BF16: return LLVMBFloatTypeInContext(e->ctx);
     case TY_F32: return f32t(e);
     case TY_F64: return LLVMDoubleTypeInContext(e->ctx);
+    case TY_PARITY: return LLVMInt1TypeInContext(e->ctx);
     default: return NULL;
     }
 }
 
-/* The LLVM type of a value of type t, or NULL when t has no AMD form. */
+/* Why a value of type t has no AMD form, or NULL when it has one. Every value of a kernel is checked
+ * against this before anything is emitted (check_kernel), so lty never meets a type it has no LLVM
+ * type for. A parity is a plain i1 on AMD targets (0 or 1; only mbarrier ops, which gfx9 lacks,
+ * give it a meaning). */
+static const char *no_amd_form(const Type *t)
+{
+    switch (t->kind) {
+    case TY_I1: case TY_I8: case TY_I16: case TY_I32: case TY_I64: case TY_U8: case TY_U16: case TY_U32:
+    case TY_U64: case TY_F16: case TY_BF16: case TY_F32: case TY_F64: case TY_PARITY:
+        return NULL;
+    case TY_E4M3: case TY_E5M2: return "fp8 (e4m3, e5m2) is not implemented for AMD targets yet";
+    case TY_PTR:
+        if (t->space == AS_CLUSTER) return "a shared address of another CTA (mapa) needs thread-block clusters, which AMD GPUs do not have";
+        if (t->space == AS_SYMMETRIC) return "NVSHMEM symmetric memory is NVIDIA-only";
+        if (t->space != AS_GLOBAL && t->space != AS_SHARED) return "a pointer of an unknown address space";
+        break;
+    case TY_VIEW: case TY_SMEM: break;
+    case TY_VEC:
+        if (t->shape[0] < 1 || t->shape[0] > (1 << 24)) return "a vec of a bad lane count";
+        break;
+    case TY_TILE: return "a tile at block level: tiles become per-thread vecs in lower-tiles, which must run first";
+    case TY_MBAR: return "AMD GPUs have no mbarriers (use barrier or warp-pipeline stages)";
+    case TY_TMA: return "a TMA descriptor is NVIDIA-only";
+    default: return "a type with no value";
+    }
+    if (!t->elem) return "a type without an element type";
+    if (t->elem->kind == TY_PARITY || !ir_type_is_scalar(t->elem)) return "an element that is not a number";
+    return no_amd_form(t->elem);
+}
+
+/* The LLVM type of a value of type t (one no_amd_form accepts; NULL for any other). */
 static LLVMTypeRef lty(Emit *e, const Type *t)
 {
     switch (t->kind) {
@@ -143,7 +205,12 @@ static LLVMTypeRef lty(Emit *e, const Type *t)
         return NULL;
     case TY_VIEW: return LLVMPointerTypeInContext(e->ctx, 1);
     case TY_SMEM: return LLVMPointerTypeInContext(e->ctx, 3);
-    case TY_VEC: return LLVMVectorType(scalar_type(e, t->elem->kind), (unsigned)t->shape[0]);
+    case TY_PARITY: return LLVMInt1TypeInContext(e->ctx);
+    case TY_VEC: {
+        if (is_lanes(t)) return LLVMPointerTypeInContext(e->ctx, 5);
+        LLVMTypeRef et = t->elem ? scalar_type(e, t->elem->kind) : NULL;
+        return et ? LLVMVectorType(et, (unsigned)t->shape[0]) : NULL;
+    }
     default: return scalar_type(e, t->kind);
     }
 }
@@ -164,12 +231,16 @@ static LLVMValueRef intrinsic(Emit *e, const char *name, LLVMTypeRef *ov, unsign
     return LLVMBuildCall2(e->b, fty, fn, args, n, "");
 }
 
+static LLVMValueRef splat_lanes(Emit *e, const Op *op, const Value *v);
+
 static LLVMValueRef V(Emit *e, const Op *op, const Value *v)
 {
+    if (v && v->id < e->k->nvalues && e->splat[v->id]) return splat_lanes(e, op, v);
     LLVMValueRef r = v && v->id < e->k->nvalues ? e->val[v->id] : NULL;
-    if (!r) {
+    if (!r) {   /* an error; the stand-in has the value's type so that the op in hand builds well-typed IR */
         error_at(e, op, "'%s': operand has no AMD value (an unsupported type or op defined it)", opname(op));
-        return LLVMGetUndef(i32t(e));
+        LLVMTypeRef t = v && v->type ? lty(e, v->type) : NULL;
+        return LLVMGetUndef(t ? t : i32t(e));
     }
     return r;
 }
@@ -185,6 +256,142 @@ static const char *nm(const Value *v) { return v && v->name ? v->name : ""; }
 static LLVMValueRef load_slot(Emit *e, LLVMValueRef slot, const Value *v)
 {
     return LLVMBuildLoad2(e->b, lty(e, v->type), slot, nm(v));
+}
+
+/* How an element of scalar type t is kept in memory: i1 as a byte. */
+static LLVMTypeRef elem_mem_type(Emit *e, const Type *t)
+{
+    return t->kind == TY_I1 ? LLVMInt8TypeInContext(e->ctx) : scalar_type(e, t->kind);
+}
+
+/* x (a scalar) in each of n lanes: <n x T>, or x itself for n = 1 unless vec. */
+static LLVMValueRef splat_value(Emit *e, LLVMValueRef x, int64_t n, int vec)
+{
+    if (n == 1 && !vec) return x;
+    LLVMValueRef v = LLVMBuildInsertElement(e->b, LLVMGetUndef(LLVMVectorType(LLVMTypeOf(x), (unsigned)n)), x, ci32(e, 0), "");
+    LLVMValueRef *zeros = ARENA_ARRAY(&e->arena, LLVMValueRef, n);
+    for (int64_t i = 0; i < n; i++) zeros[i] = ci32(e, 0);
+    return LLVMBuildShuffleVector(e->b, v, LLVMGetUndef(LLVMTypeOf(v)), LLVMConstVector(zeros, (unsigned)n), "");
+}
+
+/* ---------------------------------------------------------------- lane arrays */
+
+/* n lanes of scalar type t as one LLVM value: the scalar for n = 1, else <n x t>. */
+static LLVMTypeRef lanes_type(Emit *e, const Type *t, int n)
+{
+    LLVMTypeRef et = scalar_type(e, t->kind);
+    return n == 1 ? et : LLVMVectorType(et, (unsigned)n);
+}
+
+/* Lanes per step of a loop over the lanes of a lane array of `lanes` lanes: 4 (a vector access)
+ * where they divide evenly. */
+static int lane_step(int64_t lanes) { return lanes % 4 == 0 ? 4 : lanes % 2 == 0 ? 2 : 1; }
+
+/* A new lane array for a value of vec type t, in the entry block; NULL (an error at op) when the
+ * kernel's lane arrays would take more than LANE_ARRAY_BYTES of scratch per thread. */
+static LLVMValueRef new_lanes(Emit *e, const Op *op, const Type *t)
+{
+    int64_t bytes = t->shape[0] * mem_bytes(t->elem);
+    if (e->lane_bytes + bytes > LANE_ARRAY_BYTES) {
+        error_at(e, op, "'%s': the per-thread values of the kernel's tiles need more than %d KiB of scratch memory "
+                        "per thread (this one %lld lanes of %s): use smaller tiles or more threads per block",
+                 opname(op), LANE_ARRAY_BYTES / 1024, (long long)t->shape[0], ir_type_kind_name(t->elem->kind));
+        return NULL;
+    }
+    e->lane_bytes += bytes;
+    LLVMValueRef a = LLVMBuildAlloca(e->ab, LLVMArrayType2(elem_mem_type(e, t->elem), (uint64_t)t->shape[0]), "lanes");
+    LLVMSetAlignment(a, 16);
+    return a;
+}
+
+/* n lanes (n = 1, 2, 4, 16) of lane array `a` of element t from lane `at` (a multiple of n). */
+static LLVMValueRef lanes_load(Emit *e, const Type *t, LLVMValueRef a, LLVMValueRef at, int n)
+{
+    LLVMTypeRef mt = elem_mem_type(e, t), vt = n == 1 ? mt : LLVMVectorType(mt, (unsigned)n);
+    LLVMValueRef p = LLVMBuildGEP2(e->b, mt, a, &at, 1, "");
+    LLVMValueRef x = LLVMBuildLoad2(e->b, vt, p, "");
+    int al = n * mem_bytes(t);
+    LLVMSetAlignment(x, (unsigned)(al > 16 ? 16 : al));
+    if (t->kind == TY_I1) x = LLVMBuildICmp(e->b, LLVMIntNE, x, LLVMConstNull(vt), "");
+    return x;
+}
+
+static void lanes_store(Emit *e, const Type *t, LLVMValueRef x, LLVMValueRef a, LLVMValueRef at, int n)
+{
+    LLVMTypeRef mt = elem_mem_type(e, t);
+    if (t->kind == TY_I1) x = LLVMBuildZExt(e->b, x, n == 1 ? mt : LLVMVectorType(mt, (unsigned)n), "");
+    LLVMValueRef p = LLVMBuildGEP2(e->b, mt, a, &at, 1, "");
+    LLVMValueRef w = LLVMBuildStore(e->b, x, p);
+    int al = n * mem_bytes(t);
+    LLVMSetAlignment(w, (unsigned)(al > 16 ? 16 : al));
+}
+
+/* A counted loop `for i = 0; i < n; i++` (n >= 1) around what is emitted between loop_begin, which
+ * returns i (i32), and loop_end. The body may branch; the loop closes from wherever it ends. */
+typedef struct Loop {
+    LLVMValueRef i;
+    LLVMBasicBlockRef body;
+    int64_t n;
+} Loop;
+
+static LLVMValueRef loop_begin(Emit *e, Loop *l, int64_t n, const char *name)
+{
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(e->b);
+    l->body = LLVMAppendBasicBlockInContext(e->ctx, e->fn, name);
+    l->n = n;
+    LLVMBuildBr(e->b, l->body);
+    LLVMPositionBuilderAtEnd(e->b, l->body);
+    l->i = LLVMBuildPhi(e->b, i32t(e), name);
+    LLVMValueRef zero = ci32(e, 0);
+    LLVMAddIncoming(l->i, &zero, &pre, 1);
+    return l->i;
+}
+
+static void loop_end(Emit *e, Loop *l)
+{
+    LLVMValueRef next = LLVMBuildAdd(e->b, l->i, ci32(e, 1), "");
+    LLVMBasicBlockRef last = LLVMGetInsertBlock(e->b);
+    LLVMAddIncoming(l->i, &next, &last, 1);
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(e->ctx, e->fn, "lanes.done");
+    LLVMValueRef br = LLVMBuildCondBr(e->b, LLVMBuildICmp(e->b, LLVMIntULT, next, ci32(e, l->n), ""), l->body, done);
+    /* unrolled by at most 4: fully unrolled, a lane array would become a register vec again (SROA), and
+     * the code as large as the tile */
+    LLVMMetadataRef self = LLVMTemporaryMDNode(e->ctx, NULL, 0);
+    static const char count[] = "llvm.loop.unroll.count";
+    LLVMMetadataRef cnt[2] = {LLVMMDStringInContext2(e->ctx, count, sizeof count - 1),
+                              LLVMValueAsMetadata(ci32(e, 4))};
+    LLVMMetadataRef ops[2] = {self, LLVMMDNodeInContext2(e->ctx, cnt, 2)};
+    LLVMMetadataRef id = LLVMMDNodeInContext2(e->ctx, ops, 2);
+    LLVMMetadataReplaceAllUsesWith(self, id);
+    LLVMSetMetadata(br, LLVMGetMDKindIDInContext(e->ctx, "llvm.loop", 9), LLVMMetadataAsValue(e->ctx, id));
+    LLVMPositionBuilderAtEnd(e->b, done);
+}
+
+/* A splat to a lane array makes no array: elementwise ops use its scalar. Where another op needs the
+ * lanes, V fills the splat's array (made at its first such use) there, at every use: a splat's
+ * lanes never change, and a fill at one use need not dominate the next. */
+static LLVMValueRef splat_lanes(Emit *e, const Op *op, const Value *v)
+{
+    if (!e->val[v->id]) e->val[v->id] = new_lanes(e, op, v->type);
+    LLVMValueRef a = e->val[v->id];
+    if (!a) return LLVMGetUndef(LLVMPointerTypeInContext(e->ctx, 5));
+    int n = lane_step(v->type->shape[0]);
+    LLVMValueRef xs = splat_value(e, e->splat[v->id], n, 0);
+    Loop l;
+    LLVMValueRef at = LLVMBuildMul(e->b, loop_begin(e, &l, v->type->shape[0] / n, "splat"), ci32(e, n), "");
+    lanes_store(e, v->type->elem, xs, a, at, n);
+    loop_end(e, &l);
+    return a;
+}
+
+/* Copies lane array `from` into `to` (vec type t). */
+static void lanes_copy(Emit *e, const Type *t, LLVMValueRef to, LLVMValueRef from)
+{
+    int n = lane_step(t->shape[0]);
+    Loop l;
+    LLVMValueRef at = LLVMBuildMul(e->b, loop_begin(e, &l, t->shape[0] / n, "copy"), ci32(e, n), "");
+    lanes_store(e, t->elem, lanes_load(e, t->elem, from, at, n), to, at, n);
+    loop_end(e, &l);
 }
 
 /* ---------------------------------------------------------------- arithmetic */
@@ -206,6 +413,52 @@ static LLVMValueRef splat_const(Emit *e, LLVMTypeRef shape, LLVMValueRef c)
     LLVMValueRef *xs = ARENA_ARRAY(&e->arena, LLVMValueRef, n);
     for (unsigned i = 0; i < n; i++) xs[i] = c;
     return LLVMConstVector(xs, n);
+}
+
+/* Constant v of float type (or float vector type) ft. */
+static LLVMValueRef fconst(Emit *e, LLVMTypeRef ft, double v)
+{
+    int vec = LLVMGetTypeKind(ft) == LLVMVectorTypeKind;
+    return splat_const(e, ft, LLVMConstReal(vec ? LLVMGetElementType(ft) : ft, v));
+}
+
+/* exp(x) on f64 (scalar or vector), as the PTX back end computes it (LLVM has no AMDGPU lowering of
+ * llvm.exp.f64): exp(x) = 2^n p(r), n = rint(x log2 e), r = x - n ln 2 (ln 2 in two parts), p the
+ * Taylor polynomial of degree 13; x clamped to [-746, 710] (beyond: 0 or inf), 2^n applied as two
+ * factors so that subnormal results come out; NaN gives NaN. */
+static LLVMValueRef exp_f64(Emit *e, LLVMValueRef x)
+{
+    LLVMBuilderRef b = e->b;
+    LLVMTypeRef ft = LLVMTypeOf(x), it = like(ft, i32t(e)), lt = like(ft, i64t(e));
+    LLVMValueRef a2[2] = {x, fconst(e, ft, -746.0)};
+    LLVMValueRef xc = intrinsic(e, "llvm.maxnum", &ft, 1, a2, 2);
+    a2[0] = xc;
+    a2[1] = fconst(e, ft, 710.0);
+    xc = intrinsic(e, "llvm.minnum", &ft, 1, a2, 2);
+    LLVMValueRef t = LLVMBuildFMul(b, xc, fconst(e, ft, 1.4426950408889634), "");
+    t = intrinsic(e, "llvm.rint", &ft, 1, &t, 1);
+    LLVMValueRef a3[3] = {t, fconst(e, ft, -6.93147180369123816490e-01), xc};
+    LLVMValueRef r = intrinsic(e, "llvm.fma", &ft, 1, a3, 3);
+    a3[1] = fconst(e, ft, -1.90821492927058770002e-10);
+    a3[2] = r;
+    r = intrinsic(e, "llvm.fma", &ft, 1, a3, 3);
+    double c = 1.0;
+    for (int k = 1; k <= 13; k++) c /= k;
+    LLVMValueRef p = fconst(e, ft, c);
+    for (int k = 12; k >= 0; k--) {
+        c *= k + 1;
+        LLVMValueRef h[3] = {p, r, fconst(e, ft, c)};
+        p = intrinsic(e, "llvm.fma", &ft, 1, h, 3);
+    }
+    LLVMValueRef ni = LLVMBuildFPToSI(b, t, it, "");
+    LLVMValueRef n1 = LLVMBuildAShr(b, ni, splat_const(e, it, ci32(e, 1)), "");
+    LLVMValueRef n2 = LLVMBuildSub(b, ni, n1, "");
+    LLVMValueRef bias = splat_const(e, it, ci32(e, 1023)), sh = splat_const(e, lt, ci64(e, 52));
+    LLVMValueRef s1 = LLVMBuildShl(b, LLVMBuildSExt(b, LLVMBuildAdd(b, n1, bias, ""), lt, ""), sh, "");
+    LLVMValueRef s2 = LLVMBuildShl(b, LLVMBuildSExt(b, LLVMBuildAdd(b, n2, bias, ""), lt, ""), sh, "");
+    p = LLVMBuildFMul(b, p, LLVMBuildBitCast(b, s1, ft, ""), "");
+    p = LLVMBuildFMul(b, p, LLVMBuildBitCast(b, s2, ft, ""), "");
+    return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealUNO, x, x, ""), x, p, "");
 }
 
 static LLVMValueRef emit_cast(Emit *e, LLVMValueRef a, const Type *from, const Type *to, LLVMTypeRef rt)
@@ -238,17 +491,12 @@ static LLVMValueRef emit_cast(Emit *e, LLVMValueRef a, const Type *from, const T
     return LLVMBuildFPTrunc(e->b, a, rt, "");
 }
 
-static void emit_elementwise(Emit *e, const Op *op)
+/* The result of elementwise op `op` on operand values s (scalars, register vecs or n-lane slices of
+ * lane arrays, all of one shape) whose element type is t; rt: the LLVM type of the result in that
+ * shape. NULL after an error. */
+static LLVMValueRef elementwise(Emit *e, const Op *op, const Type *t, LLVMValueRef *s, LLVMTypeRef rt)
 {
-    const Type *t = ir_type_elem(op->operands[op->code == OP_SELECT ? 1 : 0]->type);
     const Type *rtype = op->results[0]->type;
-    LLVMTypeRef rt = lty(e, rtype);
-    if (!ir_type_is_scalar(t) || !rt) {
-        error_at(e, op, "'%s' on a non-numeric type", opname(op));
-        return;
-    }
-    LLVMValueRef s[3] = {NULL, NULL, NULL};
-    for (uint32_t i = 0; i < op->noperands && i < 3; i++) s[i] = V(e, op, op->operands[i]);
     LLVMValueRef r = NULL;
     LLVMBuilderRef b = e->b;
     OpCode c = op->code;
@@ -264,7 +512,7 @@ static void emit_elementwise(Emit *e, const Op *op)
             if (strcmp(p, names[i]) == 0) pi = i;
         if (pi < 0) {
             error_at(e, op, "'cmp' with an unknown predicate '%s'", p);
-            return;
+            return NULL;
         }
         if (ir_type_is_float(t)) {
             static const LLVMRealPredicate fp[6] = {LLVMRealOEQ, LLVMRealUNE, LLVMRealOLT, LLVMRealOLE, LLVMRealOGT, LLVMRealOGE};
@@ -290,12 +538,15 @@ static void emit_elementwise(Emit *e, const Op *op)
         case OP_MAX: r = intrinsic(e, "llvm.maxnum", &wt, 1, args, 2); break;
         case OP_ABS: r = intrinsic(e, "llvm.fabs", &wt, 1, args, 1); break;
         case OP_SQRT: r = intrinsic(e, "llvm.sqrt", &wt, 1, args, 1); break;
-        case OP_EXP: r = intrinsic(e, "llvm.exp", &wt, 1, args, 1); break;
-        case OP_EXP2: r = intrinsic(e, "llvm.exp2", &wt, 1, args, 1); break;
+        case OP_EXP: r = t->kind == TY_F64 ? exp_f64(e, a) : intrinsic(e, "llvm.exp", &wt, 1, args, 1); break;
+        case OP_EXP2:
+            r = t->kind == TY_F64 ? exp_f64(e, LLVMBuildFMul(b, a, fconst(e, wt, 0.69314718055994530942), ""))
+                                  : intrinsic(e, "llvm.exp2", &wt, 1, args, 1);
+            break;
         case OP_FMA: r = intrinsic(e, "llvm.fma", &wt, 1, args, 3); break;
         default:
             error_at(e, op, "'%s' is not defined on %s", opname(op), ir_type_kind_name(t->kind));
-            return;
+            return NULL;
         }
         r = narrow(e, r, t, rt);
     } else {
@@ -360,10 +611,63 @@ static void emit_elementwise(Emit *e, const Op *op)
         }
         default:
             error_at(e, op, "'%s' is not defined on integer type %s", opname(op), ir_type_kind_name(t->kind));
-            return;
+            return NULL;
         }
     }
-    e->val[op->results[0]->id] = r;
+    return r;
+}
+
+static void emit_elementwise(Emit *e, const Op *op)
+{
+    const Type *t = ir_type_elem(op->operands[op->code == OP_SELECT ? 1 : 0]->type);
+    const Value *res = op->results[0];
+    const Type *rtype = res->type, *relem = ir_type_elem(rtype);
+    /* a parity is an i1 that only select moves */
+    int parity = op->code == OP_SELECT && t->kind == TY_PARITY && relem->kind == TY_PARITY;
+    if ((!parity && (!ir_type_is_scalar(t) || ir_type_is_fp8(t) || !ir_type_is_scalar(relem) || ir_type_is_fp8(relem))) ||
+        op->noperands < 1 || op->noperands > 3) {
+        error_at(e, op, "'%s' on a non-numeric type", opname(op));
+        return;
+    }
+    LLVMValueRef s[3] = {NULL, NULL, NULL};
+    if (!is_lanes(rtype)) {
+        for (uint32_t i = 0; i < op->noperands; i++) s[i] = V(e, op, op->operands[i]);
+        e->val[res->id] = elementwise(e, op, t, s, lty(e, rtype));
+        return;
+    }
+    /* a lane array: a loop over slices of n lanes; scalar operands are splatted */
+    int64_t lanes = rtype->shape[0];
+    int n = lane_step(lanes);
+    LLVMValueRef dst = new_lanes(e, op, rtype), src[3] = {NULL, NULL, NULL};
+    if (!dst) return;
+    int vec[3] = {0, 0, 0};
+    for (uint32_t i = 0; i < op->noperands; i++) {
+        const Value *o = op->operands[i];
+        if (o->type->kind == TY_VEC && o->type->shape[0] != lanes) {
+            error_at(e, op, "'%s' on vecs of different lane counts", opname(op));
+            return;
+        }
+        vec[i] = o->type->kind == TY_VEC;
+        if (vec[i] && o->def && o->def->code == OP_SPLAT && o->def->noperands == 1) {   /* the scalar, not its array */
+            o = o->def->operands[0];
+            vec[i] = 0;
+        }
+        src[i] = V(e, op, o);
+    }
+    Loop l;
+    LLVMValueRef at = LLVMBuildMul(e->b, loop_begin(e, &l, lanes / n, "lanes"), ci32(e, n), "");
+    for (uint32_t i = 0; i < op->noperands; i++) {
+        const Type *ot = op->operands[i]->type;
+        if (vec[i]) {
+            s[i] = lanes_load(e, ot->elem, src[i], at, n);
+        } else {
+            s[i] = splat_value(e, src[i], n, 0);
+        }
+    }
+    LLVMValueRef r = elementwise(e, op, t, s, lanes_type(e, relem, n));
+    if (r) lanes_store(e, relem, r, dst, at, n);
+    loop_end(e, &l);
+    e->val[res->id] = dst;
 }
 
 /* ---------------------------------------------------------------- geometry */
@@ -422,11 +726,6 @@ static void mem_store(Emit *e, const Type *t, LLVMValueRef v, LLVMValueRef p)
     if (t->kind == TY_I1) v = LLVMBuildZExt(e->b, v, LLVMInt8TypeInContext(e->ctx), "");
     LLVMValueRef s = LLVMBuildStore(e->b, v, p);
     LLVMSetAlignment(s, (unsigned)mem_bytes(t));
-}
-
-static LLVMTypeRef elem_mem_type(Emit *e, const Type *t)
-{
-    return t->kind == TY_I1 ? LLVMInt8TypeInContext(e->ctx) : scalar_type(e, t->kind);
 }
 
 /* The integer (vector) type a buffer access of n bytes moves. */
@@ -489,21 +788,32 @@ static int blocked_info(Emit *e, const Op *op, int rank, int64_t lanes, Blocked 
     bi->T = 1;
     for (int i = 0; i < bi->rank; i++) {
         bi->shape[i] = sh->ints[i];
-        if (bi->shape[i] <= 0 || bi->shape[i] > (1 << 24)) {
+        if (bi->shape[i] <= 0 || bi->shape[i] > IR_MAX_TILE_ELEMS) {
             error_at(e, op, "'%s': bad shape", opname(op));
             return -1;
         }
         bi->T *= bi->shape[i];
+        if (bi->T > IR_MAX_TILE_ELEMS) {   /* the front end refuses such tiles; IR input may have them */
+            error_at(e, op, "'%s': a tile of more than %d elements", opname(op), IR_MAX_TILE_ELEMS);
+            return -1;
+        }
     }
     bi->V = ir_attr_int(op, "vec", 1);
     bi->B = ir_attr_int(op, "threads", 0);
-    if (bi->B <= 0 || bi->B > 1024 || bi->V <= 0 || bi->V > 16 || bi->shape[bi->rank - 1] % bi->V || bi->T > (1 << 24)) {
+    if (bi->B <= 0 || bi->B > 1024 || bi->V <= 0 || bi->V > 16 || (bi->V & (bi->V - 1)) || bi->shape[bi->rank - 1] % bi->V ||
+        bi->T > (1 << 24)) {
         error_at(e, op, "'%s': bad vec/threads attributes", opname(op));
         return -1;
     }
     bi->R = bi->T / (bi->B * bi->V);
     if (bi->R < 1) bi->R = 1;
     bi->E = bi->R * bi->V;
+    if (bi->E > IR_MAX_THREAD_VALUES) {   /* the front end refuses such tiles; IR input may have them */
+        error_at(e, op, "'%s': a tile of %lld elements over %lld threads needs %lld values per thread; at "
+                 "most %d are supported", opname(op), (long long)bi->T, (long long)bi->B, (long long)bi->E,
+                 IR_MAX_THREAD_VALUES);
+        return -1;
+    }
     if (lanes != bi->E) {
         error_at(e, op, "'%s': %lld lanes, the blocked layout gives %lld", opname(op), (long long)lanes, (long long)bi->E);
         return -1;
@@ -548,122 +858,6 @@ static LLVMValueRef rowmajor(Emit *e, LLVMValueRef *dims, int rank, LLVMValueRef
     return lin;
 }
 
-static void emit_blocked_mem(Emit *e, const Op *op)
-{
-    int store = op->code == OP_ST_BLOCKED;
-    uint32_t vi = store ? 1 : 0;
-    const Value *view = op->operands[vi];
-    const Value *vec = store ? op->operands[0] : op->results[0];
-    if (view->type->kind != TY_VIEW || !e->dims[view->id] || vec->type->kind != TY_VEC ||
-        op->noperands != vi + 1 + (uint32_t)view->type->rank) {
-        error_at(e, op, "malformed '%s'", opname(op));
-        return;
-    }
-    int rank = view->type->rank;
-    Blocked bi;
-    if (blocked_info(e, op, rank, vec->type->shape[0], &bi)) return;
-    const Type *t = vec->type->elem;
-    int s = mem_bytes(t), Vn = (int)bi.V;
-    if (!carrier(e, Vn * s)) {
-        error_at(e, op, "'%s': a lane group of %d bytes", opname(op), Vn * s);
-        return;
-    }
-    LLVMValueRef *dims = e->dims[view->id], rsrc = e->rsrc[view->id];
-    LLVMValueRef valid, tv = blocked_base(e, &bi, &valid);
-    LLVMTypeRef vt = lty(e, vec->type), et = scalar_type(e, t->kind);
-    LLVMValueRef acc = store ? NULL : LLVMGetUndef(vt), src = store ? V(e, op, vec) : NULL;
-    LLVMValueRef oob = LLVMConstInt(i32t(e), BUF_OOB, 0);
-    for (int64_t g = 0; g < bi.R; g++) {
-        LLVMValueRef f = g ? LLVMBuildAdd(e->b, tv, ci32(e, g * bi.B * bi.V), "") : tv;
-        LLVMValueRef c[IR_MAX_RANK];
-        for (int d = 0; d < rank; d++) c[d] = LLVMBuildAdd(e->b, V(e, op, op->operands[vi + 1 + d]), tile_index(e, &bi, f, d), "");
-        LLVMValueRef ok = valid;
-        for (int d = 0; d < rank - 1; d++) ok = and_opt(e, ok, LLVMBuildICmp(e->b, LLVMIntULT, c[d], dims[d], ""));
-        LLVMValueRef last = c[rank - 1], dl = dims[rank - 1];
-        LLVMValueRef byte = LLVMBuildTrunc(e->b, LLVMBuildMul(e->b, rowmajor(e, dims, rank, c), ci64(e, s), ""), i32t(e), "");
-        LLVMValueRef in = and_opt(e, ok, LLVMBuildICmp(e->b, LLVMIntULT, last, dl, ""));
-        if (Vn == 1) {
-            LLVMValueRef voff = LLVMBuildSelect(e->b, in, byte, oob, "");
-            if (store) {
-                LLVMValueRef x = LLVMBuildExtractElement(e->b, src, ci32(e, g), "");
-                buf_store(e, to_carrier(e, x, t, 1), rsrc, voff);
-            } else {
-                LLVMValueRef x = from_carrier(e, buf_load(e, rsrc, voff, s), t, 1);
-                acc = LLVMBuildInsertElement(e->b, acc, x, ci32(e, g), "");
-            }
-            continue;
-        }
-        /* a whole group inside: one vector access; else lane by lane, lanes outside at BUF_OOB */
-        LLVMValueRef full = and_opt(e, ok, LLVMBuildICmp(e->b, LLVMIntULE, LLVMBuildAdd(e->b, last, ci32(e, Vn), ""), dl, ""));
-        LLVMBasicBlockRef bf = LLVMAppendBasicBlockInContext(e->ctx, e->fn, store ? "stb.full" : "ldb.full");
-        LLVMBasicBlockRef bp = LLVMAppendBasicBlockInContext(e->ctx, e->fn, store ? "stb.part" : "ldb.part");
-        LLVMBasicBlockRef bj = LLVMAppendBasicBlockInContext(e->ctx, e->fn, store ? "stb.done" : "ldb.done");
-        LLVMTypeRef gt = LLVMVectorType(et, (unsigned)Vn);
-        LLVMValueRef group = NULL;
-        if (store) {
-            LLVMValueRef *mv = ARENA_ARRAY(&e->arena, LLVMValueRef, Vn);
-            for (int k = 0; k < Vn; k++) mv[k] = ci32(e, g * Vn + k);
-            group = LLVMBuildShuffleVector(e->b, src, LLVMGetUndef(vt), LLVMConstVector(mv, (unsigned)Vn), "");
-        }
-        LLVMBuildCondBr(e->b, full, bf, bp);
-        LLVMPositionBuilderAtEnd(e->b, bf);
-        LLVMValueRef vfull = NULL;
-        if (store) buf_store(e, to_carrier(e, group, t, Vn), rsrc, byte);
-        else vfull = from_carrier(e, buf_load(e, rsrc, byte, Vn * s), t, Vn);
-        LLVMBuildBr(e->b, bj);
-        LLVMPositionBuilderAtEnd(e->b, bp);
-        LLVMValueRef vpart = store ? NULL : LLVMGetUndef(gt);
-        for (int k = 0; k < Vn; k++) {
-            LLVMValueRef ck = LLVMBuildAdd(e->b, last, ci32(e, k), "");
-            LLVMValueRef ik = and_opt(e, ok, LLVMBuildICmp(e->b, LLVMIntULT, ck, dl, ""));
-            LLVMValueRef voff = LLVMBuildSelect(e->b, ik, LLVMBuildAdd(e->b, byte, ci32(e, k * s), ""), oob, "");
-            if (store) {
-                LLVMValueRef x = LLVMBuildExtractElement(e->b, group, ci32(e, k), "");
-                buf_store(e, to_carrier(e, x, t, 1), rsrc, voff);
-            } else {
-                LLVMValueRef x = from_carrier(e, buf_load(e, rsrc, voff, s), t, 1);
-                vpart = LLVMBuildInsertElement(e->b, vpart, x, ci32(e, k), "");
-            }
-        }
-        LLVMBuildBr(e->b, bj);
-        LLVMPositionBuilderAtEnd(e->b, bj);
-        if (!store) {
-            LLVMValueRef phi = LLVMBuildPhi(e->b, gt, "");
-            LLVMValueRef iv[2] = {vfull, vpart};
-            LLVMBasicBlockRef ib[2] = {bf, bp};
-            LLVMAddIncoming(phi, iv, ib, 2);
-            for (int k = 0; k < Vn; k++)
-                acc = LLVMBuildInsertElement(e->b, acc, LLVMBuildExtractElement(e->b, phi, ci32(e, k), ""), ci32(e, g * Vn + k), "");
-        }
-    }
-    if (!store) e->val[vec->id] = acc;
-}
-
-static void emit_iota_blocked(Emit *e, const Op *op)
-{
-    const Value *res = op->results[0];
-    Blocked bi;
-    if (res->type->kind != TY_VEC || blocked_info(e, op, 0, res->type->shape[0], &bi)) return;
-    int64_t dim = ir_attr_int(op, "dim", -1);
-    if (dim < 0 || dim >= bi.rank) {
-        error_at(e, op, "'iota_blocked': dim %lld out of range", (long long)dim);
-        return;
-    }
-    LLVMValueRef valid, tv = blocked_base(e, &bi, &valid);
-    LLVMTypeRef rt = lty(e, res->type);
-    LLVMValueRef acc = LLVMGetUndef(rt);
-    for (int64_t g = 0; g < bi.R; g++) {
-        LLVMValueRef f = g ? LLVMBuildAdd(e->b, tv, ci32(e, g * bi.B * bi.V), "") : tv;
-        LLVMValueRef idx = tile_index(e, &bi, f, (int)dim);
-        for (int k = 0; k < bi.V; k++) {
-            LLVMValueRef x = (dim == bi.rank - 1 && k) ? LLVMBuildAdd(e->b, idx, ci32(e, k), "") : idx;
-            if (valid) x = LLVMBuildSelect(e->b, valid, x, ci32(e, 0), "");
-            acc = LLVMBuildInsertElement(e->b, acc, x, ci32(e, g * bi.V + k), "");
-        }
-    }
-    e->val[res->id] = acc;
-}
-
 static int swizzle_mask(int swz) { return swz == 128 ? 0x70 : swz == 64 ? 0x30 : swz == 32 ? 0x10 : 0; }
 
 /* Where the element at linear byte offset `o` of a stage of LDS tile `ty` is stored (ir_smem_offset,
@@ -693,7 +887,231 @@ static LLVMValueRef lds_gep(Emit *e, LLVMValueRef base, LLVMValueRef off)
     return LLVMBuildGEP2(e->b, LLVMInt8TypeInContext(e->ctx), base, &off, 1, "");
 }
 
-/* ld_smem_blocked / st_smem_blocked: one LDS vector access per lane group, at the swizzled offset. */
+/* What one lane group of a blocked op works on (each_group). */
+typedef struct Group {
+    const Op *op;
+    Blocked bi;
+    const Type *t;                 /* the vec's element type */
+    LLVMValueRef tv, valid;        /* blocked_base */
+    LLVMValueRef *dims, rsrc;      /* ld_blocked / st_blocked: the view */
+    LLVMValueRef org[IR_MAX_RANK]; /* and the origin */
+    LLVMValueRef base;             /* ld_smem_blocked / st_smem_blocked: the smem tile */
+    const Type *st;                /* and its type */
+    int64_t dim;                   /* iota_blocked */
+} Group;
+
+/* One lane group g (i32: a constant when unrolled, the loop's index for a lane array): a load returns
+ * the group's V lanes (the scalar when V = 1, else <V x T>); a store gets them in `in`. */
+typedef LLVMValueRef (*GroupFn)(Emit *e, const Group *G, LLVMValueRef g, LLVMValueRef in);
+
+/* x + g * m, folded for a constant g. */
+static LLVMValueRef add_scaled(Emit *e, LLVMValueRef x, LLVMValueRef g, int64_t m)
+{
+    if (LLVMIsAConstantInt(g)) {
+        int64_t c = LLVMConstIntGetSExtValue(g) * m;
+        return c ? LLVMBuildAdd(e->b, x, ci32(e, c), "") : x;
+    }
+    return LLVMBuildAdd(e->b, x, LLVMBuildMul(e->b, g, ci32(e, m), ""), "");
+}
+
+/* Runs fn on each of the R lane groups of a vec of type vt: unrolled into a register vec, or one loop
+ * over the groups of a lane array. src: for a store, the vec's value, whose groups fn gets; load:
+ * returns the vec fn's groups make up (NULL after an error). */
+static LLVMValueRef each_group(Emit *e, const Group *G, const Type *vt, LLVMValueRef src, int load, GroupFn fn)
+{
+    int64_t R = G->bi.R;
+    int Vn = (int)G->bi.V;
+    const Type *t = vt->elem;
+    if (is_lanes(vt)) {
+        LLVMValueRef dst = load ? new_lanes(e, G->op, vt) : NULL;
+        if (load && !dst) return NULL;
+        Loop l;
+        LLVMValueRef g = loop_begin(e, &l, R, "group");
+        LLVMValueRef at = LLVMBuildMul(e->b, g, ci32(e, Vn), "");
+        LLVMValueRef r = fn(e, G, g, src ? lanes_load(e, t, src, at, Vn) : NULL);
+        if (load) lanes_store(e, t, r, dst, at, Vn);
+        loop_end(e, &l);
+        return dst;
+    }
+    LLVMValueRef acc = load ? LLVMGetUndef(lty(e, vt)) : NULL;
+    LLVMValueRef *mv = ARENA_ARRAY(&e->arena, LLVMValueRef, Vn);
+    for (int64_t g = 0; g < R; g++) {
+        LLVMValueRef in = NULL;
+        if (src && Vn == 1) {
+            in = LLVMBuildExtractElement(e->b, src, ci32(e, g), "");
+        } else if (src) {
+            for (int k = 0; k < Vn; k++) mv[k] = ci32(e, g * Vn + k);
+            in = LLVMBuildShuffleVector(e->b, src, LLVMGetUndef(LLVMTypeOf(src)), LLVMConstVector(mv, (unsigned)Vn), "");
+        }
+        LLVMValueRef r = fn(e, G, ci32(e, g), in);
+        if (!load) continue;
+        if (Vn == 1) acc = LLVMBuildInsertElement(e->b, acc, r, ci32(e, g), "");
+        else
+            for (int k = 0; k < Vn; k++)
+                acc = LLVMBuildInsertElement(e->b, acc, LLVMBuildExtractElement(e->b, r, ci32(e, k), ""), ci32(e, g * Vn + k), "");
+    }
+    return acc;
+}
+
+/* ld_blocked / st_blocked, one group: a group wholly inside the view is one buffer access, a partial one
+ * lane by lane with the lanes outside at BUF_OOB; a single-lane group is one access at BUF_OOB when
+ * outside. */
+static LLVMValueRef group_mem(Emit *e, const Group *G, LLVMValueRef g, LLVMValueRef in)
+{
+    const Blocked *bi = &G->bi;
+    int store = in != NULL, rank = bi->rank, Vn = (int)bi->V, s = mem_bytes(G->t);
+    LLVMValueRef *dims = G->dims, rsrc = G->rsrc, oob = LLVMConstInt(i32t(e), BUF_OOB, 0);
+    LLVMValueRef f = add_scaled(e, G->tv, g, bi->B * bi->V);
+    LLVMValueRef c[IR_MAX_RANK];
+    for (int d = 0; d < rank; d++) c[d] = LLVMBuildAdd(e->b, G->org[d], tile_index(e, bi, f, d), "");
+    LLVMValueRef ok = G->valid;
+    for (int d = 0; d < rank - 1; d++) ok = and_opt(e, ok, LLVMBuildICmp(e->b, LLVMIntULT, c[d], dims[d], ""));
+    LLVMValueRef last = c[rank - 1], dl = dims[rank - 1];
+    LLVMValueRef byte = LLVMBuildTrunc(e->b, LLVMBuildMul(e->b, rowmajor(e, dims, rank, c), ci64(e, s), ""), i32t(e), "");
+    if (Vn == 1) {
+        LLVMValueRef inside = and_opt(e, ok, LLVMBuildICmp(e->b, LLVMIntULT, last, dl, ""));
+        LLVMValueRef voff = LLVMBuildSelect(e->b, inside, byte, oob, "");
+        if (store) {
+            buf_store(e, to_carrier(e, in, G->t, 1), rsrc, voff);
+            return NULL;
+        }
+        return from_carrier(e, buf_load(e, rsrc, voff, s), G->t, 1);
+    }
+    LLVMValueRef full = and_opt(e, ok, LLVMBuildICmp(e->b, LLVMIntULE, LLVMBuildAdd(e->b, last, ci32(e, Vn), ""), dl, ""));
+    LLVMBasicBlockRef bf = LLVMAppendBasicBlockInContext(e->ctx, e->fn, store ? "stb.full" : "ldb.full");
+    LLVMBasicBlockRef bp = LLVMAppendBasicBlockInContext(e->ctx, e->fn, store ? "stb.part" : "ldb.part");
+    LLVMBasicBlockRef bj = LLVMAppendBasicBlockInContext(e->ctx, e->fn, store ? "stb.done" : "ldb.done");
+    LLVMBuildCondBr(e->b, full, bf, bp);
+    LLVMPositionBuilderAtEnd(e->b, bf);
+    LLVMValueRef vfull = NULL;
+    if (store) buf_store(e, to_carrier(e, in, G->t, Vn), rsrc, byte);
+    else vfull = from_carrier(e, buf_load(e, rsrc, byte, Vn * s), G->t, Vn);
+    LLVMBuildBr(e->b, bj);
+    LLVMPositionBuilderAtEnd(e->b, bp);
+    LLVMValueRef vpart = store ? NULL : LLVMGetUndef(lanes_type(e, G->t, Vn));
+    for (int k = 0; k < Vn; k++) {
+        LLVMValueRef ck = LLVMBuildAdd(e->b, last, ci32(e, k), "");
+        LLVMValueRef ik = and_opt(e, ok, LLVMBuildICmp(e->b, LLVMIntULT, ck, dl, ""));
+        LLVMValueRef voff = LLVMBuildSelect(e->b, ik, LLVMBuildAdd(e->b, byte, ci32(e, k * s), ""), oob, "");
+        if (store) {
+            LLVMValueRef x = LLVMBuildExtractElement(e->b, in, ci32(e, k), "");
+            buf_store(e, to_carrier(e, x, G->t, 1), rsrc, voff);
+        } else {
+            LLVMValueRef x = from_carrier(e, buf_load(e, rsrc, voff, s), G->t, 1);
+            vpart = LLVMBuildInsertElement(e->b, vpart, x, ci32(e, k), "");
+        }
+    }
+    LLVMBuildBr(e->b, bj);
+    LLVMPositionBuilderAtEnd(e->b, bj);
+    if (store) return NULL;
+    LLVMValueRef phi = LLVMBuildPhi(e->b, LLVMTypeOf(vfull), "");
+    LLVMValueRef iv[2] = {vfull, vpart};
+    LLVMBasicBlockRef ib[2] = {bf, bp};
+    LLVMAddIncoming(phi, iv, ib, 2);
+    return phi;
+}
+
+static void emit_blocked_mem(Emit *e, const Op *op)
+{
+    int store = op->code == OP_ST_BLOCKED;
+    uint32_t vi = store ? 1 : 0;
+    const Value *view = op->operands[vi];
+    const Value *vec = store ? op->operands[0] : op->results[0];
+    if (view->type->kind != TY_VIEW || !e->dims[view->id] || vec->type->kind != TY_VEC ||
+        op->noperands != vi + 1 + (uint32_t)view->type->rank || vec->type->elem != view->type->elem) {
+        error_at(e, op, "malformed '%s'", opname(op));
+        return;
+    }
+    Group G = {.op = op, .t = vec->type->elem, .dims = e->dims[view->id], .rsrc = e->rsrc[view->id]};
+    if (blocked_info(e, op, view->type->rank, vec->type->shape[0], &G.bi)) return;
+    int s = mem_bytes(G.t), Vn = (int)G.bi.V;
+    if (!carrier(e, Vn * s)) {
+        error_at(e, op, "'%s': a lane group of %d bytes", opname(op), Vn * s);
+        return;
+    }
+    for (int d = 0; d < G.bi.rank; d++) G.org[d] = V(e, op, op->operands[vi + 1 + d]);
+    G.tv = blocked_base(e, &G.bi, &G.valid);
+    LLVMValueRef r = each_group(e, &G, vec->type, store ? V(e, op, vec) : NULL, !store, group_mem);
+    if (!store) e->val[vec->id] = r;
+}
+
+/* iota_blocked, one group: the index along dim of each lane (0 for a thread past the tile). */
+static LLVMValueRef group_iota(Emit *e, const Group *G, LLVMValueRef g, LLVMValueRef in)
+{
+    (void)in;
+    const Blocked *bi = &G->bi;
+    LLVMValueRef idx = tile_index(e, bi, add_scaled(e, G->tv, g, bi->B * bi->V), (int)G->dim);
+    LLVMValueRef v = bi->V == 1 ? NULL : LLVMGetUndef(LLVMVectorType(i32t(e), (unsigned)bi->V));
+    for (int k = 0; k < bi->V; k++) {
+        LLVMValueRef x = (G->dim == bi->rank - 1 && k) ? LLVMBuildAdd(e->b, idx, ci32(e, k), "") : idx;
+        if (G->valid) x = LLVMBuildSelect(e->b, G->valid, x, ci32(e, 0), "");
+        if (bi->V == 1) return x;
+        v = LLVMBuildInsertElement(e->b, v, x, ci32(e, k), "");
+    }
+    return v;
+}
+
+static void emit_iota_blocked(Emit *e, const Op *op)
+{
+    const Value *res = op->results[0];
+    Group G = {.op = op};
+    if (res->type->kind != TY_VEC || (res->type->elem->kind != TY_I32 && res->type->elem->kind != TY_U32)) {
+        error_at(e, op, "'iota_blocked' gives a vec of i32");
+        return;
+    }
+    if (blocked_info(e, op, 0, res->type->shape[0], &G.bi)) return;
+    G.t = res->type->elem;
+    G.dim = ir_attr_int(op, "dim", -1);
+    if (G.dim < 0 || G.dim >= G.bi.rank) {
+        error_at(e, op, "'iota_blocked': dim %lld out of range", (long long)G.dim);
+        return;
+    }
+    G.tv = blocked_base(e, &G.bi, &G.valid);
+    e->val[res->id] = each_group(e, &G, res->type, NULL, 1, group_iota);
+}
+
+/* ld_smem_blocked / st_smem_blocked, one group: one LDS vector access at the swizzled offset, skipped
+ * (a load gives 0) by a thread past the tile. Aligned to the group's bytes up to 16: a swizzle moves
+ * 16-byte chunks. */
+static LLVMValueRef group_smem(Emit *e, const Group *G, LLVMValueRef g, LLVMValueRef in)
+{
+    const Blocked *bi = &G->bi;
+    const Type *t = G->t;
+    int s = mem_bytes(t), Vn = (int)bi->V, store = in != NULL;
+    LLVMTypeRef et = elem_mem_type(e, t), gt = Vn == 1 ? et : LLVMVectorType(et, (unsigned)Vn);
+    LLVMValueRef f = add_scaled(e, G->tv, g, bi->B * bi->V);
+    LLVMValueRef p = lds_gep(e, G->base, swizzle(e, LLVMBuildMul(e->b, f, ci32(e, s), ""), G->st));
+    LLVMBasicBlockRef bd = NULL, bj = NULL, from = LLVMGetInsertBlock(e->b);
+    if (G->valid) {
+        bd = LLVMAppendBasicBlockInContext(e->ctx, e->fn, "sblk.do");
+        bj = LLVMAppendBasicBlockInContext(e->ctx, e->fn, "sblk.done");
+        LLVMBuildCondBr(e->b, G->valid, bd, bj);
+        LLVMPositionBuilderAtEnd(e->b, bd);
+    }
+    LLVMValueRef x = NULL;
+    if (store) {
+        if (t->kind == TY_I1) in = LLVMBuildZExt(e->b, in, gt, "");
+        LLVMValueRef w = LLVMBuildStore(e->b, in, p);
+        LLVMSetAlignment(w, (unsigned)(Vn * s > 16 ? 16 : Vn * s));
+    } else {
+        x = LLVMBuildLoad2(e->b, gt, p, "");
+        LLVMSetAlignment(x, (unsigned)(Vn * s > 16 ? 16 : Vn * s));
+        if (t->kind == TY_I1) x = LLVMBuildICmp(e->b, LLVMIntNE, x, LLVMConstNull(gt), "");
+    }
+    if (G->valid) {
+        LLVMBuildBr(e->b, bj);
+        LLVMPositionBuilderAtEnd(e->b, bj);
+        if (!store) {
+            LLVMValueRef phi = LLVMBuildPhi(e->b, LLVMTypeOf(x), "");
+            LLVMValueRef iv[2] = {x, LLVMConstNull(LLVMTypeOf(x))};
+            LLVMBasicBlockRef ib[2] = {bd, from};
+            LLVMAddIncoming(phi, iv, ib, 2);
+            x = phi;
+        }
+    }
+    return x;
+}
+
 static void emit_smem_blocked(Emit *e, const Op *op)
 {
     int store = op->code == OP_ST_SMEM_BLOCKED;
@@ -704,63 +1122,17 @@ static void emit_smem_blocked(Emit *e, const Op *op)
         error_at(e, op, "'%s' needs one smem tile and a vec of its element", opname(op));
         return;
     }
-    Blocked bi;
-    if (blocked_info(e, op, st->rank, vec->type->shape[0], &bi)) return;
-    const Type *t = st->elem;
-    int s = mem_bytes(t), Vn = (int)bi.V;
-    LLVMValueRef valid, tv = blocked_base(e, &bi, &valid);
-    LLVMTypeRef vt = lty(e, vec->type), et = elem_mem_type(e, t), gt = Vn == 1 ? et : LLVMVectorType(et, (unsigned)Vn);
-    LLVMValueRef acc = store ? NULL : LLVMConstNull(vt), src = store ? V(e, op, vec) : NULL, base = V(e, op, sm);
-    for (int64_t g = 0; g < bi.R; g++) {
-        LLVMValueRef f = g ? LLVMBuildAdd(e->b, tv, ci32(e, g * bi.B * bi.V), "") : tv;
-        LLVMValueRef o = swizzle(e, LLVMBuildMul(e->b, f, ci32(e, s), ""), st);
-        LLVMValueRef p = lds_gep(e, base, o);
-        LLVMBasicBlockRef bd = NULL, bj = NULL, from = LLVMGetInsertBlock(e->b);
-        if (valid) {
-            bd = LLVMAppendBasicBlockInContext(e->ctx, e->fn, "sblk.do");
-            bj = LLVMAppendBasicBlockInContext(e->ctx, e->fn, "sblk.done");
-            LLVMBuildCondBr(e->b, valid, bd, bj);
-            LLVMPositionBuilderAtEnd(e->b, bd);
-        }
-        LLVMValueRef x = NULL;
-        if (store) {
-            LLVMValueRef grp;
-            if (Vn == 1) grp = LLVMBuildExtractElement(e->b, src, ci32(e, g), "");
-            else {
-                LLVMValueRef *mv = ARENA_ARRAY(&e->arena, LLVMValueRef, Vn);
-                for (int k = 0; k < Vn; k++) mv[k] = ci32(e, g * Vn + k);
-                grp = LLVMBuildShuffleVector(e->b, src, LLVMGetUndef(vt), LLVMConstVector(mv, (unsigned)Vn), "");
-            }
-            if (t->kind == TY_I1) grp = LLVMBuildZExt(e->b, grp, gt, "");
-            LLVMValueRef w = LLVMBuildStore(e->b, grp, p);
-            LLVMSetAlignment(w, (unsigned)(Vn * s));
-        } else {
-            x = LLVMBuildLoad2(e->b, gt, p, "");
-            LLVMSetAlignment(x, (unsigned)(Vn * s));
-            if (t->kind == TY_I1) x = LLVMBuildICmp(e->b, LLVMIntNE, x, LLVMConstNull(gt), "");
-        }
-        if (valid) {
-            LLVMBuildBr(e->b, bj);
-            LLVMPositionBuilderAtEnd(e->b, bj);
-            if (!store) {
-                LLVMValueRef phi = LLVMBuildPhi(e->b, LLVMTypeOf(x), "");
-                LLVMValueRef iv[2] = {x, LLVMConstNull(LLVMTypeOf(x))};
-                LLVMBasicBlockRef ib[2] = {bd, from};
-                LLVMAddIncoming(phi, iv, ib, 2);
-                x = phi;
-            }
-        }
-        if (!store) {
-            if (Vn == 1) acc = LLVMBuildInsertElement(e->b, acc, x, ci32(e, g), "");
-            else
-                for (int k = 0; k < Vn; k++)
-                    acc = LLVMBuildInsertElement(e->b, acc, LLVMBuildExtractElement(e->b, x, ci32(e, k), ""), ci32(e, g * Vn + k), "");
-        }
+    Group G = {.op = op, .t = st->elem, .st = st};
+    if (blocked_info(e, op, st->rank, vec->type->shape[0], &G.bi)) return;
+    if (G.bi.T * mem_bytes(G.t) > ir_type_smem_bytes(st)) {
+        error_at(e, op, "'%s': the shape covers more than the smem tile", opname(op));
+        return;
     }
-    if (!store) e->val[vec->id] = acc;
+    G.base = V(e, op, sm);
+    G.tv = blocked_base(e, &G.bi, &G.valid);
+    LLVMValueRef r = each_group(e, &G, vec->type, store ? V(e, op, vec) : NULL, !store, group_smem);
+    if (!store) e->val[vec->id] = r;
 }
-
-static int64_t round_up(int64_t v, int64_t a) { return a > 0 ? (v + a - 1) / a * a : v; }
 
 static void emit_smem_addr(Emit *e, const Op *op)
 {
@@ -843,13 +1215,16 @@ static int mfma_info(Emit *e, const Op *op, const Value *vec, int rank, Mfma *f)
     return 0;
 }
 
-/* Row and column (i32 values) of accumulator lane j for this thread. */
-static void mfma_pos(Emit *e, const Mfma *f, int64_t j, LLVMValueRef *row, LLVMValueRef *col)
+/* Row and column (i32 values) of accumulator lane j (i32: a constant when unrolled) for this thread. */
+static void mfma_pos(Emit *e, const Mfma *f, LLVMValueRef j, LLVMValueRef *row, LLVMValueRef *col)
 {
-    int64_t blk = j / 16, jj = j % 16;
-    LLVMValueRef r = LLVMBuildAdd(e->b, f->wrow, ci32(e, 32 * (blk / f->nb) + 8 * (jj / 4) + jj % 4), "");
+    LLVMValueRef blk = LLVMBuildLShr(e->b, j, ci32(e, 4), ""), jj = LLVMBuildAnd(e->b, j, ci32(e, 15), "");
+    LLVMValueRef br = LLVMBuildMul(e->b, LLVMBuildUDiv(e->b, blk, ci32(e, f->nb), ""), ci32(e, 32), "");
+    LLVMValueRef in = LLVMBuildAdd(e->b, LLVMBuildMul(e->b, LLVMBuildLShr(e->b, jj, ci32(e, 2), ""), ci32(e, 8), ""),
+                                   LLVMBuildAnd(e->b, jj, ci32(e, 3), ""), "");
+    LLVMValueRef r = LLVMBuildAdd(e->b, f->wrow, LLVMBuildAdd(e->b, br, in, ""), "");
     *row = LLVMBuildAdd(e->b, r, LLVMBuildShl(e->b, f->hi, ci32(e, 2), ""), "");
-    *col = LLVMBuildAdd(e->b, f->l32, ci32(e, 32 * (blk % f->nb)), "");
+    *col = LLVMBuildAdd(e->b, f->l32, LLVMBuildMul(e->b, LLVMBuildURem(e->b, blk, ci32(e, f->nb), ""), ci32(e, 32), ""), "");
 }
 
 /* Four 16-bit operand elements for one MFMA: from element (r, k0..k0+3) of an LDS tile with rows of
@@ -894,6 +1269,10 @@ static void emit_mfma(Emit *e, const Op *op)
         error_at(e, op, "'mma_acc' needs bf16 or f16 smem operands a [M, K] and b [%s]", trans ? "N, K" : "K, N");
         return;
     }
+    if (acc->type != res->type || res->type->elem->kind != TY_F32) {
+        error_at(e, op, "'mma_acc' needs an f32 accumulator of the result's type");
+        return;
+    }
     int bf = at->elem->kind == TY_BF16;
     LLVMTypeRef f16v = LLVMVectorType(LLVMHalfTypeInContext(e->ctx), 4);
     const char *name = bf ? "llvm.amdgcn.mfma.f32.32x32x8bf16.1k" : "llvm.amdgcn.mfma.f32.32x32x8f16";
@@ -901,11 +1280,25 @@ static void emit_mfma(Emit *e, const Op *op)
     const Type *ma = at, *mb = bt;
     LLVMValueRef k4 = LLVMBuildShl(e->b, f.hi, ci32(e, 2), "");   /* 4 (l / 32): this lane's k within a step */
     LLVMValueRef *idx = ARENA_ARRAY(&e->arena, LLVMValueRef, 16);
-    for (int64_t blk = 0; blk < f.E / 16; blk++) {
-        for (int i = 0; i < 16; i++) idx[i] = ci32(e, blk * 16 + i);
-        LLVMValueRef c = LLVMBuildShuffleVector(e->b, cur, LLVMGetUndef(LLVMTypeOf(cur)), LLVMConstVector(idx, 16), "");
-        LLVMValueRef arow = LLVMBuildAdd(e->b, f.wrow, LLVMBuildAdd(e->b, f.l32, ci32(e, 32 * (blk / f.nb)), ""), "");
-        LLVMValueRef bcol = LLVMBuildAdd(e->b, f.l32, ci32(e, 32 * (blk % f.nb)), "");
+    /* per 32x32 block of 16 lanes: unrolled into a register vec, or a loop over the blocks of a lane array */
+    int lanes = is_lanes(res->type);
+    int64_t nblk = f.E / 16;
+    LLVMValueRef dst = lanes ? new_lanes(e, op, res->type) : NULL;
+    if (lanes && !dst) return;
+    for (int64_t b0 = 0; b0 < (lanes ? 1 : nblk); b0++) {
+        Loop l;
+        LLVMValueRef blk = lanes ? loop_begin(e, &l, nblk, "mfma") : ci32(e, b0), c, at16 = NULL;
+        if (lanes) {
+            at16 = LLVMBuildMul(e->b, blk, ci32(e, 16), "");
+            c = lanes_load(e, res->type->elem, cur, at16, 16);
+        } else {
+            for (int i = 0; i < 16; i++) idx[i] = ci32(e, b0 * 16 + i);
+            c = LLVMBuildShuffleVector(e->b, cur, LLVMGetUndef(LLVMTypeOf(cur)), LLVMConstVector(idx, 16), "");
+        }
+        LLVMValueRef brow = LLVMBuildMul(e->b, LLVMBuildUDiv(e->b, blk, ci32(e, f.nb), ""), ci32(e, 32), "");
+        LLVMValueRef bcl = LLVMBuildMul(e->b, LLVMBuildURem(e->b, blk, ci32(e, f.nb), ""), ci32(e, 32), "");
+        LLVMValueRef arow = LLVMBuildAdd(e->b, f.wrow, LLVMBuildAdd(e->b, f.l32, brow, ""), "");
+        LLVMValueRef bcol = LLVMBuildAdd(e->b, f.l32, bcl, "");
         for (int64_t k = 0; k < f.K; k += 8) {
             LLVMValueRef k0 = LLVMBuildAdd(e->b, k4, ci32(e, k), "");
             LLVMValueRef av = mfma_operand(e, A, arow, k0, f.K * 2, 0, ma);
@@ -917,10 +1310,15 @@ static void emit_mfma(Emit *e, const Op *op)
             LLVMValueRef args[6] = {av, bv, c, ci32(e, 0), ci32(e, 0), ci32(e, 0)};
             c = intrinsic(e, name, NULL, 0, args, 6);
         }
-        for (int i = 0; i < 16; i++)
-            cur = LLVMBuildInsertElement(e->b, cur, LLVMBuildExtractElement(e->b, c, ci32(e, i), ""), ci32(e, blk * 16 + i), "");
+        if (lanes) {
+            lanes_store(e, res->type->elem, c, dst, at16, 16);
+            loop_end(e, &l);
+        } else {
+            for (int i = 0; i < 16; i++)
+                cur = LLVMBuildInsertElement(e->b, cur, LLVMBuildExtractElement(e->b, c, ci32(e, i), ""), ci32(e, b0 * 16 + i), "");
+        }
     }
-    e->val[res->id] = cur;
+    e->val[res->id] = lanes ? dst : cur;
 }
 
 /* st_acc %vec, %view, %o0, %o1 / st_smem_acc %vec, %smem: every lane to its element. Global: one buffer
@@ -934,8 +1332,9 @@ static void emit_st_acc(Emit *e, const Op *op)
     const Type *t = vec->type->elem;
     int es = mem_bytes(t);
     if (global ? (op->noperands != 4 || dst->type->kind != TY_VIEW || dst->type->rank != 2 || !e->dims[dst->id] ||
-                  !e->rsrc[dst->id])
-               : (dst->type->kind != TY_SMEM || dst->type->shape[0] != f.M || dst->type->shape[1] != f.N)) {
+                  !e->rsrc[dst->id] || dst->type->elem != t)
+               : (dst->type->kind != TY_SMEM || dst->type->rank != 2 || dst->type->shape[0] != f.M ||
+                  dst->type->shape[1] != f.N || dst->type->elem != t)) {
         error_at(e, op, "malformed '%s'", opname(op));
         return;
     }
@@ -943,8 +1342,12 @@ static void emit_st_acc(Emit *e, const Op *op)
     LLVMValueRef o0 = global ? V(e, op, op->operands[2]) : NULL, o1 = global ? V(e, op, op->operands[3]) : NULL;
     LLVMValueRef base = V(e, op, dst);
     const Type *m = global ? NULL : dst->type;
-    for (int64_t j = 0; j < f.E; j++) {
-        LLVMValueRef row, col, x = LLVMBuildExtractElement(e->b, src, ci32(e, j), "");
+    /* per lane: unrolled for a register vec, a loop over the lanes of a lane array */
+    int lanes = is_lanes(vec->type);
+    for (int64_t j0 = 0; j0 < (lanes ? 1 : f.E); j0++) {
+        Loop l;
+        LLVMValueRef j = lanes ? loop_begin(e, &l, f.E, "acc") : ci32(e, j0);
+        LLVMValueRef row, col, x = lanes ? lanes_load(e, t, src, j, 1) : LLVMBuildExtractElement(e->b, src, j, "");
         mfma_pos(e, &f, j, &row, &col);
         if (global) {
             LLVMValueRef *d = e->dims[dst->id];
@@ -961,6 +1364,7 @@ static void emit_st_acc(Emit *e, const Op *op)
                                           ci32(e, es), "");
             mem_store(e, t, x, lds_gep(e, base, swizzle(e, o, m)));
         }
+        if (lanes) loop_end(e, &l);
     }
 }
 
@@ -1025,23 +1429,41 @@ static void emit_pipeline_op(Emit *e, const Op *op)
 
 static void emit_block(Emit *e, const Block *b, Flow *f);
 
-static LLVMValueRef *make_slots(Emit *e, Value *const *vals, uint32_t n, const char *what)
+/* The slots of values carried by structured flow (if results, loop-carried values): an alloca of the
+ * value, or a lane array the value is copied into. `at` locates errors. */
+static LLVMValueRef *make_slots(Emit *e, const Op *at, Value *const *vals, uint32_t n)
 {
     LLVMValueRef *s = ARENA_ARRAY(&e->arena, LLVMValueRef, n ? n : 1);
     for (uint32_t i = 0; i < n; i++) {
-        LLVMTypeRef t = lty(e, vals[i]->type);
-        if (!t) {
-            error_at(e, vals[i]->def, "a %s of type %s has no AMD form", what, ir_type_kind_name(vals[i]->type->kind));
-            t = i32t(e);
+        const Type *t = vals[i]->type;
+        if (is_lanes(t)) {
+            s[i] = new_lanes(e, at, t);
+            if (!s[i]) return NULL;
+        } else {
+            s[i] = alloca_of(e, lty(e, t), nm(vals[i]));
         }
-        s[i] = alloca_of(e, t, nm(vals[i]));
     }
     return s;
 }
 
 static void store_slots(Emit *e, const Op *op, LLVMValueRef *slots, Value *const *vals, uint32_t n)
 {
-    for (uint32_t i = 0; i < n; i++) LLVMBuildStore(e->b, V(e, op, vals[i]), slots[i]);
+    for (uint32_t i = 0; i < n; i++) {
+        if (is_lanes(vals[i]->type)) lanes_copy(e, vals[i]->type, slots[i], V(e, op, vals[i]));
+        else LLVMBuildStore(e->b, V(e, op, vals[i]), slots[i]);
+    }
+}
+
+/* The value of a slot: a result of if/for/loop reads it (a lane array is the slot itself: the op runs
+ * again only after every use of this value, by SSA), a block argument of a loop copies it (a lane
+ * array into one of its own, as the body's yield may write the slot while the argument is read). */
+static LLVMValueRef read_slot(Emit *e, const Op *at, LLVMValueRef slot, const Value *v, int arg)
+{
+    if (!is_lanes(v->type)) return load_slot(e, slot, v);
+    if (!arg) return slot;
+    LLVMValueRef a = new_lanes(e, at, v->type);
+    if (a) lanes_copy(e, v->type, a, slot);
+    return a;
 }
 
 static int ends_in_terminator(const Block *b)
@@ -1051,7 +1473,8 @@ static int ends_in_terminator(const Block *b)
 
 static void emit_if(Emit *e, const Op *op, Flow *outer)
 {
-    LLVMValueRef *slots = make_slots(e, op->results, op->nresults, "result of 'if'");
+    LLVMValueRef *slots = make_slots(e, op, op->results, op->nresults);
+    if (!slots) return;
     LLVMBasicBlockRef bt = LLVMAppendBasicBlockInContext(e->ctx, e->fn, "if.then");
     LLVMBasicBlockRef be = LLVMAppendBasicBlockInContext(e->ctx, e->fn, "if.else");
     LLVMBasicBlockRef bm = LLVMAppendBasicBlockInContext(e->ctx, e->fn, "if.end");
@@ -1064,7 +1487,7 @@ static void emit_if(Emit *e, const Op *op, Flow *outer)
         if (!ends_in_terminator(b)) LLVMBuildBr(e->b, bm);
     }
     LLVMPositionBuilderAtEnd(e->b, bm);
-    for (uint32_t i = 0; i < op->nresults; i++) e->val[op->results[i]->id] = load_slot(e, slots[i], op->results[i]);
+    for (uint32_t i = 0; i < op->nresults; i++) e->val[op->results[i]->id] = read_slot(e, op, slots[i], op->results[i], 0);
 }
 
 static void emit_for(Emit *e, const Op *op, Flow *outer)
@@ -1077,7 +1500,13 @@ static void emit_for(Emit *e, const Op *op, Flow *outer)
     Value *iv = b->args[0];
     const Type *it = iv->type;
     LLVMValueRef ivs = alloca_of(e, lty(e, it), nm(iv));
-    LLVMValueRef *slots = make_slots(e, b->args + 1, b->nargs - 1, "value carried by 'for'");
+    if (!ir_type_is_int(it) || it->kind == TY_I1 || op->operands[0]->type != it || op->operands[1]->type != it ||
+        op->operands[2]->type != it) {
+        error_at(e, op, "'for' needs bounds, step and induction variable of one integer type");
+        return;
+    }
+    LLVMValueRef *slots = make_slots(e, op, b->args + 1, b->nargs - 1);
+    if (!slots) return;
     LLVMBuildStore(e->b, V(e, op, op->operands[0]), ivs);
     store_slots(e, op, slots, op->operands + 3, op->noperands - 3);
     LLVMBasicBlockRef bh = LLVMAppendBasicBlockInContext(e->ctx, e->fn, "for.head");
@@ -1091,7 +1520,7 @@ static void emit_for(Emit *e, const Op *op, Flow *outer)
     LLVMBuildCondBr(e->b, c, bb, bx);
     LLVMPositionBuilderAtEnd(e->b, bb);
     e->val[iv->id] = i;
-    for (uint32_t a = 1; a < b->nargs; a++) e->val[b->args[a]->id] = load_slot(e, slots[a - 1], b->args[a]);
+    for (uint32_t a = 1; a < b->nargs; a++) e->val[b->args[a]->id] = read_slot(e, op, slots[a - 1], b->args[a], 1);
     Flow f = {op, slots, bl, bx, outer->loop};
     f.loop = &f;
     emit_block(e, b, &f);
@@ -1101,7 +1530,7 @@ static void emit_for(Emit *e, const Op *op, Flow *outer)
     LLVMBuildStore(e->b, LLVMBuildAdd(e->b, i2, V(e, op, op->operands[2]), ""), ivs);
     LLVMBuildBr(e->b, bh);
     LLVMPositionBuilderAtEnd(e->b, bx);
-    for (uint32_t r = 0; r < op->nresults; r++) e->val[op->results[r]->id] = load_slot(e, slots[r], op->results[r]);
+    for (uint32_t r = 0; r < op->nresults; r++) e->val[op->results[r]->id] = read_slot(e, op, slots[r], op->results[r], 0);
 }
 
 static void emit_loop(Emit *e, const Op *op, Flow *outer)
@@ -1112,19 +1541,20 @@ static void emit_loop(Emit *e, const Op *op, Flow *outer)
         error_at(e, op, "malformed 'loop'");
         return;
     }
-    LLVMValueRef *slots = make_slots(e, b->args, b->nargs, "value carried by 'loop'");
+    LLVMValueRef *slots = make_slots(e, op, b->args, b->nargs);
+    if (!slots) return;
     store_slots(e, op, slots, op->operands, op->noperands);
     LLVMBasicBlockRef bh = LLVMAppendBasicBlockInContext(e->ctx, e->fn, "loop.head");
     LLVMBasicBlockRef bx = LLVMAppendBasicBlockInContext(e->ctx, e->fn, "loop.exit");
     LLVMBuildBr(e->b, bh);
     LLVMPositionBuilderAtEnd(e->b, bh);
-    for (uint32_t a = 0; a < b->nargs; a++) e->val[b->args[a]->id] = load_slot(e, slots[a], b->args[a]);
+    for (uint32_t a = 0; a < b->nargs; a++) e->val[b->args[a]->id] = read_slot(e, op, slots[a], b->args[a], 1);
     Flow f = {op, slots, bh, bx, NULL};
     f.loop = &f;
     emit_block(e, b, &f);
     if (!ends_in_terminator(b)) LLVMBuildBr(e->b, bh);
     LLVMPositionBuilderAtEnd(e->b, bx);
-    for (uint32_t r = 0; r < op->nresults; r++) e->val[op->results[r]->id] = load_slot(e, slots[r], op->results[r]);
+    for (uint32_t r = 0; r < op->nresults; r++) e->val[op->results[r]->id] = read_slot(e, op, slots[r], op->results[r], 0);
 }
 
 static void emit_terminator(Emit *e, const Op *op, Flow *f)
@@ -1174,12 +1604,11 @@ static void emit_op(Emit *e, const Op *op, Flow *f)
     switch (op->code) {
     case OP_CONST: {
         const Value *r = op->results[0];
-        int64_t iv;
-        double fv;
+        int64_t iv = 0;
+        double fv = 0;
         LLVMTypeRef t = lty(e, r->type);
-        if (!ir_type_is_scalar(r->type) || !t) {
-            error_at(e, op, "'const' of type %s has no AMD form (parities belong to mbarriers, an NVIDIA-only feature)",
-                     ir_type_kind_name(r->type->kind));
+        if ((!ir_type_is_scalar(r->type) && r->type->kind != TY_PARITY) || !t) {
+            error_at(e, op, "'const' of type %s has no AMD form", ir_type_kind_name(r->type->kind));
             return;
         }
         ir_op_is_const(op, &iv, &fv);
@@ -1272,9 +1701,16 @@ static void emit_op(Emit *e, const Op *op, Flow *f)
             error_at(e, op, "cannot emit 'splat' to a tile: tiles must be lowered by lower-tiles first");
             return;
         }
-        LLVMValueRef acc = LLVMGetUndef(lty(e, r->type)), x = V(e, op, op->operands[0]);
-        for (int64_t j = 0; j < r->type->shape[0]; j++) acc = LLVMBuildInsertElement(e->b, acc, x, ci32(e, j), "");
-        e->val[r->id] = acc;
+        if (op->operands[0]->type != r->type->elem) {
+            error_at(e, op, "'splat' of a value that is not the vec's element");
+            return;
+        }
+        LLVMValueRef x = V(e, op, op->operands[0]);
+        if (!is_lanes(r->type)) {
+            e->val[r->id] = splat_value(e, x, r->type->shape[0], 1);
+            return;
+        }
+        e->splat[r->id] = x;   /* its lanes are made where they are needed (splat_lanes) */
         return;
     }
     case OP_LD_BLOCKED: case OP_ST_BLOCKED: emit_blocked_mem(e, op); return;
@@ -1324,9 +1760,10 @@ static void emit_op(Emit *e, const Op *op, Flow *f)
         error_at(e, op, "cannot emit '%s' for AMD (a tile-level op not lowered, or an op with no AMD lowering)", opname(op));
 }
 
+/* Emission stops at the first error: what follows could use values the failed op did not make. */
 static void emit_block(Emit *e, const Block *b, Flow *f)
 {
-    for (const Op *op = b ? b->first : NULL; op && e->errors < 20; op = op->next) {
+    for (const Op *op = b ? b->first : NULL; op && e->errors == 0; op = op->next) {
         emit_op(e, op, f);
         if (ir_op_info[op->code].props & IR_PTERM) return;
     }
@@ -1353,24 +1790,75 @@ static void add_str_attr(Emit *e, LLVMValueRef fn, const char *k, const char *v)
                             LLVMCreateStringAttribute(e->ctx, k, (unsigned)strlen(k), v, (unsigned)strlen(v)));
 }
 
+/* One located error for a value with no AMD form: at its op, or (a block argument) at the op whose
+ * region it belongs to. */
+static void check_value(Emit *e, const Op *at, const Value *v, const char *what)
+{
+    const char *why = v && v->type ? no_amd_form(v->type) : "a value without a type";
+    if (!why) return;
+    StrBuf ts;
+    sb_init(&ts);
+    if (v && v->type) ir_type_print(v->type, &ts);
+    error_at(e, at, "'%s': %s of type %s has no AMD form: %s", opname(at), what, ts.data ? ts.data : "?", why);
+    sb_free(&ts);
+}
+
+static void check_block(Emit *e, const Block *b, const Op *owner)
+{
+    for (uint32_t i = 0; owner && i < b->nargs; i++) check_value(e, owner, b->args[i], "a block argument");
+    for (const Op *op = b->first; op && e->errors < 20; op = op->next) {
+        for (uint32_t i = 0; i < op->nresults; i++) check_value(e, op, op->results[i], "a result");
+        const Type *t = op->code == OP_SHARED_ALLOC && op->nresults == 1 ? op->results[0]->type : NULL;
+        if (t && t->kind == TY_SMEM && !ir_type_smem_is_dynamic(t)) {   /* smem-layout's offset and size */
+            int64_t st = t->stages > 1 ? t->stages : 1, bytes = ir_type_smem_bytes(t);
+            int64_t end = ir_attr_int(op, "offset", 0) + round_up(bytes, ir_attr_int(op, "align", 16)) * (st - 1) + bytes;
+            if (end > LDS_BYTES)
+                error_at(e, op, "'shared_alloc': the kernel's shared memory reaches byte %lld with this tile, past the %d "
+                                "KiB of LDS a workgroup has", (long long)end, LDS_BYTES / 1024);
+        }
+        for (uint32_t r = 0; r < op->nregions; r++)
+            for (const Block *rb = op->regions[r].first; rb; rb = rb->next) check_block(e, rb, op);
+    }
+}
+
+/* Before anything of kernel k is emitted: its parameters are scalars (i1 passed as a byte) or global
+ * pointers, and every value has an AMD form (no_amd_form). lty and the op emitters rely on that. The
+ * legality check of ops (ir_verify_targets) has run; this is the same for the types of values, which
+ * legal ops (const, select, for, if, ptr_add) can carry. Returns the number of errors. */
+static int check_kernel(Emit *e, const Kernel *k)
+{
+    int before = e->errors;
+    Op kop = {0};
+    kop.code = OP_COUNT;
+    kop.loc = k->loc;
+    for (uint32_t i = 0; i < k->nparams; i++) {
+        const Type *t = k->params[i].value->type;
+        const char *why = no_amd_form(t);
+        if (!why && !ir_type_is_scalar(t) && t->kind != TY_PTR) why = "only global pointers and scalars are passed";
+        if (!why && t->kind == TY_PTR && t->space != AS_GLOBAL) why = "a kernel parameter points to global memory";
+        if (why)
+            error_at(e, &kop, "parameter '%s' of kernel '%s' has no AMD form: %s", k->params[i].name, k->name, why);
+    }
+    if (k->body.first) check_block(e, k->body.first, NULL);
+    if (e->errors == before && k->smem_bytes > LDS_BYTES)
+        error_at(e, &kop, "kernel '%s' needs %lld bytes of shared memory, more than the %d KiB of LDS a workgroup has",
+                 k->name, (long long)k->smem_bytes, LDS_BYTES / 1024);
+    return e->errors - before;
+}
+
 static void emit_kernel(Emit *e, const Kernel *k)
 {
     e->k = k;
+    e->lane_bytes = 0;
+    if (check_kernel(e, k)) return;
     e->val = ARENA_ARRAY(&e->arena, LLVMValueRef, k->nvalues ? k->nvalues : 1);
     e->dims = ARENA_ARRAY(&e->arena, LLVMValueRef *, k->nvalues ? k->nvalues : 1);
     e->rsrc = ARENA_ARRAY(&e->arena, LLVMValueRef, k->nvalues ? k->nvalues : 1);
-    Op kop = {0};
-    kop.loc = k->loc;
+    e->splat = ARENA_ARRAY(&e->arena, LLVMValueRef, k->nvalues ? k->nvalues : 1);
     LLVMTypeRef *pt = ARENA_ARRAY(&e->arena, LLVMTypeRef, k->nparams ? k->nparams : 1);
     for (uint32_t i = 0; i < k->nparams; i++) {
         const Type *t = k->params[i].value->type;
-        pt[i] = t->kind == TY_I1 ? LLVMInt8TypeInContext(e->ctx) : t->kind == TY_PTR && t->space == AS_GLOBAL ? lty(e, t)
-              : ir_type_is_scalar(t) ? lty(e, t) : NULL;
-        if (!pt[i]) {
-            error_at(e, &kop, "parameter '%s' of kernel '%s' has no AMD form (%s)", k->params[i].name, k->name,
-                     t->kind == TY_TMA ? "a TMA descriptor is NVIDIA-only" : "only global pointers and scalars are passed");
-            pt[i] = i32t(e);
-        }
+        pt[i] = t->kind == TY_I1 ? LLVMInt8TypeInContext(e->ctx) : lty(e, t);
     }
     e->fn = LLVMAddFunction(e->mod, k->name, LLVMFunctionType(LLVMVoidTypeInContext(e->ctx), pt, k->nparams, 0));
     LLVMSetFunctionCallConv(e->fn, LLVMAMDGPUKERNELCallConv);
@@ -1423,6 +1911,29 @@ static void emit_kernel(Emit *e, const Kernel *k)
     LLVMBuildBr(e->ab, body);
 }
 
+/* LLVM's errors (a frame too large, an operation with no lowering) become diagnostics at the kernel
+ * they name (else the first), instead of LLVM's default: print and exit the process. */
+static void llvm_diag(LLVMDiagnosticInfoRef di, void *ctx)
+{
+    Emit *e = ctx;
+    if (LLVMGetDiagInfoSeverity(di) != LLVMDSError) return;
+    char *d = LLVMGetDiagInfoDescription(di);
+    const Kernel *at = e->m->first;
+    for (const Kernel *k = e->m->first; k && d; k = k->next) {
+        char quoted[300];
+        snprintf(quoted, sizeof quoted, "'%.200s'", k->name);
+        if (strstr(d, quoted)) {
+            at = k;
+            break;
+        }
+    }
+    Op kop = {0};
+    kop.code = OP_COUNT;
+    if (at) kop.loc = at->loc;
+    error_at(e, &kop, "LLVM cannot compile the kernel: %s", d ? d : "?");
+    LLVMDisposeMessage(d);
+}
+
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static void init_llvm(void)
 {
@@ -1466,6 +1977,7 @@ static int emit_module(const Module *m, AmdTarget target, const AmdOptions *opts
     e->diag = diag;
     arena_init(&e->arena);
     e->ctx = LLVMContextCreate();
+    LLVMContextSetDiagnosticHandler(e->ctx, llvm_diag, e);
     const char *triple = "amdgcn-amd-amdhsa";
     char *err = NULL;
     LLVMTargetRef T;
@@ -1507,6 +2019,10 @@ static int emit_module(const Module *m, AmdTarget target, const AmdOptions *opts
     LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
     LLVMErrorRef perr = LLVMRunPasses(e->mod, pipeline, tm, po);
     LLVMDisposePassBuilderOptions(po);
+    if (e->errors) {
+        if (perr) LLVMConsumeError(perr);
+        goto done;
+    }
     if (perr) {
         char *msg = LLVMGetErrorMessage(perr);
         diag_error(diag, no_loc, "internal error: LLVM pass pipeline %s failed: %s", pipeline, msg);
@@ -1528,12 +2044,20 @@ static int emit_module(const Module *m, AmdTarget target, const AmdOptions *opts
             e->errors++;
             goto done;
         }
+        if (e->errors) {   /* LLVM reported an error (llvm_diag) */
+            LLVMDisposeMemoryBuffer(buf);
+            goto done;
+        }
         take_buffer(buf, &out->asm_text, NULL, NULL);
     }
     if (opts && opts->want_object) {
         if (LLVMTargetMachineEmitToMemoryBuffer(tm, e->mod, LLVMObjectFile, &err, &buf)) {
             diag_error(diag, no_loc, "internal error: AMDGPU code generation failed: %s", err ? err : "");
             e->errors++;
+            goto done;
+        }
+        if (e->errors) {
+            LLVMDisposeMemoryBuffer(buf);
             goto done;
         }
         take_buffer(buf, NULL, &out->object, &out->object_len);
@@ -1550,8 +2074,26 @@ done:
     return e->errors;
 }
 
+/* asm_from_llvm's LLVM errors: diagnostics without a place (the module came from text). */
+typedef struct AsmDiag {
+    DiagCtx *diag;
+    int errors;
+} AsmDiag;
+
+static void asm_diag(LLVMDiagnosticInfoRef di, void *ctx)
+{
+    AsmDiag *a = ctx;
+    static const Loc no_loc = {NULL, 0, 0};
+    if (LLVMGetDiagInfoSeverity(di) != LLVMDSError) return;
+    char *d = LLVMGetDiagInfoDescription(di);
+    diag_error(a->diag, no_loc, "LLVM cannot compile the kernel: %s", d ? d : "?");
+    LLVMDisposeMessage(d);
+    a->errors++;
+}
+
 static int asm_from_llvm(const char *llvm_ir, size_t len, AmdTarget target, int opt_level, StrBuf *asm_text, DiagCtx *diag)
 {
+    AsmDiag ad = {diag, 0};
     static const Loc no_loc = {NULL, 0, 0};
     pthread_once(&init_once, init_llvm);
     const char *triple = "amdgcn-amd-amdhsa";
@@ -1563,6 +2105,7 @@ static int asm_from_llvm(const char *llvm_ir, size_t len, AmdTarget target, int 
         return 1;
     }
     LLVMContextRef ctx = LLVMContextCreate();
+    LLVMContextSetDiagnosticHandler(ctx, asm_diag, &ad);
     LLVMModuleRef mod = NULL;
     int rc = 0;
     LLVMMemoryBufferRef mb = LLVMCreateMemoryBufferWithMemoryRangeCopy(llvm_ir ? llvm_ir : "", llvm_ir ? len : 0, "tilec-llvm");
@@ -1580,6 +2123,9 @@ static int asm_from_llvm(const char *llvm_ir, size_t len, AmdTarget target, int 
     LLVMMemoryBufferRef buf;
     if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &err, &buf)) {
         diag_error(diag, no_loc, "internal error: AMDGPU code generation failed: %s", err ? err : "");
+        rc = 1;
+    } else if (ad.errors) {
+        LLVMDisposeMemoryBuffer(buf);
         rc = 1;
     } else {
         take_buffer(buf, asm_text, NULL, NULL);

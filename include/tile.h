@@ -77,10 +77,13 @@ typedef enum tile_stage {
     TILE_STAGE_HSACO = 8,       /* AMD targets: the linked code object (binary); needs assemble = 1 */
 } tile_stage;
 
-/* Overrides a top-level `const NAME = ...;` of the source, like -DNAME=VALUE on the command line. */
+/* Overrides a top-level `const NAME = ...;` of the source, like -DNAME=VALUE on the command line.
+ * A value that is not a number, a name given twice in one compile or a name the source has no
+ * const for makes tile_compile return TILE_ERROR_COMPILE, the diagnostics naming the define. */
 typedef struct tile_define {
     const char *name;
-    const char *value;      /* an integer (decimal or 0x hex) or a floating-point literal */
+    const char *value;      /* one literal of the language, optionally signed: an integer (decimal,
+                             * 0x hex, 0b binary, `_` separators) or a finite floating-point number */
 } tile_define;
 
 /* Optimisation levels. 0, what a zero-initialised tile_compile_options holds, is the default. */

@@ -4,9 +4,10 @@
  * Every accessor takes a possibly-NULL, destroyed or foreign program (one tile_compile did not
  * return, checked in the live-handle set of handles.c before anything is read) and answers it with
  * a neutral value (0, NULL, -1 or TILE_ERROR_INVALID_ARGUMENT), so a caller that ignored a failed
- * compile or destroyed the program twice gets an error, not a crash. A program is logically const after tile_compile; the two memoised stages (rendered
- * diagnostics, AMDGCN text made on request) are filled under a lock, each in an allocation scope
- * of its own: out of memory there leaves the program as it was. tile_program_destroy also frees a
+ * compile or destroyed the program twice gets an error, not a crash. A program is logically const
+ * after tile_compile; the memoised stages (rendered diagnostics, the AST text and the AMDGCN text
+ * made on request) are filled under a lock, each in an allocation scope of its own: out of memory
+ * there leaves the program as it was. tile_program_destroy also frees a
  * program that out of memory interrupted half-filled (compile.c keeps it complete at every
  * allocation: counts are raised only after what they count exists).
  */
@@ -16,6 +17,7 @@
 
 #include "amdgcn.h"
 #include "core.h"
+#include "frontend.h"
 
 /* A program is live from tile_compile's return to tile_program_destroy. */
 #define LIVE(p) tile_handle_live_((p), TILE_H_PROGRAM)
@@ -107,15 +109,35 @@ static int make_amd_asm(tile_program *mp)
     return ok;
 }
 
-/* Out of memory while making the AMDGCN stage: TILE_ERROR_OUT_OF_MEMORY, *data NULL. That stage is
- * made inside the AMD back end's shared object, whose allocations (its own copy of the layer, and
- * LLVM's) abort on failure; only what libtile allocates around it can raise here. */
+/* The AST text of a program whose source parsed, from a new parse of the source it keeps (the
+ * parse is deterministic: the same tree as the compile's); 1 when made. Printed into a buffer of
+ * its own, moved into the program only when complete. */
+static int make_ast(tile_program *mp)
+{
+    const DiagSource *src = &mp->diag.sources[0];
+    DiagCtx d;
+    diag_init(&d);
+    Node *ast = fe_parse(src->name, src->text, src->len, &d);
+    StrBuf sb;
+    sb_init(&sb);
+    if (ast) fe_ast_print(ast, &sb);
+    fe_ast_free(ast);
+    diag_free(&d);
+    if (!ast) return 0;
+    sb_free(&mp->stages[TILE_STAGE_AST]);
+    mp->stages[TILE_STAGE_AST] = sb;
+    return 1;
+}
+
+/* Out of memory while making the AST or AMDGCN stage: TILE_ERROR_OUT_OF_MEMORY, *data NULL. The
+ * AMDGCN stage is made inside the AMD back end's shared object, whose allocations (its own copy of
+ * the layer, and LLVM's) abort on failure; only what libtile allocates around it can raise there. */
 tile_status tile_program_emit(const tile_program *p, tile_stage stage, const char **data, size_t *len)
 {
     if (data) *data = NULL;
     if (len) *len = 0;
     if (!LIVE(p) || !data || (int)stage < 0 || stage > TILE_STAGE_HSACO) return TILE_ERROR_INVALID_ARGUMENT;
-    if (stage == TILE_STAGE_AMDGCN && p->amd_asm_lazy) {
+    if ((stage == TILE_STAGE_AMDGCN && p->amd_asm_lazy) || (stage == TILE_STAGE_AST && p->ast_lazy)) {
         /* made once from the kept LLVM IR; the program is logically const (a memoised stage) */
         tile_program *mp = (tile_program *)p;
         pthread_mutex_lock(&mp->lazy_lock);
@@ -128,7 +150,8 @@ tile_status tile_program_emit(const tile_program *p, tile_stage stage, const cha
             if (len) *len = 0;
             return TILE_ERROR_OUT_OF_MEMORY;
         }
-        if (!mp->have[stage] && mp->have[TILE_STAGE_LLVM]) mp->have[stage] = make_amd_asm(mp);
+        if (stage == TILE_STAGE_AST && !mp->have[stage]) mp->have[stage] = make_ast(mp);
+        else if (stage == TILE_STAGE_AMDGCN && !mp->have[stage] && mp->have[TILE_STAGE_LLVM]) mp->have[stage] = make_amd_asm(mp);
         ir_scope_end(&scope);
         pthread_mutex_unlock(&mp->lazy_lock);
     }

@@ -71,4 +71,10 @@ int tile_handle_live_(const void *h, int kind);
 /* Drops the in-memory cache (tests use it to reach the disk cache again). */
 void tile_cache_clear_memory_(void);
 
+/* The file `name` of the cache directory's folder `folder`, read only when only this user can have
+ * written it (a regular file of this user, writable by nobody else, in a folder that passes the cache
+ * directory's checks) and it holds at most max bytes: malloc'ed and NUL-terminated, its length in
+ * *len; or NULL with the reason in why. */
+char *tile_cache_read_file_(const char *folder, const char *name, size_t max, size_t *len, char *why, size_t whylen);
+
 #endif

@@ -28,6 +28,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -547,43 +548,72 @@ tile_status tile_shmem_qp_create(tile_shmem *s, int n, int32_t *handles, int *de
 
 /* ---------------------------------------------------------------- modules */
 
-/* Where the device-library PTX is: $TILE_NVSHMEM_DEVICE_PTX, else the cache directory. */
-static void devlib_path(tile_shmem *s, tile_target t, char *buf, size_t n)
+#define DEVLIB_MAX ((size_t)256 << 20)   /* a larger file is no device library */
+
+/* A file named by $TILE_NVSHMEM_DEVICE_PTX: the user's own choice, so only its kind and size are
+ * checked (it is opened without waiting, so a FIFO is refused instead of blocking). */
+static char *read_named_file(const char *path, size_t *len, char *why, size_t whylen)
 {
-    const char *e = getenv("TILE_NVSHMEM_DEVICE_PTX");
-    if (e && *e) snprintf(buf, n, "%s", e);
-    else snprintf(buf, n, "%s/nvshmem/nvshmem_device-%s-%s.ptx", tile_cache_dir(), s->version,
-                  t == TILE_TARGET_SM100A ? "sm_100a" : "sm_90a");
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    char *b = NULL;
+    if (fd < 0) snprintf(why, whylen, "%s", strerror(errno));
+    else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) snprintf(why, whylen, "not a regular file");
+    else if ((size_t)st.st_size > DEVLIB_MAX) snprintf(why, whylen, "larger than %zu bytes", DEVLIB_MAX);
+    else if (!(b = malloc((size_t)st.st_size + 1))) snprintf(why, whylen, "out of memory");
+    else {
+        size_t got = 0;
+        while (got < (size_t)st.st_size) {
+            ssize_t r = read(fd, b + got, (size_t)st.st_size - got);
+            if (r < 0 && errno == EINTR) continue;
+            if (r <= 0) break;
+            got += (size_t)r;
+        }
+        if (got != (size_t)st.st_size) {
+            snprintf(why, whylen, "cannot be read");
+            free(b);
+            b = NULL;
+        } else {
+            b[got] = 0;
+            *len = got;
+        }
+    }
+    if (fd >= 0) close(fd);
+    return b;
 }
 
-/* The device library's PTX, read once (one target per process: the GPUs of a job are alike). */
+/* The device library's PTX, read once (one target per process: the GPUs of a job are alike):
+ * $TILE_NVSHMEM_DEVICE_PTX, else nvshmem/nvshmem_device-VERSION-TARGET.ptx of the cache directory,
+ * read under the cache's ownership rule (docs/RUNTIME.md, "Kernel cache"): code linked into every
+ * kernel comes only from a file this user wrote. */
 static tile_status load_devlib(tile_shmem *s, tile_target t)
 {
     if (s->devlib) return TILE_SUCCESS;
-    devlib_path(s, t, s->devlib_path, sizeof s->devlib_path);
-    FILE *f = fopen(s->devlib_path, "rb");
-    if (!f) {
+    const char *tname = t == TILE_TARGET_SM100A ? "sm_100a" : "sm_90a";
+    const char *e = getenv("TILE_NVSHMEM_DEVICE_PTX");
+    char name[256], why[1024];
+    size_t len = 0;
+    char *b;
+    snprintf(name, sizeof name, "nvshmem_device-%s-%s.ptx", s->version, tname);
+    if (e && *e) {
+        snprintf(s->devlib_path, sizeof s->devlib_path, "%s", e);
+        b = read_named_file(e, &len, why, sizeof why);
+    } else {
+        snprintf(s->devlib_path, sizeof s->devlib_path, "%s/nvshmem/%s", tile_cache_dir(), name);
+        b = tile_cache_read_file_("nvshmem", name, DEVLIB_MAX, &len, why, sizeof why);
+    }
+    if (!b) {
         char dir[PATH_MAX];
         snprintf(dir, sizeof dir, "%s", s->libpath);
         char *slash = strrchr(dir, '/');
         if (slash) *slash = 0;
         else snprintf(dir, sizeof dir, "<nvshmem>/lib");
         return rt_error(TILE_ERROR_NO_SHMEM,
-                        "tile_shmem_module_load: no NVSHMEM device-library PTX at %s (%s); make it once with "
+                        "tile_shmem_module_load: no usable NVSHMEM device-library PTX at %s (%s); make it once with "
                         "scripts/nvshmem_devlib.sh %s/libnvshmem_device.bc %s %s (docs/RUNTIME.md, \"Multi-GPU\")",
-                        s->devlib_path, strerror(errno), dir, s->devlib_path, t == TILE_TARGET_SM100A ? "sm_100a" : "sm_90a");
+                        s->devlib_path, why, dir, s->devlib_path, tname);
     }
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = len >= 0 ? malloc((size_t)len + 1) : NULL;
-    if (!b || fread(b, 1, (size_t)len, f) != (size_t)len) {
-        free(b);
-        fclose(f);
-        return rt_error(TILE_ERROR_NO_SHMEM, "tile_shmem_module_load: cannot read %s", s->devlib_path);
-    }
-    fclose(f);
-    b[len] = 0;
+    (void)len;
     s->devlib = b;
     return TILE_SUCCESS;
 }

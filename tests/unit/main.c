@@ -22,6 +22,7 @@ static Suite *(*const suites[])(void) = {
     fp8_suite,
     oom_suite,
     sim_oom_suite,
+    cache_suite,
     entries_suite,
 };
 

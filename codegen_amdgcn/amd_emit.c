@@ -10,11 +10,10 @@
  *
  * A vec of more than REG_LANES (64) lanes is a *lane array*: its value is a pointer to a
  * [E x T] alloca in scratch memory (addrspace 5; i1 lanes as bytes), and each op on it is one loop
- * over its lanes, or lane groups, or MFMA blocks, with the op's code in the loop body once. Unrolled
- * into one LLVM vector such a value made the LLVM IR, and LLVM's register allocation, grow
- * quadratically with the tile (a [131072] f32 tile over 256 threads took 14 s); as loops the code is
- * the same size for every tile, and the loops carry llvm.loop.unroll.count 4 so that LLVM does not
- * unroll them back. A lane array is written once, by the op that defines it: a loop's carried values
+ * over its lanes, or lane groups, or MFMA blocks, with the op's code in the loop body once. As one
+ * LLVM vector such a value makes LLVM's register allocation grow quadratically with the tile
+ * (docs/PERFORMANCE.md, "Compile time"); as loops the code is the same size for every tile, and the
+ * loops carry llvm.loop.unroll.count 4 so that LLVM does not unroll them back. A lane array is written once, by the op that defines it: a loop's carried values
  * and an if's results are copied into slot arrays at yield, and a loop's block arguments are copied
  * out of them at the head (a yield may overwrite a slot whose old value the body still reads). A
  * splat to a lane array is only its scalar until an op other than an elementwise one needs its

@@ -178,6 +178,7 @@ scaling: $(TILEC) $(AMDSO_IF)
 check: all $(BUILD)/unit_tests regen-check layout link-check
 	@$(MAKE) lit
 	@$(MAKE) unit
+	@$(MAKE) hostile
 	@$(MAKE) scaling
 
 # The generated lexer and parser must be reproducible: regenerate into a scratch dir and compare.

@@ -9,6 +9,8 @@
  * against the sample's C reference (samples/ref) when there is one, and times it.
  */
 #include <errno.h>
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +29,7 @@ static const char usage[] =
     "                          llvm | amdgcn (default) | hsaco; any target: params (each\n"
     "                          kernel's parameters, a TMA one with the box and swizzle of its map)\n"
     "  -O0 .. -O3              optimisation level (default -O2)\n"
-    "  -DNAME=VALUE            override `const NAME = ...;` of the source\n"
+    "  -DNAME=VALUE            override `const NAME = ...;` of the source (also -D NAME=VALUE)\n"
     "  --input ir              the input is textual tile IR instead of .tile source\n"
     "  --pipeline P            run this comma-separated pass pipeline instead of the -O default\n"
     "  --verify-each           run the IR verifier after every pass\n"
@@ -72,7 +74,9 @@ static const char run_usage[] =
     "  --sim-explore N         run N times, seeds S..S+N-1, cycling random/adversarial/round-robin;\n"
     "                          every run is checked on fresh inputs\n"
     "  --sim-trace FILE        write a Chrome/Perfetto trace (JSON) of the run\n"
-    "  --sim-no-race           do not check shared memory for races\n";
+    "  --sim-no-race           do not check shared memory for races\n"
+    "  --sim-max-steps N       stop a launch as runaway after N thread steps (default 2^30)\n"
+    "  --sim-timeout SECONDS   stop a launch as runaway after this wall-clock time (default 120)\n";
 
 /* --emit params: one line per kernel, then one per parameter: index, name, kind, element type and,
  * for tensors and TMA maps, the rank; a TMA map also its box (outermost first, as the runtime
@@ -115,27 +119,35 @@ static int usage_error(const char *fmt, const char *arg)
     return 2;
 }
 
+/* The whole stream; NULL with errno set (EISDIR for a directory, ENOMEM) on failure. */
 static char *read_all(FILE *f, size_t *len)
 {
     size_t cap = 1 << 16, n = 0;
     char *buf = malloc(cap);
-    if (!buf) return NULL;
+    if (!buf) {
+        errno = ENOMEM;
+        return NULL;
+    }
     for (;;) {
         if (n == cap) {
-            cap *= 2;
-            char *nb = realloc(buf, cap);
+            char *nb = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
             if (!nb) {
                 free(buf);
+                errno = ENOMEM;
                 return NULL;
             }
             buf = nb;
+            cap *= 2;
         }
+        errno = 0;
         size_t got = fread(buf + n, 1, cap - n, f);
         n += got;
         if (got == 0) break;
     }
     if (ferror(f)) {
+        int e = errno ? errno : EIO;
         free(buf);
+        errno = e;
         return NULL;
     }
     *len = n;
@@ -150,6 +162,35 @@ static const char *opt_value(int argc, char **argv, int *i, const char *name)
     if (argv[*i][n] == '=') return argv[*i] + n + 1;
     if (argv[*i][n] == 0 && *i + 1 < argc) return argv[++*i];
     return NULL;
+}
+
+/* Whether argument i is one of `names` (options that take a value) with no value after it: the
+ * command line ends there. */
+static int value_missing(int argc, char **argv, int i, const char *const *names)
+{
+    if (i + 1 < argc) return 0;
+    for (; *names; names++)
+        if (strcmp(argv[i], *names) == 0) return 1;
+    return 0;
+}
+
+/* A count: decimal digits, or 0x and hex digits; no sign, no spaces, at most `max`. 0 on success. */
+static int parse_count(const char *s, unsigned long long max, unsigned long long *out)
+{
+    int hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+    const char *d = hex ? s + 2 : s;
+    unsigned long long v = 0, base = hex ? 16 : 10;
+    if (!*d) return -1;
+    for (; *d; d++) {
+        int x = *d >= '0' && *d <= '9' ? *d - '0'
+              : hex && *d >= 'a' && *d <= 'f' ? *d - 'a' + 10
+              : hex && *d >= 'A' && *d <= 'F' ? *d - 'A' + 10 : -1;
+        if (x < 0 || v > (ULLONG_MAX - (unsigned)x) / base) return -1;
+        v = v * base + (unsigned)x;
+    }
+    if (v > max) return -1;
+    *out = v;
+    return 0;
 }
 
 /* ---- tilec launch ---- */
@@ -171,6 +212,26 @@ static int cmd_launch(int argc, char **argv)
         fprintf(stderr, "tilec launch: %s\n", tile_last_error());
         return 1;
     }
+    return 0;
+}
+
+/* ---- -D, for tilec and tilec run ---- */
+
+/* -DNAME=VALUE or -D NAME=VALUE at argv[*i] into *out (name allocated, freed by the caller): 0, or
+ * the usage error's status. The library checks the name and reads the value. */
+static int define_arg(int argc, char **argv, int *i, tile_define *out)
+{
+    const char *a = argv[*i] + 2;
+    if (!*a) {
+        if (*i + 1 >= argc) return usage_error("%s", "-D needs NAME=VALUE");
+        a = argv[++*i];
+    }
+    const char *eq = strchr(a, '=');
+    if (!eq || eq == a || !eq[1]) return usage_error("-D%s: expected -DNAME=VALUE", a);
+    char *name = strndup(a, (size_t)(eq - a));
+    if (!name) return 1;
+    out->name = name;
+    out->value = eq + 1;
     return 0;
 }
 
@@ -217,39 +278,54 @@ static int cmd_devices(int argc, char **argv)
 
 /* ---- tilec run ---- */
 
-/* "X[,Y[,Z]]" into dims (missing ones 1); 0 on success. */
+/* "X[,Y[,Z]]" of counts 1 .. 2^32 - 1 into dims (missing ones 1); 0 on success. */
 static int parse_dims(const char *s, unsigned dims[3])
 {
     dims[0] = dims[1] = dims[2] = 1;
     for (int i = 0; i < 3; i++) {
-        char *end;
-        errno = 0;
-        unsigned long v = strtoul(s, &end, 0);
-        if (end == s || errno || v == 0 || v > 0xFFFFFFFFul || *s == '-') return -1;
+        char part[32];
+        size_t n = strcspn(s, ",");
+        unsigned long long v;
+        if (n >= sizeof part) return -1;
+        memcpy(part, s, n);
+        part[n] = 0;
+        if (parse_count(part, 0xFFFFFFFFull, &v) || v == 0) return -1;
         dims[i] = (unsigned)v;
-        if (*end == 0) return 0;
-        if (*end != ',') return -1;
-        s = end + 1;
+        if (s[n] == 0) return 0;
+        s += n + 1;
     }
     return -1;
 }
 
-static int parse_ll(const char *s, long long *out)
+/* A count as a long long, 0 .. max. */
+static int parse_ll(const char *s, long long max, long long *out)
+{
+    unsigned long long v;
+    if (parse_count(s, (unsigned long long)max, &v)) return -1;
+    *out = (long long)v;
+    return 0;
+}
+
+/* A duration in seconds: a finite decimal number above 0, at most a year. */
+static int parse_seconds(const char *s, double *out)
 {
     char *end;
     errno = 0;
-    long long v = strtoll(s, &end, 0);
-    if (end == s || *end || errno) return -1;
+    double v = *s && *s != ' ' && *s != '\t' ? strtod(s, &end) : NAN;
+    if (isnan(v) || *end || errno || !(v > 0) || v > 365.0 * 86400) return -1;
     *out = v;
     return 0;
 }
 
+/* The file's contents; NULL with errno set (a directory: EISDIR). */
 static char *read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
     char *src = read_all(f, len);
+    int e = errno;
     fclose(f);
+    errno = e;
     return src;
 }
 
@@ -269,11 +345,18 @@ typedef struct run_opts {
     long long dyn_shared;   /* --dynamic-shared */
 } run_opts;
 
+/* Options of `tilec run` that take a value. */
+static const char *const run_valued[] = {"--kernel", "--device", "--size", "--sim-seed", "--sim-schedule", "--sim-explore",
+                                         "--sim-max-steps", "--sim-timeout", "--dynamic-shared", "--sim-trace", "--repeat",
+                                         "--seed", "--grid", "--block", "--target", "--arg", NULL};
+
 static int run_parse(int argc, char **argv, run_opts *o)
 {
     const char *v;
+    unsigned long long u;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
+        if (value_missing(argc, argv, i, run_valued)) return usage_error("%s needs a value", a);
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             fputs(run_usage, stdout);
             return 0;
@@ -282,48 +365,52 @@ static int run_parse(int argc, char **argv, run_opts *o)
         } else if ((v = opt_value(argc, argv, &i, "--device"))) {
             o->device = v;
         } else if ((v = opt_value(argc, argv, &i, "--size"))) {
-            if (parse_ll(v, &o->size) || o->size < 0) return usage_error("--size: expected a count, not '%s'", v);
+            if (parse_ll(v, LLONG_MAX, &o->size)) return usage_error("--size: expected a count (decimal or 0x hex), not '%s'", v);
             o->have_size = 1;
         } else if (strcmp(a, "-g") == 0 || strcmp(a, "--debug-hangs") == 0) {
             o->debug_hangs = 1;
-        } else if (a[0] == '-' && a[1] == 'D' && a[2]) {
-            const char *eq = strchr(a + 2, '=');
-            if (!eq || eq == a + 2 || !eq[1]) return usage_error("%s: expected -DNAME=VALUE", a);
-            char *name = strndup(a + 2, (size_t)(eq - a - 2));
-            if (!name) return 1;
-            o->defs[o->ndefs].name = name;
-            o->defs[o->ndefs++].value = eq + 1;
+        } else if (a[0] == '-' && a[1] == 'D') {
+            int rc = define_arg(argc, argv, &i, &o->defs[o->ndefs]);
+            if (rc) return rc;
+            o->ndefs++;
         } else if ((v = opt_value(argc, argv, &i, "--sim-seed"))) {
-            long long s;
-            if (parse_ll(v, &s)) return usage_error("--sim-seed: expected an integer, not '%s'", v);
-            o->sim.seed = (uint64_t)s;
+            if (parse_count(v, UINT64_MAX, &u)) return usage_error("--sim-seed: expected an integer 0 .. 2^64 - 1, not '%s'", v);
+            o->sim.seed = u;
         } else if ((v = opt_value(argc, argv, &i, "--sim-schedule"))) {
             if (strcmp(v, "random") == 0) o->sim.schedule = TILE_SIM_RANDOM;
             else if (strcmp(v, "round-robin") == 0) o->sim.schedule = TILE_SIM_ROUND_ROBIN;
             else if (strcmp(v, "adversarial") == 0) o->sim.schedule = TILE_SIM_ADVERSARIAL;
             else return usage_error("--sim-schedule: expected random, round-robin or adversarial, not '%s'", v);
         } else if ((v = opt_value(argc, argv, &i, "--sim-explore"))) {
-            if (parse_ll(v, &o->explore) || o->explore < 1 || o->explore > 100000)
+            if (parse_ll(v, 100000, &o->explore) || o->explore < 1)
                 return usage_error("--sim-explore: expected 1..100000 runs, not '%s'", v);
+        } else if ((v = opt_value(argc, argv, &i, "--sim-max-steps"))) {
+            if (parse_count(v, UINT64_MAX, &u) || u == 0)
+                return usage_error("--sim-max-steps: expected a number of thread steps 1 .. 2^64 - 1, not '%s'", v);
+            o->sim.max_steps = u;
+        } else if ((v = opt_value(argc, argv, &i, "--sim-timeout"))) {
+            double sec;
+            if (parse_seconds(v, &sec)) return usage_error("--sim-timeout: expected seconds above 0 (at most a year), not '%s'", v);
+            o->sim.timeout_ms = (uint64_t)ceil(sec * 1000.0);
         } else if ((v = opt_value(argc, argv, &i, "--dynamic-shared"))) {
-            if (parse_ll(v, &o->dyn_shared) || o->dyn_shared < 0 || o->dyn_shared > (1 << 24))
-                return usage_error("--dynamic-shared: expected a byte count, not '%s'", v);
+            if (parse_ll(v, 1 << 24, &o->dyn_shared))
+                return usage_error("--dynamic-shared: expected a byte count 0 .. 2^24, not '%s'", v);
         } else if ((v = opt_value(argc, argv, &i, "--sim-trace"))) {
+            if (!*v) return usage_error("--sim-trace: expected a file name%s", "");
             o->sim.trace_path = v;
         } else if (strcmp(a, "--sim-no-race") == 0) {
             o->sim.race_check = 0;
         } else if ((v = opt_value(argc, argv, &i, "--repeat"))) {
-            if (parse_ll(v, &o->repeat) || o->repeat < 1 || o->repeat > 100000) return usage_error("--repeat: expected 1..100000, not '%s'", v);
+            if (parse_ll(v, 100000, &o->repeat) || o->repeat < 1) return usage_error("--repeat: expected 1..100000, not '%s'", v);
         } else if ((v = opt_value(argc, argv, &i, "--seed"))) {
-            long long s;
-            if (parse_ll(v, &s)) return usage_error("--seed: expected an integer, not '%s'", v);
-            o->seed = (uint64_t)s;
+            if (parse_count(v, UINT64_MAX, &u)) return usage_error("--seed: expected an integer 0 .. 2^64 - 1, not '%s'", v);
+            o->seed = u;
             o->have_seed = 1;
         } else if ((v = opt_value(argc, argv, &i, "--grid"))) {
-            if (parse_dims(v, o->grid)) return usage_error("--grid: expected X[,Y[,Z]] of positive integers, not '%s'", v);
+            if (parse_dims(v, o->grid)) return usage_error("--grid: expected X[,Y[,Z]] of integers 1 .. 2^32 - 1, not '%s'", v);
             o->have_grid = 1;
         } else if ((v = opt_value(argc, argv, &i, "--block"))) {
-            if (parse_dims(v, o->block)) return usage_error("--block: expected X[,Y[,Z]] of positive integers, not '%s'", v);
+            if (parse_dims(v, o->block)) return usage_error("--block: expected X[,Y[,Z]] of integers 1 .. 2^32 - 1, not '%s'", v);
             o->have_block = 1;
         } else if ((v = opt_value(argc, argv, &i, "--target"))) {
             tile_target t;
@@ -334,8 +421,10 @@ static int run_parse(int argc, char **argv, run_opts *o)
             const char *eq = strchr(v, '=');
             char *end;
             if (!eq || eq == v || !eq[1]) return usage_error("--arg %s: expected NAME=VALUE", v);
-            double val = strtod(eq + 1, &end);
-            if (*end) return usage_error("--arg %s: the value is not a number", v);
+            errno = 0;
+            double val = eq[1] == ' ' || eq[1] == '\t' ? NAN : strtod(eq + 1, &end);
+            if (isnan(val) || *end) return usage_error("--arg %s: the value is not a number", v);
+            if (errno == ERANGE && isinf(val)) return usage_error("--arg %s: the value is beyond the range of a double", v);
             char *name = strndup(v, (size_t)(eq - v));
             if (!name) return 1;
             o->set[o->nset].name = name;
@@ -356,6 +445,18 @@ static int cmd_run(int argc, char **argv)
 {
     run_opts o = {.device = "cuda", .size = 1 << 20, .repeat = 20, .target = -1, .explore = 1};
     tile_sim_options_init(&o.sim);
+    /* $TILEC_SIM_TIMEOUT (seconds) replaces the default wall-clock limit; --sim-timeout wins over it.
+     * Test suites set it high: on a loaded or sanitized build a time limit is not a property of the
+     * kernel, and the step budget (deterministic) still stops a runaway. */
+    const char *env_timeout = getenv("TILEC_SIM_TIMEOUT");
+    if (env_timeout && *env_timeout) {
+        double sec;
+        if (parse_seconds(env_timeout, &sec)) {
+            fprintf(stderr, "tilec: TILEC_SIM_TIMEOUT: expected seconds above 0 (at most a year), not '%s'\n", env_timeout);
+            return 2;
+        }
+        o.sim.timeout_ms = (uint64_t)ceil(sec * 1000.0);
+    }
     o.set = calloc((size_t)argc, sizeof *o.set);
     o.defs = calloc((size_t)argc, sizeof *o.defs);
     if (!o.set || !o.defs) {
@@ -380,7 +481,7 @@ static int cmd_run(int argc, char **argv)
     size_t blen = colon ? (size_t)(colon - o.device) : strlen(o.device);
     long long ordinal = 0;
     tile_backend be;
-    if (blen >= sizeof bname || (colon && (parse_ll(colon + 1, &ordinal) || ordinal < 0 || ordinal > 1024))) {
+    if (blen >= sizeof bname || (colon && parse_ll(colon + 1, 1024, &ordinal))) {
         rc = usage_error("--device %s: expected cuda, hip or sim, optionally :ORDINAL", o.device);
         goto out;
     }
@@ -459,9 +560,10 @@ static int cmd_run(int argc, char **argv)
     /* the inputs */
     if (!o.have_seed) o.seed = ref_seed_from_time();
     char err[512];
-    if (ref_case_make(&rc_case, known, prog, ki, o.size, o.set, o.nset, o.seed, err, sizeof err)) {
+    int mk = ref_case_make(&rc_case, known, prog, ki, o.size, o.set, o.nset, o.seed, err, sizeof err);
+    if (mk) {
         fprintf(stderr, "tilec: %s\n", err);
-        rc = 2;
+        rc = mk == -2 ? 1 : 2;   /* too large for this machine's memory; else a bad --size or --arg */
         goto out;
     }
     made = 1;
@@ -563,8 +665,14 @@ int main(int argc, char **argv)
     if (!owned) return 1;
     int nowned = 0, rc = 2, emit_given = 0, params = 0;
 
+    static const char *const valued[] = {"--target", "--emit", "--input", "--pipeline", "--print-ir-after",
+                                         "--print-ir-before", NULL};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
+        if (value_missing(argc, argv, i, valued)) {
+            rc = usage_error("%s needs a value", a);
+            goto out;
+        }
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             fputs(usage, stdout);
             const char *pname, *psummary;
@@ -611,14 +719,10 @@ int main(int argc, char **argv)
             o.shmem_qp = 1;
         } else if (a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3' && a[3] == 0) {
             o.opt_level = a[2] == '0' ? TILE_OPT_NONE : a[2] - '0';
-        } else if (a[0] == '-' && a[1] == 'D' && a[2]) {
-            const char *eq = strchr(a + 2, '=');
-            if (!eq || eq == a + 2) { rc = usage_error("%s: expected -DNAME=VALUE", a); goto out; }
-            char *name = strndup(a + 2, (size_t)(eq - a - 2));
-            if (!name) goto out;
-            owned[nowned++] = name;
-            defs[o.ndefines].name = name;
-            defs[o.ndefines].value = eq + 1;
+        } else if (a[0] == '-' && a[1] == 'D') {
+            int drc = define_arg(argc, argv, &i, &defs[o.ndefines]);
+            if (drc) { rc = drc; goto out; }
+            owned[nowned++] = (char *)defs[o.ndefines].name;
             o.ndefines++;
         } else if (a[0] == '-' && a[1] != 0) {
             rc = usage_error("unknown option '%s'", a);
@@ -660,10 +764,12 @@ int main(int argc, char **argv)
             goto out;
         }
         src = read_all(f, &len);
+        int e = errno;
         fclose(f);
+        errno = e;
     }
     if (!src) {
-        fprintf(stderr, "tilec: cannot read '%s'\n", input);
+        fprintf(stderr, "tilec: cannot read '%s': %s\n", input, strerror(errno));
         rc = 1;
         goto out;
     }

@@ -787,11 +787,15 @@ static int blocked_info(Emit *e, const Op *op, int rank, int64_t lanes, Blocked 
     bi->T = 1;
     for (int i = 0; i < bi->rank; i++) {
         bi->shape[i] = sh->ints[i];
-        if (bi->shape[i] <= 0 || bi->shape[i] > (1 << 24)) {
+        if (bi->shape[i] <= 0 || bi->shape[i] > IR_MAX_TILE_ELEMS) {
             error_at(e, op, "'%s': bad shape", opname(op));
             return -1;
         }
         bi->T *= bi->shape[i];
+        if (bi->T > IR_MAX_TILE_ELEMS) {   /* the front end refuses such tiles; IR input may have them */
+            error_at(e, op, "'%s': a tile of more than %d elements", opname(op), IR_MAX_TILE_ELEMS);
+            return -1;
+        }
     }
     bi->V = ir_attr_int(op, "vec", 1);
     bi->B = ir_attr_int(op, "threads", 0);
@@ -803,6 +807,12 @@ static int blocked_info(Emit *e, const Op *op, int rank, int64_t lanes, Blocked 
     bi->R = bi->T / (bi->B * bi->V);
     if (bi->R < 1) bi->R = 1;
     bi->E = bi->R * bi->V;
+    if (bi->E > IR_MAX_THREAD_VALUES) {   /* the front end refuses such tiles; IR input may have them */
+        error_at(e, op, "'%s': a tile of %lld elements over %lld threads needs %lld values per thread; at "
+                 "most %d are supported", opname(op), (long long)bi->T, (long long)bi->B, (long long)bi->E,
+                 IR_MAX_THREAD_VALUES);
+        return -1;
+    }
     if (lanes != bi->E) {
         error_at(e, op, "'%s': %lld lanes, the blocked layout gives %lld", opname(op), (long long)lanes, (long long)bi->E);
         return -1;

@@ -199,8 +199,8 @@ static void emit_terminator(Emit *e, const Op *op, Flow *f)
         emit_copy(e, op, op->operands, op->noperands, l->op->results, l->op->nresults);
         sb_printf(&e->body, "\tbra.uni $L_%s_%d_done;\n", kind, l->label);
     } else {
-        uint32_t skip = l->kind == FLOW_FOR ? 1 : 0;
-        emit_copy(e, op, op->operands, op->noperands, lb->args + skip, lb->nargs - skip);
+        uint32_t skip = l->kind == FLOW_FOR ? 1 : 0;   /* a body without carried values has no args array */
+        emit_copy(e, op, op->operands, op->noperands, lb->nargs ? lb->args + skip : NULL, lb->nargs - skip);
         sb_printf(&e->body, "\tbra.uni $L_%s_%d_%s;\n", kind, l->label, l->kind == FLOW_FOR ? "latch" : "head");
     }
 }

@@ -752,15 +752,19 @@ static int blocked_info(Emit *e, const Op *op, int rank, int64_t lanes, Blocked 
     bi->T = 1;
     for (int i = 0; i < bi->rank; i++) {
         bi->shape[i] = sh->ints[i];
-        if (bi->shape[i] <= 0 || bi->shape[i] > (1 << 24)) {
+        if (bi->shape[i] <= 0 || bi->shape[i] > IR_MAX_TILE_ELEMS) {
             ptx_error_at(e, op, "'%s': bad shape", ir_op_info[op->code].name);
             return -1;
         }
         bi->T *= bi->shape[i];
+        if (bi->T > IR_MAX_TILE_ELEMS) {   /* the front end refuses such tiles; IR input may have them */
+            ptx_error_at(e, op, "'%s': a tile of more than %d elements", ir_op_info[op->code].name, IR_MAX_TILE_ELEMS);
+            return -1;
+        }
     }
     bi->V = ir_attr_int(op, "vec", 1);
     bi->B = ir_attr_int(op, "threads", 0);
-    if (bi->B <= 0 || bi->B > 1024 || bi->V <= 0 || bi->V > 16 || bi->shape[bi->rank - 1] % bi->V || bi->T > (1 << 24)) {
+    if (bi->B <= 0 || bi->B > 1024 || bi->V <= 0 || bi->V > 16 || bi->shape[bi->rank - 1] % bi->V) {
         ptx_error_at(e, op, "'%s': bad vec/threads attributes (vec %lld, threads %lld)", ir_op_info[op->code].name,
                      (long long)bi->V, (long long)bi->B);
         return -1;
@@ -768,6 +772,12 @@ static int blocked_info(Emit *e, const Op *op, int rank, int64_t lanes, Blocked 
     bi->R = bi->T / (bi->B * bi->V);
     if (bi->R < 1) bi->R = 1;
     bi->E = bi->R * bi->V;
+    if (bi->E > IR_MAX_THREAD_VALUES) {   /* the front end refuses such tiles; IR input may have them */
+        ptx_error_at(e, op, "'%s': a tile of %lld elements over %lld threads needs %lld values per thread; at "
+                 "most %d are supported", ir_op_info[op->code].name, (long long)bi->T, (long long)bi->B, (long long)bi->E,
+                 IR_MAX_THREAD_VALUES);
+        return -1;
+    }
     if (lanes != bi->E) {
         ptx_error_at(e, op, "'%s': result has %lld lanes, the blocked layout gives %lld", ir_op_info[op->code].name,
                      (long long)lanes, (long long)bi->E);

@@ -127,7 +127,7 @@ int ptx_type_lanes(const Type *t)
     if (ir_type_is_scalar(t) || t->kind == TY_PTR || t->kind == TY_PARITY || t->kind == TY_MBAR ||
         t->kind == TY_SMEM || t->kind == TY_TMA)
         return 1;
-    if (t->kind == TY_VEC && t->elem && ir_type_is_scalar(t->elem) && t->shape[0] > 0 && t->shape[0] <= 4096)
+    if (t->kind == TY_VEC && t->elem && ir_type_is_scalar(t->elem) && t->shape[0] > 0 && t->shape[0] <= IR_MAX_THREAD_VALUES)
         return (int)t->shape[0];
     if (t->kind == TY_VIEW && t->rank >= 1 && t->rank <= IR_MAX_RANK) return 1 + t->rank;
     return 0;

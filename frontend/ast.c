@@ -1,8 +1,10 @@
-/* ast.c: construction, destruction and printing of the .tile AST.
+/* ast.c: construction, measurement, destruction and printing of the .tile AST.
  *
  * Nodes are allocated one by one (an AST is small and short-lived) so that the parser can free
- * exactly the subtrees its error recovery discards. fe_ast_free recurses; the parser bounds the
- * depth of every tree it builds.
+ * exactly the subtrees its error recovery discards. fe_ast_free and the printer recurse; the
+ * parser bounds the depth of every tree it builds, from the measures fe_node_measure keeps on
+ * each node (an expression's depth, the regions a statement nests): a node that would pass a
+ * limit is reported and pruned to a leaf, so no deeper tree ever exists.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +35,68 @@ Node *fe_list_push(Node *list, Node *item)
         list->list = ir_realloc(list->list, sizeof *list->list * (size_t)list->caplist);
     }
     list->list[list->nlist++] = item;
+    if (item->depth > list->depth) list->depth = item->depth;
+    if (item->nest > list->nest) list->nest = item->nest;
+    list->effects |= item->effects;
     return list;
+}
+
+static int max2(int x, int y) { return x > y ? x : y; }
+
+void fe_node_measure(Node *n)
+{
+    int depth = 0, nest = 0, effects = 0;
+    const Node *kids[4] = {n->a, n->b, n->c, n->d};
+    for (int i = 0; i < 4; i++)
+        if (kids[i]) {
+            depth = max2(depth, kids[i]->depth);
+            nest = max2(nest, kids[i]->nest);
+            effects |= kids[i]->effects;
+        }
+    for (int i = 0; i < n->nlist; i++) {
+        depth = max2(depth, n->list[i]->depth);
+        nest = max2(nest, n->list[i]->nest);
+        effects |= n->list[i]->effects;
+    }
+    /* the regions sema opens (sema.c: if_stmt, loop_stmt, short_circuit, ternary; sema_groups.c,
+     * sema_amd.c): a body one level inside what holds it */
+    switch (n->kind) {
+    case N_IF: nest = max2(n->a->nest, 1 + max2(n->b->nest, n->c ? n->c->nest : 0)); break;
+    case N_FOR: nest = max2(max2(n->a->nest, n->b->nest), max2(n->c ? n->c->nest : 0, 1 + n->d->nest)); break;
+    case N_WHILE: nest = 1 + max2(n->a->nest, n->d->nest); break;
+    case N_LOOP: case N_GROUP: case N_STAGE: nest = max2(nest, 1 + n->d->nest); break;
+    case N_TERNARY:
+        if (n->b->effects || n->c->effects) nest = max2(n->a->nest, 1 + max2(n->b->nest, n->c->nest));
+        break;
+    case N_BINARY:
+        if ((n->op == TK_ANDAND || n->op == TK_OROR) && n->b->effects) nest = max2(n->a->nest, 1 + n->b->nest);
+        break;
+    default: break;
+    }
+    switch (n->kind) {
+    case N_UNARY: case N_BINARY: case N_TERNARY: case N_CAST: case N_CALL: case N_NAMEDARG: case N_INDEX:
+    case N_MEMBER: case N_ARRAY:
+        depth++;
+        break;
+    default: break;
+    }
+    n->depth = depth;
+    n->nest = nest;
+    n->effects = effects || n->kind == N_INDEX || n->kind == N_CALL;
+}
+
+void fe_node_prune(Node *n)
+{
+    fe_ast_free(n->a);
+    fe_ast_free(n->b);
+    fe_ast_free(n->c);
+    fe_ast_free(n->d);
+    n->a = n->b = n->c = n->d = NULL;
+    for (int i = 0; i < n->nlist; i++) fe_ast_free(n->list[i]);
+    ir_free(n->list);
+    n->list = NULL;
+    n->nlist = n->caplist = 0;
+    n->depth = n->nest = n->effects = 0;
 }
 
 void fe_ast_free(Node *n)
@@ -63,9 +126,17 @@ static const char *const kind_names[N_KIND_COUNT] = {
     [N_NAMEDARG] = "namedarg",
 };
 
+/* Two spaces a level, appended in runs (a deep expression indents its lines by thousands). */
+static void put_indent(StrBuf *sb, int indent)
+{
+    static const char spaces[] = "                                                                ";
+    for (int left = 2 * indent; left > 0; left -= (int)sizeof spaces - 1)
+        sb_putn(sb, spaces, (size_t)(left < (int)sizeof spaces - 1 ? left : (int)sizeof spaces - 1));
+}
+
 static void print_node(const Node *n, int indent, StrBuf *sb)
 {
-    for (int i = 0; i < indent; i++) sb_puts(sb, "  ");
+    put_indent(sb, indent);
     if (!n) {
         sb_puts(sb, "(null)\n");
         return;
@@ -89,7 +160,7 @@ static void print_node(const Node *n, int indent, StrBuf *sb)
     for (int i = 0; i < 4; i++)
         if (kids[i]) print_node(kids[i], indent + 1, sb);
     for (int i = 0; i < n->nlist; i++) print_node(n->list[i], indent + 1, sb);
-    for (int i = 0; i < indent; i++) sb_puts(sb, "  ");
+    put_indent(sb, indent);
     sb_puts(sb, ")\n");
 }
 

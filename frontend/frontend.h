@@ -13,9 +13,13 @@
 
 #include "ir.h"
 
-/* Limits that keep hostile input from exhausting the stack or memory. */
+/* Limits that keep hostile input from exhausting the stack or memory. The parser enforces them
+ * as it builds the AST, so every recursive walk over a tree it returns (sema, printing, freeing)
+ * is bounded: at most FE_MAX_NESTING statement levels and FE_MAX_DEPTH levels in one expression.
+ * docs/LANGUAGE.md section 2 gives the numbers and the stack they need. */
 enum {
-    FE_MAX_NESTING = 256,     /* open ( [ { at once */
+    FE_MAX_NESTING = 256,     /* open ( [ { at once; also IR regions nested in a kernel body (Node.nest) */
+    FE_MAX_DEPTH = 1000,      /* operator levels in one expression (Node.depth) */
     FE_MAX_IDENT = 4096,      /* bytes in one identifier */
 };
 
@@ -104,11 +108,22 @@ struct Node {
     Node *a, *b, *c, *d; /* children: see NodeKind */
     Node **list;         /* sequence (allocation layer) */
     int nlist, caplist;
+    /* Measures the parser keeps (fe_node_measure): what the limits above bound. */
+    int depth;           /* expressions: operator levels down to the leaves (a leaf is 0) */
+    int nest;            /* IR regions the node's code opens inside each other: if arms, loop, role
+                          * and stage bodies, and the operands of ?:, && and || that sema evaluates
+                          * in a region because they touch memory */
+    int effects;         /* an index or call is in the subtree: evaluating it may touch memory */
 };
 
 Node *fe_node(NodeKind kind, Loc loc);
 Node *fe_node_name(NodeKind kind, Loc loc, const char *name, size_t len);
 Node *fe_list_push(Node *list, Node *item);     /* returns list; item may be NULL after an error */
+/* Sets n's depth, nest and effects from its children's (each child already measured; a list
+ * holder's measures are the maxima of its items, kept by fe_list_push). */
+void fe_node_measure(Node *n);
+/* Frees n's children and list, leaving n a leaf (the parser's way to stop a tree from growing). */
+void fe_node_prune(Node *n);
 void fe_ast_free(Node *n);
 /* Indented s-expression dump, for `tilec --emit ast`. */
 void fe_ast_print(const Node *n, StrBuf *sb);
@@ -116,8 +131,22 @@ void fe_ast_print(const Node *n, StrBuf *sb);
 /* ================================ parse.c ================================ */
 
 /* Lexes and parses a whole file. Returns the program (possibly partial after recovered errors:
- * check diag->errors), or NULL when nothing could be built. */
+ * check diag->errors), or NULL when nothing could be built. A returned tree keeps the limits:
+ * no expression deeper than FE_MAX_DEPTH, no node's nest FE_MAX_NESTING or more. */
 Node *fe_parse(const char *file, const char *src, size_t len, DiagCtx *diag);
+
+/* A `const` override from the command line or API (-DNAME=VALUE). */
+typedef struct FeDefine {
+    const char *name;
+    int is_float;
+    int64_t ival;
+    double fval;         /* finite */
+} FeDefine;
+
+/* Reads -DNAME=VALUE with the lexer: NAME an identifier, VALUE one integer or floating-point
+ * literal of the language (§2) with an optional sign and nothing else. 0 after an error (without
+ * a location, naming the define). */
+int fe_define(const char *name, const char *value, FeDefine *out, DiagCtx *diag);
 
 /* What the lemon actions see through %extra_context. */
 typedef struct ParseCtx {
@@ -135,13 +164,6 @@ typedef struct ParseCtx {
  * sema_mma.c, sema_cluster.c, sema_shmem.c, sema_groups.c, sema_shared.c, sema_amd.c), all behind
  * sema_impl.h, which the rest of tilec never includes: fe_sema is the whole interface. */
 
-/* A `const` override from the command line or API (-DNAME=VALUE). */
-typedef struct FeDefine {
-    const char *name;
-    int is_float;
-    int64_t ival;
-    double fval;
-} FeDefine;
 
 /* Checks the program and builds one IR kernel per `kernel` item. Returns the module, or NULL
  * after reporting errors. */

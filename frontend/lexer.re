@@ -3,8 +3,12 @@
  * The input is a NUL-terminated copy of the file, so a NUL byte is the sentinel: at the end it
  * means end of input, anywhere else it is reported and skipped. Every byte the rules do not
  * accept is reported once per run of bad bytes and skipped, so random input yields a bounded
- * number of located errors and the parser still sees a token stream. Block comments are skipped
- * by hand (they do not nest); an unterminated one is reported where it starts.
+ * number of located errors and the parser still sees a token stream. Lines end at LF, CR LF or a
+ * lone CR, everywhere (line counting, `//` comments, strings), so a file saved with any of the
+ * three conventions lexes the same and its locations are right. A UTF-8 byte order mark at the
+ * start is skipped. Comments and strings may hold UTF-8 text; an invalid UTF-8 sequence or a NUL
+ * byte in one is reported once per comment or string. Block comments are skipped by hand (they
+ * do not nest); an unterminated one is reported where it starts.
  */
 #include <errno.h>
 #include <math.h>
@@ -19,7 +23,8 @@ void fe_lexer_init(Lexer *lx, const char *file, const char *src, size_t len, Dia
     lx->src = src;
     lx->cur = src;
     lx->lim = src + len;
-    lx->line_start = src;
+    if (len >= 3 && memcmp(src, "\xEF\xBB\xBF", 3) == 0) lx->cur = src + 3; /* a UTF-8 byte order mark */
+    lx->line_start = lx->cur;   /* columns count from after the mark, which terminals do not show */
     lx->line = 1;
     lx->file = file;
     lx->diag = diag;
@@ -35,6 +40,43 @@ static void newline(Lexer *lx, const char *after)
 {
     lx->line++;
     lx->line_start = after;
+}
+
+/* The length of the valid UTF-8 sequence at p (p < e), 0 when the bytes there are not one: no
+ * overlong forms, no surrogates, nothing above U+10FFFF. */
+static int utf8_len(const unsigned char *p, const unsigned char *e)
+{
+    unsigned c = p[0];
+    int n;
+    unsigned lo = 0x80, hi = 0xBF;   /* the range of the second byte */
+    if (c < 0x80) return 1;
+    if (c >= 0xC2 && c <= 0xDF) n = 2;
+    else if (c >= 0xE0 && c <= 0xEF) n = 3, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+    else if (c >= 0xF0 && c <= 0xF4) n = 4, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+    else return 0;
+    if (e - p < n || p[1] < lo || p[1] > hi) return 0;
+    for (int i = 2; i < n; i++)
+        if ((p[i] & 0xC0) != 0x80) return 0;
+    return n;
+}
+
+/* Checks the text [s, e) of a comment or string on one line: reports the first NUL byte or invalid
+ * UTF-8 sequence in it (once: a comment of random bytes gives one error, not one per byte). */
+static void check_text(Lexer *lx, const char *s, const char *e, const char *what)
+{
+    const unsigned char *p = (const unsigned char *)s, *end = (const unsigned char *)e;
+    while (p < end) {
+        if (*p == 0) {
+            diag_error(lx->diag, loc_at(lx, (const char *)p), "unexpected NUL byte in %s", what);
+            return;
+        }
+        int n = utf8_len(p, end);
+        if (!n) {
+            diag_error(lx->diag, loc_at(lx, (const char *)p), "invalid UTF-8 byte 0x%02x in %s", *p, what);
+            return;
+        }
+        p += n;
+    }
 }
 
 /* Digits with '_' separators, in base 2, 10 or 16; reports overflow past 64 bits. */
@@ -77,12 +119,20 @@ static void parse_float(Lexer *lx, const char *s, const char *e, Token *t)
         diag_error(lx->diag, loc_at(lx, s), "floating-point literal is out of range");
 }
 
-/* Skips a block comment whose opening slash-star ends just before lx->cur. Returns 0 if unterminated. */
+/* Skips a block comment whose opening slash-star ends just before lx->cur, counting its lines and
+ * checking its text line by line. Returns 0 if unterminated. */
 static int skip_block_comment(Lexer *lx)
 {
+    const char *text = lx->cur;   /* the part of the current line not checked yet */
+    int reported = lx->diag->errors;
     for (const char *p = lx->cur; p < lx->lim; p++) {
-        if (*p == '\n') newline(lx, p + 1);
-        else if (p[0] == '*' && p + 1 < lx->lim && p[1] == '/') {
+        if (*p == '\n' || *p == '\r') {
+            if (lx->diag->errors == reported) check_text(lx, text, p, "a comment");
+            if (*p == '\r' && p + 1 < lx->lim && p[1] == '\n') p++;
+            newline(lx, p + 1);
+            text = p + 1;
+        } else if (p[0] == '*' && p + 1 < lx->lim && p[1] == '/') {
+            if (lx->diag->errors == reported) check_text(lx, text, p, "a comment");
             lx->cur = p + 2;
             return 1;
         }
@@ -124,9 +174,13 @@ again:
             if (!bad) diag_error(lx->diag, loc_at(lx, t.start), "unexpected NUL byte in source");
             bad = 1; lx->cur = (const char *)p; goto again;
         }
-        [ \t\r\v\f]+ { lx->cur = (const char *)p; bad = 0; goto again; }
-        "\n"         { lx->cur = (const char *)p; newline(lx, lx->cur); bad = 0; goto again; }
-        "//" [^\n\x00]* { lx->cur = (const char *)p; bad = 0; goto again; }
+        [ \t\v\f]+ { lx->cur = (const char *)p; bad = 0; goto again; }
+        "\r\n" | "\r" | "\n" { lx->cur = (const char *)p; newline(lx, lx->cur); bad = 0; goto again; }
+        "//" [^\n\r\x00]* {
+            while ((const char *)p < lx->lim && *p != '\n' && *p != '\r') p++;   /* past a NUL in the comment */
+            check_text(lx, t.start + 2, (const char *)p, "a comment");
+            lx->cur = (const char *)p; bad = 0; goto again;
+        }
         "/*" {
             lx->cur = (const char *)p;
             if (!skip_block_comment(lx)) {
@@ -136,11 +190,14 @@ again:
             }
             bad = 0; goto again;
         }
-        "\"" [^"\\\n\x00]* ("\\" [^\n\x00] [^"\\\n\x00]*)* "\"" { TOK(TK_STRING); }
+        "\"" [^"\\\n\r\x00]* ("\\" [^\n\r\x00] [^"\\\n\r\x00]*)* "\"" {
+            check_text(lx, t.start + 1, (const char *)p - 1, "a string literal");
+            TOK(TK_STRING);
+        }
         "\"" {
             Loc l = {lx->file, t.line, t.col};
             diag_error(lx->diag, l, "unterminated string literal");
-            while (*p && *p != '\n') p++;
+            while (*p && *p != '\n' && *p != '\r') p++;
             lx->cur = (const char *)p; goto again;
         }
         float  { parse_float(lx, t.start, (const char *)p, &t); TOK(TK_FLOAT); }

@@ -1,8 +1,10 @@
 /* parse.c: drives the re2c lexer into the lemon parser.
  *
  * The loop also tracks bracket nesting: past FE_MAX_NESTING open ( [ {, parsing stops with one
- * located error, which bounds the depth of every recursive walk over the AST that follows.
- * The source is copied with a trailing NUL, the lexer's sentinel.
+ * located error. With the limits the grammar's actions check on every node they build (an
+ * expression's depth, the regions code nests in: parser.y), this bounds the depth of every
+ * recursive walk over the AST that follows. The source is copied with a trailing NUL, the lexer's
+ * sentinel.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -52,4 +54,67 @@ Node *fe_parse(const char *file, const char *src, size_t len, DiagCtx *diag)
     fe_ParseFree(parser, ir_free);
     ir_free(copy);
     return result;
+}
+
+/* ---- -D values: read with the same lexer, so a value means what the literal means in a source
+ * file ---- */
+
+/* Lexes text (NUL-terminated) into at most n tokens; returns how many, or -1 when the lexer
+ * reported an error (its first message is reported to diag after `-DNAME=VALUE: `) or more than n
+ * tokens came. */
+static int lex_all(const char *text, Token *toks, int n, const char *name, const char *value, DiagCtx *diag)
+{
+    DiagCtx scratch;
+    diag_init(&scratch);
+    Lexer lx;
+    fe_lexer_init(&lx, "-D", text, strlen(text), &scratch);
+    int k = 0;
+    for (;;) {
+        Token t = fe_lex(&lx);
+        if (t.kind == 0 || scratch.errors) break;
+        if (k == n) { k = -1; break; }
+        toks[k++] = t;
+    }
+    if (scratch.errors) {
+        Loc none = {0};
+        diag_error(diag, none, "-D%s=%s: %s", name, value, scratch.count ? scratch.items[0].message : "not a literal");
+        k = -2;
+    }
+    diag_free(&scratch);
+    return k;
+}
+
+int fe_define(const char *name, const char *value, FeDefine *out, DiagCtx *diag)
+{
+    Loc none = {0};
+    Token t[3];
+    int n = lex_all(name, t, 1, name, value, diag);
+    if (n == -2) return 0;
+    if (n != 1 || t[0].kind != TK_IDENT || t[0].start != name || t[0].len != strlen(name)) {
+        diag_error(diag, none, "-D%s=%s: '%s' is not a name a const can have", name, value, name);
+        return 0;
+    }
+    /* an optional sign, then one literal, with nothing around or between them */
+    n = lex_all(value, t, 2, name, value, diag);
+    if (n == -2) return 0;
+    int sign = n == 2 && (t[0].kind == TK_MINUS || t[0].kind == TK_PLUS);
+    const Token *lit = &t[sign];
+    if (n != 1 + sign || (lit->kind != TK_INT && lit->kind != TK_FLOAT) || t[0].start != value ||
+        lit->start != value + sign || lit->start + lit->len != value + strlen(value)) {
+        diag_error(diag, none, "-D%s=%s: the value is not a number", name, value);
+        return 0;
+    }
+    int neg = sign && t[0].kind == TK_MINUS;
+    out->name = name;
+    out->is_float = lit->kind == TK_FLOAT;
+    if (out->is_float) out->fval = neg ? -lit->fval : lit->fval;
+    else {
+        uint64_t u = (uint64_t)lit->ival;   /* the literal's bits: 0 .. 2^64 - 1 */
+        if (u > (uint64_t)INT64_MAX + (uint64_t)neg) {
+            diag_error(diag, none, "-D%s=%s: the value does not fit in 64 bits", name, value);
+            return 0;
+        }
+        out->ival = neg ? (int64_t)(0 - u) : (int64_t)u;
+    }
+    return 1;
 }

@@ -5,13 +5,23 @@
  * recovery discards are freed. Errors recover at ';' and '}' (the `error` rules below), so one
  * run reports several independent syntax errors. Operator precedence follows C; `as` binds tighter
  * than the binary operators and looser than the unary ones.
+ *
+ * Depth. Every expression and statement node passes through fin(), which measures it
+ * (fe_node_measure) and reports the first node past a limit of frontend.h: an expression deeper
+ * than FE_MAX_DEPTH, or code nested in FE_MAX_NESTING regions. Parsing then stops, and fin()
+ * prunes every node built after that to a leaf, so no tree ever grows past the limit and the
+ * recursive walks that follow (sema, printing, freeing) stay bounded. Chains that would pile up
+ * on the parser's stack are left-recursive: prefix operators (`- - x`) are collected in a list
+ * and `else if` arms are appended to a chain, so only `?:` chains and brackets (at most
+ * FE_MAX_NESTING open) use stack entries per level; the stack is sized for both limits, so a
+ * program within them never overflows it.
  */
 %name fe_Parse
 %token_prefix TK_
 %token_type {Token}
 %default_type {Node *}
 %extra_context {ParseCtx *ctx}
-%stack_size 3000
+%stack_size 12288
 
 /* every pointer non-terminal owns its subtree: discarded ones are freed */
 %destructor items { fe_ast_free($$); (void)ctx; }
@@ -26,6 +36,8 @@
 %destructor stmts { fe_ast_free($$); (void)ctx; }
 %destructor stmt { fe_ast_free($$); (void)ctx; }
 %destructor ifstmt { fe_ast_free($$); (void)ctx; }
+%destructor ifchain { $$->b = NULL; fe_ast_free($$); (void)ctx; }
+%destructor prefixes { fe_ast_free($$); (void)ctx; }
 %destructor expr { fe_ast_free($$); (void)ctx; }
 %destructor postfix { fe_ast_free($$); (void)ctx; }
 %destructor primary { fe_ast_free($$); (void)ctx; }
@@ -47,11 +59,84 @@ static Loc L(ParseCtx *ctx, Token t)
     return l;
 }
 #define NAME(k, t) fe_node_name((k), L(ctx, (t)), (t).start, (t).len)
+static void too_deep(ParseCtx *ctx, Loc l, int expr)
+{
+    if (expr) diag_error(ctx->diag, l, "expression too deep (more than %d levels)", FE_MAX_DEPTH);
+    else diag_error(ctx->diag, l, "nesting too deep (more than %d levels)", FE_MAX_NESTING);
+    ctx->stop = 1;
+}
+/* Measures a finished expression or statement node and checks the limits (see the top). */
+static Node *fin(ParseCtx *ctx, Node *n)
+{
+    if (!ctx->stop) {
+        fe_node_measure(n);
+        if (n->depth > FE_MAX_DEPTH) too_deep(ctx, n->loc, 1);
+        else if (n->nest >= FE_MAX_NESTING) too_deep(ctx, n->loc, 0);
+    }
+    if (ctx->stop) fe_node_prune(n);
+    return n;
+}
 static Node *bin(ParseCtx *ctx, Token op, Node *a, Node *b)
 {
     Node *n = fe_node(N_BINARY, L(ctx, op));
     n->op = op.kind; n->a = a; n->b = b;
-    return n;
+    return fin(ctx, n);
+}
+/* The prefix operators of `- ! ~ x`, innermost last in ops, applied to x. */
+static Node *prefix_chain(ParseCtx *ctx, Node *ops, Node *x)
+{
+    for (int i = ops->nlist - 1; i >= 0; i--) {
+        Node *u = ops->list[i];
+        ops->list[i] = NULL;
+        u->a = x;
+        x = fin(ctx, u);
+    }
+    fe_ast_free(ops);
+    return x;
+}
+/* An `if` chain under construction: a is its first if (owned), b its last (the arm an `else`
+ * attaches to), ival the arms so far; nest is the regions the chain nests so far (arm k sits in
+ * the else region of arm k-1). */
+static Node *chain_arm(ParseCtx *ctx, Node *chain, Node *arm)
+{
+    if (ctx->stop) {
+        fe_ast_free(arm);
+        return chain;
+    }
+    int nest = (int)chain->ival + arm->nest;
+    if (nest >= FE_MAX_NESTING) {
+        too_deep(ctx, arm->loc, 0);
+        fe_ast_free(arm);
+        return chain;
+    }
+    chain->b->c = arm;
+    chain->b = arm;
+    chain->ival++;
+    if (nest > chain->nest) chain->nest = nest;
+    return chain;
+}
+/* The chain's final `else` block: a region of the last arm, as deep as that arm's then block. */
+static Node *chain_else(ParseCtx *ctx, Node *chain, Node *blk)
+{
+    int nest = (int)chain->ival + blk->nest;
+    if (!ctx->stop && nest >= FE_MAX_NESTING) too_deep(ctx, blk->loc, 0);
+    if (ctx->stop) {
+        fe_ast_free(blk);
+        return chain;
+    }
+    chain->b->c = blk;
+    if (nest > chain->nest) chain->nest = nest;
+    return chain;
+}
+/* The finished chain: its first if, carrying the chain's measures. */
+static Node *chain_end(ParseCtx *ctx, Node *chain)
+{
+    Node *first = chain->a;
+    first->nest = chain->nest;
+    chain->a = chain->b = NULL;
+    fe_ast_free(chain);
+    (void)ctx;
+    return first;
 }
 /* Moves src's list into dst and frees the emptied holder src. */
 static Node *take_list(Node *dst, Node *src)
@@ -78,9 +163,11 @@ static Node *un(ParseCtx *ctx, Token op, Node *a)
             diag_error(ctx->diag, l, "syntax error: unexpected %s", fe_token_name(TOKEN.kind));
     }
 }
+/* only ?: chains (4 entries a level) and brackets (at most FE_MAX_NESTING, each holding fewer than
+ * 32 entries) stay on the stack, so a program within the limits fits (the assertion at the end) */
 %stack_overflow {
     Loc l = {ctx->file, ctx->line, ctx->col};
-    diag_error(ctx->diag, l, "program is nested too deeply for the parser");
+    diag_error(ctx->diag, l, "expression too deep (more than %d levels)", FE_MAX_DEPTH);
     ctx->stop = 1;
 }
 %parse_failure {
@@ -103,7 +190,6 @@ static Node *un(ParseCtx *ctx, Token op, Node *a)
 %left PLUS MINUS.
 %left STAR SLASH PERCENT.
 %left AS.
-%right NOT TILDE UMINUS.
 
 %type program {Node *}
 program ::= items(A). { ctx->result = A; }
@@ -162,67 +248,79 @@ type(A) ::= IDENT(K) TENSOR scalar(S) LBRACKET exprlist(D) RBRACKET.
 
 /* ---- statements ---- */
 %type block {Node *}
-block(A) ::= LBRACE(B) stmts(S) RBRACE. { A = S; A->loc = L(ctx, B); }
+block(A) ::= LBRACE(B) stmts(S) RBRACE. { A = S; A->loc = L(ctx, B); A = fin(ctx, A); }
 %type stmts {Node *}
 stmts(A) ::= . { Loc l = {ctx->file, 0, 0}; A = fe_node(N_BLOCK, l); }
 stmts(A) ::= stmts(B) stmt(S). { A = fe_list_push(B, S); }
 
+/* every statement node is measured (fin) when its stmt rule reduces */
 %type stmt {Node *}
-stmt(A) ::= LET IDENT(N) ASSIGN expr(E) SEMI. { A = NAME(N_LET, N); A->a = E; A->op = 0; }
-stmt(A) ::= LET IDENT(N) COLON type(T) ASSIGN expr(E) SEMI. { A = NAME(N_LET, N); A->a = E; A->b = T; A->op = 0; }
-stmt(A) ::= VAR IDENT(N) ASSIGN expr(E) SEMI. { A = NAME(N_LET, N); A->a = E; A->op = 1; }
-stmt(A) ::= VAR IDENT(N) COLON type(T) ASSIGN expr(E) SEMI. { A = NAME(N_LET, N); A->a = E; A->b = T; A->op = 1; }
-stmt(A) ::= CONST IDENT(N) ASSIGN expr(E) SEMI. { A = NAME(N_LET, N); A->a = E; A->op = 2; }
-stmt(A) ::= CONST IDENT(N) COLON type(T) ASSIGN expr(E) SEMI. { A = NAME(N_LET, N); A->a = E; A->b = T; A->op = 2; }
-stmt(A) ::= expr(T) ASSIGN(O) expr(E) SEMI. { A = fe_node(N_ASSIGN, L(ctx, O)); A->a = T; A->b = E; }
-stmt(A) ::= expr(T) ASSIGN_OP(O) expr(E) SEMI. { A = fe_node(N_ASSIGN, L(ctx, O)); A->a = T; A->b = E; A->op = (int)O.ival; }
-stmt(A) ::= expr(E) SEMI. { A = fe_node(N_EXPR_STMT, E->loc); A->a = E; }
+stmt(A) ::= simple(S). { A = fin(ctx, S); }
 stmt(A) ::= ifstmt(S). { A = S; }
-stmt(A) ::= FOR(F) IDENT(N) IN expr(L0) DOTDOT expr(H) block(B).
-    { A = NAME(N_FOR, N); A->loc = L(ctx, F); A->a = L0; A->b = H; A->d = B; }
-stmt(A) ::= FOR(F) IDENT(N) IN expr(L0) DOTDOT expr(H) STEP expr(S) block(B).
-    { A = NAME(N_FOR, N); A->loc = L(ctx, F); A->a = L0; A->b = H; A->c = S; A->d = B; }
-stmt(A) ::= WHILE(W) expr(C) block(B). { A = fe_node(N_WHILE, L(ctx, W)); A->a = C; A->d = B; }
-stmt(A) ::= LOOP(W) block(B). { A = fe_node(N_LOOP, L(ctx, W)); A->d = B; }
-stmt(A) ::= BREAK(K) SEMI. { A = fe_node(N_BREAK, L(ctx, K)); }
-stmt(A) ::= CONTINUE(K) SEMI. { A = fe_node(N_CONTINUE, L(ctx, K)); }
-stmt(A) ::= RETURN(K) SEMI. { A = fe_node(N_RETURN, L(ctx, K)); }
 stmt(A) ::= block(B). { A = B; }
+stmt(A) ::= error SEMI. { A = NULL; }
+
+%type simple {Node *}
+%destructor simple { fe_ast_free($$); (void)ctx; }
+simple(A) ::= LET IDENT(N) ASSIGN expr(E) SEMI. { A = NAME(N_LET, N); A->a = E; A->op = 0; }
+simple(A) ::= LET IDENT(N) COLON type(T) ASSIGN expr(E) SEMI. { A = NAME(N_LET, N); A->a = E; A->b = T; A->op = 0; }
+simple(A) ::= VAR IDENT(N) ASSIGN expr(E) SEMI. { A = NAME(N_LET, N); A->a = E; A->op = 1; }
+simple(A) ::= VAR IDENT(N) COLON type(T) ASSIGN expr(E) SEMI. { A = NAME(N_LET, N); A->a = E; A->b = T; A->op = 1; }
+simple(A) ::= CONST IDENT(N) ASSIGN expr(E) SEMI. { A = NAME(N_LET, N); A->a = E; A->op = 2; }
+simple(A) ::= CONST IDENT(N) COLON type(T) ASSIGN expr(E) SEMI. { A = NAME(N_LET, N); A->a = E; A->b = T; A->op = 2; }
+simple(A) ::= expr(T) ASSIGN(O) expr(E) SEMI. { A = fe_node(N_ASSIGN, L(ctx, O)); A->a = T; A->b = E; }
+simple(A) ::= expr(T) ASSIGN_OP(O) expr(E) SEMI. { A = fe_node(N_ASSIGN, L(ctx, O)); A->a = T; A->b = E; A->op = (int)O.ival; }
+simple(A) ::= expr(E) SEMI. { A = fe_node(N_EXPR_STMT, E->loc); A->a = E; }
+simple(A) ::= FOR(F) IDENT(N) IN expr(L0) DOTDOT expr(H) block(B).
+    { A = NAME(N_FOR, N); A->loc = L(ctx, F); A->a = L0; A->b = H; A->d = B; }
+simple(A) ::= FOR(F) IDENT(N) IN expr(L0) DOTDOT expr(H) STEP expr(S) block(B).
+    { A = NAME(N_FOR, N); A->loc = L(ctx, F); A->a = L0; A->b = H; A->c = S; A->d = B; }
+simple(A) ::= WHILE(W) expr(C) block(B). { A = fe_node(N_WHILE, L(ctx, W)); A->a = C; A->d = B; }
+simple(A) ::= LOOP(W) block(B). { A = fe_node(N_LOOP, L(ctx, W)); A->d = B; }
+simple(A) ::= BREAK(K) SEMI. { A = fe_node(N_BREAK, L(ctx, K)); }
+simple(A) ::= CONTINUE(K) SEMI. { A = fe_node(N_CONTINUE, L(ctx, K)); }
+simple(A) ::= RETURN(K) SEMI. { A = fe_node(N_RETURN, L(ctx, K)); }
 /* shared NAME: T[dims] swizzle(W) stages(S) align(N); */
-stmt(A) ::= SHARED(K) IDENT(N) COLON type(T) attrs(X) SEMI.
+simple(A) ::= SHARED(K) IDENT(N) COLON type(T) attrs(X) SEMI.
     { A = take_list(NAME(N_SHARED, N), X); A->loc = L(ctx, K); A->a = T; }
 /* shared NAME: clc_response; (a named shared object: the word is checked by sema) */
-stmt(A) ::= SHARED(K) IDENT(N) COLON IDENT(W) attrs(X) SEMI.
+simple(A) ::= SHARED(K) IDENT(N) COLON IDENT(W) attrs(X) SEMI.
     { A = take_list(NAME(N_SHARED, N), X); A->loc = L(ctx, K); A->a = NAME(N_NAME, W); }
 /* mbarrier NAME(count); mbarrier NAME[n](count); */
-stmt(A) ::= MBARRIER(K) IDENT(N) LPAREN expr(C) RPAREN SEMI. { A = NAME(N_MBARRIER, N); A->loc = L(ctx, K); A->a = C; }
+simple(A) ::= MBARRIER(K) IDENT(N) LPAREN expr(C) RPAREN SEMI. { A = NAME(N_MBARRIER, N); A->loc = L(ctx, K); A->a = C; }
 /* named_barrier NAME(threads); a hardware named barrier that sync(NAME) uses */
-stmt(A) ::= NAMED_BARRIER(K) IDENT(N) LPAREN expr(C) RPAREN SEMI. { A = NAME(N_NAMED_BARRIER, N); A->loc = L(ctx, K); A->a = C; }
-stmt(A) ::= MBARRIER(K) IDENT(N) LBRACKET expr(S) RBRACKET LPAREN expr(C) RPAREN SEMI.
+simple(A) ::= NAMED_BARRIER(K) IDENT(N) LPAREN expr(C) RPAREN SEMI. { A = NAME(N_NAMED_BARRIER, N); A->loc = L(ctx, K); A->a = C; }
+simple(A) ::= MBARRIER(K) IDENT(N) LBRACKET expr(S) RBRACKET LPAREN expr(C) RPAREN SEMI.
     { A = NAME(N_MBARRIER, N); A->loc = L(ctx, K); A->a = C; A->b = S; }
 /* thread groups: elect { }, warp(i) { }, warps(a .. b) { }, warpgroup(g) { }, with attrs like setmaxnreg(n) */
-stmt(A) ::= ELECT(K) block(B). { A = fe_node(N_GROUP, L(ctx, K)); A->op = TK_ELECT; A->d = B; }
-stmt(A) ::= WARP(K) LPAREN expr(E) RPAREN attrs(X) block(B).
+simple(A) ::= ELECT(K) block(B). { A = fe_node(N_GROUP, L(ctx, K)); A->op = TK_ELECT; A->d = B; }
+simple(A) ::= WARP(K) LPAREN expr(E) RPAREN attrs(X) block(B).
     { A = take_list(fe_node(N_GROUP, L(ctx, K)), X); A->op = TK_WARP; A->a = E; A->d = B; }
-stmt(A) ::= WARPS(K) LPAREN expr(E) DOTDOT expr(F) RPAREN attrs(X) block(B).
+simple(A) ::= WARPS(K) LPAREN expr(E) DOTDOT expr(F) RPAREN attrs(X) block(B).
     { A = take_list(fe_node(N_GROUP, L(ctx, K)), X); A->op = TK_WARPS; A->a = E; A->b = F; A->d = B; }
-stmt(A) ::= WARPGROUP(K) LPAREN expr(E) RPAREN attrs(X) block(B).
+simple(A) ::= WARPGROUP(K) LPAREN expr(E) RPAREN attrs(X) block(B).
     { A = take_list(fe_node(N_GROUP, L(ctx, K)), X); A->op = TK_WARPGROUP; A->a = E; A->d = B; }
 
 /* AMD warp-pipeline stage: stage("label", priority = P) { ... }; the arguments are checked by sema */
-stmt(A) ::= STAGE(K) LPAREN args(G) RPAREN block(B). { A = take_list(fe_node(N_STAGE, L(ctx, K)), G); A->d = B; }
+simple(A) ::= STAGE(K) LPAREN args(G) RPAREN block(B). { A = take_list(fe_node(N_STAGE, L(ctx, K)), G); A->d = B; }
 
 %type attrs {Node *}
 attrs(A) ::= . { Loc l = {ctx->file, 0, 0}; A = fe_node(N_LIST, l); }
-attrs(A) ::= attrs(B) IDENT(N) LPAREN args(G) RPAREN. { A = fe_list_push(B, take_list(NAME(N_CALL, N), G)); }
+attrs(A) ::= attrs(B) IDENT(N) LPAREN args(G) RPAREN. { A = fe_list_push(B, fin(ctx, take_list(NAME(N_CALL, N), G))); }
 /* a bare attribute word (dynamic): an N_CALL with op = 1 and no arguments */
 attrs(A) ::= attrs(B) IDENT(N). { A = fe_list_push(B, NAME(N_CALL, N)); A->list[A->nlist - 1]->op = 1; }
-stmt(A) ::= error SEMI. { A = NULL; }
 
+/* if c { } else if d { } ... else { }: the arms form a chain (chain_arm) built left to right, so
+ * a long chain takes no parser stack; each arm is the else of the one before */
 %type ifstmt {Node *}
-ifstmt(A) ::= IF(I) expr(C) block(T). { A = fe_node(N_IF, L(ctx, I)); A->a = C; A->b = T; }
-ifstmt(A) ::= IF(I) expr(C) block(T) ELSE block(E). { A = fe_node(N_IF, L(ctx, I)); A->a = C; A->b = T; A->c = E; }
-ifstmt(A) ::= IF(I) expr(C) block(T) ELSE ifstmt(E). { A = fe_node(N_IF, L(ctx, I)); A->a = C; A->b = T; A->c = E; }
+ifstmt(A) ::= ifchain(C). { A = chain_end(ctx, C); }
+ifstmt(A) ::= ifchain(C) ELSE block(E). { A = chain_end(ctx, chain_else(ctx, C, E)); }
+%type ifchain {Node *}
+ifchain(A) ::= ifarm(F). { Loc l = {ctx->file, 0, 0}; A = fe_node(N_LIST, l); A->a = A->b = F; A->ival = 1; A->nest = F->nest; }
+ifchain(A) ::= ifchain(C) ELSE ifarm(F). { A = chain_arm(ctx, C, F); }
+%type ifarm {Node *}
+%destructor ifarm { fe_ast_free($$); (void)ctx; }
+ifarm(A) ::= IF(I) expr(C) block(T). { A = fe_node(N_IF, L(ctx, I)); A->a = C; A->b = T; A = fin(ctx, A); }
 
 /* ---- expressions ---- */
 %type expr {Node *}
@@ -245,23 +343,31 @@ expr(A) ::= expr(B) STAR(O) expr(C).   { A = bin(ctx, O, B, C); }
 expr(A) ::= expr(B) SLASH(O) expr(C).  { A = bin(ctx, O, B, C); }
 expr(A) ::= expr(B) PERCENT(O) expr(C). { A = bin(ctx, O, B, C); }
 expr(A) ::= expr(B) QUESTION(O) expr(C) COLON expr(D).
-    { A = fe_node(N_TERNARY, L(ctx, O)); A->a = B; A->b = C; A->c = D; }
-expr(A) ::= expr(B) AS(O) scalar(T). { A = fe_node(N_CAST, L(ctx, O)); A->a = B; A->b = T; }
-expr(A) ::= MINUS(O) expr(B). [UMINUS] { A = un(ctx, O, B); }
-expr(A) ::= NOT(O) expr(B).   { A = un(ctx, O, B); }
-expr(A) ::= TILDE(O) expr(B). { A = un(ctx, O, B); }
+    { A = fe_node(N_TERNARY, L(ctx, O)); A->a = B; A->b = C; A->c = D; A = fin(ctx, A); }
+expr(A) ::= expr(B) AS(O) scalar(T). { A = fe_node(N_CAST, L(ctx, O)); A->a = B; A->b = T; A = fin(ctx, A); }
+expr(A) ::= prefixes(P) postfix(B). { A = prefix_chain(ctx, P, B); }
 expr(A) ::= postfix(B). { A = B; }
+
+/* - ! ~ before an operand: a list of unary nodes, applied by prefix_chain */
+%type prefixes {Node *}
+prefixes(A) ::= prefix(U). { Loc l = {ctx->file, 0, 0}; A = fe_list_push(fe_node(N_LIST, l), U); }
+prefixes(A) ::= prefixes(B) prefix(U). { A = fe_list_push(B, U); }
+%type prefix {Node *}
+%destructor prefix { fe_ast_free($$); (void)ctx; }
+prefix(A) ::= MINUS(O). { A = un(ctx, O, NULL); }
+prefix(A) ::= NOT(O). { A = un(ctx, O, NULL); }
+prefix(A) ::= TILDE(O). { A = un(ctx, O, NULL); }
 
 %type postfix {Node *}
 postfix(A) ::= primary(B). { A = B; }
 postfix(A) ::= postfix(B) LBRACKET(K) exprlist(I) RBRACKET.
-    { A = take_list(fe_node(N_INDEX, L(ctx, K)), I); A->a = B; }
-postfix(A) ::= postfix(B) DOT(K) IDENT(N). { A = fe_node_name(N_MEMBER, L(ctx, K), N.start, N.len); A->a = B; }
+    { A = take_list(fe_node(N_INDEX, L(ctx, K)), I); A->a = B; A = fin(ctx, A); }
+postfix(A) ::= postfix(B) DOT(K) IDENT(N). { A = fe_node_name(N_MEMBER, L(ctx, K), N.start, N.len); A->a = B; A = fin(ctx, A); }
 postfix(A) ::= IDENT(N) LPAREN args(G) RPAREN.
-    { A = take_list(NAME(N_CALL, N), G); }
+    { A = fin(ctx, take_list(NAME(N_CALL, N), G)); }
 /* method or namespaced call: ph.next(), tma.load(...) */
 postfix(A) ::= postfix(R) DOT IDENT(N) LPAREN args(G) RPAREN.
-    { A = take_list(NAME(N_CALL, N), G); A->a = R; }
+    { A = take_list(NAME(N_CALL, N), G); A->a = R; A = fin(ctx, A); }
 
 %type primary {Node *}
 primary(A) ::= INT(T).    { A = fe_node(N_INT, L(ctx, T)); A->ival = T.ival; }
@@ -272,7 +378,7 @@ primary(A) ::= STRING(T). { A = fe_node_name(N_STRING, L(ctx, T), T.start + 1, T
 primary(A) ::= IDENT(N).  { A = NAME(N_NAME, N); }
 primary(A) ::= LPAREN expr(E) RPAREN. { A = E; }
 primary(A) ::= LBRACKET(K) exprlist(E) RBRACKET.
-    { A = take_list(fe_node(N_ARRAY, L(ctx, K)), E); }
+    { A = fin(ctx, take_list(fe_node(N_ARRAY, L(ctx, K)), E)); }
 
 %type args {Node *}
 args(A) ::= . { Loc l = {ctx->file, 0, 0}; A = fe_node(N_LIST, l); }
@@ -283,9 +389,13 @@ arglist(A) ::= arglist(B) COMMA arg(E). { A = fe_list_push(B, E); }
 %type arg {Node *}
 arg(A) ::= expr(E). { A = E; }
 /* a named argument: scope = cluster, multicast = mask */
-arg(A) ::= IDENT(N) ASSIGN expr(E). { A = NAME(N_NAMEDARG, N); A->a = E; }
+arg(A) ::= IDENT(N) ASSIGN expr(E). { A = NAME(N_NAMEDARG, N); A->a = E; A = fin(ctx, A); }
 /* scope = cluster: `cluster` is a keyword (the launch shape), taken here as the name of the scope */
 arg(A) ::= IDENT(N) ASSIGN CLUSTER(C). { A = NAME(N_NAMEDARG, N); A->a = NAME(N_NAME, C); }
 %type exprlist {Node *}
 exprlist(A) ::= expr(E). { A = fe_list_push(fe_node(N_LIST, E->loc), E); }
 exprlist(A) ::= exprlist(B) COMMA expr(E). { A = fe_list_push(B, E); }
+
+%code {
+_Static_assert(YYSTACKDEPTH >= 4 * FE_MAX_DEPTH + 32 * FE_MAX_NESTING, "the parser's stack must hold every program within the limits");
+}

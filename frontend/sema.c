@@ -1,6 +1,7 @@
 /* sema.c: semantic analysis of the .tile AST and construction of the tile IR, in one walk.
  *
- * Names resolve through a chain of scopes. Untyped constants (literals, `const` items without a
+ * Names resolve through a hash map from each name to its innermost declaration; a declaration
+ * remembers the one it shadows, and leaving a scope puts those back. Untyped constants (literals, `const` items without a
  * type, and arithmetic on them) are folded here and take the type their context asks for, as in
  * Go; every other operand pair must have one type (`as` converts). Mutable `var`s become SSA
  * values: before an `if` or a loop, a pre-scan finds the outer `var`s the statement assigns; they
@@ -57,27 +58,78 @@ static Ex ex_float(double v, const Type *t)
     return e;
 }
 
-Sym *sema_lookup(Sema *s, const char *name)
+static uint32_t hash_name(const char *k)
 {
-    for (Sym *y = s->syms; y; y = y->prev)
-        if (strcmp(y->name, name) == 0) return y;
-    return NULL;
+    uint32_t h = 2166136261u;   /* FNV-1a */
+    for (; *k; k++) h = (h ^ (unsigned char)*k) * 16777619u;
+    return h;
 }
+
+static uint32_t map_find(const NameMap *m, const char *key)
+{
+    uint32_t mask = m->cap - 1, i = hash_name(key) & mask;
+    while (m->keys[i] && strcmp(m->keys[i], key) != 0) i = (i + 1) & mask;
+    return i;
+}
+
+void *sema_map_get(const NameMap *m, const char *key)
+{
+    if (!m->cap) return NULL;
+    uint32_t i = map_find(m, key);
+    return m->keys[i] ? m->vals[i] : NULL;
+}
+
+void **sema_map_slot(NameMap *m, const char *key)
+{
+    if (2 * (m->n + 1) > m->cap) {   /* at most half full */
+        NameMap g = {0};
+        g.cap = m->cap ? 2 * m->cap : 64;
+        g.keys = ir_calloc(g.cap, sizeof *g.keys);
+        g.vals = ir_calloc(g.cap, sizeof *g.vals);
+        for (uint32_t i = 0; i < m->cap; i++)
+            if (m->keys[i]) {
+                uint32_t j = map_find(&g, m->keys[i]);
+                g.keys[j] = m->keys[i];
+                g.vals[j] = m->vals[i];
+            }
+        g.n = m->n;
+        sema_map_free(m);
+        *m = g;
+    }
+    uint32_t i = map_find(m, key);
+    if (!m->keys[i]) {
+        m->keys[i] = key;
+        m->n++;
+    }
+    return &m->vals[i];
+}
+
+void sema_map_free(NameMap *m)
+{
+    ir_free(m->keys);
+    ir_free(m->vals);
+    m->keys = NULL;
+    m->vals = NULL;
+    m->cap = m->n = 0;
+}
+
+Sym *sema_lookup(Sema *s, const char *name) { return sema_map_get(&s->names, name); }
 
 Sym *sema_declare(Sema *s, const char *name, SymKind kind, Loc loc)
 {
-    for (Sym *y = s->syms; y && y->depth == s->depth; y = y->prev)
-        if (strcmp(y->name, name) == 0) {
-            diag_error(s->diag, loc, "'%s' is already declared in this scope", name);
-            diag_note(s->diag, y->loc, "'%s' was declared here", name);
-            break;
-        }
+    Sym *old = sema_lookup(s, name);
+    if (old && old->depth == s->depth) {
+        diag_error(s->diag, loc, "'%s' is already declared in this scope", name);
+        diag_note(s->diag, old->loc, "'%s' was declared here", name);
+    }
     Sym *y = ARENA_NEW(s->arena, Sym);
     y->name = arena_strdup(s->arena, name);
     y->kind = kind;
     y->loc = loc;
     y->depth = s->depth;
     y->prev = s->syms;
+    y->shadowed = old;
+    *sema_map_slot(&s->names, y->name) = y;
     s->syms = y;
     return y;
 }
@@ -86,8 +138,27 @@ static void scope_push(Sema *s) { s->depth++; }
 
 static void scope_pop(Sema *s)
 {
-    while (s->syms && s->syms->depth == s->depth) s->syms = s->syms->prev;
+    for (; s->syms && s->syms->depth == s->depth; s->syms = s->syms->prev)
+        *sema_map_slot(&s->names, s->syms->name) = s->syms->shadowed;
     s->depth--;
+}
+
+/* A value a symbol had before code that never runs changed it (Sema.undo). */
+typedef struct SymUndo {
+    Sym *y;
+    Value *value;
+} SymUndo;
+
+void sema_set_value(Sema *s, Sym *y, Value *v)
+{
+    if (s->dry) {
+        if (s->nundo == s->capundo) {
+            s->capundo = s->capundo ? 2 * s->capundo : 16;
+            s->undo = ir_realloc(s->undo, sizeof *s->undo * (size_t)s->capundo);
+        }
+        s->undo[s->nundo++] = (SymUndo){y, y->value};
+    }
+    y->value = v;
 }
 
 /* ---- types ---- */
@@ -137,7 +208,46 @@ int sema_const_int(Sema *s, const Node *n, int64_t *out, const char *what)
     return 1;
 }
 
+Value *sema_i32_in(Sema *s, const Node *n, int64_t lo, int64_t hi, const char *what)
+{
+    Ex e = sema_expr_hint(s, n, T(TY_I32));
+    if (e.err) return NULL;
+    if (e.is_const && !e.c.is_float && (!e.type || ir_type_is_signed(e.type)) && (e.c.i < lo || e.c.i > hi)) {
+        diag_error(s->diag, n->loc, "%s %lld is out of range %lld..%lld", what, (long long)e.c.i, (long long)lo,
+                   (long long)hi);
+        return NULL;
+    }
+    return sema_coerce(s, e, T(TY_I32), n->loc, what);
+}
+
 static const Type *resolve_type(Sema *s, const Node *n, int allow_tensor);
+
+int sema_tile_fits(Sema *s, Loc loc, int rank, const int64_t *shape)
+{
+    int64_t numel = 1;
+    for (int i = 0; i < rank; i++) {
+        if (shape[i] > IR_MAX_TILE_ELEMS || numel * shape[i] > IR_MAX_TILE_ELEMS) {
+            diag_error(s->diag, loc, "tile has more than %d elements", IR_MAX_TILE_ELEMS);
+            return 0;
+        }
+        numel *= shape[i];
+    }
+    /* the blocked layout spreads a tile over the threads of the group computing it (a tile in
+     * elect {} is refused by lower-tiles) */
+    const Group *g = s->group;
+    if (!g || g->kind == TK_ELECT || g->threads < 1) return 1;
+    int64_t per = (numel + g->threads - 1) / g->threads;
+    if (per > IR_MAX_THREAD_VALUES) {
+        char text[IR_MAX_RANK * 12 + 2];   /* dims of at most 7 digits here */
+        int k = snprintf(text, sizeof text, "[");
+        for (int i = 0; i < rank; i++)
+            k += snprintf(text + k, sizeof text - (size_t)k, i ? ", %lld" : "%lld", (long long)shape[i]);
+        diag_error(s->diag, loc, "tile %s] needs %lld values per thread with %d threads; at most %d are supported", text,
+                   (long long)per, g->threads, IR_MAX_THREAD_VALUES);
+        return 0;
+    }
+    return 1;
+}
 
 int sema_resolve_shape(Sema *s, const Node *dims, int64_t *shape, int *rank)
 {
@@ -145,7 +255,6 @@ int sema_resolve_shape(Sema *s, const Node *dims, int64_t *shape, int *rank)
         diag_error(s->diag, dims->loc, "a tile has at most %d dimensions, not %d", IR_MAX_RANK, dims->nlist);
         return 0;
     }
-    int64_t numel = 1;
     for (int i = 0; i < dims->nlist; i++) {
         if (!sema_const_int(s, dims->list[i], &shape[i], "a tile dimension")) return 0;
         if (!sema_is_pow2(shape[i])) {
@@ -153,11 +262,7 @@ int sema_resolve_shape(Sema *s, const Node *dims, int64_t *shape, int *rank)
                        (long long)shape[i]);
             return 0;
         }
-        numel *= shape[i];
-        if (numel > (1 << 20)) {
-            diag_error(s->diag, dims->list[i]->loc, "tile has more than %d elements", 1 << 20);
-            return 0;
-        }
+        if (!sema_tile_fits(s, dims->list[i]->loc, i + 1, shape)) return 0;
     }
     *rank = dims->nlist;
     return 1;
@@ -269,6 +374,57 @@ static int64_t wrap(const Type *t, int64_t v)
     }
 }
 
+/* The bits of integer type t (1 for bool). */
+static int int_bits(const Type *t) { return t->kind == TY_I1 ? 1 : ir_type_bits(t); }
+
+/* The shortest decimal text that reads back as v (for messages: 2147483648.5, not 2.14748e+09). */
+static const char *float_text(double v, char *buf, size_t n)
+{
+    if (v == trunc(v) && fabs(v) < 1e21) {
+        snprintf(buf, n, "%.0f", v);
+        return buf;
+    }
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, n, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v) break;
+    }
+    return buf;
+}
+
+/* Whether the finite double v rounds to a finite value of float type t: below the largest finite
+ * value plus half its last unit (values from there on round to infinity). */
+static int float_fits(const Type *t, double v)
+{
+    double limit;
+    switch (t->kind) {
+    case TY_F16: limit = 65520.0; break;                             /* 65504 + 32 / 2 */
+    case TY_BF16: limit = ldexp(1.0, 128) - ldexp(1.0, 119); break;  /* (2 - 2^-7) * 2^127 + 2^119 */
+    case TY_F32: limit = ldexp(1.0, 128) - ldexp(1.0, 103); break;   /* (2 - 2^-23) * 2^127 + 2^103 */
+    default: return isfinite(v);
+    }
+    return isfinite(v) && fabs(v) < limit;
+}
+
+/* The integer of integer type t that the finite double v truncates to (toward zero): 1 and *out,
+ * or 0 when it is out of t's range. bool takes any non-zero value as true. */
+static int float_to_int(const Type *t, double v, int64_t *out)
+{
+    double w = trunc(v);
+    if (!isfinite(w)) return 0;
+    if (t->kind == TY_I1) {
+        *out = v != 0.0;
+        return 1;
+    }
+    if (t->kind == TY_U64) {
+        if (w < 0.0 || w >= ldexp(1.0, 64)) return 0;
+        *out = (int64_t)(uint64_t)w;
+        return 1;
+    }
+    if (w < -ldexp(1.0, 63) || w >= ldexp(1.0, 63)) return 0;
+    *out = (int64_t)w;
+    return fits(t, *out);
+}
+
 static Value *emit_const(Sema *s, Loc loc, const Type *t, CVal c)
 {
     if (ir_type_is_float(t)) return ir_build_const_float(&s->b, loc, t, c.is_float ? c.f : (double)c.i);
@@ -302,17 +458,31 @@ Value *sema_coerce(Sema *s, Ex e, const Type *t, Loc loc, const char *ctx)
     if (e.is_const && (!e.type || e.type == et || e.type == t)) {
         if (!e.type) {
             if (e.c.is_float && !ir_type_is_float(et)) {
-                if (e.c.f != floor(e.c.f) || fabs(e.c.f) > 9.2e18) {
-                    diag_error(s->diag, loc, "%s: constant %g is not an integer (%s expected)", ctx, e.c.f,
+                int64_t iv;
+                if (e.c.f != trunc(e.c.f)) {
+                    diag_error(s->diag, loc, "%s: constant %s is not an integer (%s expected)", ctx,
+                               float_text(e.c.f, b2, sizeof b2), TYNAME(et, b1));
+                    return NULL;
+                }
+                if (!float_to_int(et, e.c.f, &iv)) {
+                    diag_error(s->diag, loc, "%s: constant %s does not fit in %s", ctx, float_text(e.c.f, b2, sizeof b2),
                                TYNAME(et, b1));
                     return NULL;
                 }
                 e.c.is_float = 0;
-                e.c.i = (int64_t)e.c.f;
+                e.c.i = iv;
             }
             if (!e.c.is_float && ir_type_is_int(et) && !fits(et, e.c.i)) {
                 diag_error(s->diag, loc, "%s: constant %lld does not fit in %s", ctx, (long long)e.c.i,
                            TYNAME(et, b1));
+                return NULL;
+            }
+            if (ir_type_is_float(et) && !float_fits(et, e.c.is_float ? e.c.f : (double)e.c.i)) {
+                if (e.c.is_float)
+                    diag_error(s->diag, loc, "%s: constant %s does not fit in %s", ctx, float_text(e.c.f, b2, sizeof b2),
+                               TYNAME(et, b1));
+                else
+                    diag_error(s->diag, loc, "%s: constant %lld does not fit in %s", ctx, (long long)e.c.i, TYNAME(et, b1));
                 return NULL;
             }
             if (et->kind == TY_I1 && e.type == NULL && !e.c.is_float) {
@@ -344,6 +514,24 @@ Value *sema_value_of(Sema *s, Ex e, Loc loc)
 }
 
 /* ---- expressions ---- */
+
+/* Out of line: sema_expr_hint's handlers and the helpers binary() calls after its operands. Each
+ * level of a deep expression then holds the frames of the dispatcher and the one handler on its
+ * path, not the locals of every handler inlined into them: the stack a level takes is what
+ * FE_MAX_DEPTH is sized by (docs/LANGUAGE.md section 2). */
+#define OUT_OF_LINE __attribute__((noinline))
+static Ex fold_binary(Sema *s, const Node *n, Ex a, Ex b, const Type *t) OUT_OF_LINE;
+static const Type *unify(Sema *s, const Node *n, Ex a, Ex b) OUT_OF_LINE;
+static Ex dry_expr(Sema *s, const Node *n, const Type *hint) OUT_OF_LINE;
+static Ex short_circuit(Sema *s, const Node *n, Value *a) OUT_OF_LINE;
+static Value *emit_binop(Sema *s, Loc loc, OpCode code, Value *x, Value *y, const Type *rt, const char *pred) OUT_OF_LINE;
+static Ex binary(Sema *s, const Node *n, const Type *hint) OUT_OF_LINE;
+static Ex unary(Sema *s, const Node *n, const Type *hint) OUT_OF_LINE;
+static Ex name_expr(Sema *s, const Node *n) OUT_OF_LINE;
+static Ex member_expr(Sema *s, const Node *n) OUT_OF_LINE;
+static Ex index_expr(Sema *s, const Node *n) OUT_OF_LINE;
+static Ex cast_expr(Sema *s, const Node *n) OUT_OF_LINE;
+static Ex ternary(Sema *s, const Node *n, const Type *hint) OUT_OF_LINE;
 
 static int is_arith_tok(int op)
 {
@@ -389,12 +577,20 @@ static Ex fold_binary(Sema *s, const Node *n, Ex a, Ex b, const Type *t)
 {
     int op = n->op;
     if (a.c.is_float || b.c.is_float) {
-        double x = a.c.is_float ? a.c.f : (double)a.c.i, y = b.c.is_float ? b.c.f : (double)b.c.i;
+        /* untyped floats are finite doubles: a result that is not (an overflow, a division by zero)
+         * is an error, as a literal that overflows is */
+        double x = a.c.is_float ? a.c.f : (double)a.c.i, y = b.c.is_float ? b.c.f : (double)b.c.i, r;
         switch (op) {
-        case TK_PLUS: return ex_float(x + y, t);
-        case TK_MINUS: return ex_float(x - y, t);
-        case TK_STAR: return ex_float(x * y, t);
-        case TK_SLASH: return ex_float(x / y, t);
+        case TK_PLUS: r = x + y; break;
+        case TK_MINUS: r = x - y; break;
+        case TK_STAR: r = x * y; break;
+        case TK_SLASH:
+            if (y == 0.0) {
+                diag_error(s->diag, n->loc, "division by zero in a constant expression");
+                return sema_ex_err();
+            }
+            r = x / y;
+            break;
         case TK_EQ: return sema_ex_int(x == y, T(TY_I1));
         case TK_NE: return sema_ex_int(x != y, T(TY_I1));
         case TK_LT: return sema_ex_int(x < y, T(TY_I1));
@@ -405,9 +601,17 @@ static Ex fold_binary(Sema *s, const Node *n, Ex a, Ex b, const Type *t)
             diag_error(s->diag, n->loc, "operator %s is not defined on floating-point constants", fe_token_name(op));
             return sema_ex_err();
         }
+        if (!isfinite(r)) {
+            diag_error(s->diag, n->loc, "floating-point constant expression is out of range");
+            return sema_ex_err();
+        }
+        return ex_float(r, t);
     }
+    /* untyped integers are exact (an overflow of 64 bits is an error); integers of a type wrap to it,
+     * as at run time, with a quotient of MIN / -1 wrapping to MIN and the remainder 0 */
     int64_t x = a.c.i, y = b.c.i, r = 0;
     int unsig = t && !ir_type_is_signed(t) && t->kind != TY_I1;
+    int width = t ? int_bits(t) : 64;
     switch (op) {
     case TK_PLUS:
         if (__builtin_add_overflow(x, y, &r) && !t) goto overflow;
@@ -425,16 +629,25 @@ static Ex fold_binary(Sema *s, const Node *n, Ex a, Ex b, const Type *t)
             return sema_ex_err();
         }
         if (unsig) r = (int64_t)(op == TK_SLASH ? (uint64_t)x / (uint64_t)y : (uint64_t)x % (uint64_t)y);
-        else if (x == INT64_MIN && y == -1) goto overflow;
-        else r = op == TK_SLASH ? x / y : x % y;
+        else if (y == -1) {
+            if (op == TK_PERCENT) r = 0;
+            else if (x == INT64_MIN && !t) goto overflow;
+            else r = (int64_t)(0 - (uint64_t)x);
+        } else r = op == TK_SLASH ? x / y : x % y;
         break;
     case TK_AMP: case TK_ANDAND: r = x & y; break;
     case TK_PIPE: case TK_OROR: r = x | y; break;
     case TK_CARET: r = x ^ y; break;
     case TK_SHL:
     case TK_SHR:
-        if (y < 0 || y >= 64) {
-            diag_error(s->diag, n->loc, "shift by %lld in a constant expression", (long long)y);
+        if (y < 0 || y >= width) {
+            char b1[96], cnt[24];
+            if (unsig) snprintf(cnt, sizeof cnt, "%llu", (unsigned long long)y);
+            else snprintf(cnt, sizeof cnt, "%lld", (long long)y);
+            if (t)
+                diag_error(s->diag, n->loc, "shift by %s in a constant expression of type %s (0..%d)", cnt, TYNAME(t, b1),
+                           width - 1);
+            else diag_error(s->diag, n->loc, "shift by %s in a constant expression", cnt);
             return sema_ex_err();
         }
         r = op == TK_SHL ? (int64_t)((uint64_t)x << y) : unsig ? (int64_t)((uint64_t)x >> y) : x >> y;
@@ -469,15 +682,8 @@ static const Type *unify(Sema *s, const Node *n, Ex a, Ex b)
     return NULL;
 }
 
-static int expr_has_effects(const Node *n)
-{
-    if (!n) return 0;
-    if (n->kind == N_INDEX || n->kind == N_CALL) return 1;
-    if (expr_has_effects(n->a) || expr_has_effects(n->b) || expr_has_effects(n->c)) return 1;
-    for (int i = 0; i < n->nlist; i++)
-        if (expr_has_effects(n->list[i])) return 1;
-    return 0;
-}
+/* Whether evaluating n may touch memory (the parser measured it: Node.effects). */
+static int expr_has_effects(const Node *n) { return n->effects; }
 
 Block *sema_enter_region(Sema *s, Region *r, Block **saved)
 {
@@ -488,15 +694,14 @@ Block *sema_enter_region(Sema *s, Region *r, Block **saved)
 }
 
 /* Code that never runs (statements after a return, the untaken side of a constant condition) is
- * still checked: it is built into a detached block that is deleted afterwards, and every symbol's
- * value and the walk's state are restored, so nothing of it reaches the IR. */
+ * still checked: it is built into a detached block that is deleted afterwards, and the values it
+ * gave symbols (sema_set_value logs them) and the walk's state are restored, so nothing of it
+ * reaches the IR. */
 typedef struct Dry {
     Builder b;
     int terminated, warned;
     Block *block;
-    Sym **syms;
-    Value **values;
-    int n;
+    int undo_mark;       /* Sema.nundo when it began */
 } Dry;
 
 static void dry_begin(Sema *s, Dry *d)
@@ -504,12 +709,8 @@ static void dry_begin(Sema *s, Dry *d)
     d->b = s->b;
     d->terminated = s->terminated;
     d->warned = s->warned_unreachable;
-    d->n = 0;
-    for (Sym *y = s->syms; y; y = y->prev) d->n++;
-    d->syms = ir_malloc(sizeof *d->syms * (size_t)(d->n ? d->n : 1));
-    d->values = ir_malloc(sizeof *d->values * (size_t)(d->n ? d->n : 1));
-    int i = 0;
-    for (Sym *y = s->syms; y; y = y->prev, i++) d->syms[i] = y, d->values[i] = y->value;
+    d->undo_mark = s->nundo;
+    s->dry++;
     d->block = ARENA_NEW(&s->m->arena, Block);
     if (s->b.k) {
         s->b.block = d->block;
@@ -520,9 +721,11 @@ static void dry_begin(Sema *s, Dry *d)
 static void dry_end(Sema *s, Dry *d)
 {
     while (d->block->last) ir_op_remove(d->block->last);
-    for (int i = 0; i < d->n; i++) d->syms[i]->value = d->values[i];
-    ir_free(d->syms);
-    ir_free(d->values);
+    while (s->nundo > d->undo_mark) {
+        SymUndo *u = &s->undo[--s->nundo];
+        u->y->value = u->value;
+    }
+    s->dry--;
     s->b = d->b;
     s->terminated = d->terminated;
     s->warned_unreachable = d->warned;
@@ -658,6 +861,15 @@ static Ex binary(Sema *s, const Node *n, const Type *hint)
         diag_error(s->diag, n->b->loc, "integer division by zero");
         return sema_ex_err();
     }
+    if ((op == TK_SHL || op == TK_SHR) && ir_type_is_int(et) && b.is_const && !b.c.is_float &&
+        (b.c.i < 0 || b.c.i >= int_bits(et))) {
+        /* at run time such a shift gives an unspecified value: a constant count is checked here */
+        char cnt[24];
+        if (b.type && !ir_type_is_signed(ir_type_elem(b.type))) snprintf(cnt, sizeof cnt, "%llu", (unsigned long long)b.c.i);
+        else snprintf(cnt, sizeof cnt, "%lld", (long long)b.c.i);
+        diag_error(s->diag, n->b->loc, "shift by %s is out of range for %s (0..%d)", cnt, TYNAME(et, b1), int_bits(et) - 1);
+        return sema_ex_err();
+    }
     /* constants of one integer type (an untyped side must fit that type) fold in that type */
     if (a.is_const && b.is_const && t == et && ir_type_is_int(t)) {
         const Ex *u = !a.type ? &a : !b.type ? &b : NULL;
@@ -710,11 +922,12 @@ static Ex unary(Sema *s, const Node *n, const Type *hint)
     if (a.is_const && (!a.type || ir_type_is_int(a.type))) {
         if (n->op == TK_MINUS) {
             if (a.c.is_float) return ex_float(-a.c.f, a.type);
+            if (a.type) return sema_ex_int(wrap(a.type, (int64_t)(0 - (uint64_t)a.c.i)), a.type);
             if (a.c.i == INT64_MIN) {
                 diag_error(s->diag, n->loc, "constant expression overflows 64 bits");
                 return sema_ex_err();
             }
-            return sema_ex_int(a.type ? wrap(a.type, -a.c.i) : -a.c.i, a.type);
+            return sema_ex_int(-a.c.i, NULL);
         }
         if (n->op == TK_NOT) return sema_ex_int(!a.c.i, a.type);
         return sema_ex_int(a.type ? wrap(a.type, ~a.c.i) : ~a.c.i, a.type);
@@ -849,7 +1062,10 @@ Value *sema_element_address_at(Sema *s, const Node *n, Ex base)
         Value *ops[1 + IR_MAX_RANK];
         ops[0] = base.v;
         for (int d = 0; d < n->nlist; d++) {
-            ops[1 + d] = sema_coerce(s, sema_expr_hint(s, n->list[d], T(TY_I32)), T(TY_I32), n->list[d]->loc, "shared tile index");
+            int64_t len = base.type->shape[d];   /* 0: the dynamic tile, sized by the launch */
+            ops[1 + d] = len ? sema_i32_in(s, n->list[d], 0, len - 1, "shared tile index")
+                             : sema_coerce(s, sema_expr_hint(s, n->list[d], T(TY_I32)), T(TY_I32), n->list[d]->loc,
+                                           "shared tile index");
             if (!ops[1 + d]) return NULL;
         }
         return ir_build1(&s->b, OP_SMEM_ELEM, n->loc, ops, (uint32_t)(1 + n->nlist),
@@ -904,8 +1120,8 @@ static Ex index_expr(Sema *s, const Node *n)
                        n->nlist);
             return sema_ex_err();
         }
-        Value *ops[2] = {base.v, sema_coerce(s, sema_expr_hint(s, n->list[0], T(TY_I32)), T(TY_I32), n->list[0]->loc,
-                                        ring ? "stage index" : "mbarrier index")};
+        Value *ops[2] = {base.v, sema_i32_in(s, n->list[0], 0, (ring ? bt->stages : bt->shape[0]) - 1,
+                                             ring ? "stage index" : "mbarrier index")};
         if (!ops[1]) return sema_ex_err();
         const Type *rt = ring ? ir_type_smem(s->m, bt->elem, bt->rank, bt->shape, 1, bt->swizzle) : ir_type_mbar(s->m, 0);
         return sema_ex_val(ir_build1(&s->b, ring ? OP_SMEM_STAGE : OP_MBAR_AT, n->loc, ops, 2, rt));
@@ -946,12 +1162,28 @@ static Ex cast_expr(Sema *s, const Node *n)
         return sema_ex_val(ir_build1(&s->b, OP_CAST, n->loc, &v, 1, ir_type_with_elem(s->m, v->type, to)));
     }
     if (a.is_const && (!a.type || ir_type_is_int(a.type))) {
-        /* an explicit conversion of a constant: floats truncate toward zero, ints wrap */
-        if (a.type && !ir_type_is_signed(a.type) && a.type->kind != TY_I1 && a.c.i < 0 && ir_type_is_float(to))
-            return ex_float((double)(uint64_t)a.c.i, to);
-        if (ir_type_is_float(to)) return ex_float(a.c.is_float ? a.c.f : (double)a.c.i, to);
-        int64_t v = a.c.is_float ? (int64_t)a.c.f : a.c.i;
-        if (to->kind == TY_I1) v = v != 0;
+        /* an explicit conversion of a constant: floats truncate toward zero and must fit, ints wrap;
+         * a value a float type cannot hold is an error, not infinity */
+        char b2[40];
+        if (ir_type_is_float(to)) {
+            double f = a.c.is_float ? a.c.f
+                     : a.type && !ir_type_is_signed(a.type) && a.type->kind != TY_I1 ? (double)(uint64_t)a.c.i
+                     : (double)a.c.i;
+            if (!float_fits(to, f)) {
+                diag_error(s->diag, n->loc, "constant %s does not fit in %s", float_text(f, b2, sizeof b2),
+                           ir_type_kind_name(to->kind));
+                return sema_ex_err();
+            }
+            return ex_float(f, to);
+        }
+        int64_t v = a.c.i;
+        if (a.c.is_float) {
+            if (!float_to_int(to, a.c.f, &v)) {
+                diag_error(s->diag, n->loc, "constant %s does not fit in %s", float_text(a.c.f, b2, sizeof b2),
+                           ir_type_kind_name(to->kind));
+                return sema_ex_err();
+            }
+        } else if (to->kind == TY_I1) v = v != 0;
         return sema_ex_int(wrap(to, v), to);
     }
     if (!sema_need_builder(s, n->loc)) return sema_ex_err();
@@ -1080,61 +1312,68 @@ void sema_block_stmts(Sema *s, const Node *blk)
     scope_pop(s);
 }
 
-/* The outer `var`s that a statement assigns, found by a scan that mirrors the scoping of the walk. */
+/* The outer `var`s that a statement assigns, found by a scan that mirrors the scoping of the walk.
+ * A symbol is in the set once (Sym.scan marks it for this scan); the names the statement declares
+ * are counted in a map (a count above 0 hides the outer symbol) and listed in declaration order,
+ * so leaving a scope of the scan uncounts them. */
 typedef struct VarSet {
-    Sym *items[64];
-    Sym **more;     /* beyond 64 (rare) */
+    unsigned scan;        /* this scan's number (Sema.scan) */
+    Sym **items;
     int n, cap;
-    const char **shadow;  /* names declared inside the scanned statement */
-    int nshadow, capshadow;
+    NameMap shadow;       /* declared name -> how many of its declarations are in scope, as a uintptr_t */
+    const char **names;   /* those declarations, innermost last */
+    int nnames, capnames;
 } VarSet;
 
 static void varset_add(VarSet *vs, Sym *y)
 {
-    for (int i = 0; i < vs->n; i++)
-        if ((i < 64 ? vs->items[i] : vs->more[i - 64]) == y) return;
-    if (vs->n < 64) {
-        vs->items[vs->n++] = y;
-        return;
-    }
-    if (vs->n - 64 == vs->cap) {
+    if (y->scan == vs->scan) return;
+    y->scan = vs->scan;
+    if (vs->n == vs->cap) {
         vs->cap = vs->cap ? vs->cap * 2 : 16;
-        vs->more = ir_realloc(vs->more, sizeof *vs->more * (size_t)vs->cap);
+        vs->items = ir_realloc(vs->items, sizeof *vs->items * (size_t)vs->cap);
     }
-    vs->more[vs->n++ - 64] = y;
+    vs->items[vs->n++] = y;
 }
-
-static Sym *varset_get(VarSet *vs, int i) { return i < 64 ? vs->items[i] : vs->more[i - 64]; }
 
 static void shadow_push(VarSet *vs, const char *name)
 {
-    if (vs->nshadow == vs->capshadow) {
-        vs->capshadow = vs->capshadow ? vs->capshadow * 2 : 16;
-        vs->shadow = ir_realloc(vs->shadow, sizeof *vs->shadow * (size_t)vs->capshadow);
+    if (vs->nnames == vs->capnames) {
+        vs->capnames = vs->capnames ? vs->capnames * 2 : 16;
+        vs->names = ir_realloc(vs->names, sizeof *vs->names * (size_t)vs->capnames);
     }
-    vs->shadow[vs->nshadow++] = name;
+    vs->names[vs->nnames++] = name;
+    void **c = sema_map_slot(&vs->shadow, name);
+    *c = (void *)((uintptr_t)*c + 1);
+}
+
+/* Leaves the scan's scopes down to `mark` declarations. */
+static void shadow_pop(VarSet *vs, int mark)
+{
+    while (vs->nnames > mark) {
+        void **c = sema_map_slot(&vs->shadow, vs->names[--vs->nnames]);
+        *c = (void *)((uintptr_t)*c - 1);
+    }
 }
 
 static void scan_assigned(Sema *s, const Node *n, VarSet *vs)
 {
     if (!n) return;
-    int mark = vs->nshadow;
+    int mark = vs->nnames;
     switch (n->kind) {
     case N_BLOCK:
         for (int i = 0; i < n->nlist; i++) scan_assigned(s, n->list[i], vs);
         break;
     case N_LET: shadow_push(vs, n->name); break;
     case N_ASSIGN:
-        if (n->a->kind == N_NAME) {
-            for (int i = vs->nshadow - 1; i >= 0; i--)
-                if (strcmp(vs->shadow[i], n->a->name) == 0) return;
+        if (n->a->kind == N_NAME && !sema_map_get(&vs->shadow, n->a->name)) {
             Sym *y = sema_lookup(s, n->a->name);
             if (y && y->kind == SYM_VAR) varset_add(vs, y);
         }
         return;
     case N_IF:
         scan_assigned(s, n->b, vs);
-        vs->nshadow = mark;
+        shadow_pop(vs, mark);
         scan_assigned(s, n->c, vs);
         break;
     case N_FOR:
@@ -1146,25 +1385,26 @@ static void scan_assigned(Sema *s, const Node *n, VarSet *vs)
     case N_STAGE: scan_assigned(s, n->d, vs); break;
     default: return;
     }
-    if (n->kind != N_LET && n->kind != N_BLOCK) vs->nshadow = mark;
-    if (n->kind == N_BLOCK) vs->nshadow = mark;
+    if (n->kind != N_LET) shadow_pop(vs, mark);
 }
 
 static void varset_free(VarSet *vs)
 {
-    ir_free(vs->more);
-    ir_free(vs->shadow);
+    ir_free(vs->items);
+    ir_free(vs->names);
+    sema_map_free(&vs->shadow);
 }
 
 int sema_assigned_vars(Sema *s, const Node *a, const Node *b, Sym ***syms, const Type ***types)
 {
     VarSet vs = {0};
+    vs.scan = ++s->scan;
     scan_assigned(s, a, &vs);
     scan_assigned(s, b, &vs);
     int nv = vs.n;
     *syms = ARENA_ARRAY(&s->m->arena, Sym *, nv ? nv : 1);
     *types = ARENA_ARRAY(&s->m->arena, const Type *, nv ? nv : 1);
-    for (int i = 0; i < nv; i++) (*syms)[i] = varset_get(&vs, i), (*types)[i] = (*syms)[i]->type;
+    for (int i = 0; i < nv; i++) (*syms)[i] = vs.items[i], (*types)[i] = (*syms)[i]->type;
     varset_free(&vs);
     return nv;
 }
@@ -1225,10 +1465,10 @@ static void if_stmt(Sema *s, const Node *n)
             falls = 1;
         }
         s->b.block = saved;
-        for (int i = 0; i < nv; i++) syms[i]->value = before[i];
+        for (int i = 0; i < nv; i++) sema_set_value(s, syms[i], before[i]);
     }
     for (int i = 0; i < nv; i++) {
-        syms[i]->value = iff->results[i];
+        sema_set_value(s, syms[i], iff->results[i]);
         sema_name_value(s, iff->results[i], syms[i]->name);
         iff->results[i]->name = arena_strdup(&s->m->arena, syms[i]->name);
     }
@@ -1285,7 +1525,7 @@ static void loop_stmt(Sema *s, const Node *n)
         iv->type = T(TY_I32);
         iv->value = ir_block_add_arg(s->m, s->b.k, body, T(TY_I32), n->name);
     }
-    for (int i = 0; i < nv; i++) syms[i]->value = ir_block_add_arg(s->m, s->b.k, body, types[i], syms[i]->name);
+    for (int i = 0; i < nv; i++) sema_set_value(s, syms[i], ir_block_add_arg(s->m, s->b.k, body, types[i], syms[i]->name));
 
     LoopCtx lc = {syms, nv, 0, s->loop};
     s->loop = &lc;
@@ -1320,7 +1560,7 @@ static void loop_stmt(Sema *s, const Node *n)
     scope_pop(s);
     s->b.block = saved;
     for (int i = 0; i < nv; i++) {
-        syms[i]->value = lp->results[i];
+        sema_set_value(s, syms[i], lp->results[i]);
         lp->results[i]->name = arena_strdup(&s->m->arena, syms[i]->name);
     }
     s->terminated = !is_for && !lc.has_break;
@@ -1354,7 +1594,7 @@ static void assign_stmt(Sema *s, const Node *n)
         } else v = sema_coerce(s, sema_expr_hint(s, n->b, y->type), y->type, n->b->loc, "assignment");
         if (!v) return;
         sema_name_value(s, v, y->name);
-        y->value = v;
+        sema_set_value(s, y, v);
         return;
     }
     if (t->kind == N_INDEX) {
@@ -1507,11 +1747,12 @@ static void launch_dims(Sema *s, const Node *dims, int64_t out[3], const char *w
 
 static void kernel_item(Sema *s, const Node *n)
 {
-    for (Kernel *k = s->m->first; k; k = k->next)
-        if (strcmp(k->name, n->name) == 0) {
-            diag_error(s->diag, n->loc, "kernel '%s' is defined twice", n->name);
-            return;
-        }
+    void **seen = sema_map_slot(&s->kernels, n->name);
+    if (*seen) {
+        diag_error(s->diag, n->loc, "kernel '%s' is defined twice", n->name);
+        return;
+    }
+    *seen = (void *)n;
     Kernel *k = ir_kernel_new(s->m, n->name, n->loc);
     s->b = (Builder){s->m, k, k->body.first, NULL};
     if (!n->b) diag_error(s->diag, n->loc, "kernel '%s' needs a launch shape: add block(N) after its parameters", n->name);
@@ -1634,21 +1875,64 @@ static int check_const(Sema *s, const Node *n, const Type *declared, Ex e, CVal 
         e.c.is_float = 1;
         e.c.f = (double)e.c.i;
     }
+    if (declared && ir_type_is_float(declared) && !float_fits(declared, e.c.f)) {
+        char b3[40];
+        diag_error(s->diag, n->a->loc, "constant %s does not fit in %s", float_text(e.c.f, b3, sizeof b3),
+                   TYNAME(declared, b1));
+        return 0;
+    }
     *c = e.c;
     *type = declared ? declared : e.type;
     return 1;
 }
 
-static void const_item(Sema *s, const Node *n, const FeDefine *defines, int ndefines, int *used)
+/* The -D overrides, with their names sorted so that each const finds its own in log n. */
+typedef struct DefName {
+    const char *name;
+    int index;           /* into Defines.d */
+} DefName;
+
+typedef struct Defines {
+    const FeDefine *d;
+    int n;
+    DefName *by_name;    /* n entries, sorted by name */
+    int *used;           /* per index: a const took it */
+} Defines;
+
+static int defname_cmp(const void *a, const void *b)
 {
+    return strcmp(((const DefName *)a)->name, ((const DefName *)b)->name);
+}
+
+/* The defines sorted by name; used[i] is set when a const takes define i. */
+static Defines defines_by_name(const FeDefine *defines, int ndefines, int *used)
+{
+    Defines ds = {defines, ndefines > 0 ? ndefines : 0, NULL, used};
+    ds.by_name = ir_calloc((size_t)ds.n + 1, sizeof *ds.by_name);
+    for (int i = 0; i < ds.n; i++) ds.by_name[i] = (DefName){defines[i].name, i};
+    if (ds.n > 1) qsort(ds.by_name, (size_t)ds.n, sizeof *ds.by_name, defname_cmp);
+    return ds;
+}
+
+/* The index of the define naming `name`, or -1. */
+static int define_find(const Defines *ds, const char *name)
+{
+    DefName key = {name, 0};
+    const DefName *hit = ds->n ? bsearch(&key, ds->by_name, (size_t)ds->n, sizeof key, defname_cmp) : NULL;
+    return hit ? hit->index : -1;
+}
+
+static void const_item(Sema *s, const Node *n, Defines *ds)
+{
+    int di = define_find(ds, n->name);
+    if (di >= 0) ds->used[di] = 1;
     const Type *declared = n->b ? resolve_type(s, n->b, 0) : NULL;
     if (n->b && !declared) return;
     Ex e = sema_expr_hint(s, n->a, declared);
-    for (int i = 0; i < ndefines; i++)
-        if (strcmp(defines[i].name, n->name) == 0) {
-            used[i] = 1;
-            e = defines[i].is_float ? ex_float(defines[i].fval, NULL) : sema_ex_int(defines[i].ival, NULL);
-        }
+    if (di >= 0) {
+        const FeDefine *d = &ds->d[di];
+        e = d->is_float ? ex_float(d->fval, NULL) : sema_ex_int(d->ival, NULL);
+    }
     if (e.err) return;
     CVal c;
     const Type *t;
@@ -1667,11 +1951,16 @@ Module *fe_sema(const Node *program, const char *file, const FeDefine *defines, 
     s.arena = &m->arena;
     int errors_before = diag->errors;
     int *used = ir_calloc((size_t)(ndefines > 0 ? ndefines : 1), sizeof *used);
+    Defines ds = defines_by_name(defines, ndefines, used);
     for (int i = 0; i < program->nlist; i++) {
         const Node *it = program->list[i];
-        if (it->kind == N_CONST) const_item(&s, it, defines, ndefines, used);
+        if (it->kind == N_CONST) const_item(&s, it, &ds);
         else if (it->kind == N_KERNEL) kernel_item(&s, it);
     }
+    sema_map_free(&s.names);
+    sema_map_free(&s.kernels);
+    sema_map_free(&s.uses);
+    ir_free(s.undo);
     for (int i = 0; i < ndefines; i++)
         if (!used[i]) {
             Loc l = {0};
@@ -1679,6 +1968,7 @@ Module *fe_sema(const Node *program, const char *file, const FeDefine *defines, 
                        defines[i].name);
         }
     ir_free(used);
+    ir_free(ds.by_name);
     if (!m->first && diag->errors == errors_before) {
         Loc l = {file, 1, 1};
         diag_error(diag, l, "no kernel in this file");

@@ -67,7 +67,7 @@ void sema_stage_stmt(Sema *s, const Node *n)
     s->loop_hidden = hidden;
     s->b.block = saved;
     for (int i = 0; i < nv; i++) {
-        syms[i]->value = st->results[i];
+        sema_set_value(s, syms[i], st->results[i]);
         sema_name_value(s, st->results[i], syms[i]->name);
         st->results[i]->name = arena_strdup(&s->m->arena, syms[i]->name);
     }

@@ -15,6 +15,9 @@
 
 #include "sema_impl.h"
 
+/* The transaction bytes one phase of an mbarrier can wait for (the tx-count is 20 bits wide). */
+enum { MBAR_MAX_TX = (1 << 20) - 1 };
+
 /* One mbarrier: of this CTA, or (remote_ok) also another CTA's from mapa(bar, r). */
 static Value *mbar_operand_r(Sema *s, const Node *n, const char *fn, int remote_ok)
 {
@@ -119,7 +122,8 @@ Ex sema_arrive(Sema *s, const Call *c)
             }
             release = named[2]->name;
         }
-        Value *ops[2] = {b, sema_coerce(s, sema_expr_hint(s, named[1], T(TY_I32)), T(TY_I32), named[1]->loc, "cta rank")};
+        const int64_t *cl = s->b.k->cluster;
+        Value *ops[2] = {b, sema_i32_in(s, named[1], 0, cl[0] * cl[1] * cl[2] - 1, "cta rank")};
         if (!ops[1] || !release) return sema_ex_err();
         Op *op = ir_build(&s->b, OP_MBAR_ARRIVE_REMOTE, n->loc, ops, 2, NULL);
         if (strcmp(release, "cluster")) ir_attr_set_str(s->m, op, "release", release);
@@ -127,7 +131,7 @@ Ex sema_arrive(Sema *s, const Call *c)
     }
     Value *ops[2] = {b, NULL};
     if (npos == 2) {
-        ops[1] = sema_coerce(s, sema_expr_hint(s, n->list[1], T(TY_I32)), T(TY_I32), n->list[1]->loc, "byte count");
+        ops[1] = sema_i32_in(s, n->list[1], 0, MBAR_MAX_TX, "byte count");
         if (!ops[1]) return sema_ex_err();
     }
     Op *op = ir_build(&s->b, c->bi->op, n->loc, ops, npos == 2 ? 2 : 1, NULL);
@@ -140,7 +144,7 @@ Ex sema_expect_tx(Sema *s, const Call *c)
 {
     const Node *n = c->n;
     Value *ops[2] = {sema_mbar_operand(s, n->list[0], n->name),
-                     sema_coerce(s, sema_expr_hint(s, n->list[1], T(TY_I32)), T(TY_I32), n->list[1]->loc, "byte count")};
+                     sema_i32_in(s, n->list[1], 0, MBAR_MAX_TX, "byte count")};
     if (!ops[0] || !ops[1]) return sema_ex_err();
     ir_build(&s->b, OP_MBAR_EXPECT_TX, n->loc, ops, 2, NULL);
     return sema_ex_none();
@@ -272,6 +276,15 @@ Ex sema_tma_copy(Sema *s, const Call *c)
         diag_error(s->diag, n->list[2]->loc, "tma.copy() moves a positive multiple of 16 bytes, not %lld", (long long)be.c.i);
         return sema_ex_err();
     }
+    /* a whole shared tile bounds the copy; into shared memory, so does the barrier's 20-bit tx-count */
+    const Type *whole = load ? dt : st;
+    int64_t room = whole->kind == TY_SMEM && !ir_type_smem_is_dynamic(whole) ? ir_type_smem_bytes(whole) : INT64_MAX;
+    if (load && room > MBAR_MAX_TX) room = MBAR_MAX_TX;
+    if (be.is_const && !be.c.is_float && be.c.i > room) {
+        diag_error(s->diag, n->list[2]->loc, "tma.copy() of %lld bytes: at most %lld fit %s", (long long)be.c.i,
+                   (long long)room, room == MBAR_MAX_TX ? "an mbarrier's transaction count" : "the shared tile");
+        return sema_ex_err();
+    }
     Value *bytes = sema_coerce(s, be, T(TY_I32), n->list[2]->loc, "byte count");
     if (!bytes) return sema_ex_err();
     if (load) {
@@ -326,7 +339,8 @@ Ex sema_tma_load(Sema *s, const Call *c)
     }
     k++;
     if (named[0]) {
-        ops[k] = sema_coerce(s, sema_expr_hint(s, named[0], T(TY_I32)), T(TY_I32), named[0]->loc, "multicast mask");
+        const int64_t *cl = s->b.k->cluster;   /* a bit per CTA of the cluster */
+        ops[k] = sema_i32_in(s, named[0], 1, ((int64_t)1 << (cl[0] * cl[1] * cl[2])) - 1, "multicast mask");
         if (!ops[k++]) return sema_ex_err();
     }
     const char *cache = NULL;

@@ -41,7 +41,7 @@ Ex sema_mapa(Sema *s, const Call *c)
                    t && t->kind == TY_MBAR && t->rank ? " (index the array: bar[i])" : "");
         return sema_ex_err();
     }
-    Value *ops[2] = {x.v, sema_coerce(s, sema_expr_hint(s, n->list[1], T(TY_I32)), T(TY_I32), n->list[1]->loc, "cta rank")};
+    Value *ops[2] = {x.v, sema_i32_in(s, n->list[1], 0, cl[0] * cl[1] * cl[2] - 1, "cta rank")};
     if (!ops[1]) return sema_ex_err();
     return sema_ex_val(ir_build1(&s->b, OP_MAPA, n->loc, ops, 2, rt));
 }

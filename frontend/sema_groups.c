@@ -96,10 +96,17 @@ void sema_group_stmt(Sema *s, const Node *n)
         if (!sema_const_int(s, n->a, &lo, "a warp index")) return;
         if (n->op == TK_WARPS) {
             if (!sema_const_int(s, n->b, &hi, "a warp index")) return;
-        } else if (n->op == TK_WARPGROUP) {
+        }
+        if (lo < -(1 << 20) || lo > (1 << 20) || hi < -(1 << 20) || hi > (1 << 20)) {
+            /* far outside any block (and the arithmetic below stays in range) */
+            diag_error(s->diag, n->loc, "warp index %lld is not inside the enclosing group (warps %d .. %d)",
+                       (long long)(lo < -(1 << 20) || lo > (1 << 20) ? lo : hi), outer->lo, outer->hi - 1);
+            return;
+        }
+        if (n->op == TK_WARPGROUP) {
             lo *= 4;
             hi = lo + 4;
-        } else hi = lo + 1;
+        } else if (n->op == TK_WARP) hi = lo + 1;
         if (lo < outer->lo || hi > outer->hi || lo >= hi) {
             diag_error(s->diag, n->loc, "warps %lld .. %lld are not inside the enclosing group (warps %d .. %d)",
                        (long long)lo, (long long)hi - 1, outer->lo, outer->hi - 1);

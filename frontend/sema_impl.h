@@ -19,6 +19,18 @@
 
 /* ================================ sema.c ================================ */
 
+/* A hash map from names to pointers (open addressing, linear probing). Keys are not copied: they
+ * must outlive the map (symbol names in the module's arena, names in the AST). */
+typedef struct NameMap {
+    const char **keys;   /* cap slots; NULL: empty */
+    void **vals;
+    uint32_t cap, n;     /* cap is 0 or a power of two; n keys are in use */
+} NameMap;
+
+void **sema_map_slot(NameMap *m, const char *key);    /* key's value slot, added (NULL) when new */
+void *sema_map_get(const NameMap *m, const char *key); /* NULL when absent */
+void sema_map_free(NameMap *m);
+
 typedef enum SymKind {
     SYM_CONST,           /* const NAME = ...: c and type hold the value (type NULL: untyped) */
     SYM_LET,             /* let, a parameter, a shared tile, an mbarrier: value is its SSA value */
@@ -45,7 +57,9 @@ struct Sym {
     CVal c;              /* const: the value; named barrier: c.i = its id */
     int bar_threads;     /* named barrier: the threads that must arrive */
     int depth;           /* scope depth it was declared at */
-    Sym *prev;           /* next-outer symbol in the chain */
+    Sym *prev;           /* the symbol declared before it (Sema.syms, innermost scope first) */
+    Sym *shadowed;       /* the declaration of the same name it hides, or NULL */
+    unsigned scan;       /* sema_assigned_vars: the scan that last found it assigned */
 };
 
 /* An expression's result. */
@@ -79,7 +93,13 @@ typedef struct Sema {
     Module *m;           /* the module being built */
     DiagCtx *diag;       /* where every diagnostic goes */
     Builder b;           /* b.k == NULL outside kernels: only constants can be evaluated */
-    Sym *syms;           /* innermost first */
+    Sym *syms;           /* every symbol in scope, the latest declared first */
+    NameMap names;       /* name -> the innermost symbol of that name (sema_lookup) */
+    NameMap kernels;     /* kernel name -> its N_KERNEL, for duplicate definitions */
+    int dry;             /* inside code that is checked but never runs (sema.c: Dry) */
+    struct SymUndo *undo;/* while dry: symbol values to restore, in the order they changed */
+    int nundo, capundo;
+    unsigned scan;       /* sema_assigned_vars: the number of the latest scan */
     int depth;           /* current scope depth (0: file scope) */
     Arena *arena;        /* symbols (the module's arena) */
     LoopCtx *loop;       /* the innermost loop break/continue may leave, or NULL */
@@ -92,6 +112,8 @@ typedef struct Sema {
     int warned_unreachable; /* the current block's unreachable code was reported once already */
     Sym *dynamic_smem;   /* the kernel's dynamic shared tile, or NULL */
     const Node *kbody;   /* the body of the kernel being checked (shared tiles choose swizzles from their uses) */
+    const Node *uses_of; /* the body `uses` was made for (sema_shared.c), or NULL */
+    NameMap uses;        /* name -> how that body uses a shared tile of that name (sema_shared.c) */
 } Sema;
 
 /* The scalar type of kind k: T(TY_I32). Short because nearly every check names one. */
@@ -109,6 +131,9 @@ Ex sema_ex_int(int64_t v, const Type *t);           /* an integer constant; t NU
 
 Sym *sema_lookup(Sema *s, const char *name);        /* innermost first; NULL when undeclared */
 Sym *sema_declare(Sema *s, const char *name, SymKind kind, Loc loc);   /* reports a redeclaration */
+/* Gives an existing `var` (or a symbol declared before the current statement) a new value; code
+ * that never runs gets it back afterwards. Fresh declarations set Sym.value directly. */
+void sema_set_value(Sema *s, Sym *y, Value *v);
 int sema_is_pow2(int64_t v);
 
 /* Expressions: the hint is the type the context expects (untyped constants take it), or NULL. */
@@ -116,6 +141,12 @@ Ex sema_expr(Sema *s, const Node *n);
 Ex sema_expr_hint(Sema *s, const Node *n, const Type *hint);
 /* A compile-time integer (shapes, counts); 0 after a located error naming `what`. */
 int sema_const_int(Sema *s, const Node *n, int64_t *out, const char *what);
+/* An i32 operand (an index, a CTA rank, a byte count): a constant outside lo..hi is an error naming
+ * `what`. NULL after an error. */
+Value *sema_i32_in(Sema *s, const Node *n, int64_t lo, int64_t hi, const char *what);
+/* Whether a register tile of this shape fits IR_MAX_TILE_ELEMS and, computed in the current thread
+ * group, IR_MAX_THREAD_VALUES per thread; a located error at loc when not. */
+int sema_tile_fits(Sema *s, Loc loc, int rank, const int64_t *shape);
 /* The dims of a tile shape (each a constant power of two): 0 after an error. */
 int sema_resolve_shape(Sema *s, const Node *dims, int64_t *shape, int *rank);
 /* 1 inside a kernel; otherwise reports "not a compile-time constant" at loc and returns 0. */

@@ -3,8 +3,8 @@
  *
  * The one idea: a shared tile's swizzle is chosen from how the kernel body uses it, before any of
  * those uses is checked. A tile written with swizzle(W) keeps W; otherwise a scan of the kernel's
- * AST (ast_uses) finds whether an mma reads it (it gets the swizzle its rows need for the wgmma
- * descriptor and TMA to agree) or whether it is a staging tile that only whole-tile stores write
+ * AST (tile_uses: one walk per kernel, for all its tiles) finds whether an mma reads it (it gets
+ * the swizzle its rows need for the wgmma descriptor and TMA to agree) or whether it is a staging tile that only whole-tile stores write
  * and TMA tensor copies move (rows go in 128-byte swizzled column spans, or 32/64-byte swizzles,
  * so that a warp's row stores spread over the banks). A swizzled tile is 1024-byte aligned, any
  * other 128-byte aligned, for TMA.
@@ -13,51 +13,55 @@
 
 #include "sema_impl.h"
 
-/* The OR over every node of the AST n of use(node, name): how the kernel body uses the shared tile
- * `name` (sema_shared_stmt chooses its swizzle from that). */
-static int ast_uses(const Node *n, const char *name, int (*use)(const Node *, const char *))
-{
-    if (!n) return 0;
-    int u = use(n, name) | ast_uses(n->a, name, use) | ast_uses(n->b, name, use) | ast_uses(n->c, name, use) |
-            ast_uses(n->d, name, use);
-    for (int i = 0; i < n->nlist; i++) u |= ast_uses(n->list[i], name, use);
-    return u;
-}
+/* How the kernel body uses a shared tile, as bits of Sema.uses (by the tile's name). */
+enum {
+    USE_MMA = 1,         /* the first or second argument of mma(...) */
+    USE_TMA_TENSOR = 2,  /* moved by a tensor copy: tma.load's first argument, tma.store's or tma.reduce_add's second */
+    USE_TMA_COPY = 4,    /* an argument of tma.copy (plain bytes) */
+    USE_STORE = 8,       /* a whole-tile store(NAME, ...) */
+};
 
-/* Whether argument x of a call is the shared tile `name` (NAME, or a stage NAME[s]). */
-static int names_tile(const Node *x, const char *name)
+/* Adds `bit` to the uses of the tile an argument names (NAME, or a stage NAME[s]). */
+static void add_use(NameMap *uses, const Node *x, unsigned bit)
 {
     if (x && x->kind == N_INDEX) x = x->a;
-    return x && x->kind == N_NAME && strcmp(x->name, name) == 0;
+    if (!x || x->kind != N_NAME) return;
+    void **v = sema_map_slot(uses, x->name);
+    *v = (void *)((uintptr_t)*v | bit);
 }
 
-/* mma(...) with `name` as its first or second argument: the tile gets the swizzle its rows need. */
-static int mma_use(const Node *n, const char *name)
+/* The uses in the AST n (recursing: the parser bounds its depth). */
+static void collect_uses(NameMap *uses, const Node *n)
 {
-    if (n->kind != N_CALL || n->a || !n->name || strcmp(n->name, "mma") != 0) return 0;
-    return (n->nlist > 0 && names_tile(n->list[0], name)) || (n->nlist > 1 && names_tile(n->list[1], name));
-}
-
-/* tma.* calls: bit 0 when a tensor copy (tma.load / tma.store / tma.reduce_add) moves `name`, bit 1
- * when tma.copy (plain bytes) does. */
-static int tma_use(const Node *n, const char *name)
-{
-    if (n->kind != N_CALL || !n->a || n->a->kind != N_NAME || strcmp(n->a->name, "tma") != 0 || !n->name) return 0;
-    int load = strcmp(n->name, "load") == 0, store = strcmp(n->name, "store") == 0 || strcmp(n->name, "reduce_add") == 0;
-    int copy = strcmp(n->name, "copy") == 0, u = 0;
-    for (int i = 0; i < n->nlist && i < 2; i++) {
-        if (!names_tile(n->list[i], name)) continue;
-        if ((load && i == 0) || (store && i == 1)) u |= 1;
-        if (copy) u |= 2;
+    if (!n) return;
+    if (n->kind == N_CALL && n->name) {
+        int tma = n->a && n->a->kind == N_NAME && strcmp(n->a->name, "tma") == 0;
+        if (!n->a && strcmp(n->name, "mma") == 0)
+            for (int i = 0; i < n->nlist && i < 2; i++) add_use(uses, n->list[i], USE_MMA);
+        if (!n->a && strcmp(n->name, "store") == 0 && n->nlist >= 1) add_use(uses, n->list[0], USE_STORE);
+        if (tma && strcmp(n->name, "load") == 0 && n->nlist >= 1) add_use(uses, n->list[0], USE_TMA_TENSOR);
+        if (tma && (strcmp(n->name, "store") == 0 || strcmp(n->name, "reduce_add") == 0) && n->nlist >= 2)
+            add_use(uses, n->list[1], USE_TMA_TENSOR);
+        if (tma && strcmp(n->name, "copy") == 0)
+            for (int i = 0; i < n->nlist && i < 2; i++) add_use(uses, n->list[i], USE_TMA_COPY);
     }
-    return u;
+    collect_uses(uses, n->a);
+    collect_uses(uses, n->b);
+    collect_uses(uses, n->c);
+    collect_uses(uses, n->d);
+    for (int i = 0; i < n->nlist; i++) collect_uses(uses, n->list[i]);
 }
 
-/* A whole-tile store(NAME, ...) or store(NAME[s], ...). */
-static int store_use(const Node *n, const char *name)
+/* How the kernel body uses the shared tile `name`: USE_* bits, from one walk of the body per
+ * kernel (not one per declaration). */
+static unsigned tile_uses(Sema *s, const char *name)
 {
-    return n->kind == N_CALL && !n->a && n->name && strcmp(n->name, "store") == 0 && n->nlist >= 1 &&
-           names_tile(n->list[0], name);
+    if (s->uses_of != s->kbody) {
+        sema_map_free(&s->uses);
+        collect_uses(&s->uses, s->kbody);
+        s->uses_of = s->kbody;
+    }
+    return (unsigned)(uintptr_t)sema_map_get(&s->uses, name);
 }
 
 /* shared NAME: T[dims] [swizzle(W)] [stages(S)] [align(N)];, shared NAME: T[] dynamic; and
@@ -120,6 +124,12 @@ void sema_shared_stmt(Sema *s, const Node *n)
             return;
         }
         bytes *= shape[i];
+        /* far past any GPU's shared memory (smem-layout reports the real limit), and keeps the sizes
+         * of later passes in range */
+        if (bytes > (1 << 30)) {
+            diag_error(s->diag, dims->list[i]->loc, "shared tile '%s' has more than %d bytes", n->name, 1 << 30);
+            return;
+        }
     }
     for (int i = 0; i < n->nlist; i++) {
         const Node *a = n->list[i];
@@ -154,13 +164,14 @@ void sema_shared_stmt(Sema *s, const Node *n)
     }
     int pinned = 0;
     for (int i = 0; i < n->nlist; i++) pinned |= !n->list[i]->op && strcmp(n->list[i]->name, "swizzle") == 0;
-    if (!pinned && !dynamic && dims->nlist == 2 && ast_uses(s->kbody, n->name, mma_use)) {
+    unsigned uses = pinned || dynamic ? 0 : tile_uses(s, n->name);
+    if (!pinned && !dynamic && dims->nlist == 2 && (uses & USE_MMA)) {
         /* an mma operand: the swizzle that spans one row, as the wgmma descriptor and TMA both need */
         int64_t row = bytes / shape[0];
         if (row == 32 || row == 64 || row == 128) swizzle = row;
         else if (row % 128 == 0 && shape[0] % 8 == 0) swizzle = 128;   /* column spans */
     } else if (!pinned && !dynamic && dims->nlist >= 2 && (!align || align >= 1024) &&
-               ast_uses(s->kbody, n->name, tma_use) == 1 && ast_uses(s->kbody, n->name, store_use)) {
+               (uses & (USE_TMA_TENSOR | USE_TMA_COPY)) == USE_TMA_TENSOR && (uses & USE_STORE)) {
         /* written by whole-tile stores and moved by TMA tensor copies only (an epilogue's staging
          * tile): rows of 128 bytes or more go in 128-byte swizzled column spans (docs/LANGUAGE.md
          * §12), rows of 32 or 64 bytes get that swizzle, so that the row-by-row stores of a warp

@@ -3,7 +3,8 @@
  *
  * A register tile is a value of the block: every thread holds part of it, and lower-tiles picks
  * the layout later, so nothing here depends on threads or targets. What is checked is shape and
- * type: a tile's dims are compile-time powers of two (at most 2^20 elements), a view position has
+ * type: a tile's dims are compile-time powers of two (at most 2^20 elements, and at most 4096 per
+ * thread of the group that computes it: sema_tile_fits), a view position has
  * one index per dim of the view, and elementwise math unifies its operands as binary operators do
  * (an untyped constant takes the other operand's type; a scalar is splatted to a tile).
  */
@@ -44,19 +45,13 @@ static Ex shared_tile_access(Sema *s, const Node *n, Ex buf, int is_store)
                    "element by element", n->name);
         return sema_ex_err();
     }
-    int64_t numel = 1;
-    for (int d = 0; d < st->rank; d++) {
-        numel *= st->shape[d];
+    for (int d = 0; d < st->rank; d++)
         if (!sema_is_pow2(st->shape[d])) {
             diag_error(s->diag, n->list[0]->loc, "%s() of a shared tile needs power-of-two dims (a register tile's), but "
                        "dim %d is %lld", n->name, d, (long long)st->shape[d]);
             return sema_ex_err();
         }
-    }
-    if (numel > (1 << 20)) {
-        diag_error(s->diag, n->list[0]->loc, "%s(): the shared tile has more than %d elements", n->name, 1 << 20);
-        return sema_ex_err();
-    }
+    if (!sema_tile_fits(s, n->list[0]->loc, st->rank, st->shape)) return sema_ex_err();
     const Type *tt = ir_type_tile(s->m, st->elem, st->rank, st->shape);
     if (!is_store) {
         if (!sema_nargs_ok(s, n, 1, 1)) return sema_ex_err();

@@ -77,10 +77,13 @@ typedef enum tile_stage {
     TILE_STAGE_HSACO = 8,       /* AMD targets: the linked code object (binary); needs assemble = 1 */
 } tile_stage;
 
-/* Overrides a top-level `const NAME = ...;` of the source, like -DNAME=VALUE on the command line. */
+/* Overrides a top-level `const NAME = ...;` of the source, like -DNAME=VALUE on the command line.
+ * A value that is not a number, a name given twice in one compile or a name the source has no
+ * const for makes tile_compile return TILE_ERROR_COMPILE, the diagnostics naming the define. */
 typedef struct tile_define {
     const char *name;
-    const char *value;      /* an integer (decimal or 0x hex) or a floating-point literal */
+    const char *value;      /* one literal of the language, optionally signed: an integer (decimal,
+                             * 0x hex, 0b binary, `_` separators) or a finite floating-point number */
 } tile_define;
 
 /* Optimisation levels. 0, what a zero-initialised tile_compile_options holds, is the default. */
@@ -126,8 +129,11 @@ typedef struct tile_diagnostic {
 } tile_diagnostic;
 
 /* Compiles `len` bytes of `source` (need not be NUL-terminated; `filename` names it in
- * diagnostics). On TILE_SUCCESS and TILE_ERROR_COMPILE/ASSEMBLE, *out receives a program that the
- * caller destroys. opts may be NULL (sm_90a, -O2). */
+ * diagnostics; at most TILE_MAX_SOURCE_BYTES, else TILE_ERROR_INVALID_ARGUMENT). On TILE_SUCCESS and
+ * TILE_ERROR_COMPILE/ASSEMBLE, *out receives a program that the caller destroys. opts may be NULL
+ * (sm_90a, -O2). A program is a handle: every call refuses one that was destroyed (or never made by
+ * tile_compile) with a neutral answer instead of reading it. */
+#define TILE_MAX_SOURCE_BYTES ((size_t)0xFFFFFFFEu)
 TILE_API tile_status tile_compile(const char *source, size_t len, const char *filename,
                          const tile_compile_options *opts, tile_program **out);
 TILE_API void tile_program_destroy(tile_program *p);
@@ -246,7 +252,9 @@ typedef struct tile_sim_options {
     tile_sim_schedule schedule;
     int race_check;             /* 1 (default): report shared-memory races with both source locations */
     const char *trace_path;     /* a Chrome/Perfetto trace (JSON) of the next launches; NULL: none */
-    uint64_t max_steps;         /* thread steps before a launch is stopped as runaway; 0: 2^32 */
+    uint64_t max_steps;         /* thread steps before a launch is stopped as runaway; 0: 2^30. A grid of
+                                 * more clusters than this is refused (TILE_ERROR_LAUNCH_CONFIG) */
+    uint64_t timeout_ms;        /* wall-clock time before a launch is stopped as runaway; 0: 120000 */
 } tile_sim_options;
 
 /* The defaults above. */

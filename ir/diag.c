@@ -92,11 +92,12 @@ static const DiagSource *find_source(const DiagCtx *d, const char *name)
 static void render_line(const DiagSource *s, uint32_t line, uint32_t col, StrBuf *sb)
 {
     const char *p = s->text, *end = s->text + s->len;
+    /* lines end at LF, CR LF or a lone CR, as the .tile lexer counts them */
     for (uint32_t l = 1; l < line && p < end; p++)
-        if (*p == '\n') l++;
-    if (p > end || (p == end && line > 1 && p[-1] == '\n' && col > 1)) return;
+        if (*p == '\n' || (*p == '\r' && (p + 1 == end || p[1] != '\n'))) l++;
+    if (p > end || (p == end && line > 1 && (p[-1] == '\n' || p[-1] == '\r') && col > 1)) return;
     const char *e = p;
-    while (e < end && *e != '\n') e++;
+    while (e < end && *e != '\n' && *e != '\r') e++;
     size_t n = (size_t)(e - p), start = 0, c = col ? col - 1 : 0;
     if (c > n) c = n;
     enum { WIDTH = 160 };

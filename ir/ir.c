@@ -5,12 +5,14 @@
  * equality is pointer equality everywhere. Use counts are kept by the helpers here, so passes can
  * ask "is this value used" without a scan.
  */
+#include <pthread.h>
 #include <string.h>
 
 #include "ir.h"
 
 const OpInfo ir_op_info[OP_COUNT] = {
-#define OP(e, name, nopnd, nres, nreg, props, targets) {name, nopnd, nres, nreg, props, targets},
+#define OP(e, name, nopnd, nres, nreg, props, targets, opkinds, reskinds) \
+    {name, nopnd, nres, nreg, props, targets, opkinds, reskinds},
 #include "ops.def"
 #undef OP
 };
@@ -34,9 +36,148 @@ const AttrInfo ir_attr_info[A_COUNT] = {
 
 int ir_op_lookup(const char *name, size_t len)
 {
-    for (int i = 0; i < OP_COUNT; i++)
-        if (strlen(ir_op_info[i].name) == len && memcmp(ir_op_info[i].name, name, len) == 0) return i;
+    if (!len) return -1;
+    for (int i = 0; i < OP_COUNT; i++) {
+        const char *n = ir_op_info[i].name;
+        if (n[0] == name[0] && strncmp(n, name, len) == 0 && n[len] == 0) return i;
+    }
     return -1;
+}
+
+/* ---- value kinds (ops.def's kind columns) ---- */
+
+static const struct { const char *word; unsigned kind; const char *said; } kind_words[] = {
+    {"i1", IR_K_I1, "i1"}, {"i32", IR_K_I32, "i32"}, {"i64", IR_K_I64, "i64"}, {"u64", IR_K_U64, "u64"},
+    {"scalar", IR_K_SCALAR, "a scalar"}, {"elt", IR_K_ELT, "a number (scalar, tile or vec)"}, {"ptr", IR_K_PTR, "a ptr"},
+    {"view", IR_K_VIEW, "a view"}, {"tile", IR_K_TILE, "a tile"}, {"vec", IR_K_VEC, "a vec"},
+    {"smem", IR_K_SMEM, "an smem tile"}, {"mbar", IR_K_MBAR, "an mbar"}, {"tma", IR_K_TMA, "a TMA descriptor"},
+    {"parity", IR_K_PARITY, "a parity"}, {"any", IR_K_ANY, "a value of any type"},
+};
+enum { NKIND_WORDS = sizeof kind_words / sizeof kind_words[0] };
+
+/* value := [role ":"] word ("|" word)* ["*" | "+" | "?"]; column := [value (" " value)*], where
+ * only the last values may carry "?" and only the last "*" or "+". */
+int ir_sig_decode(const char *text, IrSig *sig)
+{
+    *sig = (IrSig){.npos = 0, .min = 0, .max = 0};
+    int optional = 0, repeat = 0;
+    for (const char *p = text; *p;) {
+        if (*p == ' ') {
+            p++;
+            continue;
+        }
+        if (repeat || sig->npos == IR_SIG_MAX) return 0;
+        size_t rn = strcspn(p, ": ");
+        if (p[rn] == ':') {
+            if (!rn || rn > 255) return 0;
+            sig->role[sig->npos] = p;
+            sig->role_len[sig->npos] = (uint8_t)rn;
+            p += rn + 1;
+        }
+        unsigned kinds = 0;
+        for (;;) {
+            size_t n = strcspn(p, "|*+? ");
+            int w = 0;
+            while (w < NKIND_WORDS && !(strlen(kind_words[w].word) == n && memcmp(kind_words[w].word, p, n) == 0)) w++;
+            if (w == NKIND_WORDS) return 0;
+            kinds |= kind_words[w].kind;
+            p += n;
+            if (*p != '|') break;
+            p++;
+        }
+        sig->kinds[sig->npos++] = kinds;
+        if (*p == '*' || *p == '+') {
+            repeat = 1;
+            if (*p == '+' && !optional) sig->min++;
+            p++;
+        } else if (*p == '?') {
+            optional = 1;
+            p++;
+        } else if (optional) {
+            return 0;   /* a required value after an optional one */
+        } else {
+            sig->min++;
+        }
+        if (*p && *p != ' ') return 0;
+    }
+    sig->max = repeat ? UINT32_MAX : sig->npos;
+    return 1;
+}
+
+/* The decoded columns of every op, made once per process (the verifier and the parser ask per op). */
+static IrSig op_sigs[OP_COUNT][2];
+static pthread_once_t op_sigs_once = PTHREAD_ONCE_INIT;
+
+static void decode_op_sigs(void)
+{
+    for (int c = 0; c < OP_COUNT; c++)
+        if (!ir_sig_decode(ir_op_info[c].operand_kinds, &op_sigs[c][0]) ||
+            !ir_sig_decode(ir_op_info[c].result_kinds, &op_sigs[c][1]))
+            ir_unreachable("malformed kind column in ops.def");
+}
+
+void ir_op_sig(OpCode code, const IrSig **operands, const IrSig **results)
+{
+    if ((unsigned)code >= OP_COUNT) ir_unreachable("ir_op_sig of an invalid op code");
+    pthread_once(&op_sigs_once, decode_op_sigs);
+    if (operands) *operands = &op_sigs[code][0];
+    if (results) *results = &op_sigs[code][1];
+}
+
+unsigned ir_sig_kinds(const IrSig *sig, uint32_t i)
+{
+    if (!sig->npos) return 0;
+    return sig->kinds[i < sig->npos ? i : sig->npos - 1];
+}
+
+void ir_sig_value_print(const IrSig *sig, const char *what, uint32_t i, StrBuf *sb)
+{
+    sb_printf(sb, "%s %u", what, i);
+    uint32_t pos = sig->npos && i >= sig->npos ? sig->npos - 1 : i;
+    if (pos < sig->npos && sig->role[pos]) sb_printf(sb, " (%.*s)", (int)sig->role_len[pos], sig->role[pos]);
+}
+
+void ir_sig_count_print(const IrSig *sig, StrBuf *sb)
+{
+    if (sig->max == sig->min) sb_printf(sb, "%u", sig->min);
+    else if (sig->max == UINT32_MAX) sb_printf(sb, "at least %u", sig->min);
+    else sb_printf(sb, "%u to %u", sig->min, sig->max);
+}
+
+int ir_type_in_kinds(const Type *t, unsigned kinds)
+{
+    if (!t || t->kind == TY_VOID) return 0;
+    if (kinds & IR_K_ANY) return 1;
+    switch (t->kind) {
+    case TY_I1: if (kinds & IR_K_I1) return 1; break;
+    case TY_I32: if (kinds & IR_K_I32) return 1; break;
+    case TY_I64: if (kinds & IR_K_I64) return 1; break;
+    case TY_U64: if (kinds & IR_K_U64) return 1; break;
+    case TY_PTR: return (kinds & IR_K_PTR) != 0;
+    case TY_VIEW: return (kinds & IR_K_VIEW) != 0;
+    case TY_SMEM: return (kinds & IR_K_SMEM) != 0;
+    case TY_MBAR: return (kinds & IR_K_MBAR) != 0;
+    case TY_TMA: return (kinds & IR_K_TMA) != 0;
+    case TY_PARITY: return (kinds & IR_K_PARITY) != 0;
+    case TY_TILE:
+    case TY_VEC:
+        if (kinds & (t->kind == TY_TILE ? IR_K_TILE : IR_K_VEC)) return 1;
+        return (kinds & IR_K_ELT) && t->elem && ir_type_is_scalar(t->elem);
+    default: break;
+    }
+    return ir_type_is_scalar(t) && (kinds & (IR_K_SCALAR | IR_K_ELT));
+}
+
+void ir_kinds_print(unsigned kinds, StrBuf *sb)
+{
+    int n = 0, total = 0;
+    for (int w = 0; w < NKIND_WORDS; w++) total += (kinds & kind_words[w].kind) != 0;
+    for (int w = 0; w < NKIND_WORDS; w++) {
+        if (!(kinds & kind_words[w].kind)) continue;
+        if (n) sb_puts(sb, n + 1 == total ? " or " : ", ");
+        sb_puts(sb, kind_words[w].said);
+        n++;
+    }
 }
 
 /* ---- types ---- */
@@ -67,17 +208,46 @@ const Type *ir_type_scalar(TypeKind k)
     return &scalar_types[k];
 }
 
+static int same_type(const Type *a, const Type *b)
+{
+    return a->kind == b->kind && a->elem == b->elem && a->space == b->space && a->rank == b->rank &&
+           memcmp(a->shape, b->shape, sizeof a->shape) == 0 && a->stages == b->stages && a->swizzle == b->swizzle;
+}
+
+static uint64_t hash_type(const Type *t)
+{
+    uint64_t h = 1469598103934665603ull;
+    uint64_t parts[5 + IR_MAX_RANK] = {(uint64_t)t->kind, (uint64_t)(uintptr_t)t->elem, (uint64_t)t->space,
+                                       (uint64_t)t->rank, (uint64_t)t->stages << 32 | (uint32_t)t->swizzle};
+    for (int i = 0; i < IR_MAX_RANK; i++) parts[5 + i] = (uint64_t)t->shape[i];
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) h = (h ^ parts[i]) * 1099511628211ull ^ (h >> 29);
+    return h;
+}
+
+/* The module's interned types: a hash set (open addressing, power-of-two capacity, in the arena)
+ * over the list m->types, so interning costs the same with a thousand types as with ten. */
 static const Type *intern(Module *m, const Type *proto)
 {
-    for (const Type *t = m->types; t; t = t->next)
-        if (t->kind == proto->kind && t->elem == proto->elem && t->space == proto->space &&
-            t->rank == proto->rank && memcmp(t->shape, proto->shape, sizeof t->shape) == 0 &&
-            t->stages == proto->stages && t->swizzle == proto->swizzle)
-            return t;
+    if ((m->ntypes + 1) * 2 > m->type_cap) {
+        uint32_t cap = m->type_cap ? m->type_cap * 2 : 64;
+        const Type **slots = ARENA_ARRAY(&m->arena, const Type *, cap);
+        for (const Type *t = m->types; t; t = t->next) {
+            uint32_t i = (uint32_t)hash_type(t) & (cap - 1);
+            while (slots[i]) i = (i + 1) & (cap - 1);
+            slots[i] = t;
+        }
+        m->type_slots = slots;
+        m->type_cap = cap;
+    }
+    uint32_t i = (uint32_t)hash_type(proto) & (m->type_cap - 1);
+    for (; m->type_slots[i]; i = (i + 1) & (m->type_cap - 1))
+        if (same_type(m->type_slots[i], proto)) return m->type_slots[i];
     Type *t = ARENA_NEW(&m->arena, Type);
     *t = *proto;
     t->next = m->types;
     m->types = t;
+    m->type_slots[i] = t;
+    m->ntypes++;
     return t;
 }
 
@@ -319,11 +489,20 @@ Value *ir_value_new(Module *m, Kernel *k, const Type *type, const char *name)
     return v;
 }
 
+/* Whether an array of n elements grown one at a time by the helpers below is full: its capacity is
+ * 4 up to 4 elements, then the next power of two (so appending n elements copies O(n) in all). */
+static int array_full(uint32_t n)
+{
+    return n == 0 || (n >= 4 && (n & (n - 1)) == 0);
+}
+
 Value *ir_kernel_add_param(Module *m, Kernel *k, const char *name, const Type *type)
 {
-    Param *np = ARENA_ARRAY(&m->arena, Param, k->nparams + 1);
-    if (k->nparams) memcpy(np, k->params, sizeof *np * k->nparams);
-    k->params = np;
+    if (array_full(k->nparams)) {
+        Param *np = ARENA_ARRAY(&m->arena, Param, k->nparams ? k->nparams * 2 : 4);
+        if (k->nparams) memcpy(np, k->params, sizeof *np * k->nparams);
+        k->params = np;
+    }
     Param *p = &k->params[k->nparams++];
     p->name = arena_strdup(&m->arena, name);
     p->value = ir_block_add_arg(m, k, k->body.first, type, name);
@@ -344,9 +523,11 @@ Block *ir_region_entry(Region *r) { return r->first; }
 Value *ir_block_add_arg(Module *m, Kernel *k, Block *b, const Type *type, const char *name)
 {
     Value *v = ir_value_new(m, k, type, name);
-    Value **na = ARENA_ARRAY(&m->arena, Value *, b->nargs + 1);
-    if (b->nargs) memcpy(na, b->args, sizeof *na * b->nargs);
-    b->args = na;
+    if (array_full(b->nargs)) {
+        Value **na = ARENA_ARRAY(&m->arena, Value *, b->nargs ? b->nargs * 2 : 4);
+        if (b->nargs) memcpy(na, b->args, sizeof *na * b->nargs);
+        b->args = na;
+    }
     v->block = b;
     v->index = b->nargs;
     b->args[b->nargs++] = v;

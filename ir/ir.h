@@ -258,6 +258,16 @@ typedef enum AddrSpace { AS_GLOBAL, AS_SHARED, AS_CLUSTER, AS_SYMMETRIC, AS_COUN
 
 #define IR_MAX_RANK 5
 
+/* The register tiles every target can emit (docs/LANGUAGE.md §4.3): at most IR_MAX_TILE_ELEMS
+ * elements, and at most IR_MAX_THREAD_VALUES values per thread in the blocked layout (the
+ * elements over the threads of the group that computes the tile, rounded up to whole vector
+ * groups). The front end reports a tile beyond them where its shape is written; lower-tiles and
+ * the back ends rely on them. A multiple of the widest vector group (16 one-byte lanes), so
+ * rounding up to whole groups cannot pass it. */
+#define IR_MAX_TILE_ELEMS (1 << 20)
+#define IR_MAX_THREAD_VALUES 4096
+_Static_assert(IR_MAX_THREAD_VALUES % 16 == 0, "a thread's values are whole vector groups of up to 16 lanes");
+
 typedef struct Type Type;
 struct Type {
     TypeKind kind;
@@ -325,7 +335,7 @@ enum {
 #define VAR (-1)
 
 typedef enum OpCode {
-#define OP(e, name, nopnd, nres, nreg, props, targets) OP_##e,
+#define OP(e, name, nopnd, nres, nreg, props, targets, opkinds, reskinds) OP_##e,
 #include "ops.def"
 #undef OP
     OP_COUNT
@@ -341,11 +351,13 @@ typedef enum OpTargets {
 
 typedef struct OpInfo {
     const char *name;  /* printed name, also the IR parser's keyword */
-    int noperands;     /* exact count or VAR */
-    int nresults;      /* exact count or VAR */
+    int noperands;     /* exact count or VAR (the least and the most: operand_kinds) */
+    int nresults;      /* exact count or VAR (the least and the most: result_kinds) */
     int nregions;
     unsigned props;
     OpTargets targets; /* the targets that have it */
+    const char *operand_kinds;   /* ops.def's kind columns: read them with ir_op_sig */
+    const char *result_kinds;
 } OpInfo;
 
 typedef struct OpTargetClass {
@@ -357,6 +369,42 @@ extern const OpInfo ir_op_info[OP_COUNT];
 extern const OpTargetClass ir_op_targets[T_COUNT];
 int ir_op_lookup(const char *name, size_t len);   /* OpCode, or -1 */
 int ir_op_legal(OpCode code, const Target *t);    /* 1 when target t has the op */
+
+/* ---- value kinds: ops.def's operand and result kind columns ---- */
+enum {
+    IR_K_I1 = 1 << 0, IR_K_I32 = 1 << 1, IR_K_I64 = 1 << 2, IR_K_U64 = 1 << 3,
+    IR_K_SCALAR = 1 << 4,   /* an integer, float or fp8 scalar */
+    IR_K_ELT = 1 << 5,      /* a scalar, or a tile or vec of one: the operands of elementwise ops */
+    IR_K_PTR = 1 << 6, IR_K_VIEW = 1 << 7, IR_K_TILE = 1 << 8, IR_K_VEC = 1 << 9, IR_K_SMEM = 1 << 10,
+    IR_K_MBAR = 1 << 11, IR_K_TMA = 1 << 12, IR_K_PARITY = 1 << 13,
+    IR_K_ANY = 1 << 14,     /* any type */
+};
+#define IR_SIG_MAX 8        /* the most values a kind column writes out */
+
+/* A decoded kind column: what each position may hold and how many values there may be. */
+typedef struct IrSig {
+    unsigned kinds[IR_SIG_MAX];   /* IR_K_* bits allowed at each written position */
+    const char *role[IR_SIG_MAX]; /* its role ("lo"), pointing into the column, or NULL */
+    uint8_t role_len[IR_SIG_MAX];
+    uint32_t npos;                /* positions written */
+    uint32_t min;                 /* the fewest values */
+    uint32_t max;                 /* the most, UINT32_MAX when the last position repeats */
+} IrSig;
+
+/* Decodes a kind column; 0 when the text is malformed (a table bug, found by the unit tests). */
+int ir_sig_decode(const char *text, IrSig *sig);
+/* The op's operand and result columns, decoded once per process (either pointer may be NULL). */
+void ir_op_sig(OpCode code, const IrSig **operands, const IrSig **results);
+/* The kinds allowed for value i (i < sig->max): its position's, or the repeated last one's. */
+unsigned ir_sig_kinds(const IrSig *sig, uint32_t i);
+/* "operand 1 (offset)": value i named for messages, appended to sb. */
+void ir_sig_value_print(const IrSig *sig, const char *what, uint32_t i, StrBuf *sb);
+/* "2", "at least 3", "1 to 2": how many values sig allows, for messages. */
+void ir_sig_count_print(const IrSig *sig, StrBuf *sb);
+/* 1 when type t (NULL: never) has one of the kinds. */
+int ir_type_in_kinds(const Type *t, unsigned kinds);
+/* "a ptr, an smem tile or an mbar": the kinds, for messages. */
+void ir_kinds_print(unsigned kinds, StrBuf *sb);
 
 /* ---- attributes.def: the typed attribute table ---- */
 typedef enum AttrType { AT_INT, AT_BOOL, AT_NUM, AT_STR, AT_INTS } AttrType;
@@ -420,7 +468,7 @@ struct Op {
 };
 
 struct Block {
-    Value **args;
+    Value **args;          /* grown by ir_block_add_arg only (its capacity follows from nargs) */
     uint32_t nargs;
     Op *first, *last;
     Region *parent;
@@ -441,7 +489,7 @@ typedef struct Param {
 struct Kernel {
     const char *name;
     Loc loc;
-    Param *params;
+    Param *params;         /* grown by ir_kernel_add_param only (its capacity follows from nparams) */
     uint32_t nparams;
     int64_t block[3];      /* block(x, y, z) launch shape; 1 for absent dims */
     int64_t cluster[3];    /* cluster(x, y, z), all 1 when absent */
@@ -450,6 +498,9 @@ struct Kernel {
     Value **values;        /* values[id]; grows as values are made */
     uint32_t nvalues, capvalues;
     Kernel *next;
+    const char *ir_file;   /* the IR file the kernel was parsed from, or NULL: a loc whose file is this very
+                            * pointer is where the parser read an op (or the kernel) written without
+                            * loc(...), shown by diagnostics and never printed back as loc(...) */
 };
 
 struct Module {
@@ -459,6 +510,8 @@ struct Module {
                             * the warp size and the accumulator layout: wgmma, tcgen05 or MFMA) */
     Kernel *first, *last;
     const Type *types;     /* interned compound types */
+    const Type **type_slots;       /* the same, as a hash set (ir.c: intern) */
+    uint32_t ntypes, type_cap;
 };
 
 Module *ir_module_new(const char *source_name);

@@ -63,6 +63,7 @@ typedef struct NameMap {
 
 typedef struct Parser {
     const char *name;        /* file name for diagnostics */
+    const char *text_file;   /* the same, in the module's arena: the file of ops' IR-text positions */
     const char *p, *end;     /* cursor */
     const char *line_start;
     uint32_t line;
@@ -76,6 +77,7 @@ typedef struct Parser {
     Arena scratch;           /* temporaries: decoded strings, attribute lists */
     NameMap values;          /* per kernel */
     NameMap kernels;         /* per module */
+    NameMap attr_names;      /* per op: the attribute names seen */
     uint32_t *live;          /* indices into values.ents of LIVE names, innermost last */
     uint32_t nlive, caplive;
     Value **vals;            /* operand list of the op being parsed */
@@ -417,9 +419,18 @@ static uint32_t map_add(NameMap *M, const char *s, size_t n, Loc loc)
     return M->nents++;
 }
 
+/* Empties the map in time proportional to its entries, not to its capacity (a map that grew for
+ * one large kernel is cleared for every small one after it). An entry's slot lies on its probe
+ * path, which no clearing here has broken for the entries not yet cleared: the search skips the
+ * emptied slots instead of stopping at them. */
 static void map_clear(NameMap *M)
 {
-    if (M->slots) memset(M->slots, 0, sizeof *M->slots * M->capslots);
+    uint32_t mask = M->capslots - 1;
+    for (uint32_t e = 0; e < M->nents; e++) {
+        uint32_t i = hash_str(M->ents[e].s, M->ents[e].len) & mask;
+        while (M->slots[i] != e + 1) i = (i + 1) & mask;
+        M->slots[i] = 0;
+    }
     M->nents = 0;
 }
 
@@ -690,10 +701,11 @@ static const Type *parse_type(Parser *P)
 
 static int parse_op(Parser *P, Block *b);
 
-/* loc := "loc(" LINE ":" COL ")"; optional */
-static int parse_loc(Parser *P, Loc *loc)
+/* loc := "loc(" LINE ":" COL ")"; optional: without it, *loc is `at`, the position in the IR text
+ * of what it belongs to, marked as such (diagnostics show it, the printer writes no loc for it). */
+static int parse_loc(Parser *P, Loc *loc, Loc at)
 {
-    *loc = (Loc){0};
+    *loc = (Loc){P->text_file, at.line, at.col};
     if (!is_word(P, "loc")) return 1;
     take(P);
     int64_t line, col;
@@ -743,20 +755,24 @@ static int parse_region(Parser *P, Region *r, Loc open)
     return 1;
 }
 
-/* attrval := INT | FLOAT | STRING | "[" [INT ("," INT)*] "]" */
-static int parse_attr_value(Parser *P, Op *op, const char *name)
+/* attrval := INT | FLOAT | STRING | "[" [INT ("," INT)*] "]"; fills a's kind and value. */
+static int parse_attr_value(Parser *P, Attr *a)
 {
     Tok t = take(P);
     if (t.kind == T_INT) {
-        ir_attr_set_int(P->m, op, name, t.i);
+        a->kind = ATTR_INT;
+        a->i = t.i;
     } else if (t.kind == T_FLOAT) {
-        ir_attr_set_float(P->m, op, name, t.f);
+        a->kind = ATTR_FLOAT;
+        a->f = t.f;
     } else if (t.kind == T_IDENT && t.len == 3 && (memcmp(t.s, "inf", 3) == 0 || memcmp(t.s, "nan", 3) == 0)) {
-        ir_attr_set_float(P->m, op, name, t.s[0] == 'i' ? INFINITY : NAN);
+        a->kind = ATTR_FLOAT;
+        a->f = t.s[0] == 'i' ? INFINITY : NAN;
     } else if (t.kind == T_STRING) {
-        char *s = decode_string(P, &P->scratch, &t);
+        char *s = decode_string(P, &P->m->arena, &t);
         if (!s) return 0;
-        ir_attr_set_str(P->m, op, name, s);
+        a->kind = ATTR_STR;
+        a->s = s;
     } else if (t.kind == T_PUNCT && t.punct == '[') {
         int64_t *v = NULL;
         int n = 0, cap = 0;
@@ -772,23 +788,37 @@ static int parse_attr_value(Parser *P, Op *op, const char *name)
             v[n++] = e.i;
         }
         take(P);
-        ir_attr_set_ints(P->m, op, name, v, n);
+        int64_t *d = ARENA_ARRAY(&P->m->arena, int64_t, n ? n : 1);
+        if (n) memcpy(d, v, sizeof *d * (size_t)n);
+        a->kind = ATTR_INTS;
+        a->ints = d;
+        a->nints = n;
     } else {
         return error_at(P, t.loc, "expected an attribute value, got %s", tok_desc(P, &t));
     }
     return 1;
 }
 
-/* attrs := "{" NAME "=" attrval ("," NAME "=" attrval)* "}"; the caller has taken the "{". */
+/* attrs := "{" NAME "=" attrval ("," NAME "=" attrval)* "}"; the caller has taken the "{".
+ * Appended in order at the end of the op's list; duplicates are found through a name map, so an op
+ * with n attributes costs O(n). */
 static int parse_attrs(Parser *P, Op *op)
 {
+    Attr **tail = &op->attrs;
+    while (*tail) tail = &(*tail)->next;
+    map_clear(&P->attr_names);
     for (int first = 1; !is_punct(P, '}'); first = 0) {
         if (!first && !expect_punct(P, ',', "between attributes")) return 0;
         Tok n = take(P);
         if (n.kind != T_IDENT) return error_at(P, n.loc, "expected an attribute name, got %s", tok_desc(P, &n));
-        char *name = arena_strndup(&P->scratch, n.s, n.len);
-        if (ir_attr_find(op, name)) return error_at(P, n.loc, "duplicate attribute '%s'", name);
-        if (!expect_punct(P, '=', "after an attribute name") || !parse_attr_value(P, op, name)) return 0;
+        if (map_find(&P->attr_names, n.s, n.len))
+            return error_at(P, n.loc, "duplicate attribute '%.*s'", (int)(n.len > 60 ? 60 : n.len), n.s);
+        map_add(&P->attr_names, n.s, n.len, n.loc);
+        Attr *a = ARENA_NEW(&P->m->arena, Attr);
+        a->name = arena_strndup(&P->m->arena, n.s, n.len);
+        if (!expect_punct(P, '=', "after an attribute name") || !parse_attr_value(P, a)) return 0;
+        *tail = a;
+        tail = &a->next;
     }
     take(P);
     return 1;
@@ -796,9 +826,24 @@ static int parse_attrs(Parser *P, Op *op)
 
 static const char *plural(int64_t n, const char *one, const char *many) { return n == 1 ? one : many; }
 
+/* n operands or results of op `name` against its kind column (ops.def): "op 'add' expects 2
+ * operands, got 1", "op 'for' expects at least 3 operands, got 1". */
+static int count_fits(Parser *P, Loc loc, const char *name, const char *what, uint32_t n, const IrSig *sig)
+{
+    if (n >= sig->min && n <= sig->max) return 1;
+    StrBuf want;
+    sb_init(&want);
+    ir_sig_count_print(sig, &want);
+    const char *w = arena_strdup(&P->scratch, want.data);
+    sb_free(&want);
+    return error_at(P, loc, "op '%s' expects %s %s%s, got %u", name, w, what,
+                    sig->min == 1 && sig->max == 1 ? "" : "s", n);
+}
+
 /* op := [results "="] NAME [operands] [attrs] [":" types] [regions] [loc] NEWLINE */
 static int parse_op(Parser *P, Block *b)
 {
+    Loc at = peek(P)->loc;
     /* results: declared now (PENDING), bound once the op and its regions are complete */
     uint32_t nres = 0, res0 = P->values.nents;
     if (peek(P)->kind == T_VALUE) {
@@ -835,12 +880,11 @@ static int parse_op(Parser *P, Block *b)
             take(P);
         }
     }
-    if (info->noperands != VAR && (int64_t)P->nvals != info->noperands)
-        return error_at(P, nt.loc, "op '%s' expects %d %s, got %u", info->name, info->noperands,
-                        plural(info->noperands, "operand", "operands"), P->nvals);
-    if (info->nresults != VAR && (int64_t)nres != info->nresults)
-        return error_at(P, nt.loc, "op '%s' expects %d %s, got %u", info->name, info->nresults,
-                        plural(info->nresults, "result", "results"), nres);
+    const IrSig *osig, *rsig;
+    ir_op_sig((OpCode)code, &osig, &rsig);
+    if (!count_fits(P, nt.loc, info->name, "operand", P->nvals, osig) ||
+        !count_fits(P, nt.loc, info->name, "result", nres, rsig))
+        return 0;
 
     const Type **rt = ARENA_ARRAY(&P->scratch, const Type *, nres ? nres : 1);
     Op *op = ir_op_new(P->m, P->k, (OpCode)code, (Loc){0}, P->vals, P->nvals, rt, nres);
@@ -896,7 +940,7 @@ static int parse_op(Parser *P, Block *b)
     if (nreg != op->nregions)
         return error_at(P, peek(P)->loc, "op '%s' expects %u %s, got %u", info->name, op->nregions,
                         plural(op->nregions, "region", "regions"), nreg);
-    if (!parse_loc(P, &op->loc) || !expect_nl(P, "after an op")) return 0;
+    if (!parse_loc(P, &op->loc, at) || !expect_nl(P, "after an op")) return 0;
     for (uint32_t i = 0; i < nres; i++) bind(P, res0 + i, op->results[i]);
     return 1;
 }
@@ -906,6 +950,7 @@ static int parse_op(Parser *P, Block *b)
  *           "{" NEWLINE op* "}" */
 static int parse_kernel(Parser *P)
 {
+    Loc at = peek(P)->loc;
     if (!expect_word(P, "kernel", "to start a kernel")) return 0;
     Tok nt = take(P);
     if (nt.kind != T_GLOBAL) return error_at(P, nt.loc, "expected '@NAME' after 'kernel', got %s", tok_desc(P, &nt));
@@ -921,6 +966,7 @@ static int parse_kernel(Parser *P)
     map_add(&P->kernels, nt.s, nt.len, nt.loc);
     char *name = arena_strndup(&P->scratch, nt.s, nt.len);
     Kernel *k = P->k = ir_kernel_new(P->m, name, (Loc){0});
+    k->ir_file = P->text_file;
     map_clear(&P->values);
     P->nlive = 0;
 
@@ -958,7 +1004,7 @@ static int parse_kernel(Parser *P)
             !expect_punct(P, ')', "to close the shared memory size"))
             return 0;
     }
-    if (!parse_loc(P, &k->loc)) return 0;
+    if (!parse_loc(P, &k->loc, at)) return 0;
     if (!expect_punct(P, '{', "to open the kernel body") || !expect_nl(P, "after '{'")) return 0;
     for (;;) {
         skip_nls(P);
@@ -988,6 +1034,7 @@ Module *ir_parse(const char *name, const char *text, size_t len, DiagCtx *diag)
         } else {
             char *src = decode_string(&P, &P.scratch, &s);
             if (src) P.m = ir_module_new(src);
+            if (P.m) P.text_file = arena_strdup(&P.m->arena, P.name);
             if (P.m && is_word(&P, "target")) {   /* module "file" target "gfx942" */
                 take(&P);
                 Tok t = take(&P);
@@ -1012,6 +1059,7 @@ Module *ir_parse(const char *name, const char *text, size_t len, DiagCtx *diag)
     }
     map_free(&P.values);
     map_free(&P.kernels);
+    map_free(&P.attr_names);
     ir_free(P.live);
     ir_free(P.vals);
     arena_free(&P.scratch);

@@ -190,9 +190,10 @@ static void print_attrs(Printer *P, const Attr *a)
     sb_putc(P->sb, '}');
 }
 
-static void print_loc(StrBuf *sb, Loc loc)
+/* " loc(L:C)", unless loc is only where the IR parser read the op (Kernel.ir_file). */
+static void print_loc(const Kernel *k, StrBuf *sb, Loc loc)
 {
-    if (loc.line) sb_printf(sb, " loc(%u:%u)", loc.line, loc.col);
+    if (loc.line && !(k->ir_file && loc.file == k->ir_file)) sb_printf(sb, " loc(%u:%u)", loc.line, loc.col);
 }
 
 static void indent(StrBuf *sb, int n)
@@ -248,7 +249,7 @@ static void print_op(Printer *P, const Op *op, int depth)
         indent(sb, depth);
         sb_putc(sb, '}');
     }
-    print_loc(sb, op->loc);
+    print_loc(P->k, sb, op->loc);
     sb_putc(sb, '\n');
 }
 
@@ -272,7 +273,7 @@ void ir_print_kernel(const Kernel *k, StrBuf *sb)
               (long long)k->block[1], (long long)k->block[2], (long long)k->cluster[0],
               (long long)k->cluster[1], (long long)k->cluster[2]);
     if (k->smem_bytes) sb_printf(sb, " smem(%lld)", (long long)k->smem_bytes);
-    print_loc(sb, k->loc);
+    print_loc(k, sb, k->loc);
     sb_puts(sb, " {\n");
     print_blocks(&P, &k->body, 1, 1);
     sb_puts(sb, "}\n");

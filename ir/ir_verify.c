@@ -5,9 +5,11 @@
  * are checked in linear time: an operand must be in scope when its op is reached; an op's results
  * come into scope after its regions; a block's definitions leave scope when the block ends.
  *
- * Every error is one located diagnostic starting "verifier: 'OP' ...", at the op's location. The
- * checks of one op are skipped when its operand or result counts are wrong, so one broken op
- * gives one clear message rather than a cascade, and the verifier never dereferences what a
+ * Every error is one located diagnostic starting "verifier: 'OP' ...", at the op's location.
+ * Each op is first checked against its row of ops.def alone: the counts of its operands, results
+ * and regions, and the kind of every operand and result (the row's kind columns). The op's own
+ * rules run only when all of that holds, so one broken op gives one clear message rather than a
+ * cascade, and no rule ever reads past a short operand list, a type of another kind or what a
  * broken pass left NULL.
  */
 #include <stdlib.h>
@@ -16,6 +18,13 @@
 #include "ir.h"
 
 typedef enum VState { V_UNDEF, V_LIVE, V_DEAD } VState;
+
+/* The launch shape's limits (docs/LANGUAGE.md, "block" and "cluster"): each dim and the product. */
+enum { MAX_BLOCK_THREADS = 1024, MAX_CLUSTER_CTAS = 16 };
+/* The blocked layout's shape (lower-tiles lowers tiles of at most 2^30 elements) and the dims of an
+ * accumulator layout's shape. */
+#define MAX_TILE_ELEMS ((int64_t)1 << 30)
+#define MAX_ACC_DIM 65536
 
 typedef struct Verifier {
     Module *m;
@@ -257,11 +266,33 @@ static void check_blocked_attrs(Verifier *V, const Op *op, int rank)
     if (shape) {
         if (shape->nints < 1 || shape->nints > IR_MAX_RANK || (rank && shape->nints != rank))
             verr(V, op, "shape has %d dims, expected %d", shape->nints, rank ? rank : 1);
-        for (int i = 0; i < shape->nints; i++)
-            if (shape->ints[i] < 1) verr(V, op, "shape dim %d is not positive", i);
+        int64_t numel = 1;
+        for (int i = 0; i < shape->nints; i++) {
+            if (shape->ints[i] < 1 || shape->ints[i] > MAX_TILE_ELEMS) {
+                verr(V, op, "shape dim %d is out of range 1..%lld", i, (long long)MAX_TILE_ELEMS);
+                numel = 0;
+                break;
+            }
+            numel *= shape->ints[i];
+            if (numel > MAX_TILE_ELEMS) {
+                verr(V, op, "shape has more than %lld elements", (long long)MAX_TILE_ELEMS);
+                break;
+            }
+        }
     }
-    if (vec && vec->i < 1) verr(V, op, "vec must be positive, got %lld", (long long)vec->i);
-    if (threads && threads->i < 1) verr(V, op, "threads must be positive, got %lld", (long long)threads->i);
+    /* what lower-tiles makes: V is at most 16 bytes of 1-byte elements, B at most a block's threads */
+    if (vec && (vec->i < 1 || vec->i > 16)) verr(V, op, "vec must be 1..16, got %lld", (long long)vec->i);
+    if (threads && (threads->i < 1 || threads->i > MAX_BLOCK_THREADS))
+        verr(V, op, "threads must be 1..%d, got %lld", MAX_BLOCK_THREADS, (long long)threads->i);
+}
+
+/* An accumulator layout's {shape, threads}: dims 1..65536 and whole warpgroups of a block (up to
+ * 1024 threads), so that the rules may multiply them. */
+static int acc_layout_in_range(const Attr *sh, int64_t threads)
+{
+    for (int i = 0; i < sh->nints; i++)
+        if (sh->ints[i] < 1 || sh->ints[i] > MAX_ACC_DIM) return 0;
+    return threads >= 128 && threads <= MAX_BLOCK_THREADS && threads % 128 == 0;
 }
 
 /* ---- per-op checks ---- */
@@ -589,7 +620,8 @@ static void check_mma(Verifier *V, const Op *op)
         Attr *th = need_attr(V, op, "threads", ATTR_INT, "an integer");
         if (sh && sh->nints != 2) verr(V, op, "shape must be [M, N]");
         if (sh && th && sh->nints == 2 && tt && tt->kind == TY_VEC &&
-            (th->i < 128 || th->i % 128 || sh->ints[0] % (64 * (th->i / 128)) || tt->shape[0] * th->i != sh->ints[0] * sh->ints[1]))
+            (!acc_layout_in_range(sh, th->i) || sh->ints[0] % (64 * (th->i / 128)) ||
+             tt->shape[0] * th->i != sh->ints[0] * sh->ints[1]))
             verr(V, op, "accumulator layout of shape [%lld, %lld] over %lld threads does not give %lld lanes",
                  (long long)sh->ints[0], (long long)sh->ints[1], (long long)th->i, (long long)tt->shape[0]);
         return;
@@ -608,6 +640,11 @@ static void check_mma(Verifier *V, const Op *op)
     Attr *sh3 = ir_attr_find(op, "shape");
     if (reg_a && op->code == OP_MMA_ACC && (!sh3 || sh3->kind != ATTR_INTS || sh3->nints != 3)) {
         verr(V, op, "needs shape = [M, N, K]");
+        return;
+    }
+    if (reg_a && op->code == OP_MMA_ACC && !acc_layout_in_range(sh3, ir_attr_int(op, "threads", 0))) {
+        verr(V, op, "needs shape = [M, N, K] of dims 1..%d and threads a multiple of 128 up to %d", MAX_ACC_DIM,
+             MAX_BLOCK_THREADS);
         return;
     }
     if (reg_a && op->code == OP_MMA_ACC) {   /* the checks below read a as a rank-2 [M, K] */
@@ -653,7 +690,7 @@ static void check_mma(Verifier *V, const Op *op)
     Attr *th = need_attr(V, op, "threads", ATTR_INT, "an integer");
     if (sh && (sh->nints != 3 || sh->ints[0] != M || sh->ints[1] != N || sh->ints[2] != K))
         verr(V, op, "shape must be [%lld, %lld, %lld]", (long long)M, (long long)N, (long long)K);
-    if (th && (th->i < 128 || th->i % 128 || M % (64 * (th->i / 128))))
+    if (th && (th->i < 128 || th->i > MAX_BLOCK_THREADS || th->i % 128 || M % (64 * (th->i / 128))))
         verr(V, op, "threads %lld: whole warpgroups, each with a multiple of 64 rows", (long long)th->i);
     else if (th && (acc->kind != TY_VEC || acc->shape[0] * th->i != M * N))
         verr(V, op, "accumulator must be vec<%lldxf32>, got %s", th->i ? (long long)(M * N / th->i) : 0LL, tstr(acc).s);
@@ -957,9 +994,15 @@ static void check_clc(Verifier *V, Op *op)
             verr(V, op, "result %u must be %s, got %s", i, i ? "i32" : "i1", tstr(op->results[i]->type).s);
 }
 
+/* The block's threads; the kernel header's check (check_launch) bounds it, and a header it
+ * rejected counts as one past the limit, so that the op rules never multiply unchecked dims. */
 static int64_t block_threads(const Verifier *V)
 {
-    return V->k->block[0] * V->k->block[1] * V->k->block[2];
+    const int64_t *b = V->k->block;
+    for (int i = 0; i < 3; i++)
+        if (b[i] < 1 || b[i] > MAX_BLOCK_THREADS) return MAX_BLOCK_THREADS + 1;
+    int64_t n = b[0] * b[1] * b[2];
+    return n > MAX_BLOCK_THREADS ? MAX_BLOCK_THREADS + 1 : n;
 }
 
 static void check_groups(Verifier *V, Op *op)
@@ -1282,19 +1325,6 @@ static void check_op_types(Verifier *V, Op *op)
 
 /* ---- the walk ---- */
 
-/* The fewest operands an op with a variable count needs before its checks can look at them. */
-static uint32_t min_operands(OpCode code)
-{
-    switch (code) {
-    case OP_MAKE_VIEW: case OP_VIEW_ELEM: case OP_TILE_LOAD: case OP_LD_BLOCKED: return 1;
-    case OP_TILE_STORE: case OP_ST_BLOCKED: return 2;
-    case OP_MBAR_ARRIVE_EXPECT: case OP_SMEM_ELEM: case OP_TMA_PREFETCH: case OP_TMA_SHAPE: return 1;
-    case OP_TMA_LOAD: case OP_TMA_STORE: case OP_TMA_REDUCE_ADD: return 2;
-    case OP_FOR: return 3;
-    default: return 0;
-    }
-}
-
 static void verify_block(Verifier *V, Block *b, Op *owner);
 
 /* ---- attributes (attrs.def) ---- */
@@ -1331,6 +1361,44 @@ static void check_attrs(Verifier *V, const Op *op)
     }
 }
 
+/* A count against its kind column: "expects 2 operands, got 1". 1 when it fits. */
+static int check_count(Verifier *V, const Op *op, const char *what, uint32_t n, const IrSig *sig)
+{
+    if (n >= sig->min && n <= sig->max) return 1;
+    StrBuf want;
+    sb_init(&want);
+    ir_sig_count_print(sig, &want);
+    verr(V, op, "expects %s %s%s, got %u", want.data, what, sig->min == 1 && sig->max == 1 ? "" : "s", n);
+    sb_free(&want);
+    return 0;
+}
+
+/* Value i of op (an operand or a result, per `what`) against its kind column. 1 when it fits. */
+static int check_kind(Verifier *V, const Op *op, const char *what, uint32_t i, const Value *v, const IrSig *sig)
+{
+    unsigned kinds = ir_sig_kinds(sig, i);
+    if (ir_type_in_kinds(v->type, kinds)) return 1;
+    if (!v->type) {
+        verr(V, op, "%s %u has no type", what, i);
+        return 0;
+    }
+    StrBuf name, want;
+    sb_init(&name);
+    sb_init(&want);
+    ir_sig_value_print(sig, what, i, &name);
+    ir_kinds_print(kinds, &want);
+    verr(V, op, "%s must be %s, got %s%s", name.data, want.data, tstr(v->type).s,
+         kinds == IR_K_PARITY && ir_type_is_int(v->type) ? ": a phase counter is not a parity (use a parity value and parity_next)"
+                                                           : "");
+    sb_free(&name);
+    sb_free(&want);
+    return 0;
+}
+
+/* One op: first what ops.def's row says of every op (counts of operands, results and regions,
+ * operands defined and in scope, the kinds of operands and results, one block per region), then,
+ * only when all of that holds, the op's own rules (check_op_types), which may therefore read any
+ * operand or result its row promises and the type fields of its kind. */
 static void verify_op(Verifier *V, Op *op)
 {
     if ((unsigned)op->code >= OP_COUNT) {
@@ -1338,19 +1406,10 @@ static void verify_op(Verifier *V, Op *op)
         return;
     }
     const OpInfo *info = &ir_op_info[op->code];
-    int ok = 1;
-    if (info->noperands != VAR && op->noperands != (uint32_t)info->noperands) {
-        verr(V, op, "expects %d operands, got %u", info->noperands, op->noperands);
-        ok = 0;
-    }
-    if (info->nresults != VAR && op->nresults != (uint32_t)info->nresults) {
-        verr(V, op, "expects %d results, got %u", info->nresults, op->nresults);
-        ok = 0;
-    }
-    if (info->noperands == VAR && op->noperands < min_operands(op->code)) {
-        verr(V, op, "needs at least %u operands, got %u", min_operands(op->code), op->noperands);
-        ok = 0;
-    }
+    const IrSig *osig, *rsig;
+    ir_op_sig(op->code, &osig, &rsig);
+    int ok = check_count(V, op, "operand", op->noperands, osig);
+    ok &= check_count(V, op, "result", op->nresults, rsig);
     check_attrs(V, op);
     if (op->nregions != (uint32_t)info->nregions) {
         verr(V, op, "expects %d regions, got %u", info->nregions, op->nregions);
@@ -1364,7 +1423,10 @@ static void verify_op(Verifier *V, Op *op)
             continue;
         }
         int state = in_kernel(V, v) ? V->state[v->id] : -1;
-        if (state == V_LIVE) continue;
+        if (state == V_LIVE) {
+            if (ok && !check_kind(V, op, "operand", i, v, osig)) ok = 0;
+            continue;
+        }
         char d[160];
         describe(V, v, d, sizeof d);
         if (state < 0) verr(V, op, "operand %u (%s) is not a value of kernel @%s", i, d, V->k->name);
@@ -1379,11 +1441,15 @@ static void verify_op(Verifier *V, Op *op)
     if (!V->lowered && (info->props & IR_PLOWERED)) verr(V, op, "exists only after lower-tiles");
     if ((info->props & IR_PTERM) && op->next) verr(V, op, "is a terminator but is not the last op of its block");
 
-    for (uint32_t r = 0; r < op->nregions; r++) {
+    for (uint32_t r = 0; r < op->nregions && op->regions; r++) {
         Region *reg = &op->regions[r];
-        if (reg->parent != op) verr(V, op, "region %u has a wrong parent link", r);
+        if (reg->parent != op) {
+            verr(V, op, "region %u has a wrong parent link", r);
+            ok = 0;
+        }
         if (!reg->first || reg->first != reg->last) {
             verr(V, op, "region %u must have exactly one block", r);
+            ok = 0;
             continue;
         }
         verify_block(V, reg->first, op);
@@ -1395,9 +1461,13 @@ static void verify_op(Verifier *V, Op *op)
             ok = 0;
             continue;
         }
-        if (v->def != op || v->index != i) verr(V, op, "result %u has a wrong definition link", i);
+        if (v->def != op || v->index != i) {
+            verr(V, op, "result %u has a wrong definition link", i);
+            ok = 0;
+        }
         define(V, op, v, "result", i);
         if (!v->type) ok = 0;
+        else if (ok && !check_kind(V, op, "result", i, v, rsig)) ok = 0;
     }
     if (ok) check_op_types(V, op);
 }
@@ -1422,6 +1492,25 @@ static void verify_block(Verifier *V, Block *b, Op *owner)
     while (V->nstack > mark) V->state[V->stack[--V->nstack]->id] = V_DEAD;
 }
 
+/* The kernel header: block(x, y, z) and cluster(x, y, z) within the language's limits. */
+static void check_launch(Verifier *V)
+{
+    static const char *const what[2] = {"block", "cluster"};
+    for (int s = 0; s < 2; s++) {
+        const int64_t *d = s ? V->k->cluster : V->k->block, limit = s ? MAX_CLUSTER_CTAS : MAX_BLOCK_THREADS;
+        int in_range = 1;
+        for (int i = 0; i < 3; i++)
+            if (d[i] < 1 || d[i] > limit) {
+                verr(V, NULL, "%s dimension %lld is out of range 1..%lld", what[s], (long long)d[i], (long long)limit);
+                in_range = 0;
+            }
+        if (in_range && d[0] * d[1] * d[2] > limit)
+            verr(V, NULL, "%s(%lld, %lld, %lld) has %lld %s in all; the limit is %lld", what[s], (long long)d[0],
+                 (long long)d[1], (long long)d[2], (long long)(d[0] * d[1] * d[2]), s ? "CTAs" : "threads",
+                 (long long)limit);
+    }
+}
+
 int ir_verify_module(Module *m, DiagCtx *diag, int lowered)
 {
     Verifier V = {.m = m, .diag = diag, .lowered = lowered};
@@ -1429,6 +1518,7 @@ int ir_verify_module(Module *m, DiagCtx *diag, int lowered)
         V.k = k;
         V.state = ir_calloc(k->nvalues ? k->nvalues : 1, 1);
         V.nstack = 0;
+        check_launch(&V);
         if (!k->body.first || k->body.first != k->body.last)
             verr(&V, NULL, "body must have exactly one block");
         else

@@ -18,10 +18,20 @@
  *          56  payload               the cubin
  *
  * all little-endian. Anything that does not check out (magic, version, key, length, hash) is a
- * miss: the cubin is rebuilt and the entry overwritten, never loaded. A store writes a unique
- * temporary file in the same directory (mkstemp), fsyncs it and rename()s it over the entry, so
- * a concurrent reader sees the old entry or the new one, never half of one. Every cache I/O
- * failure means "no cache": the compile goes on as if the cache were not there.
+ * miss: the cubin is rebuilt and the entry overwritten, never loaded. A store writes a new
+ * temporary file in the same directory (O_EXCL, mode 0600), fsyncs it and renames it over the
+ * entry, so a concurrent reader sees the old entry or the new one, never half of one. Every cache
+ * I/O failure means "no cache": the compile goes on as if the cache were not there.
+ *
+ * The hash detects damage, not authorship, so what is read is also checked for who wrote it, as ssh
+ * checks ~/.ssh: the directory must be owned by the effective uid, writable by nobody else and not a
+ * symbolic link, and an entry must be a regular file with the same owner that nobody else can write.
+ * The directory is opened once per lookup or store, component by component (openat), and every
+ * entry is opened, created and renamed relative to that descriptor without following symbolic
+ * links, so nothing can be swapped between the check and the use. An entry is opened with
+ * O_NONBLOCK and examined with fstat before anything is read (a FIFO or a device is a miss, not a
+ * wait). A directory that is refused adds one warning to the program's diagnostics, and the
+ * compile goes on without the disk.
  *
  * In memory, a process-wide table (one mutex) maps keys to cubins, so a second compile of the
  * same key in a process does not read the disk.
@@ -35,22 +45,24 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "core.h"
 #include "ptx.h"
-#include "program.h"
 
 #define MAGIC "TILECC01"
 #define FORMAT_VERSION 1u
 #define HEADER_SIZE 56
-#define MAX_ENTRY ((size_t)1 << 30)   /* a larger file is not ours */
+#define MAX_ENTRY ((uint64_t)256 << 20)   /* a larger file is not an entry (a cubin is a few MiB at most) */
 
 typedef struct Key { unsigned char b[16]; } Key;
 
@@ -119,43 +131,116 @@ static void key_hex(const Key *k, char out[33])
 
 /* ---------------------------------------------------------------- the directory */
 
-static _Thread_local char dir_buf[4096];
+#define DIR_MAX 4096   /* the longest cache directory path taken, NUL included */
 
-/* $TILEC_CACHE_DIR, else $XDG_CACHE_HOME/tilec, else $HOME/.cache/tilec; NULL when none. */
-static const char *cache_dir(void)
+static _Thread_local char dir_buf[DIR_MAX];
+
+/* $TILEC_CACHE_DIR, else $XDG_CACHE_HOME/tilec, else $HOME/.cache/tilec, written into buf:
+ * 1, or 0 when none is set, or -1 when the path does not fit. */
+static int cache_dir_path(char *buf, size_t size)
 {
     const char *e = getenv("TILEC_CACHE_DIR");
     int n;
-    if (e && *e) n = snprintf(dir_buf, sizeof dir_buf, "%s", e);
-    else if ((e = getenv("XDG_CACHE_HOME")) && *e) n = snprintf(dir_buf, sizeof dir_buf, "%s/tilec", e);
-    else if ((e = getenv("HOME")) && *e) n = snprintf(dir_buf, sizeof dir_buf, "%s/.cache/tilec", e);
-    else return NULL;
-    if (n < 0 || (size_t)n >= sizeof dir_buf - 64) return NULL;
-    return dir_buf;
+    if (e && *e) n = snprintf(buf, size, "%s", e);
+    else if ((e = getenv("XDG_CACHE_HOME")) && *e) n = snprintf(buf, size, "%s/tilec", e);
+    else if ((e = getenv("HOME")) && *e) n = snprintf(buf, size, "%s/.cache/tilec", e);
+    else return 0;
+    return n >= 0 && (size_t)n < size ? 1 : -1;
 }
 
 const char *tile_cache_dir(void)
 {
-    const char *d = cache_dir();
-    return d ? d : "";
+    return cache_dir_path(dir_buf, sizeof dir_buf) > 0 ? dir_buf : "";
 }
 
-/* mkdir -p: 0 when the directory exists afterwards. */
-static int make_dirs(const char *path)
+/* Why a directory is not used, for the one warning of a compile: the subject is the first `upto`
+ * bytes of path ("it" when that is the whole path), then the predicate fmt. */
+static void refuse(char *why, size_t n, const char *path, size_t upto, const char *fmt, ...)
 {
-    char p[4096];
+    char pred[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(pred, sizeof pred, fmt, ap);
+    va_end(ap);
+    if (path[upto] == 0) snprintf(why, n, "it %s", pred);
+    else snprintf(why, n, "'%.*s' %s", (int)upto, path, pred);
+}
+
+enum { DIR_REFUSED = -1, DIR_MISSING = -2 };
+
+/* Opens the cache directory: its fd, DIR_MISSING when it does not exist and create is 0, or
+ * DIR_REFUSED with the reason in why.
+ *
+ * The path is walked one component at a time, each opened relative to the one before (openat), and
+ * every later operation on entries is relative to the final fd: what is checked is what is used, and
+ * renaming a parent or replacing a component after the checks changes nothing. With create, a
+ * missing component is made with mode 0700. Parents are followed like any path (a symlinked ~/.cache
+ * is fine); the directory itself is opened with O_NOFOLLOW and must be a directory owned by the
+ * effective uid and writable by nobody else, so only this user (or root) can have written what is in
+ * it. */
+static int open_cache_dir(const char *path, int create, char *why, size_t whylen)
+{
+    char p[DIR_MAX];
     size_t n = strlen(path);
-    if (n == 0 || n >= sizeof p) return -1;
+    if (n == 0 || n >= sizeof p) return DIR_REFUSED;
     memcpy(p, path, n + 1);
-    for (size_t i = 1; i <= n; i++) {
-        if (p[i] != '/' && p[i] != 0) continue;
-        char c = p[i];
-        p[i] = 0;
-        if (mkdir(p, 0700) != 0 && errno != EEXIST) return -1;
-        p[i] = c;
+    int fd = open(p[0] == '/' ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(why, whylen, "'%s' cannot be opened: %s", p[0] == '/' ? "/" : ".", strerror(errno));
+        return DIR_REFUSED;
+    }
+    size_t i = 0;
+    while (i < n && p[i] == '/') i++;
+    while (i < n) {
+        size_t j = i;   /* the component is p[i..j), then slashes up to k */
+        while (j < n && p[j] != '/') j++;
+        size_t k = j;
+        while (k < n && p[k] == '/') k++;
+        int last = k == n;
+        p[j] = 0;
+        int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (last ? O_NOFOLLOW : 0);
+        int next = openat(fd, p + i, flags);
+        if (next < 0 && errno == ENOENT && create) {
+            if (mkdirat(fd, p + i, 0700) != 0 && errno != EEXIST) {
+                refuse(why, whylen, path, j, "cannot be created: %s", strerror(errno));
+                close(fd);
+                return DIR_REFUSED;
+            }
+            next = openat(fd, p + i, flags);
+        }
+        if (next < 0) {
+            int e = errno;
+            struct stat st;
+            int status = DIR_REFUSED;
+            if (e == ENOENT && !create) status = DIR_MISSING;
+            else if (fstatat(fd, p + i, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode) && last)
+                refuse(why, whylen, path, j, "is a symbolic link");
+            else if (e == ENOTDIR) refuse(why, whylen, path, j, "is not a directory");
+            else refuse(why, whylen, path, j, "cannot be opened: %s", strerror(e));
+            close(fd);
+            return status;
+        }
+        close(fd);
+        fd = next;
+        i = k;
     }
     struct stat st;
-    return stat(path, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
+    if (fstat(fd, &st) != 0) {
+        refuse(why, whylen, path, n, "cannot be examined: %s", strerror(errno));
+    } else if (st.st_uid != geteuid()) {
+        refuse(why, whylen, path, n, "is owned by uid %lu, not by the current user (uid %lu)",
+               (unsigned long)st.st_uid, (unsigned long)geteuid());
+    } else if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+        refuse(why, whylen, path, n, "is writable by %s (mode %04o)",
+               (st.st_mode & S_IWGRP) && (st.st_mode & S_IWOTH) ? "group and others"
+               : st.st_mode & S_IWGRP                          ? "its group"
+                                                               : "others",
+               (unsigned)(st.st_mode & 07777));
+    } else {
+        return fd;
+    }
+    close(fd);
+    return DIR_REFUSED;
 }
 
 /* ---------------------------------------------------------------- disk entries */
@@ -189,15 +274,20 @@ static int read_all(int fd, unsigned char *p, size_t n)
     return 0;
 }
 
-/* The payload of a valid entry (malloc'ed), or NULL for a miss of any kind. */
-static unsigned char *disk_lookup(const char *path, const Key *k, size_t *len)
+/* The payload of a valid entry `name` of the directory dirfd (malloc'ed), or NULL for a miss of any
+ * kind. The open neither follows a symbolic link nor waits (a FIFO opens at once with O_NONBLOCK);
+ * nothing is read before fstat shows a regular file of this user that nobody else can write, of a
+ * size an entry can have. */
+static unsigned char *disk_lookup(int dirfd, const char *name, const Key *k, size_t *len)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return NULL;
     unsigned char h[HEADER_SIZE], sum[16];
     unsigned char *data = NULL;
     struct stat st;
-    if (fstat(fd, &st) != 0 || st.st_size < HEADER_SIZE || (size_t)st.st_size > MAX_ENTRY) goto miss;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)) ||
+        st.st_size < HEADER_SIZE || (uint64_t)st.st_size > MAX_ENTRY)
+        goto miss;
     if (read_all(fd, h, sizeof h) != 0) goto miss;
     if (memcmp(h, MAGIC, 8) != 0 || get_le(h + 8, 4) != FORMAT_VERSION || memcmp(h + 24, k->b, 16) != 0) goto miss;
     uint64_t n = get_le(h + 16, 8);
@@ -215,15 +305,90 @@ miss:
     return NULL;
 }
 
-/* Writes the entry atomically; failures are silent (the cache is an optimisation). */
-static void disk_store(const char *dir, const char *path, const Key *k, const unsigned char *data, size_t n)
+/* A file that lives in a folder of the cache directory (the NVSHMEM device library's PTX), read
+ * under the rules entries follow: the folder passes open_cache_dir's checks, the file is opened
+ * without following a link or waiting, and is read only when it is a regular file of this user that
+ * nobody else can write, of at most max bytes. The bytes (malloc'ed, NUL-terminated), or NULL with
+ * the reason in why. */
+char *tile_cache_read_file_(const char *folder, const char *name, size_t max, size_t *len, char *why, size_t whylen)
 {
-    if (make_dirs(dir) != 0) return;
-    char tmp[4200];
-    char hex[33];
+    char dir[DIR_MAX];
+    int r = cache_dir_path(dir, sizeof dir);
+    size_t dl = strlen(dir);
+    if (r <= 0 || snprintf(dir + dl, sizeof dir - dl, "/%s", folder) >= (int)(sizeof dir - dl)) {
+        snprintf(why, whylen, r == 0 ? "no cache directory ($TILEC_CACHE_DIR, $XDG_CACHE_HOME and $HOME are unset)"
+                                     : "the cache directory's path is too long");
+        return NULL;
+    }
+    why[0] = 0;
+    int dirfd = open_cache_dir(dir, 0, why, whylen);
+    if (dirfd < 0) {
+        if (dirfd == DIR_MISSING || !why[0]) snprintf(why, whylen, "'%s' does not exist", dir);
+        else {
+            char reason[512];
+            snprintf(reason, sizeof reason, "%s", why);
+            snprintf(why, whylen, "'%s' is not used: %s", dir, reason);
+        }
+        return NULL;
+    }
+    char *data = NULL;
+    struct stat st;
+    int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) snprintf(why, whylen, "'%s/%s' cannot be opened: %s", dir, name, strerror(errno));
+    else if (fstat(fd, &st) != 0) snprintf(why, whylen, "'%s/%s' cannot be examined: %s", dir, name, strerror(errno));
+    else if (!S_ISREG(st.st_mode)) snprintf(why, whylen, "'%s/%s' is not a regular file", dir, name);
+    else if (st.st_uid != geteuid()) snprintf(why, whylen, "'%s/%s' is owned by uid %lu, not by the current user",
+                                              dir, name, (unsigned long)st.st_uid);
+    else if (st.st_mode & (S_IWGRP | S_IWOTH)) snprintf(why, whylen, "'%s/%s' is writable by others (mode %04o)", dir,
+                                                        name, (unsigned)(st.st_mode & 07777));
+    else if ((uint64_t)st.st_size > max) snprintf(why, whylen, "'%s/%s' is larger than %zu bytes", dir, name, max);
+    else if (!(data = malloc((size_t)st.st_size + 1))) snprintf(why, whylen, "out of memory");
+    else if (read_all(fd, (unsigned char *)data, (size_t)st.st_size) != 0) {
+        snprintf(why, whylen, "'%s/%s' cannot be read", dir, name);
+        free(data);
+        data = NULL;
+    } else {
+        data[st.st_size] = 0;
+        *len = (size_t)st.st_size;
+    }
+    if (fd >= 0) close(fd);
+    close(dirfd);
+    return data;
+}
+
+/* A temporary name for an entry being written: ".<key>.tmp-<16 hex digits>", the digits from the
+ * process, the thread, the time and the attempt (O_EXCL settles any collision). */
+static void temp_name(char out[64], const char *hex, int attempt)
+{
+    struct {
+        long pid;
+        pthread_t self;
+        struct timespec now;
+        int attempt;
+    } seed;
+    memset(&seed, 0, sizeof seed);
+    seed.pid = (long)getpid();
+    seed.self = pthread_self();
+    clock_gettime(CLOCK_REALTIME, &seed.now);
+    seed.attempt = attempt;
+    snprintf(out, 64, ".%s.tmp-%016llx", hex, (unsigned long long)XXH3_64bits(&seed, sizeof seed));
+}
+
+/* Writes the entry atomically: a new file (O_EXCL, mode 0600) in the directory, renamed over `name`,
+ * so a reader sees the old entry or the new one, never part of one. Every name is relative to dirfd
+ * and nothing follows a symbolic link (the rename replaces a link, never its target). Failures are
+ * silent (a full disk included): the cache is an optimisation. */
+static void disk_store(int dirfd, const char *name, const Key *k, const unsigned char *data, size_t n)
+{
+    if (n > MAX_ENTRY - HEADER_SIZE) return;
+    char hex[33], tmp[64];
     key_hex(k, hex);
-    if (snprintf(tmp, sizeof tmp, "%s/.%s.tmp-XXXXXX", dir, hex) >= (int)sizeof tmp) return;
-    int fd = mkstemp(tmp);
+    int fd = -1;
+    for (int attempt = 0; attempt < 8 && fd < 0; attempt++) {
+        temp_name(tmp, hex, attempt);
+        fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 && errno != EEXIST) return;
+    }
     if (fd < 0) return;
     unsigned char h[HEADER_SIZE];
     memset(h, 0, sizeof h);
@@ -234,7 +399,7 @@ static void disk_store(const char *dir, const char *path, const Key *k, const un
     payload_hash(data, n, h + 40);
     int ok = ir_write_all(fd, h, sizeof h) == 0 && ir_write_all(fd, data, n) == 0 && fsync(fd) == 0;
     ok = close(fd) == 0 && ok;
-    if (!ok || rename(tmp, path) != 0) unlink(tmp);
+    if (!ok || renameat(dirfd, tmp, dirfd, name) != 0) unlinkat(dirfd, tmp, 0);
 }
 
 /* ---------------------------------------------------------------- the in-memory table */
@@ -331,9 +496,17 @@ void tile_cache_clear_memory_(void)
 
 /* ---------------------------------------------------------------- the compile */
 
-/* The cubin of a program compiled to PTX: from the cache, else from ptxas (then remembered). */
+/* Fills warn with the one warning of a compile whose cache directory is not used. */
+static void warn_dir(char *warn, size_t n, const char *dir, const char *why)
+{
+    snprintf(warn, n, "not using the kernel cache directory '%s': %s; compiling without the disk cache", dir, why);
+}
+
+/* The cubin of a program compiled to PTX: from the cache, else from ptxas (then remembered). A cache
+ * directory that is refused leaves its reason in warn (the caller adds it to the program). */
 static tile_status serve_cubin(const char *source, size_t len, const char *filename, tile_compile_options *o,
-                               int must_assemble, int driver_version, tile_program **out, int *hit)
+                               int must_assemble, int driver_version, tile_program **out, int *hit, char *warn,
+                               size_t warn_len)
 {
     const char *ptx = NULL;
     if (tile_program_emit(*out, TILE_STAGE_PTX, &ptx, NULL) != TILE_SUCCESS) return TILE_SUCCESS;
@@ -341,16 +514,28 @@ static tile_status serve_cubin(const char *source, size_t len, const char *filen
 
     size_t n = 0;
     unsigned char *cubin = mem_lookup(&k, &n);
-    char path[4200];
-    const char *dir = cache_dir();
-    int have_path = 0;
-    if (dir) {
+    /* the disk: the directory is opened and checked for the lookup, and again for the store (no
+     * descriptor is held across ptxas, where out of memory may unwind) */
+    char dir[DIR_MAX], name[48], why[512];
+    int use_disk = 0;
+    if (!cubin) {
         char hex[33];
         key_hex(&k, hex);
-        have_path = snprintf(path, sizeof path, "%s/%s.cubin", dir, hex) < (int)sizeof path;
+        snprintf(name, sizeof name, "%s.cubin", hex);
+        use_disk = cache_dir_path(dir, sizeof dir);
+        if (use_disk < 0)
+            snprintf(warn, warn_len, "not using the kernel cache directory: its path is longer than %d bytes; "
+                     "compiling without the disk cache", DIR_MAX - 1);
     }
-    if (!cubin && have_path) {
-        cubin = disk_lookup(path, &k, &n);
+    if (use_disk > 0) {
+        int dfd = open_cache_dir(dir, 0, why, sizeof why);
+        if (dfd >= 0) {
+            cubin = disk_lookup(dfd, name, &k, &n);
+            close(dfd);
+        } else if (dfd == DIR_REFUSED) {
+            warn_dir(warn, warn_len, dir, why);
+            use_disk = 0;
+        }
         if (cubin) mem_store(&k, cubin, n);
     }
     if (cubin) {
@@ -386,7 +571,15 @@ static tile_status serve_cubin(const char *source, size_t len, const char *filen
         return TILE_ERROR_OUT_OF_MEMORY;
     }
     mem_store(&k, bin, n);
-    if (have_path) disk_store(dir, path, &k, bin, n);
+    if (use_disk > 0) {
+        int dfd = open_cache_dir(dir, 1, why, sizeof why);
+        if (dfd >= 0) {
+            disk_store(dfd, name, &k, bin, n);
+            close(dfd);
+        } else {
+            warn_dir(warn, warn_len, dir, why);
+        }
+    }
     ir_free(bin);
     return TILE_SUCCESS;
 }
@@ -403,6 +596,8 @@ tile_status tile_compile_cached(const char *source, size_t len, const char *file
     tile_status st = tile_compile(source, len, filename, &o, out);
     if (st != TILE_SUCCESS || o.stop_after_ir) return st;
 
+    char warn[DIR_MAX + 640];
+    warn[0] = 0;
     IrAllocScope scope;
     ir_scope_begin(&scope);
     if (setjmp(scope.jump)) {
@@ -412,7 +607,13 @@ tile_status tile_compile_cached(const char *source, size_t len, const char *file
         ir_scope_unwind(&scope);
         return TILE_ERROR_OUT_OF_MEMORY;
     }
-    st = serve_cubin(source, len, filename, &o, must_assemble, driver_version, out, hit);
+    st = serve_cubin(source, len, filename, &o, must_assemble, driver_version, out, hit, warn, sizeof warn);
+    if (*out && warn[0]) {
+        /* one warning, without a location, in the program's diagnostics (tilec prints them) */
+        diag_warning(&(*out)->diag, (Loc){NULL, 0, 0}, "%s", warn);
+        ir_free((*out)->diag_text);
+        (*out)->diag_text = NULL;
+    }
     ir_scope_end(&scope);
     return st;
 }

@@ -3,15 +3,16 @@
  *   source --fe_parse--> AST --fe_sema--> IR --passes--> lowered IR --ptx_emit--> PTX --ptxas--> cubin
  *                                                                    \--amd_emit--> LLVM IR, AMDGCN --ld.lld--> HSACO
  *
- * Each stage's text is kept in the program so any of them can be emitted. The program owns a
- * DiagCtx that outlives the IR module; the module is freed before tile_compile returns.
+ * Each stage's text is kept in the program so any of them can be emitted; the AST's is made only
+ * when asked for (program.c parses the kept source again), since nothing in the pipeline reads it.
+ * The program owns a DiagCtx that outlives the IR module; the module is freed before tile_compile
+ * returns.
  *
  * tile_compile is an entry of the allocation layer (ir.h): the pipeline runs inside an allocation
  * scope, and out of memory anywhere in it unwinds to tile_compile, which destroys the program and
  * the module (the two objects it owns, kept complete at every allocation), lets the scope free every
  * other block made since it began, and returns TILE_ERROR_OUT_OF_MEMORY with *out NULL.
  */
-#include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <time.h>
@@ -34,67 +35,67 @@ static tile_dtype dtype_of(const Type *t)
 }
 _Static_assert(TY_F64 - TY_I1 == TILE_DTYPE_F64 && TY_E5M2 - TY_I1 == TILE_DTYPE_E5M2, "tile_dtype must follow TypeKind's scalar order");
 
-typedef struct ViewUse {
-    Kernel *k;
-    Value *base;
-    int rank;              /* make_view rank of a pointer parameter */
-    tile_param_info *pi;   /* TMA: dims and swizzle */
-} ViewUse;
+/* What one walk of a kernel learns about its parameters: the make_view rank of each pointer
+ * parameter, and for each TMA parameter its dims (tma_shape) and swizzle (its copies' shared tiles). */
+typedef struct SigWalk {
+    const int *param_of;   /* value id -> parameter index, or -1 */
+    uint32_t nvalues;
+    int *rank;             /* per parameter */
+    tile_param_info *pis;  /* per parameter */
+} SigWalk;
 
-static int param_index(const Kernel *k, const Value *v)
+static int param_of(const SigWalk *w, const Value *v)
 {
-    for (uint32_t i = 0; i < k->nparams; i++)
-        if (k->params[i].value == v) return (int)i;
-    return -1;
+    return v && v->id < w->nvalues ? w->param_of[v->id] : -1;
 }
 
-static void find_view(Op *op, void *ctx)
+static void find_views(Op *op, void *ctx)
 {
-    ViewUse *vu = ctx;
-    if (op->code == OP_MAKE_VIEW && op->noperands && op->operands[0] == vu->base) vu->rank = (int)op->noperands - 1;
-    if (op->code == OP_TMA_SHAPE && op->noperands && op->operands[0] == vu->base && vu->pi)
-        for (uint32_t d = 1; d < op->noperands && d <= 5; d++) vu->pi->dim_params[d - 1] = param_index(vu->k, op->operands[d]);
+    SigWalk *w = ctx;
+    int p = op->noperands ? param_of(w, op->operands[0]) : -1;
+    if (op->code == OP_MAKE_VIEW && p >= 0) w->rank[p] = (int)op->noperands - 1;
+    if (op->code == OP_TMA_SHAPE && p >= 0 && w->pis[p].kind == TILE_PARAM_TMA)
+        for (uint32_t d = 1; d < op->noperands && d <= 5; d++) w->pis[p].dim_params[d - 1] = param_of(w, op->operands[d]);
     /* the descriptor's swizzle is that of the shared tiles it moves (verify-async makes them agree) */
-    int is_tma_use = (op->code == OP_TMA_LOAD && op->noperands > 1 && op->operands[1] == vu->base) ||
-                     ((op->code == OP_TMA_STORE || op->code == OP_TMA_REDUCE_ADD) && op->noperands &&
-                      op->operands[0] == vu->base);
-    if (is_tma_use && vu->pi) {
-        const Value *tile = op->code == OP_TMA_LOAD ? op->operands[0] : op->operands[op->noperands - 1];
-        if (tile->type->kind == TY_SMEM) {
-            vu->pi->swizzle = tile->type->swizzle;
-            /* a tile of column spans moves as one box per span: the map's box is one span wide */
-            if (ir_smem_spans(tile->type) > 1 && tile->type->rank == vu->pi->rank) {
-                vu->pi->box[vu->pi->rank - 1] = (unsigned)(tile->type->swizzle / (ir_type_bits(tile->type->elem) / 8));
-                vu->pi->spans = ir_smem_spans(tile->type);
-            }
+    int desc = op->code == OP_TMA_LOAD && op->noperands > 1 ? param_of(w, op->operands[1])
+               : (op->code == OP_TMA_STORE || op->code == OP_TMA_REDUCE_ADD) ? p
+                                                                               : -1;
+    if (desc < 0 || w->pis[desc].kind != TILE_PARAM_TMA) return;
+    tile_param_info *pi = &w->pis[desc];
+    const Value *tile = op->code == OP_TMA_LOAD ? op->operands[0] : op->operands[op->noperands - 1];
+    if (tile->type->kind == TY_SMEM) {
+        pi->swizzle = tile->type->swizzle;
+        /* a tile of column spans moves as one box per span: the map's box is one span wide */
+        if (ir_smem_spans(tile->type) > 1 && tile->type->rank == pi->rank) {
+            pi->box[pi->rank - 1] = (unsigned)(tile->type->swizzle / (ir_type_bits(tile->type->elem) / 8));
+            pi->spans = ir_smem_spans(tile->type);
         }
     }
 }
 
 /* The signature as the source declared it: a pointer parameter that is the base of a make_view
- * was declared `tensor T[...]`. */
+ * was declared `tensor T[...]`. One walk of the body serves every parameter. */
 static void record_signature(tile_program *p, int ki, Kernel *k)
 {
     p->params[ki] = ir_calloc(k->nparams ? k->nparams : 1, sizeof **p->params);
     p->nparams[ki] = (int)k->nparams;
+    int *map = ir_malloc(sizeof *map * (k->nvalues ? k->nvalues : 1));
+    int *rank = ir_calloc(k->nparams ? k->nparams : 1, sizeof *rank);
+    for (uint32_t v = 0; v < k->nvalues; v++) map[v] = -1;
     for (uint32_t i = 0; i < k->nparams; i++) {
         tile_param_info *pi = &p->params[ki][i];
         const Type *t = k->params[i].value->type;
+        if (k->params[i].value->id < k->nvalues) map[k->params[i].value->id] = (int)i;
         pi->name = ir_strdup(k->params[i].name);
         if (t->kind == TY_TMA) {
-            ViewUse vu = {k, k->params[i].value, 0, pi};
             pi->kind = TILE_PARAM_TMA;
             pi->rank = t->rank;
             pi->dtype = dtype_of(t->elem);
             for (int d = 0; d < 5; d++) pi->dim_params[d] = -1;
             for (int d = 0; d < t->rank; d++) pi->box[d] = (unsigned)t->shape[d];
             pi->spans = 1;
-            ir_walk_region(&k->body, find_view, &vu);
         } else if (t->kind == TY_PTR) {
-            ViewUse vu = {k, k->params[i].value, 0, NULL};
-            ir_walk_region(&k->body, find_view, &vu);
-            pi->kind = vu.rank ? TILE_PARAM_TENSOR : TILE_PARAM_POINTER;
-            pi->rank = vu.rank;
+            pi->kind = TILE_PARAM_POINTER;
             pi->shared = t->space == AS_SHARED;
             pi->dtype = dtype_of(t->elem);
         } else {
@@ -102,8 +103,27 @@ static void record_signature(tile_program *p, int ki, Kernel *k)
             pi->dtype = dtype_of(t);
         }
     }
+    SigWalk w = {map, k->nvalues, rank, p->params[ki]};
+    ir_walk_region(&k->body, find_views, &w);
+    for (uint32_t i = 0; i < k->nparams; i++)
+        if (p->params[ki][i].kind == TILE_PARAM_POINTER && rank[i]) {
+            p->params[ki][i].kind = TILE_PARAM_TENSOR;
+            p->params[ki][i].rank = rank[i];
+        }
+    ir_free(map);
+    ir_free(rank);
 }
 
+static int define_cmp(const void *a, const void *b)
+{
+    const FeDefine *x = *(const FeDefine *const *)a, *y = *(const FeDefine *const *)b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x > y) - (x < y);   /* the earlier one first among equal names */
+}
+
+/* Reads the defines (fe_define: values are literals of the language) and refuses a name given twice:
+ * which of the two would win is not something a build should depend on. Sorting finds the pairs in
+ * n log n, so any number of defines is cheap. */
 static int parse_defines(const tile_compile_options *o, FeDefine *out, DiagCtx *diag)
 {
     Loc none = {0};
@@ -113,31 +133,22 @@ static int parse_defines(const tile_compile_options *o, FeDefine *out, DiagCtx *
             diag_error(diag, none, "define %d has no name or no value", i);
             return 0;
         }
-        /* integers read as in the language: decimal, 0x hex, 0b binary (no octal) */
-        const char *v = d->value, *digits = v + (*v == '-' || *v == '+');
-        int base = (digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) ? 16
-                 : (digits[0] == '0' && (digits[1] == 'b' || digits[1] == 'B')) ? 2 : 10;
-        char *end;
-        errno = 0;
-        out[i].name = d->name;
-        out[i].is_float = 0;
-        out[i].ival = strtoll(base == 2 ? digits + 2 : v, &end, base);
-        if (base == 2 && *v == '-') out[i].ival = -out[i].ival;
-        if (!*end && end != v && errno == ERANGE) {
-            diag_error(diag, none, "-D%s=%s: the value does not fit in 64 bits", d->name, d->value);
-            return 0;
-        }
-        if (*end || errno || end == v) {
-            errno = 0;
-            out[i].fval = strtod(v, &end);
-            out[i].is_float = 1;
-            if (*end || errno || end == v || base != 10) {
-                diag_error(diag, none, "-D%s=%s: the value is not a number", d->name, d->value);
-                return 0;
-            }
-        }
+        if (!fe_define(d->name, d->value, &out[i], diag)) return 0;
     }
-    return 1;
+    if (o->ndefines < 2) return 1;
+    const FeDefine **by_name = ir_malloc(sizeof *by_name * (size_t)o->ndefines);
+    for (int i = 0; i < o->ndefines; i++) by_name[i] = &out[i];
+    qsort(by_name, (size_t)o->ndefines, sizeof *by_name, define_cmp);
+    int ok = 1;
+    for (int i = 1; i < o->ndefines && ok; i++)
+        if (strcmp(by_name[i - 1]->name, by_name[i]->name) == 0) {
+            const tile_define *first = &o->defines[by_name[i - 1] - out], *again = &o->defines[by_name[i] - out];
+            diag_error(diag, none, "-D%s=%s: %s is already defined by -D%s=%s; give each name once", again->name,
+                       again->value, again->name, first->name, first->value);
+            ok = 0;
+        }
+    ir_free(by_name);
+    return ok;
 }
 
 static void keep_module_text(tile_program *p, tile_stage st, const Module *m)
@@ -295,10 +306,7 @@ static tile_status compile_program(volatile CompileRun *run, const char *source,
         if (ir_verify_module(m, diag, is_lowered(m))) goto done;
     } else {
         Node *ast = fe_parse(filename, source, len, diag);
-        if (ast) {
-            fe_ast_print(ast, &p->stages[TILE_STAGE_AST]);
-            p->have[TILE_STAGE_AST] = 1;
-        }
+        p->ast_lazy = ast != NULL;
         if (ast && diag->errors == 0) run->m = m = fe_sema(ast, filename, defs, o->ndefines, diag);
         fe_ast_free(ast);
         if (!m || diag->errors) goto done;
@@ -393,7 +401,7 @@ static tile_status compile_caught(const char *source, size_t len, const char *fi
     IrAllocScope scope;
     ir_scope_begin(&scope);
     if (setjmp(scope.jump)) {
-        tile_program_destroy(run.p);
+        tile_program_free_(run.p);
         ir_module_free(run.m);
         ir_scope_unwind(&scope);
         return TILE_ERROR_OUT_OF_MEMORY;
@@ -401,6 +409,10 @@ static tile_status compile_caught(const char *source, size_t len, const char *fi
     tile_status st = compile_program(&run, source, len, filename, o);
     ir_module_free(run.m);
     ir_scope_end(&scope);
+    if (tile_handle_add_(run.p, TILE_H_PROGRAM)) {   /* the program becomes a live handle */
+        tile_program_free_(run.p);
+        return TILE_ERROR_OUT_OF_MEMORY;
+    }
     *out = run.p;
     return st;
 }
@@ -410,7 +422,9 @@ tile_status tile_compile(const char *source, size_t len, const char *filename, c
 {
     if (!out) return TILE_ERROR_INVALID_ARGUMENT;
     *out = NULL;
-    if (!source && len) return TILE_ERROR_INVALID_ARGUMENT;
+    /* positions and token lengths are 32-bit, and the source is copied with a NUL after it: a longer
+     * source is refused here, before len + 1 could wrap */
+    if ((!source && len) || len > TILE_MAX_SOURCE_BYTES) return TILE_ERROR_INVALID_ARGUMENT;
     /* a copy with the level resolved to 0..3, so that everything below reads a plain level */
     tile_compile_options oc = {0};
     if (opts) oc = *opts;

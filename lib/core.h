@@ -25,7 +25,9 @@ struct tile_program {
     double link_seconds;        /* AMD targets: time in ld.lld */
     int amd_asm_lazy;           /* AMD target compiled to an object: the AMDGCN text is made on first request */
     int amd_opt_level;
-    pthread_mutex_t lazy_lock;  /* guards that first request (tile_program_emit may run on many threads) */
+    int ast_lazy;               /* the source parsed: the AST text is made on first request, from the kept
+                                 * source (diag.sources[0]), so a compile that never asks for it pays nothing */
+    pthread_mutex_t lazy_lock;  /* guards those first requests (tile_program_emit may run on many threads) */
     unsigned char *cubin;
     size_t cubin_len;
     char **kernel_names;
@@ -40,5 +42,9 @@ struct tile_program {
     TileWaitSite *sites;        /* the bounded wait sites (kernel and barrier names copied) */
     int nsites;
 };
+
+/* Frees a program whether or not it is a live handle (tile_program_destroy frees only live ones):
+ * for tile_compile, whose program becomes a handle only when it is returned. NULL is fine. */
+void tile_program_free_(tile_program *p);
 
 #endif

@@ -54,9 +54,27 @@ long tile_alloc_fail_after_(long n);
 /* Whether t is an AMD target (gfx942, gfx90a). */
 int tile_target_is_amd_(tile_target t);
 
+/* ================================ handles.c ================================ */
+
+/* The kinds of API handle. */
+enum { TILE_H_PROGRAM = 1, TILE_H_DEVICE, TILE_H_STREAM, TILE_H_EVENT, TILE_H_MODULE, TILE_H_KERNEL, TILE_H_SHMEM };
+
+/* The live handles (handles.c): entered when made, taken out when destroyed; entries check a handle
+ * before reading through it. tile_handle_add_: 0, or -1 out of memory. tile_handle_live_: 1 when h is
+ * a live handle of that kind. Thread-safe. */
+int tile_handle_add_(const void *h, int kind);
+void tile_handle_remove_(const void *h);
+int tile_handle_live_(const void *h, int kind);
+
 /* ================================ cache.c ================================ */
 
 /* Drops the in-memory cache (tests use it to reach the disk cache again). */
 void tile_cache_clear_memory_(void);
+
+/* The file `name` of the cache directory's folder `folder`, read only when only this user can have
+ * written it (a regular file of this user, writable by nobody else, in a folder that passes the cache
+ * directory's checks) and it holds at most max bytes: malloc'ed and NUL-terminated, its length in
+ * *len; or NULL with the reason in why. */
+char *tile_cache_read_file_(const char *folder, const char *name, size_t max, size_t *len, char *why, size_t whylen);
 
 #endif

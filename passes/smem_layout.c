@@ -23,10 +23,14 @@
 
 static int64_t round_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 
+/* A past-the-limit total stops growing here, far below int64's range (every allocation is at most
+ * 2^31 elements of 8 bytes times 2^16 stages), so a kernel of many huge allocations reports its
+ * size as "more than" this instead of overflowing. */
+#define SMEM_CAP ((int64_t)1 << 52)
+
 typedef struct TmaUse {
-    Value **tiles;         /* shared-tile declarations' results moved by a TMA op */
-    uint32_t n, cap;
-    Arena *a;
+    uint8_t *moved;        /* moved[value id]: a shared-tile declaration's result a TMA op moves */
+    uint32_t n;            /* values of the kernel */
 } TmaUse;
 
 static void note_tma_tile(Op *op, void *ctx)
@@ -36,22 +40,12 @@ static void note_tma_tile(Op *op, void *ctx)
     if (op->code == OP_TMA_LOAD && op->noperands) t = op->operands[0];
     else if ((op->code == OP_TMA_STORE || op->code == OP_TMA_REDUCE_ADD) && op->noperands) t = op->operands[op->noperands - 1];
     while (t && t->def && t->def->code == OP_SMEM_STAGE) t = t->def->operands[0];
-    if (!t) return;
-    if (u->n == u->cap) {
-        uint32_t cap = u->cap ? u->cap * 2 : 16;
-        Value **n = ARENA_ARRAY(u->a, Value *, cap);
-        for (uint32_t i = 0; i < u->n; i++) n[i] = u->tiles[i];
-        u->tiles = n;
-        u->cap = cap;
-    }
-    u->tiles[u->n++] = t;
+    if (t && t->id < u->n) u->moved[t->id] = 1;
 }
 
 static int moved_by_tma(const TmaUse *u, const Value *v)
 {
-    for (uint32_t i = 0; i < u->n; i++)
-        if (u->tiles[i] == v) return 1;
-    return 0;
+    return v->id < u->n && u->moved[v->id];
 }
 
 int pass_smem_layout(Module *m, DiagCtx *diag)
@@ -60,7 +54,7 @@ int pass_smem_layout(Module *m, DiagCtx *diag)
     Arena scratch;
     arena_init(&scratch);
     for (Kernel *k = m->first; k; k = k->next) {
-        TmaUse u = {.a = &scratch};
+        TmaUse u = {ARENA_ARRAY(&scratch, uint8_t, k->nvalues + 1), k->nvalues};
         ir_walk_region(&k->body, note_tma_tile, &u);
         int64_t end = 0;
         Op *largest = NULL;
@@ -96,7 +90,7 @@ int pass_smem_layout(Module *m, DiagCtx *diag)
             }
             int64_t off = round_up(end, align);
             ir_attr_set_int(m, op, "offset", off);
-            end = off + size;
+            end = off + size < SMEM_CAP ? off + size : SMEM_CAP;
             if (size > largest_size) largest = op, largest_size = size;
         }
         k->smem_bytes = round_up(end, 16);
@@ -111,8 +105,8 @@ int pass_smem_layout(Module *m, DiagCtx *diag)
         if (k->smem_bytes > SMEM_LIMIT) {
             Loc l = k->loc;
             if (l.line && !l.file) l.file = m->source;
-            diag_error(diag, l, "kernel '%s' needs %lld bytes of shared memory; the limit is %d bytes (227 KiB)", k->name,
-                       (long long)k->smem_bytes, SMEM_LIMIT);
+            diag_error(diag, l, "kernel '%s' needs %s%lld bytes of shared memory; the limit is %d bytes (227 KiB)", k->name,
+                       k->smem_bytes >= SMEM_CAP ? "more than " : "", (long long)k->smem_bytes, SMEM_LIMIT);
             if (largest) {
                 Loc ll = largest->loc;
                 if (ll.line && !ll.file) ll.file = m->source;

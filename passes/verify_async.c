@@ -40,6 +40,8 @@
  * Assumes: the module verifies (ir_verify_module). Guarantees: after success, every
  * mbar_arrive_expect has its byte count operand; nothing else changes.
  */
+#include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "passes.h"
@@ -174,11 +176,95 @@ static BarRef bar_ref(Value *v)
     return r;
 }
 
-static int same_bar(const BarRef *a, const BarRef *b)
+/* ---- maps: a barrier identity (or any pointer pair) to an entry, for linear-time grouping ---- */
+
+/* A barrier as a hashable identity: two uses name the same barrier when they come from the same
+ * declaration and have the same index value or two constant indices of one value (or none, for a
+ * single barrier); untraced barriers (no declaration) name none. The key is the declaration and
+ * either the index constant or the index value. Also a plain pointer key (a block, a
+ * declaration) with the other fields zero. */
+typedef struct Key {
+    const void *a, *b;
+    int64_t c;
+    int has_c;
+} Key;
+
+static Key bar_key(const BarRef *r)
 {
-    if (!a->alloc || a->alloc != b->alloc) return 0;
-    if (!a->index || !b->index) return a->index == b->index;
-    return a->index == b->index || (a->has_const && b->has_const && a->cindex == b->cindex);
+    return (Key){r->alloc, r->has_const ? NULL : r->index, r->has_const ? r->cindex : 0, r->has_const};
+}
+
+static Key ptr_key(const void *p) { return (Key){p, NULL, 0, 0}; }
+
+static int key_eq(const Key *x, const Key *y)
+{
+    return x->a == y->a && x->b == y->b && x->c == y->c && x->has_c == y->has_c;
+}
+
+static uint64_t key_hash(const Key *k)
+{
+    uint64_t h = (uint64_t)(uintptr_t)k->a * 0x9e3779b97f4a7c15ull;
+    h ^= (uint64_t)(uintptr_t)k->b + 0x632be59bd9b4e019ull + (h << 6) + (h >> 2);
+    h ^= (uint64_t)k->c * 0xff51afd7ed558ccdull + (uint64_t)k->has_c + (h << 6) + (h >> 2);
+    return h ^ (h >> 31);
+}
+
+/* Open addressing from Key to a pointer, in an arena (grown by doubling; old tables stay there). */
+typedef struct KeyMap {
+    Arena *a;
+    Key *keys;
+    void **vals;
+    uint32_t n, cap;
+} KeyMap;
+
+static void **map_slot(KeyMap *m, Key k)
+{
+    if ((m->n + 1) * 2 > m->cap) {
+        uint32_t cap = m->cap ? m->cap * 2 : 64;
+        Key *keys = ARENA_ARRAY(m->a, Key, cap);
+        void **vals = ARENA_ARRAY(m->a, void *, cap);
+        for (uint32_t i = 0; i < m->cap; i++) {
+            if (!m->vals[i]) continue;
+            uint32_t j = (uint32_t)key_hash(&m->keys[i]) & (cap - 1);
+            while (vals[j]) j = (j + 1) & (cap - 1);
+            keys[j] = m->keys[i];
+            vals[j] = m->vals[i];
+        }
+        m->keys = keys;
+        m->vals = vals;
+        m->cap = cap;
+    }
+    uint32_t i = (uint32_t)key_hash(&k) & (m->cap - 1);
+    while (m->vals[i] && !key_eq(&m->keys[i], &k)) i = (i + 1) & (m->cap - 1);
+    m->keys[i] = k;
+    return &m->vals[i];
+}
+
+/* The entry of k, or NULL (set *map_slot to add one; count it with map_added). */
+static void *map_get(KeyMap *m, Key k)
+{
+    if (!m->cap) return NULL;
+    uint32_t i = (uint32_t)key_hash(&k) & (m->cap - 1);
+    for (; m->vals[i]; i = (i + 1) & (m->cap - 1))
+        if (key_eq(&m->keys[i], &k)) return m->vals[i];
+    return NULL;
+}
+
+static void *map_get_or_add(KeyMap *m, Key k, size_t size)
+{
+    void **slot = map_slot(m, k);
+    if (!*slot) {
+        *slot = arena_alloc(m->a, size);
+        m->n++;
+    }
+    return *slot;
+}
+
+/* Whether the diagnostics are full: past the recording limit, notes would be dropped, so the
+ * loops that only write notes stop (a thousand errors do not each walk a thousand sites). */
+static int diag_full(const AsyncCx *c)
+{
+    return c->diag->count >= (c->diag->max_errors ? c->diag->max_errors : 100);
 }
 
 /* 'full' (the declaration's name hint), or a description of the declaration. */
@@ -372,19 +458,6 @@ static int64_t copy_bytes(const Kernel *k, const Op *o, int64_t *unit, int *ncta
     return pair_doubled(o) ? 2 * b : b;
 }
 
-typedef struct NestedCx {
-    const BarRef *bar;
-    Op *found;
-} NestedCx;
-
-static void find_nested_load(Op *op, void *ctx)
-{
-    NestedCx *n = ctx;
-    if (n->found || !is_copy(op)) return;
-    BarRef r = bar_ref(load_bar(op));
-    if (same_bar(&r, n->bar)) n->found = op;
-}
-
 static void check_mask(AsyncCx *c, Op *ld)
 {
     int64_t mask;
@@ -437,7 +510,87 @@ static void note_copy(AsyncCx *c, Op *o)
         note_at(c, o, "this load brings a %lld-byte box", (long long)unit);
 }
 
-static void derive_bytes(AsyncCx *c, Op *ae)
+/* What one block holds for one barrier: its direct copies, its last expect_tx, and the copies in
+ * the regions of its ops (the first one, and the first one outside the first one's region, so
+ * that leaving out the one region an arrive_expect comes from still finds the first other one). */
+typedef struct Tally {
+    int64_t total;         /* bytes of the direct copies (0 counted for one that is not constant) */
+    int nloads;            /* direct copies */
+    Op *unknown;           /* the first direct copy whose bytes are not a constant */
+    Op *expect_tx;         /* the last direct mbar_expect_tx */
+    OpList copies;         /* the direct copies, for notes */
+    Op *nested, *nested2;  /* the first nested copy; the first outside nested's region */
+    const Region *nested_region;
+} Tally;
+
+/* A block's tallies, per barrier identity; made once per block an arrive_expect looks at. */
+typedef struct BlockSum {
+    KeyMap bars;           /* Key -> Tally */
+} BlockSum;
+
+typedef struct NestCx {
+    AsyncCx *c;
+    BlockSum *sum;
+    const Region *region;  /* the region of the block's op being walked */
+} NestCx;
+
+static Tally *tally_of(AsyncCx *c, BlockSum *s, const BarRef *r, Arena *a)
+{
+    (void)c;
+    Tally *t = map_get_or_add(&s->bars, bar_key(r), sizeof(Tally));
+    t->copies.a = a;
+    return t;
+}
+
+static void nest_copy(Op *op, void *ctx)
+{
+    NestCx *n = ctx;
+    if (!is_copy(op)) return;
+    BarRef r = bar_ref(load_bar(op));
+    if (!r.alloc) return;
+    Tally *t = tally_of(n->c, n->sum, &r, n->sum->bars.a);
+    if (!t->nested) {
+        t->nested = op;
+        t->nested_region = n->region;
+    } else if (!t->nested2 && t->nested_region != n->region) {
+        t->nested2 = op;
+    }
+}
+
+static BlockSum *block_sum(AsyncCx *c, KeyMap *sums, Block *b)
+{
+    BlockSum *s = map_get(sums, ptr_key(b));
+    if (s) return s;
+    s = map_get_or_add(sums, ptr_key(b), sizeof *s);
+    s->bars.a = sums->a;
+    for (Op *o = b->first; o; o = o->next) {
+        if (o->code == OP_MBAR_EXPECT_TX) {
+            BarRef r = bar_ref(o->operands[0]);
+            if (r.alloc) tally_of(c, s, &r, sums->a)->expect_tx = o;
+        }
+        for (uint32_t i = 0; i < o->nregions; i++) {
+            NestCx n = {c, s, &o->regions[i]};
+            ir_walk_region(&o->regions[i], nest_copy, &n);
+        }
+        if (!is_copy(o)) continue;
+        BarRef r = bar_ref(load_bar(o));
+        if (!r.alloc) continue;
+        Tally *t = tally_of(c, s, &r, sums->a);
+        int64_t unit;
+        int ncta;
+        int64_t bytes = copy_bytes(c->k, o, &unit, &ncta);
+        if (!bytes && !t->unknown) t->unknown = o;
+        t->total += bytes;
+        t->nloads++;
+        pass_oplist_push(&t->copies, o);
+    }
+    return s;
+}
+
+/* One arrive_expect: its byte count derived from (or compared with) the copies that complete on
+ * its barrier in the blocks of its scope. Each block's tallies are made once (block_sum), so the
+ * pass is linear however many arrive_expects share a block. */
+static void derive_bytes(AsyncCx *c, KeyMap *sums, Op *ae)
 {
     BarRef bar = bar_ref(ae->operands[0]);
     char bn[96];
@@ -461,29 +614,22 @@ static void derive_bytes(AsyncCx *c, Op *ae)
     int64_t total = 0;
     int nloads = 0;
     Op *unknown = NULL, *nested = NULL, *expect_tx = NULL;
-    for (int bi = 0; bi < sc.n; bi++)
-        for (Op *o = sc.blocks[bi]->first; o; o = o->next) {
-            if (o->code == OP_MBAR_EXPECT_TX) {
-                BarRef r = bar_ref(o->operands[0]);
-                if (same_bar(&r, &bar)) expect_tx = o;
-            }
-            if (o->nregions && !nested) {
-                NestedCx n = {&bar, NULL};
-                for (uint32_t i = 0; i < o->nregions; i++)
-                    if (!(bi > 0 && o == sc.via[bi] && o->regions[i].first == sc.blocks[bi - 1]))
-                        ir_walk_region(&o->regions[i], find_nested_load, &n);
-                nested = n.found;
-            }
-            if (!is_copy(o)) continue;
-            BarRef r = bar_ref(load_bar(o));
-            if (!same_bar(&r, &bar)) continue;
-            int64_t unit;
-            int ncta;
-            int64_t b = copy_bytes(c->k, o, &unit, &ncta);
-            if (!b && !unknown) unknown = o;
-            total += b;
-            nloads++;
+    Tally *tallies[MAX_SCOPE] = {0};
+    for (int bi = 0; bi < sc.n; bi++) {
+        Tally *t = tallies[bi] = map_get(&block_sum(c, sums, sc.blocks[bi])->bars, bar_key(&bar));
+        if (!t) continue;
+        if (t->expect_tx) expect_tx = t->expect_tx;
+        if (!nested) {
+            /* the region of via[bi] that holds the arrive_expect's own block is not searched */
+            const Region *skip = NULL;
+            for (uint32_t i = 0; bi > 0 && i < sc.via[bi]->nregions; i++)
+                if (sc.via[bi]->regions[i].first == sc.blocks[bi - 1]) skip = &sc.via[bi]->regions[i];
+            nested = t->nested && t->nested_region == skip ? t->nested2 : t->nested;
         }
+        if (!unknown) unknown = t->unknown;
+        total += t->total;
+        nloads += t->nloads;
+    }
     if (explicit_count && (unknown || nested || expect_tx || !nloads)) return; /* nothing to compare with */
     if (!explicit_count) {
         const char *why = NULL;
@@ -512,11 +658,8 @@ static void derive_bytes(AsyncCx *c, Op *ae)
     err_at(c, ae, "arrive_expect on %s expects %lld bytes but %lld arrive in this phase", bn, (long long)given,
            (long long)total);
     for (int bi = 0; bi < sc.n; bi++)
-        for (Op *o = sc.blocks[bi]->first; o; o = o->next) {
-            if (!is_copy(o)) continue;
-            BarRef r = bar_ref(load_bar(o));
-            if (same_bar(&r, &bar)) note_copy(c, o);
-        }
+        for (uint32_t i = 0; tallies[bi] && i < tallies[bi]->copies.n && !diag_full(c); i++)
+            note_copy(c, tallies[bi]->copies.ops[i]);
 }
 
 /* ---- 7. tma.copy (bulk copies): 16-byte multiples, within the shared tile, aligned addresses ---- */
@@ -594,104 +737,156 @@ static void collect(Op *op, void *ctx)
 
 /* ---- 4. arrival counts ---- */
 
-static void check_arrivals(AsyncCx *c, Op *alloc, const OpList *sites)
+/* What the sites on one declaration sum to for one index: the sites with a constant index on it
+ * plus every site whose index is a run-time value (or that names a single barrier). */
+typedef struct IndexSum {
+    int64_t index;         /* a constant index, in 0..n-1 */
+    int64_t sum;           /* arrivals per phase */
+    int nsites;
+    int uncountable;       /* a site that makes no claim (remote, under an if, ...) */
+} IndexSum;
+
+static int cmp_index(const void *x, const void *y)
+{
+    int64_t a = ((const IndexSum *)x)->index, b = ((const IndexSum *)y)->index;
+    return a < b ? -1 : a > b;
+}
+
+static int site_uncountable(const Op *op, const BarRef *r)
+{
+    if (op->code == OP_MBAR_ARRIVE_REMOTE || r->remote || conditional_in_group(op)) return 1;
+    if (op->code == OP_CLC_TRY_CANCEL && ir_attr_int(op, "multicast", 0))   /* which CTAs issue is up to an if */
+        for (Op *p = parent_op(op); p; p = parent_op(p))
+            if (p->code == OP_IF) return 1;
+    return 0;
+}
+
+/* The arrive sites on one declaration (sites, in program order) against its arrival count, for
+ * each index of an array: the first index (in order) whose sites make another count is reported.
+ * The indices without a constant site all sum the same, so one of them stands for all: the work
+ * is O(sites log sites), not O(array size x sites). */
+static void check_arrivals(AsyncCx *c, Op *alloc, const OpList *sites, Arena *scratch)
 {
     const Type *t = alloc->results[0]->type;
     int64_t count = ir_attr_int(alloc, "count", 0);
     int64_t n = t->rank ? t->shape[0] : 1;
-    /* for each index (a single barrier has index 0): the const-indexed sites on it, plus every
-     * site whose index is a run-time value */
-    for (int64_t i = 0; i < n; i++) {
-        int64_t sum = 0;
-        int nsites = 0, uncountable = 0;
-        for (uint32_t s = 0; s < sites->n; s++) {
-            Op *op = sites->ops[s];
-            BarRef r = bar_ref(op->operands[0]);
-            if (r.alloc != alloc) continue;
-            if (r.index && r.has_const && r.cindex != i) continue;
-            if (op->code == OP_MBAR_ARRIVE_REMOTE || r.remote || conditional_in_group(op)) uncountable = 1;
-            if (op->code == OP_CLC_TRY_CANCEL && ir_attr_int(op, "multicast", 0))   /* which CTAs issue is up to an if */
-                for (Op *p = parent_op(op); p; p = parent_op(p))
-                    if (p->code == OP_IF) uncountable = 1;
-            char d[64];
-            sum += site_arrivals(c->k, op, d, sizeof d);
-            nsites++;
+    IndexSum any = {-1, 0, 0, 0};   /* the run-time-index sites, which reach every index */
+    IndexSum *consts = ARENA_ARRAY(scratch, IndexSum, sites->n + 1);
+    uint32_t nconst = 0;
+    for (uint32_t s = 0; s < sites->n; s++) {
+        Op *op = sites->ops[s];
+        BarRef r = bar_ref(op->operands[0]);
+        char d[64];
+        int64_t arrivals = site_arrivals(c->k, op, d, sizeof d);
+        IndexSum *to = &any;
+        if (r.index && r.has_const) {
+            if (r.cindex < 0 || r.cindex >= n) continue;   /* names no barrier of the array */
+            to = &consts[nconst++];
+            *to = (IndexSum){r.cindex, 0, 0, 0};
         }
-        if (!nsites || uncountable || sum == count) continue;
-        char bn[96];
-        const char *hint = alloc->results[0]->name;
-        Loc al = loc_of(c, alloc);
-        char idx[32] = "";
-        int all_const = 1;
-        for (uint32_t s = 0; s < sites->n; s++) {
-            BarRef r = bar_ref(sites->ops[s]->operands[0]);
-            if (r.alloc == alloc && r.index && !r.has_const) all_const = 0;
+        to->sum += arrivals;
+        to->nsites++;
+        to->uncountable |= site_uncountable(op, &r);
+    }
+    qsort(consts, nconst, sizeof *consts, cmp_index);
+    /* merge equal indices; the first index without a constant site stands for all of those */
+    uint32_t m = 0;
+    int64_t free_index = 0;
+    for (uint32_t i = 0; i < nconst; i++) {
+        if (m && consts[m - 1].index == consts[i].index) {
+            consts[m - 1].sum += consts[i].sum;
+            consts[m - 1].nsites += consts[i].nsites;
+            consts[m - 1].uncountable |= consts[i].uncountable;
+        } else {
+            consts[m++] = consts[i];
         }
-        if (t->rank && all_const) snprintf(idx, sizeof idx, "[%lld]", (long long)i);
-        if (hint) snprintf(bn, sizeof bn, "'%s%s'", hint, idx);
-        else snprintf(bn, sizeof bn, "declared at %u:%u%s%s", al.line, al.col, idx[0] ? ", index " : "", idx);
-        err_at(c, alloc, "mbarrier %s is declared with %lld arrival%s per phase but its arrive sites make %lld", bn,
-               (long long)count, count == 1 ? "" : "s", (long long)sum);
-        for (uint32_t s = 0; s < sites->n; s++) {
-            Op *op = sites->ops[s];
-            BarRef r = bar_ref(op->operands[0]);
-            if (r.alloc != alloc || (r.index && r.has_const && r.cindex != i)) continue;
-            char d[64];
-            int64_t th = site_arrivals(c->k, op, d, sizeof d);
-            if (op->code == OP_CLC_TRY_CANCEL)
-                note_at(c, op, "clc.try_cancel arrives %lld time%s per request (%s)", (long long)th, th == 1 ? "" : "s", d);
-            else note_at(c, op, "executed by %lld thread%s (%s)", (long long)th, th == 1 ? "" : "s", d);
+    }
+    for (uint32_t i = 0; i < m && consts[i].index == free_index; i++) free_index++;
+    /* the smallest failing index: the first failing constant one, or the free one if smaller */
+    int64_t bad = -1, sum = 0;
+    for (uint32_t i = 0; i < m && bad < 0; i++) {
+        int64_t x = consts[i].sum + any.sum;
+        if (consts[i].nsites + any.nsites && !consts[i].uncountable && !any.uncountable && x != count) {
+            bad = consts[i].index;
+            sum = x;
         }
-        return; /* one report per declaration */
+    }
+    if (free_index < n && any.nsites && !any.uncountable && any.sum != count && (bad < 0 || free_index < bad)) {
+        bad = free_index;
+        sum = any.sum;
+    }
+    if (bad < 0) return;
+    char bn[96];
+    const char *hint = alloc->results[0]->name;
+    Loc al = loc_of(c, alloc);
+    char idx[32] = "";
+    int all_const = 1;
+    for (uint32_t s = 0; s < sites->n; s++) {
+        BarRef r = bar_ref(sites->ops[s]->operands[0]);
+        if (r.index && !r.has_const) all_const = 0;
+    }
+    if (t->rank && all_const) snprintf(idx, sizeof idx, "[%lld]", (long long)bad);
+    if (hint) snprintf(bn, sizeof bn, "'%s%s'", hint, idx);
+    else snprintf(bn, sizeof bn, "declared at %u:%u%s%s", al.line, al.col, idx[0] ? ", index " : "", idx);
+    err_at(c, alloc, "mbarrier %s is declared with %lld arrival%s per phase but its arrive sites make %lld", bn,
+           (long long)count, count == 1 ? "" : "s", (long long)sum);
+    for (uint32_t s = 0; s < sites->n && !diag_full(c); s++) {
+        Op *op = sites->ops[s];
+        BarRef r = bar_ref(op->operands[0]);
+        if (r.index && r.has_const && r.cindex != bad) continue;
+        char d[64];
+        int64_t th = site_arrivals(c->k, op, d, sizeof d);
+        if (op->code == OP_CLC_TRY_CANCEL)
+            note_at(c, op, "clc.try_cancel arrives %lld time%s per request (%s)", (long long)th, th == 1 ? "" : "s", d);
+        else note_at(c, op, "executed by %lld thread%s (%s)", (long long)th, th == 1 ? "" : "s", d);
     }
 }
 
 /* ---- 6. one role per barrier ---- */
 
-/* The first op of l whose barrier operand (operand bi, or a copy's) traces to alloc, or NULL. */
-static Op *first_on(const OpList *l, const Op *alloc)
+/* Per declaration, what the roles check needs: the first op of each kind on it, and the first wait
+ * whose scope differs from its first wait's. Made in one pass over the collected lists. */
+typedef struct Roles {
+    Op *copy, *arrive_expect, *expect, *site;
+    Op *wait, *other_wait;
+    OpList sites;          /* its arrive sites, in program order (for the arrival counts) */
+} Roles;
+
+static Roles *roles_of(KeyMap *decls, Value *bar)
+{
+    BarRef r = bar_ref(bar);
+    return r.alloc ? map_get(decls, ptr_key(r.alloc)) : NULL;
+}
+
+static void note_first(KeyMap *decls, const OpList *l, size_t field)
 {
     for (uint32_t i = 0; i < l->n; i++) {
         Op *o = l->ops[i];
-        Value *b = is_copy(o) ? load_bar(o) : o->operands[0];
-        if (bar_ref(b).alloc == alloc) return o;
+        Roles *r = roles_of(decls, is_copy(o) ? load_bar(o) : o->operands[0]);
+        Op **slot = r ? (Op **)((char *)r + field) : NULL;
+        if (slot && !*slot) *slot = o;
     }
-    return NULL;
 }
 
-static void check_roles(AsyncCx *c, Op *alloc, const Collect *col)
+static void check_roles(AsyncCx *c, Op *alloc, const Roles *ro)
 {
     char bn[96];
     BarRef self = {alloc, NULL, 0, 0, 0};
     bar_name(c, &self, bn, sizeof bn);
     /* (a) a transaction barrier that nobody expects transactions on, arrived on plainly */
-    Op *copy = first_on(&col->loads, alloc);
-    if (copy && !first_on(&col->arrive_expects, alloc) && !first_on(&col->expects, alloc)) {
-        Op *plain = first_on(&col->sites, alloc);
-        if (plain) {
-            err_at(c, plain, "mbarrier %s is used in two incompatible roles: copies complete transactions on it, but it "
-                   "is only arrived on plainly (no arrive_expect or expect_tx on it), so a phase can complete before "
-                   "their bytes land", bn);
-            note_at(c, copy, "this %s completes its bytes on %s", tma_name(copy->code), bn);
-            return;
-        }
+    if (ro->copy && !ro->arrive_expect && !ro->expect && ro->site) {
+        err_at(c, ro->site, "mbarrier %s is used in two incompatible roles: copies complete transactions on it, but it "
+               "is only arrived on plainly (no arrive_expect or expect_tx on it), so a phase can complete before "
+               "their bytes land", bn);
+        note_at(c, ro->copy, "this %s completes its bytes on %s", tma_name(ro->copy->code), bn);
+        return;
     }
     /* (b) one wait scope per barrier */
-    Op *first = NULL;
-    for (uint32_t i = 0; i < col->waits.n; i++) {
-        Op *w = col->waits.ops[i];
-        if (bar_ref(w->operands[0]).alloc != alloc) continue;
-        if (!first) {
-            first = w;
-            continue;
-        }
-        const char *a = ir_attr_str(first, "scope", "cta"), *b = ir_attr_str(w, "scope", "cta");
-        if (strcmp(a, b)) {
-            err_at(c, w, "mbarrier %s is waited on with scope = %s here but with scope = %s elsewhere: one barrier's "
-                   "waiters synchronise with one scope of arrivals", bn, b, a);
-            note_at(c, first, "waited on with scope = %s here", a);
-            return;
-        }
+    if (ro->other_wait) {
+        const char *a = ir_attr_str(ro->wait, "scope", "cta"), *b = ir_attr_str(ro->other_wait, "scope", "cta");
+        err_at(c, ro->other_wait, "mbarrier %s is waited on with scope = %s here but with scope = %s elsewhere: one barrier's "
+               "waiters synchronise with one scope of arrivals", bn, b, a);
+        note_at(c, ro->wait, "waited on with scope = %s here", a);
     }
 }
 
@@ -713,14 +908,36 @@ int pass_verify_async(Module *m, DiagCtx *diag)
         ir_walk_region(&k->body, check_bulk_store, &c);
         for (uint32_t i = 0; i < col.loads.n; i++)
             if (col.loads.ops[i]->operands[1]->type->kind == TY_TMA) check_mask(&c, col.loads.ops[i]);
-        for (uint32_t i = 0; i < col.arrive_expects.n; i++) derive_bytes(&c, col.arrive_expects.ops[i]);
+        KeyMap sums = {.a = &scratch};
+        for (uint32_t i = 0; i < col.arrive_expects.n; i++) derive_bytes(&c, &sums, col.arrive_expects.ops[i]);
 
+        /* per declaration: its sites, the first op of each role, the waits' scopes */
+        KeyMap decls = {.a = &scratch};
+        for (uint32_t i = 0; i < col.allocs.n; i++)
+            ((Roles *)map_get_or_add(&decls, ptr_key(col.allocs.ops[i]), sizeof(Roles)))->sites.a = &scratch;
+        note_first(&decls, &col.loads, offsetof(Roles, copy));
+        note_first(&decls, &col.arrive_expects, offsetof(Roles, arrive_expect));
+        note_first(&decls, &col.expects, offsetof(Roles, expect));
+        note_first(&decls, &col.sites, offsetof(Roles, site));
         int untraced = 0;
-        for (uint32_t i = 0; i < col.sites.n; i++)
-            if (!bar_ref(col.sites.ops[i]->operands[0]).alloc) untraced = 1;
+        for (uint32_t i = 0; i < col.sites.n; i++) {
+            Roles *r = roles_of(&decls, col.sites.ops[i]->operands[0]);
+            if (r) pass_oplist_push(&r->sites, col.sites.ops[i]);
+            else untraced = 1;
+        }
+        for (uint32_t i = 0; i < col.waits.n; i++) {
+            Op *w = col.waits.ops[i];
+            Roles *r = roles_of(&decls, w->operands[0]);
+            if (!r) continue;
+            if (!r->wait) r->wait = w;
+            else if (!r->other_wait && strcmp(ir_attr_str(r->wait, "scope", "cta"), ir_attr_str(w, "scope", "cta")))
+                r->other_wait = w;
+        }
         if (!untraced)
-            for (uint32_t i = 0; i < col.allocs.n; i++) check_arrivals(&c, col.allocs.ops[i], &col.sites);
-        for (uint32_t i = 0; i < col.allocs.n; i++) check_roles(&c, col.allocs.ops[i], &col);
+            for (uint32_t i = 0; i < col.allocs.n; i++)
+                check_arrivals(&c, col.allocs.ops[i], &((Roles *)map_get(&decls, ptr_key(col.allocs.ops[i])))->sites, &scratch);
+        for (uint32_t i = 0; i < col.allocs.n; i++)
+            check_roles(&c, col.allocs.ops[i], map_get(&decls, ptr_key(col.allocs.ops[i])));
     }
     arena_free(&scratch);
     return c.errors ? 1 : 0;

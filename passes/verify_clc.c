@@ -22,13 +22,26 @@
  *     other conditions keep both arms. The simulator checks the same rule at run time.
  * And, for every kernel with a `clc_query`: a `fence_proxy_async` right after each query, so the
  * generic-proxy read of the response is ordered before the next asynchronous write to it.
+ * Rules 2 and 3 walk the kernel once or a few times per query, so a kernel may hold at most
+ * MAX_QUERIES queries (a located error beyond): the pass stays linear in the kernel's size.
  *
  * Assumes: the module verifies. Guarantees: on success, every clc_query is immediately followed
  * by a fence_proxy_async; nothing else changes.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "passes.h"
+
+/* The queries of one kernel the path rules check: each walks the kernel at most a few times, so a
+ * bound on them keeps the pass linear in the kernel (a work-stealing loop needs one). */
+enum { MAX_QUERIES = 64 };
+
+/* A try_cancel's response and the mbar_alloc it completes on, sorted, for waits_on. */
+typedef struct Issue {
+    const Value *resp;
+    const Op *alloc;
+} Issue;
 
 typedef struct ClcCx {
     Module *m;
@@ -37,6 +50,8 @@ typedef struct ClcCx {
     int errors;
     Op *query;             /* rules 2 and 3: the query being checked */
     Op *reported;          /* rule 3: a try_cancel already reported for this query */
+    Issue *issues;         /* the kernel's try_cancels, sorted by (response, barrier declaration) */
+    uint32_t nissues;
 } ClcCx;
 
 static Op *parent_op(const Op *op)
@@ -95,25 +110,19 @@ static int event_of(ClcCx *c, Op *op, int count_waits)
     return all_wait && op->code == OP_IF ? EV_WAIT : EV_NONE;
 }
 
-/* Is w (an mbar_wait) on a barrier that a try_cancel of the query's response completes on? */
-typedef struct WaitCx {
-    Value *resp;
-    Op *alloc;
-    int found;
-} WaitCx;
-
-static void find_issue_bar(Op *op, void *ctx)
+static int cmp_issue(const void *x, const void *y)
 {
-    WaitCx *w = ctx;
-    if (op->code == OP_CLC_TRY_CANCEL && op->operands[1] == w->resp && bar_alloc(op->operands[0]) == w->alloc)
-        w->found = 1;
+    const Issue *a = x, *b = y;
+    uintptr_t ra = (uintptr_t)a->resp, rb = (uintptr_t)b->resp, aa = (uintptr_t)a->alloc, ab = (uintptr_t)b->alloc;
+    return ra != rb ? (ra < rb ? -1 : 1) : aa < ab ? -1 : aa > ab;
 }
 
+/* Is w (an mbar_wait) on a barrier that a try_cancel of the query's response completes on? A
+ * binary search of the kernel's sorted try_cancels. */
 static int waits_on(ClcCx *c, Op *w)
 {
-    WaitCx x = {c->query->operands[0], bar_alloc(w->operands[0]), 0};
-    if (x.alloc) ir_walk_region(&c->k->body, find_issue_bar, &x);
-    return x.found;
+    Issue key = {c->query->operands[0], bar_alloc(w->operands[0])};
+    return key.alloc && c->nissues && bsearch(&key, c->issues, c->nissues, sizeof key, cmp_issue) != NULL;
 }
 
 /* The last event of b's ops before `stop` (NULL: all of them), scanning backwards. */
@@ -298,6 +307,17 @@ int pass_verify_clc(Module *m, DiagCtx *diag)
                            "threads, but it runs in %s (%lld thread%s): issue it from a warp, as in warp(0) { ... }",
                            th == 1 ? "elect" : "a smaller group", (long long)th, th == 1 ? "" : "s");
             }
+        }
+        c.nissues = f.issues.n;
+        c.issues = ARENA_ARRAY(&scratch, Issue, f.issues.n + 1);
+        for (uint32_t i = 0; i < f.issues.n; i++)
+            c.issues[i] = (Issue){f.issues.ops[i]->operands[1], bar_alloc(f.issues.ops[i]->operands[0])};
+        qsort(c.issues, c.nissues, sizeof *c.issues, cmp_issue);
+        if (f.queries.n > MAX_QUERIES) {
+            c.errors++;
+            diag_error(diag, loc_of(&c, f.queries.ops[MAX_QUERIES]), "kernel '%s' has %u clc.query ops; verify-clc checks "
+                       "at most %d per kernel (a work-stealing loop needs one)", k->name, f.queries.n, MAX_QUERIES);
+            continue;
         }
         for (uint32_t i = 0; i < f.queries.n; i++) {
             check_read_after_wait(&c, f.queries.ops[i]);

@@ -39,18 +39,29 @@
 
 enum { MAX_STAGES = 64 };
 
+/* The shared allocations a stage reaches: sorted by address and without repeats once its scan is
+ * done (roots_sort), so two sets meet in one merge; a NULL entry (first after sorting) is an
+ * address that could not be traced, which meets everything. */
+typedef struct Roots {
+    const Op **ops;
+    int n, cap;
+} Roots;
+
 typedef struct Stage {
     Op *op;
     const char *label;
     int prio;                /* -1: none */
-    const Op **reads, **writes;   /* shared allocations (NULL entry: unknown address) */
-    int nr, nw;
+    Roots reads, writes;
 } Stage;
 
 typedef struct WP {
     Module *m;
     DiagCtx *diag;
     int errors;
+    Arena scratch;           /* the stages' root sets */
+    Value **repl;            /* repl[value id]: what an inlined stage's result is replaced by, or NULL */
+    uint32_t nrepl;          /* the kernel's values when the pass began (no value is made after) */
+    int any_repl;
 } WP;
 
 static Loc loc_of(const WP *w, const Op *op)
@@ -84,14 +95,33 @@ static int is_lds(const Value *v)
     return t->kind == TY_SMEM || (t->kind == TY_PTR && t->space == AS_SHARED);
 }
 
-static void add_root(Arena *a, const Op ***list, int *n, const Op *root)
+static void add_root(Arena *a, Roots *r, const Op *root)
 {
-    for (int i = 0; i < *n; i++)
-        if ((*list)[i] == root) return;
-    const Op **nl = ARENA_ARRAY(a, const Op *, *n + 1);
-    if (*n) memcpy(nl, *list, sizeof *nl * (size_t)*n);
-    nl[(*n)++] = root;
-    *list = nl;
+    if (r->n && r->ops[r->n - 1] == root) return;   /* the common case of one allocation accessed in a row */
+    if (r->n == r->cap) {
+        int cap = r->cap ? r->cap * 2 : 8;
+        const Op **nl = ARENA_ARRAY(a, const Op *, cap);
+        if (r->n) memcpy(nl, r->ops, sizeof *nl * (size_t)r->n);
+        r->ops = nl;
+        r->cap = cap;
+    }
+    r->ops[r->n++] = root;
+}
+
+static int cmp_root(const void *x, const void *y)
+{
+    uintptr_t a = (uintptr_t)*(const Op *const *)x, b = (uintptr_t)*(const Op *const *)y;
+    return a < b ? -1 : a > b;
+}
+
+static void roots_sort(Roots *r)
+{
+    if (r->n < 2) return;   /* an empty set has no array (qsort takes none) */
+    qsort(r->ops, (size_t)r->n, sizeof *r->ops, cmp_root);
+    int m = 0;
+    for (int i = 0; i < r->n; i++)
+        if (!m || r->ops[m - 1] != r->ops[i]) r->ops[m++] = r->ops[i];
+    r->n = m;
 }
 
 typedef struct Scan {
@@ -125,24 +155,30 @@ static void scan_op(Op *op, void *ctx)
         if (!is_lds(op->operands[i])) continue;
         const Op *root = lds_root(op->operands[i]);
         /* a store's value operand is not an address; everything else of LDS type is */
-        if (p & IR_PREADS) add_root(&w->m->arena, &sc->s->reads, &sc->s->nr, root);
-        if (p & IR_PWRITES) add_root(&w->m->arena, &sc->s->writes, &sc->s->nw, root);
+        if (p & IR_PREADS) add_root(&w->scratch, &sc->s->reads, root);
+        if (p & IR_PWRITES) add_root(&w->scratch, &sc->s->writes, root);
     }
 }
 
-static int sets_meet(const Op **a, int na, const Op **b, int nb)
+/* Two sorted sets meet: both are non-empty and one holds an unknown address (NULL, sorted first),
+ * or they share an allocation. */
+static int sets_meet(const Roots *a, const Roots *b)
 {
-    for (int i = 0; i < na; i++)
-        for (int j = 0; j < nb; j++)
-            if (!a[i] || !b[j] || a[i] == b[j]) return 1;
+    if (!a->n || !b->n) return 0;
+    if (!a->ops[0] || !b->ops[0]) return 1;
+    for (int i = 0, j = 0; i < a->n && j < b->n;) {
+        if (a->ops[i] == b->ops[j]) return 1;
+        if ((uintptr_t)a->ops[i] < (uintptr_t)b->ops[j]) i++;
+        else j++;
+    }
     return 0;
 }
 
 /* dst's accesses depend on src's: a write of one meets an access of the other. */
 static int conflict(const Stage *src, const Stage *dst)
 {
-    return sets_meet(src->writes, src->nw, dst->reads, dst->nr) || sets_meet(src->writes, src->nw, dst->writes, dst->nw) ||
-           sets_meet(src->reads, src->nr, dst->writes, dst->nw);
+    return sets_meet(&src->writes, &dst->reads) || sets_meet(&src->writes, &dst->writes) ||
+           sets_meet(&src->reads, &dst->writes);
 }
 
 /* bars[j]: the boundary in front of stage j waits for LDS. See the file comment. */
@@ -188,13 +224,18 @@ static Op *cond_barrier(WP *w, Kernel *k, Loc loc, const char *group)
     return o;
 }
 
-/* Moves the stage's ops (not its yield) in front of `before`, maps its results, deletes it. */
-static void inline_stage(Kernel *k, Op *st)
+/* Moves the stage's ops (not its yield) in front of it, records what its results become (applied
+ * to the kernel's uses in one walk at the end: replace_results), deletes it. */
+static void inline_stage(WP *w, Op *st)
 {
     Block *body = st->regions[0].first;
     Op *y = body ? body->last : NULL;
     if (y && y->code == OP_YIELD)
-        for (uint32_t i = 0; i < st->nresults && i < y->noperands; i++) ir_replace_all_uses(k, st->results[i], y->operands[i]);
+        for (uint32_t i = 0; i < st->nresults && i < y->noperands; i++)
+            if (st->results[i]->uses) {
+                w->repl[st->results[i]->id] = y->operands[i];
+                w->any_repl = 1;
+            }
     for (Op *o = body ? body->first : NULL, *next; o && o != y; o = next) {
         next = o->next;
         /* unlink from the stage body, then relink before the stage (ops own their regions; values stay) */
@@ -255,6 +296,8 @@ static void pipeline(WP *w, Kernel *k, Block *b, Op *loop)
     for (int i = 0; i < n; i++) {
         Scan sc = {w, &st[i]};
         ir_walk_region(&st[i].op->regions[0], scan_op, &sc);
+        roots_sort(&st[i].reads);
+        roots_sort(&st[i].writes);
     }
     if (threads % 2 || threads < 2) {
         diag_error(w->diag, where, "a warp pipeline splits the block into two groups of warps; block(%lld) cannot be",
@@ -295,7 +338,7 @@ static void pipeline(WP *w, Kernel *k, Block *b, Op *loop)
         if (post_prio) ir_op_append(pb, post_prio);
         ir_op_append(pb, post_bar);
     }
-    for (int i = 0; i < n; i++) inline_stage(k, st[i].op);
+    for (int i = 0; i < n; i++) inline_stage(w, st[i].op);
 }
 
 static int block_has_stage(const Block *b)
@@ -335,9 +378,29 @@ static void walk_block(WP *w, Kernel *k, Block *b, Op *owner)
     pipeline(w, k, b, owner);
 }
 
+/* Every use of an inlined stage's result becomes the value its yield gave (following chains: a
+ * yield may give the result of an earlier stage). */
+static void replace_op_uses(Op *op, void *ctx)
+{
+    WP *w = ctx;
+    for (uint32_t i = 0; i < op->noperands; i++) {
+        Value *v = op->operands[i], *to = v;
+        while (to && to->id < w->nrepl && w->repl[to->id]) to = w->repl[to->id];
+        if (to != v) ir_op_set_operand(op, i, to);
+    }
+}
+
 int pass_warp_pipeline(Module *m, DiagCtx *diag)
 {
-    WP w = {m, diag, 0};
-    for (Kernel *k = m->first; k; k = k->next) walk_block(&w, k, k->body.first, NULL);
+    WP w = {m, diag, 0, {0}, NULL, 0, 0};
+    arena_init(&w.scratch);
+    for (Kernel *k = m->first; k; k = k->next) {
+        w.repl = ARENA_ARRAY(&w.scratch, Value *, k->nvalues + 1);
+        w.nrepl = k->nvalues;
+        w.any_repl = 0;
+        walk_block(&w, k, k->body.first, NULL);
+        if (w.any_repl) ir_walk_region(&k->body, replace_op_uses, &w);
+    }
+    arena_free(&w.scratch);
     return w.errors;
 }

@@ -67,6 +67,16 @@ void rt_run_host_callback(tile_host_fn fn, void *user)
         if (!(cond)) return rt_error(TILE_ERROR_INVALID_ARGUMENT, __VA_ARGS__);                              \
     } while (0)
 
+/* Every handle is checked in the live-handle set (lib/handles.c) before it is read: NULL, destroyed
+ * (or closed with its device) and foreign handles are TILE_ERROR_INVALID_ARGUMENT. */
+static const char *why_dead(const void *h)
+{
+    return h ? "is not live (destroyed, or closed with its device, or not made by tilec)" : "is NULL";
+}
+#define NEED_LIVE(fn, h, kind, what)                                                                         \
+    NEED(tile_handle_live_((h), (kind)), "%s: %s %s", (fn), (what), why_dead(h))
+#define NEED_DEVICE(fn, d) NEED_LIVE(fn, d, TILE_H_DEVICE, "device")
+
 /* ---------------------------------------------------------------- objects */
 
 typedef struct AllocSet {      /* open addressing over device addresses; 0 empty, 1 deleted */
@@ -266,15 +276,23 @@ tile_status tile_device_open(tile_backend b, int ordinal, tile_device **out)
     }
     d->info.backend = b;
     pthread_mutex_init(&d->lock, NULL);
+    if (tile_handle_add_(d, TILE_H_DEVICE)) {
+        pthread_mutex_destroy(&d->lock);
+        be->close(d->h);
+        free(d);
+        return rt_error(TILE_ERROR_OUT_OF_MEMORY, "tile_device_open: out of memory");
+    }
     *out = d;
     return TILE_SUCCESS;
 }
 
 static void module_free(tile_module *m)
 {
+    tile_handle_remove_(m);
     rt_watchdog_free(m->dev->be, m->dev->h, m->wd);
     for (int i = 0; i < m->nkernels; i++) {
         tile_kernel *k = &m->kernels[i];
+        tile_handle_remove_(k);
         free(k->name);
         for (int j = 0; j < k->nparams; j++) free((char *)k->params[j].name);
         free(k->params);
@@ -292,18 +310,25 @@ void tile_device_close(tile_device *d)
         return;
     }
     if (!d) return;
+    if (!tile_handle_live_(d, TILE_H_DEVICE)) {
+        rt_error(TILE_ERROR_INVALID_ARGUMENT, "tile_device_close: device %s", why_dead(d));
+        return;
+    }
+    tile_handle_remove_(d);
     /* finish queued work (and callbacks) before freeing what it may use */
     d->be->synchronize(d->h);
     pthread_mutex_lock(&d->lock);
     while (d->events) {
         tile_event *e = d->events;
         UNLINK(d->events, e);
+        tile_handle_remove_(e);
         d->be->event_destroy(d->h, e->h);
         free(e);
     }
     while (d->streams) {
         tile_stream *s = d->streams;
         UNLINK(d->streams, s);
+        tile_handle_remove_(s);
         d->be->stream_destroy(d->h, s->h);
         free(s);
     }
@@ -325,7 +350,8 @@ void tile_device_close(tile_device *d)
 tile_status tile_device_info_get(tile_device *d, tile_device_info *out)
 {
     GUARD();
-    NEED(d && out, "tile_device_info_get: %s is NULL", d ? "out" : "device");
+    NEED_DEVICE("tile_device_info_get", d);
+    NEED(out, "tile_device_info_get: out is NULL");
     *out = d->info;
     return TILE_SUCCESS;
 }
@@ -333,7 +359,7 @@ tile_status tile_device_info_get(tile_device *d, tile_device_info *out)
 tile_status tile_device_set_sync_mode(tile_device *d, tile_sync_mode mode)
 {
     GUARD();
-    NEED(d, "tile_device_set_sync_mode: device is NULL");
+    NEED_DEVICE("tile_device_set_sync_mode", d);
     NEED((unsigned)mode <= TILE_SYNC_BLOCKING, "tile_device_set_sync_mode: unknown mode %d (0 auto, 1 spin, 2 yield, 3 blocking)",
          (int)mode);
     return d->be->set_sync_mode(d->h, mode);
@@ -372,7 +398,8 @@ void tile_sim_options_init(tile_sim_options *o)
 tile_status tile_device_sim_configure(tile_device *d, const tile_sim_options *o)
 {
     GUARD();
-    NEED(d && o, "tile_device_sim_configure: %s is NULL", d ? "options" : "device");
+    NEED_DEVICE("tile_device_sim_configure", d);
+    NEED(o, "tile_device_sim_configure: options is NULL");
     NEED(d->be->sim_configure, "tile_device_sim_configure: the device is a %s device, not the simulator",
          d->be->name);
     return d->be->sim_configure(d->h, o);
@@ -381,7 +408,7 @@ tile_status tile_device_sim_configure(tile_device *d, const tile_sim_options *o)
 tile_status tile_device_synchronize(tile_device *d)
 {
     GUARD();
-    NEED(d, "tile_device_synchronize: device is NULL");
+    NEED_DEVICE("tile_device_synchronize", d);
     return hang_or(d, d->be->synchronize(d->h));
 }
 
@@ -390,7 +417,8 @@ tile_status tile_device_synchronize(tile_device *d)
 tile_status tile_malloc(tile_device *d, size_t bytes, tile_devptr *out)
 {
     GUARD();
-    NEED(d && out, "tile_malloc: %s is NULL", d ? "out" : "device");
+    NEED_DEVICE("tile_malloc", d);
+    NEED(out, "tile_malloc: out is NULL");
     *out = 0;
     NEED(bytes, "tile_malloc: bytes is 0 (a zero-size allocation has no address)");
     tile_status st = d->be->mem_alloc(d->h, bytes, out);
@@ -409,7 +437,7 @@ tile_status tile_malloc(tile_device *d, size_t bytes, tile_devptr *out)
 tile_status tile_free(tile_device *d, tile_devptr p)
 {
     GUARD();
-    NEED(d, "tile_free: device is NULL");
+    NEED_DEVICE("tile_free", d);
     if (!p) return TILE_SUCCESS;
     pthread_mutex_lock(&d->lock);
     int rc = alloc_remove(&d->allocs, p);
@@ -420,6 +448,8 @@ tile_status tile_free(tile_device *d, tile_devptr p)
 
 static tile_status check_stream(const char *fn, tile_device *d, tile_stream *s)
 {
+    if (s && !tile_handle_live_(s, TILE_H_STREAM))
+        return rt_error(TILE_ERROR_INVALID_ARGUMENT, "%s: stream %s", fn, why_dead(s));
     if (s && s->dev != d)
         return rt_error(TILE_ERROR_INVALID_ARGUMENT, "%s: the stream belongs to another device", fn);
     return TILE_SUCCESS;
@@ -428,7 +458,7 @@ static tile_status check_stream(const char *fn, tile_device *d, tile_stream *s)
 #define CHECK_COPY(fn, d, dstok, srcok)                                                                      \
     do {                                                                                                     \
         GUARD();                                                                                             \
-        NEED(d, "%s: device is NULL", fn);                                                                   \
+        NEED_DEVICE(fn, d);                                                                                  \
         if (!bytes) return TILE_SUCCESS;                                                                     \
         NEED(dstok, "%s: the destination is NULL (%zu bytes)", fn, bytes);                                   \
         NEED(srcok, "%s: the source is NULL (%zu bytes)", fn, bytes);                                        \
@@ -486,7 +516,8 @@ int rt_clamp_priority(int priority, int least, int greatest)
 tile_status tile_stream_create(tile_device *d, unsigned flags, int priority, tile_stream **out)
 {
     GUARD();
-    NEED(d && out, "tile_stream_create: %s is NULL", d ? "out" : "device");
+    NEED_DEVICE("tile_stream_create", d);
+    NEED(out, "tile_stream_create: out is NULL");
     *out = NULL;
     NEED((flags & ~(unsigned)TILE_STREAM_NON_BLOCKING) == 0,
          "tile_stream_create: unknown flags 0x%x (TILE_STREAM_DEFAULT 0, TILE_STREAM_NON_BLOCKING 1)", flags);
@@ -500,6 +531,11 @@ tile_status tile_stream_create(tile_device *d, unsigned flags, int priority, til
         free(s);
         return st;
     }
+    if (tile_handle_add_(s, TILE_H_STREAM)) {
+        d->be->stream_destroy(d->h, s->h);
+        free(s);
+        return rt_error(TILE_ERROR_OUT_OF_MEMORY, "tile_stream_create: out of memory");
+    }
     pthread_mutex_lock(&d->lock);
     LINK(d->streams, s);
     pthread_mutex_unlock(&d->lock);
@@ -511,6 +547,8 @@ tile_status tile_stream_destroy(tile_stream *s)
 {
     GUARD();
     NEED(s, "tile_stream_destroy: stream is NULL (the default stream cannot be destroyed)");
+    NEED_LIVE("tile_stream_destroy", s, TILE_H_STREAM, "stream");
+    tile_handle_remove_(s);
     tile_device *d = s->dev;
     pthread_mutex_lock(&d->lock);
     UNLINK(d->streams, s);
@@ -521,7 +559,10 @@ tile_status tile_stream_destroy(tile_stream *s)
 }
 
 #define NEED_STREAM(fn, s)                                                                                   \
-    NEED(s, "%s: stream is NULL (the default stream belongs to a device: use tile_device_synchronize)", fn)
+    do {                                                                                                     \
+        NEED(s, "%s: stream is NULL (the default stream belongs to a device: use tile_device_synchronize)", fn); \
+        NEED_LIVE(fn, s, TILE_H_STREAM, "stream");                                                           \
+    } while (0)
 
 tile_status tile_stream_synchronize(tile_stream *s)
 {
@@ -540,7 +581,8 @@ tile_status tile_stream_query(tile_stream *s)
 tile_status tile_stream_priority(tile_stream *s, int *priority)
 {
     GUARD();
-    NEED(s && priority, "tile_stream_priority: %s is NULL", s ? "priority" : "stream");
+    NEED_LIVE("tile_stream_priority", s, TILE_H_STREAM, "stream");
+    NEED(priority, "tile_stream_priority: priority is NULL");
     *priority = s->priority;
     return TILE_SUCCESS;
 }
@@ -556,7 +598,8 @@ tile_status tile_stream_add_callback(tile_stream *s, tile_host_fn fn, void *user
 tile_status tile_event_create(tile_device *d, unsigned flags, tile_event **out)
 {
     GUARD();
-    NEED(d && out, "tile_event_create: %s is NULL", d ? "out" : "device");
+    NEED_DEVICE("tile_event_create", d);
+    NEED(out, "tile_event_create: out is NULL");
     *out = NULL;
     NEED((flags & ~(unsigned)TILE_EVENT_DISABLE_TIMING) == 0,
          "tile_event_create: unknown flags 0x%x (TILE_EVENT_DEFAULT 0, TILE_EVENT_DISABLE_TIMING 2)", flags);
@@ -569,6 +612,11 @@ tile_status tile_event_create(tile_device *d, unsigned flags, tile_event **out)
         free(e);
         return st;
     }
+    if (tile_handle_add_(e, TILE_H_EVENT)) {
+        d->be->event_destroy(d->h, e->h);
+        free(e);
+        return rt_error(TILE_ERROR_OUT_OF_MEMORY, "tile_event_create: out of memory");
+    }
     pthread_mutex_lock(&d->lock);
     LINK(d->events, e);
     pthread_mutex_unlock(&d->lock);
@@ -579,7 +627,8 @@ tile_status tile_event_create(tile_device *d, unsigned flags, tile_event **out)
 tile_status tile_event_destroy(tile_event *e)
 {
     GUARD();
-    NEED(e, "tile_event_destroy: event is NULL");
+    NEED_LIVE("tile_event_destroy", e, TILE_H_EVENT, "event");
+    tile_handle_remove_(e);
     tile_device *d = e->dev;
     pthread_mutex_lock(&d->lock);
     UNLINK(d->events, e);
@@ -592,7 +641,7 @@ tile_status tile_event_destroy(tile_event *e)
 tile_status tile_event_record(tile_event *e, tile_stream *s)
 {
     GUARD();
-    NEED(e, "tile_event_record: event is NULL");
+    NEED_LIVE("tile_event_record", e, TILE_H_EVENT, "event");
     tile_status st = check_stream(__func__, e->dev, s);
     if (st) return st;
     return e->dev->be->event_record(e->dev->h, e->h, s ? s->h : NULL);
@@ -601,21 +650,23 @@ tile_status tile_event_record(tile_event *e, tile_stream *s)
 tile_status tile_event_synchronize(tile_event *e)
 {
     GUARD();
-    NEED(e, "tile_event_synchronize: event is NULL");
+    NEED_LIVE("tile_event_synchronize", e, TILE_H_EVENT, "event");
     return hang_or(e->dev, e->dev->be->event_synchronize(e->dev->h, e->h));
 }
 
 tile_status tile_event_query(tile_event *e)
 {
     GUARD();
-    NEED(e, "tile_event_query: event is NULL");
+    NEED_LIVE("tile_event_query", e, TILE_H_EVENT, "event");
     return hang_or(e->dev, e->dev->be->event_query(e->dev->h, e->h));
 }
 
 tile_status tile_event_elapsed_ms(tile_event *start, tile_event *end, float *ms)
 {
     GUARD();
-    NEED(start && end && ms, "tile_event_elapsed_ms: %s is NULL", !start ? "start" : !end ? "end" : "ms");
+    NEED_LIVE("tile_event_elapsed_ms", start, TILE_H_EVENT, "start event");
+    NEED_LIVE("tile_event_elapsed_ms", end, TILE_H_EVENT, "end event");
+    NEED(ms, "tile_event_elapsed_ms: ms is NULL");
     NEED(start->dev == end->dev, "tile_event_elapsed_ms: the events belong to different devices");
     NEED(!((start->flags | end->flags) & TILE_EVENT_DISABLE_TIMING),
          "tile_event_elapsed_ms: the %s event was created with TILE_EVENT_DISABLE_TIMING",
@@ -676,8 +727,10 @@ tile_status rt_module_load_linked(tile_device *d, const tile_program *p, const c
                                   tile_module **out)
 {
     GUARD();
-    NEED(d && p && out, "tile_module_load: %s is NULL", !d ? "device" : !p ? "program" : "out");
+    NEED_DEVICE("tile_module_load", d);
+    NEED(out, "tile_module_load: out is NULL");
     *out = NULL;
+    NEED_LIVE("tile_module_load", p, TILE_H_PROGRAM, "program");
     NEED(tile_program_error_count(p) == 0, "tile_module_load: the program has %d compile error(s)",
          tile_program_error_count(p));
     tile_status st = TILE_SUCCESS;
@@ -774,6 +827,13 @@ tile_status rt_module_load_linked(tile_device *d, const tile_program *p, const c
         memcpy(last_error, saved, sizeof saved);
         return st;
     }
+    int reg = tile_handle_add_(m, TILE_H_MODULE);
+    for (int i = 0; i < m->nkernels && !reg; i++) reg = tile_handle_add_(&m->kernels[i], TILE_H_KERNEL);
+    if (reg) {   /* module_free takes out what was entered */
+        d->be->module_unload(d->h, m->h);
+        module_free(m);
+        return rt_error(TILE_ERROR_OUT_OF_MEMORY, "tile_module_load: out of memory");
+    }
     pthread_mutex_lock(&d->lock);
     LINK(d->modules, m);
     pthread_mutex_unlock(&d->lock);
@@ -784,7 +844,7 @@ tile_status rt_module_load_linked(tile_device *d, const tile_program *p, const c
 tile_status tile_module_unload(tile_module *m)
 {
     GUARD();
-    NEED(m, "tile_module_unload: module is NULL");
+    NEED_LIVE("tile_module_unload", m, TILE_H_MODULE, "module");
     tile_device *d = m->dev;
     pthread_mutex_lock(&d->lock);
     UNLINK(d->modules, m);
@@ -797,7 +857,8 @@ tile_status tile_module_unload(tile_module *m)
 tile_status tile_module_get_kernel(tile_module *m, const char *name, tile_kernel **out)
 {
     GUARD();
-    NEED(m && name && out, "tile_module_get_kernel: %s is NULL", !m ? "module" : !name ? "name" : "out");
+    NEED_LIVE("tile_module_get_kernel", m, TILE_H_MODULE, "module");
+    NEED(name && out, "tile_module_get_kernel: %s is NULL", !name ? "name" : "out");
     *out = NULL;
     for (int i = 0; i < m->nkernels; i++)
         if (strcmp(m->kernels[i].name, name) == 0) {
@@ -813,11 +874,12 @@ tile_status tile_module_get_kernel(tile_module *m, const char *name, tile_kernel
     return TILE_ERROR_NOT_FOUND;
 }
 
-int tile_kernel_param_count(const tile_kernel *k) { return k ? k->nparams : -1; }
+int tile_kernel_param_count(const tile_kernel *k) { return tile_handle_live_(k, TILE_H_KERNEL) ? k->nparams : -1; }
 
 tile_status tile_kernel_param(const tile_kernel *k, int index, tile_param_info *out)
 {
-    NEED(k && out, "tile_kernel_param: %s is NULL", k ? "out" : "kernel");
+    NEED_LIVE("tile_kernel_param", k, TILE_H_KERNEL, "kernel");
+    NEED(out, "tile_kernel_param: out is NULL");
     NEED(index >= 0 && index < k->nparams, "tile_kernel_param: index %d is out of range (the kernel has %d)", index,
          k->nparams);
     *out = k->params[index];
@@ -1070,9 +1132,17 @@ tile_status rt_check_args(const char *kname, const tile_param_info *params, int 
         snprintf(err, errlen, "kernel '%s': %d arguments at %p", kname, nargs, (const void *)args);
         return TILE_ERROR_INVALID_ARGUMENT;
     }
-    if (nparams > RT_MAX_PARAMS) {
-        snprintf(err, errlen, "kernel '%s' has %d parameters; a launch packs at most %d", kname, nparams,
-                 RT_MAX_PARAMS);
+    if (nparams < 0 || nparams > RT_MAX_PARAMS) {
+        snprintf(err, errlen, "kernel '%s' has %d parameters; a launch packs 0 to %d", kname, nparams, RT_MAX_PARAMS);
+        return TILE_ERROR_LAUNCH_ARGS;
+    }
+    /* The count before any argument is read: by position or by name, every parameter takes exactly
+     * one argument, so more arguments than parameters is wrong whatever they hold (and reading them
+     * could run past the caller's array). Fewer are read, to name the parameters left out. */
+    if (nargs > nparams) {
+        list_params(names, sizeof names, params, nparams);
+        snprintf(err, errlen, "kernel '%s' takes %d argument%s (%s), got %d", kname, nparams, nparams == 1 ? "" : "s",
+                 names, nargs);
         return TILE_ERROR_LAUNCH_ARGS;
     }
     int named = nargs > 0 && args[0].name != NULL;
@@ -1307,7 +1377,7 @@ tile_status rt_check_config(const RtLimits *lim, const char *kname, const unsign
                  out->block[1], out->block[2], threads, lim->max_threads);
         return TILE_ERROR_LAUNCH_CONFIG;
     }
-    int declared = kcluster[0] * kcluster[1] * kcluster[2] > 1;
+    int declared = (unsigned long long)kcluster[0] * kcluster[1] * kcluster[2] > 1;
     dims_or(cfg->cluster, kcluster, out->cluster);
     if (declared && (out->cluster[0] != kcluster[0] || out->cluster[1] != kcluster[1] || out->cluster[2] != kcluster[2])) {
         snprintf(err, errlen, "cluster (%u, %u, %u) does not match kernel '%s''s declared cluster(%u, %u, %u)",
@@ -1332,6 +1402,10 @@ tile_status rt_check_config(const RtLimits *lim, const char *kname, const unsign
                      out->cluster[d]);
             return TILE_ERROR_LAUNCH_CONFIG;
         }
+    /* each dim is below 2^32, so the product is below 2^96: saturate (no device allows 2^64 blocks) */
+    uint64_t blocks = out->grid[0];
+    for (int d = 1; d < 3; d++) blocks = blocks > UINT64_MAX / out->grid[d] ? UINT64_MAX : blocks * out->grid[d];
+    out->blocks = blocks;
     size_t fixed = static_shared + kernel_smem;   /* both far below SIZE_MAX: from 32-bit attributes */
     if (kernel_smem && (fixed > lim->shared_optin || cfg->dynamic_shared > lim->shared_optin - fixed)) {
         snprintf(err, errlen,
@@ -1399,7 +1473,8 @@ static tile_status clc_state_for(tile_kernel *k, void *stream, tile_devptr *out,
 tile_status tile_launch(tile_kernel *k, const tile_launch_config *cfg, const tile_arg *args, int nargs)
 {
     GUARD();
-    NEED(k && cfg, "tile_launch: %s is NULL", k ? "cfg" : "kernel");
+    NEED_LIVE("tile_launch", k, TILE_H_KERNEL, "kernel");
+    NEED(cfg, "tile_launch: cfg is NULL");
     NEED(nargs >= 0 && (nargs == 0 || args), "tile_launch: %d arguments at NULL", nargs);
     tile_device *d = k->mod->dev;
     tile_status st = check_stream("tile_launch", d, cfg->stream);

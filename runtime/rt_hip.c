@@ -770,7 +770,7 @@ tile_status rt_hip_pack_kernargs(const size_t *offsets, const size_t *sizes, int
     if (bytes > cap) return TILE_ERROR_LAUNCH_ARGS;
     memset(buf, 0, bytes);
     for (int i = 0; i < nparams; i++) {
-        if (offsets[i] + sizes[i] > bytes) return TILE_ERROR_LAUNCH_ARGS;
+        if (offsets[i] > bytes || sizes[i] > bytes - offsets[i]) return TILE_ERROR_LAUNCH_ARGS;   /* no wrap */
         memcpy(buf + offsets[i], params[i], sizes[i]);
     }
     return TILE_SUCCESS;

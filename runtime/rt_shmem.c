@@ -28,6 +28,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -443,6 +444,8 @@ tile_status tile_shmem_init(tile_shmem **out)
             st = rt_error(TILE_ERROR_NO_SHMEM, "tile_shmem_init: NVSHMEM made this PE %d of %d, the launcher %d of %d",
                           s->nvshmem_my_pe(), s->nvshmem_n_pes(), pe, npes);
     }
+    if (st == TILE_SUCCESS && tile_handle_add_(s, TILE_H_SHMEM))
+        st = rt_error(TILE_ERROR_OUT_OF_MEMORY, "tile_shmem_init: out of memory");
     if (st != TILE_SUCCESS) {
         if (s->dev) tile_device_close(s->dev);
         free(s);
@@ -452,9 +455,19 @@ tile_status tile_shmem_init(tile_shmem **out)
     return TILE_SUCCESS;
 }
 
+/* The job handle is checked in the live-handle set (lib/handles.c) before it is read. */
+static int live(const tile_shmem *s) { return tile_handle_live_(s, TILE_H_SHMEM); }
+#define NEED_SHMEM(fn, s)                                                                                    \
+    do {                                                                                                     \
+        if (!live(s))                                                                                        \
+            return rt_error(TILE_ERROR_INVALID_ARGUMENT, "%s: the shmem handle %s", (fn),                    \
+                            (s) ? "is not live (finalized already, or not made by tile_shmem_init)" : "is NULL"); \
+    } while (0)
+
 tile_status tile_shmem_finalize(tile_shmem *s)
 {
-    if (!s) return rt_error(TILE_ERROR_INVALID_ARGUMENT, "tile_shmem_finalize: NULL");
+    NEED_SHMEM("tile_shmem_finalize", s);
+    tile_handle_remove_(s);
     tile_device_synchronize(s->dev);
     s->nvshmemx_hostlib_finalize();
     for (int i = 0; i < s->nqp_arrays; i++) free(s->qp_arrays[i]);
@@ -465,21 +478,24 @@ tile_status tile_shmem_finalize(tile_shmem *s)
     return TILE_SUCCESS;
 }
 
-tile_device *tile_shmem_device(tile_shmem *s) { return s ? s->dev : NULL; }
-int tile_shmem_my_pe(const tile_shmem *s) { return s ? s->pe : -1; }
-int tile_shmem_n_pes(const tile_shmem *s) { return s ? s->npes : -1; }
+tile_device *tile_shmem_device(tile_shmem *s) { return live(s) ? s->dev : NULL; }
+int tile_shmem_my_pe(const tile_shmem *s) { return live(s) ? s->pe : -1; }
+int tile_shmem_n_pes(const tile_shmem *s) { return live(s) ? s->npes : -1; }
 
 const char *tile_shmem_version(const tile_shmem *s, int *has_qp)
 {
-    if (has_qp) *has_qp = s && s->nvshmemx_qp_create;
-    return s ? s->version : "";
+    if (has_qp) *has_qp = live(s) && s->nvshmemx_qp_create;
+    return live(s) ? s->version : "";
 }
 
 /* ---------------------------------------------------------------- memory, barrier, queue pairs */
 
 tile_status tile_shmem_malloc(tile_shmem *s, size_t bytes, tile_devptr *out)
 {
-    if (!s || !out) return rt_error(TILE_ERROR_INVALID_ARGUMENT, "tile_shmem_malloc: %s is NULL", s ? "out" : "shmem");
+    NEED_SHMEM("tile_shmem_malloc", s);
+    if (!out) return rt_error(TILE_ERROR_INVALID_ARGUMENT, "tile_shmem_malloc: out is NULL");
+    *out = 0;
+    if (!bytes) return rt_error(TILE_ERROR_INVALID_ARGUMENT, "tile_shmem_malloc: bytes is 0 (a zero-size allocation has no address)");
     void *p = s->nvshmem_malloc(bytes);
     if (!p && bytes)
         return rt_error(TILE_ERROR_OUT_OF_MEMORY, "tile_shmem_malloc: NVSHMEM's symmetric heap has no %zu bytes free "
@@ -490,23 +506,23 @@ tile_status tile_shmem_malloc(tile_shmem *s, size_t bytes, tile_devptr *out)
 
 tile_status tile_shmem_free(tile_shmem *s, tile_devptr p)
 {
-    if (!s) return rt_error(TILE_ERROR_INVALID_ARGUMENT, "tile_shmem_free: shmem is NULL");
+    NEED_SHMEM("tile_shmem_free", s);
     s->nvshmem_free((void *)(uintptr_t)p);
     return TILE_SUCCESS;
 }
 
 tile_status tile_shmem_barrier_all(tile_shmem *s)
 {
-    if (!s) return rt_error(TILE_ERROR_INVALID_ARGUMENT, "tile_shmem_barrier_all: shmem is NULL");
+    NEED_SHMEM("tile_shmem_barrier_all", s);
     s->nvshmem_barrier_all();
     return TILE_SUCCESS;
 }
 
 tile_status tile_shmem_qp_create(tile_shmem *s, int n, int32_t *handles, int *defaulted)
 {
-    if (!s || !handles || n < 1)
-        return rt_error(TILE_ERROR_INVALID_ARGUMENT, "tile_shmem_qp_create: %s", !s ? "shmem is NULL"
-                        : !handles ? "handles is NULL" : "n must be at least 1");
+    NEED_SHMEM("tile_shmem_qp_create", s);
+    if (!handles || n < 1)
+        return rt_error(TILE_ERROR_INVALID_ARGUMENT, "tile_shmem_qp_create: %s", !handles ? "handles is NULL" : "n must be at least 1");
     int all_default = 1;
     if (s->nvshmemx_qp_create) {
         int **grown = realloc(s->qp_arrays, (size_t)(s->nqp_arrays + 1) * sizeof *grown);
@@ -532,43 +548,72 @@ tile_status tile_shmem_qp_create(tile_shmem *s, int n, int32_t *handles, int *de
 
 /* ---------------------------------------------------------------- modules */
 
-/* Where the device-library PTX is: $TILE_NVSHMEM_DEVICE_PTX, else the cache directory. */
-static void devlib_path(tile_shmem *s, tile_target t, char *buf, size_t n)
+#define DEVLIB_MAX ((size_t)256 << 20)   /* a larger file is no device library */
+
+/* A file named by $TILE_NVSHMEM_DEVICE_PTX: the user's own choice, so only its kind and size are
+ * checked (it is opened without waiting, so a FIFO is refused instead of blocking). */
+static char *read_named_file(const char *path, size_t *len, char *why, size_t whylen)
 {
-    const char *e = getenv("TILE_NVSHMEM_DEVICE_PTX");
-    if (e && *e) snprintf(buf, n, "%s", e);
-    else snprintf(buf, n, "%s/nvshmem/nvshmem_device-%s-%s.ptx", tile_cache_dir(), s->version,
-                  t == TILE_TARGET_SM100A ? "sm_100a" : "sm_90a");
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    char *b = NULL;
+    if (fd < 0) snprintf(why, whylen, "%s", strerror(errno));
+    else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) snprintf(why, whylen, "not a regular file");
+    else if ((size_t)st.st_size > DEVLIB_MAX) snprintf(why, whylen, "larger than %zu bytes", DEVLIB_MAX);
+    else if (!(b = malloc((size_t)st.st_size + 1))) snprintf(why, whylen, "out of memory");
+    else {
+        size_t got = 0;
+        while (got < (size_t)st.st_size) {
+            ssize_t r = read(fd, b + got, (size_t)st.st_size - got);
+            if (r < 0 && errno == EINTR) continue;
+            if (r <= 0) break;
+            got += (size_t)r;
+        }
+        if (got != (size_t)st.st_size) {
+            snprintf(why, whylen, "cannot be read");
+            free(b);
+            b = NULL;
+        } else {
+            b[got] = 0;
+            *len = got;
+        }
+    }
+    if (fd >= 0) close(fd);
+    return b;
 }
 
-/* The device library's PTX, read once (one target per process: the GPUs of a job are alike). */
+/* The device library's PTX, read once (one target per process: the GPUs of a job are alike):
+ * $TILE_NVSHMEM_DEVICE_PTX, else nvshmem/nvshmem_device-VERSION-TARGET.ptx of the cache directory,
+ * read under the cache's ownership rule (docs/RUNTIME.md, "Kernel cache"): code linked into every
+ * kernel comes only from a file this user wrote. */
 static tile_status load_devlib(tile_shmem *s, tile_target t)
 {
     if (s->devlib) return TILE_SUCCESS;
-    devlib_path(s, t, s->devlib_path, sizeof s->devlib_path);
-    FILE *f = fopen(s->devlib_path, "rb");
-    if (!f) {
+    const char *tname = t == TILE_TARGET_SM100A ? "sm_100a" : "sm_90a";
+    const char *e = getenv("TILE_NVSHMEM_DEVICE_PTX");
+    char name[256], why[1024];
+    size_t len = 0;
+    char *b;
+    snprintf(name, sizeof name, "nvshmem_device-%s-%s.ptx", s->version, tname);
+    if (e && *e) {
+        snprintf(s->devlib_path, sizeof s->devlib_path, "%s", e);
+        b = read_named_file(e, &len, why, sizeof why);
+    } else {
+        snprintf(s->devlib_path, sizeof s->devlib_path, "%s/nvshmem/%s", tile_cache_dir(), name);
+        b = tile_cache_read_file_("nvshmem", name, DEVLIB_MAX, &len, why, sizeof why);
+    }
+    if (!b) {
         char dir[PATH_MAX];
         snprintf(dir, sizeof dir, "%s", s->libpath);
         char *slash = strrchr(dir, '/');
         if (slash) *slash = 0;
         else snprintf(dir, sizeof dir, "<nvshmem>/lib");
         return rt_error(TILE_ERROR_NO_SHMEM,
-                        "tile_shmem_module_load: no NVSHMEM device-library PTX at %s (%s); make it once with "
+                        "tile_shmem_module_load: no usable NVSHMEM device-library PTX at %s (%s); make it once with "
                         "scripts/nvshmem_devlib.sh %s/libnvshmem_device.bc %s %s (docs/RUNTIME.md, \"Multi-GPU\")",
-                        s->devlib_path, strerror(errno), dir, s->devlib_path, t == TILE_TARGET_SM100A ? "sm_100a" : "sm_90a");
+                        s->devlib_path, why, dir, s->devlib_path, tname);
     }
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = len >= 0 ? malloc((size_t)len + 1) : NULL;
-    if (!b || fread(b, 1, (size_t)len, f) != (size_t)len) {
-        free(b);
-        fclose(f);
-        return rt_error(TILE_ERROR_NO_SHMEM, "tile_shmem_module_load: cannot read %s", s->devlib_path);
-    }
-    fclose(f);
-    b[len] = 0;
+    (void)len;
     s->devlib = b;
     return TILE_SUCCESS;
 }
@@ -588,8 +633,8 @@ static int devlib_defines(const char *lib, const char *name)
 
 tile_status tile_shmem_module_load(tile_shmem *s, const tile_program *p, tile_module **out)
 {
-    if (!s || !p || !out)
-        return rt_error(TILE_ERROR_INVALID_ARGUMENT, "tile_shmem_module_load: %s is NULL", !s ? "shmem" : !p ? "program" : "out");
+    NEED_SHMEM("tile_shmem_module_load", s);
+    if (!p || !out) return rt_error(TILE_ERROR_INVALID_ARGUMENT, "tile_shmem_module_load: %s is NULL", !p ? "program" : "out");
     *out = NULL;
     const char *ptx = NULL;
     size_t len = 0;
@@ -627,7 +672,9 @@ tile_status tile_shmem_module_load(tile_shmem *s, const tile_program *p, tile_mo
 
 tile_status tile_shmem_module_unload(tile_shmem *s, tile_module *m)
 {
-    if (!s || !m) return rt_error(TILE_ERROR_INVALID_ARGUMENT, "tile_shmem_module_unload: %s is NULL", s ? "module" : "shmem");
+    NEED_SHMEM("tile_shmem_module_unload", s);
+    if (!tile_handle_live_(m, TILE_H_MODULE))
+        return rt_error(TILE_ERROR_INVALID_ARGUMENT, "tile_shmem_module_unload: the module %s", m ? "is not live" : "is NULL");
     s->nvshmemx_cumodule_finalize(rt_module_handle(m));
     return tile_module_unload(m);
 }

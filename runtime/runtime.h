@@ -107,9 +107,11 @@ struct RtBackend;
 tile_status rt_tma_fill(RtTmaCache *cache, pthread_mutex_t *lock, const struct RtBackend *be, void *dev,
                         const RtTmaDesc *t, unsigned char *out);
 
-/* A launch shape after checking: every dim >= 1. */
+/* A launch shape after checking: every dim >= 1. Products of dims are 64-bit: a grid within the
+ * NVIDIA limits (2^31 - 1, 65535, 65535) holds up to ~2^63 blocks. */
 typedef struct RtLaunchDims {
     unsigned grid[3], block[3], cluster[3];
+    uint64_t blocks;           /* grid[0] * grid[1] * grid[2] (UINT64_MAX if it would pass 2^64) */
     size_t shared;             /* dynamic shared memory, bytes */
     int has_cluster;           /* cluster is not (1,1,1): launch with the cluster attribute */
 } RtLaunchDims;

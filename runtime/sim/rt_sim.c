@@ -92,8 +92,16 @@ static tile_status sim_mem_alloc(void *h, size_t bytes, tile_devptr *out)
 {
     SimDev *d = h;
     size_t rounded = (bytes + 63) / 64 * 64;
-    if (rounded < bytes) return rt_error(TILE_ERROR_OUT_OF_MEMORY, "tile_malloc: %zu bytes is too large", bytes);
-    void *block = rounded + 63 > rounded ? ir_try_malloc(rounded + 63) : NULL;
+    if (rounded < bytes || rounded > SIM_DEVICE_MEMORY)
+        return rt_error(TILE_ERROR_OUT_OF_MEMORY, "tile_malloc: %zu bytes is more than the sim device's %zu GiB", bytes,
+                        SIM_DEVICE_MEMORY >> 30);
+    pthread_mutex_lock(&d->lock);
+    size_t used = d->mem.used;
+    pthread_mutex_unlock(&d->lock);
+    if (rounded > SIM_DEVICE_MEMORY - used)
+        return rt_error(TILE_ERROR_OUT_OF_MEMORY, "tile_malloc: %zu bytes: the sim device has %zu GiB and %zu bytes of it are "
+                        "in use", bytes, SIM_DEVICE_MEMORY >> 30, used);
+    void *block = ir_try_malloc(rounded + 63);
     if (!block) return rt_error(TILE_ERROR_OUT_OF_MEMORY, "tile_malloc: out of host memory for %zu bytes (sim device)", bytes);
     unsigned char *p = (unsigned char *)block + (-(uintptr_t)block & 63);
     memset(p, 0, rounded);
@@ -112,7 +120,14 @@ static tile_status sim_mem_alloc(void *h, size_t bytes, tile_devptr *out)
         d->mem.cap = nc;
     }
     uint64_t va = d->mem.next_va;
+    if (d->mem.used + rounded > SIM_DEVICE_MEMORY || va > UINT64_MAX - rounded - SIM_VA_GAP - 0xFFFF) {
+        pthread_mutex_unlock(&d->lock);   /* another thread took the memory meanwhile, or addresses ran out */
+        ir_free(block);
+        return rt_error(TILE_ERROR_OUT_OF_MEMORY, "tile_malloc: %zu bytes: the sim device's memory or addresses are used up",
+                        bytes);
+    }
     d->mem.next_va = (va + rounded + SIM_VA_GAP + 0xFFFF) & ~0xFFFFull;
+    d->mem.used += rounded;
     d->mem.a[d->mem.n++] = (SimAlloc){va, bytes, p, block};   /* va only grows: the table stays sorted */
     pthread_mutex_unlock(&d->lock);
     *out = va;
@@ -125,6 +140,7 @@ static tile_status sim_mem_free(void *h, tile_devptr p)
     pthread_mutex_lock(&d->lock);
     for (size_t i = 0; i < d->mem.n; i++)
         if (d->mem.a[i].va == p) {
+            d->mem.used -= (d->mem.a[i].bytes + 63) / 64 * 64;
             ir_free(d->mem.a[i].block);
             memmove(&d->mem.a[i], &d->mem.a[i + 1], (d->mem.n - i - 1) * sizeof *d->mem.a);
             d->mem.n--;
@@ -213,7 +229,7 @@ static tile_status sim_open(int ordinal, void **out, tile_device_info *info, RtL
     info->shared_per_block = RT_SHARED_DEFAULT;
     info->shared_per_block_optin = 232448;
     info->shared_per_sm = 233472;
-    info->total_memory = (size_t)16 << 30;
+    info->total_memory = SIM_DEVICE_MEMORY;
     info->stream_priority_least = 0;
     info->stream_priority_greatest = -5;
     info->driver_version = 0;

@@ -263,7 +263,12 @@ typedef struct SimMem {
     SimAlloc *a;
     size_t n, cap;
     uint64_t next_va;
+    size_t used;           /* bytes allocated (rounded): at most SIM_DEVICE_MEMORY */
 } SimMem;
+
+/* The memory the sim device reports (tile_device_info.total_memory) and allows in all: an allocation
+ * past it is TILE_ERROR_OUT_OF_MEMORY, as on a GPU, before any host memory is touched. */
+#define SIM_DEVICE_MEMORY ((size_t)16 << 30)
 
 /* The allocation holding [va, va + n), or NULL. */
 const SimAlloc *sim_mem_find(const SimMem *m, uint64_t va, size_t n);
@@ -278,8 +283,16 @@ uint64_t rt_sim_last_steps(void);
 
 typedef struct SimTrace SimTrace;
 
+/* The limits of a launch when tile_sim_options leaves them 0: thread steps (an endless loop of
+ * cheap ops reaches 2^30 in a few seconds; the samples need at most ~2^28) and wall-clock time (a
+ * loop of expensive ops, such as an mma over a whole tile, makes few steps per second; the largest
+ * samples run for ~10 s on a loaded machine, several times that under sanitizers). */
+#define SIM_DEFAULT_MAX_STEPS ((uint64_t)1 << 30)
+#define SIM_DEFAULT_TIMEOUT_MS 120000u
+
 /* One launch: the kernel, the shape, the parameter bytes, the options. On failure the report
- * (NUL-terminated, multi-line) is written to report and TILE_ERROR_KERNEL returned. */
+ * (NUL-terminated, multi-line) is written to report and TILE_ERROR_KERNEL returned (a grid the step
+ * budget cannot cover: TILE_ERROR_LAUNCH_CONFIG, before anything runs). */
 typedef struct SimLaunch {
     const SimKernel *k;
     RtLaunchDims dims;
@@ -301,11 +314,11 @@ void sim_trace_free(SimTrace *t);
 void sim_trace_begin_launch(SimTrace *t, const char *kernel);
 uint64_t sim_trace_base(const SimTrace *t);
 void sim_trace_end_launch(SimTrace *t, uint64_t steps);
-/* Names a process (CTA) or thread (warp or engine) track. */
-void sim_trace_name(SimTrace *t, int pid, int tid, const char *name);
+/* Names a process (CTA: its linear index in the grid, which may pass 2^32) or thread (warp or engine) track. */
+void sim_trace_name(SimTrace *t, int64_t pid, int tid, const char *name);
 /* A complete span [t0, t1) and an instant at ts, in steps since the launch began. */
-void sim_trace_span(SimTrace *t, int pid, int tid, uint64_t t0, uint64_t t1, const char *name, const char *args);
-void sim_trace_instant(SimTrace *t, int pid, int tid, uint64_t ts, const char *name);
+void sim_trace_span(SimTrace *t, int64_t pid, int tid, uint64_t t0, uint64_t t1, const char *name, const char *args);
+void sim_trace_instant(SimTrace *t, int64_t pid, int tid, uint64_t ts, const char *name);
 /* Writes the file; 0, or -1 with errno set. */
 int sim_trace_write(SimTrace *t);
 /* Where a trace stands before a launch. After the launch, sim_trace_keep takes the event buffer out

@@ -19,9 +19,16 @@
 void sim_clc_dispatch(Sim *S)
 {
     if (S->clc_next >= S->ncl_total) return;
-    uint32_t c = S->clc_next++;
-    S->clc_st[c] = 1;
-    S->ready[S->ready_t++] = c;
+    if (S->ready_n == S->ready_cap) {   /* grow the ring, its entries in order from slot 0 */
+        size_t cap = S->ready_cap ? S->ready_cap * 2 : 16;
+        uint64_t *r = ir_malloc(sizeof *r * cap);
+        for (size_t i = 0; i < S->ready_n; i++) r[i] = S->ready[(S->ready_h + i) % S->ready_cap];
+        ir_free(S->ready);
+        S->ready = r;
+        S->ready_cap = cap;
+        S->ready_h = 0;
+    }
+    S->ready[(S->ready_h + S->ready_n++) % S->ready_cap] = S->clc_next++;
 }
 
 int sim_clc_issue(Sim *S, Thread *t, uint32_t pc)
@@ -68,16 +75,12 @@ int sim_clc_perform(Sim *S, Async *a)
     Thread *t = &S->th[a->thread];
     if (S->L->opt.schedule != TILE_SIM_ROUND_ROBIN && (sim_rnd(S) & 3) == 0) sim_clc_dispatch(S);
     uint32_t w[4] = {0, 0, 0, 0};
-    if (S->clc_next < S->ncl_total) {
-        uint32_t c = S->clc_next++;
-        if (S->clc_st[c] != 0)   /* the queue's invariant: a cluster is started or cancelled once */
-            return sim_fail_at(S, t, a->pc, "CLC uniqueness violated", "cluster %u was %s before this request cancelled it",
-                               c, S->clc_st[c] == 1 ? "started" : "cancelled");
-        S->clc_st[c] = 2;
-        w[0] = 1;
-        w[1] = c % S->ncl[0] * S->L->dims.cluster[0];
-        w[2] = c / S->ncl[0] % S->ncl[1] * S->L->dims.cluster[1];
-        w[3] = c / (S->ncl[0] * S->ncl[1]) * S->L->dims.cluster[2];
+    if (S->clc_next < S->ncl_total) {   /* the head: never started, never cancelled before (clc_next only grows) */
+        uint64_t c = S->clc_next++;
+        w[0] = 1;   /* the first CTA's coordinates: below the grid's dims, so they fit in 32 bits */
+        w[1] = (uint32_t)(c % S->ncl[0] * S->L->dims.cluster[0]);
+        w[2] = (uint32_t)(c / S->ncl[0] % S->ncl[1] * S->L->dims.cluster[1]);
+        w[3] = (uint32_t)(c / ((uint64_t)S->ncl[0] * S->ncl[1]) * S->L->dims.cluster[2]);
     }
     for (uint32_t c = 0; c < S->ncta; c++) {
         if (!(a->mask >> c & 1)) continue;

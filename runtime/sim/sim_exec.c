@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "sim_impl.h"
 
@@ -406,10 +407,10 @@ unsigned char *sim_saddr(Sim *S, const Thread *t, uint32_t pc, uint32_t cta, uin
 /* ---------------------------------------------------------------- scheduling primitives */
 
 /* The trace's process of a CTA: its linear index in the grid. */
-int sim_cta_pid(const Sim *S, uint32_t c)
+int64_t sim_cta_pid(const Sim *S, uint32_t c)
 {
     const unsigned *g = S->L->dims.grid, *id = S->cta[c].id;
-    return (int)(id[0] + g[0] * (id[1] + g[1] * id[2]));
+    return (int64_t)(id[0] + (uint64_t)g[0] * (id[1] + (uint64_t)g[1] * id[2]));   /* < 2^63 under the grid limits */
 }
 
 static void trace_block(Sim *S, Thread *t)
@@ -1063,7 +1064,7 @@ static void trace_names(Sim *S)
 {
     char name[128];
     for (uint32_t c = 0; c < S->ncta; c++) {
-        int pid = sim_cta_pid(S, c);
+        int64_t pid = sim_cta_pid(S, c);
         snprintf(name, sizeof name, "CTA (%u,%u,%u)", S->cta[c].id[0], S->cta[c].id[1], S->cta[c].id[2]);
         sim_trace_name(S->trace, pid, -1, name);
         for (uint32_t w = 0; w < S->nwarps; w++) {
@@ -1132,7 +1133,11 @@ static int run_cluster(Sim *S)
         uint32_t q = quantum(S);
         if (S->steps + q > S->max_steps) q = S->steps < S->max_steps ? (uint32_t)(S->max_steps - S->steps) : 0;
         if (q == 0) {
-            sim_runaway_report(S);
+            sim_runaway_report(S, 0);
+            return -1;
+        }
+        if ((++S->picks & (SIM_CLOCK_EVERY - 1)) == 0 && sim_now() >= S->deadline) {
+            sim_runaway_report(S, 1);
             return -1;
         }
         if (run_thread(S, &S->th[pick], q)) return -1;
@@ -1142,21 +1147,57 @@ static int run_cluster(Sim *S)
     return S->failed ? -1 : 0;
 }
 
+double sim_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static uint64_t mul_sat(uint64_t a, uint64_t b) { return b && a > UINT64_MAX / b ? UINT64_MAX : a * b; }
+
 tile_status sim_launch(SimLaunch *L, char *report, size_t cap)
 {
+    const RtLaunchDims *D = &L->dims;
+    uint64_t max_steps = L->opt.max_steps ? L->opt.max_steps : SIM_DEFAULT_MAX_STEPS;
+    /* Each cluster of the grid is run (one step per thread at least) or cancelled by a try_cancel (a
+     * step of another thread): a grid of more clusters than the step budget cannot finish inside it,
+     * so it is refused before anything runs. */
+    uint64_t nclusters = 1;
+    for (int d = 0; d < 3; d++) {
+        if (!D->grid[d] || !D->cluster[d] || D->grid[d] % D->cluster[d]) {
+            snprintf(report, cap, "sim: kernel '%s': grid (%u, %u, %u) is not whole clusters (%u, %u, %u)", L->k->name,
+                     D->grid[0], D->grid[1], D->grid[2], D->cluster[0], D->cluster[1], D->cluster[2]);
+            return TILE_ERROR_LAUNCH_CONFIG;
+        }
+        nclusters = mul_sat(nclusters, D->grid[d] / D->cluster[d]);
+    }
+    if (nclusters > max_steps) {
+        uint64_t blocks = mul_sat(mul_sat(D->grid[0], D->grid[1]), D->grid[2]);
+        char in[64] = "";
+        if (nclusters != blocks) snprintf(in, sizeof in, " in %llu clusters", (unsigned long long)nclusters);
+        snprintf(report, cap,
+                 "sim: kernel '%s': grid (%u, %u, %u) has %llu blocks%s; running or cancelling each %s takes at least one "
+                 "thread step, more than the step budget of %llu steps (max_steps): launch a smaller grid, or raise the "
+                 "budget with tile_sim_options.max_steps (tilec run --sim-max-steps N)",
+                 L->k->name, D->grid[0], D->grid[1], D->grid[2], (unsigned long long)blocks, in,
+                 nclusters != blocks ? "cluster" : "block", (unsigned long long)max_steps);
+        return TILE_ERROR_LAUNCH_CONFIG;
+    }
     Sim S;
     memset(&S, 0, sizeof S);
     S.L = L;
     S.k = L->k;
     S.code = L->k->code;
     const SimKernel *k = L->k;
-    const RtLaunchDims *D = &L->dims;
     S.cta_threads = D->block[0] * D->block[1] * D->block[2];
     S.ncta = D->cluster[0] * D->cluster[1] * D->cluster[2];
     S.nthreads = S.cta_threads * S.ncta;
     S.nwarps = (S.cta_threads + (uint32_t)k->warp_size - 1) / (uint32_t)k->warp_size;
     S.smem_size = D->shared > k->smem_bytes ? D->shared : k->smem_bytes;
-    S.max_steps = L->opt.max_steps ? L->opt.max_steps : (uint64_t)1 << 32;
+    S.max_steps = max_steps;
+    S.timeout_s = L->opt.timeout_ms ? (double)L->opt.timeout_ms / 1e3 : SIM_DEFAULT_TIMEOUT_MS / 1e3;
+    S.deadline = sim_now() + S.timeout_s;
     S.rng = L->opt.seed * 0x2545F4914F6CDD1Dull + 1;
     S.trace = L->trace;
     S.hint_bar = -1;
@@ -1181,19 +1222,17 @@ tile_status sim_launch(SimLaunch *L, char *report, size_t cap)
         for (size_t b = 0; b < nbar; b++) S.cta[c].bars[b].sites = S.sitestats + (c * nbar + b) * nsite;
     }
     if (S.trace) sim_trace_begin_launch(S.trace, k->name);
-    S.ncl_total = 1;
-    for (int d = 0; d < 3; d++) {
-        S.ncl[d] = D->grid[d] / D->cluster[d];
-        S.ncl_total *= S.ncl[d];
-    }
-    S.clc_st = ir_calloc(S.ncl_total ? S.ncl_total : 1, 1);
-    S.ready = ir_malloc(sizeof *S.ready * (S.ncl_total ? S.ncl_total : 1));
+    for (int d = 0; d < 3; d++) S.ncl[d] = D->grid[d] / D->cluster[d];
+    S.ncl_total = nclusters;
     /* the launch queue: `sms` clusters start at once, one more as each finishes (see sim_clc_dispatch) */
     S.sms = L->opt.schedule == TILE_SIM_ROUND_ROBIN ? 4 : 1 + (uint32_t)(L->opt.seed % 8);
     for (uint32_t i = 0; i < S.sms; i++) sim_clc_dispatch(&S);
-    while (S.ready_h < S.ready_t && !S.failed) {
-        uint32_t ci = S.ready[S.ready_h++];
-        unsigned cl[3] = {ci % S.ncl[0], ci / S.ncl[0] % S.ncl[1], ci / (S.ncl[0] * S.ncl[1])};
+    while (S.ready_n && !S.failed) {
+        uint64_t ci = S.ready[S.ready_h];
+        S.ready_h = (S.ready_h + 1) % S.ready_cap;
+        S.ready_n--;
+        unsigned cl[3] = {(unsigned)(ci % S.ncl[0]), (unsigned)(ci / S.ncl[0] % S.ncl[1]),
+                          (unsigned)(ci / ((uint64_t)S.ncl[0] * S.ncl[1]))};
         start_cluster(&S, cl);
         if (S.trace) trace_names(&S);
         run_cluster(&S);
@@ -1221,7 +1260,6 @@ tile_status sim_launch(SimLaunch *L, char *report, size_t cap)
     ir_free(S.as);
     ir_free(S.init);
     ir_free(S.descs);
-    ir_free(S.clc_st);
     ir_free(S.ready);
     for (uint32_t i = 0; S.pairq && i < S.nthreads; i++) {
         ir_free(S.pairq[i].v);

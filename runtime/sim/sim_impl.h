@@ -144,6 +144,9 @@ typedef struct Sim {
     Async *as;
     uint32_t nas, capas;
     uint64_t steps, max_steps, progress;
+    double deadline;       /* CLOCK_MONOTONIC seconds at which the launch is stopped (the time limit) */
+    double timeout_s;      /* that limit, for the report */
+    uint32_t picks;        /* scheduler picks: the clock is read every SIM_CLOCK_EVERY of them */
     uint64_t rng;
     RtTmaDesc *descs;
     uint32_t ndescs;
@@ -165,11 +168,13 @@ typedef struct Sim {
     uint64_t *lane_busy;       /* TMA trace lanes: step until which a lane is taken (0 free) */
     uint32_t nlanes;
     /* the launch queue (cluster launch control): clusters in linear order (x fastest) start or are
-     * cancelled from the head; started ones wait in `ready` for their turn to run */
+     * cancelled from the head (clc_next only grows, so each is started or cancelled once); started
+     * ones wait in the ring `ready` for their turn to run. Linear indices are 64-bit: a grid may hold
+     * up to (2^31 - 1) * 65535 * 65535 blocks, and memory does not grow with it. */
     unsigned ncl[3];
-    uint32_t ncl_total, clc_next;
-    uint8_t *clc_st;           /* per cluster: 0 queued, 1 started, 2 cancelled */
-    uint32_t *ready, ready_h, ready_t;
+    uint64_t ncl_total, clc_next;
+    uint64_t *ready;           /* ring of started clusters: ready_n from ready_h, ready_cap slots */
+    size_t ready_h, ready_n, ready_cap;
     uint32_t sms;              /* clusters that start at once ("SMs") */
     PairQ *pairq;              /* per thread of the cluster (cta_group = 2 mmas), allocated at the first one */
     void *mma_tmp;             /* scratch of the mma being run (its lanes' sums), grown as needed */
@@ -182,10 +187,14 @@ typedef struct Sim {
 
 /* ================================ sim_exec.c: interpreter and scheduler ================================ */
 
+/* The clock (CLOCK_MONOTONIC, seconds), read every SIM_CLOCK_EVERY scheduler picks (at most 128
+ * steps each) to enforce the launch's time limit. */
+#define SIM_CLOCK_EVERY 16u
+double sim_now(void);
 /* The schedule's PRNG (splitmix64 over S->rng): a schedule is a function of the seed. */
 uint64_t sim_rnd(Sim *S);
 /* The trace's process of a CTA of the cluster: its linear index in the grid. */
-int sim_cta_pid(const Sim *S, uint32_t c);
+int64_t sim_cta_pid(const Sim *S, uint32_t c);
 /* Makes a blocked thread runnable again. */
 void sim_make_runnable(Sim *S, Thread *t);
 /* Parks a runnable thread on a waiter list (or none: NULL) as a `kind` (WK_*) wait at wpc; its pc is
@@ -314,8 +323,9 @@ int sim_late_tx_check(Sim *S);
 /* No thread can run and nothing is in flight: which barriers, who waits where, who never arrived,
  * and the wait-for cycle. */
 void sim_hang_report(Sim *S);
-/* max_steps reached: where the live threads are. */
-void sim_runaway_report(Sim *S);
+/* The step budget (max_steps) or the time limit (by_time) ran out: which one, how to raise it, and
+ * where the live threads are. */
+void sim_runaway_report(Sim *S, int by_time);
 
 #if defined(__GNUC__)
 #pragma GCC visibility pop

@@ -667,10 +667,19 @@ void sim_hang_report(Sim *S)
     ir_free(nodes);
 }
 
-void sim_runaway_report(Sim *S)
+void sim_runaway_report(Sim *S, int by_time)
 {
     report_head(S, "runaway");
-    sb_printf(&S->rep, ": stopped after %llu steps (max_steps)\n", (unsigned long long)S->steps);
+    if (by_time)
+        sb_printf(&S->rep,
+                  ": stopped by the time limit after %.1f s (timeout_ms), at step %llu; if the kernel is not stuck, raise "
+                  "the limit with tile_sim_options.timeout_ms (tilec run --sim-timeout SECONDS)\n",
+                  S->timeout_s, (unsigned long long)S->steps);
+    else
+        sb_printf(&S->rep,
+                  ": stopped after %llu steps (max_steps, the step budget); if the kernel is not stuck, raise it with "
+                  "tile_sim_options.max_steps (tilec run --sim-max-steps N)\n",
+                  (unsigned long long)S->steps);
     uint32_t *ids = ir_malloc(sizeof *ids * S->nthreads);
     uint32_t m = 0;
     for (uint32_t i = 0; i < S->nthreads; i++)

@@ -89,29 +89,29 @@ void sim_trace_end_launch(SimTrace *t, uint64_t steps)
     t->end = t->base + steps;
 }
 
-void sim_trace_name(SimTrace *t, int pid, int tid, const char *name)
+void sim_trace_name(SimTrace *t, int64_t pid, int tid, const char *name)
 {
-    if (tid < 0) sb_printf(&t->ev, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":", pid);
-    else sb_printf(&t->ev, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":", pid, tid);
+    if (tid < 0) sb_printf(&t->ev, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%lld,\"args\":{\"name\":", (long long)pid);
+    else sb_printf(&t->ev, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%lld,\"tid\":%d,\"args\":{\"name\":", (long long)pid, tid);
     put_str(&t->ev, name);
     sb_puts(&t->ev, "}},\n");
 }
 
-void sim_trace_span(SimTrace *t, int pid, int tid, uint64_t t0, uint64_t t1, const char *name, const char *args)
+void sim_trace_span(SimTrace *t, int64_t pid, int tid, uint64_t t0, uint64_t t1, const char *name, const char *args)
 {
     sb_puts(&t->ev, "{\"name\":");
     put_str(&t->ev, name);
-    sb_printf(&t->ev, ",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%llu,\"dur\":%llu", pid, tid,
+    sb_printf(&t->ev, ",\"ph\":\"X\",\"pid\":%lld,\"tid\":%d,\"ts\":%llu,\"dur\":%llu", (long long)pid, tid,
               (unsigned long long)(t->base + t0), (unsigned long long)(t1 > t0 ? t1 - t0 : 0));
     if (args) sb_printf(&t->ev, ",\"args\":%s", args);
     sb_puts(&t->ev, "},\n");
 }
 
-void sim_trace_instant(SimTrace *t, int pid, int tid, uint64_t ts, const char *name)
+void sim_trace_instant(SimTrace *t, int64_t pid, int tid, uint64_t ts, const char *name)
 {
     sb_puts(&t->ev, "{\"name\":");
     put_str(&t->ev, name);
-    sb_printf(&t->ev, ",\"ph\":\"i\",\"s\":\"t\",\"pid\":%d,\"tid\":%d,\"ts\":%llu},\n", pid, tid,
+    sb_printf(&t->ev, ",\"ph\":\"i\",\"s\":\"t\",\"pid\":%lld,\"tid\":%d,\"ts\":%llu},\n", (long long)pid, tid,
               (unsigned long long)(t->base + ts));
 }
 

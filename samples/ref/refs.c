@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "refs.h"
 
@@ -101,6 +102,23 @@ static const ref_setting *setting(const ref_setting *set, int nset, const char *
     return NULL;
 }
 
+/* An integer setting (a size or a dim): 1 and *out when `name` is set to an integer of magnitude
+ * below 2^62, 0 when it is not set, -1 and a message when its value is not such an integer (a
+ * fraction, NaN, an infinity, 1e300: converting those to an integer would be undefined). */
+static int int_setting(const ref_setting *set, int nset, const char *name, const char *kname, long long *out, char *err,
+                       size_t errlen)
+{
+    const ref_setting *s = setting(set, nset, name);
+    if (!s) return 0;
+    double v = s->value;
+    if (!(v == floor(v) && fabs(v) < 0x1p62)) {
+        fail(err, errlen, "%s: %s = %g is not an integer in -2^62 .. 2^62", kname, name, v);
+        return -1;
+    }
+    *out = (long long)v;
+    return 1;
+}
+
 static ref_param *add_scalar(ref_case *c, const char *name, tile_dtype t, double v)
 {
     ref_param *p = &c->p[c->nparams++];
@@ -112,9 +130,48 @@ static ref_param *add_scalar(ref_case *c, const char *name, tile_dtype t, double
     return p;
 }
 
-/* A buffer of count + guard elements: init and expect both poisoned (0xFF bytes). */
+/* The host memory a case may take (two copies of every buffer: its inputs and its expectation):
+ * half of this machine's physical memory, so that a size too large for the machine is a clear
+ * error and not a process the kernel's OOM killer ends half-way. $TILEC_RUN_HOST_LIMIT (bytes)
+ * sets another limit. */
+static size_t host_limit(void)
+{
+    const char *e = getenv("TILEC_RUN_HOST_LIMIT");
+    char *end;
+    if (e && *e) {
+        unsigned long long v = strtoull(e, &end, 10);
+        if (!*end && e[0] != '-') return (size_t)v;
+    }
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || psz <= 0) return SIZE_MAX;
+    return (size_t)pages / 2 * (size_t)psz;
+}
+
+/* A buffer of count + guard elements: init and expect both poisoned (0xFF bytes). NULL when the
+ * buffer does not fit in host memory (the byte count overflows, it passes host_limit or malloc
+ * fails): c->alloc_error then says so, and ref_case_make fails with it. */
 static ref_param *add_buffer(ref_case *c, const char *name, int role, tile_dtype t, size_t count, size_t guard)
 {
+    size_t es = tile_dtype_size(t), limit = host_limit();
+    if (c->alloc_error[0]) return NULL;
+    if (count > SIZE_MAX - guard || count + guard > SIZE_MAX / 2 / es ||
+        (count + guard) * es * 2 > limit - (c->host_bytes < limit ? c->host_bytes : limit)) {
+        snprintf(c->alloc_error, sizeof c->alloc_error,
+                 "%s: buffer '%s' of %zu %s elements (%.3g GiB, twice: inputs and expectation) does not fit in the host "
+                 "memory tilec run may use (%.3g GiB, half of this machine's): choose a smaller --size or --arg",
+                 c->kernel_name, name, count, tile_dtype_name(t), (double)count * (double)es / 1073741824.0,
+                 (double)limit / 1073741824.0);
+        return NULL;
+    }
+    size_t bytes = (count + guard) * es;
+    void *init = malloc(bytes ? bytes : 1), *expect = malloc(bytes ? bytes : 1);
+    if (!init || !expect) {
+        free(init);
+        free(expect);
+        snprintf(c->alloc_error, sizeof c->alloc_error, "%s: out of host memory for buffer '%s' (%zu bytes, twice)",
+                 c->kernel_name, name, bytes);
+        return NULL;
+    }
     ref_param *p = &c->p[c->nparams++];
     memset(p, 0, sizeof *p);
     p->name = name;
@@ -122,13 +179,9 @@ static ref_param *add_buffer(ref_case *c, const char *name, int role, tile_dtype
     p->dtype = t;
     p->count = count;
     p->guard = guard;
-    size_t bytes = (count + guard) * tile_dtype_size(t);
-    p->init = malloc(bytes ? bytes : 1);
-    p->expect = malloc(bytes ? bytes : 1);
-    if (!p->init || !p->expect) {
-        fprintf(stderr, "refs: out of memory (%zu bytes)\n", bytes);
-        abort();
-    }
+    p->init = init;
+    p->expect = expect;
+    c->host_bytes += 2 * bytes;
     memset(p->init, 0xFF, bytes);
     memset(p->expect, 0xFF, bytes);
     return p;
@@ -136,14 +189,14 @@ static ref_param *add_buffer(ref_case *c, const char *name, int role, tile_dtype
 
 static void fill_f32(ref_param *p, ref_rng *rng, float lo, float hi)
 {
-    float *x = p->init;
-    for (size_t i = 0; i < p->count; i++) x[i] = ref_rng_uniform(rng, lo, hi);
+    float *x = p ? p->init : NULL;
+    for (size_t i = 0; x && i < p->count; i++) x[i] = ref_rng_uniform(rng, lo, hi);
 }
 
 static void fill_bf16(ref_param *p, ref_rng *rng, float lo, float hi)
 {
-    uint16_t *x = p->init;
-    for (size_t i = 0; i < p->count; i++) x[i] = ref_f32_to_bf16(ref_rng_uniform(rng, lo, hi));
+    uint16_t *x = p ? p->init : NULL;
+    for (size_t i = 0; x && i < p->count; i++) x[i] = ref_f32_to_bf16(ref_rng_uniform(rng, lo, hi));
 }
 
 /* The expectation of everything but the outputs is the initial contents. */
@@ -162,9 +215,13 @@ static ref_param *param(ref_case *c, const char *name)
     return NULL;
 }
 
+/* Blocks of per_block covering n, saturating at UINT32_MAX (beyond every device's grid.x limit, so
+ * the launch reports it) instead of wrapping to a small grid. */
 static unsigned blocks_for(long long n, unsigned per_block)
 {
-    return n <= 0 ? 0u : (unsigned)((n + per_block - 1) / per_block);
+    if (n <= 0 || !per_block) return 0u;
+    unsigned long long b = (unsigned long long)n / per_block + ((unsigned long long)n % per_block != 0);
+    return b > 0xFFFFFFFFull ? 0xFFFFFFFFu : (unsigned)b;
 }
 
 /* Guard: from the end of the data to the end of the last block's reach, and 64 more. */
@@ -178,8 +235,7 @@ static size_t guard_for(long long n, unsigned per_block)
 
 static int setup_vector_add(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
 {
-    const ref_setting *s = setting(set, nset, "n");
-    if (s) n = (long long)s->value;
+    if (int_setting(set, nset, "n", "vector_add", &n, err, errlen) < 0) return -1;
     if (n < 0 || n > INT32_MAX) return fail(err, errlen, "vector_add: n = %lld is out of range", n);
     size_t g = guard_for(n, 256);
     fill_f32(add_buffer(c, "a", REF_IN, TILE_DTYPE_F32, (size_t)n, g), rng, -100.0f, 100.0f);
@@ -205,10 +261,9 @@ static void ref_vector_add(ref_case *c)
 
 static int setup_saxpy(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
 {
-    const ref_setting *s = setting(set, nset, "n");
-    if (s) n = (long long)s->value;
+    if (int_setting(set, nset, "n", "saxpy", &n, err, errlen) < 0) return -1;
     if (n < 0 || n > INT32_MAX) return fail(err, errlen, "saxpy: n = %lld is out of range", n);
-    s = setting(set, nset, "a");
+    const ref_setting *s = setting(set, nset, "a");
     float a = s ? (float)s->value : ref_rng_uniform(rng, -4.0f, 4.0f);
     size_t g = guard_for(n, 1024);
     add_scalar(c, "a", TILE_DTYPE_F32, (double)a);
@@ -239,8 +294,7 @@ static void ref_saxpy(ref_case *c)
 
 static int setup_relu_bf16(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
 {
-    const ref_setting *s = setting(set, nset, "n");
-    if (s) n = (long long)s->value;
+    if (int_setting(set, nset, "n", "relu_bf16", &n, err, errlen) < 0) return -1;
     if (n < 0 || n > INT32_MAX) return fail(err, errlen, "relu_bf16: n = %lld is out of range", n);
     size_t g = guard_for(n, 2048);
     fill_bf16(add_buffer(c, "x", REF_IN, TILE_DTYPE_BF16, (size_t)n, g), rng, -10.0f, 10.0f);
@@ -269,10 +323,13 @@ static void ref_relu_bf16(ref_case *c)
 /* Shape from N unless rows/cols are given: 64 columns (fewer when N is smaller), N / cols rows. */
 static int setup_row_softmax(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
 {
-    const ref_setting *sr = setting(set, nset, "rows"), *sc = setting(set, nset, "cols");
-    long long cols = sc ? (long long)sc->value : (n >= 64 ? 64 : (n > 0 ? n : 1));
-    long long rows = sr ? (long long)sr->value : n / cols;
-    if (cols < 1 || rows < 0 || rows * cols > INT32_MAX)
+    long long cols = n >= 64 ? 64 : (n > 0 ? n : 1), rows;
+    int hr, hc;
+    if ((hc = int_setting(set, nset, "cols", "row_softmax", &cols, err, errlen)) < 0 ||
+        (hr = int_setting(set, nset, "rows", "row_softmax", &rows, err, errlen)) < 0)
+        return -1;
+    if (!hr) rows = cols >= 1 ? n / cols : 0;
+    if (cols < 1 || cols > INT32_MAX || rows < 0 || rows > INT32_MAX || rows * cols > INT32_MAX)
         return fail(err, errlen, "row_softmax: rows = %lld, cols = %lld is out of range (cols >= 1)", rows, cols);
     size_t g = guard_for(rows, 128) * (size_t)cols;
     fill_f32(add_buffer(c, "x", REF_IN, TILE_DTYPE_F32, (size_t)(rows * cols), g), rng, -8.0f, 8.0f);
@@ -332,10 +389,13 @@ static int tma_box(const ref_case *c, const char *name, int rank, const unsigned
 static int shape2(const char *kname, long long n, const ref_setting *set, int nset, const char *rname, const char *cname,
                   long long dflt_cols, long long cmul, long long *rows, long long *cols, char *err, size_t errlen)
 {
-    const ref_setting *sr = setting(set, nset, rname), *sc = setting(set, nset, cname);
-    long long cl = sc ? (long long)sc->value : (n < dflt_cols ? (n > 0 ? n : 1) : dflt_cols);
-    if (!sc) cl = (cl + cmul - 1) / cmul * cmul;
-    long long rw = sr ? (long long)sr->value : (n / cl > 0 ? n / cl : 1);
+    long long cl = n < dflt_cols ? (n > 0 ? n : 1) : dflt_cols, rw;
+    int hr, hc;
+    if ((hc = int_setting(set, nset, cname, kname, &cl, err, errlen)) < 0 ||
+        (hr = int_setting(set, nset, rname, kname, &rw, err, errlen)) < 0)
+        return -1;
+    if (!hc) cl = (cl + cmul - 1) / cmul * cmul;
+    if (!hr) rw = cl >= 1 && n / cl > 0 ? n / cl : 1;
     if (rw < 1 || cl < 1 || rw > INT32_MAX || cl > INT32_MAX || rw * cl > (1ll << 31))
         return fail(err, errlen, "%s: %s = %lld, %s = %lld is out of range (both >= 1, at most 2^31 elements)", kname, rname,
                     rw, cname, cl);
@@ -458,6 +518,7 @@ static int setup_persistent_scale(ref_case *c, long long n, const ref_setting *s
     fill_f32(add_buffer(c, "x", REF_IN, TILE_DTYPE_F32, (size_t)n, 64), rng, -10.0f, 10.0f);
     add_buffer(c, "y", REF_OUT, TILE_DTYPE_F32, (size_t)n, 64);
     ref_param *cnt = add_buffer(c, "count", REF_INOUT, TILE_DTYPE_I32, (size_t)tiles, 64);
+    if (!cnt) return -1;
     memset(cnt->init, 0, (size_t)tiles * 4);
     add_scalar(c, "n", TILE_DTYPE_I32, (double)n);
     add_scalar(c, "a", TILE_DTYPE_F32, (double)ref_rng_uniform(rng, -2.0f, 2.0f));
@@ -497,6 +558,7 @@ static int setup_persistent_rowsum(ref_case *c, long long n, const ref_setting *
     fill_f32(add_buffer(c, "x", REF_IN, TILE_DTYPE_F32, (size_t)(M * K), 64), rng, -1.0f, 1.0f);
     add_buffer(c, "out", REF_OUT, TILE_DTYPE_F32, (size_t)M, guard_for(M, box[0]));
     ref_param *pn = add_buffer(c, "nks", REF_IN, TILE_DTYPE_I32, tiles, 16);
+    if (!pn) return -1;
     int32_t *nk = pn->init;
     long long work = 0;
     for (unsigned t = 0; t < tiles; t++) {
@@ -558,10 +620,13 @@ static int setup_persistent_lcg(ref_case *c, long long n, const ref_setting *set
     (void)nset;
     if (n < 1 || n > INT32_MAX - 4096) return fail(err, errlen, "persistent_lcg: n = %lld is out of range", n);
     unsigned long long tiles = ((unsigned long long)n + 255) / 256;
-    int32_t *x = add_buffer(c, "x", REF_IN, TILE_DTYPE_I32, (size_t)n, 64)->init;
+    ref_param *px = add_buffer(c, "x", REF_IN, TILE_DTYPE_I32, (size_t)n, 64);
+    if (!px) return -1;
+    int32_t *x = px->init;
     for (long long i = 0; i < n; i++) x[i] = (int32_t)(uint32_t)(ref_rng_next(rng) >> 32);
     add_buffer(c, "y", REF_OUT, TILE_DTYPE_I32, (size_t)n, 64);
     ref_param *pn = add_buffer(c, "nit", REF_IN, TILE_DTYPE_I32, (size_t)tiles, 16);
+    if (!pn) return -1;
     int32_t *nit = pn->init;
     long long work = 0;
     for (unsigned long long t = 0; t < tiles; t++) {
@@ -571,6 +636,7 @@ static int setup_persistent_lcg(ref_case *c, long long n, const ref_setting *set
     }
     memcpy(pn->expect, pn->init, (size_t)(tiles + 16) * 4);
     ref_param *cnt = add_buffer(c, "count", REF_INOUT, TILE_DTYPE_I32, (size_t)tiles, 64);
+    if (!cnt) return -1;
     memset(cnt->init, 0, (size_t)tiles * 4);
     add_scalar(c, "n", TILE_DTYPE_I32, (double)n);
     c->grid[0] = (unsigned)tiles;
@@ -640,8 +706,8 @@ static int gemm_mnk(const char *kname, long long n, const ref_setting *set, int 
                     long long *K, char *err, size_t errlen)
 {
     if (shape2(kname, n, set, nset, "M", "N", 256, 1, M, N, err, errlen)) return -1;
-    const ref_setting *sk = setting(set, nset, "K");
-    *K = sk ? (long long)sk->value : 256;
+    *K = 256;
+    if (int_setting(set, nset, "K", kname, K, err, errlen) < 0) return -1;
     if (*K < 1 || *K > (1 << 20) || *K % kmul) {
         if (kmul == 1) return fail(err, errlen, "%s: K = %lld must be 1..2^20", kname, *K);
         return fail(err, errlen, "%s: K = %lld must be a positive multiple of %d (16-byte TMA rows) up to 2^20", kname, *K, kmul);
@@ -802,8 +868,8 @@ static tile_dtype param_dtype(const ref_case *c, const char *name, tile_dtype df
 
 static void fill_fp8(ref_param *p, ref_rng *rng, float lo, float hi)
 {
-    uint8_t *x = p->init;
-    for (size_t i = 0; i < p->count; i++) x[i] = fp8_nearest(ref_rng_uniform(rng, lo, hi), p->dtype == TILE_DTYPE_E5M2);
+    uint8_t *x = p ? p->init : NULL;
+    for (size_t i = 0; x && i < p->count; i++) x[i] = fp8_nearest(ref_rng_uniform(rng, lo, hi), p->dtype == TILE_DTYPE_E5M2);
 }
 
 /* gemm_fp8_sm90: C = A * B^T, A [M, K] and B [N, K] of e4m3 or e5m2 (each as the program declares
@@ -874,11 +940,11 @@ static void ref_gemm_fp8(ref_case *c)
  * magnitude (underflow, subnormals, saturation) with infinities and signed zeros mixed in. Exact. */
 static int setup_fp8_convert(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
 {
-    const ref_setting *s = setting(set, nset, "n");
-    if (s) n = (long long)s->value;
+    if (int_setting(set, nset, "n", "fp8_convert", &n, err, errlen) < 0) return -1;
     if (n < 0 || n > INT32_MAX) return fail(err, errlen, "fp8_convert: n = %lld is out of range", n);
     size_t g = guard_for(n, 256);
     ref_param *px = add_buffer(c, "x", REF_IN, TILE_DTYPE_F32, (size_t)n, g);
+    if (!px) return -1;
     float *x = px->init;
     for (size_t i = 0; i < (size_t)n; i++) {
         uint64_t r = ref_rng_next(rng);
@@ -1078,7 +1144,7 @@ const ref_kernel *ref_kernel_find(const char *name)
 
 static void fill_generic(ref_param *p, ref_rng *rng)
 {
-    for (size_t i = 0; i < p->count; i++) {
+    for (size_t i = 0; p && i < p->count; i++) {
         float f = ref_rng_uniform(rng, -1.0f, 1.0f);
         uint64_t r = ref_rng_next(rng) % 100;
         char *at = (char *)p->init + i * tile_dtype_size(p->dtype);
@@ -1105,6 +1171,9 @@ static int setup_generic(ref_case *c, const tile_program *prog, int kernel, long
     long long dimval[REF_MAX_PARAMS];
     for (int i = 0; i < REF_MAX_PARAMS; i++) dimval[i] = -1;
     unsigned tma_grid = 0;
+    /* dims are at most 2^32 (TMA's limit), a tensor at most 2^40 elements: products stay far from
+     * overflowing, and a larger tensor would not fit in host memory anyway */
+    const long long max_dim = 1ll << 32, max_elems = 1ll << 40;
     for (int i = 0; i < np; i++) {
         tile_param_info pi;
         if (tile_program_param(prog, kernel, i, &pi) != TILE_SUCCESS || pi.kind != TILE_PARAM_TMA) continue;
@@ -1114,22 +1183,26 @@ static int setup_generic(ref_case *c, const tile_program *prog, int kernel, long
             tile_param_info di;
             long long v = (long long)pi.box[d] * (d == pi.rank - 1 ? 4 : 2);
             if (dp >= 0 && dp < REF_MAX_PARAMS && tile_program_param(prog, kernel, dp, &di) == TILE_SUCCESS) {
-                const ref_setting *s = setting(set, nset, di.name);
-                if (s) v = (long long)s->value;
+                if (int_setting(set, nset, di.name, c->kernel_name, &v, err, errlen) < 0) return -1;
                 if (dimval[dp] < 0) dimval[dp] = v;
                 v = dimval[dp];
             }
+            if (v > max_dim || (v > 0 && inner > max_elems / v))
+                return fail(err, errlen, "%s: the TMA tensor '%s' has a dim of %lld or more than 2^40 elements", c->kernel_name,
+                            pi.name, v);
             inner *= v > 0 ? v : 1;
         }
         int dp0 = pi.dim_params[0];
         long long outer = (n / inner > (long long)pi.box[0] ? n / inner : (long long)pi.box[0]) + pi.box[0] / 2;
         tile_param_info d0;
         if (dp0 >= 0 && dp0 < REF_MAX_PARAMS && tile_program_param(prog, kernel, dp0, &d0) == TILE_SUCCESS) {
-            const ref_setting *s = setting(set, nset, d0.name);
-            if (s) outer = (long long)s->value;
+            if (int_setting(set, nset, d0.name, c->kernel_name, &outer, err, errlen) < 0) return -1;
             if (dimval[dp0] < 0) dimval[dp0] = outer;
             outer = dimval[dp0];
         }
+        if (outer > max_dim || (outer > 0 && inner > max_elems / outer))
+            return fail(err, errlen, "%s: the TMA tensor '%s' has a dim of %lld or more than 2^40 elements", c->kernel_name,
+                        pi.name, outer);
         if (!tma_grid) tma_grid = blocks_for(outer, pi.box[0] ? pi.box[0] : 1);
         if (outer * inner > n) n = outer * inner;   /* every buffer holds the largest tensor */
     }
@@ -1177,6 +1250,7 @@ int ref_case_make(ref_case *c, const ref_kernel *k, const tile_program *prog, in
     ref_rng_seed(&rng, seed);
     if (n < 0) return fail(err, errlen, "the size must not be negative (%lld)", n);
     int rc = k ? k->setup(c, n, set, nset, &rng, err, errlen) : setup_generic(c, prog, kernel_index, n, set, nset, &rng, err, errlen);
+    if (c->alloc_error[0]) rc = fail(err, errlen, "%s", c->alloc_error) - 1;   /* -2: host memory */
     if (rc) {
         ref_case_free(c);
         return rc;

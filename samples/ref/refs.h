@@ -88,6 +88,8 @@ typedef struct ref_case {
     char shape[128];         /* the sizes chosen, for messages: "n = 1000" or "rows = 3, cols = 7" */
     double atol_extra;       /* added to the kernel's atol for this case (0; gemm_fp8_sm90's reference sets it
                               * from the size of C: fp8 wgmma accumulates with bounded absolute precision) */
+    size_t host_bytes;       /* host memory the buffers take (both copies) */
+    char alloc_error[320];   /* why a buffer could not be made (too large for host memory), or "" */
 } ref_case;
 
 /* A shape override, from `--arg name=value` or a test: rows, cols, n or a scalar's value. */
@@ -116,7 +118,9 @@ const ref_kernel *ref_kernel_find(const char *name);
 /* Builds the case for a known kernel (k != NULL) or, for k == NULL, a generic one from the kernel's
  * signature: every pointer/tensor parameter a buffer of n elements (random inputs, no reference),
  * i32/i64 scalars named n, size, len or count set to n, others taken from `set`. The grid is
- * ceil(n / per_block) (generic: ceil(n / block_x)). Returns 0, or -1 with a message in err. */
+ * ceil(n / per_block) (generic: ceil(n / block_x)). Returns 0; -1 with a message in err when the
+ * size or a setting is invalid; -2 with a message when the buffers do not fit in host memory (at
+ * most half of the machine's physical memory, or $TILEC_RUN_HOST_LIMIT bytes). */
 int ref_case_make(ref_case *c, const ref_kernel *k, const tile_program *prog, int kernel_index,
                   long long n, const ref_setting *set, int nset, uint64_t seed, char *err, size_t errlen);
 void ref_case_free(ref_case *c);   /* host memory only; ref_case_release frees device memory */

@@ -13,8 +13,16 @@ def many_kernels(n):
     return ".tile", "".join(out).encode()
 
 
+def pointer_params(n):
+    # every pointer and TMA parameter's signature (tensor rank, TMA dims) comes from one walk
+    params = ", ".join("p%d: tensor f32[n]" % i if i % 2 else "p%d: f32*" % i for i in range(n))
+    body = "".join("    p%d[thread_id.x] = 1.0;\n" % i for i in range(0, n, 2))
+    return ".tile", ("kernel k(%s, n: i32) block(32) {\n%s}\n" % (params, body)).encode()
+
+
 CASES = [
     ("kernels_ptx", many_kernels, "%s --emit ptx -o /dev/null"),
     ("kernels_ir", many_kernels, "%s --emit ir -o /dev/null"),
+    ("pointer_params", pointer_params, "%s --emit ptx -o /dev/null"),
 ]
-BASE_N = {"kernels_ptx": 2000, "kernels_ir": 2000}
+BASE_N = {"kernels_ptx": 2000, "kernels_ir": 2000, "pointer_params": 4000}

@@ -16,6 +16,9 @@ tilec = os.environ.get("TILEC", os.path.join(root, "build", "tilec"))
 llvm_bin = os.environ.get("LLVM_BIN", "/usr/lib/llvm-19/bin")
 
 config.environment["PATH"] = os.pathsep.join([llvm_bin, os.environ.get("PATH", "")])
+# Runaway kernels are stopped by the simulator's step budget, which is deterministic; the
+# wall-clock limit is raised so that a slow (sanitized or loaded) machine cannot fail a test.
+config.environment["TILEC_SIM_TIMEOUT"] = "86400"
 config.substitutions.append(("%tilec", tilec))
 config.substitutions.append(("%samples", os.path.join(root, "samples")))
 config.substitutions.append(("%python", "python3"))

@@ -22,6 +22,8 @@ static Suite *(*const suites[])(void) = {
     fp8_suite,
     oom_suite,
     sim_oom_suite,
+    cache_suite,
+    entries_suite,
 };
 
 int main(void)

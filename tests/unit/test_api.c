@@ -7,6 +7,7 @@
  */
 #include <check.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -229,6 +230,30 @@ START_TEST(test_defines)
     p = NULL;
     ck_assert_int_eq(tile_compile(good_src, strlen(good_src), "api.tile", &o, &p), TILE_ERROR_COMPILE);
     ck_assert_ptr_nonnull(strstr(tile_program_diagnostics(p), "-DTILE=abc: the value is not a number"));
+    tile_program_destroy(p);
+
+    /* a name given twice is refused, whatever the values: which would win is not defined */
+    tile_define twice[] = {{"TILE", "2048"}, {"BLOCK", "64"}, {"TILE", "4096"}};
+    o.defines = twice;
+    o.ndefines = 3;
+    p = NULL;
+    ck_assert_int_eq(tile_compile(good_src, strlen(good_src), "api.tile", &o, &p), TILE_ERROR_COMPILE);
+    ck_assert_ptr_nonnull(strstr(tile_program_diagnostics(p), "-DTILE=4096: TILE is already defined by -DTILE=2048"));
+    ck_assert_int_eq(tile_program_error_count(p), 1);
+    tile_program_destroy(p);
+    o.ndefines = 1;
+
+    /* values are literals of the language: no inf or nan, nothing past 64 bits */
+    tile_define inf_value = {"TILE", "inf"}, wide = {"TILE", "-9223372036854775809"};
+    o.defines = &inf_value;
+    p = NULL;
+    ck_assert_int_eq(tile_compile(good_src, strlen(good_src), "api.tile", &o, &p), TILE_ERROR_COMPILE);
+    ck_assert_ptr_nonnull(strstr(tile_program_diagnostics(p), "-DTILE=inf: the value is not a number"));
+    tile_program_destroy(p);
+    o.defines = &wide;
+    p = NULL;
+    ck_assert_int_eq(tile_compile(good_src, strlen(good_src), "api.tile", &o, &p), TILE_ERROR_COMPILE);
+    ck_assert_ptr_nonnull(strstr(tile_program_diagnostics(p), "-DTILE=-9223372036854775809: the value does not fit in 64 bits"));
     tile_program_destroy(p);
 
     tile_define no_name = {NULL, "1"};
@@ -482,6 +507,94 @@ START_TEST(test_threads_compile_at_once)
 }
 END_TEST
 
+/* The stack a thread gives tile_compile in the test below: docs/LANGUAGE.md section 2 says 1 MB
+ * serves the deepest program within the front end's limits (AddressSanitizer's frames are larger). */
+#if defined(__SANITIZE_ADDRESS__)
+#define DEEP_STACK (4u << 20)
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DEEP_STACK (4u << 20)
+#endif
+#endif
+#ifndef DEEP_STACK
+#define DEEP_STACK (1u << 20)
+#endif
+
+typedef struct DeepJob {
+    char *src;
+    tile_status st;
+    int ast_ok;          /* the AST stage could be emitted */
+    char first_error[160];
+} DeepJob;
+
+static void *deep_worker(void *arg)
+{
+    DeepJob *j = arg;
+    tile_program *p = NULL;
+    j->st = tile_compile(j->src, strlen(j->src), "deep.tile", NULL, &p);
+    const char *data = NULL;
+    j->ast_ok = tile_program_emit(p, TILE_STAGE_AST, &data, NULL) == TILE_SUCCESS && data && strlen(data) > 1000;
+    tile_diagnostic d;
+    if (tile_program_diagnostic(p, 0, &d) == TILE_SUCCESS)
+        snprintf(j->first_error, sizeof j->first_error, "%u:%u: %s", d.line, d.col, d.message);
+    tile_program_destroy(p);
+    return NULL;
+}
+
+static DeepJob run_deep(char *src)
+{
+    DeepJob j = {src, TILE_ERROR_INVALID_ARGUMENT, 0, ""};
+    pthread_attr_t attr;
+    pthread_t th;
+    ck_assert_int_eq(pthread_attr_init(&attr), 0);
+    ck_assert_int_eq(pthread_attr_setstacksize(&attr, DEEP_STACK), 0);
+    ck_assert_int_eq(pthread_create(&th, &attr, deep_worker, &j), 0);
+    ck_assert_int_eq(pthread_join(th, NULL), 0);
+    pthread_attr_destroy(&attr);
+    free(src);
+    return j;
+}
+
+/* 250 nested ifs around a ?: nested 1000 deep: as deep as the limits allow. */
+static char *deepest_program(void)
+{
+    size_t cap = 64 * 1024, n = 0;
+    char *s = malloc(cap);
+    n += (size_t)snprintf(s + n, cap - n, "kernel k(x: i32*, n: i32) block(32) {\n    let b = n > 0;\n");
+    for (int i = 0; i < 250; i++) n += (size_t)snprintf(s + n, cap - n, "if b { ");
+    n += (size_t)snprintf(s + n, cap - n, "x[0] = ");
+    for (int i = 0; i < 1000; i++) n += (size_t)snprintf(s + n, cap - n, "b ? ");
+    n += (size_t)snprintf(s + n, cap - n, "1");
+    for (int i = 0; i < 1000; i++) n += (size_t)snprintf(s + n, cap - n, " : 2");
+    n += (size_t)snprintf(s + n, cap - n, ";");
+    for (int i = 0; i < 250; i++) n += (size_t)snprintf(s + n, cap - n, " }");
+    snprintf(s + n, cap - n, "\n}\n");
+    return s;
+}
+
+/* A chain of 100,000 `+`: far past the limit, reported at the 1001st. */
+static char *too_deep_program(void)
+{
+    size_t cap = 512 * 1024, n = 0;
+    char *s = malloc(cap);
+    n += (size_t)snprintf(s + n, cap - n, "kernel k(x: i32*, n: i32) block(32) {\n    x[0] = n");
+    for (int i = 0; i < 100000; i++) n += (size_t)snprintf(s + n, cap - n, " + n");
+    snprintf(s + n, cap - n, ";\n}\n");
+    return s;
+}
+
+START_TEST(test_deep_program_on_small_stack)
+{
+    DeepJob ok = run_deep(deepest_program());
+    ck_assert_msg(ok.st == TILE_SUCCESS, "%s: %s", tile_status_string(ok.st), ok.first_error);
+    ck_assert(ok.ast_ok);
+    DeepJob bad = run_deep(too_deep_program());
+    ck_assert_int_eq(bad.st, TILE_ERROR_COMPILE);
+    ck_assert_str_eq(bad.first_error, "2:4014: expression too deep (more than 1000 levels)");
+    ck_assert(!bad.ast_ok);
+}
+END_TEST
+
 Suite *api_suite(void)
 {
     Suite *s = suite_create("api");
@@ -502,6 +615,7 @@ Suite *api_suite(void)
     tcase_add_test(tc, test_status_strings);
     tcase_add_test(tc, test_many_compiles);
     tcase_add_test(tc, test_threads_compile_at_once);
+    tcase_add_test(tc, test_deep_program_on_small_stack);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -11,10 +11,11 @@
  *
  * The inputs: samples for sm_90a (saxpy, pipelined_rowsum with and without the hang watchdog,
  * gemm_persistent_sm90) and sm_100a (gemm_pair_sm100), IR text, a source with errors (diagnostics
- * made, then rendered under the injector), -D defines, compiles through ptxas (a real one, one that
- * prints errors and fails, a missing one), the AMD path (LLVM IR, the HSACO through ld.lld, a failing
- * ld.lld) and the kernel cache (miss, disk hit, memory hit). The AMD back end's allocations come from
- * its own copy of the layer and are not injected.
+ * made, then rendered under the injector), the AST stage (made on request, under the injector), -D
+ * defines, compiles through ptxas (a real one, one that prints errors and fails, a missing one), the
+ * AMD path (LLVM IR, the HSACO through ld.lld, a failing ld.lld) and the kernel cache (miss, disk
+ * hit, memory hit). The AMD back end's allocations come from its own copy of the layer and are not
+ * injected.
  */
 #include <check.h>
 #include <limits.h>
@@ -257,6 +258,37 @@ START_TEST(oom_diagnostics)
 }
 END_TEST
 
+/* The AST text, made on the first request from the kept source: out of memory there gives
+ * TILE_ERROR_OUT_OF_MEMORY and leaves the program as it was, so a later request makes it. */
+START_TEST(oom_ast_stage)
+{
+    char *src = read_sample("samples/saxpy.tile");
+    tile_program *p = NULL, *q = NULL;
+    ck_assert_int_eq(tile_compile(src, strlen(src), "oom.tile", NULL, &p), TILE_SUCCESS);
+    ck_assert_int_eq(tile_compile(src, strlen(src), "oom.tile", NULL, &q), TILE_SUCCESS);
+    const char *ref = NULL, *text = NULL;
+    ck_assert_int_eq(tile_program_emit(q, TILE_STAGE_AST, &ref, NULL), TILE_SUCCESS);
+    ck_assert_uint_gt(strlen(ref), 100);
+    long n = 0;
+    for (;; n++) {
+        tile_alloc_fail_after_(n);
+        tile_status st = tile_program_emit(p, TILE_STAGE_AST, &text, NULL);
+        int failed = tile_alloc_fail_after_(-1) == -1;
+        if (!failed) {
+            ck_assert_int_eq(st, TILE_SUCCESS);
+            ck_assert_str_eq(text, ref);
+            break;
+        }
+        ck_assert_int_eq(st, TILE_ERROR_OUT_OF_MEMORY);
+        ck_assert_ptr_null(text);
+    }
+    ck_assert_int_gt(n, 10);
+    tile_program_destroy(p);
+    tile_program_destroy(q);
+    free(src);
+}
+END_TEST
+
 START_TEST(oom_defines)
 {
     char *src = read_sample("samples/saxpy.tile");
@@ -362,7 +394,8 @@ END_TEST
 
 typedef struct CacheCtx {
     char root[256];   /* private directory */
-    int mode;         /* 0: every compile misses (a new directory, memory cleared); 1: disk hit; 2: memory hit */
+    int mode;         /* 0: every compile misses (a new directory, memory cleared); 1: disk hit; 2: memory hit;
+                         3: a refused directory (writable by others: the program gets a warning) */
     int round;
 } CacheCtx;
 
@@ -371,6 +404,7 @@ static tile_status cached_compile(const char *src, const tile_compile_options *o
     CacheCtx *c = ctx;
     char dir[320];
     if (c->mode == 0) snprintf(dir, sizeof dir, "%s/miss%d", c->root, c->round++);
+    else if (c->mode == 3) snprintf(dir, sizeof dir, "%s/shared", c->root);
     else snprintf(dir, sizeof dir, "%s/hit", c->root);
     setenv("TILEC_CACHE_DIR", dir, 1);
     if (c->mode != 2) tile_cache_clear_memory_();
@@ -385,7 +419,11 @@ START_TEST(oom_cache)
     ck_assert_ptr_nonnull(mkdtemp(c.root));
     char *src = read_sample("samples/saxpy.tile");
     tile_compile_options o = {.target = TILE_TARGET_SM90A, .opt_level = 2};
-    for (c.mode = 0; c.mode < 3; c.mode++) fail_each("saxpy cached", src, &o, cached_compile, &c, 1);
+    char shared[320];
+    snprintf(shared, sizeof shared, "%s/shared", c.root);
+    ck_assert_int_eq(mkdir(shared, 0700), 0);
+    ck_assert_int_eq(chmod(shared, 0777), 0);
+    for (c.mode = 0; c.mode < 4; c.mode++) fail_each("saxpy cached", src, &o, cached_compile, &c, 1);
     unsetenv("TILEC_CACHE_DIR");
     tile_cache_clear_memory_();
     char cmd[400];
@@ -463,6 +501,7 @@ Suite *oom_suite(void)
     tcase_add_test(tc, oom_gemm_pair_sm100a);
     tcase_add_test(tc, oom_ir_text);
     tcase_add_test(tc, oom_diagnostics);
+    tcase_add_test(tc, oom_ast_stage);
     tcase_add_test(tc, oom_defines);
     tcase_add_test(tc, oom_ptxas);
     tcase_add_test(tc, oom_amd);

@@ -601,7 +601,8 @@ START_TEST(runaway_stops_at_max_steps)
     tile_launch_config cfg = {{1, 1, 1}, {0, 0, 0}, {0, 0, 0}, 0, NULL};
     const char *r = launch_fails(&s, &cfg, args, 2);
     HAS(r, "sim: runaway in kernel 'spin'");
-    HAS(r, "stopped after 100000 steps (max_steps)");
+    HAS(r, "stopped after 100000 steps (max_steps, the step budget); if the kernel is not stuck, raise it with "
+          "tile_sim_options.max_steps (tilec run --sim-max-steps N)");
     HAS(r, "still running, at sim_test.tile:");
     sim_run_close(&s);
 }

@@ -10,16 +10,16 @@
  *
  * A vec of more than REG_LANES (64) lanes is a *lane array*: its value is a pointer to a
  * [E x T] alloca in scratch memory (addrspace 5; i1 lanes as bytes), and each op on it is one loop
- * over its lanes, or lane groups, or MFMA blocks, with the op's code in the loop body once. Unrolled
- * into one LLVM vector such a value made the LLVM IR, and LLVM's register allocation, grow
- * quadratically with the tile (a [131072] f32 tile over 256 threads took 14 s); as loops the code is
- * the same size for every tile, and the loops carry llvm.loop.unroll.count 4 so that LLVM does not
- * unroll them back. A lane array is written once, by the op that defines it: a loop's carried values
- * and an if's results are copied into slot arrays at yield, and a loop's block arguments are copied
- * out of them at the head (a yield may overwrite a slot whose old value the body still reads). A
- * splat to a lane array is only its scalar until an op other than an elementwise one needs its
- * lanes (splat_lanes). A kernel's lane arrays may take LANE_ARRAY_BYTES per thread (a located
- * error beyond).
+ * over its lanes, or lane groups, or MFMA blocks, with the op's code in the loop body once. As one
+ * LLVM vector such a value makes LLVM's register allocation grow quadratically with the tile
+ * (docs/PERFORMANCE.md, "Compile time"); as loops the code is the same size for every tile, and the
+ * loops carry llvm.loop.unroll.count 4 so that LLVM does not unroll them back. A lane array holds
+ * one value at a time: a loop's carried values and an if's results are copied into slot arrays at
+ * yield, and a loop's block arguments are copied out of them at the head (a yield may overwrite a
+ * slot whose old value the body still reads). A splat to a lane array is only its scalar until an
+ * op other than an elementwise one needs its lanes (splat_lanes). An elementwise op writes its
+ * result over an operand's array that nothing else reads (uses, counted by check_kernel). A
+ * kernel's lane arrays may take LANE_ARRAY_BYTES per thread (a located error beyond).
  *
  * Kernels are `amdgpu_kernel` functions: pointer parameters are `ptr addrspace(1) noalias nocapture
  * align A` (A = 16 for a `tensor` base, else the element size; two pointer arguments of one launch
@@ -81,9 +81,10 @@ static const char helper_ir[] =
     "attributes #0 = { alwaysinline convergent nounwind }\n"
     "attributes #1 = { convergent nounwind willreturn }\n";
 
-/* Vecs of more lanes than this are lane arrays; the scratch those may take per thread (per kernel). */
+/* Vecs of more lanes than this are lane arrays; the scratch those may take per thread (per kernel),
+ * which leaves a quarter of what LLVM gives a work-item's stack (128 KiB) to everything else. */
 #define REG_LANES 64
-#define LANE_ARRAY_BYTES (64 * 1024)
+#define LANE_ARRAY_BYTES (96 * 1024)
 /* The LDS of one workgroup on gfx942 and gfx90a. */
 #define LDS_BYTES (64 * 1024)
 
@@ -115,6 +116,7 @@ typedef struct Emit {
     LLVMValueRef **dims;          /* dims[view value id]: i32 dims of a view */
     LLVMValueRef *rsrc;           /* rsrc[view value id]: its buffer resource */
     LLVMValueRef *splat;          /* splat[value id]: the scalar of a lane-array splat (see splat_lanes) */
+    uint32_t *uses;               /* uses[value id]: the operand slots of the kernel that read it (check_kernel) */
     LLVMValueRef lds;             /* the kernel's LDS array, or NULL */
     LLVMValueRef tlin;            /* linear thread index (i32) */
     int64_t lane_bytes;           /* scratch taken by the kernel's lane arrays so far */
@@ -635,10 +637,19 @@ static void emit_elementwise(Emit *e, const Op *op)
         e->val[res->id] = elementwise(e, op, t, s, lty(e, rtype));
         return;
     }
-    /* a lane array: a loop over slices of n lanes; scalar operands are splatted */
+    /* a lane array: a loop over slices of n lanes; scalar operands are splatted. The result goes into
+     * the array of an operand of its element type that nothing else reads (each slice is read before
+     * it is written), else into a new one. */
     int64_t lanes = rtype->shape[0];
     int n = lane_step(lanes);
-    LLVMValueRef dst = new_lanes(e, op, rtype), src[3] = {NULL, NULL, NULL};
+    LLVMValueRef dst = NULL, src[3] = {NULL, NULL, NULL};
+    for (uint32_t i = 0; i < op->noperands && !dst; i++) {
+        const Value *o = op->operands[i];
+        if (o->type->kind == TY_VEC && o->type->shape[0] == lanes && o->type->elem == relem && e->uses[o->id] == 1 &&
+            !e->splat[o->id] && e->val[o->id])
+            dst = e->val[o->id];
+    }
+    if (!dst) dst = new_lanes(e, op, rtype);
     if (!dst) return;
     int vec[3] = {0, 0, 0};
     for (uint32_t i = 0; i < op->noperands; i++) {
@@ -1807,6 +1818,8 @@ static void check_block(Emit *e, const Block *b, const Op *owner)
 {
     for (uint32_t i = 0; owner && i < b->nargs; i++) check_value(e, owner, b->args[i], "a block argument");
     for (const Op *op = b->first; op && e->errors < 20; op = op->next) {
+        for (uint32_t i = 0; i < op->noperands; i++)
+            if (op->operands[i] && op->operands[i]->id < e->k->nvalues) e->uses[op->operands[i]->id]++;
         for (uint32_t i = 0; i < op->nresults; i++) check_value(e, op, op->results[i], "a result");
         const Type *t = op->code == OP_SHARED_ALLOC && op->nresults == 1 ? op->results[0]->type : NULL;
         if (t && t->kind == TY_SMEM && !ir_type_smem_is_dynamic(t)) {   /* smem-layout's offset and size */
@@ -1839,6 +1852,7 @@ static int check_kernel(Emit *e, const Kernel *k)
         if (why)
             error_at(e, &kop, "parameter '%s' of kernel '%s' has no AMD form: %s", k->params[i].name, k->name, why);
     }
+    e->uses = ARENA_ARRAY(&e->arena, uint32_t, k->nvalues ? k->nvalues : 1);
     if (k->body.first) check_block(e, k->body.first, NULL);
     if (e->errors == before && k->smem_bytes > LDS_BYTES)
         error_at(e, &kop, "kernel '%s' needs %lld bytes of shared memory, more than the %d KiB of LDS a workgroup has",

@@ -1,7 +1,7 @@
 # The AMD back end (gfx942): per-thread tile values of n / 256 lanes. Up to 64 lanes a value is an
 # LLVM vector; beyond, a lane array in scratch memory that every op walks with one loop, so the code
 # does not grow with the tile (codegen_amdgcn/amd_emit.c). The sizes run from the register form to
-# lane arrays of 512 and 1024 lanes.
+# lane arrays of 4096 lanes, the language's limit.
 
 
 def elementwise(n):
@@ -51,8 +51,10 @@ CASES = [
     ("registers_hsaco", elementwise, "%s --target gfx942 --emit hsaco -o /dev/null"),
     ("elementwise_hsaco", elementwise, "%s --target gfx942 --emit hsaco -o /dev/null"),
     ("elementwise_O0", elementwise, "%s --target gfx942 -O0 --emit amdgcn -o /dev/null"),
+    ("elementwise_limit_hsaco", elementwise, "%s --target gfx942 --emit hsaco -o /dev/null"),
     ("loop_carried_hsaco", loop_carried, "%s --target gfx942 --emit hsaco -o /dev/null"),
     ("mfma_acc_hsaco", mfma_acc, "%s --target gfx942 --emit hsaco -o /dev/null"),
 ]
-BASE_N = {"registers_hsaco": 8192, "elementwise_hsaco": 131072, "elementwise_O0": 131072,
+# elementwise_limit: 2048 to 4096 values per thread, the most the language allows (IR_MAX_THREAD_VALUES)
+BASE_N = {"registers_hsaco": 8192, "elementwise_hsaco": 131072, "elementwise_O0": 131072, "elementwise_limit_hsaco": 524288,
           "loop_carried_hsaco": 131072, "mfma_acc_hsaco": 32768}

@@ -221,7 +221,7 @@ static Value *const *carried(const Op *loop, uint32_t *n)
 {
     Block *b = body_of(loop);
     uint32_t skip = loop->code == OP_FOR ? 1 : 0;
-    if (!b || b->nargs < skip) {
+    if (!b || b->nargs <= skip) {   /* none: a block without arguments has no array */
         *n = 0;
         return NULL;
     }

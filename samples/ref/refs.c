@@ -1233,6 +1233,55 @@ static void ref_norm(ref_case *c, int layer)
 static void ref_layernorm(ref_case *c) { ref_norm(c, 1); }
 static void ref_rmsnorm(ref_case *c) { ref_norm(c, 0); }
 
+/* ---- attention_fwd: o = softmax(q k^T * scale) v, one head, head dim 64 ---- */
+
+static int setup_attention(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
+{
+    long long seq = n >= 1 && n < 4096 ? n : 200;
+    if (int_setting(set, nset, "n", "attention_fwd", &seq, err, errlen) < 0) return -1;
+    if (seq < 1 || seq > 1 << 20) return fail(err, errlen, "attention_fwd: n = %lld is out of range (1 .. 2^20)", seq);
+    const ref_setting *sc = setting(set, nset, "scale_log2");
+    double scale_log2 = sc ? sc->value : 1.4426950408889634 / 8.0;   /* 1 / sqrt(64) */
+    if (!(fabs(scale_log2) < 1e3)) return fail(err, errlen, "attention_fwd: scale_log2 = %g is out of range", scale_log2);
+    size_t cnt = (size_t)seq * 64, g = 64 * 64 + 64;
+    fill_bf16(add_buffer(c, "q", REF_IN, TILE_DTYPE_BF16, cnt, g), rng, -2.0f, 2.0f);
+    fill_bf16(add_buffer(c, "k", REF_IN, TILE_DTYPE_BF16, cnt, g), rng, -2.0f, 2.0f);
+    fill_bf16(add_buffer(c, "v", REF_IN, TILE_DTYPE_BF16, cnt, g), rng, -2.0f, 2.0f);
+    add_buffer(c, "o", REF_OUT, TILE_DTYPE_F32, cnt, g);
+    add_scalar(c, "n", TILE_DTYPE_I32, (double)seq);
+    add_scalar(c, "scale_log2", TILE_DTYPE_F32, (double)(float)scale_log2);
+    c->grid[0] = blocks_for(seq, 64);
+    c->elements = cnt;
+    c->bytes = 14.0 * (double)cnt;
+    snprintf(c->shape, sizeof c->shape, "n = %lld, d = 64, scale_log2 = %g", seq, scale_log2);
+    return 0;
+}
+
+static void ref_attention(ref_case *c)
+{
+    int n = (int)param(c, "n")->scalar;
+    double sc = (double)(float)param(c, "scale_log2")->scalar * 0.6931471805599453;   /* exp2(x c) = exp(x c ln 2) */
+    const uint16_t *q = param(c, "q")->init, *k = param(c, "k")->init, *v = param(c, "v")->init;
+    float *o = param(c, "o")->expect;
+    double *p = malloc(sizeof *p * (size_t)n);
+    for (int i = 0; p && i < n; i++) {
+        double m = -HUGE_VAL, l = 0.0;
+        for (int j = 0; j < n; j++) {
+            double s = 0.0;
+            for (int d = 0; d < 64; d++) s += (double)ref_bf16_to_f32(q[i * 64 + d]) * ref_bf16_to_f32(k[j * 64 + d]);
+            p[j] = s * sc;
+            m = fmax(m, p[j]);
+        }
+        for (int j = 0; j < n; j++) l += (p[j] = exp(p[j] - m));
+        for (int d = 0; d < 64; d++) {
+            double acc = 0.0;
+            for (int j = 0; j < n; j++) acc += p[j] * ref_bf16_to_f32(v[j * 64 + d]);
+            o[i * 64 + d] = (float)(acc / l);
+        }
+    }
+    free(p);
+}
+
 const ref_kernel ref_kernels[] = {
     {"vector_add", "samples/vector_add.tile", 256, 256, {REF_TOL_EXACT, 0, 0, 0}, setup_vector_add, ref_vector_add},
     {"saxpy", "samples/saxpy.tile", 128, 1024, {REF_TOL_ULP, 1, 0, 0}, setup_saxpy, ref_saxpy},
@@ -1243,6 +1292,9 @@ const ref_kernel ref_kernels[] = {
     /* bf16 outputs: one bf16 rounding apart (2^-8 relative) plus f32 statistics; near zero, absolute */
     {"layernorm", "samples/layernorm.tile", 256, 1, {REF_TOL_REL, 0, 1.0 / 64, 1.0 / 64}, setup_layernorm, ref_layernorm},
     {"rmsnorm", "samples/rmsnorm.tile", 256, 1, {REF_TOL_REL, 0, 1.0 / 64, 1.0 / 64}, setup_rmsnorm, ref_rmsnorm},
+    /* P rounded to bf16 for the second mma: the GEMMs' relative Frobenius bound */
+    {"attention_fwd", "samples/attention_fwd_sm90.tile", 128, 64, {REF_TOL_REL_FRO, 1.0 / 128, 1.0 / 16, 1e-2}, setup_attention,
+     ref_attention},
     {"tma_copy", "samples/tma_copy.tile", 128, 128 * 64, {REF_TOL_EXACT, 0, 0, 0}, setup_tma_copy, ref_tma_copy},
     {"tma_copy_persistent", "samples/tma_copy_persistent.tile", 32, 128 * 64, {REF_TOL_EXACT, 0, 0, 0}, setup_tma_copy_persistent,
      ref_tma_copy},

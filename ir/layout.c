@@ -328,11 +328,13 @@ int layout_of_op(Layout *L, const Op *op, const char **why)
         *why = "it needs `shape` and `layout` lists";
         return -1;
     }
-    for (int d = 0; d < sh->nints; d++)
-        if (sh->ints[d] < 1 || sh->ints[d] > IR_MAX_TILE_ELEMS) {
-            *why = "a dim of `shape` is out of range";
+    int64_t numel = 1;
+    for (int d = 0; d < sh->nints; d++) {
+        if (sh->ints[d] < 1 || sh->ints[d] > IR_MAX_TILE_ELEMS || (numel *= sh->ints[d]) > IR_MAX_TILE_ELEMS) {
+            *why = "`shape` has a dim below 1 or more than IR_MAX_TILE_ELEMS elements";
             return -1;
         }
+    }
     return layout_decode(L, sh->nints, sh->ints, th, ly->ints, ly->nints, why);
 }
 
@@ -362,7 +364,7 @@ static const char *lowered_layout(const Op *op, const Type *vec, Layout *L, char
     const char *why = NULL;
     if (layout_of_op(L, op, &why)) return fail(buf, n, "has a malformed layout: %s", why);
     if (vec && (vec->kind != TY_VEC || vec->shape[0] != L->lanes))
-        return fail(buf, n, "its layout gives %lld lanes per thread, but the vec has %lld", (long long)L->lanes,
+        return fail(buf, n, "has a layout of %lld lanes per thread, but its vec has %lld", (long long)L->lanes,
                     vec->kind == TY_VEC ? (long long)vec->shape[0] : -1LL);
     return NULL;
 }

@@ -724,10 +724,12 @@ static void assign_layouts(Lower *l)
                                               : "its layout has no slice here (a block of a non-power-of-two thread count?)");
             l->errors++;
         } else if (!layout_equal(&have, &want)) {
-            diag_error(l->diag, op->loc, "lower-tiles: '%s' joins tiles of two layouts: %s one and one in %s layout that "
-                       "does not match it (tilec does not move tiles between layouts; compute both from one tile, or "
-                       "store one through shared memory)", name, kind_text(*kind_of(l, op->operands[0])),
-                       kind_text(*kind_of(l, op->results[0])));
+            const Value *from = w ? op->operands[0] : op->results[0];
+            diag_error(l->diag, op->loc, "lower-tiles: '%s' makes its %s a tile laid out from %s layout of its %s, but the "
+                       "tiles that %s meets through elementwise ops and control flow already have another layout; tilec "
+                       "does not move tiles between layouts: compute both from one tile, or pass one through shared memory",
+                       name, w ? "result" : "operand", kind_text(*kind_of(l, from)), w ? "operand" : "result",
+                       w ? "result" : "operand");
             l->errors++;
         }
     }

@@ -599,8 +599,10 @@ static void comp_layout(Comp *C, const Op *op)
         uint32_t at = C->naux;
         for (int i = 0; i < SR_LAYOUT; i++) aux_push(C, h[i]);
         if (push_layout(C, op, &L)) return;
-        if (h[SR_BAR] > 15 || (int64_t)h[SR_AXIS] >= L.rank || L.rank < 2 || nslots_of(op->operands[0]->type) != L.lanes) {
-            fail(C, op, "malformed 'reduce' (axis, barrier 0..15, lanes of its layout)");
+        int64_t bt = ir_attr_int(op, "bar_threads", 0);
+        if (h[SR_BAR] > 15 || bt < 0 || bt > 1024 || (int64_t)h[SR_AXIS] >= L.rank || L.rank < 2 ||
+            nslots_of(op->operands[0]->type) != L.lanes) {
+            fail(C, op, "malformed 'reduce' (axis, barrier 0..15 of 0..1024 threads, lanes of its layout)");
             return;
         }
         in = emitp(C, op, SI_RED_PUT);

@@ -55,6 +55,7 @@
  */
 #include <pthread.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include <time.h>
 
@@ -67,6 +68,7 @@
 #include <llvm-c/Transforms/PassBuilder.h>
 
 #include "amdgcn.h"
+#include "layout.h"
 
 
 /* The barrier helpers, parsed into every module (no syncscope fence builder in LLVM-C 19). */
@@ -1613,6 +1615,285 @@ static void emit_elect(Emit *e, const Op *op, Flow *outer)
 
 /* ---------------------------------------------------------------- ops */
 
+/* ---------------------------------------------------------------- layouts (ir/layout.c; docs/IR.md "Layouts")
+ * reduce, broadcast, reshape, ld_lanes, st_lanes, iota_lanes on register vecs (at most REG_LANES
+ * lanes: a located error beyond). A reduction combines a thread's lanes, then the lanes of a wave
+ * with ds_bpermute butterflies, then the waves through the scratch LDS tile (the first lane of each
+ * part stores it; s_barrier; lane l of every wave loads part l modulo the parts rounded up to a
+ * power of two and the wave butterflies them; s_barrier). */
+
+static int op_layout(Emit *e, const Op *op, Layout *L, const Value *big)
+{
+    const char *why = NULL;
+    if (layout_of_op(L, op, &why)) {
+        error_at(e, op, "'%s' has a malformed layout: %s", opname(op), why);
+        return -1;
+    }
+    if (big && is_lanes(big->type)) {
+        error_at(e, op, "'%s' of %lld values per thread: AMD targets lower it for at most %d (use more threads or a "
+                        "smaller tile)", opname(op), (long long)big->type->shape[0], REG_LANES);
+        return -1;
+    }
+    return 0;
+}
+
+/* The coordinate along dim d that the thread's factors give (i32). */
+static LLVMValueRef lay_thread_coord(Emit *e, const Layout *L, int d)
+{
+    LLVMValueRef acc = ci32(e, 0);
+    for (int i = 0; i < L->nf; i++) {
+        const LayFactor *f = &L->f[i];
+        if (f->lane || f->dim != d) continue;
+        LLVMValueRef x = LLVMBuildURem(e->b, LLVMBuildUDiv(e->b, e->tlin, ci32(e, f->src), ""), ci32(e, f->n), "");
+        acc = LLVMBuildAdd(e->b, acc, LLVMBuildMul(e->b, x, ci32(e, f->stride), ""), "");
+    }
+    return acc;
+}
+
+/* i1: the thread is the first of its replicas. */
+static LLVMValueRef lay_first(Emit *e, const Layout *L)
+{
+    LLVMValueRef p = LLVMConstInt(LLVMInt1TypeInContext(e->ctx), 1, 0);
+    for (int i = 0; i < L->nf; i++) {
+        const LayFactor *f = &L->f[i];
+        if (f->lane || f->dim >= 0) continue;
+        LLVMValueRef x = LLVMBuildURem(e->b, LLVMBuildUDiv(e->b, e->tlin, ci32(e, f->src), ""), ci32(e, f->n), "");
+        p = LLVMBuildAnd(e->b, p, LLVMBuildICmp(e->b, LLVMIntEQ, x, ci32(e, 0), ""), "");
+    }
+    return p;
+}
+
+static LLVMValueRef red_combine(Emit *e, const char *kind, const Type *t, LLVMValueRef a, LLVMValueRef b)
+{
+    LLVMValueRef args[2] = {a, b};
+    LLVMTypeRef at = LLVMTypeOf(a);
+    int sum = strcmp(kind, "sum") == 0, mx = strcmp(kind, "max") == 0;
+    if (ir_type_is_float(t)) return sum ? LLVMBuildFAdd(e->b, a, b, "") : intrinsic(e, mx ? "llvm.maxnum" : "llvm.minnum", &at, 1, args, 2);
+    if (sum) return LLVMBuildAdd(e->b, a, b, "");
+    int sg = ir_type_is_signed(t);
+    return intrinsic(e, mx ? (sg ? "llvm.smax" : "llvm.umax") : (sg ? "llvm.smin" : "llvm.umin"), &at, 1, args, 2);
+}
+
+static LLVMValueRef red_identity(Emit *e, const char *kind, const Type *t)
+{
+    LLVMTypeRef lt = scalar_type(e, t->kind);
+    int mx = strcmp(kind, "max") == 0, b64 = ir_type_bits(t) == 64;
+    if (strcmp(kind, "sum") == 0) return LLVMConstNull(lt);
+    if (ir_type_is_float(t)) return LLVMConstReal(lt, mx ? -HUGE_VAL : HUGE_VAL);
+    if (ir_type_is_signed(t))
+        return LLVMConstInt(lt, mx ? (b64 ? 0x8000000000000000ull : 0x80000000ull) : (b64 ? 0x7FFFFFFFFFFFFFFFull : 0x7FFFFFFFull), 1);
+    return mx ? LLVMConstNull(lt) : LLVMConstAllOnes(lt);
+}
+
+/* x combined with the value of the lane `xr` away in the wave (ds_bpermute, 32 bits at a time). */
+static LLVMValueRef red_bfly(Emit *e, const char *kind, const Type *t, LLVMValueRef x, int64_t xr)
+{
+    LLVMValueRef lane = LLVMBuildAnd(e->b, e->tlin, ci32(e, AMD_WAVE_SIZE - 1), "");
+    LLVMValueRef addr = LLVMBuildShl(e->b, LLVMBuildXor(e->b, lane, ci32(e, xr), ""), ci32(e, 2), "");
+    int words = ir_type_bits(t) / 32;
+    LLVMTypeRef wt = words == 2 ? LLVMVectorType(i32t(e), 2) : i32t(e);
+    LLVMValueRef w = LLVMBuildBitCast(e->b, x, wt, ""), o = LLVMGetUndef(wt);
+    for (int k = 0; k < words; k++) {
+        LLVMValueRef part = words == 2 ? LLVMBuildExtractElement(e->b, w, ci32(e, k), "") : w;
+        LLVMValueRef args[2] = {addr, part};
+        LLVMValueRef r = intrinsic(e, "llvm.amdgcn.ds.bpermute", NULL, 0, args, 2);
+        o = words == 2 ? LLVMBuildInsertElement(e->b, o, r, ci32(e, k), "") : r;
+    }
+    return red_combine(e, kind, t, x, LLVMBuildBitCast(e->b, o, LLVMTypeOf(x), ""));
+}
+
+static void emit_reduce(Emit *e, const Op *op)
+{
+    const Value *src = op->operands[0], *res = op->results[0];
+    Layout P, R;
+    if (op_layout(e, op, &P, src) || op_layout(e, op, &P, res)) return;
+    const Type *t = res->type->elem;
+    const char *kind = ir_attr_str(op, "kind", "sum");
+    int axis = (int)ir_attr_int(op, "axis", 0), wave = AMD_WAVE_SIZE;
+    layout_slice(&R, &P, axis);
+    if (src->type->shape[0] != P.lanes || res->type->shape[0] != R.lanes || R.lanes > REG_LANES) {
+        error_at(e, op, "'reduce': its vecs do not have the lanes of its layout");
+        return;
+    }
+    LLVMValueRef sv = V(e, op, src);
+    LLVMValueRef *acc = ARENA_ARRAY(&e->arena, LLVMValueRef, R.lanes);
+    for (int64_t j = 0; j < P.lanes; j++) {
+        int64_t r = layout_slice_lane(&P, axis, j);
+        LLVMValueRef x = LLVMBuildExtractElement(e->b, sv, ci32(e, j), "");
+        acc[r] = acc[r] ? red_combine(e, kind, t, acc[r], x) : x;
+    }
+    int64_t parts = 1;
+    for (int i = 0; i < P.nf; i++) {
+        const LayFactor *f = &P.f[i];
+        if (f->lane || f->dim != axis) continue;
+        if ((f->src & (f->src - 1)) || (f->n & (f->n - 1))) {
+            error_at(e, op, "'reduce' across a factor of %lld threads (not a power of two)", (long long)f->n);
+            return;
+        }
+        for (int64_t x = f->src; x < f->src * f->n && x < wave; x <<= 1)
+            for (int64_t r = 0; r < R.lanes; r++) acc[r] = red_bfly(e, kind, t, acc[r], x);
+        int64_t hi = f->src * f->n;
+        if (hi > wave) parts *= hi / (f->src > wave ? f->src : wave);
+    }
+    if (parts > 1) {
+        int64_t p2 = 1, es = ir_type_bits(t) / 8;
+        while (p2 < parts) p2 <<= 1;
+        if (op->noperands != 2 || op->operands[1]->type->kind != TY_SMEM || p2 > wave) {
+            error_at(e, op, "'reduce' across %lld waves needs its scratch smem operand (lower-tiles adds it)", (long long)parts);
+            return;
+        }
+        LLVMValueRef scratch = V(e, op, op->operands[1]), writer = lay_first(e, &P), part = ci32(e, 0), w = ci32(e, 1);
+        Layout Rs;
+        layout_squeeze(&Rs, &R, axis);
+        int64_t stride[IR_MAX_RANK], n = 1;
+        for (int d = Rs.rank - 1; d >= 0; d--) {
+            stride[d] = n;
+            n *= Rs.shape[d];
+        }
+        LLVMValueRef flat = ci32(e, 0);
+        for (int d = 0; d < Rs.rank; d++)
+            flat = LLVMBuildAdd(e->b, flat, LLVMBuildMul(e->b, lay_thread_coord(e, &Rs, d), ci32(e, stride[d]), ""), "");
+        for (int i = 0; i < P.nf; i++) {
+            const LayFactor *f = &P.f[i];
+            if (f->lane || f->dim != axis) continue;
+            int64_t lo = f->src > wave ? f->src : wave, hi = f->src * f->n;
+            if (f->src < wave) {   /* the lowest lane of the wave's part writes */
+                int64_t m = (hi < wave ? hi : wave) / f->src;
+                LLVMValueRef x = LLVMBuildURem(e->b, LLVMBuildUDiv(e->b, e->tlin, ci32(e, f->src), ""), ci32(e, m), "");
+                writer = LLVMBuildAnd(e->b, writer, LLVMBuildICmp(e->b, LLVMIntEQ, x, ci32(e, 0), ""), "");
+            }
+            if (hi <= wave) continue;
+            LLVMValueRef x = LLVMBuildURem(e->b, LLVMBuildUDiv(e->b, e->tlin, ci32(e, lo), ""), ci32(e, hi / lo), "");
+            part = LLVMBuildAdd(e->b, part, LLVMBuildMul(e->b, x, w, ""), "");
+            w = ci32(e, LLVMConstIntGetSExtValue(w) * (hi / lo));
+        }
+        LLVMTypeRef et = scalar_type(e, t->kind);
+        LLVMValueRef *slot = ARENA_ARRAY(&e->arena, LLVMValueRef, R.lanes);
+        LLVMBasicBlockRef bw = LLVMAppendBasicBlockInContext(e->ctx, e->fn, "red.write");
+        LLVMBasicBlockRef bj = LLVMAppendBasicBlockInContext(e->ctx, e->fn, "red.written");
+        for (int64_t r = 0; r < R.lanes; r++) {   /* element index into the scratch: (flat element) * parts */
+            int64_t c[IR_MAX_RANK], lf = 0;
+            layout_lane_coords(&Rs, r, c);
+            for (int d = 0; d < Rs.rank; d++) lf += c[d] * stride[d];
+            slot[r] = LLVMBuildMul(e->b, LLVMBuildAdd(e->b, flat, ci32(e, lf), ""), ci32(e, parts), "");
+        }
+        LLVMBuildCondBr(e->b, writer, bw, bj);
+        LLVMPositionBuilderAtEnd(e->b, bw);
+        for (int64_t r = 0; r < R.lanes; r++) {
+            LLVMValueRef ix = LLVMBuildAdd(e->b, slot[r], part, "");
+            LLVMBuildStore(e->b, acc[r], LLVMBuildGEP2(e->b, et, scratch, &ix, 1, ""));
+        }
+        LLVMBuildBr(e->b, bj);
+        LLVMPositionBuilderAtEnd(e->b, bj);
+        call_void(e, "tilec.block_barrier");
+        LLVMValueRef q = LLVMBuildAnd(e->b, e->tlin, ci32(e, p2 - 1), "");
+        LLVMValueRef has = LLVMBuildICmp(e->b, LLVMIntULT, q, ci32(e, parts), "");
+        LLVMValueRef qi = LLVMBuildSelect(e->b, has, q, ci32(e, 0), "");
+        for (int64_t r = 0; r < R.lanes; r++) {
+            LLVMValueRef ix = LLVMBuildAdd(e->b, slot[r], qi, "");
+            LLVMValueRef x = LLVMBuildLoad2(e->b, et, LLVMBuildGEP2(e->b, et, scratch, &ix, 1, ""), "");
+            acc[r] = LLVMBuildSelect(e->b, has, x, red_identity(e, kind, t), "");
+            for (int64_t xr = 1; xr < p2; xr <<= 1) acc[r] = red_bfly(e, kind, t, acc[r], xr);
+        }
+        call_void(e, "tilec.block_barrier");
+        (void)es;
+    }
+    LLVMValueRef out = LLVMGetUndef(lty(e, res->type));
+    for (int64_t r = 0; r < R.lanes; r++) out = LLVMBuildInsertElement(e->b, out, acc[r], ci32(e, r), "");
+    e->val[res->id] = out;
+}
+
+static void emit_broadcast(Emit *e, const Op *op)
+{
+    const Value *src = op->operands[0], *res = op->results[0];
+    if (op->code == OP_RESHAPE) {   /* the same lanes */
+        if (src->type->shape[0] != res->type->shape[0]) {
+            error_at(e, op, "'reshape' of a vec must keep its lanes");
+            return;
+        }
+        e->val[res->id] = V(e, op, src);
+        return;
+    }
+    Layout R;
+    if (op_layout(e, op, &R, res) || op_layout(e, op, &R, src)) return;
+    const Attr *dims = ir_attr_find(op, "dims");
+    int64_t *map = ARENA_ARRAY(&e->arena, int64_t, R.lanes);
+    for (int64_t j = 0; j < R.lanes; j++) map[j] = j;
+    Layout cur = R;
+    for (int i = 0; dims && dims->kind == ATTR_INTS && i < dims->nints; i++) {
+        int d = (int)dims->ints[i];
+        if (d < 0 || d >= cur.rank) {
+            error_at(e, op, "'broadcast': dim %d out of range", d);
+            return;
+        }
+        for (int64_t j = 0; j < R.lanes; j++) map[j] = layout_slice_lane(&cur, d, map[j]);
+        layout_slice(&cur, &cur, d);
+    }
+    if (res->type->shape[0] != R.lanes || src->type->shape[0] != cur.lanes) {
+        error_at(e, op, "'broadcast': its vecs do not have the lanes of its layout and its slice");
+        return;
+    }
+    LLVMValueRef sv = V(e, op, src), out = LLVMGetUndef(lty(e, res->type));
+    for (int64_t j = 0; j < R.lanes; j++)
+        out = LLVMBuildInsertElement(e->b, out, LLVMBuildExtractElement(e->b, sv, ci32(e, map[j]), ""), ci32(e, j), "");
+    e->val[res->id] = out;
+}
+
+/* ld_lanes, st_lanes, iota_lanes: per lane, the element's coordinates; one buffer access per lane
+ * (outside the view, or a replica's store, at BUF_OOB: dropped, a load reads 0). */
+static void emit_lanes(Emit *e, const Op *op)
+{
+    int store = op->code == OP_ST_LANES, iota = op->code == OP_IOTA_LANES;
+    const Value *vec = store ? op->operands[0] : op->results[0];
+    Layout L;
+    if (op_layout(e, op, &L, vec)) return;
+    if (vec->type->shape[0] != L.lanes) {
+        error_at(e, op, "'%s': its vec does not have the lanes of its layout", opname(op));
+        return;
+    }
+    LLVMValueRef tc[IR_MAX_RANK];
+    for (int d = 0; d < L.rank; d++) tc[d] = lay_thread_coord(e, &L, d);
+    LLVMValueRef out = store ? NULL : LLVMGetUndef(lty(e, vec->type));
+    if (iota) {
+        int dim = (int)ir_attr_int(op, "dim", 0);
+        for (int64_t j = 0; j < L.lanes; j++) {
+            int64_t c[IR_MAX_RANK];
+            layout_lane_coords(&L, j, c);
+            out = LLVMBuildInsertElement(e->b, out, LLVMBuildAdd(e->b, tc[dim], ci32(e, c[dim]), ""), ci32(e, j), "");
+        }
+        e->val[vec->id] = out;
+        return;
+    }
+    const Value *view = op->operands[store];
+    if (view->type->kind != TY_VIEW || !e->dims[view->id] || view->type->rank != L.rank ||
+        op->noperands != (uint32_t)(store + 1 + L.rank) || view->type->elem != vec->type->elem) {
+        error_at(e, op, "malformed '%s'", opname(op));
+        return;
+    }
+    const Type *t = vec->type->elem;
+    int s = mem_bytes(t);
+    LLVMValueRef *dims = e->dims[view->id], rsrc = e->rsrc[view->id], oob = LLVMConstInt(i32t(e), BUF_OOB, 0);
+    LLVMValueRef first = store ? lay_first(e, &L) : NULL, sv = store ? V(e, op, vec) : NULL;
+    for (int d = 0; d < L.rank; d++) tc[d] = LLVMBuildAdd(e->b, V(e, op, op->operands[store + 1 + d]), tc[d], "");
+    for (int64_t j = 0; j < L.lanes; j++) {
+        int64_t lc[IR_MAX_RANK];
+        layout_lane_coords(&L, j, lc);
+        LLVMValueRef c[IR_MAX_RANK], in = first;
+        for (int d = 0; d < L.rank; d++) {
+            c[d] = LLVMBuildAdd(e->b, tc[d], ci32(e, lc[d]), "");
+            in = and_opt(e, in, LLVMBuildICmp(e->b, LLVMIntULT, c[d], dims[d], ""));
+        }
+        LLVMValueRef byte = LLVMBuildTrunc(e->b, LLVMBuildMul(e->b, rowmajor(e, dims, L.rank, c), ci64(e, s), ""), i32t(e), "");
+        LLVMValueRef voff = LLVMBuildSelect(e->b, in, byte, oob, "");
+        if (store) {
+            buf_store(e, to_carrier(e, LLVMBuildExtractElement(e->b, sv, ci32(e, j), ""), t, 1), rsrc, voff);
+            continue;
+        }
+        out = LLVMBuildInsertElement(e->b, out, from_carrier(e, buf_load(e, rsrc, voff, s), t, 1), ci32(e, j), "");
+    }
+    if (!store) e->val[vec->id] = out;
+}
+
 static void emit_op(Emit *e, const Op *op, Flow *f)
 {
     switch (op->code) {
@@ -1729,6 +2010,9 @@ static void emit_op(Emit *e, const Op *op, Flow *f)
     }
     case OP_LD_BLOCKED: case OP_ST_BLOCKED: emit_blocked_mem(e, op); return;
     case OP_IOTA_BLOCKED: emit_iota_blocked(e, op); return;
+    case OP_REDUCE: emit_reduce(e, op); return;
+    case OP_BROADCAST: case OP_RESHAPE: emit_broadcast(e, op); return;
+    case OP_LD_LANES: case OP_ST_LANES: case OP_IOTA_LANES: emit_lanes(e, op); return;
     case OP_LD_SMEM_BLOCKED: case OP_ST_SMEM_BLOCKED: emit_smem_blocked(e, op); return;
     case OP_IF: emit_if(e, op, f); return;
     case OP_FOR: emit_for(e, op, f); return;

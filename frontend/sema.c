@@ -411,8 +411,8 @@ static int float_fits(const Type *t, double v)
     return isfinite(v) && fabs(v) < limit;
 }
 
-/* The integer of integer type t that the finite double v truncates to (toward zero): 1 and *out,
- * or 0 when it is out of t's range. bool takes any non-zero value as true. */
+/* The integer of integer type t that the double v truncates to (toward zero): 1 and *out, or 0
+ * when it is out of t's range, infinite or NaN. bool takes any other non-zero value as true. */
 static int float_to_int(const Type *t, double v, int64_t *out)
 {
     double w = trunc(v);

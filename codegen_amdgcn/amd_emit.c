@@ -555,9 +555,7 @@ static LLVMValueRef math_fn(Emit *e, const Op *op, LLVMValueRef a)
     OpCode c = op->code;
     LLVMTypeRef wt = LLVMTypeOf(a);
     int f64 = LLVMGetTypeKind(LLVMGetTypeKind(wt) == LLVMVectorTypeKind ? LLVMGetElementType(wt) : wt) == LLVMDoubleTypeKind;
-    int approx = (int)ir_attr_i(op, c == OP_SQRT ? A_SQRT_approx : c == OP_EXP ? A_EXP_approx : c == OP_EXP2 ? A_EXP2_approx
-                                  : c == OP_LOG2 ? A_LOG2_approx : c == OP_LOG ? A_LOG_approx
-                                  : c == OP_RSQRT ? A_RSQRT_approx : A_TANH_approx);
+    int approx = ir_math_approx(op);
     if (c == OP_SQRT && (f64 || !approx)) return intrinsic(e, "llvm.sqrt", &wt, 1, &a, 1);
     if (!f64 && approx) {
         LLVMValueRef r;

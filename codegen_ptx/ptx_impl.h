@@ -141,9 +141,8 @@ void ptx_emit_sync(Emit *e, const Op *op);
 
 /* ================================ ptx_math.c ================================ */
 
-int ptx_is_math_fn(OpCode code);   /* sqrt, exp, exp2, log2, log, rsqrt, tanh */
-/* One lane of math function op on registers of float type ft ("f32" or "f64"): d = f(a), in the
- * form the op's approx attribute picks. */
+/* One lane of math function op (ir_is_math_fn) on registers of float type ft ("f32" or "f64"):
+ * d = f(a), in the form the op's approx attribute picks. */
 void ptx_emit_math(Emit *e, const Op *op, const char *ft, const char *d, const char *a);
 void ptx_exp_f64(Emit *e, const char *d, const char *x, int base2);   /* d = e^x (2^x), f64 */
 

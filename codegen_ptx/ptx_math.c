@@ -207,21 +207,10 @@ static void approx_f32(Emit *e, OpCode code, const char *d, const char *a)
     }
 }
 
-int ptx_is_math_fn(OpCode code)
-{
-    switch (code) {
-    case OP_SQRT: case OP_EXP: case OP_EXP2: case OP_LOG2: case OP_LOG: case OP_RSQRT: case OP_TANH: return 1;
-    default: return 0;
-    }
-}
-
 void ptx_emit_math(Emit *e, const Op *op, const char *ft, const char *d, const char *a)
 {
     OpCode code = op->code;
-    int approx = (int)ir_attr_i(op, code == OP_SQRT ? A_SQRT_approx : code == OP_EXP ? A_EXP_approx
-                                    : code == OP_EXP2 ? A_EXP2_approx : code == OP_LOG2 ? A_LOG2_approx
-                                    : code == OP_LOG ? A_LOG_approx : code == OP_RSQRT ? A_RSQRT_approx
-                                    : A_TANH_approx);
+    int approx = ir_math_approx(op);
     if (strcmp(ft, "f64") == 0) {
         accurate_f64(e, code, d, a);
         return;

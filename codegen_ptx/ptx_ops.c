@@ -173,7 +173,7 @@ static void scalar_const(Emit *e, const Op *op, const Type *t, const char *d)
 static void emit_float_wide(Emit *e, const Op *op, const char *ft, const char *d, const char *a, const char *b)
 {
     OpCode code = op->code;
-    if (ptx_is_math_fn(code)) {
+    if (ir_is_math_fn(code)) {
         ptx_emit_math(e, op, ft, d, a);
         return;
     }

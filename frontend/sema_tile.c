@@ -223,16 +223,6 @@ Ex sema_columns(Sema *s, const Call *c)
     return sema_ex_val(op->results[0]);
 }
 
-/* Whether code is one of the float math functions that take `approx = true|false` (the IR
- * attribute approx; its default, in ir/attrs.def, is the op's). */
-static int is_math_fn(OpCode code)
-{
-    switch (code) {
-    case OP_SQRT: case OP_EXP: case OP_EXP2: case OP_LOG2: case OP_LOG: case OP_RSQRT: case OP_TANH: return 1;
-    default: return 0;
-    }
-}
-
 /* min, max, abs, fma, select and the math functions (sqrt, exp, exp2, log2, log, rsqrt, tanh):
  * elementwise on scalars and tiles (the row's op). The operands share one type, taken from the
  * first typed one (a tile wins over a scalar); fma and the math functions are defined on floats
@@ -245,10 +235,10 @@ Ex sema_math(Sema *s, const Call *c)
     const char *f = n->name;
     OpCode code = c->bi->op;
     int nargs = c->npos;
-    int float_only = is_math_fn(code) || code == OP_FMA;
+    int float_only = ir_is_math_fn(code) || code == OP_FMA;
     int first = code == OP_SELECT; /* select's condition is not unified with the values */
     int64_t approx = -1;
-    if (is_math_fn(code) && c->named[0]) {
+    if (ir_is_math_fn(code) && c->named[0]) {
         Ex e = sema_expr(s, c->named[0]);
         if (e.err) return sema_ex_err();
         if (!e.is_const || !e.type || e.type->kind != TY_I1) {

@@ -44,8 +44,10 @@
  * Float semantics follow the PTX back end: f16 and bf16 arithmetic computes in f32 and rounds once
  * (exact for add/sub/mul); float to int casts saturate (llvm.fptosi.sat); shifts by the width or
  * more give 0 (or the sign for signed shr); integer division by zero gives an unspecified value but
- * no undefined behaviour; f64 exp and exp2, which LLVM cannot lower for AMDGPU, are computed as the
- * PTX back end computes them (exp_f64). An error LLVM reports (llvm_diag) is a diagnostic at the
+ * no undefined behaviour; the math functions take their fast form (the intrinsic with afn) or
+ * their accurate one (computed in f64 and rounded once) from the op's approx attribute, and f64
+ * exp, exp2, log, log2 and tanh, which LLVM cannot lower for AMDGPU, are computed as the PTX back
+ * end computes them (exp_f64, log_f64, tanh_f64). An error LLVM reports (llvm_diag) is a diagnostic at the
  * kernel, never LLVM's default of printing and exiting. Only LLVM's target registry is global
  * (initialised once).
  *
@@ -53,6 +55,7 @@
  * libLLVM-19 into libtile_amdgcn.so, whose one exported symbol is the table `amd_backend` at the
  * end, which libtile opens on the first AMD compile (amd_load.c).
  */
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <math.h>
@@ -426,26 +429,33 @@ static LLVMValueRef fconst(Emit *e, LLVMTypeRef ft, double v)
     return splat_const(e, ft, LLVMConstReal(vec ? LLVMGetElementType(ft) : ft, v));
 }
 
-/* exp(x) on f64 (scalar or vector), as the PTX back end computes it (LLVM has no AMDGPU lowering of
- * llvm.exp.f64): exp(x) = 2^n p(r), n = rint(x log2 e), r = x - n ln 2 (ln 2 in two parts), p the
- * Taylor polynomial of degree 13; x clamped to [-746, 710] (beyond: 0 or inf), 2^n applied as two
- * factors so that subnormal results come out; NaN gives NaN. */
-static LLVMValueRef exp_f64(Emit *e, LLVMValueRef x)
+/* exp(x) (base2: 2^x) on f64 (scalar or vector), as the PTX back end computes it (LLVM has no
+ * AMDGPU lowering of llvm.exp.f64): exp(x) = 2^n p(r), n = rint(x log2 e), r = x - n ln 2 (ln 2 in
+ * two parts; base 2: n = rint(x), r = (x - n) ln 2), p the Taylor polynomial of degree 13; x
+ * clamped to [-746, 710] ([-1076, 1025]; beyond: 0 or inf), 2^n applied as two factors so that
+ * subnormal results come out; NaN gives NaN. */
+static LLVMValueRef exp_f64(Emit *e, LLVMValueRef x, int base2)
 {
     LLVMBuilderRef b = e->b;
     LLVMTypeRef ft = LLVMTypeOf(x), it = like(ft, i32t(e)), lt = like(ft, i64t(e));
-    LLVMValueRef a2[2] = {x, fconst(e, ft, -746.0)};
+    LLVMValueRef a2[2] = {x, fconst(e, ft, base2 ? -1076.0 : -746.0)};
     LLVMValueRef xc = intrinsic(e, "llvm.maxnum", &ft, 1, a2, 2);
     a2[0] = xc;
-    a2[1] = fconst(e, ft, 710.0);
+    a2[1] = fconst(e, ft, base2 ? 1025.0 : 710.0);
     xc = intrinsic(e, "llvm.minnum", &ft, 1, a2, 2);
-    LLVMValueRef t = LLVMBuildFMul(b, xc, fconst(e, ft, 1.4426950408889634), "");
-    t = intrinsic(e, "llvm.rint", &ft, 1, &t, 1);
-    LLVMValueRef a3[3] = {t, fconst(e, ft, -6.93147180369123816490e-01), xc};
-    LLVMValueRef r = intrinsic(e, "llvm.fma", &ft, 1, a3, 3);
-    a3[1] = fconst(e, ft, -1.90821492927058770002e-10);
-    a3[2] = r;
-    r = intrinsic(e, "llvm.fma", &ft, 1, a3, 3);
+    LLVMValueRef t, r;
+    if (base2) {   /* n = rint(x), r = (x - n) ln 2 */
+        t = intrinsic(e, "llvm.rint", &ft, 1, &xc, 1);
+        r = LLVMBuildFMul(b, LLVMBuildFSub(b, xc, t, ""), fconst(e, ft, 0.69314718055994530942), "");
+    } else {
+        t = LLVMBuildFMul(b, xc, fconst(e, ft, 1.4426950408889634), "");
+        t = intrinsic(e, "llvm.rint", &ft, 1, &t, 1);
+        LLVMValueRef a3[3] = {t, fconst(e, ft, -6.93147180369123816490e-01), xc};
+        r = intrinsic(e, "llvm.fma", &ft, 1, a3, 3);
+        a3[1] = fconst(e, ft, -1.90821492927058770002e-10);
+        a3[2] = r;
+        r = intrinsic(e, "llvm.fma", &ft, 1, a3, 3);
+    }
     double c = 1.0;
     for (int k = 1; k <= 13; k++) c /= k;
     LLVMValueRef p = fconst(e, ft, c);
@@ -463,6 +473,129 @@ static LLVMValueRef exp_f64(Emit *e, LLVMValueRef x)
     p = LLVMBuildFMul(b, p, LLVMBuildBitCast(b, s1, ft, ""), "");
     p = LLVMBuildFMul(b, p, LLVMBuildBitCast(b, s2, ft, ""), "");
     return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealUNO, x, x, ""), x, p, "");
+}
+
+/* ln x on f64 (scalar or vector), as the PTX back end computes it (ptx_math.c log_f64): x = m 2^k,
+ * m in [sqrt(1/2), sqrt(2)) (subnormals scaled by 2^54), 2 atanh((m - 1) / (m + 1)) by its odd
+ * series, k ln 2 in two parts; ln 0 = -inf, negative -> NaN, inf -> inf, NaN -> NaN. */
+static LLVMValueRef log_f64(Emit *e, LLVMValueRef x)
+{
+    LLVMBuilderRef b = e->b;
+    LLVMTypeRef ft = LLVMTypeOf(x), it = like(ft, i32t(e)), lt = like(ft, i64t(e));
+    LLVMValueRef sub = LLVMBuildFCmp(b, LLVMRealOLT, x, fconst(e, ft, 0x1p-1022), "");
+    LLVMValueRef xs = LLVMBuildSelect(b, sub, LLVMBuildFMul(b, x, fconst(e, ft, 0x1p54), ""), x, "");
+    LLVMValueRef adj = LLVMBuildSelect(b, sub, splat_const(e, it, ci32(e, -1077)), splat_const(e, it, ci32(e, -1023)), "");
+    LLVMValueRef bits = LLVMBuildBitCast(b, xs, lt, "");
+    LLVMValueRef hi = LLVMBuildAnd(b, LLVMBuildLShr(b, bits, splat_const(e, lt, ci64(e, 52)), ""), splat_const(e, lt, ci64(e, 2047)), "");
+    LLVMValueRef k = LLVMBuildAdd(b, LLVMBuildTrunc(b, hi, it, ""), adj, "");
+    bits = LLVMBuildAnd(b, bits, splat_const(e, lt, ci64(e, 0x000FFFFFFFFFFFFFll)), "");
+    bits = LLVMBuildOr(b, bits, splat_const(e, lt, ci64(e, 0x3FF0000000000000ll)), "");
+    LLVMValueRef m = LLVMBuildBitCast(b, bits, ft, "");
+    LLVMValueRef big = LLVMBuildFCmp(b, LLVMRealOGT, m, fconst(e, ft, 1.4142135623730951), "");
+    m = LLVMBuildSelect(b, big, LLVMBuildFMul(b, m, fconst(e, ft, 0.5), ""), m, "");
+    k = LLVMBuildAdd(b, k, LLVMBuildZExt(b, big, it, ""), "");
+    LLVMValueRef s = LLVMBuildFDiv(b, LLVMBuildFSub(b, m, fconst(e, ft, 1.0), ""), LLVMBuildFAdd(b, m, fconst(e, ft, 1.0), ""), "");
+    LLVMValueRef z = LLVMBuildFMul(b, s, s, "");
+    LLVMValueRef p = fconst(e, ft, 2.0 / 23.0);
+    for (int j = 10; j >= 0; j--) {
+        LLVMValueRef h[3] = {p, z, fconst(e, ft, 2.0 / (2 * j + 1))};
+        p = intrinsic(e, "llvm.fma", &ft, 1, h, 3);
+    }
+    p = LLVMBuildFMul(b, p, s, "");
+    LLVMValueRef ef = LLVMBuildSIToFP(b, k, ft, "");
+    LLVMValueRef a3[3] = {ef, fconst(e, ft, 1.90821492927058770002e-10), p};
+    LLVMValueRef r = intrinsic(e, "llvm.fma", &ft, 1, a3, 3);
+    a3[1] = fconst(e, ft, 6.93147180369123816490e-01);
+    a3[2] = r;
+    r = intrinsic(e, "llvm.fma", &ft, 1, a3, 3);
+    r = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOEQ, x, fconst(e, ft, INFINITY), ""), x, r, "");
+    r = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, x, fconst(e, ft, 0.0), ""), fconst(e, ft, NAN), r, "");
+    r = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOEQ, x, fconst(e, ft, 0.0), ""), fconst(e, ft, -INFINITY), r, "");
+    return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealUNO, x, x, ""), x, r, "");
+}
+
+/* tanh x on f64, as the PTX back end computes it (ptx_math.c tanh_f64): the Taylor series below
+ * |x| = 0.625, 1 - 2 / (e^(2|x|) + 1) above, the sign of x copied, NaN -> NaN. */
+enum { TANH_TERMS = 24 };
+static LLVMValueRef tanh_f64(Emit *e, LLVMValueRef x)
+{
+    LLVMBuilderRef b = e->b;
+    LLVMTypeRef ft = LLVMTypeOf(x);
+    double t[2 * TANH_TERMS + 1] = {0};
+    t[1] = 1.0;   /* tanh' = 1 - tanh^2, coefficient by coefficient */
+    for (int k = 1; k < 2 * TANH_TERMS - 1; k++) {
+        double sq = 0;
+        for (int i = 0; i <= k; i++) sq += t[i] * t[k - i];
+        t[k + 1] = -sq / (k + 1);
+    }
+    LLVMValueRef ax = intrinsic(e, "llvm.fabs", &ft, 1, &x, 1);
+    LLVMValueRef x2 = LLVMBuildFMul(b, ax, ax, "");
+    LLVMValueRef p = fconst(e, ft, t[2 * TANH_TERMS - 1]);
+    for (int j = TANH_TERMS - 2; j >= 0; j--) {
+        LLVMValueRef h[3] = {p, x2, fconst(e, ft, t[2 * j + 1])};
+        p = intrinsic(e, "llvm.fma", &ft, 1, h, 3);
+    }
+    p = LLVMBuildFMul(b, p, ax, "");
+    LLVMValueRef a2[2] = {LLVMBuildFAdd(b, ax, ax, ""), fconst(e, ft, 40.0)};
+    LLVMValueRef ex = exp_f64(e, intrinsic(e, "llvm.minnum", &ft, 1, a2, 2), 0);
+    LLVMValueRef q = LLVMBuildFSub(b, fconst(e, ft, 1.0), LLVMBuildFDiv(b, fconst(e, ft, 2.0), LLVMBuildFAdd(b, ex, fconst(e, ft, 1.0), ""), ""), "");
+    LLVMValueRef r = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, ax, fconst(e, ft, 0.625), ""), p, q, "");
+    a2[0] = r;
+    a2[1] = x;
+    r = intrinsic(e, "llvm.copysign", &ft, 1, a2, 2);
+    return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealUNO, x, x, ""), x, r, "");
+}
+
+/* The math function op `c` (sqrt, exp, exp2, log2, log, rsqrt, tanh) on a (f32 or f64, scalar or
+ * vector) in the form its approx attribute picks: the fast f32 form is the LLVM intrinsic with the
+ * afn flag (one v_sqrt/v_exp/v_log/v_rsq), tanh (1 - e) / (1 + e) of e = 2^(-2|x| log2 e) with x
+ * itself below 2^-12; the accurate form is llvm.sqrt for sqrt and otherwise computes in f64 and
+ * rounds once, as the PTX back end does. f64 has only the accurate form. */
+static LLVMValueRef math_fn(Emit *e, const Op *op, LLVMValueRef a)
+{
+    LLVMBuilderRef b = e->b;
+    OpCode c = op->code;
+    LLVMTypeRef wt = LLVMTypeOf(a);
+    int f64 = LLVMGetTypeKind(LLVMGetTypeKind(wt) == LLVMVectorTypeKind ? LLVMGetElementType(wt) : wt) == LLVMDoubleTypeKind;
+    int approx = ir_math_approx(op);
+    if (c == OP_SQRT && (f64 || !approx)) return intrinsic(e, "llvm.sqrt", &wt, 1, &a, 1);
+    if (!f64 && approx) {
+        LLVMValueRef r;
+        if (c == OP_RSQRT) {   /* 1 / sqrt(x) with afn: one v_rsq_f32 (llvm.amdgcn.rsq has no vector form) */
+            r = intrinsic(e, "llvm.sqrt", &wt, 1, &a, 1);
+            LLVMSetFastMathFlags(r, LLVMFastMathApproxFunc);
+            r = LLVMBuildFDiv(b, fconst(e, wt, 1.0), r, "");
+            LLVMSetFastMathFlags(r, LLVMFastMathApproxFunc | LLVMFastMathAllowReciprocal);
+            return r;
+        }
+        if (c == OP_TANH) {
+            LLVMValueRef ax = intrinsic(e, "llvm.fabs", &wt, 1, &a, 1);
+            LLVMValueRef t = LLVMBuildFMul(b, ax, fconst(e, wt, -2.8853900817779268), "");   /* -2 log2 e */
+            LLVMValueRef ex = intrinsic(e, "llvm.exp2", &wt, 1, &t, 1);
+            LLVMSetFastMathFlags(ex, LLVMFastMathApproxFunc);
+            r = LLVMBuildFDiv(b, LLVMBuildFSub(b, fconst(e, wt, 1.0), ex, ""), LLVMBuildFAdd(b, fconst(e, wt, 1.0), ex, ""), "");
+            LLVMSetFastMathFlags(r, LLVMFastMathApproxFunc | LLVMFastMathAllowReciprocal);
+            LLVMValueRef a2[2] = {r, a};
+            r = intrinsic(e, "llvm.copysign", &wt, 1, a2, 2);
+            return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, ax, fconst(e, wt, 0x1p-12), ""), a, r, "");
+        }
+        const char *name = c == OP_SQRT ? "llvm.sqrt" : c == OP_EXP ? "llvm.exp" : c == OP_EXP2 ? "llvm.exp2"
+                         : c == OP_LOG2 ? "llvm.log2" : "llvm.log";
+        r = intrinsic(e, name, &wt, 1, &a, 1);
+        LLVMSetFastMathFlags(r, LLVMFastMathApproxFunc);
+        return r;
+    }
+    LLVMValueRef x = f64 ? a : LLVMBuildFPExt(b, a, like(wt, LLVMDoubleTypeInContext(e->ctx)), ""), r;
+    LLVMTypeRef dt = LLVMTypeOf(x);
+    switch (c) {
+    case OP_EXP: r = exp_f64(e, x, 0); break;
+    case OP_EXP2: r = exp_f64(e, x, 1); break;
+    case OP_LOG: r = log_f64(e, x); break;
+    case OP_LOG2: r = LLVMBuildFMul(b, log_f64(e, x), fconst(e, dt, 1.4426950408889634), ""); break;
+    case OP_RSQRT: r = LLVMBuildFDiv(b, fconst(e, dt, 1.0), intrinsic(e, "llvm.sqrt", &dt, 1, &x, 1), ""); break;
+    default: r = tanh_f64(e, x); break;
+    }
+    return f64 ? r : LLVMBuildFPTrunc(b, r, wt, "");
 }
 
 static LLVMValueRef emit_cast(Emit *e, LLVMValueRef a, const Type *from, const Type *to, LLVMTypeRef rt)
@@ -541,11 +674,8 @@ static LLVMValueRef elementwise(Emit *e, const Op *op, const Type *t, LLVMValueR
         case OP_MIN: r = intrinsic(e, "llvm.minnum", &wt, 1, args, 2); break;
         case OP_MAX: r = intrinsic(e, "llvm.maxnum", &wt, 1, args, 2); break;
         case OP_ABS: r = intrinsic(e, "llvm.fabs", &wt, 1, args, 1); break;
-        case OP_SQRT: r = intrinsic(e, "llvm.sqrt", &wt, 1, args, 1); break;
-        case OP_EXP: r = t->kind == TY_F64 ? exp_f64(e, a) : intrinsic(e, "llvm.exp", &wt, 1, args, 1); break;
-        case OP_EXP2:
-            r = t->kind == TY_F64 ? exp_f64(e, LLVMBuildFMul(b, a, fconst(e, wt, 0.69314718055994530942), ""))
-                                  : intrinsic(e, "llvm.exp2", &wt, 1, args, 1);
+        case OP_SQRT: case OP_EXP: case OP_EXP2: case OP_LOG2: case OP_LOG: case OP_RSQRT: case OP_TANH:
+            r = math_fn(e, op, a);
             break;
         case OP_FMA: r = intrinsic(e, "llvm.fma", &wt, 1, args, 3); break;
         default:
@@ -1914,7 +2044,8 @@ static void emit_op(Emit *e, const Op *op, Flow *f)
     }
     case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_REM: case OP_NEG: case OP_AND: case OP_OR:
     case OP_XOR: case OP_NOT: case OP_SHL: case OP_SHR: case OP_MIN: case OP_MAX: case OP_ABS: case OP_SQRT:
-    case OP_EXP: case OP_EXP2: case OP_FMA: case OP_CMP: case OP_SELECT: case OP_CAST:
+    case OP_EXP: case OP_EXP2: case OP_LOG2: case OP_LOG: case OP_RSQRT: case OP_TANH: case OP_FMA: case OP_CMP:
+    case OP_SELECT: case OP_CAST:
         emit_elementwise(e, op);
         return;
     case OP_THREAD_ID: case OP_BLOCK_ID: case OP_BLOCK_DIM: case OP_GRID_DIM: case OP_LANE_ID: case OP_WARP_ID:

@@ -29,6 +29,7 @@ static const char *const mma_named[] = {"trans_b", "cta_group", "trans_a", NULL}
 static const char *const clc_cancel_named[] = {"multicast", NULL};
 static const char *const shmem_named[] = {"qp", NULL};
 static const char *const shmem_fence_named[] = {"pe", "qp", NULL};
+static const char *const math_named[] = {"approx", NULL};
 #define FITS_CALL(named) \
     _Static_assert(sizeof named / sizeof named[0] <= SEMA_MAX_NAMED + 1, #named " has too many names for Call.named")
 FITS_CALL(arrive_named);
@@ -38,6 +39,7 @@ FITS_CALL(mma_named);
 FITS_CALL(clc_cancel_named);
 FITS_CALL(shmem_named);
 FITS_CALL(shmem_fence_named);
+FITS_CALL(math_named);
 
 #define SG_WARPGROUPS (SG_BLOCK | SG_WARP | SG_WARPS)   /* not one elected thread */
 #define SG_SHMEM (SG_BLOCK | SG_WARP | SG_ELECT)        /* NVSHMEM's per-block, per-warp and per-thread variants */
@@ -59,9 +61,13 @@ static const Builtin builtins[] = {
     {NULL,    "min",                2, 2, NULL,              SG_ANY,        NULL,      OP_MIN,               sema_math},
     {NULL,    "max",                2, 2, NULL,              SG_ANY,        NULL,      OP_MAX,               sema_math},
     {NULL,    "abs",                1, 1, NULL,              SG_ANY,        NULL,      OP_ABS,               sema_math},
-    {NULL,    "sqrt",               1, 1, NULL,              SG_ANY,        NULL,      OP_SQRT,              sema_math},
-    {NULL,    "exp",                1, 1, NULL,              SG_ANY,        NULL,      OP_EXP,               sema_math},
-    {NULL,    "exp2",               1, 1, NULL,              SG_ANY,        NULL,      OP_EXP2,              sema_math},
+    {NULL,    "sqrt",               1, 1, math_named,        SG_ANY,        NULL,      OP_SQRT,              sema_math},
+    {NULL,    "exp",                1, 1, math_named,        SG_ANY,        NULL,      OP_EXP,               sema_math},
+    {NULL,    "exp2",               1, 1, math_named,        SG_ANY,        NULL,      OP_EXP2,              sema_math},
+    {NULL,    "log2",               1, 1, math_named,        SG_ANY,        NULL,      OP_LOG2,              sema_math},
+    {NULL,    "log",                1, 1, math_named,        SG_ANY,        NULL,      OP_LOG,               sema_math},
+    {NULL,    "rsqrt",              1, 1, math_named,        SG_ANY,        NULL,      OP_RSQRT,             sema_math},
+    {NULL,    "tanh",               1, 1, math_named,        SG_ANY,        NULL,      OP_TANH,              sema_math},
     {NULL,    "fma",                3, 3, NULL,              SG_ANY,        NULL,      OP_FMA,               sema_math},
     {NULL,    "select",             3, 3, NULL,              SG_ANY,        NULL,      OP_SELECT,            sema_math},
     /* reductions and shapes: sema_shape.c */

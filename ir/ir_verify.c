@@ -367,7 +367,7 @@ static void check_elementwise(Verifier *V, const Op *op)
         return;
     }
     switch (op->code) {
-    case OP_SQRT: case OP_EXP: case OP_EXP2: case OP_FMA:
+    case OP_SQRT: case OP_EXP: case OP_EXP2: case OP_LOG2: case OP_LOG: case OP_RSQRT: case OP_TANH: case OP_FMA:
         if (!ir_type_is_float(e)) verr(V, op, "needs a float type, got %s", tstr(rt).s);
         break;
     case OP_AND: case OP_OR: case OP_XOR: case OP_NOT: case OP_SHL: case OP_SHR:

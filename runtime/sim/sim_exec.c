@@ -249,14 +249,20 @@ SimReg sim_elem1(int irop, int ty, int rty, SimReg a, SimReg b, SimReg c)
             case OP_MAX: r.d = fmax(x, y); break;
             case OP_SQRT: r.d = sqrt(x); break;
             case OP_EXP: r.d = exp(x); break;
-            case OP_EXP2: r.d = exp(x * 0.69314718055994530942); break;   /* as the PTX back end: exp(x ln 2) */
+            case OP_EXP2: r.d = exp2(x); break;
+            case OP_LOG2: r.d = log2(x); break;
+            case OP_LOG: r.d = log(x); break;
+            case OP_RSQRT: r.d = 1.0 / sqrt(x); break;
+            case OP_TANH: r.d = tanh(x); break;
             case OP_REM: r.d = fma(-trunc(x / y), y, x); break;
             default: break;
             }
             return r;
         }
-        /* f32, and f16/bf16: add/sub/mul/fma round once from the exact result; div, rem, sqrt and
-         * exp go through f32 and round back, as the PTX back end does */
+        /* f32, and f16/bf16: add/sub/mul/fma round once from the exact result; div, rem and sqrt go
+         * through f32 and round back, as the PTX back end does; the math functions exp, exp2, log2,
+         * log, rsqrt and tanh are the C library's in double, rounded once: the accurate form of
+         * either back end (approx = false), not the hardware error of the fast one */
         switch (irop) {
         case OP_ADD: return fput(x + y, ty);
         case OP_SUB: return fput(x - y, ty);
@@ -266,8 +272,12 @@ SimReg sim_elem1(int irop, int ty, int rty, SimReg a, SimReg b, SimReg c)
         case OP_MAX: return fput(fmax(x, y), ty);
         case OP_DIV: return fput((float)((float)x / (float)y), ty);
         case OP_SQRT: return fput(sqrtf((float)x), ty);
-        case OP_EXP: return fput(exp2f((float)x * 1.44269502f), ty);
-        case OP_EXP2: return fput(exp2f((float)x), ty);
+        case OP_EXP: return fput(exp(x), ty);
+        case OP_EXP2: return fput(exp2(x), ty);
+        case OP_LOG2: return fput(log2(x), ty);
+        case OP_LOG: return fput(log(x), ty);
+        case OP_RSQRT: return fput(1.0 / sqrt(x), ty);
+        case OP_TANH: return fput(tanh(x), ty);
         case OP_REM: {
             float q = truncf((float)x / (float)y);
             return fput(fmaf(-q, (float)y, (float)x), ty);

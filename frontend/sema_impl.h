@@ -6,9 +6,10 @@
  * its handler); the handlers live with their hardware feature: sema_tile.c (register tiles and
  * elementwise math), sema_async.c (mbarriers, parity, TMA, bulk copies), sema_mma.c (matrix ops),
  * sema_cluster.c (clusters, distributed shared memory, cluster launch control), sema_shmem.c
- * (NVSHMEM), sema_warp.c (warp collectives: shfl, vote), sema_groups.c (elect, warp roles, named barriers, sync), sema_shared.c (shared tile
- * declarations) and sema_amd.c (warp-pipeline stages). Everything here is shared by at least two
- * of those files; a helper one file uses stays static in it.
+ * (NVSHMEM), sema_warp.c (warp collectives: shfl, vote), sema_groups.c (elect, warp roles, named
+ * barriers, sync), sema_shared.c (shared tile declarations) and sema_amd.c (warp-pipeline stages).
+ * Everything here is shared by at least two of those files; a helper one file uses stays static in
+ * it.
  *
  * Sections follow the files.
  */

@@ -748,16 +748,14 @@ static void emit_shfl(Emit *e, const Op *op)
     LLVMValueRef lane = LLVMBuildAnd(e->b, e->tlin, ci32(e, AMD_WAVE_SIZE - 1), "lane");
     LLVMValueRef b = LLVMBuildAnd(e->b, V(e, op, op->operands[1]), ci32(e, AMD_WAVE_SIZE - 1), "");
     LLVMValueRef first = LLVMBuildAnd(e->b, lane, ci32(e, seg), "");
-    LLVMValueRef last = LLVMBuildOr(e->b, first, ci32(e, ~seg & (AMD_WAVE_SIZE - 1)), "");
     LLVMValueRef j, ok;
-    if (strcmp(mode, "up") == 0) {
+    int up = strcmp(mode, "up") == 0, down = strcmp(mode, "down") == 0, bfly = strcmp(mode, "xor") == 0;
+    if (up) {
         j = LLVMBuildSub(e->b, lane, b, "");
         ok = LLVMBuildICmp(e->b, LLVMIntSGE, j, first, "");
-    } else if (strcmp(mode, "down") == 0) {
-        j = LLVMBuildAdd(e->b, lane, b, "");
-        ok = LLVMBuildICmp(e->b, LLVMIntULE, j, last, "");
-    } else if (strcmp(mode, "xor") == 0) {
-        j = LLVMBuildXor(e->b, lane, b, "");
+    } else if (down || bfly) {
+        LLVMValueRef last = LLVMBuildOr(e->b, first, ci32(e, ~seg & (AMD_WAVE_SIZE - 1)), "");
+        j = down ? LLVMBuildAdd(e->b, lane, b, "") : LLVMBuildXor(e->b, lane, b, "");
         ok = LLVMBuildICmp(e->b, LLVMIntULE, j, last, "");
     } else {   /* idx: lane b of the segment */
         j = LLVMBuildOr(e->b, first, LLVMBuildAnd(e->b, b, ci32(e, ~seg & (AMD_WAVE_SIZE - 1)), ""), "");

@@ -853,6 +853,79 @@ static void emit_geometry(Emit *e, const Op *op)
     e->val[op->results[0]->id] = r;
 }
 
+/* ---------------------------------------------------------------- warp collectives */
+
+/* shfl on the 64-lane wave: the source lane is computed as PTX's shfl computes it (segments of
+ * `width` lanes, 64 when absent; the lane operand taken modulo 64; up keeps its own value below the
+ * segment's first lane, down and xor above its last), then one ds_bpermute (byte address = source
+ * lane * 4) per 32 bits of the value: a 16-bit value zero-extended, a 64-bit one as two halves. */
+static LLVMValueRef bpermute(Emit *e, LLVMValueRef addr, LLVMValueRef x)
+{
+    LLVMValueRef args[2] = {addr, x};
+    return intrinsic(e, "llvm.amdgcn.ds.bpermute", NULL, 0, args, 2);
+}
+
+static void emit_shfl(Emit *e, const Op *op)
+{
+    const Value *v = op->operands[0];
+    const char *mode = ir_attr_s(op, A_SHFL_mode);
+    int64_t w = ir_attr_i(op, A_SHFL_width);
+    int bits = ir_type_bits(v->type);
+    if (!mode || (bits != 16 && bits != 32 && bits != 64)) {
+        error_at(e, op, "'shfl' needs a mode and a 16-, 32- or 64-bit value");
+        return;
+    }
+    if (!w) w = AMD_WAVE_SIZE;
+    int64_t seg = ~(w - 1) & (AMD_WAVE_SIZE - 1);
+    LLVMValueRef lane = LLVMBuildAnd(e->b, e->tlin, ci32(e, AMD_WAVE_SIZE - 1), "lane");
+    LLVMValueRef b = LLVMBuildAnd(e->b, V(e, op, op->operands[1]), ci32(e, AMD_WAVE_SIZE - 1), "");
+    LLVMValueRef first = LLVMBuildAnd(e->b, lane, ci32(e, seg), "");
+    LLVMValueRef j, ok;
+    int up = strcmp(mode, "up") == 0, down = strcmp(mode, "down") == 0, bfly = strcmp(mode, "xor") == 0;
+    if (up) {
+        j = LLVMBuildSub(e->b, lane, b, "");
+        ok = LLVMBuildICmp(e->b, LLVMIntSGE, j, first, "");
+    } else if (down || bfly) {
+        LLVMValueRef last = LLVMBuildOr(e->b, first, ci32(e, ~seg & (AMD_WAVE_SIZE - 1)), "");
+        j = down ? LLVMBuildAdd(e->b, lane, b, "") : LLVMBuildXor(e->b, lane, b, "");
+        ok = LLVMBuildICmp(e->b, LLVMIntULE, j, last, "");
+    } else {   /* idx: lane b of the segment */
+        j = LLVMBuildOr(e->b, first, LLVMBuildAnd(e->b, b, ci32(e, ~seg & (AMD_WAVE_SIZE - 1)), ""), "");
+        ok = NULL;
+    }
+    LLVMValueRef src = ok ? LLVMBuildSelect(e->b, ok, j, lane, "") : j;
+    LLVMValueRef addr = LLVMBuildShl(e->b, src, ci32(e, 2), "shfl.addr");
+    LLVMTypeRef vt = lty(e, v->type), it = LLVMIntTypeInContext(e->ctx, (unsigned)bits);
+    LLVMValueRef x = LLVMBuildBitCast(e->b, V(e, op, v), it, ""), r;
+    if (bits == 64) {
+        LLVMValueRef lo = bpermute(e, addr, LLVMBuildTrunc(e->b, x, i32t(e), ""));
+        LLVMValueRef hi = bpermute(e, addr, LLVMBuildTrunc(e->b, LLVMBuildLShr(e->b, x, ci64(e, 32), ""), i32t(e), ""));
+        r = LLVMBuildOr(e->b, LLVMBuildZExt(e->b, lo, i64t(e), ""),
+                        LLVMBuildShl(e->b, LLVMBuildZExt(e->b, hi, i64t(e), ""), ci64(e, 32), ""), "");
+    } else if (bits == 16) {
+        r = LLVMBuildTrunc(e->b, bpermute(e, addr, LLVMBuildZExt(e->b, x, i32t(e), "")), it, "");
+    } else {
+        r = bpermute(e, addr, x);
+    }
+    e->val[op->results[0]->id] = LLVMBuildBitCast(e->b, r, vt, nm(op->results[0]));
+}
+
+/* vote: llvm.amdgcn.ballot.i64 of the condition (bit i: lane i of the wave); any is ballot != 0,
+ * all is ballot == ballot(true) (the wave's active lanes). */
+static void emit_vote(Emit *e, const Op *op)
+{
+    const char *mode = ir_attr_s(op, A_VOTE_mode);
+    LLVMTypeRef t64 = i64t(e);
+    LLVMValueRef c = V(e, op, op->operands[0]);
+    LLVMValueRef bal = intrinsic(e, "llvm.amdgcn.ballot", &t64, 1, &c, 1), r;
+    if (mode && strcmp(mode, "any") == 0) r = LLVMBuildICmp(e->b, LLVMIntNE, bal, ci64(e, 0), "");
+    else if (mode && strcmp(mode, "all") == 0) {
+        LLVMValueRef one = LLVMConstInt(LLVMInt1TypeInContext(e->ctx), 1, 0);
+        r = LLVMBuildICmp(e->b, LLVMIntEQ, bal, intrinsic(e, "llvm.amdgcn.ballot", &t64, 1, &one, 1), "");
+    } else r = bal;
+    e->val[op->results[0]->id] = r;
+}
+
 /* ---------------------------------------------------------------- memory */
 
 /* An element load/store of scalar type t at p (any address space); i1 is a byte. */
@@ -2167,6 +2240,8 @@ static void emit_op(Emit *e, const Op *op, Flow *f)
     case OP_ST_ACC: case OP_ST_SMEM_ACC: emit_st_acc(e, op); return;
     case OP_MMA_COMMIT: case OP_MMA_WAIT: return;   /* MFMA is synchronous: its result is ready when it is used */
     case OP_ELECT: emit_elect(e, op, f); return;
+    case OP_SHFL: emit_shfl(e, op); return;
+    case OP_VOTE: emit_vote(e, op); return;
     case OP_AMD_SETPRIO: case OP_AMD_STAGE_BARRIER: case OP_AMD_COND_BARRIER: emit_pipeline_op(e, op); return;
     case OP_STAGE:
         error_at(e, op, "'stage' was not lowered: run the warp-pipeline pass");

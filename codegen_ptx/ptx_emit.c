@@ -300,6 +300,9 @@ static void emit_op(Emit *e, const Op *op, Flow *f)
     case OP_THREAD_ID: case OP_BLOCK_ID: case OP_BLOCK_DIM: case OP_GRID_DIM: case OP_LANE_ID: case OP_WARP_ID:
         ptx_emit_geometry(e, op);
         return;
+    case OP_SHFL: case OP_VOTE:
+        ptx_emit_warp(e, op);
+        return;
     case OP_PTR_ADD:
         ptx_emit_ptr_add(e, op);
         return;

@@ -9,7 +9,8 @@
  * functions in their fast and accurate forms). One file per hardware feature:
  * ptx_async.c (mbarriers, TMA and bulk copies), ptx_wgmma.c (sm_90a matrix ops), ptx_tcgen05.c
  * (sm_100a matrix ops in tensor memory), ptx_clc.c (cluster launch control), ptx_nvshmem.c
- * (NVSHMEM calls), ptx_watchdog.c (bounded waits of debug builds).
+ * (NVSHMEM calls), ptx_warp.c (warp collectives: shfl, vote), ptx_watchdog.c (bounded waits of
+ * debug builds).
  *
  * Sections: the state; then each file's shared functions under its banner.
  */
@@ -181,6 +182,10 @@ void ptx_clc_debug_init(Emit *e, const Kernel *k);      /* sm_100a with debug_ha
 /* ================================ ptx_nvshmem.c ================================ */
 
 void ptx_emit_shmem(Emit *e, const Op *op);
+
+/* ================================ ptx_warp.c ================================ */
+
+void ptx_emit_warp(Emit *e, const Op *op);   /* shfl, vote */
 
 /* ================================ ptx_wgmma.c ================================ */
 

@@ -41,9 +41,10 @@ FITS_CALL(shmem_named);
 FITS_CALL(shmem_fence_named);
 FITS_CALL(math_named);
 
-#define SG_WARPGROUPS (SG_BLOCK | SG_WARP | SG_WARPS)   /* not one elected thread */
+#define SG_WARPGROUPS (SG_BLOCK | SG_WARP | SG_WARPS)   /* whole warps: not one elected thread */
 #define SG_SHMEM (SG_BLOCK | SG_WARP | SG_ELECT)        /* NVSHMEM's per-block, per-warp and per-thread variants */
 static const char mma_why[] = "matrix ops are issued by whole warpgroups";
+static const char warp_why[] = "a warp collective needs every lane of the warp";
 static const char shmem_why[] = "NVSHMEM's variants are per thread, per warp or per block; issue it in elect { }, in a "
                                 "one-warp role or at the block level";
 
@@ -77,6 +78,14 @@ static const Builtin builtins[] = {
     {NULL,    "expand",             2, 2, NULL,              SG_ANY,        NULL,      OP_RESHAPE,           sema_expand},
     {NULL,    "reshape",            2, 2, NULL,              SG_ANY,        NULL,      OP_RESHAPE,           sema_reshape},
     {NULL,    "broadcast_to",       2, 2, NULL,              SG_ANY,        NULL,      OP_BROADCAST,         sema_broadcast_to},
+    /* warp collectives: sema_warp.c */
+    {NULL,    "shfl_xor",           2, 3, NULL,              SG_WARPGROUPS, warp_why,  OP_SHFL,              sema_shfl},
+    {NULL,    "shfl_up",            2, 3, NULL,              SG_WARPGROUPS, warp_why,  OP_SHFL,              sema_shfl},
+    {NULL,    "shfl_down",          2, 3, NULL,              SG_WARPGROUPS, warp_why,  OP_SHFL,              sema_shfl},
+    {NULL,    "shfl_idx",           2, 3, NULL,              SG_WARPGROUPS, warp_why,  OP_SHFL,              sema_shfl},
+    {NULL,    "vote_any",           1, 1, NULL,              SG_WARPGROUPS, warp_why,  OP_VOTE,              sema_vote},
+    {NULL,    "vote_all",           1, 1, NULL,              SG_WARPGROUPS, warp_why,  OP_VOTE,              sema_vote},
+    {NULL,    "vote_ballot",        1, 1, NULL,              SG_WARPGROUPS, warp_why,  OP_VOTE,              sema_vote},
     /* mbarriers and parity: sema_async.c */
     {NULL,    "parity",             1, 1, NULL,              SG_ANY,        NULL,      OP_COUNT,             sema_parity},
     {NULL,    "arrive",             1, 1, arrive_named,      SG_ANY,        NULL,      OP_MBAR_ARRIVE,       sema_arrive},

@@ -1,6 +1,7 @@
 /* sim_exec.c: runs a compiled kernel (sim_compile.c) on the CPU: the interpreter and the scheduler,
  * threads, warps, CTAs and clusters, shared and global memory accesses, block, named and cluster
- * barriers, elect, and the launch.
+ * barriers, elect, and the launch (warp collectives meet at the same per-warp rendezvous as elect:
+ * sim_warp.c).
  *
  * The one idea: every thread of one cluster is an interpreter context (a pc and a register file);
  * a thread runs until it blocks, exits or uses up its quantum, and then the scheduler (a seeded
@@ -546,9 +547,11 @@ static void elect_release(Sim *S, uint32_t c, uint32_t warp)
     sim_wake_list(S, &w->waiters);
 }
 
-/* An exit may complete a block or cluster barrier that counts the live threads. */
-static void exit_thread(Sim *S, Thread *t, uint32_t pc)
+/* An exit may complete a block or cluster barrier that counts the live threads; -1 after a report (a
+ * lane leaving its warp's collective). */
+static int exit_thread(Sim *S, Thread *t, uint32_t pc)
 {
+    if (sim_warp_exit_check(S, t, pc)) return -1;
     unrun(S, t);
     t->state = TS_EXITED;
     t->wpc = pc;
@@ -562,6 +565,7 @@ static void exit_thread(Sim *S, Thread *t, uint32_t pc)
     w->live--;
     if (w->arrived && w->arrived >= w->live) elect_release(S, t->cta, t->warp);
     if (S->cl_arrived && S->cl_arrived >= S->nlive) cluster_release(S, NULL);
+    return 0;
 }
 
 /* ---------------------------------------------------------------- blocked layouts */
@@ -802,6 +806,9 @@ static NOINLINE int run_thread(Sim *S, Thread *t, uint32_t budget)
             pc++;
             break;
         }
+        case SI_WARP:
+            if (sim_warp_exec(S, t, pc) < 0) goto fail;
+            goto out;   /* waits at the rendezvous (t->pc is past the op), or all lanes were released */
         case SI_ST_ACC:
             if (sim_st_acc_exec(S, t, pc)) goto fail;
             pc++;
@@ -968,7 +975,7 @@ static NOINLINE int run_thread(Sim *S, Thread *t, uint32_t budget)
         }
         case SI_EXIT:
             t->pc = pc;
-            exit_thread(S, t, pc);
+            if (exit_thread(S, t, pc)) rc = -1;
             goto out;
         default:
             t->pc = pc;

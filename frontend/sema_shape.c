@@ -28,7 +28,7 @@ const Type *sema_broadcast_type(Sema *s, const Type *a, const Type *b, int *bad_
 
 int sema_broadcasts_to(const Type *from, const Type *to)
 {
-    if (from->kind != TY_TILE || to->kind != TY_TILE || from->elem != to->elem || from->rank > to->rank) return 0;
+    if (!from || !to || from->kind != TY_TILE || to->kind != TY_TILE || from->elem != to->elem || from->rank > to->rank) return 0;
     for (int i = 0; i < from->rank; i++) {
         int64_t x = from->shape[from->rank - 1 - i], y = to->shape[to->rank - 1 - i];
         if (x != y && x != 1) return 0;

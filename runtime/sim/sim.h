@@ -91,6 +91,7 @@ typedef enum SimOp {
     SI_ELECT,         /* unless this thread is elected among warp n: -> d */
     SI_EXIT,
     SI_SETPRIO,       /* n: the priority (0..3) of amd_setprio: kept per thread, a trace instant on the wave's track */
+    SI_FENCE_PROXY,   /* fence_proxy_async: this thread's generic shared writes so far are visible to the async proxy */
     SI_COUNT
 } SimOp;
 
@@ -233,6 +234,8 @@ typedef struct SimKernel {
     uint32_t *ins_group;       /* per instruction: index into groups */
     SimGroup *groups;
     uint32_t ngroups;
+    int proxy_check;           /* an NVIDIA program whose kernel reads shared memory through the async proxy
+                                  (mma operands, TMA and bulk stores): the launch tracks unfenced generic writes */
     int warp_size;             /* 32, or 64 for an AMD program (ir_module_wave_size: gfx942/gfx90a wavefronts) */
 } SimKernel;
 

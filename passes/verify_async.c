@@ -30,7 +30,12 @@
  *     it while plain arrives are (a transaction barrier used as an arrival barrier), or waits with
  *     two scopes;
  *  7. bulk copies (tma.copy): constant byte counts are positive multiples of 16 within the shared
- *     tile, constant offsets keep the addresses 16-byte aligned.
+ *     tile, constant offsets keep the addresses 16-byte aligned;
+ *  8. every waited barrier is arrived at: a wait (other than on the constant parity 1, which returns
+ *     at once on a fresh barrier) on a barrier, or on a constant element of an array, that no
+ *     arrive, arrive_expect, remote arrive or clc_try_cancel names is an error at the first such
+ *     wait (copies and expect_tx add bytes but never arrive). A site with a run-time index arrives
+ *     at every element; an untraced site turns the check off for the kernel.
  * The copies counted in 2/3 are tma_loads (box bytes; x CTAs of a constant multicast mask; x 2 for
  * a cta_group = 2 load on a barrier from mapa, which both CTAs of the pair signal) and
  * tma_bulk_loads (their constant byte count), in the arrive's block and, when that is a region of

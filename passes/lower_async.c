@@ -89,22 +89,38 @@ typedef struct FenceCx {
     PtrSet publishes;      /* ops that are or contain a publishing point */
     PtrSet passed;         /* ops a placement scan went past */
     OpList fenced;         /* the writes that need a fence, in program order */
+    Op **memo;             /* per value id: its allocation (alloc_of) */
+    uint32_t nvalues;      /* values of the kernel when the pass started (fences add none) */
 } FenceCx;
 
 static Op *owner_of(const Block *b) { return b->parent ? b->parent->parent : NULL; }
 
-/* The shared_alloc a shared tile or shared pointer comes from, or NULL when it cannot be traced. */
-static Op *alloc_of(Value *v)
+/* memo[v->id]: what alloc_of found for v; UNTRACED when nothing (NULL: not looked up yet). */
+static Op untraced_mark;
+#define UNTRACED (&untraced_mark)
+
+/* The shared_alloc a shared tile or shared pointer comes from, or NULL when it cannot be traced.
+ * Every value of the chain walked is remembered, so all lookups of a kernel together are linear. */
+static Op *alloc_of(Op **memo, uint32_t nvalues, Value *v)
 {
-    for (int depth = 0; v && v->def && depth < 4096; depth++) {
-        Op *d = v->def;
-        switch (d->code) {
-        case OP_SHARED_ALLOC: return d;
-        case OP_SMEM_STAGE: case OP_SMEM_ELEM: case OP_PTR_ADD: v = d->operands[0]; break;
-        default: return NULL;
+    Value *start = v;
+    Op *found = UNTRACED;
+    while (v && v->id < nvalues) {
+        if (memo[v->id]) {
+            found = memo[v->id];
+            break;
         }
+        Op *d = v->def;
+        if (d && d->code == OP_SHARED_ALLOC) found = d;
+        if (!d || (d->code != OP_SMEM_STAGE && d->code != OP_SMEM_ELEM && d->code != OP_PTR_ADD)) break;
+        v = d->operands[0];
     }
-    return NULL;
+    for (v = start; v && v->id < nvalues && !memo[v->id]; v = v->def ? v->def->operands[0] : NULL) {
+        memo[v->id] = found;
+        Op *d = v->def;
+        if (!d || (d->code != OP_SMEM_STAGE && d->code != OP_SMEM_ELEM && d->code != OP_PTR_ADD)) break;
+    }
+    return found == UNTRACED ? NULL : found;
 }
 
 /* The shared operands an op reads through the async proxy (up to 2); 0 for other ops. */
@@ -150,7 +166,7 @@ static void collect(Op *op, void *ctx)
     Value *r[2];
     int n = async_reads(op, r);
     for (int i = 0; i < n; i++) {
-        Op *a = alloc_of(r[i]);
+        Op *a = alloc_of(c->memo, c->nvalues, r[i]);
         if (a) set_add(&c->read_allocs, a);
         else c->read_any = 1;
     }
@@ -159,11 +175,11 @@ static void collect(Op *op, void *ctx)
         for (Op *p = op; p && set_add(&c->publishes, p);) p = owner_of(p->parent);
 }
 
-static int needs_fence(const FenceCx *c, const Op *op)
+static int needs_fence(FenceCx *c, const Op *op)
 {
     Value *w = generic_write(op);
     if (!w) return 0;
-    Op *a = alloc_of(w);
+    Op *a = alloc_of(c->memo, c->nvalues, w);
     if (c->read_any) return 1;
     return a ? set_has(&c->read_allocs, a) : c->read_allocs.n > 0;
 }
@@ -216,7 +232,8 @@ int pass_lower_async(Module *m, DiagCtx *diag)
     Arena scratch;
     arena_init(&scratch);
     for (Kernel *k = m->first; k; k = k->next) {
-        FenceCx c = {.m = m, .k = k};
+        FenceCx c = {.m = m, .k = k, .nvalues = k->nvalues};
+        c.memo = ARENA_ARRAY(&scratch, Op *, k->nvalues + 1);
         c.read_allocs.a = c.publishes.a = c.passed.a = c.fenced.a = &scratch;
         ir_walk_region(&k->body, collect, &c);
         if (!c.writes || (!c.read_any && !c.read_allocs.n)) continue;

@@ -89,22 +89,23 @@ typedef struct FenceCx {
     PtrSet publishes;      /* ops that are or contain a publishing point */
     PtrSet passed;         /* ops a placement scan went past */
     OpList fenced;         /* the writes that need a fence, in program order */
-    Op **memo;             /* per value id: its allocation (alloc_of) */
+    const Op **memo;       /* per value id: its allocation (alloc_of) */
     uint32_t nvalues;      /* values of the kernel when the pass started (fences add none) */
 } FenceCx;
 
 static Op *owner_of(const Block *b) { return b->parent ? b->parent->parent : NULL; }
 
-/* memo[v->id]: what alloc_of found for v; UNTRACED when nothing (NULL: not looked up yet). */
-static Op untraced_mark;
+/* memo[v->id]: what alloc_of found for v; UNTRACED when nothing (NULL: not looked up yet). The
+ * sentinel is a constant object used only for its address. */
+static const Op untraced_mark;
 #define UNTRACED (&untraced_mark)
 
 /* The shared_alloc a shared tile or shared pointer comes from, or NULL when it cannot be traced.
  * Every value of the chain walked is remembered, so all lookups of a kernel together are linear. */
-static Op *alloc_of(Op **memo, uint32_t nvalues, Value *v)
+static const Op *alloc_of(const Op **memo, uint32_t nvalues, Value *v)
 {
     Value *start = v;
-    Op *found = UNTRACED;
+    const Op *found = UNTRACED;
     while (v && v->id < nvalues) {
         if (memo[v->id]) {
             found = memo[v->id];
@@ -166,7 +167,7 @@ static void collect(Op *op, void *ctx)
     Value *r[2];
     int n = async_reads(op, r);
     for (int i = 0; i < n; i++) {
-        Op *a = alloc_of(c->memo, c->nvalues, r[i]);
+        const Op *a = alloc_of(c->memo, c->nvalues, r[i]);
         if (a) set_add(&c->read_allocs, a);
         else c->read_any = 1;
     }
@@ -179,7 +180,7 @@ static int needs_fence(FenceCx *c, const Op *op)
 {
     Value *w = generic_write(op);
     if (!w) return 0;
-    Op *a = alloc_of(c->memo, c->nvalues, w);
+    const Op *a = alloc_of(c->memo, c->nvalues, w);
     if (c->read_any) return 1;
     return a ? set_has(&c->read_allocs, a) : c->read_allocs.n > 0;
 }
@@ -233,7 +234,7 @@ int pass_lower_async(Module *m, DiagCtx *diag)
     arena_init(&scratch);
     for (Kernel *k = m->first; k; k = k->next) {
         FenceCx c = {.m = m, .k = k, .nvalues = k->nvalues};
-        c.memo = ARENA_ARRAY(&scratch, Op *, k->nvalues + 1);
+        c.memo = ARENA_ARRAY(&scratch, const Op *, k->nvalues + 1);
         c.read_allocs.a = c.publishes.a = c.passed.a = c.fenced.a = &scratch;
         ir_walk_region(&k->body, collect, &c);
         if (!c.writes || (!c.read_any && !c.read_allocs.n)) continue;

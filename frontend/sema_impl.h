@@ -6,9 +6,10 @@
  * its handler); the handlers live with their hardware feature: sema_tile.c (register tiles and
  * elementwise math), sema_async.c (mbarriers, parity, TMA, bulk copies), sema_mma.c (matrix ops),
  * sema_cluster.c (clusters, distributed shared memory, cluster launch control), sema_shmem.c
- * (NVSHMEM), sema_groups.c (elect, warp roles, named barriers, sync), sema_shared.c (shared tile
- * declarations) and sema_amd.c (warp-pipeline stages). Everything here is shared by at least two
- * of those files; a helper one file uses stays static in it.
+ * (NVSHMEM), sema_warp.c (warp collectives: shfl, vote), sema_groups.c (elect, warp roles, named
+ * barriers, sync), sema_shared.c (shared tile declarations) and sema_amd.c (warp-pipeline stages).
+ * Everything here is shared by at least two of those files; a helper one file uses stays static in
+ * it.
  *
  * Sections follow the files.
  */
@@ -295,6 +296,11 @@ Ex sema_shmem_signal_wait(Sema *s, const Call *c); /* signal_wait_until */
 int sema_shmem_ns(Sema *s, const Node *n);
 /* shmem.my_pe, shmem.n_pes and the constants shmem.QP_DEFAULT etc. */
 Ex sema_shmem_member(Sema *s, const Node *n);
+
+/* ================================ sema_warp.c ================================ */
+
+Ex sema_shfl(Sema *s, const Call *c);        /* shfl_xor, shfl_up, shfl_down, shfl_idx (v, lane [, width]) */
+Ex sema_vote(Sema *s, const Call *c);        /* vote_any, vote_all, vote_ballot (c) */
 
 /* ================================ sema_groups.c ================================ */
 

@@ -214,7 +214,7 @@ def clc_waits(n):
     body = ["  %resp = shared_alloc {align = 16} : smem<2xu64>\n", "  %bar = mbar_alloc {count = 1} : mbar\n",
             "  %other = mbar_alloc {count = 128} : mbar\n", "  %p = const {value = 0} : parity\n",
             "  elect {\n    clc_try_cancel %bar, %resp {multicast = 0}\n    yield\n  }\n",
-            "  mbar_wait %bar, %p {scope = \"cta\"}\n"]
+            "  mbar_wait %bar, %p {scope = \"cta\"}\n", "  mbar_arrive %other {scope = \"cta\"}\n"]
     for i in range(n):
         body += ["  mbar_wait %other, %p {scope = \"cta\"}\n"]
     body += ["  %c, %x, %y, %z = clc_query %resp : i1, i32, i32, i32\n", "  store %x, %out\n"]

@@ -67,6 +67,8 @@ static const char run_usage[] =
     "  --repeat R              timed launches (default 20; the median is reported)\n"
     "  --target T              sm_90a, sm_100a, gfx942 or gfx90a (default: from the device)\n"
     "  -g, --debug-hangs       bounded mbarrier waits: a stuck kernel is stopped and reported (GPU)\n"
+    "  --input ir              the file is textual tile IR (as tilec --emit ir or ir-lowered prints it)\n"
+    "  --pipeline P            run this pass pipeline instead of the -O2 default (empty: none)\n"
     "\n"
     "simulator (--device sim; default size 16384, no timing):\n"
     "  --sim-seed S            the schedule's seed (default 1)\n"
@@ -343,12 +345,14 @@ typedef struct run_opts {
     tile_sim_options sim;   /* --sim-* */
     long long explore;      /* --sim-explore: runs (default 1) */
     long long dyn_shared;   /* --dynamic-shared */
+    int input_ir;           /* --input ir: the file is textual tile IR */
+    const char *pipeline;   /* --pipeline: the pass pipeline instead of the -O2 default, or NULL */
 } run_opts;
 
 /* Options of `tilec run` that take a value. */
 static const char *const run_valued[] = {"--kernel", "--device", "--size", "--sim-seed", "--sim-schedule", "--sim-explore",
                                          "--sim-max-steps", "--sim-timeout", "--dynamic-shared", "--sim-trace", "--repeat",
-                                         "--seed", "--grid", "--block", "--target", "--arg", NULL};
+                                         "--seed", "--grid", "--block", "--target", "--arg", "--input", "--pipeline", NULL};
 
 static int run_parse(int argc, char **argv, run_opts *o)
 {
@@ -417,6 +421,12 @@ static int run_parse(int argc, char **argv, run_opts *o)
             if (tile_target_parse(v, &t) != TILE_SUCCESS)
                 return usage_error("unknown target '%s' (sm_90a, sm_100a, gfx942 or gfx90a)", v);
             o->target = (int)t;
+        } else if ((v = opt_value(argc, argv, &i, "--input"))) {
+            if (strcmp(v, "ir") == 0) o->input_ir = 1;
+            else if (strcmp(v, "tile") == 0) o->input_ir = 0;
+            else return usage_error("--input: expected tile or ir, not '%s'", v);
+        } else if ((v = opt_value(argc, argv, &i, "--pipeline"))) {
+            o->pipeline = v;
         } else if ((v = opt_value(argc, argv, &i, "--arg"))) {
             const char *eq = strchr(v, '=');
             char *end;
@@ -526,7 +536,8 @@ static int cmd_run(int argc, char **argv)
 
     /* the program, through the cache, assembled for the device */
     tile_compile_options copts = {.opt_level = 2, .assemble = be != TILE_BACKEND_SIM, .debug_hangs = o.debug_hangs,
-                                  .defines = o.defs, .ndefines = o.ndefs};
+                                  .defines = o.defs, .ndefines = o.ndefs, .input_ir = o.input_ir,
+                                  .pipeline = o.pipeline};
     if (o.target >= 0) copts.target = (tile_target)o.target;
     else if (info.cc_major == 9) copts.target = TILE_TARGET_SM90A;
     else if (info.cc_major == 10) copts.target = TILE_TARGET_SM100A;

@@ -22,7 +22,7 @@ const PassInfo pass_table[] = {
      pass_lower_tiles, 1},
     {"verify-async", "check the mbarrier/TMA protocol; derive arrive_expect byte counts", pass_verify_async, 0},
     {"smem-layout", "give shared tiles and mbarriers their offsets; the kernel's shared memory size", pass_smem_layout, 0},
-    {"lower-async", "insert the proxy fences TMA stores need", pass_lower_async, 0},
+    {"lower-async", "fence generic shared writes that wgmma/tcgen05, TMA or bulk stores read (async proxy)", pass_lower_async, 0},
     {"verify-clc", "check the cluster launch control rules; a proxy fence after each response read", pass_verify_clc, 0},
     {"warp-pipeline", "AMD warp-pipeline stages to group barriers, s_setprio and LDS waits; check stage loops",
      pass_warp_pipeline, 0},

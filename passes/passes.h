@@ -61,7 +61,7 @@ int pass_dce(Module *m, DiagCtx *diag);            /* dce.c */
 int pass_lower_tiles(Module *m, DiagCtx *diag);    /* lower_tiles.c */
 int pass_verify_async(Module *m, DiagCtx *diag);   /* verify_async.c: mbarrier/TMA protocol; derives tx bytes */
 int pass_smem_layout(Module *m, DiagCtx *diag);    /* smem_layout.c: offsets of shared allocations, Kernel.smem_bytes */
-int pass_lower_async(Module *m, DiagCtx *diag);    /* lower_async.c: proxy fences before TMA stores */
+int pass_lower_async(Module *m, DiagCtx *diag);    /* lower_async.c: proxy fences between generic writes and async reads */
 int pass_warp_pipeline(Module *m, DiagCtx *diag); /* warp_pipeline.c: AMD warp-pipeline stages to barriers and priorities */
 int pass_verify_clc(Module *m, DiagCtx *diag);     /* verify_clc.c: cluster launch control rules; proxy fence after each response read */
 

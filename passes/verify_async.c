@@ -30,7 +30,12 @@
  *     it while plain arrives are (a transaction barrier used as an arrival barrier), or waits with
  *     two scopes;
  *  7. bulk copies (tma.copy): constant byte counts are positive multiples of 16 within the shared
- *     tile, constant offsets keep the addresses 16-byte aligned.
+ *     tile, constant offsets keep the addresses 16-byte aligned;
+ *  8. every waited barrier is arrived at: a wait (other than on the constant parity 1, which returns
+ *     at once on a fresh barrier) on a barrier, or on a constant element of an array, that no
+ *     arrive, arrive_expect, remote arrive or clc_try_cancel names is an error at the first such
+ *     wait (copies and expect_tx add bytes but never arrive). A site with a run-time index arrives
+ *     at every element; an untraced site turns the check off for the kernel.
  * The copies counted in 2/3 are tma_loads (box bytes; x CTAs of a constant multicast mask; x 2 for
  * a cta_group = 2 load on a barrier from mapa, which both CTAs of the pair signal) and
  * tma_bulk_loads (their constant byte count), in the arrive's block and, when that is a region of
@@ -850,6 +855,8 @@ typedef struct Roles {
     Op *copy, *arrive_expect, *expect, *site;
     Op *wait, *other_wait;
     OpList sites;          /* its arrive sites, in program order (for the arrival counts) */
+    int arrive_all;        /* an arrive site reaches every barrier of the declaration (a run-time index, or one barrier) */
+    int reported;          /* check 8 reported it */
 } Roles;
 
 static Roles *roles_of(KeyMap *decls, Value *bar)
@@ -887,6 +894,56 @@ static void check_roles(AsyncCx *c, Op *alloc, const Roles *ro)
         err_at(c, ro->other_wait, "mbarrier %s is waited on with scope = %s here but with scope = %s elsewhere: one barrier's "
                "waiters synchronise with one scope of arrivals", bn, b, a);
         note_at(c, ro->wait, "waited on with scope = %s here", a);
+    }
+}
+
+/* ---- 8. a barrier that is waited on is arrived at ---- */
+
+/* A wait with the constant parity 1 returns at once on a barrier whose first phase never completes
+ * (the phase before the first counts as complete): it cannot hang on a barrier nobody arrives at. */
+static int waits_at_once(const Op *w)
+{
+    int64_t p;
+    return const_of(w->operands[1], &p) && p == 1;
+}
+
+/* The waits of the kernel (in program order) against the arrive sites of each declaration: a wait on
+ * a barrier (or a constant element of an array) that no site arrives at is an error at the first
+ * such wait, with a note at the declaration. An arrive site whose index is a run-time value counts
+ * for every element; one whose barrier is not traced makes the check give up (the caller). */
+static void check_never_arrived(AsyncCx *c, KeyMap *decls, const Collect *col, Arena *scratch)
+{
+    KeyMap arrived = {.a = scratch};   /* (declaration, constant index) of each constant-index site */
+    for (uint32_t i = 0; i < col->sites.n; i++) {
+        BarRef r = bar_ref(col->sites.ops[i]->operands[0]);
+        Roles *ro = map_get(decls, ptr_key(r.alloc));
+        if (!ro) continue;
+        if (!r.index || !r.has_const) ro->arrive_all = 1;
+        else map_get_or_add(&arrived, bar_key(&r), 1);
+    }
+    for (uint32_t i = 0; i < col->waits.n; i++) {
+        Op *w = col->waits.ops[i];
+        BarRef r = bar_ref(w->operands[0]);
+        Roles *ro = r.alloc ? map_get(decls, ptr_key(r.alloc)) : NULL;
+        if (!ro || ro->reported || ro->arrive_all || waits_at_once(w)) continue;
+        int element = r.index && r.has_const;
+        if (ro->sites.n && !element) continue;   /* a run-time element of an array some site arrives at: no claim */
+        if (element && map_get(&arrived, bar_key(&r))) continue;
+        ro->reported = 1;
+        char bn[96], full[128];
+        bar_name(c, &r, bn, sizeof bn);
+        if (element && r.alloc->results[0]->name)
+            snprintf(full, sizeof full, "'%s[%lld]'", r.alloc->results[0]->name, (long long)r.cindex);
+        else snprintf(full, sizeof full, "%s", bn);
+        Loc dl = loc_of(c, r.alloc);
+        const char *wname = w->code == OP_MBAR_WAIT ? "wait" : w->code == OP_MBAR_TRY_WAIT ? "try_wait" : "test_wait";
+        err_at(c, w, "%s on mbarrier %s (declared at line %u) can never %s: nothing arrives at %s (no arrive, "
+               "arrive_expect, remote arrive or clc.try_cancel names it%s), so none of its phases completes%s",
+               wname, full, dl.line, w->code == OP_MBAR_WAIT ? "return" : "succeed", element ? "this element" : "it", element && ro->sites.n ? " with this index" : "",
+               ro->copy ? "; tma.load and tma.copy complete transaction bytes but do not arrive: pair them with "
+                          "arrive_expect" : "");
+        note_at(c, r.alloc, "mbarrier %s is declared here with %lld arrival%s per phase", bn,
+                (long long)ir_attr_int(r.alloc, "count", 0), ir_attr_int(r.alloc, "count", 0) == 1 ? "" : "s");
     }
 }
 
@@ -938,6 +995,7 @@ int pass_verify_async(Module *m, DiagCtx *diag)
                 check_arrivals(&c, col.allocs.ops[i], &((Roles *)map_get(&decls, ptr_key(col.allocs.ops[i])))->sites, &scratch);
         for (uint32_t i = 0; i < col.allocs.n; i++)
             check_roles(&c, col.allocs.ops[i], map_get(&decls, ptr_key(col.allocs.ops[i])));
+        if (!untraced) check_never_arrived(&c, &decls, &col, &scratch);
     }
     arena_free(&scratch);
     return c.errors ? 1 : 0;

@@ -93,6 +93,7 @@ typedef enum SimOp {
                        * (shfl) or SIM_NONE, c the shfl width (0: the warp), d the result, ty the value's type */
     SI_EXIT,
     SI_SETPRIO,       /* n: the priority (0..3) of amd_setprio: kept per thread, a trace instant on the wave's track */
+    SI_FENCE_PROXY,   /* fence_proxy_async: this thread's generic shared writes so far are visible to the async proxy */
     SI_LANES,         /* aux c: the SL_* header: ld_lanes, st_lanes or iota_lanes in any layout (sim_layout.c) */
     SI_RED_PUT,       /* aux c: the SR_* header: the thread's lanes of a reduction into its group's exchange */
     SI_RED_GET,       /* aux c: the same header: the thread's result lanes, after the group's barrier */
@@ -250,6 +251,8 @@ typedef struct SimKernel {
     uint32_t *ins_group;       /* per instruction: index into groups */
     SimGroup *groups;
     uint32_t ngroups;
+    int proxy_check;           /* an NVIDIA program whose kernel reads shared memory through the async proxy
+                                  (mma operands, TMA and bulk stores): the launch tracks unfenced generic writes */
     int warp_size;             /* 32, or 64 for an AMD program (ir_module_wave_size: gfx942/gfx90a wavefronts) */
 } SimKernel;
 

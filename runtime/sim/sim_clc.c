@@ -89,6 +89,7 @@ int sim_clc_perform(Sim *S, Async *a)
                                "CTA rank %u of the cluster exited before the multicast response reached it (undefined "
                                "behaviour on the hardware)", c);
         memcpy(S->cta[c].smem + a->smem, w, 16);
+        sim_proxy_async_write(S->cta[c].proxy, a->smem, 16);
         if (RACE(S) && a->agent[c] >= 0) {
             SimRaceReport rep;
             if (sim_race_access(S->cta[c].race, a->agent[c], a->smem, 16, 1, a->pc, &rep)) return sim_race_report(S, c, &rep);

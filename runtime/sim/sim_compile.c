@@ -1324,7 +1324,10 @@ static void comp_op(Comp *C, const Op *op, Flow *f)
     case OP_TMA_LOAD: case OP_TMA_STORE: case OP_TMA_REDUCE_ADD:
         comp_tma(C, op);
         return;
-    case OP_TMA_PREFETCH: case OP_TMA_SHAPE: case OP_FENCE_PROXY_ASYNC: case OP_SETMAXNREG:
+    case OP_FENCE_PROXY_ASYNC:
+        emit(C, op, SI_FENCE_PROXY);
+        return;
+    case OP_TMA_PREFETCH: case OP_TMA_SHAPE: case OP_SETMAXNREG:
     case OP_MMA_COMMIT: case OP_MMA_WAIT:   /* the simulator computes an mma when it is issued */
         return;   /* no effect on the simulated machine's results */
     case OP_MMA_ACC: case OP_ST_ACC: case OP_ST_SMEM_ACC: case OP_LD_SMEM_ACC:
@@ -1447,6 +1450,13 @@ static void comp_block(Comp *C, const Block *b, Flow *f)
         if (n) memcpy((dst), (src), sizeof *(src) * (n));                                                    \
     } while (0)
 
+/* Sets *ctx when op reads shared memory through the async proxy (an mma's operands, a TMA or bulk store). */
+static void find_async_read(Op *op, void *ctx)
+{
+    if (op->code == OP_MMA_ACC || op->code == OP_TMA_STORE || op->code == OP_TMA_REDUCE_ADD || op->code == OP_TMA_BULK_STORE)
+        *(int *)ctx = 1;
+}
+
 static int compile_kernel(Arena *ar, const Module *m, const Kernel *k, SimKernel *sk, char *err, size_t errlen)
 {
     Comp C;
@@ -1461,6 +1471,8 @@ static int compile_kernel(Arena *ar, const Module *m, const Kernel *k, SimKernel
     memset(C.slot, 0xFF, sizeof *C.slot * (k->nvalues ? k->nvalues : 1));
     int64_t threads = k->block[0] * k->block[1] * k->block[2];
     sk->warp_size = ir_module_wave_size(m);   /* 64 for an AMD program: lane_id, warp_id, elect per wavefront */
+    if (m->target->features & TF_TMA)   /* AMD programs have one proxy: their mma reads LDS like any load */
+        ir_walk_region((Region *)&k->body, find_async_read, &sk->proxy_check);
     C.nwarps = (int)((threads + sk->warp_size - 1) / sk->warp_size);
     C.group = (SimGroup){0, C.nwarps, 0};
     C.cur_group = group_index(&C, C.group);

@@ -405,6 +405,8 @@ unsigned char *sim_saddr(Sim *S, const Thread *t, uint32_t pc, uint32_t cta, uin
                     (unsigned long long)off, n);
         return NULL;
     }
+    if (write && S->proxy_on && t && t->cta == cta)   /* a generic write, unfenced until its thread fences */
+        sim_proxy_write(S->cta[cta].proxy, (int)t->lin, off, n, pc);
     if (RACE(S) && t && t->cta == cta) {   /* another CTA's accesses (mapa) are not race-checked */
         SimRaceReport rr;
         if (sim_race_access(S->cta[cta].race, (int)t->lin, (uint32_t)off, (uint32_t)n, write, pc, &rr)) {
@@ -683,6 +685,10 @@ static NOINLINE int run_thread(Sim *S, Thread *t, uint32_t budget)
                 snprintf(name, sizeof name, "s_setprio %u", in->n);
                 sim_trace_instant(S->trace, sim_cta_pid(S, t->cta), (int)t->warp, S->steps, name);
             }
+            pc++;
+            break;
+        case SI_FENCE_PROXY:
+            if (S->proxy_on) sim_proxy_fence(S->cta[t->cta].proxy, (int)t->lin);
             pc++;
             break;
         case SI_MOV:
@@ -1069,6 +1075,10 @@ static void start_cluster(Sim *S, const unsigned cl[3])
                     sim_race_free(c->race);
                     c->race = sim_race_new((int)S->cta_threads, S->smem_size);   /* NULL (too large): no checks */
                 }
+                if (S->proxy_on) {
+                    sim_proxy_free(c->proxy);
+                    c->proxy = sim_proxy_new((int)S->cta_threads, S->smem_size);   /* NULL (too large): no checks */
+                }
                 for (uint32_t lin = 0; lin < S->cta_threads; lin++) {
                     uint32_t ti = c->first + lin;
                     Thread *t = &S->th[ti];
@@ -1234,6 +1244,7 @@ tile_status sim_launch(SimLaunch *L, char *report, size_t cap)
     S.trace = L->trace;
     S.hint_bar = -1;
     S.race_on = L->opt.race_check != 0 && S.smem_size > 0;
+    S.proxy_on = S.race_on && k->proxy_check;
     sb_init(&S.rep);
     tile_status st = TILE_SUCCESS;
     size_t nsite = k->nsites ? k->nsites : 1, nbar = k->nbarriers ? k->nbarriers : 1;
@@ -1277,7 +1288,10 @@ tile_status sim_launch(SimLaunch *L, char *report, size_t cap)
     }
     L->steps = S.steps;
     if (S.trace) sim_trace_end_launch(S.trace, S.steps);
-    for (uint32_t c = 0; S.cta && c < S.ncta; c++) sim_race_free(S.cta[c].race);
+    for (uint32_t c = 0; S.cta && c < S.ncta; c++) {
+        sim_race_free(S.cta[c].race);
+        sim_proxy_free(S.cta[c].proxy);
+    }
     ir_free(S.th);
     ir_free(S.regs);
     ir_free(S.cta);

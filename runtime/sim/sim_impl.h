@@ -25,6 +25,8 @@
 
 #define RACE(S) ((S)->race_on)   /* race checks are on for this launch */
 
+typedef struct SimProxy SimProxy;
+
 enum { TS_RUN, TS_BLOCKED, TS_EXITED };
 enum { WK_NONE, WK_MBAR, WK_POLL, WK_BAR, WK_CLUSTER, WK_BULK, WK_ELECT, WK_PAIR };
 
@@ -91,6 +93,7 @@ typedef struct Cta {
     Bar *bars;
     NamedBar nb[16];
     SimRace *race;
+    SimProxy *proxy;       /* unfenced generic writes (sim_proxy.c), or NULL: no proxy checks */
     uint8_t clc_failed;    /* a clc_query of this CTA read a failed response (try_cancel is now UB) */
     uint32_t clc_fail_pc;  /* where */
 } Cta;
@@ -172,6 +175,7 @@ typedef struct Sim {
     int failed;
     StrBuf rep;
     int race_on;
+    int proxy_on;          /* proxy-fence checks are on for this launch (sim_proxy.c) */
     int hint_bar;          /* a race report's hint: a TMA load's barrier running ahead, or -1 */
     uint32_t hint_cta;
     /* trace */
@@ -293,6 +297,29 @@ int sim_st_acc_exec(Sim *S, Thread *t, uint32_t pc);
  * every lane and wakes them; -1 after a report. */
 int sim_rs_release(Sim *S, uint32_t c, uint32_t warp);
 
+/* ================================ sim_proxy.c: the generic and async proxies ================================ */
+
+/* An async read of a byte whose last generic write its writer has not fenced. */
+typedef struct SimProxyReport {
+    uint32_t offset;       /* the first such byte */
+    int writer;            /* the writing thread (linear index in the CTA) */
+    uint32_t write_pc;     /* the write's instruction */
+} SimProxyReport;
+
+/* One tracker per CTA: nthreads threads, smem_bytes bytes; NULL outside the limits (no checks). */
+SimProxy *sim_proxy_new(int nthreads, size_t smem_bytes);
+void sim_proxy_free(SimProxy *p);
+/* A generic write of [off, off + n) by a thread of the CTA at pc; an async write (it clears); a
+ * fence_proxy_async by a thread. Calls with NULL, an out-of-range thread or range do nothing. */
+void sim_proxy_write(SimProxy *p, int thread, uint64_t off, size_t n, uint32_t pc);
+void sim_proxy_async_write(SimProxy *p, uint64_t off, size_t n);
+void sim_proxy_fence(SimProxy *p, int thread);
+/* An async read of [off, off + n): 1 and *out at the first byte with an unfenced generic write. */
+int sim_proxy_read(const SimProxy *p, uint64_t off, size_t n, SimProxyReport *out);
+/* The async read `what` of [off, off + n) of CTA cta's shared memory by the op at pc (issued by t):
+ * -1 after a missing-fence report, else 0 (also when proxy checks are off). */
+int sim_proxy_check(Sim *S, const Thread *t, uint32_t pc, uint32_t cta, uint64_t off, size_t n, const char *what);
+
 /* ================================ sim_warp.c: warp collectives ================================ */
 
 /* SI_WARP: -1 after a report (a partial warp, a lane that exited, lanes at another collective), 1 when
@@ -344,6 +371,9 @@ int sim_fail_at(Sim *S, const Thread *t, uint32_t pc, const char *what, const ch
 void sim_global_oob(Sim *S, const Thread *t, uint32_t pc, const char *what, uint64_t va, size_t n);
 /* The two accesses the race detector of CTA cta found unordered; returns -1. */
 int sim_race_report(Sim *S, uint32_t cta, const SimRaceReport *rr);
+/* The async read `what` at pc (by t, or NULL) found the generic write rp->write_pc of CTA cta unfenced;
+ * returns -1. */
+int sim_proxy_report(Sim *S, const Thread *t, uint32_t pc, uint32_t cta, const SimProxyReport *rp, const char *what);
 /* More tx bytes completed on barrier bi of CTA cta than its phase expected (the detail from fmt);
  * returns -1. */
 int sim_tx_overshoot(Sim *S, const Thread *t, uint32_t pc, uint32_t cta, uint32_t bi, const char *fmt, ...)

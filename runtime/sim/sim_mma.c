@@ -342,6 +342,27 @@ static int rs_ld_acc_exec(Sim *S, Thread *t, uint32_t pc)
     return 0;
 }
 
+/* ---------------------------------------------------------------- the async proxy */
+
+/* The mma reads its shared operands through the async proxy: they must hold no generic write that its
+ * writer has not fenced (sim_proxy.c). The first thread of each warpgroup checks the whole tiles (every
+ * thread of the group reads the same ones), in both CTAs of a cta_group = 2 pair. -1 after a report. */
+static int mma_proxy(Sim *S, Thread *t, uint32_t pc, const uint32_t *h)
+{
+    if (!S->proxy_on || (t->lin - 32 * h[MA_LO]) % 128) return 0;
+    int ty = S->code[pc].ty, tyb = (int)h[MA_TYB];
+    uint64_t esa = ty == TY_E4M3 || ty == TY_E5M2 ? 1 : 2, esb = tyb == TY_E4M3 || tyb == TY_E5M2 ? 1 : 2;
+    uint64_t nb = h[MA_CG] == 2 ? h[MA_N] / 2 : h[MA_N];
+    uint64_t abytes = h[MA_RA] ? 0 : (uint64_t)h[MA_M] * h[MA_K] * esa, bbytes = nb * h[MA_K] * esb;
+    uint32_t abase = (uint32_t)t->r[h[MA_A]].u, bbase = (uint32_t)t->r[h[MA_B]].u;
+    uint32_t c0 = h[MA_CG] == 2 ? t->cta & ~1u : t->cta, c1 = h[MA_CG] == 2 ? c0 + 1 : c0;
+    for (uint32_t c = c0; c <= c1 && c < S->ncta; c++) {
+        if (abytes && sim_proxy_check(S, t, pc, c, abase, abytes, "the mma's operand a")) return -1;
+        if (sim_proxy_check(S, t, pc, c, bbase, bbytes, "the mma's operand b")) return -1;
+    }
+    return 0;
+}
+
 /* ---------------------------------------------------------------- the ops */
 
 /* mma_acc: each thread computes its own lanes, d[row, col] = acc + sum over k of a[row, k] * b[k, col],
@@ -352,6 +373,7 @@ int sim_mma_exec(Sim *S, Thread *t, uint32_t pc)
 {
     const SimIns *in = &S->code[pc];
     const uint32_t *h = S->k->aux + in->c;
+    if (mma_proxy(S, t, pc, h)) return -1;
     if (h[MA_RA] || h[MA_TA] || (!h[MA_FLAG] && h[MA_CG] != 2)) return rs_mma_exec(S, t, pc);   /* + N-major B: rows fetched once */
     if (h[MA_CG] == 2) return pair_mma_exec(S, t, pc);
     SimReg *r = t->r;

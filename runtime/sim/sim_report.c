@@ -256,6 +256,32 @@ int sim_race_report(Sim *S, uint32_t cta, const SimRaceReport *rr)
     return -1;
 }
 
+/* ---------------------------------------------------------------- proxy fences */
+
+int sim_proxy_report(Sim *S, const Thread *t, uint32_t pc, uint32_t cta, const SimProxyReport *rp, const char *what)
+{
+    if (S->failed) return -1;
+    char lw[300], lr[300], ww[160], rw[160], where[256];
+    sim_loc_str(S, rp->write_pc, lw, sizeof lw);
+    sim_loc_str(S, pc, lr, sizeof lr);
+    report_head(S, "missing proxy fence");
+    sb_printf(&S->rep, " at %s and %s\n", lw, lr);
+    sim_smem_what(S->k, rp->offset, where, sizeof where);
+    sb_printf(&S->rep, "  shared offset %u (%s) of CTA (%u,%u,%u), after %llu steps:\n", rp->offset, where,
+              S->cta[cta].id[0], S->cta[cta].id[1], S->cta[cta].id[2], (unsigned long long)S->steps);
+    snprintf(ww, sizeof ww, "thread %d", rp->writer);
+    if (rp->writer >= 0 && (uint32_t)rp->writer < S->cta_threads)
+        thread_str(S, &S->th[S->cta[cta].first + (uint32_t)rp->writer], ww, sizeof ww);
+    sb_printf(&S->rep, "    generic-proxy write by %s at %s\n", ww, lw);
+    if (t) thread_str(S, t, rw, sizeof rw);
+    else snprintf(rw, sizeof rw, "the async engine");
+    sb_printf(&S->rep, "    async-proxy read (%s) issued by %s at %s\n", what, rw, lr);
+    sb_puts(&S->rep, "  the writing thread executed no fence.proxy.async (fence_proxy_async) between its write and this "
+                     "read: the async proxy may read stale bytes (the compiler's lower-async pass inserts the fence "
+                     "after the last write, before the barrier or arrive that publishes it)\n");
+    return -1;
+}
+
 /* ---------------------------------------------------------------- hangs */
 
 static uint32_t elected(const Sim *S, uint32_t cta, uint32_t warp)   /* for reports: the lowest live lane */

@@ -142,6 +142,8 @@ int sim_tma_issue(Sim *S, Thread *t, uint32_t pc)
             }
         } else {
             a->kind = in->n == ST_REDUCE_ADD ? AK_REDUCE : AK_STORE;
+            if (sim_proxy_check(S, t, pc, t->cta, a->smem, bytes, in->n == ST_REDUCE_ADD ? "tma.reduce_add" : "tma.store"))
+                return -1;
             a->group = t->gseq;
             if (RACE(S)) a->agent[t->cta] = sim_race_async_begin(S->cta[t->cta].race, (int)t->lin);
         }
@@ -177,6 +179,8 @@ int sim_bulk_issue(Sim *S, Thread *t, uint32_t pc)
     a->mask = 1u << t->cta;
     a->group = t->gseq;
     for (int i = 0; i < 16; i++) a->agent[i] = -1;
+    if (!load && sim_proxy_check(S, t, pc, t->cta, (uint32_t)sv, (size_t)bytes, "the bulk copy (tma.copy to global)"))
+        return -1;
     if (load) {
         uint32_t bi;
         a->bar = (uint32_t)r[aux[3]].u;
@@ -213,12 +217,18 @@ static int tma_perform(Sim *S, Async *a)
         unsigned char *g = al->host + (a->va - al->va);
         if (a->kind == AK_BULK_LOAD) {
             for (uint32_t c = 0; c < S->ncta; c++)
-                if (a->mask >> c & 1) memcpy(S->cta[c].smem + a->smem, g, a->bytes);
+                if (a->mask >> c & 1) {
+                    memcpy(S->cta[c].smem + a->smem, g, a->bytes);
+                    sim_proxy_async_write(S->cta[c].proxy, a->smem, a->bytes);
+                }
         } else {
             memcpy(g, S->cta[t->cta].smem + a->smem, a->bytes);
         }
         goto race;
     }
+    if (a->kind == AK_LOAD)   /* the box's bytes now hold what the async proxy wrote */
+        for (uint32_t c = 0; c < S->ncta; c++)
+            if (a->mask >> c & 1) sim_proxy_async_write(S->cta[c].proxy, a->smem, a->bytes);
     uint32_t es = (uint32_t)tile_dtype_size(d->dtype), m = box_layout(d->swizzle);
     uint64_t rows = 1;
     for (int i = 1; i < d->rank; i++) rows *= d->box[i];

@@ -214,7 +214,7 @@ def clc_waits(n):
     body = ["  %resp = shared_alloc {align = 16} : smem<2xu64>\n", "  %bar = mbar_alloc {count = 1} : mbar\n",
             "  %other = mbar_alloc {count = 128} : mbar\n", "  %p = const {value = 0} : parity\n",
             "  elect {\n    clc_try_cancel %bar, %resp {multicast = 0}\n    yield\n  }\n",
-            "  mbar_wait %bar, %p {scope = \"cta\"}\n"]
+            "  mbar_wait %bar, %p {scope = \"cta\"}\n", "  mbar_arrive %other {scope = \"cta\"}\n"]
     for i in range(n):
         body += ["  mbar_wait %other, %p {scope = \"cta\"}\n"]
     body += ["  %c, %x, %y, %z = clc_query %resp : i1, i32, i32, i32\n", "  store %x, %out\n"]
@@ -231,6 +231,28 @@ def tma_tiles(n):
     body += ["      tma_load %t, %x, %z, %z, %b {multicast = 0}\n" for i in range(n)]
     body += ["      yield\n", "    }\n", "    yield\n", "  }\n"]
     return ".ir", (HEAD + kernel("k", "%x: tma<1x4xf32>, %M: i32, %K: i32", body)).encode()
+
+
+def proxy_fences(n):
+    """n generic writes of a TMA-stored tile through one chain of n ptr_adds, with barriers,
+    conditional writes and waits among them (lower-async's tracing and placement scans, and
+    verify-async's never-arrived check of every wait)."""
+    body = ["  tma_shape %x, %M, %K\n", "  %t = shared_alloc : smem<8x64xbf16>\n",
+            "  %b = mbar_alloc {count = 128} : mbar\n", "  %z = const {value = 0} : i32\n",
+            "  %one = const {value = 1} : i32\n", "  %v = const {value = 1.0} : bf16\n",
+            "  %p0 = const {value = 0} : parity\n", "  %c = cmp %M, %K {pred = \"lt\"} : i1\n",
+            "  %q0 = smem_elem %t, %z, %z : ptr<bf16, shared>\n", "  mbar_arrive %b {scope = \"cta\"}\n"]
+    for i in range(1, n):
+        body.append("  %%q%d = ptr_add %%q%d, %%one : ptr<bf16, shared>\n" % (i, i - 1))
+        body.append("  store %%v, %%q%d\n" % i)
+        if i % 4 == 0:
+            body.append("  barrier\n")
+        if i % 5 == 0:
+            body.append("  mbar_wait %b, %p0 {scope = \"cta\"}\n")
+        if i % 7 == 0:
+            body += ["  if %c {\n", "    store %%v, %%q%d\n" % i, "    yield\n", "  } else {\n", "    yield\n", "  }\n"]
+    body += ["  elect {\n", "    tma_store %x, %z, %z, %t\n", "    yield\n", "  }\n"]
+    return ".ir", (HEAD + kernel("k", "%x: tma<8x64xbf16>, %M: i32, %K: i32", body)).encode()
 
 
 def big_then_small(n):
@@ -260,11 +282,12 @@ CASES = [
     ("clc_waits", clc_waits, PTX),
     ("tma_tiles", tma_tiles, "%s --input ir --emit ir-lowered -o /dev/null"),
     ("amd_stage_values", amd_stage_values, "%s --input ir --target gfx942 --pipeline warp-pipeline --emit ir-lowered -o /dev/null"),
+    ("proxy_fences", proxy_fences, "%s --input ir --emit ir-lowered -o /dev/null"),
 ]
 BASE_N = {
     "ops_chain": 60000, "many_kernels": 4000, "many_params": 30000, "carried_values": 24000,
     "distinct_types": 60000, "nested_regions": 8000, "cse_dups": 15000, "fold_chain": 15000,
     "dead_ops": 20000, "tile_ops": 6000, "mbar_traffic": 4000, "amd_stages": 30000, "ops_chain_print": 60000,
     "big_then_small": 12000, "amd_stage_values": 4000, "clc_waits": 20000,
-    "tma_tiles": 6000,
+    "tma_tiles": 6000, "proxy_fences": 10000,
 }

@@ -304,7 +304,7 @@ static void bind_param(Sema *s, const FnDef *f, int i, Ex arg, const Node *argn,
                 sb_printf(&sb, "shared %s[", ir_type_kind_name(want->elem->kind));
                 for (int d = 0; d < rank; d++) sb_printf(&sb, d ? ", %lld" : "%lld", (long long)shape[d]);
                 sb_putc(&sb, ']');
-                diag_error(s->diag, argn->loc, "argument %d of fn '%s': expected a shared tile %s, found %s", i + 1,
+                diag_error(s->diag, argn->loc, "argument %d of fn '%s': expected %s, found %s", i + 1,
                            fn->name, sb.data, TYNAME(arg.type, b2));
                 sb_free(&sb);
             } else
@@ -374,7 +374,12 @@ Ex sema_fn_call(Sema *s, const Node *call, const Type *hint)
         diag_note(s->diag, fn->loc, "'%s' is defined here", fn->name);
         return sema_ex_err();
     }
-    if (!sema_need_builder(s, call->loc) || !call_allowed(s, call, f)) return sema_ex_err();
+    if (!s->b.k) {
+        diag_error(s->diag, call->loc, "a call of fn '%s' is not a compile-time constant (its body is inlined code)",
+                   fn->name);
+        return sema_ex_err();
+    }
+    if (!call_allowed(s, call, f)) return sema_ex_err();
     s->expanded += f->size;
 
     /* the arguments, in the caller's scope */

@@ -196,12 +196,21 @@ static int call_allowed(Sema *s, const Node *call, const FnDef *f)
     const Node *fn = f->n;
     for (const FnFrame *fr = s->fn; fr; fr = fr->outer)
         if (fr->f == f) {
+            /* the cycle, outermost first: at most 6 names at each end */
+            int k = 0;
+            for (const FnFrame *g = s->fn; g != fr->outer; g = g->outer) k++;
+            const FnFrame **chain = ARENA_ARRAY(s->arena, const FnFrame *, k);
+            int j = k;
+            for (const FnFrame *g = s->fn; g != fr->outer; g = g->outer) chain[--j] = g;
             StrBuf sb;
             sb_init(&sb);
-            const FnFrame *chain[64];
-            int k = 0;
-            for (const FnFrame *g = s->fn; g != fr->outer && k < 64; g = g->outer) chain[k++] = g;
-            for (int i = k - 1; i >= 0; i--) sb_printf(&sb, "%s -> ", chain[i]->f->n->name);
+            for (int i = 0; i < k; i++) {
+                if (k > 12 && i == 6) {
+                    sb_printf(&sb, "... (%d more) -> ", k - 12);
+                    i = k - 6;
+                }
+                sb_printf(&sb, "%s -> ", chain[i]->f->n->name);
+            }
             sb_puts(&sb, fn->name);
             diag_error(s->diag, call->loc, "recursive call of fn '%s' (%s): fns are inlined, so a call cycle has no end",
                        fn->name, sb.data);

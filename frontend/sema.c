@@ -139,17 +139,17 @@ Sym *sema_declare(Sema *s, const char *name, SymKind kind, Loc loc)
     return y;
 }
 
-#define scope_push sema_scope_push
-#define scope_pop sema_scope_pop
+static void scope_push(Sema *s) { s->depth++; }
 
-void sema_scope_push(Sema *s) { s->depth++; }
-
-void sema_scope_pop(Sema *s)
+static void scope_pop(Sema *s)
 {
     for (; s->syms && s->syms->depth == s->depth; s->syms = s->syms->prev)
         *sema_map_slot(&s->names, s->syms->name) = s->syms->shadowed;
     s->depth--;
 }
+
+void sema_scope_push(Sema *s) { scope_push(s); }
+void sema_scope_pop(Sema *s) { scope_pop(s); }
 
 /* A value a symbol had before code that never runs changed it (Sema.undo). */
 typedef struct SymUndo {
@@ -228,7 +228,7 @@ Value *sema_i32_in(Sema *s, const Node *n, int64_t lo, int64_t hi, const char *w
     return sema_coerce(s, e, T(TY_I32), n->loc, what);
 }
 
-#define resolve_type sema_resolve_type
+static const Type *resolve_type(Sema *s, const Node *n, int allow_tensor);
 
 int sema_tile_fits(Sema *s, Loc loc, int rank, const int64_t *shape)
 {
@@ -276,7 +276,9 @@ int sema_resolve_shape(Sema *s, const Node *dims, int64_t *shape, int *rank)
     return 1;
 }
 
-const Type *sema_resolve_type(Sema *s, const Node *n, int allow_tensor)
+const Type *sema_resolve_type(Sema *s, const Node *n, int allow_tensor) { return resolve_type(s, n, allow_tensor); }
+
+static const Type *resolve_type(Sema *s, const Node *n, int allow_tensor)
 {
     switch (n->kind) {
     case N_TYPE_SMEM:

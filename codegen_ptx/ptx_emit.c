@@ -329,6 +329,15 @@ static void emit_op(Emit *e, const Op *op, Flow *f)
     case OP_IOTA_BLOCKED:
         ptx_emit_iota_blocked(e, op);
         return;
+    case OP_REDUCE:
+        ptx_emit_reduce(e, op);
+        return;
+    case OP_BROADCAST: case OP_RESHAPE:
+        ptx_emit_broadcast(e, op);
+        return;
+    case OP_LD_LANES: case OP_ST_LANES: case OP_IOTA_LANES:
+        ptx_emit_lanes(e, op);
+        return;
     case OP_IF:
         emit_if(e, op, f);
         return;
@@ -426,7 +435,8 @@ static int needs_warpid(OpCode c) { return c == OP_WARPS || c == OP_ELECT || c =
 static int needs_tlin(OpCode c)
 {
     return c == OP_WARP_ID || c == OP_LD_BLOCKED || c == OP_ST_BLOCKED || c == OP_IOTA_BLOCKED || c == OP_LD_SMEM_BLOCKED ||
-           c == OP_ST_SMEM_BLOCKED || c == OP_MBAR_ALLOC ||
+           c == OP_ST_SMEM_BLOCKED || c == OP_MBAR_ALLOC || c == OP_REDUCE || c == OP_LD_LANES || c == OP_ST_LANES ||
+           c == OP_IOTA_LANES ||
            c == OP_MMA_ACC || c == OP_ST_ACC || c == OP_ST_SMEM_ACC || c == OP_LD_SMEM_ACC || needs_warpid(c);
 }
 static int is_setmaxnreg(OpCode c) { return c == OP_SETMAXNREG; }

@@ -138,6 +138,12 @@ void ptx_emit_smem_len(Emit *e, const Op *op);
 void ptx_emit_mapa(Emit *e, const Op *op);
 void ptx_emit_sync(Emit *e, const Op *op);
 
+/* ================================ ptx_layout.c ================================ */
+
+void ptx_emit_reduce(Emit *e, const Op *op);      /* reduce (lowered) */
+void ptx_emit_broadcast(Emit *e, const Op *op);   /* broadcast, reshape (lowered) */
+void ptx_emit_lanes(Emit *e, const Op *op);       /* ld_lanes, st_lanes, iota_lanes */
+
 /* ================================ ptx_async.c ================================ */
 
 void ptx_emit_mbar(Emit *e, const Op *op);   /* mbar_at, arrivals, expect_tx, waits, parity_next */

@@ -514,6 +514,10 @@ Value *sema_coerce(Sema *s, Ex e, const Type *t, Loc loc, const char *ctx)
         if (!sema_need_builder(s, loc)) return NULL;
         return ir_build1(&s->b, OP_SPLAT, loc, &e.v, 1, t);
     }
+    if (e.v && sema_broadcasts_to(e.type, t)) {   /* NumPy broadcasting (sema_shape.c) */
+        if (!sema_need_builder(s, loc)) return NULL;
+        return sema_emit_broadcast(s, e.v, t, loc);
+    }
     diag_error(s->diag, loc, "%s: expected %s, found %s", ctx, TYNAME(t, b1), TYNAME(e.type, b2));
     return NULL;
 }
@@ -692,6 +696,15 @@ static const Type *unify(Sema *s, const Node *n, Ex a, Ex b)
     if (a.type == b.type) return a.type;
     if (a.type->kind == TY_TILE && b.type == a.type->elem) return a.type;
     if (b.type->kind == TY_TILE && a.type == b.type->elem) return b.type;
+    if (a.type->kind == TY_TILE && b.type->kind == TY_TILE && a.type->elem == b.type->elem) {
+        int bad;
+        const Type *t = sema_broadcast_type(s, a.type, b.type, &bad);
+        if (!t) {
+            snprintf(b1, sizeof b1, "%s", fe_token_name(n->op));
+            sema_broadcast_error(s, n->loc, a.type, b.type, bad, b1);
+        }
+        return t;
+    }
     diag_error(s->diag, n->loc, "mismatched types %s and %s for %s; convert one with 'as'", TYNAME(a.type, b1),
                TYNAME(b.type, b2), fe_token_name(n->op));
     return NULL;

@@ -64,6 +64,13 @@ static const Builtin builtins[] = {
     {NULL,    "exp2",               1, 1, NULL,              SG_ANY,        NULL,      OP_EXP2,              sema_math},
     {NULL,    "fma",                3, 3, NULL,              SG_ANY,        NULL,      OP_FMA,               sema_math},
     {NULL,    "select",             3, 3, NULL,              SG_ANY,        NULL,      OP_SELECT,            sema_math},
+    /* reductions and shapes: sema_shape.c */
+    {NULL,    "reduce_sum",         2, 2, NULL,              SG_ANY,        NULL,      OP_REDUCE,            sema_reduce},
+    {NULL,    "reduce_max",         2, 2, NULL,              SG_ANY,        NULL,      OP_REDUCE,            sema_reduce},
+    {NULL,    "reduce_min",         2, 2, NULL,              SG_ANY,        NULL,      OP_REDUCE,            sema_reduce},
+    {NULL,    "expand",             2, 2, NULL,              SG_ANY,        NULL,      OP_RESHAPE,           sema_expand},
+    {NULL,    "reshape",            2, 2, NULL,              SG_ANY,        NULL,      OP_RESHAPE,           sema_reshape},
+    {NULL,    "broadcast_to",       2, 2, NULL,              SG_ANY,        NULL,      OP_BROADCAST,         sema_broadcast_to},
     /* mbarriers and parity: sema_async.c */
     {NULL,    "parity",             1, 1, NULL,              SG_ANY,        NULL,      OP_COUNT,             sema_parity},
     {NULL,    "arrive",             1, 1, arrive_named,      SG_ANY,        NULL,      OP_MBAR_ARRIVE,       sema_arrive},

@@ -167,3 +167,17 @@ void sema_group_stmt(Sema *s, const Node *n)
     s->loop_hidden = hidden;
     s->b.block = saved;
 }
+
+int sema_group_barrier(Sema *s, Loc loc)
+{
+    Group *g = s->group;
+    if (!g || g->kind == 0) return 0;
+    if (!g->sync_id) {
+        if (s->next_sync_id > 15) {
+            diag_error(s->diag, loc, "more than 15 warp groups need a barrier: the hardware has 16 named barriers");
+            return -1;
+        }
+        g->sync_id = s->next_sync_id++;
+    }
+    return g->sync_id;
+}

@@ -245,6 +245,22 @@ Ex sema_iota(Sema *s, const Call *c);        /* iota(shape [, dim]) */
 Ex sema_splat(Sema *s, const Call *c);       /* splat(x, shape) */
 Ex sema_columns(Sema *s, const Call *c);     /* columns(t, first, count) */
 Ex sema_math(Sema *s, const Call *c);        /* min, max, abs, sqrt, exp, fma, select: the row's op */
+int sema_shape_arg(Sema *s, const Node *n, int64_t *shape, int *rank);   /* a tile shape [S0, ...] or S0 */
+
+/* sema_shape.c: reductions, broadcasting, reshapes */
+Ex sema_reduce(Sema *s, const Call *c);      /* reduce_sum, reduce_max, reduce_min(t, axis) */
+Ex sema_expand(Sema *s, const Call *c);      /* expand(t, axis) */
+Ex sema_reshape(Sema *s, const Call *c);     /* reshape(t, shape) */
+Ex sema_broadcast_to(Sema *s, const Call *c);/* broadcast_to(t, shape) */
+/* The NumPy broadcast of two tile shapes (a's element type), or NULL with the first dim that
+ * disagrees in *bad_dim; whether `from` broadcasts to `to`; the reshape + broadcast that does it. */
+const Type *sema_broadcast_type(Sema *s, const Type *a, const Type *b, int *bad_dim);
+int sema_broadcasts_to(const Type *from, const Type *to);
+Value *sema_emit_broadcast(Sema *s, Value *v, const Type *to, Loc loc);
+void sema_broadcast_error(Sema *s, Loc loc, const Type *a, const Type *b, int dim, const char *what);
+/* sema_groups.c: the named barrier of the innermost warp group (allocated on first use), 0 at the
+ * block level, -1 after an error. */
+int sema_group_barrier(Sema *s, Loc loc);
 
 /* ================================ sema_async.c ================================ */
 

@@ -13,7 +13,7 @@
 #include "sema_impl.h"
 
 /* A tile shape argument: [S0, S1, ...] or a single S. */
-static int shape_arg(Sema *s, const Node *n, int64_t *shape, int *rank)
+int sema_shape_arg(Sema *s, const Node *n, int64_t *shape, int *rank)
 {
     if (n->kind == N_ARRAY) {
         Node list = *n;
@@ -139,7 +139,7 @@ static Ex tile_access(Sema *s, const Node *n, int is_store)
     }
     int64_t shape[IR_MAX_RANK];
     int srank;
-    if (!shape_arg(s, n->list[1], shape, &srank)) return sema_ex_err();
+    if (!sema_shape_arg(s, n->list[1], shape, &srank)) return sema_ex_err();
     if (srank != rank) {
         diag_error(s->diag, n->list[1]->loc, "the tile shape has %d dimensions but the view has rank %d", srank, rank);
         return sema_ex_err();
@@ -158,7 +158,7 @@ Ex sema_iota(Sema *s, const Call *c)
     const Node *n = c->n;
     int64_t shape[IR_MAX_RANK], dim = 0;
     int rank;
-    if (!shape_arg(s, n->list[0], shape, &rank)) return sema_ex_err();
+    if (!sema_shape_arg(s, n->list[0], shape, &rank)) return sema_ex_err();
     if (n->nlist == 2 && !sema_const_int(s, n->list[1], &dim, "the iota dimension")) return sema_ex_err();
     if (dim < 0 || dim >= rank) {
         diag_error(s->diag, n->loc, "iota dimension %lld is out of range for a rank-%d tile", (long long)dim, rank);
@@ -178,7 +178,7 @@ Ex sema_splat(Sema *s, const Call *c)
     int64_t shape[IR_MAX_RANK];
     int rank;
     Ex v = sema_expr_hint(s, n->list[0], hint ? ir_type_elem(hint) : NULL);
-    if (v.err || !shape_arg(s, n->list[1], shape, &rank)) return sema_ex_err();
+    if (v.err || !sema_shape_arg(s, n->list[1], shape, &rank)) return sema_ex_err();
     Value *sv = !v.type && hint && ir_type_is_scalar(ir_type_elem(hint))
                     ? sema_coerce(s, v, ir_type_elem(hint), n->list[0]->loc, "splat() value")
                     : sema_value_of(s, v, n->list[0]->loc);
@@ -242,6 +242,17 @@ Ex sema_math(Sema *s, const Call *c)
         a[k] = sema_expr_hint(s, n->list[k], t ? t : c->hint);
         if (a[k].err) return sema_ex_err();
         if (a[k].type && (!t || (t->kind != TY_TILE && a[k].type->kind == TY_TILE))) t = a[k].type;
+        else if (a[k].type && t->kind == TY_TILE && a[k].type->kind == TY_TILE && a[k].type->elem == t->elem &&
+                 a[k].type != t) {   /* tiles of two shapes: NumPy broadcasting */
+            int bad;
+            const Type *u = sema_broadcast_type(s, t, a[k].type, &bad);
+            if (!u) {
+                snprintf(b1, sizeof b1, "%s()", f);
+                sema_broadcast_error(s, n->list[k]->loc, t, a[k].type, bad, b1);
+                return sema_ex_err();
+            }
+            t = u;
+        }
     }
     if (!t && c->hint && ir_type_is_scalar(ir_type_elem(c->hint))) t = c->hint;
     if (!t) t = (a[first].c.is_float || (n->nlist > first + 1 && a[first + 1].c.is_float)) ? T(TY_F32) : T(TY_I32);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "ir.h"
+#include "layout.h"
 
 typedef enum VState { V_UNDEF, V_LIVE, V_DEAD } VState;
 
@@ -1307,6 +1308,12 @@ static void check_op_types(Verifier *V, Op *op)
     case OP_COLUMNS:
         check_columns(V, op);
         return;
+    case OP_REDUCE: case OP_BROADCAST: case OP_RESHAPE: case OP_LD_LANES: case OP_ST_LANES: case OP_IOTA_LANES: {
+        char why[200];
+        const char *e = layout_check_op(op, V->lowered, why, sizeof why);
+        if (e) verr(V, op, "%s", e);
+        return;
+    }
     case OP_CLC_TRY_CANCEL: case OP_CLC_QUERY:
         check_clc(V, op);
         return;

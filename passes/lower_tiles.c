@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "layout.h"
 #include "passes.h"
 
 #define DIV_CAP ((int64_t)1 << 30)
@@ -179,7 +180,16 @@ typedef struct Lower {
     int64_t max_esz;       /* widest tile element in bytes */
     uint32_t *uf;          /* accumulator classes: union-find parent per value id (see "accumulator layout") */
     uint8_t *acc;          /* per root: the class holds an mma accumulator */
+    uint8_t *kind;         /* per root: LK_* (assign_layouts) */
+    Layout **lay;          /* per root of an LK_DERIVED class: its layout */
+    Arena *scratch;
+    int relayout;          /* a scratch tile was added: smem-layout runs (again) to place it */
 } Lower;
+
+/* What layout a class of tiles gets (docs/IR.md "Layouts"): not decided yet, the blocked layout of
+ * each value's shape, the accumulator layout of each value's shape, or one layout derived from
+ * another class through a reduce, broadcast or reshape. */
+enum { LK_NONE, LK_BLOCKED, LK_ACC, LK_DERIVED };
 
 static int64_t elem_bytes(const Type *t)
 {
@@ -337,6 +347,7 @@ static void check_op(Op *op, void *ctx)
         return;
     case OP_SPLAT: case OP_IOTA: case OP_IF: case OP_FOR: case OP_LOOP:
     case OP_YIELD: case OP_BREAK: case OP_CONTINUE: case OP_MMA: case OP_COLUMNS:
+    case OP_REDUCE: case OP_BROADCAST: case OP_RESHAPE:
         return;
     default:
         if ((ir_op_info[op->code].props & IR_PELEM) || !has_tile(op)) return;
@@ -554,12 +565,249 @@ static void acc_check_op(Op *op, void *ctx)
             }
             return;
         }
-        if (op->code == OP_TILE_LOAD || op->code == OP_SMEM_LOAD || op->code == OP_IOTA) {
+        if (op->code == OP_SMEM_LOAD) {
             diag_error(l->diag, op->loc, "lower-tiles: '%s' makes a tile that meets an mma accumulator (it takes the "
                        "accumulator's register layout), and '%s' cannot produce that layout yet", name, name);
             l->errors++;
             return;
         }
+    }
+}
+
+/* ---- layouts of reductions, broadcasts and reshapes (docs/IR.md "Layouts") ----
+ * A reduce's result is laid out as the slice of its operand's layout, a broadcast's operand as the
+ * slice of its result's, and a reshape keeps the lanes (the blocked layout depends only on the
+ * element index; other layouts may only gain or lose dims of 1). Classes are decided from the
+ * accumulators outwards; a class nothing decides gets the blocked layout, the highest rank first
+ * (so a row vector takes the slice of its tile, never the reverse). Two derivations that disagree
+ * are a located error: the compiler does not convert between layouts. */
+
+static uint8_t *kind_of(Lower *l, const Value *v) { return &l->kind[uf_find(l, v->id)]; }
+
+/* The layout of the tile value v (still tile-typed). */
+static int value_layout(Lower *l, const Value *v, Layout *out)
+{
+    const Type *t = v->type;
+    int64_t th = group_threads(l, value_group(v));
+    uint32_t root = uf_find(l, v->id);
+    switch (l->kind[root]) {
+    case LK_ACC:
+        return t->rank == 2 ? layout_acc(out, l->m->target, t->shape[0], t->shape[1], th) : -1;
+    case LK_DERIVED:
+        *out = *l->lay[root];
+        return 0;
+    default:
+        return layout_blocked(out, t->rank, t->shape, l->vec, th);
+    }
+}
+
+static void set_derived(Lower *l, const Value *v, const Layout *L)
+{
+    uint32_t root = uf_find(l, v->id);
+    l->kind[root] = LK_DERIVED;
+    l->lay[root] = ARENA_NEW(l->scratch, Layout);
+    *l->lay[root] = *L;
+}
+
+/* A layout of `from`'s shape to `to`'s shape through dims of 1 only; -1 when other dims change. */
+static int reshape_layout(const Layout *from, const Type *to, Layout *out)
+{
+    Layout a = *from;
+    for (int d = a.rank - 1; d >= 0 && a.rank > 1; d--)
+        if (a.shape[d] == 1 && layout_squeeze(&a, &a, d)) return -1;
+    int k = 0;
+    for (int d = 0; d < to->rank; d++) {
+        if (to->shape[d] == 1) continue;
+        if (k >= a.rank || a.shape[k] != to->shape[d]) return -1;
+        k++;
+    }
+    if (k != a.rank && !(a.rank == 1 && a.shape[0] == 1 && k == 0)) return -1;
+    if (k == 0) {   /* every dim of `to` is 1: a single element */
+        a.rank = 1;
+        a.shape[0] = 1;
+    }
+    for (int d = 0; d < to->rank; d++)
+        if (to->shape[d] == 1 && a.rank < to->rank && layout_unsqueeze(&a, &a, d)) return -1;
+    if (a.rank != to->rank) return -1;
+    *out = a;
+    return 0;
+}
+
+/* The layout op's side `want` (0: operand, 1: result) has when the other side's is known. */
+static int derive(Lower *l, const Op *op, int want, Layout *out)
+{
+    const Value *o = op->operands[0], *r = op->results[0];
+    Layout src;
+    if (value_layout(l, want ? o : r, &src)) return -1;
+    switch (op->code) {
+    case OP_REDUCE: {
+        int axis = (int)ir_attr_int(op, "axis", 0);
+        if (!want) return -1;
+        layout_slice(out, &src, axis);
+        return layout_squeeze(out, out, axis);
+    }
+    case OP_BROADCAST:
+        if (want) return -1;
+        *out = src;
+        for (int d = 0; d < o->type->rank; d++)
+            if (o->type->shape[d] == 1 && r->type->shape[d] != 1) layout_slice(out, out, d);
+        return 0;
+    default:   /* reshape */
+        return reshape_layout(&src, want ? r->type : o->type, out);
+    }
+}
+
+typedef struct Edges {
+    Op **op;
+    uint32_t n, cap;
+} Edges;
+
+static void collect_edge(Op *op, void *ctx)
+{
+    Edges *e = ctx;
+    if ((op->code != OP_REDUCE && op->code != OP_BROADCAST && op->code != OP_RESHAPE) ||
+        op->operands[0]->type->kind != TY_TILE)
+        return;
+    if (e->n == e->cap) {
+        e->cap = e->cap ? 2 * e->cap : 16;
+        e->op = ir_realloc(e->op, e->cap * sizeof *e->op);
+    }
+    e->op[e->n++] = op;
+}
+
+static const char *kind_text(int k) { return k == LK_ACC ? "an mma accumulator's" : k == LK_DERIVED ? "a sliced" : "the blocked"; }
+
+static void assign_layouts(Lower *l)
+{
+    Edges e = {0};
+    ir_walk_region(&l->k->body, collect_edge, &e);
+    for (uint32_t i = 0; i <= l->k->nvalues; i++) l->kind[i] = l->acc[i] ? LK_ACC : LK_NONE;
+    for (;;) {
+        int progress = 0;
+        for (uint32_t i = 0; i < e.n; i++) {
+            Op *op = e.op[i];
+            for (int want = 0; want < 2; want++) {
+                const Value *have = want ? op->operands[0] : op->results[0], *need = want ? op->results[0] : op->operands[0];
+                Layout L;
+                if (*kind_of(l, need) != LK_NONE || *kind_of(l, have) == LK_NONE) continue;
+                if (op->code == OP_RESHAPE && *kind_of(l, have) == LK_BLOCKED) {
+                    *kind_of(l, need) = LK_BLOCKED;   /* the blocked layout follows the element index */
+                    progress = 1;
+                } else if (!derive(l, op, want, &L)) {
+                    set_derived(l, need, &L);
+                    progress = 1;
+                }
+            }
+        }
+        if (progress) continue;
+        const Value *best = NULL;   /* nothing decides: the highest-rank open class is blocked */
+        for (uint32_t i = 0; i < e.n; i++)
+            for (int w = 0; w < 2; w++) {
+                const Value *v = w ? e.op[i]->results[0] : e.op[i]->operands[0];
+                if (*kind_of(l, v) == LK_NONE && (!best || v->type->rank > best->type->rank)) best = v;
+            }
+        if (!best) break;
+        *kind_of(l, best) = LK_BLOCKED;
+    }
+    for (uint32_t i = 0; i < e.n && !l->errors; i++) {   /* every edge holds */
+        Op *op = e.op[i];
+        const char *name = ir_op_info[op->code].name;
+        Layout have, want;
+        int w = op->code == OP_REDUCE || (op->code == OP_RESHAPE && *kind_of(l, op->operands[0]) != LK_BLOCKED);
+        const Value *v = w ? op->results[0] : op->operands[0];
+        if (op->code == OP_RESHAPE && *kind_of(l, op->operands[0]) == LK_BLOCKED && *kind_of(l, op->results[0]) == LK_BLOCKED)
+            continue;
+        if (value_layout(l, v, &have) || derive(l, op, w, &want)) {
+            diag_error(l->diag, op->loc, "lower-tiles: '%s' of a tile in %s layout: %s", name,
+                       kind_text(*kind_of(l, op->operands[0])),
+                       op->code == OP_RESHAPE ? "a reshape outside the blocked layout may only add or remove dims of 1"
+                                              : "its layout has no slice here (a block of a non-power-of-two thread count?)");
+            l->errors++;
+        } else if (!layout_equal(&have, &want)) {
+            const Value *from = w ? op->operands[0] : op->results[0];
+            diag_error(l->diag, op->loc, "lower-tiles: '%s' makes its %s a tile laid out from %s layout of its %s, but the "
+                       "tiles that %s meets through elementwise ops and control flow already have another layout; tilec "
+                       "does not move tiles between layouts: compute both from one tile, or pass one through shared memory",
+                       name, w ? "result" : "operand", kind_text(*kind_of(l, from)), w ? "operand" : "result",
+                       w ? "result" : "operand");
+            l->errors++;
+        }
+    }
+    for (uint32_t i = 0; i <= l->k->nvalues; i++)   /* a derived layout that is blocked uses the vector accesses */
+        if (l->kind[i] == LK_DERIVED && uf_find(l, i) == i) {
+            Layout b;
+            const Layout *d = l->lay[i];
+            if (!layout_blocked(&b, d->rank, d->shape, l->vec, d->threads) && layout_equal(&b, d)) l->kind[i] = LK_BLOCKED;
+        }
+    ir_free(e.op);
+}
+
+/* Threads of other warps that hold parts of one element of a reduction's result: each warp's part
+ * goes through shared memory. */
+static int64_t cross_warp_parts(const Layout *P, int axis, int wave)
+{
+    int64_t w = 1;
+    for (int i = 0; i < P->nf; i++) {
+        const LayFactor *f = &P->f[i];
+        int64_t hi = f->src * f->n;
+        if (!f->lane && f->dim == axis && hi > wave) w *= hi / (f->src > wave ? f->src : wave);
+    }
+    return w;
+}
+
+static void lower_reduce(Lower *l, Op *op)
+{
+    Layout P;
+    if (value_layout(l, op->operands[0], &P)) {
+        diag_error(l->diag, op->loc, "lower-tiles: 'reduce' of a tile whose layout has no slice (a block of a "
+                   "non-power-of-two thread count)");
+        l->errors++;
+        return;
+    }
+    layout_set_attrs(l->m, op, &P);
+    int64_t parts = cross_warp_parts(&P, (int)ir_attr_int(op, "axis", 0), ir_module_wave_size(l->m));
+    if (parts <= 1) return;
+    int64_t n = ir_type_numel(op->results[0]->type) * parts;
+    const Type *st = ir_type_smem(l->m, op->results[0]->type->elem, 1, &n, 1, 0);
+    Op *alloc = ir_op_new(l->m, l->k, OP_SHARED_ALLOC, op->loc, NULL, 0, &st, 1);
+    Op *after = NULL;   /* after the kernel's other shared tiles: their offsets stay */
+    for (Op *o = l->k->body.first->first; o; o = o->next)
+        if (o->code == OP_SHARED_ALLOC || o->code == OP_MBAR_ALLOC) {
+            after = o;
+        }
+    l->relayout = 1;
+    if (after && after->next) ir_op_insert_before(after->next, alloc);
+    else if (after) ir_op_append(after->parent, alloc);
+    else ir_op_insert_before(l->k->body.first->first, alloc);
+    Value **ops = arena_alloc(&l->m->arena, 2 * sizeof *ops);
+    ops[0] = op->operands[0];
+    ops[1] = NULL;
+    op->operands = ops;
+    op->noperands = 2;
+    ir_op_set_operand(op, 1, alloc->results[0]);
+}
+
+static void lanes_attrs(Lower *l, Op *op, const Value *tile)
+{
+    Layout L;
+    if (value_layout(l, tile, &L)) {
+        diag_error(l->diag, op->loc, "lower-tiles: '%s' of a tile whose layout has no list of factors",
+                   ir_op_info[op->code].name);
+        l->errors++;
+        return;
+    }
+    layout_set_attrs(l->m, op, &L);
+}
+
+/* Shared tiles move in the blocked and accumulator layouts only. */
+static void check_derived_op(Op *op, void *ctx)
+{
+    Lower *l = ctx;
+    const Value *v = op->code == OP_SMEM_LOAD ? op->results[0] : op->code == OP_SMEM_STORE ? op->operands[0] : NULL;
+    if (v && *kind_of(l, v) == LK_DERIVED) {
+        diag_error(l->diag, op->loc, "lower-tiles: '%s' of a tile laid out as a slice of another (a reduction's result "
+                   "or a broadcast's operand): shared tiles move in the blocked layout only", ir_op_info[op->code].name);
+        l->errors++;
     }
 }
 
@@ -586,11 +834,35 @@ static void rewrite_op(Op *op, void *ctx)
         ir_attr_set_ints(l->m, op, "shape", op->operands[0]->type->shape, 2);
         ir_attr_set_int(l->m, op, "threads", group_threads(l, thread_group(op)));
         break;
+    case OP_REDUCE:
+        if (op->operands[0]->type->kind == TY_TILE) lower_reduce(l, op);
+        break;
+    case OP_BROADCAST:
+        if (op->results[0]->type->kind == TY_TILE) {
+            int64_t dims[IR_MAX_RANK];
+            int nd = 0;
+            const Type *o = op->operands[0]->type, *r = op->results[0]->type;
+            for (int d = 0; d < r->rank; d++)
+                if (o->shape[d] == 1 && r->shape[d] != 1) dims[nd++] = d;
+            lanes_attrs(l, op, op->results[0]);
+            ir_attr_set_ints(l->m, op, "dims", dims, nd);
+        }
+        break;
     case OP_TILE_LOAD:
+        if (*kind_of(l, op->results[0]) != LK_BLOCKED && *kind_of(l, op->results[0]) != LK_NONE) {
+            lanes_attrs(l, op, op->results[0]);
+            op->code = OP_LD_LANES;
+            break;
+        }
         set_layout_attrs(l, op, op->results[0]->type);
         op->code = OP_LD_BLOCKED;
         break;
     case OP_TILE_STORE:
+        if (*kind_of(l, op->operands[0]) == LK_DERIVED) {
+            lanes_attrs(l, op, op->operands[0]);
+            op->code = OP_ST_LANES;
+            break;
+        }
         if (is_acc(l, op->operands[0])) {
             ir_attr_set_ints(l->m, op, "shape", op->operands[0]->type->shape, 2);
             ir_attr_set_int(l->m, op, "threads", group_threads(l, thread_group(op)));
@@ -621,6 +893,15 @@ static void rewrite_op(Op *op, void *ctx)
         op->code = OP_ST_SMEM_BLOCKED;
         break;
     case OP_IOTA:
+        if (op->nresults == 1 && op->results[0]->type->kind == TY_TILE &&
+            *kind_of(l, op->results[0]) != LK_BLOCKED && *kind_of(l, op->results[0]) != LK_NONE) {
+            int64_t dim = ir_attr_int(op, "dim", 0);
+            op->attrs = NULL; /* docs/IR.md order: shape, threads, layout, dim */
+            lanes_attrs(l, op, op->results[0]);
+            ir_attr_set_int(l->m, op, "dim", dim);
+            op->code = OP_IOTA_LANES;
+            break;
+        }
         if (op->nresults == 1 && op->results[0]->type->kind == TY_TILE) {
             int64_t dim = ir_attr_int(op, "dim", 0);
             op->attrs = NULL; /* docs/IR.md order: shape, vec, threads, dim */
@@ -634,6 +915,14 @@ static void rewrite_op(Op *op, void *ctx)
     }
 }
 
+static const Type *lowered_value_type(Lower *l, const Value *v, int64_t threads)
+{
+    if (v->type->kind != TY_TILE) return v->type;
+    if (v->id < l->k->nvalues && l->kind[uf_find(l, v->id)] == LK_DERIVED)
+        return ir_type_vec(l->m, v->type->elem, l->lay[uf_find(l, v->id)]->lanes);
+    return is_acc(l, v) ? ir_type_vec(l->m, v->type->elem, ir_type_numel(v->type) / threads) : lowered_type(l, v->type, threads);
+}
+
 /* Second walk: every tile-typed value gets its vec type. */
 static void retype_op(Op *op, void *ctx)
 {
@@ -641,19 +930,17 @@ static void retype_op(Op *op, void *ctx)
     int64_t threads = group_threads(l, thread_group(op));
     for (uint32_t i = 0; i < op->nresults; i++) {
         Value *v = op->results[i];
-        v->type = is_acc(l, v) ? ir_type_vec(l->m, v->type->elem, ir_type_numel(v->type) / threads)
-                               : lowered_type(l, v->type, threads);
+        v->type = lowered_value_type(l, v, threads);
     }
     for (uint32_t r = 0; r < op->nregions; r++)
         for (Block *b = op->regions[r].first; b; b = b->next)
             for (uint32_t i = 0; i < b->nargs; i++) {
                 Value *v = b->args[i];
-                v->type = is_acc(l, v) ? ir_type_vec(l->m, v->type->elem, ir_type_numel(v->type) / threads)
-                                       : lowered_type(l, v->type, threads);
+                v->type = lowered_value_type(l, v, threads);
             }
 }
 
-static int lower_kernel(Module *m, Kernel *k, DiagCtx *diag, Arena *scratch)
+static int lower_kernel(Module *m, Kernel *k, DiagCtx *diag, Arena *scratch, int *relayout)
 {
     Lower l = {.m = m, .k = k, .diag = diag, .vec = 16, .max_esz = 1};
     l.div.k = k;
@@ -679,6 +966,9 @@ static int lower_kernel(Module *m, Kernel *k, DiagCtx *diag, Arena *scratch)
         }
     l.uf = ARENA_ARRAY(scratch, uint32_t, k->nvalues + 1);
     l.acc = ARENA_ARRAY(scratch, uint8_t, k->nvalues + 1);
+    l.kind = ARENA_ARRAY(scratch, uint8_t, k->nvalues + 1);
+    l.lay = ARENA_ARRAY(scratch, Layout *, k->nvalues + 1);
+    l.scratch = scratch;
     for (uint32_t i = 0; i <= k->nvalues; i++) {
         l.uf[i] = i;
         l.acc[i] = 0;
@@ -690,8 +980,13 @@ static int lower_kernel(Module *m, Kernel *k, DiagCtx *diag, Arena *scratch)
     if (l.errors) return 1;
     if (!l.accesses) l.vec = min64(l.vec, 16 / l.max_esz);
     if (l.vec < 1) l.vec = 1;
+    assign_layouts(&l);
+    if (!l.errors) ir_walk_region(&k->body, check_derived_op, &l);
+    if (l.errors) return 1;
     ir_walk_region(&k->body, rewrite_op, &l);
+    if (l.errors) return 1;
     ir_walk_region(&k->body, retype_op, &l);
+    *relayout |= l.relayout;
     return 0;
 }
 
@@ -700,7 +995,9 @@ int pass_lower_tiles(Module *m, DiagCtx *diag)
     int errors = 0;
     Arena scratch;
     arena_init(&scratch);
-    for (Kernel *k = m->first; k; k = k->next) errors += lower_kernel(m, k, diag, &scratch);
+    int relayout = 0;
+    for (Kernel *k = m->first; k; k = k->next) errors += lower_kernel(m, k, diag, &scratch, &relayout);
     arena_free(&scratch);
+    if (!errors && relayout) errors += pass_smem_layout(m, diag);
     return errors;
 }

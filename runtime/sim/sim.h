@@ -91,8 +91,21 @@ typedef enum SimOp {
     SI_ELECT,         /* unless this thread is elected among warp n: -> d */
     SI_EXIT,
     SI_SETPRIO,       /* n: the priority (0..3) of amd_setprio: kept per thread, a trace instant on the wave's track */
+    SI_LANES,         /* aux c: the SL_* header: ld_lanes, st_lanes or iota_lanes in any layout (sim_layout.c) */
+    SI_RED_PUT,       /* aux c: the SR_* header: the thread's lanes of a reduction into its group's exchange */
+    SI_RED_GET,       /* aux c: the same header: the thread's result lanes, after the group's barrier */
     SI_COUNT
 } SimOp;
+
+/* SI_LANES header: what, dim (iota), the vec's and view's slots, the group's first thread, the
+ * rank, the origin slots (rank of them), then the layout (SIM_LAYOUT_* words). */
+enum { SL_WHAT, SL_DIM, SL_VEC, SL_VIEW, SL_LO, SL_RANK, SL_ORIGIN };
+enum { SL_LD, SL_ST, SL_IOTA };
+/* SI_RED_PUT / SI_RED_GET header: kind (0 sum, 1 max, 2 min), axis, barrier id, the operand's and the
+ * result's first slots, the group's first thread, then the operand's layout. */
+enum { SR_KIND, SR_AXIS, SR_BAR, SR_SRC, SR_DST, SR_LO, SR_LAYOUT };
+/* A layout in aux words: rank, shape..., threads, lanes, nf, then per factor lane, n, src, dim + 1,
+ * stride (ir/layout.h). */
 
 typedef enum SimPred { SP_EQ, SP_NE, SP_LT, SP_LE, SP_GT, SP_GE } SimPred;
 typedef enum SimGeom {

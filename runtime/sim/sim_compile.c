@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "layout.h"
 #include "sim.h"
 
 /* What a yield/break/continue inside a region goes to (as in ptx_emit.c). */
@@ -513,6 +514,130 @@ static void comp_blocked(Comp *C, const Op *op)
     SimIns *in = emitp(C, op, code);
     in->c = at;
     in->ty = (uint8_t)vt->elem->kind;
+}
+
+/* reduce, broadcast, reshape, ld_lanes, st_lanes, iota_lanes (docs/IR.md "Layouts"). */
+static int push_layout(Comp *C, const Op *op, Layout *L)
+{
+    const char *why = NULL;
+    if (layout_of_op(L, op, &why)) {
+        fail(C, op, "'%s' has a malformed layout: %s", ir_op_info[op->code].name, why);
+        return -1;
+    }
+    aux_push(C, (uint32_t)L->rank);
+    for (int d = 0; d < L->rank; d++) aux_push(C, (uint32_t)L->shape[d]);
+    aux_push(C, (uint32_t)L->threads);
+    aux_push(C, (uint32_t)L->lanes);
+    aux_push(C, (uint32_t)L->nf);
+    for (int i = 0; i < L->nf; i++) {
+        aux_push(C, L->f[i].lane);
+        aux_push(C, (uint32_t)L->f[i].n);
+        aux_push(C, (uint32_t)L->f[i].src);
+        aux_push(C, (uint32_t)(L->f[i].dim + 1));
+        aux_push(C, (uint32_t)L->f[i].stride);
+    }
+    return 0;
+}
+
+static void comp_layout(Comp *C, const Op *op)
+{
+    Layout L;
+    int64_t ws = ir_module_wave_size(C->m);
+    SimIns *in;
+    if (op->code == OP_RESHAPE) {
+        if (nslots_of(op->operands[0]->type) != nslots_of(op->results[0]->type)) {
+            fail(C, op, "'reshape' of a vec must keep its lanes");
+            return;
+        }
+        in = emitp(C, op, SI_MOV);
+        in->d = S(C, op->results[0], op);
+        in->a = S(C, op->operands[0], op);
+        in->n = nslots_of(op->results[0]->type);
+        return;
+    }
+    if (op->code == OP_BROADCAST) {   /* one move per lane, from the operand's lane of the same element */
+        const char *why = NULL;
+        const Attr *dims = ir_attr_find(op, "dims");
+        if (layout_of_op(&L, op, &why)) {
+            fail(C, op, "'broadcast' has a malformed layout: %s", why);
+            return;
+        }
+        Layout cur = L;
+        int64_t *map = ARENA_ARRAY(C->ar, int64_t, L.lanes);
+        for (int64_t j = 0; j < L.lanes; j++) map[j] = j;
+        for (int i = 0; dims && dims->kind == ATTR_INTS && i < dims->nints; i++) {
+            int d = (int)dims->ints[i];
+            if (d < 0 || d >= cur.rank) {
+                fail(C, op, "'broadcast': dim %d is out of range", d);
+                return;
+            }
+            for (int64_t j = 0; j < L.lanes; j++) map[j] = layout_slice_lane(&cur, d, map[j]);
+            layout_slice(&cur, &cur, d);
+        }
+        if (nslots_of(op->results[0]->type) != L.lanes || nslots_of(op->operands[0]->type) != cur.lanes) {
+            fail(C, op, "'broadcast': its vecs do not have the lanes of its layout and its slice");
+            return;
+        }
+        uint32_t d0 = S(C, op->results[0], op), a0 = S(C, op->operands[0], op);
+        for (int64_t j = 0; j < L.lanes; j++) {
+            in = emitp(C, op, SI_MOV);
+            in->d = d0 + (uint32_t)j;
+            in->a = a0 + (uint32_t)map[j];
+            in->n = 1;
+        }
+        return;
+    }
+    if (op->code == OP_REDUCE) {
+        const char *kind = ir_attr_str(op, "kind", "sum");
+        uint32_t h[SR_LAYOUT];
+        h[SR_KIND] = strcmp(kind, "max") == 0 ? 1 : strcmp(kind, "min") == 0 ? 2 : 0;
+        h[SR_AXIS] = (uint32_t)ir_attr_int(op, "axis", 0);
+        h[SR_BAR] = (uint32_t)ir_attr_int(op, "bar", 0);
+        h[SR_SRC] = S(C, op->operands[0], op);
+        h[SR_DST] = S(C, op->results[0], op);
+        h[SR_LO] = (uint32_t)(ws * C->group.lo);
+        uint32_t at = C->naux;
+        for (int i = 0; i < SR_LAYOUT; i++) aux_push(C, h[i]);
+        if (push_layout(C, op, &L)) return;
+        int64_t bt = ir_attr_int(op, "bar_threads", 0);
+        if (h[SR_BAR] > 15 || bt < 0 || bt > 1024 || (int64_t)h[SR_AXIS] >= L.rank || L.rank < 2 ||
+            nslots_of(op->operands[0]->type) != L.lanes) {
+            fail(C, op, "malformed 'reduce' (axis, barrier 0..15 of 0..1024 threads, lanes of its layout)");
+            return;
+        }
+        in = emitp(C, op, SI_RED_PUT);
+        in->c = at;
+        in->ty = (uint8_t)op->results[0]->type->elem->kind;
+        for (int k = 0; k < 2; k++) {
+            in = emitp(C, op, SI_BARRIER);
+            in->n = h[SR_BAR];
+            in->a = (uint32_t)ir_attr_int(op, "bar_threads", 0);
+            if (k) break;
+            in = emitp(C, op, SI_RED_GET);
+            in->c = at;
+            in->ty = (uint8_t)op->results[0]->type->elem->kind;
+        }
+        return;
+    }
+    int store = op->code == OP_ST_LANES, iota = op->code == OP_IOTA_LANES;
+    const Value *vec = store ? op->operands[0] : op->results[0];
+    uint32_t rank = iota ? 0 : op->operands[store]->type->rank;
+    uint32_t at = C->naux;
+    aux_push(C, iota ? SL_IOTA : store ? SL_ST : SL_LD);
+    aux_push(C, (uint32_t)ir_attr_int(op, "dim", 0));
+    aux_push(C, S(C, vec, op));
+    aux_push(C, iota ? SIM_NONE : S(C, op->operands[store], op));
+    aux_push(C, (uint32_t)(ws * C->group.lo));
+    aux_push(C, rank);
+    for (uint32_t d = 0; d < rank; d++) aux_push(C, S(C, op->operands[store + 1 + d], op));
+    if (push_layout(C, op, &L)) return;
+    if ((!iota && (uint32_t)L.rank != rank) || nslots_of(vec->type) != L.lanes) {
+        fail(C, op, "malformed '%s' (its layout's rank and lanes)", ir_op_info[op->code].name);
+        return;
+    }
+    in = emitp(C, op, SI_LANES);
+    in->c = at;
+    in->ty = (uint8_t)vec->type->elem->kind;
 }
 
 /* mma_acc, st_acc, st_smem_acc: the MA_* header (sim.h); the layout is checked as the verifier does. */
@@ -1156,6 +1281,9 @@ static void comp_op(Comp *C, const Op *op, Flow *f)
     }
     case OP_LD_BLOCKED: case OP_ST_BLOCKED: case OP_IOTA_BLOCKED: case OP_LD_SMEM_BLOCKED: case OP_ST_SMEM_BLOCKED:
         comp_blocked(C, op);
+        return;
+    case OP_REDUCE: case OP_BROADCAST: case OP_RESHAPE: case OP_LD_LANES: case OP_ST_LANES: case OP_IOTA_LANES:
+        comp_layout(C, op);
         return;
     case OP_SHARED_ALLOC: case OP_MBAR_ALLOC:
         comp_alloc(C, op, f);

@@ -796,6 +796,18 @@ static NOINLINE int run_thread(Sim *S, Thread *t, uint32_t budget)
             if (sim_st_acc_exec(S, t, pc)) goto fail;
             pc++;
             break;
+        case SI_LANES:
+            if (sim_lanes_exec(S, t, pc)) goto fail;
+            pc++;
+            break;
+        case SI_RED_PUT:
+            if (sim_red_put(S, t, pc)) goto fail;
+            pc++;
+            break;
+        case SI_RED_GET:
+            if (sim_red_get(S, t, pc)) goto fail;
+            pc++;
+            break;
         case SI_SMEM_STAGE:
             r[in->d].u = (uint32_t)((uint32_t)r[in->a].u + (uint32_t)r[in->b].u * in->n);
             pc++;
@@ -1022,7 +1034,10 @@ static void start_cluster(Sim *S, const unsigned cl[3])
                     c->ws[w].live = w + 1 < S->nwarps ? (uint32_t)k->warp_size
                                                       : S->cta_threads - w * (uint32_t)k->warp_size;
                 }
-                for (int i = 0; i < 16; i++) c->nb[i].waiters = -1;
+                for (int i = 0; i < 16; i++) {
+                    c->nb[i].waiters = -1;
+                    S->coll[16 * ci + i].open = 0;
+                }
                 /* the prologue: every mbarrier initialised before any thread runs */
                 uint32_t bi = 0;
                 for (uint32_t a = 0; a < k->nbars; a++)
@@ -1212,6 +1227,7 @@ tile_status sim_launch(SimLaunch *L, char *report, size_t cap)
     S.smem_all = S.smem_size ? ir_malloc(S.smem_size * S.ncta) : NULL;
     S.bars_all = ir_calloc(nbar * S.ncta, sizeof *S.bars_all);
     S.ws_all = ir_calloc((size_t)S.nwarps * S.ncta, sizeof *S.ws_all);
+    S.coll = ir_calloc((size_t)16 * S.ncta, sizeof *S.coll);
     S.sitestats = ir_calloc(nsite * nbar * S.ncta, sizeof *S.sitestats);
     S.warp_blocked = ir_calloc((size_t)S.nwarps * S.ncta, sizeof *S.warp_blocked);
     S.warp_t0 = ir_calloc((size_t)S.nwarps * S.ncta, sizeof *S.warp_t0);
@@ -1252,6 +1268,7 @@ tile_status sim_launch(SimLaunch *L, char *report, size_t cap)
     ir_free(S.smem_all);
     ir_free(S.bars_all);
     ir_free(S.ws_all);
+    sim_coll_free(&S);
     ir_free(S.sitestats);
     ir_free(S.warp_blocked);
     ir_free(S.warp_t0);

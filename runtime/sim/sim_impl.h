@@ -125,6 +125,18 @@ typedef struct Async {
     int lane;              /* trace lane */
 } Async;
 
+/* A group's exchange for reductions (sim_layout.c), one per named barrier id of a CTA: the
+ * operands put by each thread, who put them in which round, and the combined result. */
+typedef struct SimColl {
+    SimReg *put;           /* threads x lanes */
+    uint32_t *tag;         /* per thread: the round it put in */
+    SimReg *tab;           /* per element of the result */
+    uint8_t *seen;
+    size_t cap_put, cap_tag, cap_tab;
+    uint32_t round;
+    int open;              /* a round has puts and no result yet */
+} SimColl;
+
 typedef struct Sim {
     SimLaunch *L;
     const SimKernel *k;
@@ -138,6 +150,7 @@ typedef struct Sim {
     SiteStat *sitestats;
     Bar *bars_all;
     WarpSync *ws_all;
+    SimColl *coll;         /* 16 per CTA */
     uint32_t *run;
     uint32_t nrun, rr;
     uint32_t nlive;
@@ -292,6 +305,13 @@ int sim_clc_perform(Sim *S, Async *a);
 int sim_clc_query_exec(Sim *S, Thread *t, uint32_t pc);
 
 /* ================================ sim_report.c: reports and diagnostics ================================ */
+
+/* ================================ sim_layout.c ================================ */
+
+int sim_lanes_exec(Sim *S, Thread *t, uint32_t pc);    /* SI_LANES */
+int sim_red_put(Sim *S, Thread *t, uint32_t pc);       /* SI_RED_PUT */
+int sim_red_get(Sim *S, Thread *t, uint32_t pc);       /* SI_RED_GET */
+void sim_coll_free(Sim *S);
 
 /* "file:line:col" of the instruction at pc (or the end of the kernel). */
 void sim_loc_str(const Sim *S, uint32_t pc, char *buf, size_t n);

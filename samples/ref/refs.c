@@ -1090,11 +1090,211 @@ static void ref_gemm_nn(ref_case *c) { ref_gemm_form(c, 0, 1, 0); }
 static void ref_gemm_at(ref_case *c) { ref_gemm_form(c, 1, 0, 0); }
 static void ref_gemm_scaled_a(ref_case *c) { ref_gemm_form(c, 0, 0, 1); }
 
+/* ---- softmax, softmax_bf16: y[r, :] = softmax(x[r, :]), one row per block, tile reductions ---- */
+
+/* Shape from N unless rows/cols are given: 1000 columns (N when smaller), N / cols rows. */
+static int setup_softmax_dt(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err,
+                            size_t errlen, int bf16)
+{
+    const char *kn = bf16 ? "softmax_bf16" : "softmax";
+    long long cols = n >= 1000 ? 1000 : (n > 0 ? n : 1), rows;
+    int hr;
+    if (int_setting(set, nset, "cols", kn, &cols, err, errlen) < 0 ||
+        (hr = int_setting(set, nset, "rows", kn, &rows, err, errlen)) < 0)
+        return -1;
+    if (!hr) rows = cols >= 1 ? n / cols : 0;
+    if (cols < 1 || cols > INT32_MAX || rows < 0 || rows > 0x7FFFFFFF || rows * cols > INT32_MAX)
+        return fail(err, errlen, "%s: rows = %lld, cols = %lld is out of range (cols >= 1)", kn, rows, cols);
+    tile_dtype dt = bf16 ? TILE_DTYPE_BF16 : TILE_DTYPE_F32;
+    size_t g = (size_t)cols + 64;   /* a row past the end, which no block may touch */
+    ref_param *x = add_buffer(c, "x", REF_IN, dt, (size_t)(rows * cols), g);
+    if (bf16) fill_bf16(x, rng, -8.0f, 8.0f);
+    else fill_f32(x, rng, -8.0f, 8.0f);
+    add_buffer(c, "y", REF_OUT, dt, (size_t)(rows * cols), g);
+    add_scalar(c, "rows", TILE_DTYPE_I32, (double)rows);
+    add_scalar(c, "cols", TILE_DTYPE_I32, (double)cols);
+    c->grid[0] = (unsigned)rows;
+    c->elements = (size_t)(rows * cols);
+    c->bytes = (bf16 ? 4.0 : 8.0) * (double)(rows * cols);
+    snprintf(c->shape, sizeof c->shape, "rows = %lld, cols = %lld", rows, cols);
+    return 0;
+}
+
+static int setup_softmax(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
+{
+    return setup_softmax_dt(c, n, set, nset, rng, err, errlen, 0);
+}
+
+static int setup_softmax_bf16(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err,
+                              size_t errlen)
+{
+    return setup_softmax_dt(c, n, set, nset, rng, err, errlen, 1);
+}
+
+/* In double: the kernel's f32 result is within a few ulp of it (the tolerance of the table). */
+static void ref_softmax_dt(ref_case *c, int bf16)
+{
+    int rows = (int)param(c, "rows")->scalar, cols = (int)param(c, "cols")->scalar;
+    const void *x = param(c, "x")->init;
+    void *y = param(c, "y")->expect;
+    for (int r = 0; r < rows; r++) {
+        double m = -HUGE_VAL, sum = 0.0;
+        size_t o = (size_t)r * (size_t)cols;
+#define XV(j) (bf16 ? (double)ref_bf16_to_f32(((const uint16_t *)x)[o + (size_t)(j)]) : (double)((const float *)x)[o + (size_t)(j)])
+        for (int j = 0; j < cols; j++) m = fmax(m, XV(j));
+        for (int j = 0; j < cols; j++) sum += exp(XV(j) - m);
+        for (int j = 0; j < cols; j++) {
+            double v = exp(XV(j) - m) / sum;
+            if (bf16) ((uint16_t *)y)[o + (size_t)j] = ref_f32_to_bf16((float)v);
+            else ((float *)y)[o + (size_t)j] = (float)v;
+        }
+#undef XV
+    }
+}
+
+static void ref_softmax(ref_case *c) { ref_softmax_dt(c, 0); }
+static void ref_softmax_bf16(ref_case *c) { ref_softmax_dt(c, 1); }
+
+/* ---- layernorm, rmsnorm: bf16 rows normalised with f32 statistics; gamma (and beta) rank-1 ---- */
+
+static int setup_norm(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen,
+                      int layer)
+{
+    const char *kn = layer ? "layernorm" : "rmsnorm";
+    long long cols = n >= 1000 ? 1000 : (n > 0 ? n : 1), rows;
+    int hr;
+    if (int_setting(set, nset, "cols", kn, &cols, err, errlen) < 0 ||
+        (hr = int_setting(set, nset, "rows", kn, &rows, err, errlen)) < 0)
+        return -1;
+    if (!hr) rows = cols >= 1 ? n / cols : 0;
+    if (cols < 1 || cols > INT32_MAX || rows < 0 || rows > 0x7FFFFFFF || rows * cols > INT32_MAX)
+        return fail(err, errlen, "%s: rows = %lld, cols = %lld is out of range (cols >= 1)", kn, rows, cols);
+    const ref_setting *e = setting(set, nset, "eps");
+    double eps = e ? e->value : 1e-5;
+    if (!(eps >= 0 && eps <= 1)) return fail(err, errlen, "%s: eps = %g is out of range (0 .. 1)", kn, eps);
+    size_t g = (size_t)cols + 64;
+    /* rows of a random offset and scale, so the statistics matter */
+    ref_param *x = add_buffer(c, "x", REF_IN, TILE_DTYPE_BF16, (size_t)(rows * cols), g);
+    uint16_t *xv = x ? x->init : NULL;
+    for (long long r = 0; xv && r < rows; r++) {
+        float off = ref_rng_uniform(rng, -4.0f, 4.0f), sc = ref_rng_uniform(rng, 0.25f, 4.0f);
+        for (long long j = 0; j < cols; j++) xv[r * cols + j] = ref_f32_to_bf16(off + sc * ref_rng_uniform(rng, -1.0f, 1.0f));
+    }
+    fill_bf16(add_buffer(c, "gamma", REF_IN, TILE_DTYPE_BF16, (size_t)cols, 64), rng, 0.5f, 1.5f);
+    if (layer) fill_bf16(add_buffer(c, "beta", REF_IN, TILE_DTYPE_BF16, (size_t)cols, 64), rng, -1.0f, 1.0f);
+    add_buffer(c, "y", REF_OUT, TILE_DTYPE_BF16, (size_t)(rows * cols), g);
+    add_scalar(c, "rows", TILE_DTYPE_I32, (double)rows);
+    add_scalar(c, "cols", TILE_DTYPE_I32, (double)cols);
+    add_scalar(c, "eps", TILE_DTYPE_F32, (double)(float)eps);
+    c->grid[0] = (unsigned)rows;
+    c->elements = (size_t)(rows * cols);
+    c->bytes = 4.0 * (double)(rows * cols);
+    snprintf(c->shape, sizeof c->shape, "rows = %lld, cols = %lld, eps = %g", rows, cols, eps);
+    return 0;
+}
+
+static int setup_layernorm(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
+{
+    return setup_norm(c, n, set, nset, rng, err, errlen, 1);
+}
+
+static int setup_rmsnorm(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
+{
+    return setup_norm(c, n, set, nset, rng, err, errlen, 0);
+}
+
+/* In double, from the bf16 inputs; the output rounded to bf16 once. */
+static void ref_norm(ref_case *c, int layer)
+{
+    int rows = (int)param(c, "rows")->scalar, cols = (int)param(c, "cols")->scalar;
+    double eps = param(c, "eps")->scalar;
+    const uint16_t *x = param(c, "x")->init, *g = param(c, "gamma")->init, *b = layer ? param(c, "beta")->init : NULL;
+    uint16_t *y = param(c, "y")->expect;
+    for (int r = 0; r < rows; r++) {
+        const uint16_t *xr = x + (size_t)r * (size_t)cols;
+        double mean = 0.0, q = 0.0;
+        if (layer) {
+            for (int j = 0; j < cols; j++) mean += ref_bf16_to_f32(xr[j]);
+            mean /= cols;
+        }
+        for (int j = 0; j < cols; j++) {
+            double d = ref_bf16_to_f32(xr[j]) - mean;
+            q += d * d;
+        }
+        double rstd = 1.0 / sqrt(q / cols + eps);
+        for (int j = 0; j < cols; j++) {
+            double v = (ref_bf16_to_f32(xr[j]) - mean) * rstd * ref_bf16_to_f32(g[j]);
+            if (layer) v += ref_bf16_to_f32(b[j]);
+            y[(size_t)r * (size_t)cols + (size_t)j] = ref_f32_to_bf16((float)v);
+        }
+    }
+}
+
+static void ref_layernorm(ref_case *c) { ref_norm(c, 1); }
+static void ref_rmsnorm(ref_case *c) { ref_norm(c, 0); }
+
+/* ---- attention_fwd: o = softmax(q k^T * scale) v, one head, head dim 64 ---- */
+
+static int setup_attention(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
+{
+    long long seq = n >= 1 && n < 4096 ? n : 200;
+    if (int_setting(set, nset, "n", "attention_fwd", &seq, err, errlen) < 0) return -1;
+    if (seq < 1 || seq > 1 << 20) return fail(err, errlen, "attention_fwd: n = %lld is out of range (1 .. 2^20)", seq);
+    const ref_setting *sc = setting(set, nset, "scale_log2");
+    double scale_log2 = sc ? sc->value : 1.4426950408889634 / 8.0;   /* 1 / sqrt(64) */
+    if (!(fabs(scale_log2) < 1e3)) return fail(err, errlen, "attention_fwd: scale_log2 = %g is out of range", scale_log2);
+    size_t cnt = (size_t)seq * 64, g = 64 * 64 + 64;
+    fill_bf16(add_buffer(c, "q", REF_IN, TILE_DTYPE_BF16, cnt, g), rng, -2.0f, 2.0f);
+    fill_bf16(add_buffer(c, "k", REF_IN, TILE_DTYPE_BF16, cnt, g), rng, -2.0f, 2.0f);
+    fill_bf16(add_buffer(c, "v", REF_IN, TILE_DTYPE_BF16, cnt, g), rng, -2.0f, 2.0f);
+    add_buffer(c, "o", REF_OUT, TILE_DTYPE_F32, cnt, g);
+    add_scalar(c, "n", TILE_DTYPE_I32, (double)seq);
+    add_scalar(c, "scale_log2", TILE_DTYPE_F32, (double)(float)scale_log2);
+    c->grid[0] = blocks_for(seq, 64);
+    c->elements = cnt;
+    c->bytes = 14.0 * (double)cnt;
+    snprintf(c->shape, sizeof c->shape, "n = %lld, d = 64, scale_log2 = %g", seq, scale_log2);
+    return 0;
+}
+
+static void ref_attention(ref_case *c)
+{
+    int n = (int)param(c, "n")->scalar;
+    double sc = (double)(float)param(c, "scale_log2")->scalar * 0.6931471805599453;   /* exp2(x c) = exp(x c ln 2) */
+    const uint16_t *q = param(c, "q")->init, *k = param(c, "k")->init, *v = param(c, "v")->init;
+    float *o = param(c, "o")->expect;
+    double *p = malloc(sizeof *p * (size_t)n);
+    for (int i = 0; p && i < n; i++) {
+        double m = -HUGE_VAL, l = 0.0;
+        for (int j = 0; j < n; j++) {
+            double s = 0.0;
+            for (int d = 0; d < 64; d++) s += (double)ref_bf16_to_f32(q[i * 64 + d]) * ref_bf16_to_f32(k[j * 64 + d]);
+            p[j] = s * sc;
+            m = fmax(m, p[j]);
+        }
+        for (int j = 0; j < n; j++) l += (p[j] = exp(p[j] - m));
+        for (int d = 0; d < 64; d++) {
+            double acc = 0.0;
+            for (int j = 0; j < n; j++) acc += p[j] * ref_bf16_to_f32(v[j * 64 + d]);
+            o[i * 64 + d] = (float)(acc / l);
+        }
+    }
+    free(p);
+}
+
 const ref_kernel ref_kernels[] = {
     {"vector_add", "samples/vector_add.tile", 256, 256, {REF_TOL_EXACT, 0, 0, 0}, setup_vector_add, ref_vector_add},
     {"saxpy", "samples/saxpy.tile", 128, 1024, {REF_TOL_ULP, 1, 0, 0}, setup_saxpy, ref_saxpy},
     {"relu_bf16", "samples/relu_bf16.tile", 128, 2048, {REF_TOL_EXACT, 0, 0, 0}, setup_relu_bf16, ref_relu_bf16},
     {"row_softmax", "samples/row_softmax_scalar.tile", 128, 128, {REF_TOL_REL, 0, 1e-5, 1e-9}, setup_row_softmax, ref_row_softmax},
+    {"softmax", "samples/softmax.tile", 256, 1, {REF_TOL_REL, 0, 1e-5, 1e-12}, setup_softmax, ref_softmax},
+    {"softmax_bf16", "samples/softmax.tile", 256, 1, {REF_TOL_REL, 0, 1.0 / 128, 1e-12}, setup_softmax_bf16, ref_softmax_bf16},
+    /* bf16 outputs: one bf16 rounding apart (2^-8 relative) plus f32 statistics; near zero, absolute */
+    {"layernorm", "samples/layernorm.tile", 256, 1, {REF_TOL_REL, 0, 1.0 / 64, 1.0 / 64}, setup_layernorm, ref_layernorm},
+    {"rmsnorm", "samples/rmsnorm.tile", 256, 1, {REF_TOL_REL, 0, 1.0 / 64, 1.0 / 64}, setup_rmsnorm, ref_rmsnorm},
+    /* P rounded to bf16 for the second mma: the GEMMs' relative Frobenius bound */
+    {"attention_fwd", "samples/attention_fwd_sm90.tile", 128, 64, {REF_TOL_REL_FRO, 1.0 / 128, 1.0 / 16, 1e-2}, setup_attention,
+     ref_attention},
     {"tma_copy", "samples/tma_copy.tile", 128, 128 * 64, {REF_TOL_EXACT, 0, 0, 0}, setup_tma_copy, ref_tma_copy},
     {"tma_copy_persistent", "samples/tma_copy_persistent.tile", 32, 128 * 64, {REF_TOL_EXACT, 0, 0, 0}, setup_tma_copy_persistent,
      ref_tma_copy},

@@ -186,6 +186,20 @@ static const shapes2 shape_table[] = {
     {"row_softmax", "rows", "cols",
      {{1, 1}, {1, 1000}, {3, 7}, {127, 64}, {128, 64}, {129, 33}, {1000, 257}, {4097, 16}, {16384, 64}, {0, 8}},
      {{3, 7}, {129, 33}}},
+    /* one row per block, chunks of 1024 (softmax) or 8192 (norms) columns: one column, ragged
+     * rows within one chunk, exactly one chunk, chunks with a partial last one, many rows */
+    {"softmax", "rows", "cols",
+     {{1, 1}, {3, 77}, {5, 1000}, {7, 1024}, {4, 8192}, {3, 9000}, {4096, 1024}, {1024, 4096}, {256, 65537}},
+     {{3, 77}, {2, 2049}}},
+    {"softmax_bf16", "rows", "cols",
+     {{1, 1}, {3, 77}, {5, 1000}, {4, 8192}, {3, 9000}, {4096, 1024}, {1024, 4096}},
+     {{3, 77}, {2, 2049}}},
+    {"layernorm", "rows", "cols",
+     {{1, 1}, {3, 77}, {5, 1000}, {4, 8192}, {3, 8193}, {2, 20000}, {4096, 1024}, {1024, 4096}, {512, 8192}},
+     {{3, 77}, {2, 8200}}},
+    {"rmsnorm", "rows", "cols",
+     {{1, 1}, {3, 77}, {5, 1000}, {4, 8192}, {3, 8193}, {2, 20000}, {4096, 1024}, {1024, 4096}, {512, 8192}},
+     {{3, 77}, {2, 8200}}},
     /* box 128 x 64: exact boxes, partial rows, partial columns, both, one row, N below the box */
     {"tma_copy", "M", "N",
      {{1, 8}, {128, 64}, {129, 72}, {127, 120}, {1000, 1000}, {4097, 520}, {3, 4096}, {2048, 8}, {16384, 1024},
@@ -266,6 +280,14 @@ static void test_samples(gpu *g, loaded *ls, int nls)
             for (size_t i = 0; i < n && (list[i][0] || list[i][1]); i++) {
                 ref_setting set[2] = {{sh->rname, (double)list[i][0]}, {sh->cname, (double)list[i][1]}};
                 run_case_grid(g, l, 0, set, 2, NULL, list[i][2] ? " (grid forced)" : "", (unsigned)list[i][2]);
+            }
+            continue;
+        }
+        if (strcmp(name, "attention_fwd") == 0) {   /* sequence lengths: one key, partial blocks, several blocks */
+            static const long long seq[] = {1, 63, 64, 65, 200, 1000, 2049}, seq_quick[] = {1, 77};
+            for (size_t i = 0; i < (quick ? 2 : sizeof seq / sizeof seq[0]); i++) {
+                ref_setting set[1] = {{"n", (double)(quick ? seq_quick[i] : seq[i])}};
+                run_case(g, l, 0, set, 1, NULL, "");
             }
             continue;
         }

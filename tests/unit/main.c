@@ -10,6 +10,7 @@
 
 static Suite *(*const suites[])(void) = {
     ir_suite,
+    layout_suite,
     passes_suite,
     ptx_suite,
     api_suite,

@@ -23,6 +23,7 @@ Suite *fp8_suite(void);      /* test_fp8.c: the e4m3 / e5m2 codes of runtime/fp8
 Suite *oom_suite(void);      /* test_oom.c: every allocation of a compile failed in turn: TILE_ERROR_OUT_OF_MEMORY, no leak */
 Suite *sim_oom_suite(void);  /* test_sim_oom.c: every allocation of a sim module load and launch failed in turn */
 Suite *cache_suite(void);    /* test_cache.c: the kernel cache against hostile directories and entries, a full disk, processes */
+Suite *layout_suite(void);   /* test_layout.c: ir/layout.c against the layouts written out element by element */
 Suite *entries_suite(void);  /* test_entries.c: every tile.h entry with hostile sizes, counts, enums and dead handles */
 
 #endif

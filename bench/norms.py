@@ -8,9 +8,9 @@ and a device-to-device copy of the same bytes, on one GPU. docs/PERFORMANCE.md k
 For each shape M x N, x is a random bf16 [M, N] tensor made once by torch (gamma and beta random
 [N]); every contender writes its own bf16 y from those same tensors. tilec's kernel
 (samples/softmax.tile softmax_bf16, samples/layernorm.tile, samples/rmsnorm.tile, one row per
-block of 256 threads) is compiled by build/tilec to a cubin with -DBN = the row length rounded up
-to a power of two (at least 256, at most 8192: rows up to 8192 are read once and kept in
-registers), loaded with the CUDA driver API through ctypes into torch's context and launched with
+block) is compiled by build/tilec to a cubin with -DBN = the row length rounded up to a power of
+two (at least 256, at most 8192: rows up to 8192 are read once and kept in registers) and
+-DTHREADS = BN / E for each E of --ept (elements per thread; 32 to 1024 threads), loaded with the CUDA driver API through ctypes into torch's context and launched with
 one block per row. Every result is compared with torch's in float32 before timing (the maximum
 absolute error must stay below 2^-5 of the output's scale for bf16; a failure is reported and not
 timed). Timing: each launch sits between CUDA events after an L2 flush and a spin that hides the
@@ -60,14 +60,15 @@ def need_torch():
 class Tilec:
     """One tilec kernel compiled to a cubin and loaded into torch's context."""
 
-    def __init__(self, op, bn):
+    def __init__(self, op, bn, threads):
         src, self.kernel = SAMPLE[op]
-        self.op, self.bn = op, bn
+        self.op, self.bn, self.threads = op, bn, threads
+        defs = [f"-DBN={bn}", f"-DTHREADS={threads}"]
         t0 = time.perf_counter()
-        self.cubin = subprocess.run([TILEC, os.path.join(ROOT, src), f"-DBN={bn}", "--emit", "cubin", "-o", "-"],
+        self.cubin = subprocess.run([TILEC, os.path.join(ROOT, src)] + defs + ["--emit", "cubin", "-o", "-"],
                                     check=True, capture_output=True).stdout
         self.compile_ms = (time.perf_counter() - t0) * 1e3
-        ir = subprocess.run([TILEC, os.path.join(ROOT, src), f"-DBN={bn}", "--emit", "ir-lowered"], check=True,
+        ir = subprocess.run([TILEC, os.path.join(ROOT, src)] + defs + ["--emit", "ir-lowered"], check=True,
                             capture_output=True, text=True).stdout
         import re
         m = re.search(r"kernel @" + self.kernel + r"\(.*?smem\((\d+)\)", ir)
@@ -92,7 +93,8 @@ class Tilec:
 
         def launch():
             _ = keep
-            ck(cuda.cuLaunchKernel(self.fn, M, 1, 1, 256, 1, 1, self.smem, None, params, None), "cuLaunchKernel")
+            ck(cuda.cuLaunchKernel(self.fn, M, 1, 1, self.threads, 1, 1, self.smem, None, params, None),
+               "cuLaunchKernel")
         return launch
 
 
@@ -200,6 +202,8 @@ def main():
     ap.add_argument("--shapes", default=SHAPES)
     ap.add_argument("--ops", default="softmax,layernorm,rmsnorm")
     ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--ept", default="8,16",
+                    help="tilec contenders: elements per thread, each giving THREADS = BN / ept (32 .. 1024)")
     a = ap.parse_args()
     need_torch()
     triton_run = make_triton()
@@ -216,8 +220,11 @@ def main():
             b = (torch.rand(N, device="cuda") - 0.5).to(torch.bfloat16)
             ref = reference(op, x, g, b)
             bn = max(256, min(8192, 1 << (N - 1).bit_length()))
-            tk = Tilec(op, bn)
-            contenders = [("copy", None), ("torch", torch_op), ("triton", triton_run), (f"tilec BN={bn}", tk)]
+            tks = []
+            for ept in sorted({max(32, min(1024, bn // int(k))) for k in a.ept.split(",")}):
+                tks.append(Tilec(op, bn, ept))
+            contenders = [("copy", None), ("torch", torch_op), ("triton", triton_run)] + \
+                         [(f"tilec T={tk.threads}", tk) for tk in tks]
             rows, fns = [], []
             for name, make in contenders:
                 y = torch.empty_like(x)
@@ -256,7 +263,8 @@ def main():
                 bw = (2 * 2 * M * N if name == "copy" else nbytes) / (t * 1e-3) / 1e9
                 vs = f"{t_torch / t:8.2f}x" if t_torch and name != "copy" else f"{'':>9}"
                 print(f"{op:<10}{shape:>12}  {name:<18}{t * 1e3:>10.1f}{bw:>9.0f}{bw / copy_bw:>9.2f}{vs}  {err}")
-            print(f"{'':<10}{'':>12}  (tilec compile {tk.compile_ms:.0f} ms, BN={bn})")
+            print(f"{'':<10}{'':>12}  (tilec BN={bn}; compile " +
+                  ", ".join(f"T={tk.threads} {tk.compile_ms:.0f} ms" for tk in tks) + ")")
     sys.exit(1 if failed else 0)
 
 

@@ -989,6 +989,9 @@ static LLVMValueRef group_mem(Emit *e, const Group *G, LLVMValueRef g, LLVMValue
         return from_carrier(e, buf_load(e, rsrc, voff, s), G->t, 1);
     }
     LLVMValueRef full = and_opt(e, ok, LLVMBuildICmp(e->b, LLVMIntULE, LLVMBuildAdd(e->b, last, ci32(e, Vn), ""), dl, ""));
+    if (!ir_attr_int(G->op, "aligned", 1))   /* alignment not proven: a misaligned group goes lane by lane */
+        full = LLVMBuildAnd(e->b, full, LLVMBuildICmp(e->b, LLVMIntEQ, LLVMBuildAnd(e->b, byte, ci32(e, Vn * s - 1), ""),
+                                                      ci32(e, 0), ""), "");
     LLVMBasicBlockRef bf = LLVMAppendBasicBlockInContext(e->ctx, e->fn, store ? "stb.full" : "ldb.full");
     LLVMBasicBlockRef bp = LLVMAppendBasicBlockInContext(e->ctx, e->fn, store ? "stb.part" : "ldb.part");
     LLVMBasicBlockRef bj = LLVMAppendBasicBlockInContext(e->ctx, e->fn, store ? "stb.done" : "ldb.done");

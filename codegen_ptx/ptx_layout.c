@@ -4,8 +4,9 @@
  * A reduction combines a thread's lanes of one result element in registers, then the threads of
  * a warp that hold parts of it with shfl.sync.bfly (one round per power of two of the factor),
  * then, where the element spans warps, each warp's part through a scratch shared tile: the first
- * thread of each part writes it, the group's barrier, every thread reads the parts in order, the
- * barrier again (so the next reduction may reuse the scratch). Broadcasts and reshapes are register
+ * thread of each part writes it, the group's barrier, lane l of every warp reads part l (modulo the
+ * parts rounded up to a power of two) and the warp butterflies them, the barrier again (so the next
+ * reduction may reuse the scratch). Broadcasts and reshapes are register
  * moves, which ptxas coalesces.
  */
 #include <string.h>
@@ -86,6 +87,17 @@ static const char *ptx_num(const Type *t)   /* arithmetic suffix of a 32- or 64-
     int b = ir_type_bits(t);
     if (ir_type_is_float(t)) return b == 64 ? "f64" : "f32";
     return ir_type_is_signed(t) ? (b == 64 ? "s64" : "s32") : (b == 64 ? "u64" : "u32");
+}
+
+/* The identity of the combination, as a PTX immediate of t's bits. */
+static const char *identity(const Type *t, const char *kind)
+{
+    int b64 = ir_type_bits(t) == 64, mx = strcmp(kind, "max") == 0;
+    if (strcmp(kind, "sum") == 0) return "0";
+    if (ir_type_is_float(t))   /* -inf for max, +inf for min */
+        return b64 ? (mx ? "0xFFF0000000000000" : "0x7FF0000000000000") : (mx ? "0xFF800000" : "0x7F800000");
+    if (ir_type_is_signed(t)) return b64 ? (mx ? "0x8000000000000000" : "0x7FFFFFFFFFFFFFFF") : (mx ? "0x80000000" : "0x7FFFFFFF");
+    return mx ? "0" : b64 ? "0xFFFFFFFFFFFFFFFF" : "0xFFFFFFFF";
 }
 
 static void combine(Emit *e, const char *kind, const Type *t, const char *d, const char *a, const char *b)
@@ -224,17 +236,25 @@ void ptx_emit_reduce(Emit *e, const Op *op)
                 ptx_vr(e, res, (int)r));
     }
     group_barrier(e, op);
+    /* every warp reads the parts at once: lane l takes part l % P2 (P2: parts rounded up to a power
+     * of two; the identity past the last part), then butterflies within groups of P2 lanes */
+    int64_t p2 = 1;
+    while (p2 < parts) p2 <<= 1;
+    if (p2 > wave) {
+        ptx_error_at(e, op, "'reduce' across %lld warps: at most %d parts", (long long)parts, wave);
+        return;
+    }
+    const char *q = ptx_tmp(e, RC_B32), *has = ptx_tmp(e, RC_PRED), *qoff = ptx_tmp(e, RC_B32);
+    ptx_ins(e, "and.b32 %s, %s, %lld", q, tid, (long long)(p2 - 1));
+    ptx_ins(e, "setp.lt.u32 %s, %s, %lld", has, q, (long long)parts);
+    ptx_ins(e, "mul.lo.u32 %s, %s, %d", qoff, q, es);
+    const char *ident = identity(t, kind);
     for (int64_t r = 0; r < R.lanes; r++) {
-        const char *d = ptx_vr(e, res, (int)r);
-        for (int64_t q = 0; q < parts; q++) {
-            if (!q) {
-                ptx_ins(e, "ld.shared.%s %s, [%s]", bty, d, slot[r]);
-                continue;
-            }
-            const char *o = ptx_tmp(e, ptx_class_of(t));
-            ptx_ins(e, "ld.shared.%s %s, [%s+%lld]", bty, o, slot[r], (long long)(q * es));
-            combine(e, kind, t, d, d, o);
-        }
+        const char *d = ptx_vr(e, res, (int)r), *a = ptx_tmp(e, RC_B32);
+        ptx_ins(e, "add.u32 %s, %s, %s", a, slot[r], qoff);
+        ptx_ins(e, "mov.%s %s, %s", bty, d, ident);
+        ptx_ins(e, "@%s ld.shared.%s %s, [%s]", has, bty, d, a);
+        for (int64_t x = 1; x < p2; x <<= 1) bfly(e, kind, t, d, x);
     }
     group_barrier(e, op);
 }

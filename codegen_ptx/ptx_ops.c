@@ -995,6 +995,12 @@ void ptx_emit_blocked_mem(Emit *e, const Op *op)
         const char *in = and_lt(e, last, dl, ok, "lt"), *cv = ptx_tmp(e, RC_B32);
         ptx_ins(e, "add.s32 %s, %s, %d", cv, last, V);
         const char *full = and_lt(e, cv, dl, in, "le");
+        if (!ir_attr_int(op, "aligned", 1)) {   /* alignment not proven: a misaligned group goes lane by lane */
+            const char *lo = ptx_tmp(e, RC_B64), *al = ptx_tmp(e, RC_PRED);
+            ptx_ins(e, "and.b64 %s, %s, %d", lo, addr, V * s - 1);
+            ptx_ins(e, "setp.eq.and.u64 %s, %s, 0, %s", al, lo, full);
+            full = al;
+        }
         sb_printf(&e->body, "\t@!%s bra $L_%s_%d_%s;\n", full, kind, id, part);
         emit_vector_mem(e, store, "global", t, gl, V, addr);
         sb_printf(&e->body, "\tbra.uni $L_%s_%d_g%lld_done;\n", kind, id, (long long)g);

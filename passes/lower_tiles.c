@@ -8,12 +8,14 @@
  * R = ceil(T / (B*V)) (docs/IR.md writes max(1, T/(B*V)), which is the same for the power-of-two
  * block sizes; the ceiling keeps every element owned when B is not a power of two).
  *
- * Choosing V (conservative, per kernel): V is the minimum of
- *  - for every tile_load/tile_store: 16 / sizeof(elem), and the vector width proven for it: the
+ * Choosing V (per kernel): V is the minimum of
+ *  - for every tile_load/tile_store: 16 / sizeof(elem). Its alignment is proven where it can be: the
  *    view base is 16-byte aligned (docs/IR.md), so a group of V lanes is aligned to V elements when
  *    the origin along the innermost dim is a multiple of V and, for rank >= 2, the row stride (the
- *    view's innermost dim, a multiple of which every other stride is) is a multiple of V. The view
- *    must come from a `make_view` for the stride to be known; otherwise rank >= 2 accesses get 1;
+ *    view's innermost dim, a multiple of which every other stride is) is a multiple of V (the view
+ *    must come from a `make_view` for the stride to be known). An access whose alignment is not
+ *    proven gets `aligned = 0`: its back end checks each group's address at run time and moves a
+ *    misaligned group element by element, as it does a group that crosses the view's end;
  *  - for every smem_load/smem_store: 16 / sizeof(elem) (a stage is at least 16-byte aligned and
  *    dense, and a swizzle moves whole 16-byte chunks, so such a group is one aligned access);
  *  - the innermost dim of every tile in the kernel (powers of two, so V divides them all);
@@ -222,7 +224,6 @@ static void check_type(Lower *l, Loc loc, const Type *t, const char *what)
             return;
         }
     }
-    l->vec = min64(l->vec, t->shape[t->rank - 1]);
     int64_t esz = elem_bytes(t);
     if (esz > l->max_esz) l->max_esz = esz;
 }
@@ -254,6 +255,17 @@ static void check_access(Lower *l, Op *op, const Type *tile, uint32_t vi)
         return;
     }
     l->accesses++;
+    l->vec = min64(l->vec, 16 / elem_bytes(tile));
+}
+
+/* The vector width proven aligned for a tile access (view operand at vi): a group of w lanes
+ * starts at a multiple of w elements when the innermost origin and, for rank >= 2, the row stride
+ * (the view's innermost dim, of which every other stride is a multiple) are multiples of w. A
+ * wider V makes the access check the alignment at run time (`aligned = 0`). */
+static int64_t proven_width(Lower *l, const Op *op, const Type *tile, uint32_t vi)
+{
+    const Value *view = op->operands[vi];
+    int rank = view->type->rank;
     int64_t w = 16 / elem_bytes(tile);
     w = min64(w, divisor(&l->div, op->operands[vi + (uint32_t)rank], 0));
     if (rank >= 2) {
@@ -263,7 +275,7 @@ static void check_access(Lower *l, Op *op, const Type *tile, uint32_t vi)
         else
             w = 1;
     }
-    l->vec = min64(l->vec, w);
+    return w;
 }
 
 /* The innermost warps/elect op around op, or NULL. */
@@ -677,7 +689,9 @@ static void collect_edge(Op *op, void *ctx)
 
 static const char *kind_text(int k) { return k == LK_ACC ? "an mma accumulator's" : k == LK_DERIVED ? "a sliced" : "the blocked"; }
 
-static void assign_layouts(Lower *l)
+/* kinds_only: decides which classes are derived without computing layouts (V is not known yet:
+ * the tiles of derived classes do not constrain it). */
+static void assign_layouts(Lower *l, int kinds_only)
 {
     Edges e = {0};
     ir_walk_region(&l->k->body, collect_edge, &e);
@@ -690,8 +704,12 @@ static void assign_layouts(Lower *l)
                 const Value *have = want ? op->operands[0] : op->results[0], *need = want ? op->results[0] : op->operands[0];
                 Layout L;
                 if (*kind_of(l, need) != LK_NONE || *kind_of(l, have) == LK_NONE) continue;
+                if ((op->code == OP_REDUCE && !want) || (op->code == OP_BROADCAST && want)) continue;
                 if (op->code == OP_RESHAPE && *kind_of(l, have) == LK_BLOCKED) {
                     *kind_of(l, need) = LK_BLOCKED;   /* the blocked layout follows the element index */
+                    progress = 1;
+                } else if (kinds_only) {
+                    *kind_of(l, need) = LK_DERIVED;
                     progress = 1;
                 } else if (!derive(l, op, want, &L)) {
                     set_derived(l, need, &L);
@@ -708,6 +726,10 @@ static void assign_layouts(Lower *l)
             }
         if (!best) break;
         *kind_of(l, best) = LK_BLOCKED;
+    }
+    if (kinds_only) {
+        ir_free(e.op);
+        return;
     }
     for (uint32_t i = 0; i < e.n && !l->errors; i++) {   /* every edge holds */
         Op *op = e.op[i];
@@ -737,9 +759,31 @@ static void assign_layouts(Lower *l)
         if (l->kind[i] == LK_DERIVED && uf_find(l, i) == i) {
             Layout b;
             const Layout *d = l->lay[i];
-            if (!layout_blocked(&b, d->rank, d->shape, l->vec, d->threads) && layout_equal(&b, d)) l->kind[i] = LK_BLOCKED;
+            if (d->shape[d->rank - 1] % l->vec == 0 && !layout_blocked(&b, d->rank, d->shape, l->vec, d->threads) &&
+                layout_equal(&b, d))
+                l->kind[i] = LK_BLOCKED;
         }
     ir_free(e.op);
+}
+
+/* V divides the innermost dim of every tile in the blocked layout (a lane group stays in a row). */
+static void constrain_vec(Op *op, void *ctx)
+{
+    Lower *l = ctx;
+    for (uint32_t i = 0; i < op->nresults + op->nregions; i++) {
+        if (i < op->nresults) {
+            const Value *v = op->results[i];
+            if (v->type->kind == TY_TILE && *kind_of(l, v) != LK_DERIVED && !is_acc(l, v))
+                l->vec = min64(l->vec, v->type->shape[v->type->rank - 1]);
+            continue;
+        }
+        for (Block *b = op->regions[i - op->nresults].first; b; b = b->next)
+            for (uint32_t a = 0; a < b->nargs; a++) {
+                const Value *v = b->args[a];
+                if (v->type->kind == TY_TILE && *kind_of(l, v) != LK_DERIVED && !is_acc(l, v))
+                    l->vec = min64(l->vec, v->type->shape[v->type->rank - 1]);
+            }
+    }
 }
 
 /* Threads of other warps that hold parts of one element of a reduction's result: each warp's part
@@ -855,6 +899,7 @@ static void rewrite_op(Op *op, void *ctx)
             break;
         }
         set_layout_attrs(l, op, op->results[0]->type);
+        if (proven_width(l, op, op->results[0]->type, 0) < l->vec) ir_attr_set_int(l->m, op, "aligned", 0);
         op->code = OP_LD_BLOCKED;
         break;
     case OP_TILE_STORE:
@@ -870,6 +915,7 @@ static void rewrite_op(Op *op, void *ctx)
             break;
         }
         set_layout_attrs(l, op, op->operands[0]->type);
+        if (proven_width(l, op, op->operands[0]->type, 1) < l->vec) ir_attr_set_int(l->m, op, "aligned", 0);
         op->code = OP_ST_BLOCKED;
         break;
     case OP_SMEM_LOAD:
@@ -979,8 +1025,10 @@ static int lower_kernel(Module *m, Kernel *k, DiagCtx *diag, Arena *scratch, int
     ir_walk_region(&k->body, acc_check_op, &l);
     if (l.errors) return 1;
     if (!l.accesses) l.vec = min64(l.vec, 16 / l.max_esz);
+    assign_layouts(&l, 1);
+    ir_walk_region(&k->body, constrain_vec, &l);
     if (l.vec < 1) l.vec = 1;
-    assign_layouts(&l);
+    assign_layouts(&l, 0);
     if (!l.errors) ir_walk_region(&k->body, check_derived_op, &l);
     if (l.errors) return 1;
     ir_walk_region(&k->body, rewrite_op, &l);

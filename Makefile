@@ -234,6 +234,10 @@ $(BUILD)/bench_persistent: bench/persistent.c $(REF_OBJ) $(LIBA) samples/ref/ref
 $(BUILD)/bench_sim: bench/sim.c $(REF_OBJ) $(LIBA) samples/ref/refs.h
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ bench/sim.c $(REF_OBJ) $(LIBA) $(LDLIBS)
 
+# The measured accuracy of the math functions in their two forms (docs/LANGUAGE.md §9).
+$(BUILD)/math_accuracy: bench/math_accuracy.c $(LIBA)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ bench/math_accuracy.c $(LIBA) $(LDLIBS) -lm
+
 # bench_launch and bench_tma_copy exit 77 (after saying why) without a GPU; that does not fail the
 # compile benchmarks.
 bench: $(BUILD)/compile_time $(BUILD)/bench_launch $(BUILD)/bench_tma_copy $(BUILD)/bench_sim

@@ -44,8 +44,10 @@
  * Float semantics follow the PTX back end: f16 and bf16 arithmetic computes in f32 and rounds once
  * (exact for add/sub/mul); float to int casts saturate (llvm.fptosi.sat); shifts by the width or
  * more give 0 (or the sign for signed shr); integer division by zero gives an unspecified value but
- * no undefined behaviour; f64 exp and exp2, which LLVM cannot lower for AMDGPU, are computed as the
- * PTX back end computes them (exp_f64). An error LLVM reports (llvm_diag) is a diagnostic at the
+ * no undefined behaviour; the math functions take their fast form (the intrinsic with afn) or
+ * their accurate one (computed in f64 and rounded once) from the op's approx attribute, and f64
+ * exp, exp2, log, log2 and tanh, which LLVM cannot lower for AMDGPU, are computed as the PTX back
+ * end computes them (exp_f64, log_f64, tanh_f64). An error LLVM reports (llvm_diag) is a diagnostic at the
  * kernel, never LLVM's default of printing and exiting. Only LLVM's target registry is global
  * (initialised once).
  *
@@ -53,8 +55,10 @@
  * libLLVM-19 into libtile_amdgcn.so, whose one exported symbol is the table `amd_backend` at the
  * end, which libtile opens on the first AMD compile (amd_load.c).
  */
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include <time.h>
 
@@ -67,6 +71,7 @@
 #include <llvm-c/Transforms/PassBuilder.h>
 
 #include "amdgcn.h"
+#include "layout.h"
 
 
 /* The barrier helpers, parsed into every module (no syncscope fence builder in LLVM-C 19). */
@@ -424,26 +429,33 @@ static LLVMValueRef fconst(Emit *e, LLVMTypeRef ft, double v)
     return splat_const(e, ft, LLVMConstReal(vec ? LLVMGetElementType(ft) : ft, v));
 }
 
-/* exp(x) on f64 (scalar or vector), as the PTX back end computes it (LLVM has no AMDGPU lowering of
- * llvm.exp.f64): exp(x) = 2^n p(r), n = rint(x log2 e), r = x - n ln 2 (ln 2 in two parts), p the
- * Taylor polynomial of degree 13; x clamped to [-746, 710] (beyond: 0 or inf), 2^n applied as two
- * factors so that subnormal results come out; NaN gives NaN. */
-static LLVMValueRef exp_f64(Emit *e, LLVMValueRef x)
+/* exp(x) (base2: 2^x) on f64 (scalar or vector), as the PTX back end computes it (LLVM has no
+ * AMDGPU lowering of llvm.exp.f64): exp(x) = 2^n p(r), n = rint(x log2 e), r = x - n ln 2 (ln 2 in
+ * two parts; base 2: n = rint(x), r = (x - n) ln 2), p the Taylor polynomial of degree 13; x
+ * clamped to [-746, 710] ([-1076, 1025]; beyond: 0 or inf), 2^n applied as two factors so that
+ * subnormal results come out; NaN gives NaN. */
+static LLVMValueRef exp_f64(Emit *e, LLVMValueRef x, int base2)
 {
     LLVMBuilderRef b = e->b;
     LLVMTypeRef ft = LLVMTypeOf(x), it = like(ft, i32t(e)), lt = like(ft, i64t(e));
-    LLVMValueRef a2[2] = {x, fconst(e, ft, -746.0)};
+    LLVMValueRef a2[2] = {x, fconst(e, ft, base2 ? -1076.0 : -746.0)};
     LLVMValueRef xc = intrinsic(e, "llvm.maxnum", &ft, 1, a2, 2);
     a2[0] = xc;
-    a2[1] = fconst(e, ft, 710.0);
+    a2[1] = fconst(e, ft, base2 ? 1025.0 : 710.0);
     xc = intrinsic(e, "llvm.minnum", &ft, 1, a2, 2);
-    LLVMValueRef t = LLVMBuildFMul(b, xc, fconst(e, ft, 1.4426950408889634), "");
-    t = intrinsic(e, "llvm.rint", &ft, 1, &t, 1);
-    LLVMValueRef a3[3] = {t, fconst(e, ft, -6.93147180369123816490e-01), xc};
-    LLVMValueRef r = intrinsic(e, "llvm.fma", &ft, 1, a3, 3);
-    a3[1] = fconst(e, ft, -1.90821492927058770002e-10);
-    a3[2] = r;
-    r = intrinsic(e, "llvm.fma", &ft, 1, a3, 3);
+    LLVMValueRef t, r;
+    if (base2) {   /* n = rint(x), r = (x - n) ln 2 */
+        t = intrinsic(e, "llvm.rint", &ft, 1, &xc, 1);
+        r = LLVMBuildFMul(b, LLVMBuildFSub(b, xc, t, ""), fconst(e, ft, 0.69314718055994530942), "");
+    } else {
+        t = LLVMBuildFMul(b, xc, fconst(e, ft, 1.4426950408889634), "");
+        t = intrinsic(e, "llvm.rint", &ft, 1, &t, 1);
+        LLVMValueRef a3[3] = {t, fconst(e, ft, -6.93147180369123816490e-01), xc};
+        r = intrinsic(e, "llvm.fma", &ft, 1, a3, 3);
+        a3[1] = fconst(e, ft, -1.90821492927058770002e-10);
+        a3[2] = r;
+        r = intrinsic(e, "llvm.fma", &ft, 1, a3, 3);
+    }
     double c = 1.0;
     for (int k = 1; k <= 13; k++) c /= k;
     LLVMValueRef p = fconst(e, ft, c);
@@ -461,6 +473,129 @@ static LLVMValueRef exp_f64(Emit *e, LLVMValueRef x)
     p = LLVMBuildFMul(b, p, LLVMBuildBitCast(b, s1, ft, ""), "");
     p = LLVMBuildFMul(b, p, LLVMBuildBitCast(b, s2, ft, ""), "");
     return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealUNO, x, x, ""), x, p, "");
+}
+
+/* ln x on f64 (scalar or vector), as the PTX back end computes it (ptx_math.c log_f64): x = m 2^k,
+ * m in [sqrt(1/2), sqrt(2)) (subnormals scaled by 2^54), 2 atanh((m - 1) / (m + 1)) by its odd
+ * series, k ln 2 in two parts; ln 0 = -inf, negative -> NaN, inf -> inf, NaN -> NaN. */
+static LLVMValueRef log_f64(Emit *e, LLVMValueRef x)
+{
+    LLVMBuilderRef b = e->b;
+    LLVMTypeRef ft = LLVMTypeOf(x), it = like(ft, i32t(e)), lt = like(ft, i64t(e));
+    LLVMValueRef sub = LLVMBuildFCmp(b, LLVMRealOLT, x, fconst(e, ft, 0x1p-1022), "");
+    LLVMValueRef xs = LLVMBuildSelect(b, sub, LLVMBuildFMul(b, x, fconst(e, ft, 0x1p54), ""), x, "");
+    LLVMValueRef adj = LLVMBuildSelect(b, sub, splat_const(e, it, ci32(e, -1077)), splat_const(e, it, ci32(e, -1023)), "");
+    LLVMValueRef bits = LLVMBuildBitCast(b, xs, lt, "");
+    LLVMValueRef hi = LLVMBuildAnd(b, LLVMBuildLShr(b, bits, splat_const(e, lt, ci64(e, 52)), ""), splat_const(e, lt, ci64(e, 2047)), "");
+    LLVMValueRef k = LLVMBuildAdd(b, LLVMBuildTrunc(b, hi, it, ""), adj, "");
+    bits = LLVMBuildAnd(b, bits, splat_const(e, lt, ci64(e, 0x000FFFFFFFFFFFFFll)), "");
+    bits = LLVMBuildOr(b, bits, splat_const(e, lt, ci64(e, 0x3FF0000000000000ll)), "");
+    LLVMValueRef m = LLVMBuildBitCast(b, bits, ft, "");
+    LLVMValueRef big = LLVMBuildFCmp(b, LLVMRealOGT, m, fconst(e, ft, 1.4142135623730951), "");
+    m = LLVMBuildSelect(b, big, LLVMBuildFMul(b, m, fconst(e, ft, 0.5), ""), m, "");
+    k = LLVMBuildAdd(b, k, LLVMBuildZExt(b, big, it, ""), "");
+    LLVMValueRef s = LLVMBuildFDiv(b, LLVMBuildFSub(b, m, fconst(e, ft, 1.0), ""), LLVMBuildFAdd(b, m, fconst(e, ft, 1.0), ""), "");
+    LLVMValueRef z = LLVMBuildFMul(b, s, s, "");
+    LLVMValueRef p = fconst(e, ft, 2.0 / 23.0);
+    for (int j = 10; j >= 0; j--) {
+        LLVMValueRef h[3] = {p, z, fconst(e, ft, 2.0 / (2 * j + 1))};
+        p = intrinsic(e, "llvm.fma", &ft, 1, h, 3);
+    }
+    p = LLVMBuildFMul(b, p, s, "");
+    LLVMValueRef ef = LLVMBuildSIToFP(b, k, ft, "");
+    LLVMValueRef a3[3] = {ef, fconst(e, ft, 1.90821492927058770002e-10), p};
+    LLVMValueRef r = intrinsic(e, "llvm.fma", &ft, 1, a3, 3);
+    a3[1] = fconst(e, ft, 6.93147180369123816490e-01);
+    a3[2] = r;
+    r = intrinsic(e, "llvm.fma", &ft, 1, a3, 3);
+    r = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOEQ, x, fconst(e, ft, INFINITY), ""), x, r, "");
+    r = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, x, fconst(e, ft, 0.0), ""), fconst(e, ft, NAN), r, "");
+    r = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOEQ, x, fconst(e, ft, 0.0), ""), fconst(e, ft, -INFINITY), r, "");
+    return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealUNO, x, x, ""), x, r, "");
+}
+
+/* tanh x on f64, as the PTX back end computes it (ptx_math.c tanh_f64): the Taylor series below
+ * |x| = 0.625, 1 - 2 / (e^(2|x|) + 1) above, the sign of x copied, NaN -> NaN. */
+enum { TANH_TERMS = 24 };
+static LLVMValueRef tanh_f64(Emit *e, LLVMValueRef x)
+{
+    LLVMBuilderRef b = e->b;
+    LLVMTypeRef ft = LLVMTypeOf(x);
+    double t[2 * TANH_TERMS + 1] = {0};
+    t[1] = 1.0;   /* tanh' = 1 - tanh^2, coefficient by coefficient */
+    for (int k = 1; k < 2 * TANH_TERMS - 1; k++) {
+        double sq = 0;
+        for (int i = 0; i <= k; i++) sq += t[i] * t[k - i];
+        t[k + 1] = -sq / (k + 1);
+    }
+    LLVMValueRef ax = intrinsic(e, "llvm.fabs", &ft, 1, &x, 1);
+    LLVMValueRef x2 = LLVMBuildFMul(b, ax, ax, "");
+    LLVMValueRef p = fconst(e, ft, t[2 * TANH_TERMS - 1]);
+    for (int j = TANH_TERMS - 2; j >= 0; j--) {
+        LLVMValueRef h[3] = {p, x2, fconst(e, ft, t[2 * j + 1])};
+        p = intrinsic(e, "llvm.fma", &ft, 1, h, 3);
+    }
+    p = LLVMBuildFMul(b, p, ax, "");
+    LLVMValueRef a2[2] = {LLVMBuildFAdd(b, ax, ax, ""), fconst(e, ft, 40.0)};
+    LLVMValueRef ex = exp_f64(e, intrinsic(e, "llvm.minnum", &ft, 1, a2, 2), 0);
+    LLVMValueRef q = LLVMBuildFSub(b, fconst(e, ft, 1.0), LLVMBuildFDiv(b, fconst(e, ft, 2.0), LLVMBuildFAdd(b, ex, fconst(e, ft, 1.0), ""), ""), "");
+    LLVMValueRef r = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, ax, fconst(e, ft, 0.625), ""), p, q, "");
+    a2[0] = r;
+    a2[1] = x;
+    r = intrinsic(e, "llvm.copysign", &ft, 1, a2, 2);
+    return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealUNO, x, x, ""), x, r, "");
+}
+
+/* The math function op `c` (sqrt, exp, exp2, log2, log, rsqrt, tanh) on a (f32 or f64, scalar or
+ * vector) in the form its approx attribute picks: the fast f32 form is the LLVM intrinsic with the
+ * afn flag (one v_sqrt/v_exp/v_log/v_rsq), tanh (1 - e) / (1 + e) of e = 2^(-2|x| log2 e) with x
+ * itself below 2^-12; the accurate form is llvm.sqrt for sqrt and otherwise computes in f64 and
+ * rounds once, as the PTX back end does. f64 has only the accurate form. */
+static LLVMValueRef math_fn(Emit *e, const Op *op, LLVMValueRef a)
+{
+    LLVMBuilderRef b = e->b;
+    OpCode c = op->code;
+    LLVMTypeRef wt = LLVMTypeOf(a);
+    int f64 = LLVMGetTypeKind(LLVMGetTypeKind(wt) == LLVMVectorTypeKind ? LLVMGetElementType(wt) : wt) == LLVMDoubleTypeKind;
+    int approx = ir_math_approx(op);
+    if (c == OP_SQRT && (f64 || !approx)) return intrinsic(e, "llvm.sqrt", &wt, 1, &a, 1);
+    if (!f64 && approx) {
+        LLVMValueRef r;
+        if (c == OP_RSQRT) {   /* 1 / sqrt(x) with afn: one v_rsq_f32 (llvm.amdgcn.rsq has no vector form) */
+            r = intrinsic(e, "llvm.sqrt", &wt, 1, &a, 1);
+            LLVMSetFastMathFlags(r, LLVMFastMathApproxFunc);
+            r = LLVMBuildFDiv(b, fconst(e, wt, 1.0), r, "");
+            LLVMSetFastMathFlags(r, LLVMFastMathApproxFunc | LLVMFastMathAllowReciprocal);
+            return r;
+        }
+        if (c == OP_TANH) {
+            LLVMValueRef ax = intrinsic(e, "llvm.fabs", &wt, 1, &a, 1);
+            LLVMValueRef t = LLVMBuildFMul(b, ax, fconst(e, wt, -2.8853900817779268), "");   /* -2 log2 e */
+            LLVMValueRef ex = intrinsic(e, "llvm.exp2", &wt, 1, &t, 1);
+            LLVMSetFastMathFlags(ex, LLVMFastMathApproxFunc);
+            r = LLVMBuildFDiv(b, LLVMBuildFSub(b, fconst(e, wt, 1.0), ex, ""), LLVMBuildFAdd(b, fconst(e, wt, 1.0), ex, ""), "");
+            LLVMSetFastMathFlags(r, LLVMFastMathApproxFunc | LLVMFastMathAllowReciprocal);
+            LLVMValueRef a2[2] = {r, a};
+            r = intrinsic(e, "llvm.copysign", &wt, 1, a2, 2);
+            return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, ax, fconst(e, wt, 0x1p-12), ""), a, r, "");
+        }
+        const char *name = c == OP_SQRT ? "llvm.sqrt" : c == OP_EXP ? "llvm.exp" : c == OP_EXP2 ? "llvm.exp2"
+                         : c == OP_LOG2 ? "llvm.log2" : "llvm.log";
+        r = intrinsic(e, name, &wt, 1, &a, 1);
+        LLVMSetFastMathFlags(r, LLVMFastMathApproxFunc);
+        return r;
+    }
+    LLVMValueRef x = f64 ? a : LLVMBuildFPExt(b, a, like(wt, LLVMDoubleTypeInContext(e->ctx)), ""), r;
+    LLVMTypeRef dt = LLVMTypeOf(x);
+    switch (c) {
+    case OP_EXP: r = exp_f64(e, x, 0); break;
+    case OP_EXP2: r = exp_f64(e, x, 1); break;
+    case OP_LOG: r = log_f64(e, x); break;
+    case OP_LOG2: r = LLVMBuildFMul(b, log_f64(e, x), fconst(e, dt, 1.4426950408889634), ""); break;
+    case OP_RSQRT: r = LLVMBuildFDiv(b, fconst(e, dt, 1.0), intrinsic(e, "llvm.sqrt", &dt, 1, &x, 1), ""); break;
+    default: r = tanh_f64(e, x); break;
+    }
+    return f64 ? r : LLVMBuildFPTrunc(b, r, wt, "");
 }
 
 static LLVMValueRef emit_cast(Emit *e, LLVMValueRef a, const Type *from, const Type *to, LLVMTypeRef rt)
@@ -539,11 +674,8 @@ static LLVMValueRef elementwise(Emit *e, const Op *op, const Type *t, LLVMValueR
         case OP_MIN: r = intrinsic(e, "llvm.minnum", &wt, 1, args, 2); break;
         case OP_MAX: r = intrinsic(e, "llvm.maxnum", &wt, 1, args, 2); break;
         case OP_ABS: r = intrinsic(e, "llvm.fabs", &wt, 1, args, 1); break;
-        case OP_SQRT: r = intrinsic(e, "llvm.sqrt", &wt, 1, args, 1); break;
-        case OP_EXP: r = t->kind == TY_F64 ? exp_f64(e, a) : intrinsic(e, "llvm.exp", &wt, 1, args, 1); break;
-        case OP_EXP2:
-            r = t->kind == TY_F64 ? exp_f64(e, LLVMBuildFMul(b, a, fconst(e, wt, 0.69314718055994530942), ""))
-                                  : intrinsic(e, "llvm.exp2", &wt, 1, args, 1);
+        case OP_SQRT: case OP_EXP: case OP_EXP2: case OP_LOG2: case OP_LOG: case OP_RSQRT: case OP_TANH:
+            r = math_fn(e, op, a);
             break;
         case OP_FMA: r = intrinsic(e, "llvm.fma", &wt, 1, args, 3); break;
         default:
@@ -718,6 +850,79 @@ static void emit_geometry(Emit *e, const Op *op)
     case OP_WARP_ID: r = LLVMBuildLShr(e->b, e->tlin, ci32(e, 6), ""); break;
     default: ir_unreachable("not a geometry op");
     }
+    e->val[op->results[0]->id] = r;
+}
+
+/* ---------------------------------------------------------------- warp collectives */
+
+/* shfl on the 64-lane wave: the source lane is computed as PTX's shfl computes it (segments of
+ * `width` lanes, 64 when absent; the lane operand taken modulo 64; up keeps its own value below the
+ * segment's first lane, down and xor above its last), then one ds_bpermute (byte address = source
+ * lane * 4) per 32 bits of the value: a 16-bit value zero-extended, a 64-bit one as two halves. */
+static LLVMValueRef bpermute(Emit *e, LLVMValueRef addr, LLVMValueRef x)
+{
+    LLVMValueRef args[2] = {addr, x};
+    return intrinsic(e, "llvm.amdgcn.ds.bpermute", NULL, 0, args, 2);
+}
+
+static void emit_shfl(Emit *e, const Op *op)
+{
+    const Value *v = op->operands[0];
+    const char *mode = ir_attr_s(op, A_SHFL_mode);
+    int64_t w = ir_attr_i(op, A_SHFL_width);
+    int bits = ir_type_bits(v->type);
+    if (!mode || (bits != 16 && bits != 32 && bits != 64)) {
+        error_at(e, op, "'shfl' needs a mode and a 16-, 32- or 64-bit value");
+        return;
+    }
+    if (!w) w = AMD_WAVE_SIZE;
+    int64_t seg = ~(w - 1) & (AMD_WAVE_SIZE - 1);
+    LLVMValueRef lane = LLVMBuildAnd(e->b, e->tlin, ci32(e, AMD_WAVE_SIZE - 1), "lane");
+    LLVMValueRef b = LLVMBuildAnd(e->b, V(e, op, op->operands[1]), ci32(e, AMD_WAVE_SIZE - 1), "");
+    LLVMValueRef first = LLVMBuildAnd(e->b, lane, ci32(e, seg), "");
+    LLVMValueRef j, ok;
+    int up = strcmp(mode, "up") == 0, down = strcmp(mode, "down") == 0, bfly = strcmp(mode, "xor") == 0;
+    if (up) {
+        j = LLVMBuildSub(e->b, lane, b, "");
+        ok = LLVMBuildICmp(e->b, LLVMIntSGE, j, first, "");
+    } else if (down || bfly) {
+        LLVMValueRef last = LLVMBuildOr(e->b, first, ci32(e, ~seg & (AMD_WAVE_SIZE - 1)), "");
+        j = down ? LLVMBuildAdd(e->b, lane, b, "") : LLVMBuildXor(e->b, lane, b, "");
+        ok = LLVMBuildICmp(e->b, LLVMIntULE, j, last, "");
+    } else {   /* idx: lane b of the segment */
+        j = LLVMBuildOr(e->b, first, LLVMBuildAnd(e->b, b, ci32(e, ~seg & (AMD_WAVE_SIZE - 1)), ""), "");
+        ok = NULL;
+    }
+    LLVMValueRef src = ok ? LLVMBuildSelect(e->b, ok, j, lane, "") : j;
+    LLVMValueRef addr = LLVMBuildShl(e->b, src, ci32(e, 2), "shfl.addr");
+    LLVMTypeRef vt = lty(e, v->type), it = LLVMIntTypeInContext(e->ctx, (unsigned)bits);
+    LLVMValueRef x = LLVMBuildBitCast(e->b, V(e, op, v), it, ""), r;
+    if (bits == 64) {
+        LLVMValueRef lo = bpermute(e, addr, LLVMBuildTrunc(e->b, x, i32t(e), ""));
+        LLVMValueRef hi = bpermute(e, addr, LLVMBuildTrunc(e->b, LLVMBuildLShr(e->b, x, ci64(e, 32), ""), i32t(e), ""));
+        r = LLVMBuildOr(e->b, LLVMBuildZExt(e->b, lo, i64t(e), ""),
+                        LLVMBuildShl(e->b, LLVMBuildZExt(e->b, hi, i64t(e), ""), ci64(e, 32), ""), "");
+    } else if (bits == 16) {
+        r = LLVMBuildTrunc(e->b, bpermute(e, addr, LLVMBuildZExt(e->b, x, i32t(e), "")), it, "");
+    } else {
+        r = bpermute(e, addr, x);
+    }
+    e->val[op->results[0]->id] = LLVMBuildBitCast(e->b, r, vt, nm(op->results[0]));
+}
+
+/* vote: llvm.amdgcn.ballot.i64 of the condition (bit i: lane i of the wave); any is ballot != 0,
+ * all is ballot == ballot(true) (the wave's active lanes). */
+static void emit_vote(Emit *e, const Op *op)
+{
+    const char *mode = ir_attr_s(op, A_VOTE_mode);
+    LLVMTypeRef t64 = i64t(e);
+    LLVMValueRef c = V(e, op, op->operands[0]);
+    LLVMValueRef bal = intrinsic(e, "llvm.amdgcn.ballot", &t64, 1, &c, 1), r;
+    if (mode && strcmp(mode, "any") == 0) r = LLVMBuildICmp(e->b, LLVMIntNE, bal, ci64(e, 0), "");
+    else if (mode && strcmp(mode, "all") == 0) {
+        LLVMValueRef one = LLVMConstInt(LLVMInt1TypeInContext(e->ctx), 1, 0);
+        r = LLVMBuildICmp(e->b, LLVMIntEQ, bal, intrinsic(e, "llvm.amdgcn.ballot", &t64, 1, &one, 1), "");
+    } else r = bal;
     e->val[op->results[0]->id] = r;
 }
 
@@ -1613,6 +1818,285 @@ static void emit_elect(Emit *e, const Op *op, Flow *outer)
 
 /* ---------------------------------------------------------------- ops */
 
+/* ---------------------------------------------------------------- layouts (ir/layout.c; docs/IR.md "Layouts")
+ * reduce, broadcast, reshape, ld_lanes, st_lanes, iota_lanes on register vecs (at most REG_LANES
+ * lanes: a located error beyond). A reduction combines a thread's lanes, then the lanes of a wave
+ * with ds_bpermute butterflies, then the waves through the scratch LDS tile (the first lane of each
+ * part stores it; s_barrier; lane l of every wave loads part l modulo the parts rounded up to a
+ * power of two and the wave butterflies them; s_barrier). */
+
+static int op_layout(Emit *e, const Op *op, Layout *L, const Value *big)
+{
+    const char *why = NULL;
+    if (layout_of_op(L, op, &why)) {
+        error_at(e, op, "'%s' has a malformed layout: %s", opname(op), why);
+        return -1;
+    }
+    if (big && is_lanes(big->type)) {
+        error_at(e, op, "'%s' of %lld values per thread: AMD targets lower it for at most %d (use more threads or a "
+                        "smaller tile)", opname(op), (long long)big->type->shape[0], REG_LANES);
+        return -1;
+    }
+    return 0;
+}
+
+/* The coordinate along dim d that the thread's factors give (i32). */
+static LLVMValueRef lay_thread_coord(Emit *e, const Layout *L, int d)
+{
+    LLVMValueRef acc = ci32(e, 0);
+    for (int i = 0; i < L->nf; i++) {
+        const LayFactor *f = &L->f[i];
+        if (f->lane || f->dim != d) continue;
+        LLVMValueRef x = LLVMBuildURem(e->b, LLVMBuildUDiv(e->b, e->tlin, ci32(e, f->src), ""), ci32(e, f->n), "");
+        acc = LLVMBuildAdd(e->b, acc, LLVMBuildMul(e->b, x, ci32(e, f->stride), ""), "");
+    }
+    return acc;
+}
+
+/* i1: the thread is the first of its replicas. */
+static LLVMValueRef lay_first(Emit *e, const Layout *L)
+{
+    LLVMValueRef p = LLVMConstInt(LLVMInt1TypeInContext(e->ctx), 1, 0);
+    for (int i = 0; i < L->nf; i++) {
+        const LayFactor *f = &L->f[i];
+        if (f->lane || f->dim >= 0) continue;
+        LLVMValueRef x = LLVMBuildURem(e->b, LLVMBuildUDiv(e->b, e->tlin, ci32(e, f->src), ""), ci32(e, f->n), "");
+        p = LLVMBuildAnd(e->b, p, LLVMBuildICmp(e->b, LLVMIntEQ, x, ci32(e, 0), ""), "");
+    }
+    return p;
+}
+
+static LLVMValueRef red_combine(Emit *e, const char *kind, const Type *t, LLVMValueRef a, LLVMValueRef b)
+{
+    LLVMValueRef args[2] = {a, b};
+    LLVMTypeRef at = LLVMTypeOf(a);
+    int sum = strcmp(kind, "sum") == 0, mx = strcmp(kind, "max") == 0;
+    if (ir_type_is_float(t)) return sum ? LLVMBuildFAdd(e->b, a, b, "") : intrinsic(e, mx ? "llvm.maxnum" : "llvm.minnum", &at, 1, args, 2);
+    if (sum) return LLVMBuildAdd(e->b, a, b, "");
+    int sg = ir_type_is_signed(t);
+    return intrinsic(e, mx ? (sg ? "llvm.smax" : "llvm.umax") : (sg ? "llvm.smin" : "llvm.umin"), &at, 1, args, 2);
+}
+
+static LLVMValueRef red_identity(Emit *e, const char *kind, const Type *t)
+{
+    LLVMTypeRef lt = scalar_type(e, t->kind);
+    int mx = strcmp(kind, "max") == 0, b64 = ir_type_bits(t) == 64;
+    if (strcmp(kind, "sum") == 0) return LLVMConstNull(lt);
+    if (ir_type_is_float(t)) return LLVMConstReal(lt, mx ? -HUGE_VAL : HUGE_VAL);
+    if (ir_type_is_signed(t))
+        return LLVMConstInt(lt, mx ? (b64 ? 0x8000000000000000ull : 0x80000000ull) : (b64 ? 0x7FFFFFFFFFFFFFFFull : 0x7FFFFFFFull), 1);
+    return mx ? LLVMConstNull(lt) : LLVMConstAllOnes(lt);
+}
+
+/* x combined with the value of the lane `xr` away in the wave (ds_bpermute, 32 bits at a time). */
+static LLVMValueRef red_bfly(Emit *e, const char *kind, const Type *t, LLVMValueRef x, int64_t xr)
+{
+    LLVMValueRef lane = LLVMBuildAnd(e->b, e->tlin, ci32(e, AMD_WAVE_SIZE - 1), "");
+    LLVMValueRef addr = LLVMBuildShl(e->b, LLVMBuildXor(e->b, lane, ci32(e, xr), ""), ci32(e, 2), "");
+    int words = ir_type_bits(t) / 32;
+    LLVMTypeRef wt = words == 2 ? LLVMVectorType(i32t(e), 2) : i32t(e);
+    LLVMValueRef w = LLVMBuildBitCast(e->b, x, wt, ""), o = LLVMGetUndef(wt);
+    for (int k = 0; k < words; k++) {
+        LLVMValueRef part = words == 2 ? LLVMBuildExtractElement(e->b, w, ci32(e, k), "") : w;
+        LLVMValueRef args[2] = {addr, part};
+        LLVMValueRef r = intrinsic(e, "llvm.amdgcn.ds.bpermute", NULL, 0, args, 2);
+        o = words == 2 ? LLVMBuildInsertElement(e->b, o, r, ci32(e, k), "") : r;
+    }
+    return red_combine(e, kind, t, x, LLVMBuildBitCast(e->b, o, LLVMTypeOf(x), ""));
+}
+
+static void emit_reduce(Emit *e, const Op *op)
+{
+    const Value *src = op->operands[0], *res = op->results[0];
+    Layout P, R;
+    if (op_layout(e, op, &P, src) || op_layout(e, op, &P, res)) return;
+    const Type *t = res->type->elem;
+    const char *kind = ir_attr_str(op, "kind", "sum");
+    int axis = (int)ir_attr_int(op, "axis", 0), wave = AMD_WAVE_SIZE;
+    layout_slice(&R, &P, axis);
+    if (src->type->shape[0] != P.lanes || res->type->shape[0] != R.lanes || R.lanes > REG_LANES) {
+        error_at(e, op, "'reduce': its vecs do not have the lanes of its layout");
+        return;
+    }
+    LLVMValueRef sv = V(e, op, src);
+    LLVMValueRef *acc = ARENA_ARRAY(&e->arena, LLVMValueRef, R.lanes);
+    for (int64_t j = 0; j < P.lanes; j++) {
+        int64_t r = layout_slice_lane(&P, axis, j);
+        LLVMValueRef x = LLVMBuildExtractElement(e->b, sv, ci32(e, j), "");
+        acc[r] = acc[r] ? red_combine(e, kind, t, acc[r], x) : x;
+    }
+    int64_t parts = 1;
+    for (int i = 0; i < P.nf; i++) {
+        const LayFactor *f = &P.f[i];
+        if (f->lane || f->dim != axis) continue;
+        if ((f->src & (f->src - 1)) || (f->n & (f->n - 1))) {
+            error_at(e, op, "'reduce' across a factor of %lld threads (not a power of two)", (long long)f->n);
+            return;
+        }
+        for (int64_t x = f->src; x < f->src * f->n && x < wave; x <<= 1)
+            for (int64_t r = 0; r < R.lanes; r++) acc[r] = red_bfly(e, kind, t, acc[r], x);
+        int64_t hi = f->src * f->n;
+        if (hi > wave) parts *= hi / (f->src > wave ? f->src : wave);
+    }
+    if (parts > 1) {
+        int64_t p2 = 1, es = ir_type_bits(t) / 8;
+        while (p2 < parts) p2 <<= 1;
+        if (op->noperands != 2 || op->operands[1]->type->kind != TY_SMEM || p2 > wave) {
+            error_at(e, op, "'reduce' across %lld waves needs its scratch smem operand (lower-tiles adds it)", (long long)parts);
+            return;
+        }
+        LLVMValueRef scratch = V(e, op, op->operands[1]), writer = lay_first(e, &P), part = ci32(e, 0), w = ci32(e, 1);
+        Layout Rs;
+        layout_squeeze(&Rs, &R, axis);
+        int64_t stride[IR_MAX_RANK], n = 1;
+        for (int d = Rs.rank - 1; d >= 0; d--) {
+            stride[d] = n;
+            n *= Rs.shape[d];
+        }
+        LLVMValueRef flat = ci32(e, 0);
+        for (int d = 0; d < Rs.rank; d++)
+            flat = LLVMBuildAdd(e->b, flat, LLVMBuildMul(e->b, lay_thread_coord(e, &Rs, d), ci32(e, stride[d]), ""), "");
+        for (int i = 0; i < P.nf; i++) {
+            const LayFactor *f = &P.f[i];
+            if (f->lane || f->dim != axis) continue;
+            int64_t lo = f->src > wave ? f->src : wave, hi = f->src * f->n;
+            if (f->src < wave) {   /* the lowest lane of the wave's part writes */
+                int64_t m = (hi < wave ? hi : wave) / f->src;
+                LLVMValueRef x = LLVMBuildURem(e->b, LLVMBuildUDiv(e->b, e->tlin, ci32(e, f->src), ""), ci32(e, m), "");
+                writer = LLVMBuildAnd(e->b, writer, LLVMBuildICmp(e->b, LLVMIntEQ, x, ci32(e, 0), ""), "");
+            }
+            if (hi <= wave) continue;
+            LLVMValueRef x = LLVMBuildURem(e->b, LLVMBuildUDiv(e->b, e->tlin, ci32(e, lo), ""), ci32(e, hi / lo), "");
+            part = LLVMBuildAdd(e->b, part, LLVMBuildMul(e->b, x, w, ""), "");
+            w = ci32(e, LLVMConstIntGetSExtValue(w) * (hi / lo));
+        }
+        LLVMTypeRef et = scalar_type(e, t->kind);
+        LLVMValueRef *slot = ARENA_ARRAY(&e->arena, LLVMValueRef, R.lanes);
+        LLVMBasicBlockRef bw = LLVMAppendBasicBlockInContext(e->ctx, e->fn, "red.write");
+        LLVMBasicBlockRef bj = LLVMAppendBasicBlockInContext(e->ctx, e->fn, "red.written");
+        for (int64_t r = 0; r < R.lanes; r++) {   /* element index into the scratch: (flat element) * parts */
+            int64_t c[IR_MAX_RANK], lf = 0;
+            layout_lane_coords(&Rs, r, c);
+            for (int d = 0; d < Rs.rank; d++) lf += c[d] * stride[d];
+            slot[r] = LLVMBuildMul(e->b, LLVMBuildAdd(e->b, flat, ci32(e, lf), ""), ci32(e, parts), "");
+        }
+        LLVMBuildCondBr(e->b, writer, bw, bj);
+        LLVMPositionBuilderAtEnd(e->b, bw);
+        for (int64_t r = 0; r < R.lanes; r++) {
+            LLVMValueRef ix = LLVMBuildAdd(e->b, slot[r], part, "");
+            LLVMBuildStore(e->b, acc[r], LLVMBuildGEP2(e->b, et, scratch, &ix, 1, ""));
+        }
+        LLVMBuildBr(e->b, bj);
+        LLVMPositionBuilderAtEnd(e->b, bj);
+        call_void(e, "tilec.block_barrier");
+        LLVMValueRef q = LLVMBuildAnd(e->b, e->tlin, ci32(e, p2 - 1), "");
+        LLVMValueRef has = LLVMBuildICmp(e->b, LLVMIntULT, q, ci32(e, parts), "");
+        LLVMValueRef qi = LLVMBuildSelect(e->b, has, q, ci32(e, 0), "");
+        for (int64_t r = 0; r < R.lanes; r++) {
+            LLVMValueRef ix = LLVMBuildAdd(e->b, slot[r], qi, "");
+            LLVMValueRef x = LLVMBuildLoad2(e->b, et, LLVMBuildGEP2(e->b, et, scratch, &ix, 1, ""), "");
+            acc[r] = LLVMBuildSelect(e->b, has, x, red_identity(e, kind, t), "");
+            for (int64_t xr = 1; xr < p2; xr <<= 1) acc[r] = red_bfly(e, kind, t, acc[r], xr);
+        }
+        call_void(e, "tilec.block_barrier");
+        (void)es;
+    }
+    LLVMValueRef out = LLVMGetUndef(lty(e, res->type));
+    for (int64_t r = 0; r < R.lanes; r++) out = LLVMBuildInsertElement(e->b, out, acc[r], ci32(e, r), "");
+    e->val[res->id] = out;
+}
+
+static void emit_broadcast(Emit *e, const Op *op)
+{
+    const Value *src = op->operands[0], *res = op->results[0];
+    if (op->code == OP_RESHAPE) {   /* the same lanes */
+        if (src->type->shape[0] != res->type->shape[0]) {
+            error_at(e, op, "'reshape' of a vec must keep its lanes");
+            return;
+        }
+        e->val[res->id] = V(e, op, src);
+        return;
+    }
+    Layout R;
+    if (op_layout(e, op, &R, res) || op_layout(e, op, &R, src)) return;
+    const Attr *dims = ir_attr_find(op, "dims");
+    int64_t *map = ARENA_ARRAY(&e->arena, int64_t, R.lanes);
+    for (int64_t j = 0; j < R.lanes; j++) map[j] = j;
+    Layout cur = R;
+    for (int i = 0; dims && dims->kind == ATTR_INTS && i < dims->nints; i++) {
+        int d = (int)dims->ints[i];
+        if (d < 0 || d >= cur.rank) {
+            error_at(e, op, "'broadcast': dim %d out of range", d);
+            return;
+        }
+        for (int64_t j = 0; j < R.lanes; j++) map[j] = layout_slice_lane(&cur, d, map[j]);
+        layout_slice(&cur, &cur, d);
+    }
+    if (res->type->shape[0] != R.lanes || src->type->shape[0] != cur.lanes) {
+        error_at(e, op, "'broadcast': its vecs do not have the lanes of its layout and its slice");
+        return;
+    }
+    LLVMValueRef sv = V(e, op, src), out = LLVMGetUndef(lty(e, res->type));
+    for (int64_t j = 0; j < R.lanes; j++)
+        out = LLVMBuildInsertElement(e->b, out, LLVMBuildExtractElement(e->b, sv, ci32(e, map[j]), ""), ci32(e, j), "");
+    e->val[res->id] = out;
+}
+
+/* ld_lanes, st_lanes, iota_lanes: per lane, the element's coordinates; one buffer access per lane
+ * (outside the view, or a replica's store, at BUF_OOB: dropped, a load reads 0). */
+static void emit_lanes(Emit *e, const Op *op)
+{
+    int store = op->code == OP_ST_LANES, iota = op->code == OP_IOTA_LANES;
+    const Value *vec = store ? op->operands[0] : op->results[0];
+    Layout L;
+    if (op_layout(e, op, &L, vec)) return;
+    if (vec->type->shape[0] != L.lanes) {
+        error_at(e, op, "'%s': its vec does not have the lanes of its layout", opname(op));
+        return;
+    }
+    LLVMValueRef tc[IR_MAX_RANK];
+    for (int d = 0; d < L.rank; d++) tc[d] = lay_thread_coord(e, &L, d);
+    LLVMValueRef out = store ? NULL : LLVMGetUndef(lty(e, vec->type));
+    if (iota) {
+        int dim = (int)ir_attr_int(op, "dim", 0);
+        for (int64_t j = 0; j < L.lanes; j++) {
+            int64_t c[IR_MAX_RANK];
+            layout_lane_coords(&L, j, c);
+            out = LLVMBuildInsertElement(e->b, out, LLVMBuildAdd(e->b, tc[dim], ci32(e, c[dim]), ""), ci32(e, j), "");
+        }
+        e->val[vec->id] = out;
+        return;
+    }
+    const Value *view = op->operands[store];
+    if (view->type->kind != TY_VIEW || !e->dims[view->id] || view->type->rank != L.rank ||
+        op->noperands != (uint32_t)(store + 1 + L.rank) || view->type->elem != vec->type->elem) {
+        error_at(e, op, "malformed '%s'", opname(op));
+        return;
+    }
+    const Type *t = vec->type->elem;
+    int s = mem_bytes(t);
+    LLVMValueRef *dims = e->dims[view->id], rsrc = e->rsrc[view->id], oob = LLVMConstInt(i32t(e), BUF_OOB, 0);
+    LLVMValueRef first = store ? lay_first(e, &L) : NULL, sv = store ? V(e, op, vec) : NULL;
+    for (int d = 0; d < L.rank; d++) tc[d] = LLVMBuildAdd(e->b, V(e, op, op->operands[store + 1 + d]), tc[d], "");
+    for (int64_t j = 0; j < L.lanes; j++) {
+        int64_t lc[IR_MAX_RANK];
+        layout_lane_coords(&L, j, lc);
+        LLVMValueRef c[IR_MAX_RANK], in = first;
+        for (int d = 0; d < L.rank; d++) {
+            c[d] = LLVMBuildAdd(e->b, tc[d], ci32(e, lc[d]), "");
+            in = and_opt(e, in, LLVMBuildICmp(e->b, LLVMIntULT, c[d], dims[d], ""));
+        }
+        LLVMValueRef byte = LLVMBuildTrunc(e->b, LLVMBuildMul(e->b, rowmajor(e, dims, L.rank, c), ci64(e, s), ""), i32t(e), "");
+        LLVMValueRef voff = LLVMBuildSelect(e->b, in, byte, oob, "");
+        if (store) {
+            buf_store(e, to_carrier(e, LLVMBuildExtractElement(e->b, sv, ci32(e, j), ""), t, 1), rsrc, voff);
+            continue;
+        }
+        out = LLVMBuildInsertElement(e->b, out, from_carrier(e, buf_load(e, rsrc, voff, s), t, 1), ci32(e, j), "");
+    }
+    if (!store) e->val[vec->id] = out;
+}
+
 static void emit_op(Emit *e, const Op *op, Flow *f)
 {
     switch (op->code) {
@@ -1633,7 +2117,8 @@ static void emit_op(Emit *e, const Op *op, Flow *f)
     }
     case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_REM: case OP_NEG: case OP_AND: case OP_OR:
     case OP_XOR: case OP_NOT: case OP_SHL: case OP_SHR: case OP_MIN: case OP_MAX: case OP_ABS: case OP_SQRT:
-    case OP_EXP: case OP_EXP2: case OP_FMA: case OP_CMP: case OP_SELECT: case OP_CAST:
+    case OP_EXP: case OP_EXP2: case OP_LOG2: case OP_LOG: case OP_RSQRT: case OP_TANH: case OP_FMA: case OP_CMP:
+    case OP_SELECT: case OP_CAST:
         emit_elementwise(e, op);
         return;
     case OP_THREAD_ID: case OP_BLOCK_ID: case OP_BLOCK_DIM: case OP_GRID_DIM: case OP_LANE_ID: case OP_WARP_ID:
@@ -1729,6 +2214,9 @@ static void emit_op(Emit *e, const Op *op, Flow *f)
     }
     case OP_LD_BLOCKED: case OP_ST_BLOCKED: emit_blocked_mem(e, op); return;
     case OP_IOTA_BLOCKED: emit_iota_blocked(e, op); return;
+    case OP_REDUCE: emit_reduce(e, op); return;
+    case OP_BROADCAST: case OP_RESHAPE: emit_broadcast(e, op); return;
+    case OP_LD_LANES: case OP_ST_LANES: case OP_IOTA_LANES: emit_lanes(e, op); return;
     case OP_LD_SMEM_BLOCKED: case OP_ST_SMEM_BLOCKED: emit_smem_blocked(e, op); return;
     case OP_IF: emit_if(e, op, f); return;
     case OP_FOR: emit_for(e, op, f); return;
@@ -1752,6 +2240,8 @@ static void emit_op(Emit *e, const Op *op, Flow *f)
     case OP_ST_ACC: case OP_ST_SMEM_ACC: emit_st_acc(e, op); return;
     case OP_MMA_COMMIT: case OP_MMA_WAIT: return;   /* MFMA is synchronous: its result is ready when it is used */
     case OP_ELECT: emit_elect(e, op, f); return;
+    case OP_SHFL: emit_shfl(e, op); return;
+    case OP_VOTE: emit_vote(e, op); return;
     case OP_AMD_SETPRIO: case OP_AMD_STAGE_BARRIER: case OP_AMD_COND_BARRIER: emit_pipeline_op(e, op); return;
     case OP_STAGE:
         error_at(e, op, "'stage' was not lowered: run the warp-pipeline pass");

@@ -293,11 +293,15 @@ static void emit_op(Emit *e, const Op *op, Flow *f)
         return;
     case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_REM: case OP_NEG: case OP_AND: case OP_OR:
     case OP_XOR: case OP_NOT: case OP_SHL: case OP_SHR: case OP_MIN: case OP_MAX: case OP_ABS: case OP_SQRT:
-    case OP_EXP: case OP_EXP2: case OP_FMA: case OP_CMP: case OP_SELECT: case OP_CAST:
+    case OP_EXP: case OP_EXP2: case OP_LOG2: case OP_LOG: case OP_RSQRT: case OP_TANH: case OP_FMA: case OP_CMP:
+    case OP_SELECT: case OP_CAST:
         ptx_emit_elementwise(e, op);
         return;
     case OP_THREAD_ID: case OP_BLOCK_ID: case OP_BLOCK_DIM: case OP_GRID_DIM: case OP_LANE_ID: case OP_WARP_ID:
         ptx_emit_geometry(e, op);
+        return;
+    case OP_SHFL: case OP_VOTE:
+        ptx_emit_warp(e, op);
         return;
     case OP_PTR_ADD:
         ptx_emit_ptr_add(e, op);

@@ -5,10 +5,12 @@
  * The one idea: one Emit per module emission, passed to every function, holds all the state (no
  * globals, so the emitter is re-entrant). Core files: ptx_emit.c (entry points, kernels, control
  * flow, the op dispatch), ptx_regs.c (registers, their classes and names, the instruction writer),
- * ptx_ops.c (constants, elementwise and scalar ops, plain memory). One file per hardware feature:
+ * ptx_ops.c (constants, elementwise and scalar ops, plain memory), ptx_math.c (the float math
+ * functions in their fast and accurate forms). One file per hardware feature:
  * ptx_async.c (mbarriers, TMA and bulk copies), ptx_wgmma.c (sm_90a matrix ops), ptx_tcgen05.c
  * (sm_100a matrix ops in tensor memory), ptx_clc.c (cluster launch control), ptx_nvshmem.c
- * (NVSHMEM calls), ptx_watchdog.c (bounded waits of debug builds).
+ * (NVSHMEM calls), ptx_warp.c (warp collectives: shfl, vote), ptx_watchdog.c (bounded waits of
+ * debug builds).
  *
  * Sections: the state; then each file's shared functions under its banner.
  */
@@ -144,6 +146,13 @@ void ptx_emit_reduce(Emit *e, const Op *op);      /* reduce (lowered) */
 void ptx_emit_broadcast(Emit *e, const Op *op);   /* broadcast, reshape (lowered) */
 void ptx_emit_lanes(Emit *e, const Op *op);       /* ld_lanes, st_lanes, iota_lanes */
 
+/* ================================ ptx_math.c ================================ */
+
+/* One lane of math function op (ir_is_math_fn) on registers of float type ft ("f32" or "f64"):
+ * d = f(a), in the form the op's approx attribute picks. */
+void ptx_emit_math(Emit *e, const Op *op, const char *ft, const char *d, const char *a);
+void ptx_exp_f64(Emit *e, const char *d, const char *x, int base2);   /* d = e^x (2^x), f64 */
+
 /* ================================ ptx_async.c ================================ */
 
 void ptx_emit_mbar(Emit *e, const Op *op);   /* mbar_at, arrivals, expect_tx, waits, parity_next */
@@ -173,6 +182,10 @@ void ptx_clc_debug_init(Emit *e, const Kernel *k);      /* sm_100a with debug_ha
 /* ================================ ptx_nvshmem.c ================================ */
 
 void ptx_emit_shmem(Emit *e, const Op *op);
+
+/* ================================ ptx_warp.c ================================ */
+
+void ptx_emit_warp(Emit *e, const Op *op);   /* shfl, vote */
 
 /* ================================ ptx_wgmma.c ================================ */
 

@@ -9,9 +9,9 @@
  * ld/st (`ld.global.v4.f32`, `ld.shared.v4.b32`) where the group is inside the view.
  *
  * Float semantics: add/sub/mul carry `.rn`, so ptxas never contracts them into an fma the IR did
- * not ask for. f16/bf16 ops without a native form (div, rem, sqrt, exp) compute in f32 and round
- * back with cvt.rn. exp is ex2.approx on f32 (the __expf accuracy); f64 exp is a range-reduced
- * degree-13 polynomial. Float rem is a - trunc(a/b)*b. An i8/u8 register is re-normalised with
+ * not ask for. f16/bf16 ops without a native form (div, rem and the math functions) compute in f32
+ * and round back with cvt.rn; the math functions (sqrt, exp, exp2, log2, log, rsqrt, tanh) are
+ * ptx_math.c's. Float rem is a - trunc(a/b)*b. An i8/u8 register is re-normalised with
  * cvt after every op that can carry out of 8 bits. Shared tiles are addressed through their
  * swizzle (ptx_swizzle_offset: the XOR of the 16-byte chunk index with the row in the atom, and
  * the column spans of tiles wider than the swizzle, docs/IR.md).
@@ -168,48 +168,17 @@ static void scalar_const(Emit *e, const Op *op, const Type *t, const char *d)
     else ptx_ins(e, "mov.b64 %s, 0x%016llX", d, (unsigned long long)u);
 }
 
-static void emit_exp_f64(Emit *e, const char *d, const char *x)
+/* Float op on f32 or f64 registers for the ops that f16/bf16 also route through f32: div, rem and
+ * the math functions (ptx_math.c). */
+static void emit_float_wide(Emit *e, const Op *op, const char *ft, const char *d, const char *a, const char *b)
 {
-    /* exp(x) = 2^n * p(r), n = rint(x*log2 e), r = x - n*ln2 (two-part), p = Taylor to degree 13;
-     * x clamped to [-746, 710] (beyond: 0 / inf), 2^n applied as two factors to reach subnormals. */
-    const char *xc = ptx_tmp(e, RC_F64), *t = ptx_tmp(e, RC_F64), *r = ptx_tmp(e, RC_F64), *p = ptx_tmp(e, RC_F64);
-    const char *ni = ptx_tmp(e, RC_B32), *n1 = ptx_tmp(e, RC_B32), *n2 = ptx_tmp(e, RC_B32);
-    const char *b1 = ptx_tmp(e, RC_B64), *b2 = ptx_tmp(e, RC_B64), *s1 = ptx_tmp(e, RC_F64), *s2 = ptx_tmp(e, RC_F64);
-    const char *pn = ptx_tmp(e, RC_PRED);
-    ptx_ins(e, "max.f64 %s, %s, %s", xc, x, f64_imm(e, -746.0));
-    ptx_ins(e, "min.f64 %s, %s, %s", xc, xc, f64_imm(e, 710.0));
-    ptx_ins(e, "mul.rn.f64 %s, %s, %s", t, xc, f64_imm(e, 1.4426950408889634));
-    ptx_ins(e, "cvt.rni.f64.f64 %s, %s", t, t);
-    ptx_ins(e, "fma.rn.f64 %s, %s, %s, %s", r, t, f64_imm(e, -6.93147180369123816490e-01), xc);
-    ptx_ins(e, "fma.rn.f64 %s, %s, %s, %s", r, t, f64_imm(e, -1.90821492927058770002e-10), r);
-    double c = 1.0;
-    for (int k = 1; k <= 13; k++) c /= k;
-    ptx_ins(e, "mov.f64 %s, %s", p, f64_imm(e, c));
-    for (int k = 12; k >= 0; k--) {
-        c *= k + 1;
-        ptx_ins(e, "fma.rn.f64 %s, %s, %s, %s", p, p, r, f64_imm(e, c));
+    OpCode code = op->code;
+    if (ir_is_math_fn(code)) {
+        ptx_emit_math(e, op, ft, d, a);
+        return;
     }
-    ptx_ins(e, "cvt.rni.s32.f64 %s, %s", ni, t);
-    ptx_ins(e, "shr.s32 %s, %s, 1", n1, ni);
-    ptx_ins(e, "sub.s32 %s, %s, %s", n2, ni, n1);
-    ptx_ins(e, "add.s32 %s, %s, 1023", n1, n1);
-    ptx_ins(e, "add.s32 %s, %s, 1023", n2, n2);
-    ptx_ins(e, "mul.wide.s32 %s, %s, 4503599627370496", b1, n1);
-    ptx_ins(e, "mul.wide.s32 %s, %s, 4503599627370496", b2, n2);
-    ptx_ins(e, "mov.b64 %s, %s", s1, b1);
-    ptx_ins(e, "mov.b64 %s, %s", s2, b2);
-    ptx_ins(e, "mul.rn.f64 %s, %s, %s", p, p, s1);
-    ptx_ins(e, "mul.rn.f64 %s, %s, %s", p, p, s2);
-    ptx_ins(e, "setp.nan.f64 %s, %s, %s", pn, x, x);
-    ptx_ins(e, "selp.f64 %s, %s, %s, %s", d, x, p, pn);
-}
-
-/* Float op on f32 or f64 registers for the ops that f16/bf16 also route through f32. */
-static void emit_float_wide(Emit *e, OpCode code, const char *ft, const char *d, const char *a, const char *b)
-{
     switch (code) {
     case OP_DIV: ptx_ins(e, "div.rn.%s %s, %s, %s", ft, d, a, b); return;
-    case OP_SQRT: ptx_ins(e, "sqrt.rn.%s %s, %s", ft, d, a); return;
     case OP_REM: {
         RegClass c = ft[1] == '3' ? RC_F32 : RC_F64;
         const char *q = ptx_tmp(e, c);
@@ -219,24 +188,6 @@ static void emit_float_wide(Emit *e, OpCode code, const char *ft, const char *d,
         ptx_ins(e, "fma.rn.%s %s, %s, %s, %s", ft, d, q, b, a);
         return;
     }
-    case OP_EXP2:   /* ex2.approx is exact at integers and within 2 ulp elsewhere; f64: exp(x ln 2) */
-        if (ft[1] == '3') {
-            ptx_ins(e, "ex2.approx.f32 %s, %s", d, a);
-        } else {
-            const char *t = ptx_tmp(e, RC_F64);
-            ptx_ins(e, "mul.rn.f64 %s, %s, 0d3FE62E42FEFA39EF", t, a);
-            emit_exp_f64(e, d, t);
-        }
-        return;
-    case OP_EXP:
-        if (ft[1] == '3') {
-            const char *t = ptx_tmp(e, RC_F32);
-            ptx_ins(e, "mul.rn.f32 %s, %s, 0f3FB8AA3B", t, a);
-            ptx_ins(e, "ex2.approx.f32 %s, %s", d, t);
-        } else {
-            emit_exp_f64(e, d, a);
-        }
-        return;
     default: ir_unreachable("emit_float_wide: not a wide-only op");
     }
 }
@@ -403,14 +354,15 @@ static void emit_elem(Emit *e, const Op *op, const Type *t, const Type *rt, cons
             ptx_ins(e, "%s.%s %s, %s, %s", code == OP_AND ? "and" : code == OP_OR ? "or" : "xor", ptx_bty(t), d, a, b);
             return;
         case OP_NOT: ptx_ins(e, "not.%s %s, %s", ptx_bty(t), d, a); return;
-        case OP_DIV: case OP_REM: case OP_SQRT: case OP_EXP: case OP_EXP2:
+        case OP_DIV: case OP_REM: case OP_SQRT: case OP_EXP: case OP_EXP2: case OP_LOG2: case OP_LOG: case OP_RSQRT:
+        case OP_TANH:
             if (!h) {
-                emit_float_wide(e, code, f, d, a, b);
+                emit_float_wide(e, op, f, d, a, b);
             } else {
                 const char *x = ptx_tmp(e, RC_F32), *y = b ? ptx_tmp(e, RC_F32) : NULL, *z = ptx_tmp(e, RC_F32);
                 ptx_ins(e, "cvt.f32.%s %s, %s", f, x, a);
                 if (y) ptx_ins(e, "cvt.f32.%s %s, %s", f, y, b);
-                emit_float_wide(e, code, "f32", z, x, y);
+                emit_float_wide(e, op, "f32", z, x, y);
                 ptx_ins(e, "cvt.rn.%s.f32 %s, %s", f, d, z);
             }
             return;

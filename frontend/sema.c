@@ -395,6 +395,10 @@ static int int_bits(const Type *t) { return t->kind == TY_I1 ? 1 : ir_type_bits(
 /* The shortest decimal text that reads back as v (for messages: 2147483648.5, not 2.14748e+09). */
 static const char *float_text(double v, char *buf, size_t n)
 {
+    if (!isfinite(v)) {
+        snprintf(buf, n, "%s", isnan(v) ? "nan" : v < 0 ? "-inf" : "inf");
+        return buf;
+    }
     if (v == trunc(v) && fabs(v) < 1e21) {
         snprintf(buf, n, "%.0f", v);
         return buf;
@@ -406,11 +410,13 @@ static const char *float_text(double v, char *buf, size_t n)
     return buf;
 }
 
-/* Whether the finite double v rounds to a finite value of float type t: below the largest finite
- * value plus half its last unit (values from there on round to infinity). */
+/* Whether the double v is a value of float type t: infinity and NaN are (they are the constants
+ * inf and nan); a finite v must round to a finite value: below the largest finite value plus half
+ * its last unit (values from there on round to infinity). */
 static int float_fits(const Type *t, double v)
 {
     double limit;
+    if (!isfinite(v)) return 1;
     switch (t->kind) {
     case TY_F16: limit = 65520.0; break;                             /* 65504 + 32 / 2 */
     case TY_BF16: limit = ldexp(1.0, 128) - ldexp(1.0, 119); break;  /* (2 - 2^-7) * 2^127 + 2^119 */
@@ -420,8 +426,8 @@ static int float_fits(const Type *t, double v)
     return isfinite(v) && fabs(v) < limit;
 }
 
-/* The integer of integer type t that the finite double v truncates to (toward zero): 1 and *out,
- * or 0 when it is out of t's range. bool takes any non-zero value as true. */
+/* The integer of integer type t that the double v truncates to (toward zero): 1 and *out, or 0
+ * when it is out of t's range, infinite or NaN. bool takes any other non-zero value as true. */
 static int float_to_int(const Type *t, double v, int64_t *out)
 {
     double w = trunc(v);
@@ -596,8 +602,9 @@ static Ex fold_binary(Sema *s, const Node *n, Ex a, Ex b, const Type *t)
 {
     int op = n->op;
     if (a.c.is_float || b.c.is_float) {
-        /* untyped floats are finite doubles: a result that is not (an overflow, a division by zero)
-         * is an error, as a literal that overflows is */
+        /* a result that is not finite from finite operands (an overflow, a division by zero) is an
+         * error, as a literal that overflows is; with inf or nan among the operands the IEEE result
+         * is the value (inf - 1 is inf, inf - inf is nan) */
         double x = a.c.is_float ? a.c.f : (double)a.c.i, y = b.c.is_float ? b.c.f : (double)b.c.i, r;
         switch (op) {
         case TK_PLUS: r = x + y; break;
@@ -620,10 +627,11 @@ static Ex fold_binary(Sema *s, const Node *n, Ex a, Ex b, const Type *t)
             diag_error(s->diag, n->loc, "operator %s is not defined on floating-point constants", fe_token_name(op));
             return sema_ex_err();
         }
-        if (!isfinite(r)) {
+        if (!isfinite(r) && isfinite(x) && isfinite(y)) {
             diag_error(s->diag, n->loc, "floating-point constant expression is out of range");
             return sema_ex_err();
         }
+        if (isnan(r)) r = NAN;   /* one NaN, whatever the host's default NaN */
         return ex_float(r, t);
     }
     /* untyped integers are exact (an overflow of 64 bits is an error); integers of a type wrap to it,
@@ -999,6 +1007,8 @@ static Ex name_expr(Sema *s, const Node *n)
             OpCode code = n->name[0] == 'l' ? OP_LANE_ID : n->name[0] == 'w' ? OP_WARP_ID : OP_CLUSTER_RANK;
             return sema_ex_val(ir_build1(&s->b, code, n->loc, NULL, 0, T(TY_I32)));
         }
+        if (strcmp(n->name, "inf") == 0) return ex_float(INFINITY, NULL);   /* untyped float constants */
+        if (strcmp(n->name, "nan") == 0) return ex_float(NAN, NULL);
         diag_error(s->diag, n->loc, "unknown name '%s'", n->name);
         return sema_ex_err();
     }

@@ -29,6 +29,7 @@ static const char *const mma_named[] = {"trans_b", "cta_group", "trans_a", NULL}
 static const char *const clc_cancel_named[] = {"multicast", NULL};
 static const char *const shmem_named[] = {"qp", NULL};
 static const char *const shmem_fence_named[] = {"pe", "qp", NULL};
+static const char *const math_named[] = {"approx", NULL};
 #define FITS_CALL(named) \
     _Static_assert(sizeof named / sizeof named[0] <= SEMA_MAX_NAMED + 1, #named " has too many names for Call.named")
 FITS_CALL(arrive_named);
@@ -38,10 +39,12 @@ FITS_CALL(mma_named);
 FITS_CALL(clc_cancel_named);
 FITS_CALL(shmem_named);
 FITS_CALL(shmem_fence_named);
+FITS_CALL(math_named);
 
-#define SG_WARPGROUPS (SG_BLOCK | SG_WARP | SG_WARPS)   /* not one elected thread */
+#define SG_WARPGROUPS (SG_BLOCK | SG_WARP | SG_WARPS)   /* whole warps: not one elected thread */
 #define SG_SHMEM (SG_BLOCK | SG_WARP | SG_ELECT)        /* NVSHMEM's per-block, per-warp and per-thread variants */
 static const char mma_why[] = "matrix ops are issued by whole warpgroups";
+static const char warp_why[] = "a warp collective needs every lane of the warp";
 static const char shmem_why[] = "NVSHMEM's variants are per thread, per warp or per block; issue it in elect { }, in a "
                                 "one-warp role or at the block level";
 
@@ -59,9 +62,13 @@ static const Builtin builtins[] = {
     {NULL,    "min",                2, 2, NULL,              SG_ANY,        NULL,      OP_MIN,               sema_math},
     {NULL,    "max",                2, 2, NULL,              SG_ANY,        NULL,      OP_MAX,               sema_math},
     {NULL,    "abs",                1, 1, NULL,              SG_ANY,        NULL,      OP_ABS,               sema_math},
-    {NULL,    "sqrt",               1, 1, NULL,              SG_ANY,        NULL,      OP_SQRT,              sema_math},
-    {NULL,    "exp",                1, 1, NULL,              SG_ANY,        NULL,      OP_EXP,               sema_math},
-    {NULL,    "exp2",               1, 1, NULL,              SG_ANY,        NULL,      OP_EXP2,              sema_math},
+    {NULL,    "sqrt",               1, 1, math_named,        SG_ANY,        NULL,      OP_SQRT,              sema_math},
+    {NULL,    "exp",                1, 1, math_named,        SG_ANY,        NULL,      OP_EXP,               sema_math},
+    {NULL,    "exp2",               1, 1, math_named,        SG_ANY,        NULL,      OP_EXP2,              sema_math},
+    {NULL,    "log2",               1, 1, math_named,        SG_ANY,        NULL,      OP_LOG2,              sema_math},
+    {NULL,    "log",                1, 1, math_named,        SG_ANY,        NULL,      OP_LOG,               sema_math},
+    {NULL,    "rsqrt",              1, 1, math_named,        SG_ANY,        NULL,      OP_RSQRT,             sema_math},
+    {NULL,    "tanh",               1, 1, math_named,        SG_ANY,        NULL,      OP_TANH,              sema_math},
     {NULL,    "fma",                3, 3, NULL,              SG_ANY,        NULL,      OP_FMA,               sema_math},
     {NULL,    "select",             3, 3, NULL,              SG_ANY,        NULL,      OP_SELECT,            sema_math},
     /* reductions and shapes: sema_shape.c */
@@ -71,6 +78,14 @@ static const Builtin builtins[] = {
     {NULL,    "expand",             2, 2, NULL,              SG_ANY,        NULL,      OP_RESHAPE,           sema_expand},
     {NULL,    "reshape",            2, 2, NULL,              SG_ANY,        NULL,      OP_RESHAPE,           sema_reshape},
     {NULL,    "broadcast_to",       2, 2, NULL,              SG_ANY,        NULL,      OP_BROADCAST,         sema_broadcast_to},
+    /* warp collectives: sema_warp.c */
+    {NULL,    "shfl_xor",           2, 3, NULL,              SG_WARPGROUPS, warp_why,  OP_SHFL,              sema_shfl},
+    {NULL,    "shfl_up",            2, 3, NULL,              SG_WARPGROUPS, warp_why,  OP_SHFL,              sema_shfl},
+    {NULL,    "shfl_down",          2, 3, NULL,              SG_WARPGROUPS, warp_why,  OP_SHFL,              sema_shfl},
+    {NULL,    "shfl_idx",           2, 3, NULL,              SG_WARPGROUPS, warp_why,  OP_SHFL,              sema_shfl},
+    {NULL,    "vote_any",           1, 1, NULL,              SG_WARPGROUPS, warp_why,  OP_VOTE,              sema_vote},
+    {NULL,    "vote_all",           1, 1, NULL,              SG_WARPGROUPS, warp_why,  OP_VOTE,              sema_vote},
+    {NULL,    "vote_ballot",        1, 1, NULL,              SG_WARPGROUPS, warp_why,  OP_VOTE,              sema_vote},
     /* mbarriers and parity: sema_async.c */
     {NULL,    "parity",             1, 1, NULL,              SG_ANY,        NULL,      OP_COUNT,             sema_parity},
     {NULL,    "arrive",             1, 1, arrive_named,      SG_ANY,        NULL,      OP_MBAR_ARRIVE,       sema_arrive},

@@ -6,9 +6,10 @@
  * its handler); the handlers live with their hardware feature: sema_tile.c (register tiles and
  * elementwise math), sema_async.c (mbarriers, parity, TMA, bulk copies), sema_mma.c (matrix ops),
  * sema_cluster.c (clusters, distributed shared memory, cluster launch control), sema_shmem.c
- * (NVSHMEM), sema_groups.c (elect, warp roles, named barriers, sync), sema_shared.c (shared tile
- * declarations) and sema_amd.c (warp-pipeline stages). Everything here is shared by at least two
- * of those files; a helper one file uses stays static in it.
+ * (NVSHMEM), sema_warp.c (warp collectives: shfl, vote), sema_groups.c (elect, warp roles, named
+ * barriers, sync), sema_shared.c (shared tile declarations) and sema_amd.c (warp-pipeline stages).
+ * Everything here is shared by at least two of those files; a helper one file uses stays static in
+ * it.
  *
  * Sections follow the files.
  */
@@ -312,6 +313,11 @@ int sema_shmem_ns(Sema *s, const Node *n);
 /* shmem.my_pe, shmem.n_pes and the constants shmem.QP_DEFAULT etc. */
 Ex sema_shmem_member(Sema *s, const Node *n);
 
+/* ================================ sema_warp.c ================================ */
+
+Ex sema_shfl(Sema *s, const Call *c);        /* shfl_xor, shfl_up, shfl_down, shfl_idx (v, lane [, width]) */
+Ex sema_vote(Sema *s, const Call *c);        /* vote_any, vote_all, vote_ballot (c) */
+
 /* ================================ sema_groups.c ================================ */
 
 Ex sema_sync(Sema *s, const Call *c);        /* sync(), sync(NAME) */
@@ -324,7 +330,7 @@ void sema_shared_stmt(Sema *s, const Node *n);
 
 /* ================================ sema_fn.c ================================ */
 
-/* Bounds on what inlining and unrolling may add to one kernel (docs/LANGUAGE.md sections 22, 23). */
+/* Bounds on what inlining and unrolling may add to one kernel (docs/LANGUAGE.md sections 23, 24). */
 enum {
     FE_MAX_EXPANDED = 1 << 18,    /* AST nodes of fn bodies inlined and `for const` bodies copied */
     FE_MAX_INLINE_HEIGHT = 1024,  /* AST levels of the kernel body plus the fn bodies being inlined */

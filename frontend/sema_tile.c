@@ -223,22 +223,34 @@ Ex sema_columns(Sema *s, const Call *c)
     return sema_ex_val(op->results[0]);
 }
 
-/* min, max, abs, sqrt, exp, fma, select: elementwise on scalars and tiles (the row's op). The
- * operands share one type, taken from the first typed one (a tile wins over a scalar); sqrt, exp
- * and fma are defined on floats only. select(cond, a, b) unifies a and b, and its condition is a
- * bool of their shape. */
+/* min, max, abs, fma, select and the math functions (sqrt, exp, exp2, log2, log, rsqrt, tanh):
+ * elementwise on scalars and tiles (the row's op). The operands share one type, taken from the
+ * first typed one (a tile wins over a scalar); fma and the math functions are defined on floats
+ * only, and a math function's `approx = true|false` (a constant bool) becomes its approx
+ * attribute. select(cond, a, b) unifies a and b, and its condition is a bool of their shape. */
 Ex sema_math(Sema *s, const Call *c)
 {
     char b1[96];
     const Node *n = c->n;
     const char *f = n->name;
     OpCode code = c->bi->op;
-    int float_only = code == OP_SQRT || code == OP_EXP || code == OP_EXP2 || code == OP_FMA;
+    int nargs = c->npos;
+    int float_only = ir_is_math_fn(code) || code == OP_FMA;
     int first = code == OP_SELECT; /* select's condition is not unified with the values */
+    int64_t approx = -1;
+    if (ir_is_math_fn(code) && c->named[0]) {
+        Ex e = sema_expr(s, c->named[0]);
+        if (e.err) return sema_ex_err();
+        if (!e.is_const || !e.type || e.type->kind != TY_I1) {
+            diag_error(s->diag, c->named[0]->loc, "%s(): approx must be true or false", f);
+            return sema_ex_err();
+        }
+        approx = e.c.i != 0;
+    }
     Ex a[3];
     memset(a, 0, sizeof a);
     const Type *t = NULL;
-    for (int k = first; k < n->nlist; k++) {
+    for (int k = first; k < nargs; k++) {
         a[k] = sema_expr_hint(s, n->list[k], t ? t : c->hint);
         if (a[k].err) return sema_ex_err();
         if (a[k].type && (!t || (t->kind != TY_TILE && a[k].type->kind == TY_TILE))) t = a[k].type;
@@ -255,7 +267,7 @@ Ex sema_math(Sema *s, const Call *c)
         }
     }
     if (!t && c->hint && ir_type_is_scalar(ir_type_elem(c->hint))) t = c->hint;
-    if (!t) t = (a[first].c.is_float || (n->nlist > first + 1 && a[first + 1].c.is_float)) ? T(TY_F32) : T(TY_I32);
+    if (!t) t = (a[first].c.is_float || (nargs > first + 1 && a[first + 1].c.is_float)) ? T(TY_F32) : T(TY_I32);
     if (!ir_type_is_scalar(ir_type_elem(t)) || (!first && ir_type_elem(t)->kind == TY_I1)) {
         diag_error(s->diag, n->loc, "%s() needs numbers, not %s", f, TYNAME(t, b1));
         return sema_ex_err();
@@ -269,7 +281,7 @@ Ex sema_math(Sema *s, const Call *c)
         return sema_ex_err();
     }
     Value *ops[3];
-    for (int k = first; k < n->nlist; k++) {
+    for (int k = first; k < nargs; k++) {
         ops[k] = sema_coerce(s, a[k], t, n->list[k]->loc, "argument");
         if (!ops[k]) return sema_ex_err();
     }
@@ -278,5 +290,7 @@ Ex sema_math(Sema *s, const Call *c)
         ops[0] = sema_coerce(s, sema_expr_hint(s, n->list[0], ct), ct, n->list[0]->loc, "select() condition");
         if (!ops[0]) return sema_ex_err();
     }
-    return sema_ex_val(ir_build1(&s->b, code, n->loc, ops, (uint32_t)n->nlist, t));
+    Value *r = ir_build1(&s->b, code, n->loc, ops, (uint32_t)nargs, t);
+    if (approx >= 0) ir_attr_set_int(s->m, r->def, "approx", approx);
+    return sema_ex_val(r);
 }

@@ -714,6 +714,28 @@ int64_t ir_attr_i(const Op *op, IrAttr id)
     return a && a->kind == ATTR_INT ? a->i : ir_attr_info[id].idflt;
 }
 
+int ir_is_math_fn(OpCode code)
+{
+    switch (code) {
+    case OP_SQRT: case OP_EXP: case OP_EXP2: case OP_LOG2: case OP_LOG: case OP_RSQRT: case OP_TANH: return 1;
+    default: return 0;
+    }
+}
+
+int ir_math_approx(const Op *op)
+{
+    switch (op->code) {
+    case OP_SQRT: return (int)ir_attr_i(op, A_SQRT_approx);
+    case OP_EXP: return (int)ir_attr_i(op, A_EXP_approx);
+    case OP_EXP2: return (int)ir_attr_i(op, A_EXP2_approx);
+    case OP_LOG2: return (int)ir_attr_i(op, A_LOG2_approx);
+    case OP_LOG: return (int)ir_attr_i(op, A_LOG_approx);
+    case OP_RSQRT: return (int)ir_attr_i(op, A_RSQRT_approx);
+    case OP_TANH: return (int)ir_attr_i(op, A_TANH_approx);
+    default: ir_unreachable("ir_math_approx: not a math function");
+    }
+}
+
 const char *ir_attr_s(const Op *op, IrAttr id)
 {
     const Attr *a = typed_attr(op, id, AT_STR, AT_STR);

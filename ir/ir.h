@@ -546,6 +546,10 @@ const char *ir_attr_str(const Op *op, const char *name, const char *dflt);
 /* Typed accessors through attrs.def: the value, or the table's default when absent. */
 int64_t ir_attr_i(const Op *op, IrAttr id);         /* AT_INT, AT_BOOL */
 const char *ir_attr_s(const Op *op, IrAttr id);     /* AT_STR */
+/* The math functions (sqrt, exp, exp2, log2, log, rsqrt, tanh): whether code is one, and the form
+ * op asks for: its approx attribute, or the op's default from attrs.def (1: fast, 0: accurate). */
+int ir_is_math_fn(OpCode code);
+int ir_math_approx(const Op *op);
 
 /* Builder: an insertion point, and one-liners that create + insert. */
 typedef struct Builder {

@@ -367,7 +367,7 @@ static void check_elementwise(Verifier *V, const Op *op)
         return;
     }
     switch (op->code) {
-    case OP_SQRT: case OP_EXP: case OP_EXP2: case OP_FMA:
+    case OP_SQRT: case OP_EXP: case OP_EXP2: case OP_LOG2: case OP_LOG: case OP_RSQRT: case OP_TANH: case OP_FMA:
         if (!ir_type_is_float(e)) verr(V, op, "needs a float type, got %s", tstr(rt).s);
         break;
     case OP_AND: case OP_OR: case OP_XOR: case OP_NOT: case OP_SHL: case OP_SHR:
@@ -995,6 +995,35 @@ static void check_clc(Verifier *V, Op *op)
             verr(V, op, "result %u must be %s, got %s", i, i ? "i32" : "i1", tstr(op->results[i]->type).s);
 }
 
+/* shfl and vote: warp collectives. Every lane of the warp takes part, so neither runs inside elect. */
+static void check_warp_collective(Verifier *V, Op *op)
+{
+    Op *g = group_of(op);
+    if (g && g->code == OP_ELECT) verr(V, op, "cannot run inside 'elect' (one thread): every lane of the warp takes part");
+    const char *mode = ir_attr_s(op, op->code == OP_SHFL ? A_SHFL_mode : A_VOTE_mode);
+    const Type *rt = op->results[0]->type;
+    if (op->code == OP_VOTE) {
+        int ballot = mode && strcmp(mode, "ballot") == 0;
+        if (!mode || (!ballot && strcmp(mode, "any") != 0 && strcmp(mode, "all") != 0))
+            verr(V, op, "needs a {mode} attribute, one of \"any\" \"all\" \"ballot\"");
+        else if (rt && rt->kind != (ballot ? TY_U64 : TY_I1))
+            verr(V, op, "result of vote %s must be %s, got %s", mode, ballot ? "u64" : "i1", tstr(rt).s);
+        return;
+    }
+    static const char *const modes[] = {"xor", "up", "down", "idx"};
+    int ok = 0;
+    for (int i = 0; mode && i < 4; i++) ok |= strcmp(mode, modes[i]) == 0;
+    if (!ok) verr(V, op, "needs a {mode} attribute, one of \"xor\" \"up\" \"down\" \"idx\"");
+    int64_t w = ir_attr_i(op, A_SHFL_width);
+    if (w != 0 && (w < 2 || w > 32 || (w & (w - 1))))
+        verr(V, op, "width must be a power of two in 2..32 (0: the whole warp), got %lld", (long long)w);
+    const Type *vt = op->operands[0]->type;
+    int bits = vt ? ir_type_bits(vt) : 0;
+    if (vt && (ir_type_is_fp8(vt) || vt->kind == TY_I1 || (bits != 16 && bits != 32 && bits != 64)))
+        verr(V, op, "moves a 16-, 32- or 64-bit integer or float, got %s", tstr(vt).s);
+    else if (rt != vt) verr(V, op, "result type differs from operand type: %s vs %s", tstr(rt).s, tstr(vt).s);
+}
+
 /* The block's threads; the kernel header's check (check_launch) bounds it, and a header it
  * rejected counts as one past the limit, so that the op rules never multiply unchecked dims. */
 static int64_t block_threads(const Verifier *V)
@@ -1284,6 +1313,9 @@ static void check_op_types(Verifier *V, Op *op)
         /* fallthrough */
     case OP_LANE_ID: case OP_WARP_ID:
         if (!is_i32(op->results[0]->type)) verr(V, op, "result must be i32, got %s", tstr(op->results[0]->type).s);
+        return;
+    case OP_SHFL: case OP_VOTE:
+        check_warp_collective(V, op);
         return;
     case OP_IF: case OP_FOR: case OP_LOOP: case OP_YIELD: case OP_BREAK: case OP_CONTINUE: case OP_RETURN:
         check_control(V, op);

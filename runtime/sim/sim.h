@@ -89,6 +89,8 @@ typedef enum SimOp {
     SI_FOR_CHECK,     /* if !(a < c) -> d; ty: the iv type */
     SI_WARPS,         /* unless n <= warp < a: -> d */
     SI_ELECT,         /* unless this thread is elected among warp n: -> d */
+    SI_WARP,          /* warp collective (sim_warp.c): n a SimWarpMode, a value (or condition), b lane operand
+                       * (shfl) or SIM_NONE, c the shfl width (0: the warp), d the result, ty the value's type */
     SI_EXIT,
     SI_SETPRIO,       /* n: the priority (0..3) of amd_setprio: kept per thread, a trace instant on the wave's track */
     SI_LANES,         /* aux c: the SL_* header: ld_lanes, st_lanes or iota_lanes in any layout (sim_layout.c) */
@@ -113,6 +115,8 @@ typedef enum SimGeom {
     SG_NCTA_X, SG_NCTA_Y, SG_NCTA_Z, SG_LANE, SG_WARP, SG_CLUSTER_RANK, SG_CLUSTER_X, SG_CLUSTER_Y, SG_CLUSTER_Z,
     SG_PIPE_HIGH, SG_PIPE_LOW   /* AMD warp pipeline: 1 in the high (linear id / 256 != 0) / low group, else 0 */
 } SimGeom;
+/* SI_WARP's n: shfl modes (the value of the source lane PTX's shfl picks) and votes. */
+typedef enum SimWarpMode { SW_SHFL_XOR, SW_SHFL_UP, SW_SHFL_DOWN, SW_SHFL_IDX, SW_VOTE_ANY, SW_VOTE_ALL, SW_VOTE_BALLOT } SimWarpMode;
 typedef enum SimWaitKind { SW_WAIT = 0, SW_TRY = 1, SW_TEST = 2 } SimWaitKind;
 typedef enum SimTmaKind { ST_STORE = 0, ST_REDUCE_ADD = 1 } SimTmaKind;
 

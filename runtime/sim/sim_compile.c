@@ -350,6 +350,28 @@ static void comp_geom(Comp *C, const Op *op)
     in->d = S(C, op->results[0], op);
 }
 
+/* shfl {mode, width} and vote {mode}: one SI_WARP, the warp's rendezvous (sim_warp.c). */
+static void comp_warp(Comp *C, const Op *op)
+{
+    static const char *const modes[] = {"xor", "up", "down", "idx", "any", "all", "ballot"};
+    int vote = op->code == OP_VOTE;
+    const char *m = ir_attr_str(op, "mode", "");
+    int mode = -1;
+    for (int i = vote ? SW_VOTE_ANY : 0; i < (vote ? SW_VOTE_BALLOT + 1 : SW_VOTE_ANY); i++)
+        if (strcmp(m, modes[i]) == 0) mode = i;
+    if (mode < 0) {
+        fail(C, op, "'%s' has no mode \"%s\"", ir_op_info[op->code].name, m);
+        return;
+    }
+    SimIns *in = emitp(C, op, SI_WARP);
+    in->n = (uint32_t)mode;
+    in->ty = (uint8_t)op->operands[0]->type->kind;
+    in->a = S(C, op->operands[0], op);
+    in->b = vote ? SIM_NONE : S(C, op->operands[1], op);
+    in->c = vote ? 0 : (uint32_t)ir_attr_int(op, "width", 0);
+    in->d = S(C, op->results[0], op);
+}
+
 static int pred_of(const char *p)
 {
     static const char *const names[] = {"eq", "ne", "lt", "le", "gt", "ge"};
@@ -1135,8 +1157,12 @@ static void comp_op(Comp *C, const Op *op, Flow *f)
     }
     case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_REM: case OP_NEG: case OP_AND: case OP_OR:
     case OP_XOR: case OP_NOT: case OP_SHL: case OP_SHR: case OP_MIN: case OP_MAX: case OP_ABS: case OP_SQRT:
-    case OP_EXP: case OP_EXP2: case OP_FMA: case OP_CMP: case OP_SELECT: case OP_CAST:
+    case OP_EXP: case OP_EXP2: case OP_LOG2: case OP_LOG: case OP_RSQRT: case OP_TANH: case OP_FMA: case OP_CMP:
+    case OP_SELECT: case OP_CAST:
         comp_elem(C, op);
+        return;
+    case OP_SHFL: case OP_VOTE:
+        comp_warp(C, op);
         return;
     case OP_PTR_ADD: {
         const Value *p = op->operands[0], *i = op->operands[1];

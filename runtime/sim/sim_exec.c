@@ -1,6 +1,7 @@
 /* sim_exec.c: runs a compiled kernel (sim_compile.c) on the CPU: the interpreter and the scheduler,
  * threads, warps, CTAs and clusters, shared and global memory accesses, block, named and cluster
- * barriers, elect, and the launch.
+ * barriers, elect, and the launch (warp collectives meet at the same per-warp rendezvous as elect:
+ * sim_warp.c).
  *
  * The one idea: every thread of one cluster is an interpreter context (a pc and a register file);
  * a thread runs until it blocks, exits or uses up its quantum, and then the scheduler (a seeded
@@ -249,14 +250,20 @@ SimReg sim_elem1(int irop, int ty, int rty, SimReg a, SimReg b, SimReg c)
             case OP_MAX: r.d = fmax(x, y); break;
             case OP_SQRT: r.d = sqrt(x); break;
             case OP_EXP: r.d = exp(x); break;
-            case OP_EXP2: r.d = exp(x * 0.69314718055994530942); break;   /* as the PTX back end: exp(x ln 2) */
+            case OP_EXP2: r.d = exp2(x); break;
+            case OP_LOG2: r.d = log2(x); break;
+            case OP_LOG: r.d = log(x); break;
+            case OP_RSQRT: r.d = 1.0 / sqrt(x); break;
+            case OP_TANH: r.d = tanh(x); break;
             case OP_REM: r.d = fma(-trunc(x / y), y, x); break;
             default: break;
             }
             return r;
         }
-        /* f32, and f16/bf16: add/sub/mul/fma round once from the exact result; div, rem, sqrt and
-         * exp go through f32 and round back, as the PTX back end does */
+        /* f32, and f16/bf16: add/sub/mul/fma round once from the exact result; div, rem and sqrt go
+         * through f32 and round back, as the PTX back end does; the math functions exp, exp2, log2,
+         * log, rsqrt and tanh are the C library's in double, rounded once: the accurate form of
+         * either back end (approx = false), not the hardware error of the fast one */
         switch (irop) {
         case OP_ADD: return fput(x + y, ty);
         case OP_SUB: return fput(x - y, ty);
@@ -266,8 +273,12 @@ SimReg sim_elem1(int irop, int ty, int rty, SimReg a, SimReg b, SimReg c)
         case OP_MAX: return fput(fmax(x, y), ty);
         case OP_DIV: return fput((float)((float)x / (float)y), ty);
         case OP_SQRT: return fput(sqrtf((float)x), ty);
-        case OP_EXP: return fput(exp2f((float)x * 1.44269502f), ty);
-        case OP_EXP2: return fput(exp2f((float)x), ty);
+        case OP_EXP: return fput(exp(x), ty);
+        case OP_EXP2: return fput(exp2(x), ty);
+        case OP_LOG2: return fput(log2(x), ty);
+        case OP_LOG: return fput(log(x), ty);
+        case OP_RSQRT: return fput(1.0 / sqrt(x), ty);
+        case OP_TANH: return fput(tanh(x), ty);
         case OP_REM: {
             float q = truncf((float)x / (float)y);
             return fput(fmaf(-q, (float)y, (float)x), ty);
@@ -536,9 +547,11 @@ static void elect_release(Sim *S, uint32_t c, uint32_t warp)
     sim_wake_list(S, &w->waiters);
 }
 
-/* An exit may complete a block or cluster barrier that counts the live threads. */
-static void exit_thread(Sim *S, Thread *t, uint32_t pc)
+/* An exit may complete a block or cluster barrier that counts the live threads; -1 after a report (a
+ * lane leaving its warp's collective). */
+static int exit_thread(Sim *S, Thread *t, uint32_t pc)
 {
+    if (sim_warp_exit_check(S, t, pc)) return -1;
     unrun(S, t);
     t->state = TS_EXITED;
     t->wpc = pc;
@@ -552,6 +565,7 @@ static void exit_thread(Sim *S, Thread *t, uint32_t pc)
     w->live--;
     if (w->arrived && w->arrived >= w->live) elect_release(S, t->cta, t->warp);
     if (S->cl_arrived && S->cl_arrived >= S->nlive) cluster_release(S, NULL);
+    return 0;
 }
 
 /* ---------------------------------------------------------------- blocked layouts */
@@ -792,6 +806,9 @@ static NOINLINE int run_thread(Sim *S, Thread *t, uint32_t budget)
             pc++;
             break;
         }
+        case SI_WARP:
+            if (sim_warp_exec(S, t, pc) < 0) goto fail;
+            goto out;   /* waits at the rendezvous (t->pc is past the op), or all lanes were released */
         case SI_ST_ACC:
             if (sim_st_acc_exec(S, t, pc)) goto fail;
             pc++;
@@ -958,7 +975,7 @@ static NOINLINE int run_thread(Sim *S, Thread *t, uint32_t budget)
         }
         case SI_EXIT:
             t->pc = pc;
-            exit_thread(S, t, pc);
+            if (exit_thread(S, t, pc)) rc = -1;
             goto out;
         default:
             t->pc = pc;

@@ -6,7 +6,7 @@
  * flight. The files split the executor by hardware feature: sim_exec.c is the interpreter and the
  * scheduler (threads, warps, CTAs, clusters, block/named/cluster barriers, elect, the launch);
  * sim_mbar.c the mbarriers (arrivals, tx-counts, phases, parity waits) and the race detector's sync
- * keys for them; sim_tma.c the asynchronous engines (TMA box copies, bulk copies, bulk groups, the
+ * keys for them; sim_warp.c the warp collectives (shfl, vote); sim_tma.c the asynchronous engines (TMA box copies, bulk copies, bulk groups, the
  * landing of every async operation); sim_mma.c the matrix ops; sim_clc.c cluster launch control; and
  * sim_report.c every report a kernel author reads (errors at an instruction, overshoots, races, hangs
  * with their wait-for cycle). A bytecode op that a feature owns is one call from the interpreter's
@@ -73,7 +73,8 @@ typedef struct NamedBar {
     int32_t waiters;
 } NamedBar;
 
-/* A warp's lanes meeting at an elect (elect.sync is warp-synchronous): who is there, where. */
+/* A warp's lanes meeting at an elect (elect.sync is warp-synchronous), a register-A mma or a warp
+ * collective (shfl, vote): who is there, where. */
 typedef struct WarpSync {
     uint32_t arrived, live;    /* lanes at the elect; lanes not exited */
     uint32_t pc;
@@ -291,6 +292,21 @@ int sim_st_acc_exec(Sim *S, Thread *t, uint32_t pc);
 /* Every live lane of warp `warp` of CTA c is at the register-A mma its WarpSync holds: computes
  * every lane and wakes them; -1 after a report. */
 int sim_rs_release(Sim *S, uint32_t c, uint32_t warp);
+
+/* ================================ sim_warp.c: warp collectives ================================ */
+
+/* SI_WARP: -1 after a report (a partial warp, a lane that exited, lanes at another collective), 1 when
+ * the thread waits at the warp's rendezvous (pc past the op; the last lane to arrive computes and
+ * wakes every lane). */
+int sim_warp_exec(Sim *S, Thread *t, uint32_t pc);
+/* Every lane of the warp is at the collective its WarpSync holds: computes each lane's result and
+ * wakes them; -1 after a report. */
+int sim_warp_release(Sim *S, uint32_t c, uint32_t warp);
+/* Thread t exits at pc: -1 after a report when lanes of its warp wait at a collective, else 0. */
+int sim_warp_exit_check(Sim *S, const Thread *t, uint32_t pc);
+/* What a warp rendezvous at `in` is, for messages: "shfl_xor" ... "vote_ballot", "elect",
+ * "register-A mma". */
+const char *sim_warp_name(const SimIns *in);
 
 /* ================================ sim_clc.c: cluster launch control ================================ */
 

@@ -330,7 +330,9 @@ static void put_states(Sim *S, StrBuf *sb, const uint32_t *ids, uint32_t n, cons
                 snprintf(what, sizeof what, "waiting on %s (parity %u)", bn, a->wparity);
             } else if (a->wait == WK_BAR) snprintf(what, sizeof what, "waiting at barrier %u", a->wobj);
             else if (a->wait == WK_CLUSTER) snprintf(what, sizeof what, "waiting at cluster_sync");
-            else if (a->wait == WK_ELECT) snprintf(what, sizeof what, "waiting for the other lanes of warp %u at elect", a->wobj);
+            else if (a->wait == WK_ELECT)
+                snprintf(what, sizeof what, "waiting for the other lanes of warp %u at %s", a->wobj,
+                         sim_warp_name(&S->code[a->wpc]));
             else if (a->wait == WK_PAIR)
                 snprintf(what, sizeof what, "waiting at its cta_group = 2 mma for the same threads of CTA rank %u (the "
                          "pair leader) to issue it", a->wobj);
@@ -406,7 +408,8 @@ static void node_str(Sim *S, const WaitNode *w, char *buf, size_t n)
         const Bar *b = &S->cta[w->cta].bars[w->obj];
         snprintf(what, sizeof what, "waits for %s phase %llu", bn, (unsigned long long)b->phase);
     } else if (w->wait == WK_BAR) snprintf(what, sizeof what, "waits at barrier %u", w->obj);
-    else if (w->wait == WK_ELECT) snprintf(what, sizeof what, "waits for the other lanes of warp %u at elect", w->obj);
+    else if (w->wait == WK_ELECT)
+        snprintf(what, sizeof what, "waits for the other lanes of warp %u at %s", w->obj, sim_warp_name(&S->code[w->pc]));
     else if (w->wait == WK_PAIR)
         snprintf(what, sizeof what, "waits at a cta_group = 2 mma for the pair leader (CTA rank %u) to issue it", w->obj);
     else snprintf(what, sizeof what, "waits at cluster_sync");
@@ -635,7 +638,12 @@ void sim_hang_report(Sim *S)
                 if (t->state == TS_BLOCKED && t->wait == w->wait && t->wobj == w->obj && (w->wait == WK_CLUSTER || t->wcta == w->cta))
                     ids[m++] = q;
             }
-            if (w->wait == WK_ELECT) {
+            if (w->wait == WK_ELECT && S->code[w->pc].op == SI_WARP) {
+                cta_str(S, w->cta, cs, sizeof cs);
+                sb_printf(&S->rep, "  [%d] %s in warp %u of %s (a warp collective: every lane of the warp must reach it): %u of "
+                          "%d lanes arrived\n", blk, sim_warp_name(&S->code[w->pc]), w->obj, cs,
+                          S->cta[w->cta].ws[w->obj].arrived, S->k->warp_size);
+            } else if (w->wait == WK_ELECT) {
                 cta_str(S, w->cta, cs, sizeof cs);
                 sb_printf(&S->rep, "  [%d] elect in warp %u of %s (elect.sync is warp-synchronous): %u of %u live lanes arrived\n",
                           blk, w->obj, cs, S->cta[w->cta].ws[w->obj].arrived, S->cta[w->cta].ws[w->obj].live);

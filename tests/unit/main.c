@@ -18,6 +18,7 @@ static Suite *(*const suites[])(void) = {
     hip_suite,
     sim_race_suite,
     sim_suite,
+    sim_math_suite,
     sim_spans_suite,
     shmem_suite,
     fp8_suite,

@@ -17,6 +17,7 @@ Suite *runtime_suite(void);  /* test_runtime.c: launch checks, no-driver paths, 
 Suite *hip_suite(void);      /* test_hip.c: the hip back end: kernarg layout vs code object metadata, fake libamdhip64 */
 Suite *sim_race_suite(void); /* test_sim_race.c: the simulator's race detector, against a brute-force reference */
 Suite *sim_suite(void);      /* test_sim.c: the simulator through the public API: results, hang/fault/race reports, trace */
+Suite *sim_math_suite(void);  /* test_sim_math.c: log2, log, rsqrt, tanh against the C library; the -inf rule */
 Suite *sim_spans_suite(void); /* test_sim_spans.c: column-span smem tiles: sim_smem_phys vs ir_smem_offset, TMA vs elements */
 Suite *shmem_suite(void);    /* test_shmem.c: the NVSHMEM runtime without NVSHMEM: launcher, clear errors */
 Suite *fp8_suite(void);      /* test_fp8.c: the e4m3 / e5m2 codes of runtime/fp8.c, all 256 of each */

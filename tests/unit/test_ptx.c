@@ -270,6 +270,10 @@ START_TEST(test_all_ops_all_types)
         if (isf) {
             OUT(op1(&t, OP_SQRT, x, ty));
             OUT(op1(&t, OP_EXP, x, ty));
+            OUT(op1(&t, OP_LOG2, x, ty));
+            OUT(op1(&t, OP_LOG, x, ty));
+            OUT(op1(&t, OP_RSQRT, x, ty));
+            OUT(op1(&t, OP_TANH, x, ty));
             OUT(op3(&t, OP_FMA, x, y, c, ty));
         } else {
             OUT(op2(&t, OP_AND, x, y));
@@ -299,7 +303,11 @@ START_TEST(test_all_ops_all_types)
     HAS(ptx, "cvt.s16.s8");    /* i8 wraps */
     HAS(ptx, "div.rn.f32");
     HAS(ptx, "cvt.rn.bf16.f32");
-    HAS(ptx, "ex2.approx.f32");
+    HAS(ptx, "ex2.approx.ftz.f32");
+    HAS(ptx, "lg2.approx.ftz.f32");
+    HAS(ptx, "rsqrt.approx.ftz.f32");
+    HAS(ptx, "tanh.approx.f32");
+    HAS(ptx, "copysign.f64");   /* f64 tanh */
     HAS(ptx, "xor.pred");
     HAS(ptx, ".param .u8 ops_i1_param_s");
     HAS(ptx, ".param .b16 ops_bf16_param_s");

@@ -1,7 +1,7 @@
 """fn calls and `for const` loops that would expand past the front end's bounds.
 
 Inlining and unrolling copy code, so a small file can ask for an exponential amount of it: each
-case must stop with its located error (docs/LANGUAGE.md sections 22 and 23), in time and memory
+case must stop with its located error (docs/LANGUAGE.md sections 23 and 24), in time and memory
 bounded by the limits, never run out of stack or memory.
 """
 

@@ -113,21 +113,17 @@ def rw_nosync(s):
 
 def rw_onesync(s):
     """The epilogue's pieces with one consumer meeting each instead of two: the storing thread
-    waits until the previous piece's store has read its tile (tma.wait_read(0)), then one meeting."""
-    start = "            elect { tma.wait_read(1); }\n            sync();\n            store(sc0"
-    end = "        }\n        elect { tma.wait_all(); }"
-    if start not in s or end not in s:
-        raise RewriteError("onesync: the sample's epilogue is no longer four pieces through sc0/sc1")
-    i, j = s.index(start), s.index(end)
-    first = ["0", "CW", "2 * CW", "3 * CW"]
-    out = ""
-    for q in range(4):
-        off = "" if q == 0 else " + " + first[q]
-        out += (f"            store(sc{q % 2}, columns(acc, {first[q]}, CW) as bf16);\n"
-                "            elect { tma.wait_read(0); }\n"
-                "            sync();\n"
-                f"            elect {{ tma.store(c[m, n{off}], sc{q % 2}); tma.commit(); }}\n")
-    return s[:i] + out + s[j:]
+    waits until the previous piece's store has read its stage (tma.wait_read(0)), then one meeting."""
+    old = ("                elect { tma.wait_read(1); }\n"
+           "                sync();\n"
+           "                store(sc[q % 2], columns(acc, q * CW, CW) as bf16);\n"
+           "                sync();               // every consumer's part of the piece written (and fenced)\n")
+    new = ("                store(sc[q % 2], columns(acc, q * CW, CW) as bf16);\n"
+           "                elect { tma.wait_read(0); }\n"
+           "                sync();\n")
+    if "for const q in 0 .. 4 {" not in s:
+        raise RewriteError("onesync: the sample's epilogue is no longer a `for const q` loop over four pieces")
+    return sub(s, old, new, "onesync")
 
 
 MULTICAST_B = "tma.load(sb[2 * s + rank], b[n + rank * BH, k * BK], full[s], multicast = 3);"

@@ -62,7 +62,9 @@ void fe_node_measure(Node *n)
      * sema_amd.c): a body one level inside what holds it */
     switch (n->kind) {
     case N_IF: nest = max2(n->a->nest, 1 + max2(n->b->nest, n->c ? n->c->nest : 0)); break;
-    case N_FOR: nest = max2(max2(n->a->nest, n->b->nest), max2(n->c ? n->c->nest : 0, 1 + n->d->nest)); break;
+    case N_FOR:
+        if (n->op == 1) break;   /* for const: copies of the body in the same region */
+        nest = max2(max2(n->a->nest, n->b->nest), max2(n->c ? n->c->nest : 0, 1 + n->d->nest)); break;
     case N_WHILE: nest = 1 + max2(n->a->nest, n->d->nest); break;
     case N_LOOP: case N_GROUP: case N_STAGE: nest = max2(nest, 1 + n->d->nest); break;
     case N_TERNARY:
@@ -122,7 +124,7 @@ static const char *const kind_names[N_KIND_COUNT] = {
     [N_BINARY] = "binary", [N_TERNARY] = "ternary", [N_CAST] = "cast", [N_CALL] = "call",
     [N_INDEX] = "index", [N_MEMBER] = "member", [N_ARRAY] = "array", [N_LIST] = "list",
     [N_TYPE_TMA] = "tma", [N_SHARED] = "shared", [N_MBARRIER] = "mbarrier", [N_NAMED_BARRIER] = "named_barrier", [N_GROUP] = "group",
-    [N_STAGE] = "stage",
+    [N_STAGE] = "stage", [N_FN] = "fn", [N_TYPE_SMEM] = "shared_tile", [N_TYPE_MBAR] = "mbarrier_type",
     [N_NAMEDARG] = "namedarg",
 };
 
@@ -151,6 +153,7 @@ static void print_node(const Node *n, int indent, StrBuf *sb)
     case N_UNARY: case N_BINARY: case N_GROUP: sb_printf(sb, " %s", fe_token_name(n->op)); break;
     case N_ASSIGN: if (n->op) sb_printf(sb, " %s=", fe_token_name(n->op)); break;
     case N_LET: sb_puts(sb, n->op == 1 ? " var" : n->op == 2 ? " const" : " let"); break;
+    case N_PARAM: case N_FOR: if (n->op == 1) sb_puts(sb, " const"); break;
     default: break;
     }
     if (n->name) sb_printf(sb, " \"%s\"", n->name);

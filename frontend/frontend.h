@@ -56,12 +56,15 @@ typedef enum NodeKind {
     N_PROGRAM,     /* list: items */
     N_CONST,       /* name; a: value expr; b: declared type or NULL */
     N_KERNEL,      /* name; list: params; a: body (N_BLOCK); b: block dims (N_LIST); c: cluster dims (N_LIST) or NULL */
-    N_PARAM,       /* name; a: type */
+    N_PARAM,       /* name; a: type; op = 1: a const parameter of a fn (const N: i32) */
+    N_FN,          /* name; list: params (N_PARAM); a: body (N_BLOCK); b: result type or NULL */
     /* types */
     N_TYPE_SCALAR, /* op: TypeKind */
     N_TYPE_PTR,    /* a: element type (scalar); op: AddrSpace */
     N_TYPE_TILE,   /* a: element type; b: dims (N_LIST of const exprs; empty for `T[]`) */
     N_TYPE_TENSOR, /* a: element type; b: dims (N_LIST of exprs naming params or consts) */
+    N_TYPE_SMEM,   /* a: element type; b: dims: `shared T[dims]`, a fn parameter's type */
+    N_TYPE_MBAR,   /* b: array size or NULL: `mbarrier`, `mbarrier[n]`, a fn parameter's type */
     N_TYPE_TMA,    /* name: the leading word ("tma"); a: element type; b: dims; c: box dims; d: N_NAME "box" */
     /* statements */
     N_BLOCK,       /* list: statements */
@@ -69,10 +72,11 @@ typedef enum NodeKind {
     N_ASSIGN,      /* a: target; b: value; op: 0 for '=', or the binary TK_ of a compound '+=' etc. */
     N_EXPR_STMT,   /* a: expr */
     N_IF,          /* a: cond; b: then (N_BLOCK); c: else (N_BLOCK, N_IF) or NULL */
-    N_FOR,         /* name: induction variable; a: lo; b: hi; c: step or NULL; d: body */
+    N_FOR,         /* name: induction variable; a: lo; b: hi; c: step or NULL; d: body; op = 1: `for const`, unrolled */
     N_WHILE,       /* a: cond; d: body */
     N_LOOP,        /* d: body */
-    N_BREAK, N_CONTINUE, N_RETURN,
+    N_BREAK, N_CONTINUE,
+    N_RETURN,      /* a: the result of a fn, or NULL */
     N_SHARED,      /* name; a: tile type; list: attributes (N_CALL: swizzle(W), stages(S), align(N); op = 1 for a bare word: dynamic) */
     N_MBARRIER,    /* name; a: arrival count; b: array size or NULL */
     N_NAMED_BARRIER, /* name; a: thread count */

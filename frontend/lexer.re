@@ -204,6 +204,7 @@ again:
         hex | bin | dec { lx->cur = (const char *)p; parse_int(lx, t.start, (const char *)p, &t); TOK(TK_INT); }
 
         "kernel"   { TOK(TK_KERNEL); }
+        "fn"       { TOK(TK_FN); }
         "const"    { TOK(TK_CONST); }
         "let"      { TOK(TK_LET); }
         "var"      { TOK(TK_VAR); }
@@ -270,6 +271,7 @@ again:
         ".." { TOK(TK_DOTDOT); }
         "."  { TOK(TK_DOT); }
         "+"  { TOK(TK_PLUS); }
+        "->" { TOK(TK_ARROW); }
         "-"  { TOK(TK_MINUS); }
         "*"  { TOK(TK_STAR); }
         "/"  { TOK(TK_SLASH); }
@@ -357,6 +359,8 @@ const char *fe_token_name(int kind)
     case TK_WARPS: return "'warps'";
     case TK_WARPGROUP: return "'warpgroup'";
     case TK_STAGE: return "'stage'";
+    case TK_FN: return "'fn'";
+    case TK_ARROW: return "'->'";
     case TK_LPAREN: return "'('";
     case TK_RPAREN: return "')'";
     case TK_LBRACKET: return "'['";

@@ -176,7 +176,7 @@ static Node *un(ParseCtx *ctx, Token op, Node *a)
 
 %token KERNEL CONST LET VAR IF ELSE FOR IN STEP WHILE LOOP BREAK CONTINUE RETURN TRUE FALSE
        BLOCK CLUSTER TENSOR GLOBAL SHARED MBARRIER NAMED_BARRIER ELECT WARP WARPS WARPGROUP STAGE IDENT INT FLOAT STRING TYPENAME
-       LPAREN RPAREN LBRACKET RBRACKET LBRACE RBRACE COMMA SEMI COLON DOTDOT DOT ASSIGN ASSIGN_OP.
+       LPAREN RPAREN LBRACKET RBRACKET LBRACE RBRACE COMMA SEMI COLON DOTDOT DOT ASSIGN ASSIGN_OP FN ARROW.
 
 %right QUESTION COLON.
 %left OROR.
@@ -205,6 +205,9 @@ item(A) ::= CONST IDENT(N) COLON type(T) ASSIGN expr(E) SEMI. { A = NAME(N_CONST
 /* kernel NAME ( params ) launch { body } */
 item(A) ::= KERNEL IDENT(N) LPAREN params(P) RPAREN launch(S) block(B).
     { A = take_list(NAME(N_KERNEL, N), P); A->a = B; A->b = S->b; A->c = S->c; S->b = S->c = NULL; fe_ast_free(S); }
+/* fn NAME ( params ) [-> type] { body }: inlined at each call (sema_fn.c) */
+item(A) ::= FN IDENT(N) LPAREN params(P) RPAREN block(B). { A = take_list(NAME(N_FN, N), P); A->a = B; }
+item(A) ::= FN IDENT(N) LPAREN params(P) RPAREN ARROW type(T) block(B). { A = take_list(NAME(N_FN, N), P); A->a = B; A->b = T; }
 item(A) ::= error SEMI. { A = NULL; }
 item(A) ::= error RBRACE. { A = NULL; }
 
@@ -217,6 +220,8 @@ paramlist(A) ::= param(P). { Loc l = {ctx->file, 0, 0}; A = fe_list_push(fe_node
 paramlist(A) ::= paramlist(B) COMMA param(P). { A = fe_list_push(B, P); }
 %type param {Node *}
 param(A) ::= IDENT(N) COLON type(T). { A = NAME(N_PARAM, N); A->a = T; }
+/* const NAME: T, a compile-time parameter of a fn (sema: fn only) */
+param(A) ::= CONST IDENT(N) COLON type(T). { A = NAME(N_PARAM, N); A->a = T; A->op = 1; }
 
 /* launch shape: block(...) and optionally cluster(...), in either order; a holder node with b/c */
 %type launch {Node *}
@@ -237,6 +242,10 @@ type(A) ::= SHARED(G) scalar(S) STAR. { A = fe_node(N_TYPE_PTR, L(ctx, G)); A->a
 type(A) ::= scalar(S) LBRACKET exprlist(D) RBRACKET. { A = fe_node(N_TYPE_TILE, S->loc); A->a = S; A->b = D; }
 /* T[]: the element type of the dynamic shared tile (shared NAME: T[] dynamic;); b is an empty list */
 type(A) ::= scalar(S) LBRACKET(K) RBRACKET. { A = fe_node(N_TYPE_TILE, S->loc); A->a = S; A->b = fe_node(N_LIST, L(ctx, K)); }
+/* shared T[dims], mbarrier, mbarrier[n]: types of fn parameters only (sema) */
+type(A) ::= SHARED(G) scalar(S) LBRACKET exprlist(D) RBRACKET. { A = fe_node(N_TYPE_SMEM, L(ctx, G)); A->a = S; A->b = D; }
+type(A) ::= MBARRIER(K). { A = fe_node(N_TYPE_MBAR, L(ctx, K)); }
+type(A) ::= MBARRIER(K) LBRACKET expr(E) RBRACKET. { A = fe_node(N_TYPE_MBAR, L(ctx, K)); A->b = E; }
 type(A) ::= TENSOR(T) scalar(S) LBRACKET exprlist(D) RBRACKET. { A = fe_node(N_TYPE_TENSOR, L(ctx, T)); A->a = S; A->b = D; }
 /* tma T[dims] box[box]: the two words are checked by sema */
 type(A) ::= IDENT(K) scalar(S) LBRACKET exprlist(D) RBRACKET IDENT(B) LBRACKET exprlist(X) RBRACKET.
@@ -275,11 +284,18 @@ simple(A) ::= FOR(F) IDENT(N) IN expr(L0) DOTDOT expr(H) block(B).
     { A = NAME(N_FOR, N); A->loc = L(ctx, F); A->a = L0; A->b = H; A->d = B; }
 simple(A) ::= FOR(F) IDENT(N) IN expr(L0) DOTDOT expr(H) STEP expr(S) block(B).
     { A = NAME(N_FOR, N); A->loc = L(ctx, F); A->a = L0; A->b = H; A->c = S; A->d = B; }
+/* for const i in lo .. hi [step s] { }: unrolled at compile time (sema_fn.c) */
+simple(A) ::= FOR(F) CONST IDENT(N) IN expr(L0) DOTDOT expr(H) block(B).
+    { A = NAME(N_FOR, N); A->loc = L(ctx, F); A->a = L0; A->b = H; A->d = B; A->op = 1; }
+simple(A) ::= FOR(F) CONST IDENT(N) IN expr(L0) DOTDOT expr(H) STEP expr(S) block(B).
+    { A = NAME(N_FOR, N); A->loc = L(ctx, F); A->a = L0; A->b = H; A->c = S; A->d = B; A->op = 1; }
 simple(A) ::= WHILE(W) expr(C) block(B). { A = fe_node(N_WHILE, L(ctx, W)); A->a = C; A->d = B; }
 simple(A) ::= LOOP(W) block(B). { A = fe_node(N_LOOP, L(ctx, W)); A->d = B; }
 simple(A) ::= BREAK(K) SEMI. { A = fe_node(N_BREAK, L(ctx, K)); }
 simple(A) ::= CONTINUE(K) SEMI. { A = fe_node(N_CONTINUE, L(ctx, K)); }
 simple(A) ::= RETURN(K) SEMI. { A = fe_node(N_RETURN, L(ctx, K)); }
+/* return e; the result of a fn (sema: its last statement) */
+simple(A) ::= RETURN(K) expr(E) SEMI. { A = fe_node(N_RETURN, L(ctx, K)); A->a = E; }
 /* shared NAME: T[dims] swizzle(W) stages(S) align(N); */
 simple(A) ::= SHARED(K) IDENT(N) COLON type(T) attrs(X) SEMI.
     { A = take_list(NAME(N_SHARED, N), X); A->loc = L(ctx, K); A->a = T; }

@@ -113,11 +113,15 @@ void sema_map_free(NameMap *m)
     m->cap = m->n = 0;
 }
 
-Sym *sema_lookup(Sema *s, const char *name) { return sema_map_get(&s->names, name); }
+Sym *sema_lookup(Sema *s, const char *name)
+{
+    Sym *y = sema_map_get(&s->names, name);
+    return s->fn ? sema_fn_visible(s, y) : y;
+}
 
 Sym *sema_declare(Sema *s, const char *name, SymKind kind, Loc loc)
 {
-    Sym *old = sema_lookup(s, name);
+    Sym *old = sema_map_get(&s->names, name);   /* what the scope's end puts back, visible or not */
     if (old && old->depth == s->depth) {
         diag_error(s->diag, loc, "'%s' is already declared in this scope", name);
         diag_note(s->diag, old->loc, "'%s' was declared here", name);
@@ -127,6 +131,7 @@ Sym *sema_declare(Sema *s, const char *name, SymKind kind, Loc loc)
     y->kind = kind;
     y->loc = loc;
     y->depth = s->depth;
+    y->item = s->item;
     y->prev = s->syms;
     y->shadowed = old;
     *sema_map_slot(&s->names, y->name) = y;
@@ -142,6 +147,9 @@ static void scope_pop(Sema *s)
         *sema_map_slot(&s->names, s->syms->name) = s->syms->shadowed;
     s->depth--;
 }
+
+void sema_scope_push(Sema *s) { scope_push(s); }
+void sema_scope_pop(Sema *s) { scope_pop(s); }
 
 /* A value a symbol had before code that never runs changed it (Sema.undo). */
 typedef struct SymUndo {
@@ -268,9 +276,16 @@ int sema_resolve_shape(Sema *s, const Node *dims, int64_t *shape, int *rank)
     return 1;
 }
 
+const Type *sema_resolve_type(Sema *s, const Node *n, int allow_tensor) { return resolve_type(s, n, allow_tensor); }
+
 static const Type *resolve_type(Sema *s, const Node *n, int allow_tensor)
 {
     switch (n->kind) {
+    case N_TYPE_SMEM:
+    case N_TYPE_MBAR:
+        diag_error(s->diag, n->loc, "'%s' is only a type of fn parameters; declare one with '%s'",
+                   n->kind == N_TYPE_SMEM ? "shared T[dims]" : "mbarrier", n->kind == N_TYPE_SMEM ? "shared NAME: T[dims];" : "mbarrier NAME(count);");
+        return NULL;
     case N_TYPE_SCALAR: return T((TypeKind)n->op);
     case N_TYPE_PTR:
         if (n->op == AS_SYMMETRIC) { /* symmetric T*: NVSHMEM symmetric memory, a parameter only */
@@ -1296,7 +1311,7 @@ Ex sema_expr_hint(Sema *s, const Node *n, const Type *hint)
     case N_TERNARY: return ternary(s, n, hint);
     case N_CAST: return cast_expr(s, n);
     case N_INDEX: return index_expr(s, n);
-    case N_CALL: return sema_call(s, n, hint, NULL);
+    case N_CALL: return sema_is_fn(s, n) ? sema_fn_call(s, n, hint) : sema_call(s, n, hint, NULL);
     case N_ARRAY:
         diag_error(s->diag, n->loc, "a [..] list is only allowed as a tile shape");
         return sema_ex_err();
@@ -1681,6 +1696,11 @@ static void let_stmt(Sema *s, const Node *n)
 /* shared and mbarrier declarations belong to the whole block: top level of the kernel body only */
 int sema_at_top_level(Sema *s, const Node *n, const char *what)
 {
+    if (s->fn) {
+        diag_error(s->diag, n->loc, "%s declarations cannot be in a fn body; declare it in the kernel and pass it to the fn",
+                   what);
+        return 0;
+    }
     if (s->depth == s->top_depth && s->group && s->group->kind == 0) return 1;
     diag_error(s->diag, n->loc, "%s declarations belong at the top level of the kernel body (they are shared by the block)",
                what);
@@ -1709,6 +1729,9 @@ static void stmt(Sema *s, const Node *n)
     }
     case N_IF: if_stmt(s, n); break;
     case N_FOR:
+        if (n->op == 1) sema_unroll_stmt(s, n);
+        else loop_stmt(s, n);
+        break;
     case N_WHILE:
     case N_LOOP: loop_stmt(s, n); break;
     case N_BREAK:
@@ -1717,6 +1740,12 @@ static void stmt(Sema *s, const Node *n)
             if (s->stage)
                 diag_error(s->diag, n->loc, "'%s' cannot leave a warp-pipeline stage: a stage runs as a unit, and the "
                            "pipeline's barriers need every iteration to pass every stage", n->kind == N_BREAK ? "break" : "continue");
+            else if (s->unrolling)
+                diag_error(s->diag, n->loc, "'%s' cannot leave a 'for const' loop: its body is copied, not looped",
+                           n->kind == N_BREAK ? "break" : "continue");
+            else if (s->fn)
+                diag_error(s->diag, n->loc, "'%s' cannot leave the body of fn '%s'", n->kind == N_BREAK ? "break" : "continue",
+                           sema_fn_name(s));
             else if (s->loop_hidden)
                 diag_error(s->diag, n->loc, "'%s' cannot leave a warp-role or elect block; put the loop inside the block",
                            n->kind == N_BREAK ? "break" : "continue");
@@ -1731,6 +1760,10 @@ static void stmt(Sema *s, const Node *n)
         break;
     }
     case N_RETURN:
+        if (n->a || s->fn) {
+            sema_fn_return(s, n);
+            break;
+        }
         if (s->stage) {
             diag_error(s->diag, n->loc, "'return' inside a warp-pipeline stage: the other pipeline group would wait at "
                        "the next stage barrier forever");
@@ -1790,6 +1823,10 @@ static void kernel_item(Sema *s, const Node *n)
         const Type *t = resolve_type(s, p->a, 1);
         psyms[i] = sema_declare(s, p->name, SYM_LET, p->loc);
         if (!t) continue;
+        if (p->op == 1) {
+            diag_error(s->diag, p->loc, "a kernel parameter cannot be const; only fn parameters are");
+            continue;
+        }
         if (t->kind == TY_TILE) {
             diag_error(s->diag, p->a->loc, "a kernel parameter cannot be a tile; pass a tensor view");
             continue;
@@ -1860,6 +1897,8 @@ static void kernel_item(Sema *s, const Node *n)
     s->dynamic_smem = NULL;
     s->top_depth = s->depth + 1;
     s->kbody = n->a;
+    s->expanded = 0;
+    s->kheight = -1;
     sema_block_stmts(s, n->a);
     s->group = NULL;
     scope_pop(s);
@@ -1975,14 +2014,17 @@ Module *fe_sema(const Node *program, const char *file, const FeDefine *defines, 
     int errors_before = diag->errors;
     int *used = ir_calloc((size_t)(ndefines > 0 ? ndefines : 1), sizeof *used);
     Defines ds = defines_by_name(defines, ndefines, used);
+    sema_fn_register(&s, program);
     for (int i = 0; i < program->nlist; i++) {
         const Node *it = program->list[i];
+        s.item = i;
         if (it->kind == N_CONST) const_item(&s, it, &ds);
         else if (it->kind == N_KERNEL) kernel_item(&s, it);
     }
     sema_map_free(&s.names);
     sema_map_free(&s.kernels);
     sema_map_free(&s.uses);
+    sema_map_free(&s.fns);
     ir_free(s.undo);
     for (int i = 0; i < ndefines; i++)
         if (!used[i]) {

@@ -257,6 +257,8 @@ static Ex method_call(Sema *s, const Node *n)
     return sema_ex_err();
 }
 
+int sema_is_builtin(const char *name) { return find_builtin(NULL, name) != NULL; }
+
 Ex sema_call(Sema *s, const Node *n, const Type *hint, Op **record)
 {
     const struct Namespace *ns = NULL;

@@ -58,6 +58,8 @@ struct Sym {
     CVal c;              /* const: the value; named barrier: c.i = its id */
     int bar_threads;     /* named barrier: the threads that must arrive */
     int depth;           /* scope depth it was declared at */
+    int item;            /* the index of the item it was declared in (Sema.item): a fn body sees the
+                          * top-level symbols of the items before it (sema_fn.c) */
     Sym *prev;           /* the symbol declared before it (Sema.syms, innermost scope first) */
     Sym *shadowed;       /* the declaration of the same name it hides, or NULL */
     unsigned scan;       /* sema_assigned_vars: the scan that last found it assigned */
@@ -115,6 +117,12 @@ typedef struct Sema {
     const Node *kbody;   /* the body of the kernel being checked (shared tiles choose swizzles from their uses) */
     const Node *uses_of; /* the body `uses` was made for (sema_shared.c), or NULL */
     NameMap uses;        /* name -> how that body uses a shared tile of that name (sema_shared.c) */
+    int item;            /* index of the item being checked (Sym.item) */
+    NameMap fns;         /* fn name -> its FnDef (sema_fn.c) */
+    struct FnFrame *fn;  /* the innermost fn call being inlined, or NULL (sema_fn.c) */
+    int64_t expanded;    /* AST nodes inlined and unrolled into the current kernel (FE_MAX_EXPANDED) */
+    int kheight;         /* AST levels of the current kernel body; -1 until a call needs it */
+    int unrolling;       /* inside the body of a `for const` loop (break/continue may not leave it) */
 } Sema;
 
 /* The scalar type of kind k: T(TY_I32). Short because nearly every check names one. */
@@ -130,12 +138,18 @@ Ex sema_ex_none(void);                              /* no value (a call made for
 Ex sema_ex_val(Value *v);                           /* an IR value of v's type */
 Ex sema_ex_int(int64_t v, const Type *t);           /* an integer constant; t NULL: untyped */
 
-Sym *sema_lookup(Sema *s, const char *name);        /* innermost first; NULL when undeclared */
+/* innermost first; NULL when undeclared. Inside an inlined fn body, the caller's locals are not
+ * visible (sema_fn_visible). */
+Sym *sema_lookup(Sema *s, const char *name);
 Sym *sema_declare(Sema *s, const char *name, SymKind kind, Loc loc);   /* reports a redeclaration */
 /* Gives an existing `var` (or a symbol declared before the current statement) a new value; code
  * that never runs gets it back afterwards. Fresh declarations set Sym.value directly. */
 void sema_set_value(Sema *s, Sym *y, Value *v);
 int sema_is_pow2(int64_t v);
+void sema_scope_push(Sema *s);
+void sema_scope_pop(Sema *s);                       /* forgets the symbols of the innermost scope */
+/* The type an AST type node names; allow_tensor: a kernel parameter's (views, tma, symmetric). */
+const Type *sema_resolve_type(Sema *s, const Node *n, int allow_tensor);
 
 /* Expressions: the hint is the type the context expects (untyped constants take it), or NULL. */
 Ex sema_expr(Sema *s, const Node *n);
@@ -173,6 +187,8 @@ void sema_name_value(Sema *s, Value *v, const char *name);       /* names v afte
 int sema_at_top_level(Sema *s, const Node *n, const char *what);
 
 /* ================================ sema_builtins.c ================================ */
+
+int sema_is_builtin(const char *name);       /* a plain call f(...) of this name means a built-in */
 
 /* The thread groups a built-in may be issued in (Builtin.groups), as sema_group_class says. */
 enum {
@@ -311,6 +327,22 @@ void sema_named_barrier_stmt(Sema *s, const Node *n);
 /* ================================ sema_shared.c ================================ */
 
 void sema_shared_stmt(Sema *s, const Node *n);
+
+/* ================================ sema_fn.c ================================ */
+
+/* Bounds on what inlining and unrolling may add to one kernel (docs/LANGUAGE.md sections 23, 24). */
+enum {
+    FE_MAX_EXPANDED = 1 << 18,    /* AST nodes of fn bodies inlined and `for const` bodies copied */
+    FE_MAX_INLINE_HEIGHT = 1024,  /* AST levels of the kernel body plus the fn bodies being inlined */
+};
+
+void sema_fn_register(Sema *s, const Node *program);   /* every fn item, before any item is checked */
+int sema_is_fn(Sema *s, const Node *call);              /* a plain call of a fn item */
+Ex sema_fn_call(Sema *s, const Node *call, const Type *hint);   /* inlines the fn's body here */
+void sema_fn_return(Sema *s, const Node *n);            /* return; or return e; */
+void sema_unroll_stmt(Sema *s, const Node *n);          /* for const i in lo .. hi { } */
+Sym *sema_fn_visible(Sema *s, Sym *y);                  /* y, or the declaration a fn body sees */
+const char *sema_fn_name(const Sema *s);                /* the fn being inlined (s->fn set) */
 
 /* ================================ sema_amd.c ================================ */
 

@@ -81,6 +81,27 @@ def ast_dump(n):
     return kernel("x: f32*, n: i32", body)
 
 
+def fn_calls(n):
+    """n calls of a small fn, each inlined: n copies of its body (in kernels of 4000 calls, each
+    within the per-kernel bound on inlined code)."""
+    fn = "fn mix(a: i32, b: i32) -> i32 {\n    let t = a * 3 + b;\n    return t ^ (t >> 2);\n}\n"
+    kernels = []
+    for k in range(0, n, 4000):
+        body = "".join("    x[%d] = mix(n, %d) as f32;\n" % (i % 64, i) for i in range(k, min(n, k + 4000)))
+        kernels.append("kernel k%d(x: f32*, n: i32) block(32) {\n%s}\n" % (k, body))
+    return ".tile", (fn + "".join(kernels)).encode()
+
+
+def unrolled(n):
+    """`for const` loops of n copies of a small body in all (10,000 in each kernel, within the
+    per-kernel bound on unrolled code)."""
+    kernels = []
+    for k in range(0, n, 10000):
+        body = "    for const i in %d .. %d {\n        x[i %% 64] = (n * i) as f32;\n    }\n" % (k, min(n, k + 10000))
+        kernels.append("kernel k%d(x: f32*, n: i32) block(32) {\n%s}\n" % (k, body))
+    return ".tile", "".join(kernels).encode()
+
+
 CASES = [
     ("lets", many_lets, "%s --emit ptx -o /dev/null"),
     ("let_chain", let_chain, "%s --emit ptx -o /dev/null"),
@@ -92,6 +113,8 @@ CASES = [
     ("dead_code", dead_code, "%s --emit ptx -o /dev/null"),
     ("ifs", many_ifs, "%s --emit ir -o /dev/null"),
     ("ast_dump", ast_dump, "%s --emit ast -o /dev/null"),
+    ("fn_calls", fn_calls, "%s --emit ptx -o /dev/null"),
+    ("unrolled", unrolled, "%s --emit ptx -o /dev/null"),
 ]
 BASE_N = {
     "lets": 32000,
@@ -104,4 +127,6 @@ BASE_N = {
     "dead_code": 16000,
     "ifs": 2000,
     "ast_dump": 600,
+    "fn_calls": 8000,
+    "unrolled": 20000,
 }

@@ -583,6 +583,45 @@ static char *too_deep_program(void)
     return s;
 }
 
+/* A kernel 150 ifs deep calling g0, whose body nests 30 ifs around `x[0] = g1(x, b) + 1 + ...`
+ * (chain terms), and g1 nests 30 ifs around a ?: 320 deep: with chain = 270 the kernel body and
+ * the two bodies being inlined are just within FE_MAX_INLINE_HEIGHT, with 280 just past it. */
+static char *deep_inlined_program(int chain)
+{
+    size_t cap = 64 * 1024, n = 0;
+    char *s = malloc(cap);
+    n += (size_t)snprintf(s + n, cap - n, "fn g0(x: i32*, b: bool) -> i32 {\n");
+    for (int i = 0; i < 30; i++) n += (size_t)snprintf(s + n, cap - n, "if b { ");
+    n += (size_t)snprintf(s + n, cap - n, "x[0] = g1(x, b)");
+    for (int i = 0; i < chain; i++) n += (size_t)snprintf(s + n, cap - n, " + 1");
+    n += (size_t)snprintf(s + n, cap - n, ";");
+    for (int i = 0; i < 30; i++) n += (size_t)snprintf(s + n, cap - n, " }");
+    n += (size_t)snprintf(s + n, cap - n, "\n    return 0;\n}\nfn g1(x: i32*, b: bool) -> i32 {\n");
+    for (int i = 0; i < 30; i++) n += (size_t)snprintf(s + n, cap - n, "if b { ");
+    n += (size_t)snprintf(s + n, cap - n, "x[0] = ");
+    for (int i = 0; i < 320; i++) n += (size_t)snprintf(s + n, cap - n, "b ? ");
+    n += (size_t)snprintf(s + n, cap - n, "1");
+    for (int i = 0; i < 320; i++) n += (size_t)snprintf(s + n, cap - n, " : 2");
+    n += (size_t)snprintf(s + n, cap - n, ";");
+    for (int i = 0; i < 30; i++) n += (size_t)snprintf(s + n, cap - n, " }");
+    n += (size_t)snprintf(s + n, cap - n, "\n    return 0;\n}\nkernel k(x: i32*, n: i32) block(32) {\n    let b = n > 0;\n");
+    for (int i = 0; i < 150; i++) n += (size_t)snprintf(s + n, cap - n, "if b { ");
+    n += (size_t)snprintf(s + n, cap - n, "x[2] = g0(x, b);");
+    for (int i = 0; i < 150; i++) n += (size_t)snprintf(s + n, cap - n, " }");
+    snprintf(s + n, cap - n, "\n}\n");
+    return s;
+}
+
+START_TEST(test_deep_inlining_on_small_stack)
+{
+    DeepJob ok = run_deep(deep_inlined_program(270));
+    ck_assert_msg(ok.st == TILE_SUCCESS, "%s: %s", tile_status_string(ok.st), ok.first_error);
+    DeepJob bad = run_deep(deep_inlined_program(280));
+    ck_assert_int_eq(bad.st, TILE_ERROR_COMPILE);
+    ck_assert_msg(strstr(bad.first_error, "fn calls nested too deep: inlining 'g1' here") != NULL, "%s", bad.first_error);
+}
+END_TEST
+
 START_TEST(test_deep_program_on_small_stack)
 {
     DeepJob ok = run_deep(deepest_program());
@@ -616,6 +655,7 @@ Suite *api_suite(void)
     tcase_add_test(tc, test_many_compiles);
     tcase_add_test(tc, test_threads_compile_at_once);
     tcase_add_test(tc, test_deep_program_on_small_stack);
+    tcase_add_test(tc, test_deep_inlining_on_small_stack);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -104,8 +104,9 @@ static int fill_value(ref_param *p, double v, char *err, size_t errlen)
         }
     } else {
         int sgn = p->dtype == TILE_DTYPE_I8 || p->dtype == TILE_DTYPE_I16 || p->dtype == TILE_DTYPE_I32 || p->dtype == TILE_DTYPE_I64;
-        double hi = p->dtype == TILE_DTYPE_I1 ? 1.0 : ldexp(1.0, (int)es * 8 - sgn) - 1.0, lo = sgn ? -hi - 1.0 : 0.0;
-        if (!(v == floor(v) && v >= lo && v <= hi))
+        /* below 2^bits (exclusive: 2^63 and 2^64 are exact doubles that do not convert) */
+        double top = p->dtype == TILE_DTYPE_I1 ? 2.0 : ldexp(1.0, (int)es * 8 - sgn), lo = sgn ? -top : 0.0;
+        if (!(v == floor(v) && v >= lo && v < top))
             return ufail(err, errlen, "fill:%g is not a value of '%s' (%s)", v, p->name, tile_dtype_name(p->dtype));
         if (sgn) {
             int64_t i = (int64_t)v;

@@ -5,8 +5,9 @@
  * input (or a tool like ptxas failing), 2 a bad command line.
  *
  * Two subcommands reach the runtime: `tilec devices` lists what each back end finds (or why it
- * finds nothing), and `tilec run` compiles a file, runs one kernel on generated inputs, checks it
- * against the sample's C reference (samples/ref) when there is one, and times it.
+ * finds nothing), and `tilec run` compiles a file, runs one kernel on generated or given inputs,
+ * checks it against the sample's C reference (samples/ref) or a reference given on the command line
+ * (.npy files, a C function in a shared object), and times it.
  */
 #include <errno.h>
 #include <limits.h>
@@ -50,17 +51,36 @@ static const char usage[] =
 static const char run_usage[] =
     "usage: tilec run FILE.tile [options]\n"
     "\n"
-    "Compiles FILE (through the kernel cache), runs one kernel on fresh random inputs with poisoned\n"
-    "outputs, checks the result against the sample's C reference when the kernel is a known sample\n"
-    "(vector_add, saxpy, relu_bf16, row_softmax), and prints the median kernel time.\n"
+    "Compiles FILE (through the kernel cache), runs one kernel and prints the median kernel time. A known\n"
+    "sample (vector_add, saxpy, relu_bf16, row_softmax, ...) runs on fresh random inputs with poisoned\n"
+    "outputs and is checked against its C reference. Any other kernel (or a sample given --in or --ref)\n"
+    "is built from its signature: a `tensor T[d0, ...]` parameter's extents are the scalar parameters\n"
+    "(or constants) that size it, from --arg or from the shape of an .npy file given for it; a pointer\n"
+    "has --size elements (or its file's); scalars named n, size, len or count default to --size. It is\n"
+    "checked when a reference is given: every buffer after the run against the reference's\n"
+    "expectation (floats within rtol/atol, integers exactly), with check: PASS or check: FAIL and the\n"
+    "first mismatch (exit 1).\n"
     "\n"
     "options:\n"
     "  --kernel NAME           the kernel to run (default: the first in the file)\n"
     "  --device B[:ORD]        cuda (default), hip or sim, and a device ordinal (default 0)\n"
-    "  --size N                problem size (default 1048576): elements, or rows*cols for row_softmax\n"
-    "  --grid X[,Y[,Z]]        blocks (default: enough to cover the size)\n"
+    "  --size N                problem size (default 1048576): a known sample's elements (rows*cols for\n"
+    "                          row_softmax); for other kernels the value of n/size/len/count and of pointers\n"
+    "  --grid X[,Y[,Z]]        blocks. Default: a known sample's own; otherwise, along each axis A, the\n"
+    "                          most blocks a tile access at block_id.A * STEP needs, ceil(extent / STEP)\n"
+    "                          (1 where no access shows the axis); with none, grid.x covers the largest\n"
+    "                          buffer with one thread per element (a TMA tensor: one box per block)\n"
     "  --block X[,Y[,Z]]       threads (default: the kernel's declared block)\n"
     "  --arg NAME=VALUE        a scalar parameter's value (repeatable), e.g. --arg cols=1000\n"
+    "  --in NAME=SOURCE        a buffer's initial contents (repeatable): random (default, from --seed),\n"
+    "                          fill:VALUE, FILE.npy (its shape sizes the tensor; dtype must match: f4 f8\n"
+    "                          f2 i1..i8 u1..u8 b1, bf16 as u2 or V2 bits, fp8 as u1) or raw:FILE (little-\n"
+    "                          endian elements, nothing else)\n"
+    "  --ref NAME=FILE.npy     the contents buffer NAME must have after the run (repeatable)\n"
+    "  --ref LIB.so:FN         a C reference (include/tile_ref.h) that computes every buffer's expectation\n"
+    "  --rtol R, --atol A      tolerance of a --ref check: |got - want| <= A + R * |want| (default 1e-5,\n"
+    "                          1e-8; NaN matches NaN; integers compare exactly)\n"
+    "  --save NAME=FILE.npy    write buffer NAME after the run as .npy (version 1.0; bf16 as <u2 bits)\n"
     "  --dynamic-shared B      dynamic shared memory bytes of the launch (a `T[] dynamic` tile)\n"
     "  -DNAME=VALUE            override `const NAME = ...;` of the source (tile shapes, cluster size)\n"
     "  --seed S                seed of the random inputs (default: from the clock; printed)\n"
@@ -70,7 +90,7 @@ static const char run_usage[] =
     "  --input ir              the file is textual tile IR (as tilec --emit ir or ir-lowered prints it)\n"
     "  --pipeline P            run this pass pipeline instead of the -O2 default (empty: none)\n"
     "\n"
-    "simulator (--device sim; default size 16384, no timing):\n"
+"simulator (--device sim; default size 16384, no timing):\n"
     "  --sim-seed S            the schedule's seed (default 1)\n"
     "  --sim-schedule K        random (default), round-robin or adversarial (async completions late)\n"
     "  --sim-explore N         run N times, seeds S..S+N-1, cycling random/adversarial/round-robin;\n"
@@ -347,12 +367,72 @@ typedef struct run_opts {
     long long dyn_shared;   /* --dynamic-shared */
     int input_ir;           /* --input ir: the file is textual tile IR */
     const char *pipeline;   /* --pipeline: the pass pipeline instead of the -O2 default, or NULL */
+    ref_source *in, *refs;  /* --in NAME=SOURCE, --ref NAME=FILE.npy */
+    int nin, nrefs;
+    ref_source *saves;      /* --save NAME=FILE.npy (path in .path) */
+    int nsaves;
+    char *so_path;          /* --ref LIB.so:FN (owned), or NULL */
+    const char *so_fn;
+    double rtol, atol;      /* --rtol, --atol */
 } run_opts;
 
 /* Options of `tilec run` that take a value. */
 static const char *const run_valued[] = {"--kernel", "--device", "--size", "--sim-seed", "--sim-schedule", "--sim-explore",
                                          "--sim-max-steps", "--sim-timeout", "--dynamic-shared", "--sim-trace", "--repeat",
-                                         "--seed", "--grid", "--block", "--target", "--arg", "--input", "--pipeline", NULL};
+                                         "--seed", "--grid", "--block", "--target", "--arg", "--input", "--pipeline", "--in",
+                                         "--ref", "--save", "--rtol", "--atol", NULL};
+
+/* NAME=REST: 0 and the name (allocated) and REST, or -1 when NAME is not an identifier or REST is empty. */
+static int name_value(const char *v, char **name, const char **rest)
+{
+    const char *eq = strchr(v, '=');
+    if (!eq || eq == v || !eq[1]) return -1;
+    for (const char *c = v; c < eq; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || *c == '_' || (c > v && *c >= '0' && *c <= '9'))) return -1;
+    if (!(*name = strndup(v, (size_t)(eq - v)))) return -1;
+    *rest = eq + 1;
+    return 0;
+}
+
+/* A tolerance: a finite number >= 0. */
+static int parse_tol(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = *s && *s != ' ' && *s != '\t' ? strtod(s, &end) : NAN;
+    if (isnan(v) || *end || errno || !(v >= 0) || isinf(v)) return -1;
+    *out = v;
+    return 0;
+}
+
+/* --in NAME=SOURCE: random, fill:VALUE, raw:FILE or FILE.npy. 0, or the usage error's status. */
+static int parse_source(const char *v, ref_source *out)
+{
+    char *name;
+    const char *src;
+    if (name_value(v, &name, &src)) return usage_error("--in %s: expected NAME=SOURCE (random, fill:VALUE, raw:FILE or FILE.npy)", v);
+    out->name = name;
+    size_t n = strlen(src);
+    if (strcmp(src, "random") == 0) {
+        out->kind = REF_SOURCE_RANDOM;
+    } else if (strncmp(src, "fill:", 5) == 0) {
+        char *end;
+        errno = 0;
+        out->value = src[5] && src[5] != ' ' ? strtod(src + 5, &end) : NAN;
+        if (isnan(out->value) || *end || (errno == ERANGE && isinf(out->value)))
+            return usage_error("--in %s: fill: takes a number", v);
+        out->kind = REF_SOURCE_FILL;
+    } else if (strncmp(src, "raw:", 4) == 0 && src[4]) {
+        out->kind = REF_SOURCE_RAW;
+        out->path = src + 4;
+    } else if (n > 4 && strcmp(src + n - 4, ".npy") == 0) {
+        out->kind = REF_SOURCE_NPY;
+        out->path = src;
+    } else {
+        return usage_error("--in %s: expected random, fill:VALUE, raw:FILE or a FILE.npy", v);
+    }
+    return 0;
+}
 
 static int run_parse(int argc, char **argv, run_opts *o)
 {
@@ -439,6 +519,37 @@ static int run_parse(int argc, char **argv, run_opts *o)
             if (!name) return 1;
             o->set[o->nset].name = name;
             o->set[o->nset++].value = val;
+        } else if ((v = opt_value(argc, argv, &i, "--in"))) {
+            int rc = parse_source(v, &o->in[o->nin]);
+            if (o->in[o->nin].name) o->nin++;
+            if (rc) return rc;
+        } else if ((v = opt_value(argc, argv, &i, "--save"))) {
+            char *name;
+            const char *path;
+            if (name_value(v, &name, &path)) return usage_error("--save %s: expected NAME=FILE.npy", v);
+            o->saves[o->nsaves].name = name;
+            o->saves[o->nsaves++].path = path;
+        } else if ((v = opt_value(argc, argv, &i, "--ref"))) {
+            char *name;
+            const char *path, *colon = strrchr(v, ':');
+            if (name_value(v, &name, &path) == 0) {
+                o->refs[o->nrefs].name = name;
+                o->refs[o->nrefs].kind = REF_SOURCE_NPY;
+                o->refs[o->nrefs++].path = path;
+            } else if (colon && colon != v && colon[1]) {
+                for (const char *c = colon + 1; *c; c++)
+                    if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || *c == '_' || (c > colon + 1 && *c >= '0' && *c <= '9')))
+                        return usage_error("--ref %s: expected NAME=FILE.npy or LIB.so:FUNCTION (a C identifier)", v);
+                if (o->so_path) return usage_error("--ref %s: only one shared-object reference may be given", v);
+                if (!(o->so_path = strndup(v, (size_t)(colon - v)))) return 1;
+                o->so_fn = colon + 1;
+            } else {
+                return usage_error("--ref %s: expected NAME=FILE.npy or LIB.so:FUNCTION", v);
+            }
+        } else if ((v = opt_value(argc, argv, &i, "--rtol"))) {
+            if (parse_tol(v, &o->rtol)) return usage_error("--rtol: expected a finite number >= 0, not '%s'", v);
+        } else if ((v = opt_value(argc, argv, &i, "--atol"))) {
+            if (parse_tol(v, &o->atol)) return usage_error("--atol: expected a finite number >= 0, not '%s'", v);
         } else if (a[0] == '-' && a[1] != 0) {
             return usage_error("run: unknown option '%s'", a);
         } else if (o->file) {
@@ -453,7 +564,7 @@ static int run_parse(int argc, char **argv, run_opts *o)
 
 static int cmd_run(int argc, char **argv)
 {
-    run_opts o = {.device = "cuda", .size = 1 << 20, .repeat = 20, .target = -1, .explore = 1};
+    run_opts o = {.device = "cuda", .size = 1 << 20, .repeat = 20, .target = -1, .explore = 1, .rtol = 1e-5, .atol = 1e-8};
     tile_sim_options_init(&o.sim);
     /* $TILEC_SIM_TIMEOUT (seconds) replaces the default wall-clock limit; --sim-timeout wins over it.
      * Test suites set it high: on a loaded or sanitized build a time limit is not a property of the
@@ -469,9 +580,15 @@ static int cmd_run(int argc, char **argv)
     }
     o.set = calloc((size_t)argc, sizeof *o.set);
     o.defs = calloc((size_t)argc, sizeof *o.defs);
-    if (!o.set || !o.defs) {
+    o.in = calloc((size_t)argc, sizeof *o.in);
+    o.refs = calloc((size_t)argc, sizeof *o.refs);
+    o.saves = calloc((size_t)argc, sizeof *o.saves);
+    if (!o.set || !o.defs || !o.in || !o.refs || !o.saves) {
         free(o.set);
         free(o.defs);
+        free(o.in);
+        free(o.refs);
+        free(o.saves);
         return 1;
     }
     int rc = run_parse(argc, argv, &o);
@@ -567,17 +684,33 @@ static int cmd_run(int argc, char **argv)
     }
     const char *kname = tile_program_kernel_name(prog, ki);
     const ref_kernel *known = ref_kernel_find(kname);
+    /* inputs or references from the command line: the case comes from the signature, even for a sample */
+    int user = o.nin > 0 || o.nrefs > 0 || o.so_path;
+    if (user && known) printf("note: --in/--ref given: the built-in reference of '%s' is not used\n", kname);
+    if (user) known = NULL;
 
     /* the inputs */
     if (!o.have_seed) o.seed = ref_seed_from_time();
-    char err[512];
-    int mk = ref_case_make(&rc_case, known, prog, ki, o.size, o.set, o.nset, o.seed, err, sizeof err);
+    char err[1024];
+    ref_user uopts = {o.in, o.nin, o.refs, o.nrefs, o.so_path, o.so_fn, o.rtol, o.atol};
+    int mk = known ? ref_case_make(&rc_case, known, prog, ki, o.size, o.set, o.nset, o.seed, err, sizeof err)
+                   : ref_case_make_user(&rc_case, prog, ki, o.size, o.set, o.nset, &uopts, o.seed, err, sizeof err);
     if (mk) {
         fprintf(stderr, "tilec: %s\n", err);
-        rc = mk == -2 ? 1 : 2;   /* too large for this machine's memory; else a bad --size or --arg */
+        /* too large for this machine's memory, or a file that is not what the kernel takes; else a bad --size or --arg */
+        rc = mk == -2 || user ? 1 : 2;
         goto out;
     }
     made = 1;
+    for (int i = 0; i < o.nsaves; i++) {
+        int found = 0;
+        for (int k = 0; k < rc_case.nparams; k++)
+            found |= strcmp(rc_case.p[k].name, o.saves[i].name) == 0 && rc_case.p[k].role != REF_SCALAR;
+        if (!found) {
+            fprintf(stderr, "tilec: --save %s: kernel '%s' has no buffer parameter '%s'\n", o.saves[i].name, kname, o.saves[i].name);
+            goto out;
+        }
+    }
 
     if ((st = tile_module_load(dev, prog, &mod)) != TILE_SUCCESS || (st = tile_module_get_kernel(mod, kname, &kern)) != TILE_SUCCESS) {
         fprintf(stderr, "tilec: loading %s on %s:%lld: %s\n", kname, bname, ordinal, ref_error(st));
@@ -622,8 +755,14 @@ static int cmd_run(int argc, char **argv)
             else fprintf(stderr, "tilec: running %s: %s\n", kname, ref_error(st));
             goto out;
         }
-        if (!known) {
-            printf("check: none (no C reference for kernel '%s'; outputs not checked)\n", kname);
+        if (!known && !rc_case.user_checked) {
+            printf("check: none (no C reference for kernel '%s'; outputs not checked: --ref gives one)\n", kname);
+        } else if (!known && chk.pass) {
+            printf("check: PASS (%zu elements, max error %g; rtol %g, atol %g)\n", chk.checked, chk.max_err, o.rtol, o.atol);
+        } else if (!known) {
+            printf("check: FAIL (%d of %zu elements wrong; first: %s; rtol %g, atol %g)\n", chk.mismatches, chk.checked, chk.first,
+                   o.rtol, o.atol);
+            ok = 0;
         } else if (chk.pass) {
             printf("check: PASS (%zu elements, max error %g%s", chk.checked, chk.max_err,
                    known->tol.kind == REF_TOL_ULP ? " ulp" : known->tol.kind >= REF_TOL_REL ? " relative" : "");
@@ -635,6 +774,13 @@ static int cmd_run(int argc, char **argv)
             printf(")\n");
             ok = 0;
         }
+    }
+    for (int i = 0; i < o.nsaves; i++) {   /* the outputs of the (last) checked run */
+        if (ref_case_save(dev, &rc_case, o.saves[i].name, o.saves[i].path, err, sizeof err)) {
+            fprintf(stderr, "tilec: %s\n", err);
+            goto out;
+        }
+        printf("saved: %s to %s\n", o.saves[i].name, o.saves[i].path);
     }
     if (sim) {   /* simulated time says nothing about a GPU's: no timing */
         rc = ok ? 0 : 1;
@@ -658,6 +804,13 @@ out:
     free(src);
     for (int i = 0; i < o.nset; i++) free((char *)o.set[i].name);
     for (int i = 0; i < o.ndefs; i++) free((char *)o.defs[i].name);
+    for (int i = 0; i < o.nin; i++) free((char *)o.in[i].name);
+    for (int i = 0; i < o.nrefs; i++) free((char *)o.refs[i].name);
+    for (int i = 0; i < o.nsaves; i++) free((char *)o.saves[i].name);
+    free(o.so_path);
+    free(o.in);
+    free(o.refs);
+    free(o.saves);
     free(o.defs);
     free(o.set);
     return rc;

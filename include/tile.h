@@ -191,6 +191,21 @@ TILE_API int tile_program_param_count(const tile_program *p, int kernel);       
 TILE_API tile_status tile_program_param(const tile_program *p, int kernel, int index, tile_param_info *out);
 TILE_API tile_target tile_program_target(const tile_program *p);
 
+/* A tensor (or TMA) parameter's dims as the kernel declares them, and how its tile accesses walk
+ * them with the block index: what `tilec run` sizes buffers and chooses a default grid from.
+ * A dim is a parameter (dim_params[d] >= 0), a constant (dim_const[d] >= 0) or unknown (both -1).
+ * grid_axis[d] is the grid axis (0 x, 1 y, 2 z) when some tile access along dim d starts at
+ * `block_id.A * grid_step[d]` (or `block_id.A` alone: step 1), the first such access deciding;
+ * -1 when none does. Other parameters: rank 0 and every entry -1. */
+typedef struct tile_tensor_info {
+    int rank;
+    int dim_params[5];       /* outermost first */
+    long long dim_const[5];
+    int grid_axis[5];
+    unsigned grid_step[5];
+} tile_tensor_info;
+TILE_API tile_status tile_program_tensor_info(const tile_program *p, int kernel, int index, tile_tensor_info *out);
+
 
 /* ================================ runtime ================================ */
 /* Devices behind one interface: "cuda" (the NVIDIA driver, opened with dlopen at run time), later

@@ -42,6 +42,7 @@ typedef struct SigWalk {
     uint32_t nvalues;
     int *rank;             /* per parameter */
     tile_param_info *pis;  /* per parameter */
+    tile_tensor_info *tis; /* per parameter */
 } SigWalk;
 
 static int param_of(const SigWalk *w, const Value *v)
@@ -49,13 +50,76 @@ static int param_of(const SigWalk *w, const Value *v)
     return v && v->id < w->nvalues ? w->param_of[v->id] : -1;
 }
 
+/* The dims of a view or TMA map: parameters, constants or unknown. */
+static void record_dims(SigWalk *w, tile_tensor_info *ti, Op *op)
+{
+    ti->rank = (int)op->noperands - 1 < 5 ? (int)op->noperands - 1 : 5;
+    for (int d = 0; d < ti->rank; d++) {
+        const Value *v = op->operands[d + 1];
+        ti->dim_params[d] = param_of(w, v);
+        if (ti->dim_params[d] < 0 && v->def && v->def->code == OP_CONST) {
+            int64_t c = ir_attr_int(v->def, "value", -1);
+            ti->dim_const[d] = c >= 0 ? (long long)c : -1;
+        }
+    }
+}
+
+/* The step of a tile origin `block_id.A * C`, `C * block_id.A`, `block_id.A << k` or `block_id.A`:
+ * C (and A in *axis), or 0 for any other origin. */
+static unsigned block_step(const Value *v, int *axis)
+{
+    const Op *op = v->def;
+    if (!op) return 0;
+    if (op->code == OP_BLOCK_ID) {
+        *axis = (int)ir_attr_int(op, "dim", 0);
+        return 1;
+    }
+    if ((op->code != OP_MUL && op->code != OP_SHL) || op->noperands != 2) return 0;
+    for (int s = 0; s < 2; s++) {
+        const Op *b = op->operands[s]->def, *c = op->operands[1 - s]->def;
+        if (!b || !c || b->code != OP_BLOCK_ID || c->code != OP_CONST || (op->code == OP_SHL && s == 1)) continue;
+        int64_t k = ir_attr_int(c, "value", 0);
+        if (op->code == OP_SHL) k = k >= 0 && k < 32 ? (int64_t)1 << k : 0;
+        if (k <= 0 || k > 0xFFFFFFFF) return 0;
+        *axis = (int)ir_attr_int(b, "dim", 0);
+        return (unsigned)k;
+    }
+    return 0;
+}
+
+/* A tile access through a view: where its origins show the block walk, record it. */
+static void record_walk(SigWalk *w, const Value *view, Value *const *origins, uint32_t norigins)
+{
+    if (!view->def || view->def->code != OP_MAKE_VIEW || !view->def->noperands) return;
+    int p = param_of(w, view->def->operands[0]);
+    if (p < 0) return;
+    tile_tensor_info *ti = &w->tis[p];
+    for (uint32_t d = 0; d < norigins && d < 5; d++) {
+        int axis = -1;
+        unsigned step = block_step(origins[d], &axis);
+        if (step && axis >= 0 && axis < 3 && ti->grid_axis[d] < 0) {
+            ti->grid_axis[d] = axis;
+            ti->grid_step[d] = step;
+        }
+    }
+}
+
 static void find_views(Op *op, void *ctx)
 {
     SigWalk *w = ctx;
     int p = op->noperands ? param_of(w, op->operands[0]) : -1;
-    if (op->code == OP_MAKE_VIEW && p >= 0) w->rank[p] = (int)op->noperands - 1;
-    if (op->code == OP_TMA_SHAPE && p >= 0 && w->pis[p].kind == TILE_PARAM_TMA)
+    if (op->code == OP_MAKE_VIEW && p >= 0) {
+        w->rank[p] = (int)op->noperands - 1;
+        record_dims(w, &w->tis[p], op);
+    }
+    if (op->code == OP_TMA_SHAPE && p >= 0 && w->pis[p].kind == TILE_PARAM_TMA) {
         for (uint32_t d = 1; d < op->noperands && d <= 5; d++) w->pis[p].dim_params[d - 1] = param_of(w, op->operands[d]);
+        record_dims(w, &w->tis[p], op);
+    }
+    if ((op->code == OP_TILE_LOAD || op->code == OP_LD_BLOCKED) && op->noperands > 1)
+        record_walk(w, op->operands[0], op->operands + 1, op->noperands - 1);
+    if ((op->code == OP_TILE_STORE || op->code == OP_ST_BLOCKED || op->code == OP_ST_ACC) && op->noperands > 2)
+        record_walk(w, op->operands[1], op->operands + 2, op->noperands - 2);
     /* the descriptor's swizzle is that of the shared tiles it moves (verify-async makes them agree) */
     int desc = op->code == OP_TMA_LOAD && op->noperands > 1 ? param_of(w, op->operands[1])
                : (op->code == OP_TMA_STORE || op->code == OP_TMA_REDUCE_ADD) ? p
@@ -78,6 +142,13 @@ static void find_views(Op *op, void *ctx)
 static void record_signature(tile_program *p, int ki, Kernel *k)
 {
     p->params[ki] = ir_calloc(k->nparams ? k->nparams : 1, sizeof **p->params);
+    p->tensors[ki] = ir_calloc(k->nparams ? k->nparams : 1, sizeof **p->tensors);
+    for (uint32_t i = 0; i < k->nparams; i++)
+        for (int d = 0; d < 5; d++) {
+            tile_tensor_info *ti = &p->tensors[ki][i];
+            ti->dim_params[d] = ti->grid_axis[d] = -1;
+            ti->dim_const[d] = -1;
+        }
     p->nparams[ki] = (int)k->nparams;
     int *map = ir_malloc(sizeof *map * (k->nvalues ? k->nvalues : 1));
     int *rank = ir_calloc(k->nparams ? k->nparams : 1, sizeof *rank);
@@ -103,7 +174,7 @@ static void record_signature(tile_program *p, int ki, Kernel *k)
             pi->dtype = dtype_of(t);
         }
     }
-    SigWalk w = {map, k->nvalues, rank, p->params[ki]};
+    SigWalk w = {map, k->nvalues, rank, p->params[ki], p->tensors[ki]};
     ir_walk_region(&k->body, find_views, &w);
     for (uint32_t i = 0; i < k->nparams; i++)
         if (p->params[ki][i].kind == TILE_PARAM_POINTER && rank[i]) {
@@ -336,6 +407,7 @@ static tile_status compile_program(volatile CompileRun *run, const char *source,
     p->kernel_names = ir_calloc((size_t)(n ? n : 1), sizeof *p->kernel_names);
     p->kernel_dims = ir_calloc((size_t)(n ? n : 1), sizeof *p->kernel_dims);
     p->params = ir_calloc((size_t)(n ? n : 1), sizeof *p->params);
+    p->tensors = ir_calloc((size_t)(n ? n : 1), sizeof *p->tensors);
     p->nparams = ir_calloc((size_t)(n ? n : 1), sizeof *p->nparams);
     p->smem = ir_calloc((size_t)(n ? n : 1), sizeof *p->smem);
     p->clc = ir_calloc((size_t)(n ? n : 1), sizeof *p->clc);

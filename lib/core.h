@@ -34,6 +34,7 @@ struct tile_program {
     unsigned (*kernel_dims)[6];
     int nkernels;               /* kernels whose entries in the arrays here are complete */
     tile_param_info **params;   /* params[k][i]; names owned */
+    tile_tensor_info **tensors; /* tensors[k][i]: a tensor or TMA parameter's dims and block walk (tile_program_tensor_info) */
     size_t *smem;               /* smem[k]: shared memory bytes of kernel k */
     int *clc;                   /* clc[k]: 1 when kernel k takes the sm_90a CLC emulation's state (hidden last parameter) */
     int *nparams;

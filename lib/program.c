@@ -46,8 +46,10 @@ void tile_program_free_(tile_program *p)
         ir_free(p->kernel_names[i]);
         for (int j = 0; p->params && p->params[i] && j < p->nparams[i]; j++) ir_free((char *)p->params[i][j].name);
         if (p->params) ir_free(p->params[i]);
+        if (p->tensors) ir_free(p->tensors[i]);
     }
     ir_free(p->params);
+    ir_free(p->tensors);
     ir_free(p->nparams);
     ir_free(p->smem);
     ir_free(p->clc);
@@ -206,6 +208,14 @@ tile_status tile_program_param(const tile_program *p, int kernel, int index, til
     if (!LIVE(p) || !out || kernel < 0 || kernel >= p->nkernels || index < 0 || index >= p->nparams[kernel])
         return TILE_ERROR_INVALID_ARGUMENT;
     *out = p->params[kernel][index];
+    return TILE_SUCCESS;
+}
+
+tile_status tile_program_tensor_info(const tile_program *p, int kernel, int index, tile_tensor_info *out)
+{
+    if (!LIVE(p) || !out || kernel < 0 || kernel >= p->nkernels || index < 0 || index >= p->nparams[kernel] || !p->tensors)
+        return TILE_ERROR_INVALID_ARGUMENT;
+    *out = p->tensors[kernel][index];
     return TILE_SUCCESS;
 }
 

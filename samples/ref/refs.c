@@ -1341,9 +1341,24 @@ const ref_kernel *ref_kernel_find(const char *name)
     return NULL;
 }
 
-/* ---- generic cases: inputs from the signature, no reference ---- */
+/* ---- helpers for user.c's generic cases ---- */
 
-static void fill_generic(ref_param *p, ref_rng *rng)
+ref_param *ref_case_add_scalar(ref_case *c, const char *name, tile_dtype t, double v) { return add_scalar(c, name, t, v); }
+
+ref_param *ref_case_add_buffer(ref_case *c, const char *name, int role, tile_dtype t, size_t count, size_t guard)
+{
+    return add_buffer(c, name, role, t, count, guard);
+}
+
+int ref_int_setting(const ref_setting *set, int nset, const char *name, const char *kname, long long *out, char *err,
+                    size_t errlen)
+{
+    return int_setting(set, nset, name, kname, out, err, errlen);
+}
+
+unsigned ref_blocks_for(long long n, unsigned per_block) { return blocks_for(n, per_block); }
+
+void ref_fill_random(ref_param *p, ref_rng *rng)
 {
     for (size_t i = 0; p && i < p->count; i++) {
         float f = ref_rng_uniform(rng, -1.0f, 1.0f);
@@ -1360,83 +1375,10 @@ static void fill_generic(ref_param *p, ref_rng *rng)
     }
 }
 
-static int setup_generic(ref_case *c, const tile_program *prog, int kernel, long long n,
-                         const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
-{
-    int np = tile_program_param_count(prog, kernel);
-    if (np < 0 || np > REF_MAX_PARAMS) return fail(err, errlen, "%s: %d parameters (at most %d supported)", c->kernel_name, np, REF_MAX_PARAMS);
-    /* A TMA tensor's dims, where its dim parameters are not given: the innermost four boxes wide,
-     * middle dims two boxes, the outermost whatever makes about n elements (at least one box) and
-     * half a box more, so that the last block has a partial edge. The grid then covers the
-     * outermost dim of the first TMA tensor, one box per block. */
-    long long dimval[REF_MAX_PARAMS];
-    for (int i = 0; i < REF_MAX_PARAMS; i++) dimval[i] = -1;
-    unsigned tma_grid = 0;
-    /* dims are at most 2^32 (TMA's limit), a tensor at most 2^40 elements: products stay far from
-     * overflowing, and a larger tensor would not fit in host memory anyway */
-    const long long max_dim = 1ll << 32, max_elems = 1ll << 40;
-    for (int i = 0; i < np; i++) {
-        tile_param_info pi;
-        if (tile_program_param(prog, kernel, i, &pi) != TILE_SUCCESS || pi.kind != TILE_PARAM_TMA) continue;
-        long long inner = 1;
-        for (int d = pi.rank - 1; d >= 1; d--) {
-            int dp = pi.dim_params[d];
-            tile_param_info di;
-            long long v = (long long)pi.box[d] * (d == pi.rank - 1 ? 4 : 2);
-            if (dp >= 0 && dp < REF_MAX_PARAMS && tile_program_param(prog, kernel, dp, &di) == TILE_SUCCESS) {
-                if (int_setting(set, nset, di.name, c->kernel_name, &v, err, errlen) < 0) return -1;
-                if (dimval[dp] < 0) dimval[dp] = v;
-                v = dimval[dp];
-            }
-            if (v > max_dim || (v > 0 && inner > max_elems / v))
-                return fail(err, errlen, "%s: the TMA tensor '%s' has a dim of %lld or more than 2^40 elements", c->kernel_name,
-                            pi.name, v);
-            inner *= v > 0 ? v : 1;
-        }
-        int dp0 = pi.dim_params[0];
-        long long outer = (n / inner > (long long)pi.box[0] ? n / inner : (long long)pi.box[0]) + pi.box[0] / 2;
-        tile_param_info d0;
-        if (dp0 >= 0 && dp0 < REF_MAX_PARAMS && tile_program_param(prog, kernel, dp0, &d0) == TILE_SUCCESS) {
-            if (int_setting(set, nset, d0.name, c->kernel_name, &outer, err, errlen) < 0) return -1;
-            if (dimval[dp0] < 0) dimval[dp0] = outer;
-            outer = dimval[dp0];
-        }
-        if (outer > max_dim || (outer > 0 && inner > max_elems / outer))
-            return fail(err, errlen, "%s: the TMA tensor '%s' has a dim of %lld or more than 2^40 elements", c->kernel_name,
-                        pi.name, outer);
-        if (!tma_grid) tma_grid = blocks_for(outer, pi.box[0] ? pi.box[0] : 1);
-        if (outer * inner > n) n = outer * inner;   /* every buffer holds the largest tensor */
-    }
-    for (int i = 0; i < np; i++) {
-        tile_param_info pi;
-        if (tile_program_param(prog, kernel, i, &pi) != TILE_SUCCESS) return fail(err, errlen, "%s: cannot read parameter %d", c->kernel_name, i);
-        if (pi.kind == TILE_PARAM_SCALAR && dimval[i] >= 0) {
-            add_scalar(c, pi.name, pi.dtype, (double)dimval[i]);
-        } else if (pi.kind == TILE_PARAM_SCALAR) {
-            const ref_setting *s = setting(set, nset, pi.name);
-            int intlike = pi.dtype == TILE_DTYPE_I32 || pi.dtype == TILE_DTYPE_I64 || pi.dtype == TILE_DTYPE_U32 || pi.dtype == TILE_DTYPE_U64;
-            int sizelike = strcmp(pi.name, "n") == 0 || strcmp(pi.name, "size") == 0 || strcmp(pi.name, "len") == 0 || strcmp(pi.name, "count") == 0;
-            if (s) add_scalar(c, pi.name, pi.dtype, s->value);
-            else if (intlike && sizelike) add_scalar(c, pi.name, pi.dtype, (double)n);
-            else return fail(err, errlen, "%s: no value for the %s parameter '%s': pass --arg %s=VALUE", c->kernel_name, tile_dtype_name(pi.dtype), pi.name, pi.name);
-        } else if (pi.kind == TILE_PARAM_POINTER && pi.shared) {
-            return fail(err, errlen, "%s: parameter '%s' is a shared-memory pointer; tilec run cannot supply it", c->kernel_name, pi.name);
-        } else {
-            fill_generic(add_buffer(c, pi.name, REF_INOUT, pi.dtype, (size_t)n, 64), rng);
-        }
-    }
-    unsigned block[3] = {1, 1, 1}, cluster[3];
-    tile_program_kernel_block(prog, kernel, block, cluster);
-    c->grid[0] = tma_grid ? tma_grid : blocks_for(n, block[0] ? block[0] : 1);
-    unsigned cx = c->cluster[0] ? c->cluster[0] : 1;   /* whole clusters */
-    c->grid[0] = (c->grid[0] + cx - 1) / cx * cx;
-    snprintf(c->shape, sizeof c->shape, "%lld elements per buffer", n);
-    return 0;
-}
-
 int ref_case_make(ref_case *c, const ref_kernel *k, const tile_program *prog, int kernel_index,
                   long long n, const ref_setting *set, int nset, uint64_t seed, char *err, size_t errlen)
 {
+    if (!k) return ref_case_make_user(c, prog, kernel_index, n, set, nset, NULL, seed, err, errlen);
     memset(c, 0, sizeof *c);
     c->kernel = k;
     c->kernel_name = k ? k->name : tile_program_kernel_name(prog, kernel_index);
@@ -1450,7 +1392,7 @@ int ref_case_make(ref_case *c, const ref_kernel *k, const tile_program *prog, in
     ref_rng rng;
     ref_rng_seed(&rng, seed);
     if (n < 0) return fail(err, errlen, "the size must not be negative (%lld)", n);
-    int rc = k ? k->setup(c, n, set, nset, &rng, err, errlen) : setup_generic(c, prog, kernel_index, n, set, nset, &rng, err, errlen);
+    int rc = k->setup(c, n, set, nset, &rng, err, errlen);
     if (c->alloc_error[0]) rc = fail(err, errlen, "%s", c->alloc_error) - 1;   /* -2: host memory */
     if (rc) {
         ref_case_free(c);
@@ -1463,7 +1405,7 @@ int ref_case_make(ref_case *c, const ref_kernel *k, const tile_program *prog, in
             return rc;
         }
     expect_unchanged(c);
-    if (k) k->reference(c);
+    k->reference(c);
     return 0;
 }
 
@@ -1558,7 +1500,11 @@ static double frobenius_error(const ref_param *p, const void *got)
 void ref_compare(const ref_case *c, int i, const void *got, ref_check *r)
 {
     const ref_param *p = &c->p[i];
-    if (p->role == REF_SCALAR || !c->kernel) return;   /* a generic case has nothing to compare */
+    if (!c->kernel) {   /* a generic case: compared only with a reference from the command line */
+        if (c->user_checked) ref_user_compare(c, i, got, r);
+        return;
+    }
+    if (p->role == REF_SCALAR || p->role == REF_FREE) return;
     size_t es = tile_dtype_size(p->dtype);
     const char *g = got, *w = p->expect;
     int checked = p->role == REF_OUT || p->role == REF_INOUT;

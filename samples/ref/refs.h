@@ -43,6 +43,7 @@ enum ref_role {
     REF_IN = 1,       /* buffer read by the kernel: random contents, must come back unchanged */
     REF_OUT = 2,      /* buffer written by the kernel: poisoned, compared with the reference */
     REF_INOUT = 3,    /* buffer read and written: random contents, compared with the reference */
+    REF_FREE = 4,     /* buffer of a case with no reference for it: uploaded, never compared */
 };
 
 /* How an output is compared with its reference (the guard is always compared bit for bit). */
@@ -70,6 +71,8 @@ typedef struct ref_param {
     void *init;              /* buffer: count + guard elements uploaded before the launch */
     void *expect;            /* buffer: count + guard elements expected afterwards */
     tile_devptr dev;         /* buffer: the device copy (ref_case_upload) */
+    int rank;                /* buffer: dims in shape[] (a tensor's rank; 0: just `count` elements) */
+    int64_t shape[5];        /* buffer: extents, outermost first (--save writes them) */
 } ref_param;
 
 struct ref_kernel;
@@ -90,6 +93,9 @@ typedef struct ref_case {
                               * from the size of C: fp8 wgmma accumulates with bounded absolute precision) */
     size_t host_bytes;       /* host memory the buffers take (both copies) */
     char alloc_error[320];   /* why a buffer could not be made (too large for host memory), or "" */
+    int user_checked;        /* a generic case with a reference (--ref): its REF_INOUT buffers are compared by
+                              * user_tol (user.c) */
+    ref_tol user_tol;        /* REF_TOL_REL: rtol and atol of floating-point elements; integers exactly */
 } ref_case;
 
 /* A shape override, from `--arg name=value` or a test: rows, cols, n or a scalar's value. */
@@ -116,11 +122,10 @@ extern const int ref_kernel_count;
 const ref_kernel *ref_kernel_find(const char *name);
 
 /* Builds the case for a known kernel (k != NULL) or, for k == NULL, a generic one from the kernel's
- * signature: every pointer/tensor parameter a buffer of n elements (random inputs, no reference),
- * i32/i64 scalars named n, size, len or count set to n, others taken from `set`. The grid is
- * ceil(n / per_block) (generic: ceil(n / block_x)). Returns 0; -1 with a message in err when the
- * size or a setting is invalid; -2 with a message when the buffers do not fit in host memory (at
- * most half of the machine's physical memory, or $TILEC_RUN_HOST_LIMIT bytes). */
+ * signature (ref_case_make_user with no options: user.c). The known kernels' grid is
+ * ceil(n / per_block). Returns 0; -1 with a message in err when the size or a setting is invalid;
+ * -2 with a message when the buffers do not fit in host memory (at most half of the machine's
+ * physical memory, or $TILEC_RUN_HOST_LIMIT bytes). */
 int ref_case_make(ref_case *c, const ref_kernel *k, const tile_program *prog, int kernel_index,
                   long long n, const ref_setting *set, int nset, uint64_t seed, char *err, size_t errlen);
 void ref_case_free(ref_case *c);   /* host memory only; ref_case_release frees device memory */
@@ -138,6 +143,80 @@ typedef struct ref_check {
 /* Compares `got` (count + guard elements, as downloaded) of parameter i with its expectation,
  * accumulating into r. */
 void ref_compare(const ref_case *c, int i, const void *got, ref_check *r);
+
+/* For user.c: a scalar or a poisoned buffer added to a case (refs.c's own helpers); NULL for a
+ * buffer that does not fit (c->alloc_error says why). */
+ref_param *ref_case_add_scalar(ref_case *c, const char *name, tile_dtype t, double v);
+ref_param *ref_case_add_buffer(ref_case *c, const char *name, int role, tile_dtype t, size_t count, size_t guard);
+/* Random contents for a buffer of any type: uniform in [-1, 1) for floats, 0..99 for integers. */
+void ref_fill_random(ref_param *p, ref_rng *rng);
+/* An integer --arg: 1 and *out when set, 0 when not, -1 with a message when not an integer. */
+int ref_int_setting(const ref_setting *set, int nset, const char *name, const char *kname, long long *out, char *err,
+                    size_t errlen);
+/* Blocks of per_block covering n, saturating at UINT32_MAX. */
+unsigned ref_blocks_for(long long n, unsigned per_block);
+
+/* ---- npy.c: NumPy .npy files ---- */
+
+#define REF_NPY_MAX_RANK 5
+
+typedef struct ref_array {
+    tile_dtype dtype;        /* the element type it was read as */
+    int rank;
+    int64_t shape[REF_NPY_MAX_RANK];
+    size_t count;            /* elements */
+    void *data;              /* count elements, malloc'ed */
+} ref_array;
+
+/* Reads a .npy file (version 1.0 or 2.0, C order, little-endian) whose dtype must be a form of
+ * `want` (npy.c lists them: bf16 as '<u2' or 'V2' bits). `what` names the buffer in messages
+ * ("parameter 'x'"). 0, or -1 with a message that names the file and what is wrong. */
+int ref_npy_read(const char *path, tile_dtype want, const char *what, ref_array *out, char *err, size_t errlen);
+void ref_array_free(ref_array *a);
+/* Writes a .npy file (version 1.0) of count elements of type t with the given shape. 0, or -1. */
+int ref_npy_write(const char *path, tile_dtype t, int rank, const int64_t *shape, const void *data, size_t count, char *err,
+                  size_t errlen);
+const char *ref_npy_descr(tile_dtype t);   /* the descr written for t ("<f4"; bf16 "<u2") */
+void ref_shape_string(int rank, const int64_t *shape, char *out, size_t len);   /* "(3, 4)", "(5,)" */
+
+/* ---- user.c: any kernel, with inputs, references and outputs from the command line ---- */
+
+/* Where a buffer's initial contents come from (tilec run --in NAME=SOURCE). */
+typedef enum ref_source_kind {
+    REF_SOURCE_RANDOM = 0,   /* "random": ref_fill_random from the seed (the default) */
+    REF_SOURCE_FILL = 1,     /* "fill:VALUE": every element VALUE, converted to the element type */
+    REF_SOURCE_NPY = 2,      /* "FILE.npy" */
+    REF_SOURCE_RAW = 3,      /* "raw:FILE": the elements' bytes, little-endian, nothing else */
+} ref_source_kind;
+
+typedef struct ref_source {
+    const char *name;        /* the parameter */
+    ref_source_kind kind;
+    double value;            /* REF_SOURCE_FILL */
+    const char *path;        /* REF_SOURCE_NPY, REF_SOURCE_RAW */
+} ref_source;
+
+typedef struct ref_user {
+    const ref_source *in;    /* --in */
+    int nin;
+    const ref_source *ref;   /* --ref NAME=FILE.npy (kind REF_SOURCE_NPY): the expected contents */
+    int nref;
+    const char *so_path;     /* --ref LIB.so:FN (tile_ref.h), or NULL */
+    const char *so_fn;
+    double rtol, atol;       /* --rtol, --atol */
+} ref_user;
+
+/* A generic case of any kernel from its signature (tile_program_tensor_info): tensor extents from
+ * the scalar parameters that size them (--arg, or an .npy file's shape), pointers of n elements
+ * (or their file's), scalars named n, size, len or count n; contents per `u` (NULL: all random);
+ * expectations from the references of `u`, if any (then c->user_checked). The grid follows
+ * ref_user_grid. Returns as ref_case_make. */
+int ref_case_make_user(ref_case *c, const tile_program *prog, int kernel_index, long long n, const ref_setting *set,
+                       int nset, const ref_user *u, uint64_t seed, char *err, size_t errlen);
+/* ref_compare's part for a user-checked case. */
+void ref_user_compare(const ref_case *c, int i, const void *got, ref_check *r);
+/* Downloads buffer `name` of a case that ran and writes it to path as .npy. 0, or -1 with a message. */
+int ref_case_save(tile_device *d, const ref_case *c, const char *name, const char *path, char *err, size_t errlen);
 
 /* ---- exec.c: running a case on a device ---- */
 

@@ -27,3 +27,30 @@ config.substitutions.append(("%python", "python3"))
 # the stand-in libamdhip64 the Makefile builds next to tilec (tests/unit/fake_hip)
 config.substitutions.append(("%fakehip", os.path.join(os.environ.get("LIT_BUILD", os.path.join(root, "build")),
                                                       "libfake_amdhip64.so")))
+
+# tilec run's .npy outputs are read back with numpy where a Python with numpy exists, and C
+# references are built with the system C compiler: tests that need either say REQUIRES: numpy or
+# REQUIRES: cc, and without it lit reports them UNSUPPORTED (a skip, never a pass), with a note here.
+import shutil
+import subprocess
+
+numpy_python = None
+for py in ("python3", "/usr/bin/python3"):
+    try:
+        if subprocess.run([py, "-c", "import numpy"], capture_output=True, timeout=60).returncode == 0:
+            numpy_python = py
+            break
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+if numpy_python:
+    config.available_features.add("numpy")
+    config.substitutions.append(("%numpy_python", numpy_python))
+else:
+    lit_config.note("numpy not found: the tests that read tilec run's .npy files with numpy are UNSUPPORTED (skipped)")
+cc = shutil.which(os.environ.get("CC", "cc"))
+if cc:
+    config.available_features.add("cc")
+    config.substitutions.append(("%cc", cc))
+    config.substitutions.append(("%include", os.path.join(root, "include")))
+else:
+    lit_config.note("no C compiler (cc): the tests that build a tilec run --ref shared object are UNSUPPORTED (skipped)")

@@ -126,6 +126,13 @@ START_TEST(program_handles)
     ck_assert_int_eq(tile_program_param(p, 0, 2, &pi), TILE_ERROR_INVALID_ARGUMENT);
     ck_assert_int_eq(tile_program_param(p, 0, -1, &pi), TILE_ERROR_INVALID_ARGUMENT);
     ck_assert_int_eq(tile_program_param(p, 0, 0, NULL), TILE_ERROR_INVALID_ARGUMENT);
+    tile_tensor_info ti;
+    ck_assert_int_eq(tile_program_tensor_info(p, 0, 2, &ti), TILE_ERROR_INVALID_ARGUMENT);
+    ck_assert_int_eq(tile_program_tensor_info(p, 1, 0, &ti), TILE_ERROR_INVALID_ARGUMENT);
+    ck_assert_int_eq(tile_program_tensor_info(p, 0, 0, NULL), TILE_ERROR_INVALID_ARGUMENT);
+    ck_assert_int_eq(tile_program_tensor_info(p, 0, 0, &ti), TILE_SUCCESS);   /* a plain pointer: rank 0 */
+    ck_assert_int_eq(ti.rank, 0);
+    ck_assert_int_eq(ti.dim_params[0], -1);
     ck_assert_int_eq(tile_program_diagnostic(p, 0, &dg), TILE_ERROR_INVALID_ARGUMENT);
     ck_assert_int_eq(tile_program_diagnostic(p, -1, NULL), TILE_ERROR_INVALID_ARGUMENT);
     ck_assert_uint_eq(tile_program_kernel_smem(p, 7), 0);
@@ -140,7 +147,24 @@ START_TEST(program_handles)
     ck_assert_str_eq(tile_program_diagnostics(p), "");
     ck_assert_int_eq(tile_program_emit(p, TILE_STAGE_PTX, &data, &len), TILE_ERROR_INVALID_ARGUMENT);
     ck_assert_int_eq(tile_program_param(p, 0, 0, &pi), TILE_ERROR_INVALID_ARGUMENT);
+    ck_assert_int_eq(tile_program_tensor_info(p, 0, 0, &ti), TILE_ERROR_INVALID_ARGUMENT);
     ck_assert_int_eq(tile_program_kernel_block(p, 0, block, cluster), TILE_ERROR_INVALID_ARGUMENT);
+
+    /* a tensor's dims (a parameter, a constant) and the block walk of its tile accesses */
+    const char tsrc[] = "kernel t(x: tensor f32[rows, 64], rows: i32) block(128) {\n"
+                        "    let r = block_id.y * 8;\n"
+                        "    store(x[r, 0], load(x[r, 0], [8, 64]) + 1.0);\n"
+                        "}\n";
+    ck_assert_int_eq(tile_compile(tsrc, sizeof tsrc - 1, "t.tile", NULL, &p), TILE_SUCCESS);
+    ck_assert_int_eq(tile_program_tensor_info(p, 0, 0, &ti), TILE_SUCCESS);
+    ck_assert_int_eq(ti.rank, 2);
+    ck_assert_int_eq(ti.dim_params[0], 1);
+    ck_assert_int_eq(ti.dim_params[1], -1);
+    ck_assert_int_eq(ti.dim_const[1], 64);
+    ck_assert_int_eq(ti.grid_axis[0], 1);
+    ck_assert_uint_eq(ti.grid_step[0], 8);
+    ck_assert_int_eq(ti.grid_axis[1], -1);   /* origin 0: no block walk */
+    tile_program_destroy(p);
 
     /* foreign: the address of something that is not a program */
     long fake[64] = {0};

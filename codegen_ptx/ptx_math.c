@@ -57,8 +57,10 @@ void ptx_exp_f64(Emit *e, const char *d, const char *x, int base2)
     ptx_ins(e, "sub.s32 %s, %s, %s", n2, ni, n1);
     ptx_ins(e, "add.s32 %s, %s, 1023", n1, n1);
     ptx_ins(e, "add.s32 %s, %s, 1023", n2, n2);
-    ptx_ins(e, "mul.wide.s32 %s, %s, 4503599627370496", b1, n1);
-    ptx_ins(e, "mul.wide.s32 %s, %s, 4503599627370496", b2, n2);
+    ptx_ins(e, "cvt.s64.s32 %s, %s", b1, n1);   /* the biased exponents into bits 52..62 (a 2^52 */
+    ptx_ins(e, "shl.b64 %s, %s, 52", b1, b1);     /* immediate does not fit mul.wide.s32's operand) */
+    ptx_ins(e, "cvt.s64.s32 %s, %s", b2, n2);
+    ptx_ins(e, "shl.b64 %s, %s, 52", b2, b2);
     ptx_ins(e, "mov.b64 %s, %s", s1, b1);
     ptx_ins(e, "mov.b64 %s, %s", s2, b2);
     ptx_ins(e, "mul.rn.f64 %s, %s, %s", p, p, s1);

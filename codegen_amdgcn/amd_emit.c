@@ -2018,22 +2018,11 @@ static void emit_broadcast(Emit *e, const Op *op)
         return;
     }
     Layout R;
+    const char *why = NULL;
     if (op_layout(e, op, &R, res) || op_layout(e, op, &R, src)) return;
-    const Attr *dims = ir_attr_find(op, "dims");
     int64_t *map = ARENA_ARRAY(&e->arena, int64_t, R.lanes);
-    for (int64_t j = 0; j < R.lanes; j++) map[j] = j;
-    Layout cur = R;
-    for (int i = 0; dims && dims->kind == ATTR_INTS && i < dims->nints; i++) {
-        int d = (int)dims->ints[i];
-        if (d < 0 || d >= cur.rank) {
-            error_at(e, op, "'broadcast': dim %d out of range", d);
-            return;
-        }
-        for (int64_t j = 0; j < R.lanes; j++) map[j] = layout_slice_lane(&cur, d, map[j]);
-        layout_slice(&cur, &cur, d);
-    }
-    if (res->type->shape[0] != R.lanes || src->type->shape[0] != cur.lanes) {
-        error_at(e, op, "'broadcast': its vecs do not have the lanes of its layout and its slice");
+    if (layout_broadcast_map(op, &R, res->type->shape[0], src->type->shape[0], map, &why)) {
+        error_at(e, op, "'broadcast': %s", why);
         return;
     }
     LLVMValueRef sv = V(e, op, src), out = LLVMGetUndef(lty(e, res->type));

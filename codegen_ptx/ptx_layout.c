@@ -274,22 +274,11 @@ void ptx_emit_broadcast(Emit *e, const Op *op)
         return;
     }
     Layout R;
+    const char *why = NULL;
     if (op_layout(e, op, &R)) return;
-    const Attr *dims = ir_attr_find(op, "dims");
     int64_t *map = ARENA_ARRAY(&e->arena, int64_t, R.lanes);
-    for (int64_t j = 0; j < R.lanes; j++) map[j] = j;
-    Layout cur = R;
-    for (int i = 0; dims && dims->kind == ATTR_INTS && i < dims->nints; i++) {
-        int d = (int)dims->ints[i];
-        if (d < 0 || d >= cur.rank) {
-            ptx_error_at(e, op, "'broadcast': dim %d out of range", d);
-            return;
-        }
-        for (int64_t j = 0; j < R.lanes; j++) map[j] = layout_slice_lane(&cur, d, map[j]);
-        layout_slice(&cur, &cur, d);
-    }
-    if (ptx_nlanes_of(res) != R.lanes || ptx_nlanes_of(src) != cur.lanes) {
-        ptx_error_at(e, op, "'broadcast': its vecs do not have the lanes of its layout and its slice");
+    if (layout_broadcast_map(op, &R, ptx_nlanes_of(res), ptx_nlanes_of(src), map, &why)) {
+        ptx_error_at(e, op, "'broadcast': %s", why);
         return;
     }
     for (int64_t j = 0; j < R.lanes; j++)

@@ -190,6 +190,28 @@ int64_t layout_slice_lane(const Layout *in, int dim, int64_t j)
     return s;
 }
 
+int layout_broadcast_map(const Op *op, const Layout *result, int64_t result_lanes, int64_t operand_lanes, int64_t *map,
+                         const char **why)
+{
+    const Attr *dims = ir_attr_find(op, "dims");
+    for (int64_t j = 0; j < result->lanes; j++) map[j] = j;
+    Layout cur = *result;
+    for (int i = 0; dims && dims->kind == ATTR_INTS && i < dims->nints; i++) {
+        int64_t d = dims->ints[i];
+        if (d < 0 || d >= cur.rank) {
+            *why = "a broadcast dim is out of range";
+            return -1;
+        }
+        for (int64_t j = 0; j < result->lanes; j++) map[j] = layout_slice_lane(&cur, (int)d, map[j]);
+        layout_slice(&cur, &cur, (int)d);
+    }
+    if (result_lanes != result->lanes || operand_lanes != cur.lanes) {
+        *why = "its vecs do not have the lanes of its layout and its slice";
+        return -1;
+    }
+    return 0;
+}
+
 int layout_squeeze(Layout *out, const Layout *in, int dim)
 {
     if (dim < 0 || dim >= in->rank || in->shape[dim] != 1 || in->rank < 2) return -1;

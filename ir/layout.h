@@ -61,6 +61,14 @@ void layout_slice(Layout *out, const Layout *in, int dim);
 /* The slice lane that holds the element of lane j of `in` (the layout sliced along dim). */
 int64_t layout_slice_lane(const Layout *in, int dim, int64_t j);
 
+/* A lowered broadcast (its op's layout and `dims`): fills map[j] (j < lanes) with the operand's
+ * lane holding result lane j's element, and *operand with the operand's layout (the result's sliced
+ * along the dims). 0, or -1 with `why` on a malformed op (layout, dims, or vecs whose lanes do not
+ * match: `result_lanes` and `operand_lanes`). map holds LAYOUT lanes; the caller allocates it after
+ * layout_of_op. */
+int layout_broadcast_map(const Op *op, const Layout *result, int64_t result_lanes, int64_t operand_lanes, int64_t *map,
+                         const char **why);
+
 /* Removing or inserting a dim of extent 1 (reshapes that move no element). */
 int layout_squeeze(Layout *out, const Layout *in, int dim);    /* -1 unless shape[dim] == 1 */
 int layout_unsqueeze(Layout *out, const Layout *in, int dim);  /* -1 when the rank would exceed IR_MAX_RANK */

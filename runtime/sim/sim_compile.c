@@ -579,25 +579,13 @@ static void comp_layout(Comp *C, const Op *op)
     }
     if (op->code == OP_BROADCAST) {   /* one move per lane, from the operand's lane of the same element */
         const char *why = NULL;
-        const Attr *dims = ir_attr_find(op, "dims");
         if (layout_of_op(&L, op, &why)) {
             fail(C, op, "'broadcast' has a malformed layout: %s", why);
             return;
         }
-        Layout cur = L;
         int64_t *map = ARENA_ARRAY(C->ar, int64_t, L.lanes);
-        for (int64_t j = 0; j < L.lanes; j++) map[j] = j;
-        for (int i = 0; dims && dims->kind == ATTR_INTS && i < dims->nints; i++) {
-            int d = (int)dims->ints[i];
-            if (d < 0 || d >= cur.rank) {
-                fail(C, op, "'broadcast': dim %d is out of range", d);
-                return;
-            }
-            for (int64_t j = 0; j < L.lanes; j++) map[j] = layout_slice_lane(&cur, d, map[j]);
-            layout_slice(&cur, &cur, d);
-        }
-        if (nslots_of(op->results[0]->type) != L.lanes || nslots_of(op->operands[0]->type) != cur.lanes) {
-            fail(C, op, "'broadcast': its vecs do not have the lanes of its layout and its slice");
+        if (layout_broadcast_map(op, &L, nslots_of(op->results[0]->type), nslots_of(op->operands[0]->type), map, &why)) {
+            fail(C, op, "'broadcast': %s", why);
             return;
         }
         uint32_t d0 = S(C, op->results[0], op), a0 = S(C, op->operands[0], op);

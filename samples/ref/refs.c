@@ -1092,19 +1092,13 @@ static void ref_gemm_scaled_a(ref_case *c) { ref_gemm_form(c, 0, 0, 1); }
 
 /* ---- softmax, softmax_bf16: y[r, :] = softmax(x[r, :]), one row per block, tile reductions ---- */
 
-/* Shape from N unless rows/cols are given: 1000 columns (N when smaller), N / cols rows. */
+/* Shape from N unless rows/cols are given (shape2): 1000 columns (N when smaller), N / cols rows. */
 static int setup_softmax_dt(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err,
                             size_t errlen, int bf16)
 {
     const char *kn = bf16 ? "softmax_bf16" : "softmax";
-    long long cols = n >= 1000 ? 1000 : (n > 0 ? n : 1), rows;
-    int hr;
-    if (int_setting(set, nset, "cols", kn, &cols, err, errlen) < 0 ||
-        (hr = int_setting(set, nset, "rows", kn, &rows, err, errlen)) < 0)
-        return -1;
-    if (!hr) rows = cols >= 1 ? n / cols : 0;
-    if (cols < 1 || cols > INT32_MAX || rows < 0 || rows > 0x7FFFFFFF || rows * cols > INT32_MAX)
-        return fail(err, errlen, "%s: rows = %lld, cols = %lld is out of range (cols >= 1)", kn, rows, cols);
+    long long rows, cols;
+    if (shape2(kn, n, set, nset, "rows", "cols", 1000, 1, &rows, &cols, err, errlen)) return -1;
     tile_dtype dt = bf16 ? TILE_DTYPE_BF16 : TILE_DTYPE_F32;
     size_t g = (size_t)cols + 64;   /* a row past the end, which no block may touch */
     ref_param *x = add_buffer(c, "x", REF_IN, dt, (size_t)(rows * cols), g);
@@ -1161,14 +1155,8 @@ static int setup_norm(ref_case *c, long long n, const ref_setting *set, int nset
                       int layer)
 {
     const char *kn = layer ? "layernorm" : "rmsnorm";
-    long long cols = n >= 1000 ? 1000 : (n > 0 ? n : 1), rows;
-    int hr;
-    if (int_setting(set, nset, "cols", kn, &cols, err, errlen) < 0 ||
-        (hr = int_setting(set, nset, "rows", kn, &rows, err, errlen)) < 0)
-        return -1;
-    if (!hr) rows = cols >= 1 ? n / cols : 0;
-    if (cols < 1 || cols > INT32_MAX || rows < 0 || rows > 0x7FFFFFFF || rows * cols > INT32_MAX)
-        return fail(err, errlen, "%s: rows = %lld, cols = %lld is out of range (cols >= 1)", kn, rows, cols);
+    long long rows, cols;
+    if (shape2(kn, n, set, nset, "rows", "cols", 1000, 1, &rows, &cols, err, errlen)) return -1;
     const ref_setting *e = setting(set, nset, "eps");
     double eps = e ? e->value : 1e-5;
     if (!(eps >= 0 && eps <= 1)) return fail(err, errlen, "%s: eps = %g is out of range (0 .. 1)", kn, eps);
@@ -1425,7 +1413,7 @@ void ref_case_free(ref_case *c)
 static int64_t ordered32(uint32_t u) { return (u & 0x80000000u) ? -(int64_t)(u & 0x7FFFFFFFu) : (int64_t)u; }
 static int64_t ordered16(uint16_t u) { return (u & 0x8000u) ? -(int64_t)(u & 0x7FFFu) : (int64_t)u; }
 
-static void mismatch(ref_check *r, const char *fmt, ...)
+void ref_mismatch(ref_check *r, const char *fmt, ...)
 {
     if (r->mismatches++ == 0) {
         va_list ap;
@@ -1453,7 +1441,7 @@ static void compare_value(const ref_case *c, const ref_param *p, size_t i, const
         memcpy(&uw, want, 2);
         g = ref_bf16_to_f32(ug), w = ref_bf16_to_f32(uw), og = ordered16(ug), ow = ordered16(uw);
     } else {
-        if (memcmp(got, want, tile_dtype_size(p->dtype)) != 0) mismatch(r, "%s[%zu]: got different bytes than the reference", p->name, i);
+        if (memcmp(got, want, tile_dtype_size(p->dtype)) != 0) ref_mismatch(r, "%s[%zu]: got different bytes than the reference", p->name, i);
         return;
     }
     int ok;
@@ -1471,7 +1459,7 @@ static void compare_value(const ref_case *c, const ref_param *p, size_t i, const
         ok = fabs(g - w) <= tol.rtol * fabs(w) + tol.atol + c->atol_extra;
     }
     if (e > r->max_err && !isinf(e)) r->max_err = e;
-    if (!ok) mismatch(r, "%s[%zu]: got %.9g, want %.9g (%s)", p->name, i, g, w, isnan(g) ? "NaN: not written?" : "outside the tolerance");
+    if (!ok) ref_mismatch(r, "%s[%zu]: got %.9g, want %.9g (%s)", p->name, i, g, w, isnan(g) ? "NaN: not written?" : "outside the tolerance");
 }
 
 /* The relative Frobenius error ||got - want||_F / ||want||_F of an f32 or bf16 output (the GEMMs'
@@ -1514,15 +1502,15 @@ void ref_compare(const ref_case *c, int i, const void *got, ref_check *r)
             compare_value(c, p, k, gk, wk, r);
             r->checked++;
         } else if (memcmp(gk, wk, es) != 0) {
-            if (k >= p->count) mismatch(r, "%s[%zu]: written %zu element(s) past the end (%zu elements); the guard must stay poisoned",
+            if (k >= p->count) ref_mismatch(r, "%s[%zu]: written %zu element(s) past the end (%zu elements); the guard must stay poisoned",
                                         p->name, k, k - p->count + 1, p->count);
-            else mismatch(r, "%s[%zu]: the input was modified", p->name, k);
+            else ref_mismatch(r, "%s[%zu]: the input was modified", p->name, k);
         }
     }
     if (checked && c->kernel->tol.kind == REF_TOL_REL_FRO) {
         double fe = frobenius_error(p, got);
         if (!(fe <= c->kernel->tol.ulps))
-            mismatch(r, "%s: relative Frobenius error %.3g is above the bound %.3g", p->name, fe, c->kernel->tol.ulps);
+            ref_mismatch(r, "%s: relative Frobenius error %.3g is above the bound %.3g", p->name, fe, c->kernel->tol.ulps);
         if (!(fe <= r->fro_err)) r->fro_err = fe;
     }
 }

@@ -143,6 +143,12 @@ typedef struct ref_check {
 /* Compares `got` (count + guard elements, as downloaded) of parameter i with its expectation,
  * accumulating into r. */
 void ref_compare(const ref_case *c, int i, const void *got, ref_check *r);
+/* Counts a mismatch in r; the first one's description (printf-style) is kept in r->first. */
+void ref_mismatch(ref_check *r, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 /* For user.c: a scalar or a poisoned buffer added to a case (refs.c's own helpers); NULL for a
  * buffer that does not fit (c->alloc_error says why). */

@@ -550,17 +550,6 @@ int ref_case_make_user(ref_case *c, const tile_program *prog, int kernel_index, 
 
 /* ---- comparing ---- */
 
-static void umismatch(ref_check *r, const char *fmt, ...)
-{
-    if (r->mismatches++ == 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(r->first, sizeof r->first, fmt, ap);
-        va_end(ap);
-    }
-    r->pass = 0;
-}
-
 /* "[1, 2]" of flat index k in p's shape. */
 static void index_string(const ref_param *p, size_t k, char *out, size_t len)
 {
@@ -586,7 +575,7 @@ void ref_user_compare(const ref_case *c, int i, const void *got, ref_check *r)
     for (size_t k = 0; k < p->count + p->guard; k++) {
         if (k >= p->count || p->role != REF_INOUT) {
             if (k >= p->count && memcmp(g + k * es, w + k * es, es) != 0)
-                umismatch(r, "%s[%zu]: written %zu element(s) past the end (%zu elements); the guard must stay poisoned", p->name, k,
+                ref_mismatch(r, "%s[%zu]: written %zu element(s) past the end (%zu elements); the guard must stay poisoned", p->name, k,
                           k - p->count + 1, p->count);
             continue;
         }
@@ -601,8 +590,8 @@ void ref_user_compare(const ref_case *c, int i, const void *got, ref_check *r)
         if (!ok) {
             char idx[96];
             index_string(p, k, idx, sizeof idx);
-            if (p->rank > 1) umismatch(r, "%s%s (element %zu): got %.9g, want %.9g", p->name, idx, k, gv, wv);
-            else umismatch(r, "%s[%zu]: got %.9g, want %.9g", p->name, k, gv, wv);
+            if (p->rank > 1) ref_mismatch(r, "%s%s (element %zu): got %.9g, want %.9g", p->name, idx, k, gv, wv);
+            else ref_mismatch(r, "%s[%zu]: got %.9g, want %.9g", p->name, k, gv, wv);
             if (!isinf(e) && e > r->max_err) r->max_err = e;
         }
     }

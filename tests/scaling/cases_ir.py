@@ -288,6 +288,6 @@ BASE_N = {
     "ops_chain": 60000, "many_kernels": 4000, "many_params": 30000, "carried_values": 24000,
     "distinct_types": 60000, "nested_regions": 8000, "cse_dups": 15000, "fold_chain": 15000,
     "dead_ops": 20000, "tile_ops": 6000, "mbar_traffic": 4000, "amd_stages": 30000, "ops_chain_print": 60000,
-    "big_then_small": 12000, "amd_stage_values": 4000, "clc_waits": 20000,
+    "big_then_small": 12000, "amd_stage_values": 4000, "clc_waits": 60000,
     "tma_tiles": 6000, "proxy_fences": 40000,
 }

@@ -77,7 +77,7 @@ void fe_node_measure(Node *n)
     }
     switch (n->kind) {
     case N_UNARY: case N_BINARY: case N_TERNARY: case N_CAST: case N_CALL: case N_NAMEDARG: case N_INDEX:
-    case N_MEMBER: case N_ARRAY:
+    case N_MEMBER: case N_ARRAY: case N_RANGE:
         depth++;
         break;
     default: break;
@@ -125,7 +125,7 @@ static const char *const kind_names[N_KIND_COUNT] = {
     [N_INDEX] = "index", [N_MEMBER] = "member", [N_ARRAY] = "array", [N_LIST] = "list",
     [N_TYPE_TMA] = "tma", [N_SHARED] = "shared", [N_MBARRIER] = "mbarrier", [N_NAMED_BARRIER] = "named_barrier", [N_GROUP] = "group",
     [N_STAGE] = "stage", [N_FN] = "fn", [N_TYPE_SMEM] = "shared_tile", [N_TYPE_MBAR] = "mbarrier_type",
-    [N_NAMEDARG] = "namedarg",
+    [N_NAMEDARG] = "namedarg", [N_PIPELINE] = "pipeline", [N_RANGE] = "range",
 };
 
 /* Two spaces a level, appended in runs (a deep expression indents its lines by thousands). */

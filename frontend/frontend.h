@@ -82,6 +82,7 @@ typedef enum NodeKind {
     N_NAMED_BARRIER, /* name; a: thread count */
     N_GROUP,       /* op: TK_ELECT, TK_WARP, TK_WARPS, TK_WARPGROUP; a, b: warp bounds; d: body; list: attributes */
     N_STAGE,       /* list: arguments (a label string, priority = P); d: body */
+    N_PIPELINE,    /* name; a: N_LIST of the fields (N_SHARED); list: attributes (stages, producer, consumers) */
     /* expressions */
     N_INT,         /* ival */
     N_FLOAT,       /* fval */
@@ -97,6 +98,7 @@ typedef enum NodeKind {
     N_INDEX,       /* a: base; list: indices */
     N_MEMBER,      /* a: base; name: member */
     N_ARRAY,       /* list: elements, as in [a, b] */
+    N_RANGE,       /* a, b: lo .. hi, an argument (a pipeline's warp ranges) */
     N_LIST,        /* list: a plain sequence (launch dims, shapes) */
     N_KIND_COUNT
 } NodeKind;

@@ -228,6 +228,7 @@ again:
         "shared"   { TOK(TK_SHARED); }
         "mbarrier" { TOK(TK_MBARRIER); }
         "named_barrier" { TOK(TK_NAMED_BARRIER); }
+        "pipeline" { TOK(TK_PIPELINE); }
         "elect"    { TOK(TK_ELECT); }
         "warp"     { TOK(TK_WARP); }
         "warps"    { TOK(TK_WARPS); }
@@ -354,6 +355,7 @@ const char *fe_token_name(int kind)
     case TK_SHARED: return "'shared'";
     case TK_MBARRIER: return "'mbarrier'";
     case TK_NAMED_BARRIER: return "'named_barrier'";
+    case TK_PIPELINE: return "'pipeline'";
     case TK_ELECT: return "'elect'";
     case TK_WARP: return "'warp'";
     case TK_WARPS: return "'warps'";

@@ -175,7 +175,7 @@ static Node *un(ParseCtx *ctx, Token op, Node *a)
 }
 
 %token KERNEL CONST LET VAR IF ELSE FOR IN STEP WHILE LOOP BREAK CONTINUE RETURN TRUE FALSE
-       BLOCK CLUSTER TENSOR GLOBAL SHARED MBARRIER NAMED_BARRIER ELECT WARP WARPS WARPGROUP STAGE IDENT INT FLOAT STRING TYPENAME
+       BLOCK CLUSTER TENSOR GLOBAL SHARED MBARRIER NAMED_BARRIER PIPELINE ELECT WARP WARPS WARPGROUP STAGE IDENT INT FLOAT STRING TYPENAME
        LPAREN RPAREN LBRACKET RBRACKET LBRACE RBRACE COMMA SEMI COLON DOTDOT DOT ASSIGN ASSIGN_OP FN ARROW.
 
 %right QUESTION COLON.
@@ -308,6 +308,15 @@ simple(A) ::= MBARRIER(K) IDENT(N) LPAREN expr(C) RPAREN SEMI. { A = NAME(N_MBAR
 simple(A) ::= NAMED_BARRIER(K) IDENT(N) LPAREN expr(C) RPAREN SEMI. { A = NAME(N_NAMED_BARRIER, N); A->loc = L(ctx, K); A->a = C; }
 simple(A) ::= MBARRIER(K) IDENT(N) LBRACKET expr(S) RBRACKET LPAREN expr(C) RPAREN SEMI.
     { A = NAME(N_MBARRIER, N); A->loc = L(ctx, K); A->a = C; A->b = S; }
+/* pipeline NAME stages(S) [producer(...)] [consumers(...)] { NAME: T[dims] attrs; ... }: a ring of
+ * stages of shared tiles with its barriers (sema_pipe.c); the fields are N_SHARED nodes */
+simple(A) ::= PIPELINE(K) IDENT(N) attrs(X) LBRACE pipefields(F) RBRACE.
+    { A = take_list(NAME(N_PIPELINE, N), X); A->loc = L(ctx, K); A->a = F; }
+%type pipefields {Node *}
+%destructor pipefields { fe_ast_free($$); (void)ctx; }
+pipefields(A) ::= . { Loc l = {ctx->file, 0, 0}; A = fe_node(N_LIST, l); }
+pipefields(A) ::= pipefields(B) IDENT(N) COLON type(T) attrs(X) SEMI.
+    { Node *f = take_list(NAME(N_SHARED, N), X); f->a = T; A = fe_list_push(B, fin(ctx, f)); }
 /* thread groups: elect { }, warp(i) { }, warps(a .. b) { }, warpgroup(g) { }, with attrs like setmaxnreg(n) */
 simple(A) ::= ELECT(K) block(B). { A = fe_node(N_GROUP, L(ctx, K)); A->op = TK_ELECT; A->d = B; }
 simple(A) ::= WARP(K) LPAREN expr(E) RPAREN attrs(X) block(B).
@@ -404,6 +413,8 @@ arglist(A) ::= arg(E). { A = fe_list_push(fe_node(N_LIST, E->loc), E); }
 arglist(A) ::= arglist(B) COMMA arg(E). { A = fe_list_push(B, E); }
 %type arg {Node *}
 arg(A) ::= expr(E). { A = E; }
+/* a range of warps lo .. hi: the argument of a pipeline's producer(...) and consumers(...) (sema) */
+arg(A) ::= expr(B) DOTDOT(K) expr(C). { A = fe_node(N_RANGE, L(ctx, K)); A->a = B; A->b = C; A = fin(ctx, A); }
 /* a named argument: scope = cluster, multicast = mask */
 arg(A) ::= IDENT(N) ASSIGN expr(E). { A = NAME(N_NAMEDARG, N); A->a = E; A = fin(ctx, A); }
 /* scope = cluster: `cluster` is a keyword (the launch shape), taken here as the name of the scope */

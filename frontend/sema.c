@@ -143,8 +143,11 @@ static void scope_push(Sema *s) { s->depth++; }
 
 static void scope_pop(Sema *s)
 {
-    for (; s->syms && s->syms->depth == s->depth; s->syms = s->syms->prev)
+    if (s->pipe_marks) sema_pipe_scope_end(s);
+    for (; s->syms && s->syms->depth == s->depth; s->syms = s->syms->prev) {
+        if (s->syms->kind == SYM_PIPE) sema_pipe_end(s, s->syms);
         *sema_map_slot(&s->names, s->syms->name) = s->syms->shadowed;
+    }
     s->depth--;
 }
 
@@ -1021,6 +1024,11 @@ static Ex name_expr(Sema *s, const Node *n)
                    n->name, n->name, n->name);
         return sema_ex_err();
     }
+    if (y->kind == SYM_PIPE) {
+        diag_error(s->diag, n->loc, "'%s' is a pipeline: its tiles are named by their own names, its states come from "
+                   "%s.start()", n->name, n->name);
+        return sema_ex_err();
+    }
     if (y->kind == SYM_CLC_RESULT) {
         diag_error(s->diag, n->loc, "'%s' is a clc.query result: use %s.canceled or %s.first_cta.x/.y/.z", n->name,
                    n->name, n->name);
@@ -1035,7 +1043,9 @@ static Ex name_expr(Sema *s, const Node *n)
     }
     if (!sema_need_builder(s, n->loc)) return sema_ex_err();
     if (!y->value) return sema_ex_err(); /* its declaration had an error */
-    return sema_ex_val(y->value);
+    Ex e = sema_ex_val(y->value);
+    e.state = y->state_of;
+    return e;
 }
 
 static Ex member_expr(Sema *s, const Node *n)
@@ -1056,6 +1066,7 @@ static Ex member_expr(Sema *s, const Node *n)
     }
     Ex base = sema_expr(s, n->a);
     if (base.err) return base;
+    if (base.state) return sema_state_member(s, n, base);
     if (base.type && base.type->kind == TY_VIEW && strncmp(n->name, "dim", 3) == 0 && n->name[3] >= '0' &&
         n->name[3] <= '4' && n->name[4] == 0) {
         int d = n->name[3] - '0';
@@ -1151,6 +1162,11 @@ static Ex index_expr(Sema *s, const Node *n)
     Ex base = sema_expr(s, n->a);
     if (base.err) return base;
     const Type *bt = base.type;
+    Sym *ry = n->a->kind == N_NAME ? sema_lookup(s, n->a->name) : NULL;
+    if (ry && ry->ring_of && bt && bt->kind == TY_SMEM && n->nlist == 1) {
+        Value *st = sema_pipe_stage(s, n, base.v, ry->ring_of, n->list[0]);
+        return st ? sema_ex_val(st) : sema_ex_err();
+    }
     if (bt && ((bt->kind == TY_SMEM && bt->stages > 1) || (bt->kind == TY_MBAR && bt->rank == 1))) {
         int ring = bt->kind == TY_SMEM;
         if (n->nlist != 1) {
@@ -1314,6 +1330,9 @@ Ex sema_expr_hint(Sema *s, const Node *n, const Type *hint)
     case N_CALL: return sema_is_fn(s, n) ? sema_fn_call(s, n, hint) : sema_call(s, n, hint, NULL);
     case N_ARRAY:
         diag_error(s->diag, n->loc, "a [..] list is only allowed as a tile shape");
+        return sema_ex_err();
+    case N_RANGE:
+        diag_error(s->diag, n->loc, "a range lo .. hi is only an argument of a pipeline's producer(...) and consumers(...)");
         return sema_ex_err();
     default:
         diag_error(s->diag, n->loc, "expected an expression");
@@ -1620,7 +1639,24 @@ static void assign_stmt(Sema *s, const Node *n)
         }
         if (!y->value) return;
         Value *v;
-        if (n->op) {
+        if (y->state_of || !n->op) {
+            /* a state takes a state of the same pipeline, and nothing else takes a state */
+            Ex e = y->state_of && n->op ? sema_ex_err() : sema_expr_hint(s, n->b, y->type);
+            if (y->state_of && n->op)
+                diag_error(s->diag, n->loc, "'%s' is a state of pipeline '%s': advance it with %s = %s.next()", y->name,
+                           sema_pipe_name(y->state_of), y->name, y->name);
+            if (e.err) return;
+            if (e.state != y->state_of) {
+                if (y->state_of)
+                    diag_error(s->diag, n->b->loc, "'%s' holds a state of pipeline '%s'; this is %s", y->name,
+                               sema_pipe_name(y->state_of), e.state ? "a state of another pipeline" : "not a state");
+                else
+                    diag_error(s->diag, n->b->loc, "'%s' is not a pipeline state; declare one with var %s = %s.start()",
+                               y->name, y->name, sema_pipe_name(e.state));
+                return;
+            }
+            v = sema_coerce(s, e, y->type, n->b->loc, "assignment");
+        } else if (n->op) {
             Node bin = {0};
             bin.kind = N_BINARY;
             bin.loc = n->loc;
@@ -1629,7 +1665,7 @@ static void assign_stmt(Sema *s, const Node *n)
             bin.b = n->b;
             Ex e = binary(s, &bin, y->type);
             v = sema_coerce(s, e, y->type, n->loc, "assignment");
-        } else v = sema_coerce(s, sema_expr_hint(s, n->b, y->type), y->type, n->b->loc, "assignment");
+        }
         if (!v) return;
         sema_name_value(s, v, y->name);
         sema_set_value(s, y, v);
@@ -1680,6 +1716,10 @@ static void let_stmt(Sema *s, const Node *n)
     }
     if (sema_clc_query_let(s, n)) return;   /* let r = clc.query(resp): a record */
     Ex e = sema_expr_hint(s, n->a, declared);
+    if (!e.err && e.state && declared) {
+        diag_error(s->diag, n->b->loc, "a state of pipeline '%s' has no written type: var %s = ...;", sema_pipe_name(e.state), n->name);
+        return;
+    }
     Value *v = NULL;
     if (!e.err) {
         if (declared) v = sema_coerce(s, e, declared, n->a->loc, "initializer");
@@ -1689,6 +1729,7 @@ static void let_stmt(Sema *s, const Node *n)
     Sym *y = sema_declare(s, n->name, n->op == 1 ? SYM_VAR : SYM_LET, n->loc);
     y->type = v ? v->type : declared;
     y->value = v;
+    y->state_of = e.err ? NULL : e.state;
     sema_name_value(s, v, n->name);
 }
 
@@ -1712,6 +1753,7 @@ static void stmt(Sema *s, const Node *n)
     switch (n->kind) {
     case N_SHARED: sema_shared_stmt(s, n); break;
     case N_MBARRIER: sema_mbarrier_stmt(s, n); break;
+    case N_PIPELINE: sema_pipeline_stmt(s, n); break;
     case N_NAMED_BARRIER: sema_named_barrier_stmt(s, n); break;
     case N_GROUP: sema_group_stmt(s, n); break;
     case N_STAGE: sema_stage_stmt(s, n); break;

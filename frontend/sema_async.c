@@ -155,6 +155,7 @@ Ex sema_wait(Sema *s, const Call *c)
 {
     const Node *n = c->n;
     const char *f = n->name;
+    if (c->npos == 1) return sema_pipe_wait(s, c);
     Value *ops[2] = {sema_mbar_operand(s, n->list[0], f), parity_operand(s, n->list[1], f)};
     const char *scope = scope_arg(s, c->named[0]);
     if (!ops[0] || !ops[1] || !scope) return sema_ex_err();
@@ -328,7 +329,9 @@ Ex sema_tma_load(Sema *s, const Call *c)
     }
     ops[k++] = smem_operand(s, n->list[0], f);
     if (!ops[0] || !tma_position(s, n->list[1], f, ops, &k)) return sema_ex_err();
-    if (!(ops[k] = mbar_operand_r(s, n->list[2], "tma.load", cta_group == 2))) {
+    if (c->npos == 2) { /* tma.load(ring_tile[st], src[...]): the pipeline stage's full barrier */
+        if (!(ops[k] = sema_pipe_full_bar(s, n->list[0]))) return sema_ex_err();
+    } else if (!(ops[k] = mbar_operand_r(s, n->list[2], "tma.load", cta_group == 2))) {
         if (cta_group != 2) {
             Ex b = sema_expr(s, n->list[2]);
             if (!b.err && b.type && b.type->kind == TY_MBAR && b.type->space == AS_CLUSTER)

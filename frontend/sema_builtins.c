@@ -91,11 +91,16 @@ static const Builtin builtins[] = {
     {NULL,    "arrive",             1, 1, arrive_named,      SG_ANY,        NULL,      OP_MBAR_ARRIVE,       sema_arrive},
     {NULL,    "arrive_expect",      1, 2, arrive_named,      SG_ANY,        NULL,      OP_MBAR_ARRIVE_EXPECT, sema_arrive},
     {NULL,    "expect_tx",          2, 2, NULL,              SG_ANY,        NULL,      OP_MBAR_EXPECT_TX,    sema_expect_tx},
-    {NULL,    "wait",               2, 2, wait_named,        SG_ANY,        NULL,      OP_MBAR_WAIT,         sema_wait},
-    {NULL,    "try_wait",           2, 2, wait_named,        SG_ANY,        NULL,      OP_MBAR_TRY_WAIT,     sema_wait},
+    {NULL,    "wait",               1, 2, wait_named,        SG_ANY,        NULL,      OP_MBAR_WAIT,         sema_wait},
+    {NULL,    "try_wait",           1, 2, wait_named,        SG_ANY,        NULL,      OP_MBAR_TRY_WAIT,     sema_wait},
     {NULL,    "test_wait",          2, 2, wait_named,        SG_ANY,        NULL,      OP_MBAR_TEST_WAIT,    sema_wait},
+    /* pipelines: sema_pipe.c (wait(st) and try_wait(st) are the rows above, with one argument) */
+    {NULL,    "acquire",            1, 1, NULL,              SG_ANY,        NULL,      OP_COUNT,             sema_pipe_op},
+    {NULL,    "commit",             1, 1, NULL,              SG_ANY,        NULL,      OP_COUNT,             sema_pipe_op},
+    {NULL,    "release",            1, 1, NULL,              SG_ANY,        NULL,      OP_COUNT,             sema_pipe_op},
+    {NULL,    "tail",               1, 1, NULL,              SG_ANY,        NULL,      OP_COUNT,             sema_pipe_op},
     /* TMA tensor copies and bulk copies: sema_async.c */
-    {"tma",   "load",               3, 3, tma_load_named,    SG_ANY,        NULL,      OP_TMA_LOAD,          sema_tma_load},
+    {"tma",   "load",               2, 3, tma_load_named,    SG_ANY,        NULL,      OP_TMA_LOAD,          sema_tma_load},
     {"tma",   "store",              2, 2, NULL,              SG_ANY,        NULL,      OP_TMA_STORE,         sema_tma_store},
     {"tma",   "reduce_add",         2, 2, NULL,              SG_ANY,        NULL,      OP_TMA_REDUCE_ADD,    sema_tma_store},
     {"tma",   "prefetch",           1, 1, NULL,              SG_ANY,        NULL,      OP_TMA_PREFETCH,      sema_tma_prefetch},
@@ -247,8 +252,11 @@ static Ex refuse_group(Sema *s, const Node *n, const Builtin *bi)
 static Ex method_call(Sema *s, const Node *n)
 {
     char b1[96];
+    Sym *py = n->a->kind == N_NAME ? sema_lookup(s, n->a->name) : NULL;
+    if (py && py->kind == SYM_PIPE) return sema_pipe_method(s, n, py);
     Ex r = sema_expr(s, n->a);
     if (r.err) return r;
+    if (r.state) return sema_state_method(s, n, r);
     if (r.type && r.type->kind == TY_PARITY && strcmp(n->name, "next") == 0) {
         if (!sema_nargs_ok(s, n, 0, 0) || !sema_need_builder(s, n->loc)) return sema_ex_err();
         return sema_ex_val(ir_build1(&s->b, OP_PARITY_NEXT, n->loc, &r.v, 1, r.type));

@@ -38,7 +38,8 @@ typedef enum SymKind {
     SYM_VAR,             /* var: value is its current SSA value (reassigned as the walk goes) */
     SYM_NAMED_BARRIER,   /* named_barrier NAME(threads): c.i is its id, bar_threads its thread count */
     SYM_CLC_RESP,        /* shared NAME: clc_response; value: its shared_alloc (smem<2xu64>) */
-    SYM_CLC_RESULT       /* let r = clc.query(resp); value: the clc_query's first result (def has all four) */
+    SYM_CLC_RESULT,      /* let r = clc.query(resp); value: the clc_query's first result (def has all four) */
+    SYM_PIPE             /* pipeline NAME ...: pipe is its declaration (sema_pipe.c) */
 } SymKind;
 
 /* A compile-time value: an integer (also bool) or a floating-point number. */
@@ -63,6 +64,9 @@ struct Sym {
     Sym *prev;           /* the symbol declared before it (Sema.syms, innermost scope first) */
     Sym *shadowed;       /* the declaration of the same name it hides, or NULL */
     unsigned scan;       /* sema_assigned_vars: the scan that last found it assigned */
+    const struct Pipe *pipe;    /* SYM_PIPE: the pipeline */
+    const struct Pipe *ring_of; /* a shared tile declared in a pipeline: that pipeline */
+    const struct Pipe *state_of;/* a let/var holding a state of this pipeline (value: its i32 counter) */
 };
 
 /* An expression's result. */
@@ -72,6 +76,7 @@ typedef struct Ex {
     int is_const;        /* c holds the value (typed or untyped) */
     CVal c;              /* the value when is_const */
     int err;             /* an error was reported; the result must be ignored */
+    const struct Pipe *state; /* a state of this pipeline (v: its i32 counter; sema_pipe.c), or NULL */
 } Ex;
 
 /* The innermost loop being checked: what break and continue pass. */
@@ -123,6 +128,7 @@ typedef struct Sema {
     int64_t expanded;    /* AST nodes inlined and unrolled into the current kernel (FE_MAX_EXPANDED) */
     int kheight;         /* AST levels of the current kernel body; -1 until a call needs it */
     int unrolling;       /* inside the body of a `for const` loop (break/continue may not leave it) */
+    struct PipeMark *pipe_marks; /* open acquires and done releases, innermost scope first (sema_pipe.c) */
 } Sema;
 
 /* The scalar type of kind k: T(TY_I32). Short because nearly every check names one. */
@@ -343,6 +349,23 @@ void sema_fn_return(Sema *s, const Node *n);            /* return; or return e; 
 void sema_unroll_stmt(Sema *s, const Node *n);          /* for const i in lo .. hi { } */
 Sym *sema_fn_visible(Sema *s, Sym *y);                  /* y, or the declaration a fn body sees */
 const char *sema_fn_name(const Sema *s);                /* the fn being inlined (s->fn set) */
+
+/* ================================ sema_pipe.c ================================ */
+
+typedef struct Pipe Pipe;
+void sema_pipeline_stmt(Sema *s, const Node *n);
+const char *sema_pipe_name(const Pipe *p);
+Ex sema_pipe_method(Sema *s, const Node *n, Sym *y);      /* ring.start() */
+Ex sema_state_method(Sema *s, const Node *n, Ex st);      /* st.next() */
+Ex sema_state_member(Sema *s, const Node *n, Ex st);      /* st.stage, st.parity */
+Ex sema_pipe_op(Sema *s, const Call *c);                  /* acquire, commit, release, tail (st) */
+Ex sema_pipe_wait(Sema *s, const Call *c);                /* wait(st), try_wait(st) */
+/* ring_tile[st]: the stage; NULL after an error. */
+Value *sema_pipe_stage(Sema *s, const Node *n, Value *ring, const Pipe *of, const Node *index);
+/* The full barrier of the stage tma.load(ring_tile[st], ...) fills; NULL after an error. */
+Value *sema_pipe_full_bar(Sema *s, const Node *dst);
+void sema_pipe_scope_end(Sema *s);                        /* before a scope's symbols are forgotten */
+void sema_pipe_end(Sema *s, const Sym *y);                /* a pipeline's scope ends: the roles that never came */
 
 /* ================================ sema_amd.c ================================ */
 

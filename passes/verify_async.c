@@ -766,6 +766,46 @@ static int site_uncountable(const Op *op, const BarRef *r)
     return 0;
 }
 
+/* The barriers of a pipeline: every arrive site is one group's arrival (one thread, after the
+ * group met), and a phase gets one from each group, wherever in the group's code its site is (a
+ * consumer releases a stage in its loop and the tile's last one after it). So each site is one
+ * thread and the sites lie in exactly `count` groups (their innermost `warps` regions). */
+static void check_pipeline_arrivals(AsyncCx *c, Op *alloc, const OpList *sites, int64_t count)
+{
+    enum { MAX_GROUPS = 64 };
+    int64_t lo[MAX_GROUPS], hi[MAX_GROUPS];
+    int ngroups = 0;
+    const char *bn = alloc->results[0]->name ? alloc->results[0]->name : "?";
+    for (uint32_t s = 0; s < sites->n; s++) {
+        Op *op = sites->ops[s];
+        char d[64];
+        int64_t th = site_arrivals(c->k, op, d, sizeof d);
+        if (th != 1) {
+            err_at(c, op, "an arrive on pipeline barrier '%s' is executed by %lld threads (%s); a pipeline's group "
+                   "arrives once, from one thread", bn, (long long)th, d);
+            return;
+        }
+        int64_t l = -1, h = -1;
+        for (Op *p = parent_op(op); p; p = parent_op(p))
+            if (p->code == OP_WARPS) {
+                l = ir_attr_int(p, "lo", 0);
+                h = ir_attr_int(p, "hi", 0);
+                break;
+            }
+        int seen = 0;
+        for (int g = 0; g < ngroups && !seen; g++) seen = lo[g] == l && hi[g] == h;
+        if (!seen && ngroups < MAX_GROUPS) {
+            lo[ngroups] = l;
+            hi[ngroups++] = h;
+        }
+    }
+    if (sites->n && ngroups != count) {
+        err_at(c, alloc, "pipeline barrier '%s' counts %lld arrival%s per phase (one per group) but its arrive sites lie in "
+               "%d group%s", bn, (long long)count, count == 1 ? "" : "s", ngroups, ngroups == 1 ? "" : "s");
+        for (uint32_t s = 0; s < sites->n && !diag_full(c); s++) note_at(c, sites->ops[s], "an arrive site");
+    }
+}
+
 /* The arrive sites on one declaration (sites, in program order) against its arrival count, for
  * each index of an array: the first index (in order) whose sites make another count is reported.
  * The indices without a constant site all sum the same, so one of them stands for all: the work
@@ -774,6 +814,10 @@ static void check_arrivals(AsyncCx *c, Op *alloc, const OpList *sites, Arena *sc
 {
     const Type *t = alloc->results[0]->type;
     int64_t count = ir_attr_int(alloc, "count", 0);
+    if (ir_attr_find(alloc, "pipeline")) {
+        check_pipeline_arrivals(c, alloc, sites, count);
+        return;
+    }
     int64_t n = t->rank ? t->shape[0] : 1;
     IndexSum any = {-1, 0, 0, 0};   /* the run-time-index sites, which reach every index */
     IndexSum *consts = ARENA_ARRAY(scratch, IndexSum, sites->n + 1);

@@ -1,0 +1,679 @@
+/* sema_pipe.c: pipelines: a ring of stages of shared tiles with its full and empty barriers, the
+ * state value that walks it, and the producer and consumer operations (docs/LANGUAGE.md §25).
+ *
+ * The one idea: a pipeline is sugar over the lower layer, checked where the lower layer cannot
+ * be. `pipeline NAME stages(S) producer(...) consumers(...) { fields }` declares each field as a
+ * shared tile of S stages (sema_shared.c, so swizzles are chosen as for any tile) and two arrays
+ * of S mbarriers: `full` (count 1: the producer's one arrival per stage, with the derived TMA
+ * bytes) and `empty` (count: one arrival per consumer group). A state is one i32 counter k of the
+ * stages acquired so far: its stage is k mod S and its parity bit (k / S) & 1, the consumer's
+ * parity on `full`, the other one the producer's on `empty` (so the producer's first round passes a
+ * fresh barrier). The operations build today's ops (mbar_wait, mbar_arrive_expect, group_sync,
+ * elect, mbar_arrive), so verify-async, the simulator and the watchdog see an ordinary protocol;
+ * what this file checks is what those ops no longer show: which group may run each operation,
+ * that an acquire is committed in its block, that a stage is released once, that a state belongs
+ * to the pipeline whose tile it indexes.
+ */
+#include <string.h>
+
+#include "sema_impl.h"
+#include "parser.h"
+
+enum { PIPE_MAX_GROUPS = 16, SEMA_PIPE_MAX_ATTRS = 8 };
+
+/* A warp range lo .. hi - 1 of the block. */
+typedef struct WarpRange {
+    int lo, hi;
+} WarpRange;
+
+struct Pipe {
+    const char *name;
+    Loc loc;
+    int stages;
+    int tma;                   /* producer(tma): one elected thread acquires and issues TMA loads */
+    WarpRange producer;        /* producer(lo .. hi): those warps acquire and store with threads */
+    WarpRange consumers[PIPE_MAX_GROUPS];
+    int nconsumers;            /* consumer groups: each releases a stage once (empty's count) */
+    int sync_id[PIPE_MAX_GROUPS]; /* the named barrier a consumer group meets at to release, 0 until used */
+    Value *full, *empty;       /* mbar<S> */
+    /* the stage index last computed, reused for the same state in the same block or a nested one
+     * (verify-async pairs an arrive_expect with the loads on the same barrier value) */
+    Value *memo_k, *memo_idx;
+    Block *memo_block;
+    const Node *first_acquire, *first_wait, *first_release;   /* the kernel's first of each, or NULL */
+};
+
+/* An acquire waiting for its commit, or a state already released, until its scope ends. */
+typedef struct PipeMark {
+    const Pipe *p;
+    Value *k;
+    Loc loc;
+    int depth;
+    int release;               /* 1: a release; 0: an open acquire */
+    struct PipeMark *prev;
+} PipeMark;
+
+static int range_arg(Sema *s, const Node *a, int nwarps, WarpRange *r, const char *what)
+{
+    int64_t lo, hi;
+    if (a->kind == N_RANGE) {
+        if (!sema_const_int(s, a->a, &lo, "a warp index") || !sema_const_int(s, a->b, &hi, "a warp index")) return 0;
+    } else {
+        if (!sema_const_int(s, a, &lo, "a warp index")) return 0;
+        hi = lo + 1;
+    }
+    if (lo < 0 || hi > nwarps || lo >= hi) {
+        diag_error(s->diag, a->loc, "%s: warps %lld .. %lld are not a range of the block's %d warps", what, (long long)lo,
+                   (long long)hi, nwarps);
+        return 0;
+    }
+    r->lo = (int)lo;
+    r->hi = (int)hi;
+    return 1;
+}
+
+static int overlaps(WarpRange a, WarpRange b) { return a.lo < b.hi && b.lo < a.hi; }
+
+/* The symbol a pipeline field or state is declared as: a sym of the pipeline's name. */
+static Sym *pipe_sym(Sema *s, const Node *n)
+{
+    Sym *y = n->kind == N_NAME ? sema_lookup(s, n->name) : NULL;
+    return y && y->kind == SYM_PIPE ? y : NULL;
+}
+
+void sema_pipeline_stmt(Sema *s, const Node *n)
+{
+    if (!sema_at_top_level(s, n, "pipeline")) return;
+    int nwarps = s->group->hi - s->group->lo;
+    Pipe *p = arena_alloc(s->arena, sizeof *p);
+    p->name = arena_strdup(s->arena, n->name);
+    p->loc = n->loc;
+    p->tma = 1;
+    const Node *stages = NULL;
+    for (int i = 0; i < n->nlist; i++) {
+        const Node *a = n->list[i];
+        if (strcmp(a->name, "stages") == 0 && !a->op) {
+            int64_t v;
+            if (a->nlist != 1) {
+                diag_error(s->diag, a->loc, "stages(...) takes one constant");
+                return;
+            }
+            if (!sema_const_int(s, a->list[0], &v, "a pipeline's stage count")) return;
+            if (v < 1 || v > 64) {
+                diag_error(s->diag, a->list[0]->loc, "a pipeline has 1..64 stages, not %lld", (long long)v);
+                return;
+            }
+            p->stages = (int)v;
+            stages = a;
+        } else if (strcmp(a->name, "producer") == 0 && !a->op) {
+            if (a->nlist != 1) {
+                diag_error(s->diag, a->loc, "producer(...) takes tma or one range of warps (producer(0 .. 4))");
+                return;
+            }
+            if (a->list[0]->kind == N_NAME && strcmp(a->list[0]->name, "tma") == 0) continue;
+            if (!range_arg(s, a->list[0], nwarps, &p->producer, "producer")) return;
+            p->tma = 0;
+        } else if (strcmp(a->name, "consumers") == 0 && !a->op) {
+            if (a->nlist < 1 || a->nlist > PIPE_MAX_GROUPS) {
+                diag_error(s->diag, a->loc, "consumers(...) takes 1..%d warp ranges, one per consumer group (consumers(4 .. 8, "
+                           "8 .. 12))", PIPE_MAX_GROUPS);
+                return;
+            }
+            for (int j = 0; j < a->nlist; j++) {
+                WarpRange r;
+                if (!range_arg(s, a->list[j], nwarps, &r, "consumers")) return;
+                for (int q = 0; q < p->nconsumers; q++)
+                    if (overlaps(r, p->consumers[q])) {
+                        diag_error(s->diag, a->list[j]->loc, "consumer groups overlap: warps %d .. %d and %d .. %d", r.lo, r.hi,
+                                   p->consumers[q].lo, p->consumers[q].hi);
+                        return;
+                    }
+                p->consumers[p->nconsumers++] = r;
+            }
+        } else {
+            diag_error(s->diag, a->loc, "unknown pipeline attribute '%s' (stages(S), producer(tma | lo .. hi), "
+                       "consumers(lo .. hi, ...))", a->name);
+            return;
+        }
+    }
+    if (!stages) {
+        diag_error(s->diag, n->loc, "pipeline '%s' needs stages(S)", n->name);
+        return;
+    }
+    if (!p->nconsumers) { /* the whole block consumes, as one group */
+        p->consumers[0] = (WarpRange){s->group->lo, s->group->hi};
+        p->nconsumers = 1;
+    }
+    if (!p->tma)
+        for (int q = 0; q < p->nconsumers; q++)
+            if (overlaps(p->producer, p->consumers[q])) {
+                diag_error(s->diag, n->loc, "pipeline '%s': the producer warps %d .. %d also consume (warps %d .. %d); a thread "
+                           "producer and its consumers are different warps", n->name, p->producer.lo, p->producer.hi,
+                           p->consumers[q].lo, p->consumers[q].hi);
+                return;
+            }
+    const Node *fields = n->a;
+    if (fields->nlist == 0) {
+        diag_error(s->diag, n->loc, "pipeline '%s' has no tiles: declare its stage's tiles in braces, as in { a: bf16[64, 64]; }",
+                   n->name);
+        return;
+    }
+    /* the fields: shared tiles of S stages (a stages attribute of their own is an error) */
+    for (int i = 0; i < fields->nlist; i++) {
+        const Node *f = fields->list[i];
+        for (int j = 0; j < f->nlist; j++)
+            if (strcmp(f->list[j]->name, "stages") == 0 || strcmp(f->list[j]->name, "dynamic") == 0) {
+                diag_error(s->diag, f->list[j]->loc, "a pipeline's tiles take its stages: drop %s from '%s'", f->list[j]->name,
+                           f->name);
+                return;
+            }
+        Node attr = *stages, *attrs[SEMA_PIPE_MAX_ATTRS];
+        Node decl = *f;
+        if (f->nlist + 1 > SEMA_PIPE_MAX_ATTRS) {
+            diag_error(s->diag, f->loc, "'%s' has too many attributes", f->name);
+            return;
+        }
+        for (int j = 0; j < f->nlist; j++) attrs[j] = f->list[j];
+        attrs[f->nlist] = &attr;
+        decl.list = attrs;
+        decl.nlist = f->nlist + 1;
+        Sym *before = s->syms;
+        sema_shared_stmt(s, &decl);
+        if (s->syms == before || strcmp(s->syms->name, f->name) != 0) return;   /* an error was reported */
+        s->syms->ring_of = p;
+    }
+    /* the barriers: full counts the producer's one arrival, empty one per consumer group */
+    const Type *bt = ir_type_mbar(s->m, p->stages);
+    Op *full = ir_build(&s->b, OP_MBAR_ALLOC, n->loc, NULL, 0, bt);
+    ir_attr_set_int(s->m, full, "count", 1);
+    Op *empty = ir_build(&s->b, OP_MBAR_ALLOC, n->loc, NULL, 0, bt);
+    ir_attr_set_int(s->m, empty, "count", p->nconsumers);
+    ir_attr_set_str(s->m, full, "pipeline", p->name);
+    ir_attr_set_str(s->m, empty, "pipeline", p->name);
+    p->full = full->results[0];
+    p->empty = empty->results[0];
+    char name[160];
+    snprintf(name, sizeof name, "%s_full", n->name);
+    p->full->name = arena_strdup(&s->m->arena, name);
+    snprintf(name, sizeof name, "%s_empty", n->name);
+    p->empty->name = arena_strdup(&s->m->arena, name);
+    Sym *y = sema_declare(s, n->name, SYM_PIPE, n->loc);
+    y->pipe = p;
+}
+
+const char *sema_pipe_name(const Pipe *p) { return p->name; }
+
+/* ---- states ---- */
+
+static Value *cint(Sema *s, Loc loc, int64_t v) { return ir_build_const_int(&s->b, loc, T(TY_I32), v); }
+
+static Value *binop(Sema *s, OpCode code, Loc loc, Value *a, Value *b)
+{
+    Value *ops[2] = {a, b};
+    return ir_build1(&s->b, code, loc, ops, 2, T(TY_I32));
+}
+
+/* Whether block b is `in` or inside one of its ops' regions. */
+static int block_within(const Block *b, const Block *in)
+{
+    for (; b; b = b->parent && b->parent->parent ? b->parent->parent->parent : NULL)
+        if (b == in) return 1;
+    return 0;
+}
+
+/* The stage index of state k: k mod S (k & (S - 1) for a power of two). */
+static Value *stage_of(Sema *s, const Pipe *cp, Value *k, Loc loc)
+{
+    Pipe *p = (Pipe *)cp;
+    if (p->memo_k == k && block_within(s->b.block, p->memo_block) && !s->b.before) return p->memo_idx;
+    Value *idx = sema_is_pow2(p->stages) ? binop(s, OP_AND, loc, k, cint(s, loc, p->stages - 1))
+                                         : binop(s, OP_REM, loc, k, cint(s, loc, p->stages));
+    p->memo_k = k;
+    p->memo_idx = idx;
+    p->memo_block = s->b.block;
+    return idx;
+}
+
+/* The parity state k waits for: the consumer's on full ((k / S) & 1), the producer's on empty
+ * (the other one: a fresh barrier's "previous phase" is complete, so the first round passes). */
+static Value *parity_of(Sema *s, const Pipe *p, Value *k, Loc loc, int producer)
+{
+    Value *round;
+    if (sema_is_pow2(p->stages)) {
+        int sh = 0;
+        while ((1 << sh) < p->stages) sh++;
+        round = sh ? binop(s, OP_SHR, loc, k, cint(s, loc, sh)) : k;
+    } else round = binop(s, OP_DIV, loc, k, cint(s, loc, p->stages));
+    Value *bit = binop(s, OP_AND, loc, round, cint(s, loc, 1));
+    Value *ops[2] = {bit, cint(s, loc, 0)};
+    Op *cmp = ir_build(&s->b, OP_CMP, loc, ops, 2, T(TY_I1));
+    ir_attr_set_str(s->m, cmp, "pred", producer ? "eq" : "ne");
+    const Type *pt = ir_type_parity(s->m);
+    Value *sel[3] = {cmp->results[0], ir_build_const_int(&s->b, loc, pt, 1), ir_build_const_int(&s->b, loc, pt, 0)};
+    return ir_build1(&s->b, OP_SELECT, loc, sel, 3, pt);
+}
+
+static Value *bar_at(Sema *s, Value *arr, Value *idx, Loc loc)
+{
+    Value *ops[2] = {arr, idx};
+    return ir_build1(&s->b, OP_MBAR_AT, loc, ops, 2, ir_type_mbar(s->m, 0));
+}
+
+/* ring.start(): the state before the first stage (k = 0). */
+Ex sema_pipe_method(Sema *s, const Node *n, Sym *y)
+{
+    if (strcmp(n->name, "start") != 0) {
+        diag_error(s->diag, n->loc, "pipeline '%s' has no method '%s' (%s.start() gives a state at its first stage)", y->name,
+                   n->name, y->name);
+        return sema_ex_err();
+    }
+    if (!sema_nargs_ok(s, n, 0, 0) || !sema_need_builder(s, n->loc)) return sema_ex_err();
+    Ex e = sema_ex_val(cint(s, n->loc, 0));
+    e.state = y->pipe;
+    return e;
+}
+
+/* st.next(): the state of the following stage (the parity flips as the ring wraps). */
+Ex sema_state_method(Sema *s, const Node *n, Ex st)
+{
+    if (strcmp(n->name, "next") != 0) {
+        diag_error(s->diag, n->loc, "a state of pipeline '%s' has one method, next(), not '%s'", st.state->name, n->name);
+        return sema_ex_err();
+    }
+    if (!sema_nargs_ok(s, n, 0, 0) || !sema_need_builder(s, n->loc)) return sema_ex_err();
+    Ex e = sema_ex_val(binop(s, OP_ADD, n->loc, st.v, cint(s, n->loc, 1)));
+    e.state = st.state;
+    return e;
+}
+
+/* st.stage (i32) and st.parity (the consumer's parity): the lower layer's view of a state. */
+Ex sema_state_member(Sema *s, const Node *n, Ex st)
+{
+    if (strcmp(n->name, "stage") == 0) return sema_ex_val(stage_of(s, st.state, st.v, n->loc));
+    if (strcmp(n->name, "parity") == 0) return sema_ex_val(parity_of(s, st.state, st.v, n->loc, 0));
+    diag_error(s->diag, n->loc, "a state of pipeline '%s' has the members stage and parity, not '%s'", st.state->name,
+               n->name);
+    return sema_ex_err();
+}
+
+/* The state argument of a pipeline operation. */
+static int state_arg(Sema *s, const Node *n, const char *fn, Ex *out)
+{
+    char b1[96];
+    if (pipe_sym(s, n)) {
+        diag_error(s->diag, n->loc, "%s() takes a state of the pipeline, not the pipeline: var st = %s.start(); %s(st);", fn,
+                   n->name, fn);
+        return 0;
+    }
+    Ex e = sema_expr(s, n);
+    if (e.err) return 0;
+    if (!e.state) {
+        diag_error(s->diag, n->loc, "%s() takes a pipeline state (from ring.start() and st.next()), not %s", fn,
+                   TYNAME(e.type, b1));
+        return 0;
+    }
+    *out = e;
+    return 1;
+}
+
+static const char *range_str(WarpRange r, char *buf, size_t n)
+{
+    if (r.hi == r.lo + 1) snprintf(buf, n, "warp %d", r.lo);
+    else snprintf(buf, n, "warps %d .. %d", r.lo, r.hi);
+    return buf;
+}
+
+/* The group running the call, as a warp range ({0, 0}: one elected thread, *lo its warp). */
+static int in_elect(const Sema *s) { return s->group && s->group->kind == TK_ELECT; }
+
+/* Whether the current group's warps all consume p (they lie in its consumer groups). */
+static int consumes(const Sema *s, const Pipe *p)
+{
+    const Group *g = s->group;
+    int covered = 0;
+    for (int q = 0; q < p->nconsumers; q++) {
+        int lo = g->lo > p->consumers[q].lo ? g->lo : p->consumers[q].lo;
+        int hi = g->hi < p->consumers[q].hi ? g->hi : p->consumers[q].hi;
+        if (hi > lo) covered += hi - lo;
+    }
+    return covered == g->hi - g->lo;
+}
+
+static void consumers_str(const Pipe *p, char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    for (int q = 0; q < p->nconsumers && used + 32 < n; q++) {
+        char r[48];
+        used += (size_t)snprintf(buf + used, n - used, "%s%s", q ? ", " : "", range_str(p->consumers[q], r, sizeof r));
+    }
+}
+
+static void push_mark(Sema *s, const Pipe *p, Value *k, Loc loc, int release)
+{
+    PipeMark *m = arena_alloc(s->arena, sizeof *m);
+    *m = (PipeMark){p, k, loc, s->depth, release, s->pipe_marks};
+    s->pipe_marks = m;
+}
+
+/* The end of a scope: its open acquires are errors, its releases forgotten. */
+void sema_pipe_scope_end(Sema *s)
+{
+    while (s->pipe_marks && s->pipe_marks->depth >= s->depth) {
+        PipeMark *m = s->pipe_marks;
+        if (!m->release && !s->dry) {
+            diag_error(s->diag, m->loc, "acquire() of pipeline '%s' without its commit() in the same block: the consumers would "
+                       "wait for a stage that is never filled", m->p->name);
+        }
+        s->pipe_marks = m->prev;
+    }
+}
+
+/* The end of a pipeline's scope (the kernel body): a pipeline that is filled but never waited on,
+ * waited on but never filled, or waited on but never released hangs on every run. */
+void sema_pipe_end(Sema *s, const Sym *y)
+{
+    const Pipe *p = y->pipe;
+    if (!p) return;
+    if (p->first_acquire && !p->first_wait)
+        diag_error(s->diag, p->first_acquire->loc, "pipeline '%s' is filled but no consumer waits on it: after %d stages "
+                   "this acquire() waits forever", p->name, p->stages);
+    else if (p->first_wait && !p->first_acquire)
+        diag_error(s->diag, p->first_wait->loc, "the consumers of pipeline '%s' wait, but no producer acquires and commits "
+                   "its stages: this wait() never completes", p->name);
+    else if (p->first_wait && !p->first_release)
+        diag_error(s->diag, p->first_wait->loc, "the consumers of pipeline '%s' wait but never release(): after %d stages "
+                   "the producer's acquire() waits forever", p->name, p->stages);
+}
+
+/* acquire(st): the producer waits until the consumers released the stage, then (TMA) arms its full
+ * barrier with the bytes of the loads that follow. */
+static Ex acquire(Sema *s, const Call *c, Ex st)
+{
+    const Pipe *p = st.state;
+    Loc loc = c->n->loc;
+    char r[48];
+    if (p->tma && !in_elect(s)) {
+        diag_error(s->diag, loc, "acquire() of pipeline '%s' (producer(tma)) runs on one elected thread: put it in elect { }",
+                   p->name);
+        return sema_ex_err();
+    }
+    if (!p->tma && (s->group->kind != TK_WARPS || s->group->lo != p->producer.lo || s->group->hi != p->producer.hi)) {
+        diag_error(s->diag, loc, "acquire() of pipeline '%s' runs in its producer group, %s", p->name,
+                   range_str(p->producer, r, sizeof r));
+        return sema_ex_err();
+    }
+    for (PipeMark *m = s->pipe_marks; m; m = m->prev)
+        if (!m->release && m->p == p) {
+            diag_error(s->diag, loc, "acquire() of pipeline '%s' while an acquire is not committed", p->name);
+            diag_note(s->diag, m->loc, "the open acquire");
+            return sema_ex_err();
+        }
+    Value *idx = stage_of(s, p, st.v, loc);
+    Value *w[2] = {bar_at(s, p->empty, idx, loc), parity_of(s, p, st.v, loc, 1)};
+    Op *wait = ir_build(&s->b, OP_MBAR_WAIT, loc, w, 2, NULL);
+    ir_attr_set_str(s->m, wait, "scope", "cta");
+    if (p->tma) {
+        Value *f = bar_at(s, p->full, idx, loc);
+        Op *ae = ir_build(&s->b, OP_MBAR_ARRIVE_EXPECT, loc, &f, 1, NULL);
+        ir_attr_set_str(s->m, ae, "scope", "cta");
+    }
+    push_mark(s, p, st.v, loc, 0);
+    if (!p->first_acquire) ((Pipe *)p)->first_acquire = c->n;
+    return sema_ex_none();
+}
+
+/* One arrival of the current group on bar: the group meets (every thread is done with the
+ * stage), then one elected thread arrives. In one elected thread: that thread arrives. */
+static void group_arrive(Sema *s, Value *arr, Value *idx, Loc loc)
+{
+    if (!in_elect(s)) {
+        Group *g = s->group;
+        if (g->kind == 0) ir_build(&s->b, OP_BARRIER, loc, NULL, 0, NULL);
+        else {
+            int id = sema_group_barrier(s, loc);
+            if (id < 0) return;
+            Op *op = ir_build(&s->b, OP_GROUP_SYNC, loc, NULL, 0, NULL);
+            ir_attr_set_int(s->m, op, "id", id);
+            ir_attr_set_int(s->m, op, "threads", g->threads);
+        }
+        Op *el = ir_build(&s->b, OP_ELECT, loc, NULL, 0, NULL);
+        Block *saved;
+        sema_enter_region(s, &el->regions[0], &saved);
+        Value *b = bar_at(s, arr, idx, loc);
+        Op *a = ir_build(&s->b, OP_MBAR_ARRIVE, loc, &b, 1, NULL);
+        ir_attr_set_str(s->m, a, "scope", "cta");
+        ir_build(&s->b, OP_YIELD, loc, NULL, 0, NULL);
+        s->b.block = saved;
+        return;
+    }
+    Value *b = bar_at(s, arr, idx, loc);
+    Op *a = ir_build(&s->b, OP_MBAR_ARRIVE, loc, &b, 1, NULL);
+    ir_attr_set_str(s->m, a, "scope", "cta");
+}
+
+/* commit(st): the producer's stage is complete: TMA loads complete it themselves (the bytes armed
+ * by acquire); a thread producer's group meets and arrives once. */
+static Ex commit(Sema *s, const Call *c, Ex st)
+{
+    const Pipe *p = st.state;
+    Loc loc = c->n->loc;
+    PipeMark **at = &s->pipe_marks;
+    for (; *at; at = &(*at)->prev)
+        if (!(*at)->release && (*at)->p == p) break;
+    if (!*at) {
+        diag_error(s->diag, loc, "commit() of pipeline '%s' without an acquire() before it in this block", p->name);
+        return sema_ex_err();
+    }
+    PipeMark *m = *at;
+    if (m->depth != s->depth) {
+        diag_error(s->diag, loc, "commit() of pipeline '%s' in another block than its acquire(): a stage is committed on "
+                   "every path, in the acquire's block", p->name);
+        diag_note(s->diag, m->loc, "the acquire");
+        return sema_ex_err();
+    }
+    if (m->k != st.v) {
+        diag_error(s->diag, loc, "commit() of pipeline '%s' names another state than its acquire() (the state moved on "
+                   "between them)", p->name);
+        diag_note(s->diag, m->loc, "the acquire");
+        return sema_ex_err();
+    }
+    *at = m->prev;
+    if (!p->tma) group_arrive(s, p->full, stage_of(s, p, st.v, loc), loc);
+    return sema_ex_none();
+}
+
+/* wait(st), try_wait(st): a consumer waits until the stage is full. */
+Ex sema_pipe_wait(Sema *s, const Call *c)
+{
+    Ex st;
+    if (!state_arg(s, c->n->list[0], c->n->name, &st)) return sema_ex_err();
+    const Pipe *p = st.state;
+    Loc loc = c->n->loc;
+    if (c->bi->op == OP_MBAR_TEST_WAIT) {
+        diag_error(s->diag, loc, "test_wait() takes a barrier and a parity; on a pipeline use try_wait(st)");
+        return sema_ex_err();
+    }
+    if (c->named[0]) {
+        diag_error(s->diag, c->named[0]->loc, "%s(st) on a pipeline takes no scope", c->n->name);
+        return sema_ex_err();
+    }
+    if (!consumes(s, p)) {
+        char b1[200], r[48];
+        consumers_str(p, b1, sizeof b1);
+        diag_error(s->diag, loc, "%s() on pipeline '%s' in %s: not among its consumers (%s)", c->n->name,
+                   p->name, range_str((WarpRange){s->group->lo, s->group->hi}, r, sizeof r), b1);
+        return sema_ex_err();
+    }
+    if (!p->first_wait) ((Pipe *)p)->first_wait = c->n;
+    Value *ops[2] = {bar_at(s, p->full, stage_of(s, p, st.v, loc), loc), parity_of(s, p, st.v, loc, 0)};
+    OpCode code = c->bi->op;
+    Op *op = ir_build(&s->b, code, loc, ops, 2, code == OP_MBAR_WAIT ? NULL : T(TY_I1));
+    ir_attr_set_str(s->m, op, "scope", "cta");
+    return code == OP_MBAR_WAIT ? sema_ex_none() : sema_ex_val(op->results[0]);
+}
+
+/* The meeting and arrival of consumer group q: its warps meet at its named barrier (or the block
+ * barrier when it is the whole block), one elected thread arrives on empty. Built inside a warps
+ * region of its own when the current group is larger. */
+static void consumer_arrive(Sema *s, Pipe *p, int q, Value *idx, Loc loc)
+{
+    WarpRange r = p->consumers[q];
+    Group *g = s->group;
+    int whole_block = g->kind == 0 && r.lo == g->lo && r.hi == g->hi;
+    Block *saved = NULL;
+    if (!whole_block && (g->lo != r.lo || g->hi != r.hi)) {
+        Op *w = ir_build(&s->b, OP_WARPS, loc, NULL, 0, NULL);
+        ir_attr_set_int(s->m, w, "lo", r.lo);
+        ir_attr_set_int(s->m, w, "hi", r.hi);
+        sema_enter_region(s, &w->regions[0], &saved);
+    }
+    if (whole_block) ir_build(&s->b, OP_BARRIER, loc, NULL, 0, NULL);
+    else {
+        if (!p->sync_id[q]) {
+            if (g->kind != 0 && g->lo == r.lo && g->hi == r.hi) p->sync_id[q] = sema_group_barrier(s, loc);
+            else if (s->next_sync_id > 15) {
+                diag_error(s->diag, loc, "more than 15 warp groups need a barrier: the hardware has 16 named barriers");
+                p->sync_id[q] = -1;
+            } else p->sync_id[q] = s->next_sync_id++;
+        }
+        if (p->sync_id[q] < 0) return;
+        Op *op = ir_build(&s->b, OP_GROUP_SYNC, loc, NULL, 0, NULL);
+        ir_attr_set_int(s->m, op, "id", p->sync_id[q]);
+        ir_attr_set_int(s->m, op, "threads", 32 * (r.hi - r.lo));
+    }
+    Op *el = ir_build(&s->b, OP_ELECT, loc, NULL, 0, NULL);
+    Block *in;
+    sema_enter_region(s, &el->regions[0], &in);
+    Value *b = bar_at(s, p->empty, idx, loc);
+    Op *a = ir_build(&s->b, OP_MBAR_ARRIVE, loc, &b, 1, NULL);
+    ir_attr_set_str(s->m, a, "scope", "cta");
+    ir_build(&s->b, OP_YIELD, loc, NULL, 0, NULL);
+    s->b.block = in;
+    if (saved) {
+        ir_build(&s->b, OP_YIELD, loc, NULL, 0, NULL);
+        s->b.block = saved;
+    }
+}
+
+/* release(st): the consumer groups the current group holds are done with the stage: each meets,
+ * then one of its threads arrives (so the empty barrier gets one arrival per group). */
+static Ex release(Sema *s, const Call *c, Ex st)
+{
+    Pipe *p = (Pipe *)st.state;
+    Loc loc = c->n->loc;
+    const Group *g = s->group;
+    char b1[200], r[48];
+    consumers_str(p, b1, sizeof b1);
+    if (in_elect(s)) {
+        diag_error(s->diag, loc, "release() of pipeline '%s' inside elect: a consumer group releases as a whole (it meets, "
+                   "then one thread arrives); call it in the group (%s)", p->name, b1);
+        return sema_ex_err();
+    }
+    int held = 0, partial = 0;
+    for (int q = 0; q < p->nconsumers; q++) {
+        WarpRange w = p->consumers[q];
+        if (w.lo >= g->lo && w.hi <= g->hi) held++;
+        else if (overlaps(w, (WarpRange){g->lo, g->hi})) partial = 1;
+    }
+    if (!held || partial || !consumes(s, p)) {
+        diag_error(s->diag, loc, "release() of pipeline '%s' in %s: a release is made by whole consumer groups (%s), each "
+                   "once per stage, so that the empty barrier gets its %d arrival%s", p->name,
+                   range_str((WarpRange){g->lo, g->hi}, r, sizeof r), b1, p->nconsumers, p->nconsumers == 1 ? "" : "s");
+        return sema_ex_err();
+    }
+    for (PipeMark *m = s->pipe_marks; m; m = m->prev)
+        if (m->release && m->p == p && m->k == st.v) {
+            diag_error(s->diag, loc, "stage released twice: this state of pipeline '%s' was released already (one release "
+                       "per stage and consumer group; advance the state with st = st.next())", p->name);
+            diag_note(s->diag, m->loc, "the first release");
+            return sema_ex_err();
+        }
+    Value *idx = stage_of(s, p, st.v, loc);
+    for (int q = 0; q < p->nconsumers; q++)
+        if (p->consumers[q].lo >= g->lo && p->consumers[q].hi <= g->hi) consumer_arrive(s, p, q, idx, loc);
+    push_mark(s, p, st.v, loc, 1);
+    if (!p->first_release) p->first_release = c->n;
+    return sema_ex_none();
+}
+
+/* tail(st): the producer, before it exits, waits until the consumers released every stage it may
+ * still have in flight (the next S acquisitions' waits; a stage never filled passes at once). */
+static Ex tail(Sema *s, const Call *c, Ex st)
+{
+    const Pipe *p = st.state;
+    Loc loc = c->n->loc;
+    if (p->tma && !in_elect(s)) {
+        diag_error(s->diag, loc, "tail() of pipeline '%s' (producer(tma)) runs on the producer's elected thread: put it in "
+                   "elect { }", p->name);
+        return sema_ex_err();
+    }
+    Value *k = st.v;
+    for (int j = 0; j < p->stages; j++) {
+        Value *w[2] = {bar_at(s, p->empty, stage_of(s, p, k, loc), loc), parity_of(s, p, k, loc, 1)};
+        Op *wait = ir_build(&s->b, OP_MBAR_WAIT, loc, w, 2, NULL);
+        ir_attr_set_str(s->m, wait, "scope", "cta");
+        k = binop(s, OP_ADD, loc, k, cint(s, loc, 1));
+    }
+    return sema_ex_none();
+}
+
+/* acquire, commit, release, tail: the row's name picks the operation. */
+Ex sema_pipe_op(Sema *s, const Call *c)
+{
+    Ex st;
+    const char *f = c->n->name;
+    if (!state_arg(s, c->n->list[0], f, &st)) return sema_ex_err();
+    switch (f[0]) {
+    case 'a': return acquire(s, c, st);
+    case 'c': return commit(s, c, st);
+    case 'r': return release(s, c, st);
+    default: return tail(s, c, st);
+    }
+}
+
+/* ---- the tiles ---- */
+
+/* field[st]: the stage of a pipeline's tile; the state must be of its pipeline. */
+Value *sema_pipe_stage(Sema *s, const Node *n, Value *ring, const Pipe *of, const Node *index)
+{
+    char b1[96];
+    Ex st = sema_expr(s, index);
+    if (st.err) return NULL;
+    if (!st.state) {
+        diag_error(s->diag, index->loc, "a tile of pipeline '%s' is indexed by a state of it (from %s.start()), not %s",
+                   of->name, of->name, TYNAME(st.type, b1));
+        return NULL;
+    }
+    if (st.state != of) {
+        diag_error(s->diag, index->loc, "a state of pipeline '%s' indexes a tile of pipeline '%s'", st.state->name, of->name);
+        return NULL;
+    }
+    const Type *bt = ring->type;
+    Value *ops[2] = {ring, stage_of(s, of, st.v, n->loc)};
+    return ir_build1(&s->b, OP_SMEM_STAGE, n->loc, ops, 2, ir_type_smem(s->m, bt->elem, bt->rank, bt->shape, 1, bt->swizzle));
+}
+
+/* The full barrier of the stage a pipeline tile's stage names (tma.load(field[st], src[...])), or
+ * NULL after an error. */
+Value *sema_pipe_full_bar(Sema *s, const Node *dst)
+{
+    const Node *base = dst->kind == N_INDEX ? dst->a : NULL;
+    Sym *y = base && base->kind == N_NAME ? sema_lookup(s, base->name) : NULL;
+    if (!y || !y->ring_of || dst->nlist != 1) {
+        diag_error(s->diag, dst->loc, "tma.load() needs an mbarrier to complete on, unless its destination is a stage of a "
+                   "pipeline's tile (ring_tile[st])");
+        return NULL;
+    }
+    const Pipe *p = y->ring_of;
+    for (PipeMark *m = s->pipe_marks; m; m = m->prev)
+        if (!m->release && m->p == p) {
+            Ex st = sema_expr(s, dst->list[0]);
+            if (st.err) return NULL;
+            if (st.state != p || st.v != m->k) break;
+            return bar_at(s, p->full, stage_of(s, p, st.v, dst->loc), dst->loc);
+        }
+    diag_error(s->diag, dst->loc, "tma.load() into pipeline '%s' outside an acquire() of this state: acquire(st) arms the "
+               "stage's barrier first", p->name);
+    return NULL;
+}

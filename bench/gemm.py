@@ -169,8 +169,13 @@ def rw_regepi(s):
     return "\n".join(out)
 
 
-# name -> (sample kind, rewrite function)
-REWRITES = {"allthreads": ("persistent", rw_allthreads), "nosync": ("persistent", rw_nosync),
+# The persistent kernel's lower-layer form (its ring's stage index, parity and releases written by
+# hand), which the release rewrites change: the sample itself is written with a pipeline.
+PERSISTENT_LOWER = "tests/sim/lower/gemm_persistent_sm90.tile"
+
+# name -> (sample kind, rewrite function[, the file it rewrites instead of the sample])
+REWRITES = {"allthreads": ("persistent", rw_allthreads, PERSISTENT_LOWER),
+            "nosync": ("persistent", rw_nosync, PERSISTENT_LOWER),
             "onesync": ("persistent", rw_onesync), "nomc": ("cluster", rw_nomc),
             "split": ("cluster", rw_split), "regepi": ("pingpong", rw_regepi)}
 
@@ -213,8 +218,9 @@ PRESETS = {
     "tune": Preset("the autotuner: every variant of the tuning space checked and timed, ranked, "
                    "and the best per shape", tune_space(), reps=10, mode="tune"),
     "release": Preset("the persistent kernel's stage release: one arrival per warpgroup after a "
-                      "meeting (the sample), 256 arrivals, one arrival without the meeting",
-                      "plain;persistent;persistent rewrite=allthreads;persistent rewrite=nosync",
+                      "meeting (the sample; its lower-layer form), 256 arrivals, one arrival without the meeting",
+                      f"plain;persistent;persistent src={PERSISTENT_LOWER};persistent rewrite=allthreads;"
+                      "persistent rewrite=nosync",
                       shapes="4096x4096x4096,8192x8192x8192,16384x4096x1024"),
     "epilogue": Preset("the persistent kernel's epilogue: four pieces and 4 stages (the sample), "
                        "3 stages, one whole C tile with 3 stages, one meeting per piece, cuBLAS's "
@@ -224,6 +230,10 @@ PRESETS = {
     "pingpong": Preset("the ping-pong kernel's shapes and epilogues beside the cooperative one",
                        "persistent;persistent GROUP_M=16;pingpong;pingpong STAGES=4;pingpong GROUP_M=16;"
                        "pingpong BM=64 BN=256 STAGES=4;pingpong rewrite=regepi"),
+    "pipeline": Preset("the persistent kernel written with a pipeline (the sample) beside its "
+                       "lower-layer form (stage index, parity and releases by hand), same tiles",
+                       f"persistent;persistent src={PERSISTENT_LOWER};persistent BN=128 STAGES=6;"
+                       f"persistent BN=128 STAGES=6 src={PERSISTENT_LOWER}"),
     "cluster": Preset("2-CTA clusters: B multicast with the cross-CTA release (the sample), without "
                       "multicast (nomc), without clusters (split: the split mma alone)",
                       "persistent GROUP_M=16;cluster;cluster GROUP_M=16;cluster rewrite=nomc;"
@@ -286,7 +296,9 @@ class Variant:
         elif rewrite:
             if rewrite[0] not in REWRITES:
                 raise ValueError(f"variant [{text}]: no rewrite {rewrite[0]} (known: {', '.join(REWRITES)})")
-            kind, fn = REWRITES[rewrite[0]]
+            kind, fn = REWRITES[rewrite[0]][:2]
+            if len(REWRITES[rewrite[0]]) > 2:
+                sample = os.path.join(ROOT, REWRITES[rewrite[0]][2])
             if kind != self.kind:
                 raise ValueError(f"variant [{text}]: rewrite={rewrite[0]} applies to the {kind} kernel")
             self.source = os.path.join(tmpdir(), f"{self.kernel}.{rewrite[0]}.tile")

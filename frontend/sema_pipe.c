@@ -5,10 +5,12 @@
  * be. `pipeline NAME stages(S) producer(...) consumers(...) { fields }` declares each field as a
  * shared tile of S stages (sema_shared.c, so swizzles are chosen as for any tile) and two arrays
  * of S mbarriers: `full` (count 1: the producer's one arrival per stage, with the derived TMA
- * bytes) and `empty` (count: one arrival per consumer group). A state is one i32 counter k of the
- * stages acquired so far: its stage is k mod S and its parity bit (k / S) & 1, the consumer's
- * parity on `full`, the other one the producer's on `empty` (so the producer's first round passes a
- * fresh barrier). The operations build today's ops (mbar_wait, mbar_arrive_expect, group_sync,
+ * bytes) and `empty` (count: one arrival per consumer group). A state is one i32: for a power of
+ * two S the count k of stages passed (stage k & (S - 1), lap bit (k >> log2 S) & 1, next: k + 1);
+ * otherwise the stage in the low 16 bits and the laps above them (stage v & 0xffff, lap bit
+ * (v >> 16) & 1, next: v + 1, or the next lap's stage 0 at the wrap), so that no state operation
+ * divides. The lap bit is the consumer's parity on `full`; the other parity is the producer's on
+ * `empty` (so the producer's first round passes a fresh barrier). The operations build today's ops (mbar_wait, mbar_arrive_expect, group_sync,
  * elect, mbar_arrive), so verify-async, the simulator and the watchdog see an ordinary protocol;
  * what this file checks is what those ops no longer show: which group may run each operation,
  * that an acquire is committed in its block, that a stage is released once, that a state belongs
@@ -221,13 +223,35 @@ static int block_within(const Block *b, const Block *in)
     return 0;
 }
 
-/* The stage index of state k: k mod S (k & (S - 1) for a power of two). */
+/* The state's stage index and the shift of its lap bit (see the top of the file). */
+static int64_t stage_mask(const Pipe *p) { return sema_is_pow2(p->stages) ? p->stages - 1 : 0xffff; }
+
+static int lap_shift(const Pipe *p)
+{
+    if (!sema_is_pow2(p->stages)) return 16;
+    int sh = 0;
+    while ((1 << sh) < p->stages) sh++;
+    return sh;
+}
+
+/* The state after v. */
+static Value *state_next(Sema *s, const Pipe *p, Value *v, Loc loc)
+{
+    Value *v1 = binop(s, OP_ADD, loc, v, cint(s, loc, 1));
+    if (sema_is_pow2(p->stages)) return v1;
+    Value *ops[2] = {binop(s, OP_AND, loc, v1, cint(s, loc, 0xffff)), cint(s, loc, p->stages)};
+    Op *wrap = ir_build(&s->b, OP_CMP, loc, ops, 2, T(TY_I1));
+    ir_attr_set_str(s->m, wrap, "pred", "eq");
+    Value *sel[3] = {wrap->results[0], binop(s, OP_ADD, loc, v1, cint(s, loc, 0x10000 - p->stages)), v1};
+    return ir_build1(&s->b, OP_SELECT, loc, sel, 3, T(TY_I32));
+}
+
+/* The stage index of state k. */
 static Value *stage_of(Sema *s, const Pipe *cp, Value *k, Loc loc)
 {
     Pipe *p = (Pipe *)cp;
     if (p->memo_k == k && block_within(s->b.block, p->memo_block) && !s->b.before) return p->memo_idx;
-    Value *idx = sema_is_pow2(p->stages) ? binop(s, OP_AND, loc, k, cint(s, loc, p->stages - 1))
-                                         : binop(s, OP_REM, loc, k, cint(s, loc, p->stages));
+    Value *idx = binop(s, OP_AND, loc, k, cint(s, loc, stage_mask(p)));
     p->memo_k = k;
     p->memo_idx = idx;
     p->memo_block = s->b.block;
@@ -238,12 +262,8 @@ static Value *stage_of(Sema *s, const Pipe *cp, Value *k, Loc loc)
  * (the other one: a fresh barrier's "previous phase" is complete, so the first round passes). */
 static Value *parity_of(Sema *s, const Pipe *p, Value *k, Loc loc, int producer)
 {
-    Value *round;
-    if (sema_is_pow2(p->stages)) {
-        int sh = 0;
-        while ((1 << sh) < p->stages) sh++;
-        round = sh ? binop(s, OP_SHR, loc, k, cint(s, loc, sh)) : k;
-    } else round = binop(s, OP_DIV, loc, k, cint(s, loc, p->stages));
+    int sh = lap_shift(p);
+    Value *round = sh ? binop(s, OP_SHR, loc, k, cint(s, loc, sh)) : k;
     Value *bit = binop(s, OP_AND, loc, round, cint(s, loc, 1));
     Value *ops[2] = {bit, cint(s, loc, 0)};
     Op *cmp = ir_build(&s->b, OP_CMP, loc, ops, 2, T(TY_I1));
@@ -281,7 +301,7 @@ Ex sema_state_method(Sema *s, const Node *n, Ex st)
         return sema_ex_err();
     }
     if (!sema_nargs_ok(s, n, 0, 0) || !sema_need_builder(s, n->loc)) return sema_ex_err();
-    Ex e = sema_ex_val(binop(s, OP_ADD, n->loc, st.v, cint(s, n->loc, 1)));
+    Ex e = sema_ex_val(state_next(s, st.state, st.v, n->loc));
     e.state = st.state;
     return e;
 }
@@ -613,7 +633,7 @@ static Ex tail(Sema *s, const Call *c, Ex st)
         Value *w[2] = {bar_at(s, p->empty, stage_of(s, p, k, loc), loc), parity_of(s, p, k, loc, 1)};
         Op *wait = ir_build(&s->b, OP_MBAR_WAIT, loc, w, 2, NULL);
         ir_attr_set_str(s->m, wait, "scope", "cta");
-        k = binop(s, OP_ADD, loc, k, cint(s, loc, 1));
+        k = state_next(s, p, k, loc);
     }
     return sema_ex_none();
 }

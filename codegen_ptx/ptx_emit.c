@@ -394,6 +394,9 @@ static void emit_op(Emit *e, const Op *op, Flow *f)
     case OP_SHMEM_PUT_SIGNAL: case OP_SHMEM_SIGNAL_OP: case OP_SHMEM_FENCE: case OP_SHMEM_QUIET: case OP_SHMEM_SIGNAL_WAIT:
         ptx_emit_shmem(e, op);
         return;
+    case OP_PRINT:
+        ptx_emit_print(e, op);
+        return;
     case OP_IOTA: case OP_TILE_LOAD: case OP_TILE_STORE:
     default:
         /* ops NVIDIA targets do not have are caught by ir_verify_targets before a back end runs; a
@@ -748,6 +751,8 @@ int ptx_emit_module_opts(const Module *m, PtxTarget target, PtxOptions *opts, St
         sb_puts(out, e.shmem_decls.data);
     }
     sb_free(&e.shmem_decls);
+    if (e.print_decls.data) sb_puts(out, e.print_decls.data);
+    sb_free(&e.print_decls);
     if (kernels.data) sb_puts(out, kernels.data);
     sb_free(&kernels);
     ir_free(e.regs);

@@ -53,6 +53,8 @@ typedef struct Emit {
     PtxOptions *opts;      /* debug_hangs, shmem_qp and the wait-site table, or NULL */
     int capsites;          /* allocated entries of opts->sites */
     StrBuf shmem_decls;    /* `.extern .func` declarations of the NVSHMEM functions called */
+    StrBuf print_decls;    /* vprintf's declaration and the print formats (.global strings) */
+    int nprint;            /* print ops emitted so far in the module (their formats' and buffers' names) */
     /* per kernel */
     const Kernel *k;       /* the kernel being emitted */
     StrBuf decl, body;     /* register declarations; instructions */
@@ -78,6 +80,9 @@ typedef struct Emit {
     const char *clc_claim_o;  /* the register holding that atomic's old word */
     struct TcState *tc;    /* sm_100a: the kernel's tensor-memory accumulator, or NULL */
 } Emit;
+
+/* ptx_print.c: print as a call of vprintf (the format a .global string, the arguments in a .local buffer). */
+void ptx_emit_print(Emit *e, const Op *op);
 
 /* ================================ ptx_emit.c ================================ */
 

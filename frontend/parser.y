@@ -419,6 +419,10 @@ arg(A) ::= expr(B) DOTDOT(K) expr(C). { A = fe_node(N_RANGE, L(ctx, K)); A->a = 
 arg(A) ::= IDENT(N) ASSIGN expr(E). { A = NAME(N_NAMEDARG, N); A->a = E; A = fin(ctx, A); }
 /* scope = cluster: `cluster` is a keyword (the launch shape), taken here as the name of the scope */
 arg(A) ::= IDENT(N) ASSIGN CLUSTER(C). { A = NAME(N_NAMEDARG, N); A->a = NAME(N_NAME, C); }
+/* print(..., each = warp | block, block = b): the keywords as a value and as a name */
+arg(A) ::= IDENT(N) ASSIGN WARP(C). { A = NAME(N_NAMEDARG, N); A->a = NAME(N_NAME, C); }
+arg(A) ::= IDENT(N) ASSIGN BLOCK(C). { A = NAME(N_NAMEDARG, N); A->a = NAME(N_NAME, C); }
+arg(A) ::= BLOCK(N) ASSIGN expr(E). { A = NAME(N_NAMEDARG, N); A->a = E; A = fin(ctx, A); }
 %type exprlist {Node *}
 exprlist(A) ::= expr(E). { A = fe_list_push(fe_node(N_LIST, E->loc), E); }
 exprlist(A) ::= exprlist(B) COMMA expr(E). { A = fe_list_push(B, E); }

@@ -30,9 +30,11 @@ static const char *const clc_cancel_named[] = {"multicast", NULL};
 static const char *const shmem_named[] = {"qp", NULL};
 static const char *const shmem_fence_named[] = {"pe", "qp", NULL};
 static const char *const math_named[] = {"approx", NULL};
+static const char *const print_named[] = {"each", "block", NULL};
 #define FITS_CALL(named) \
     _Static_assert(sizeof named / sizeof named[0] <= SEMA_MAX_NAMED + 1, #named " has too many names for Call.named")
 FITS_CALL(arrive_named);
+FITS_CALL(print_named);
 FITS_CALL(wait_named);
 FITS_CALL(tma_load_named);
 FITS_CALL(mma_named);
@@ -94,6 +96,8 @@ static const Builtin builtins[] = {
     {NULL,    "wait",               1, 2, wait_named,        SG_ANY,        NULL,      OP_MBAR_WAIT,         sema_wait},
     {NULL,    "try_wait",           1, 2, wait_named,        SG_ANY,        NULL,      OP_MBAR_TRY_WAIT,     sema_wait},
     {NULL,    "test_wait",          2, 2, wait_named,        SG_ANY,        NULL,      OP_MBAR_TEST_WAIT,    sema_wait},
+    /* device printf: sema_print.c */
+    {NULL,    "print",              1, 1 + IR_PRINTF_MAX_ARGS, print_named, SG_ANY, NULL,    OP_PRINT,             sema_print},
     /* pipelines: sema_pipe.c (wait(st) and try_wait(st) are the rows above, with one argument) */
     {NULL,    "acquire",            1, 1, NULL,              SG_ANY,        NULL,      OP_COUNT,             sema_pipe_op},
     {NULL,    "commit",             1, 1, NULL,              SG_ANY,        NULL,      OP_COUNT,             sema_pipe_op},

@@ -367,6 +367,10 @@ Value *sema_pipe_full_bar(Sema *s, const Node *dst);
 void sema_pipe_scope_end(Sema *s);                        /* before a scope's symbols are forgotten */
 void sema_pipe_end(Sema *s, const Sym *y);                /* a pipeline's scope ends: the roles that never came */
 
+/* ================================ sema_print.c ================================ */
+
+Ex sema_print(Sema *s, const Call *c);        /* print(format, args..., each = ..., block = b) */
+
 /* ================================ sema_amd.c ================================ */
 
 void sema_stage_stmt(Sema *s, const Node *n);

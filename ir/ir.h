@@ -592,4 +592,19 @@ int ir_verify_module(Module *m, DiagCtx *diag, int lowered);
  * before a back end; returns the number of errors added. */
 int ir_verify_targets(Module *m, DiagCtx *diag);
 
+/* ---- printf formats (printf.c): the conversions the print op accepts ---- */
+
+enum { IR_PRINTF_MAX_FORMAT = 1024, IR_PRINTF_MAX_ARGS = 32 };
+typedef enum IrPrintfKind { IR_PRINTF_I32, IR_PRINTF_I64, IR_PRINTF_F64 } IrPrintfKind;
+typedef struct IrPrintfConv {
+    size_t start, speclen;   /* the conversion at fmt[start]: '%', flags, width, precision (speclen bytes) */
+    char conv;               /* its letter */
+    IrPrintfKind kind;       /* what it reads: a 32-bit or 64-bit integer, or a double */
+} IrPrintfConv;
+/* The next conversion at or after *pos (1), the end (0) or a malformed one (-1, why set). */
+int ir_printf_next(const char *fmt, size_t *pos, IrPrintfConv *cv, char *why, size_t n);
+/* Whether fmt's conversions take exactly these operand types, in order; why (and *bad_arg, the
+ * operand at fault or -1) when not. */
+int ir_printf_check(const char *fmt, int nargs, const Type *const *types, int *bad_arg, char *why, size_t n);
+
 #endif

@@ -1174,6 +1174,22 @@ static void check_control(Verifier *V, Op *op)
     }
 }
 
+/* print: a format whose conversions take exactly the operands' types (printf.c). */
+static void check_print(Verifier *V, Op *op)
+{
+    Attr *a = need_attr(V, op, "format", ATTR_STR, "a string");
+    if (!a) return;
+    if (op->noperands > IR_PRINTF_MAX_ARGS) {
+        verr(V, op, "print takes at most %d operands, not %u", IR_PRINTF_MAX_ARGS, op->noperands);
+        return;
+    }
+    const Type *types[IR_PRINTF_MAX_ARGS];
+    for (uint32_t i = 0; i < op->noperands; i++) types[i] = op->operands[i]->type;
+    char why[256];
+    int bad;
+    if (!ir_printf_check(a->s, (int)op->noperands, types, &bad, why, sizeof why)) verr(V, op, "print: %s", why);
+}
+
 /* Warp-pipeline stages and what the warp-pipeline pass lowers them to (docs/IR.md). */
 static void check_warp_pipeline(Verifier *V, Op *op)
 {
@@ -1355,6 +1371,9 @@ static void check_op_types(Verifier *V, Op *op)
         return;
     case OP_STAGE: case OP_AMD_SETPRIO: case OP_AMD_STAGE_BARRIER: case OP_AMD_COND_BARRIER:
         check_warp_pipeline(V, op);
+        return;
+    case OP_PRINT:
+        check_print(V, op);
         return;
     default:
         check_memory_and_tiles(V, op);

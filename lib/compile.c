@@ -348,6 +348,18 @@ typedef struct CompileRun {
     Module *m;         /* the module once built; freed by tile_compile */
 } CompileRun;
 
+/* Whether the PTX declares an NVSHMEM device function (`.extern .func ... nvshmem...(`): those
+ * resolve only when the runtime links the device library in. vprintf, the other extern a kernel
+ * may call, is resolved by ptxas. */
+static int calls_nvshmem(const char *ptx)
+{
+    for (const char *d = ptx ? strstr(ptx, "\n.extern .func ") : NULL; d; d = strstr(d + 1, "\n.extern .func ")) {
+        const char *eol = strchr(d + 1, '\n'), *nm = strstr(d, "nvshmem");
+        if (nm && (!eol || nm < eol)) return 1;
+    }
+    return 0;
+}
+
 /* The pipeline, filling run->p; returns the compile's status (out of memory raises instead). */
 static tile_status compile_program(volatile CompileRun *run, const char *source, size_t len, const char *filename,
                                    const tile_compile_options *o)
@@ -444,7 +456,7 @@ static tile_status compile_program(volatile CompileRun *run, const char *source,
     p->nsites = popts.nsites;
     if (erc || diag->errors) goto done;
     p->have[TILE_STAGE_PTX] = 1;
-    if (o->assemble && strstr(p->stages[TILE_STAGE_PTX].data, "\n.extern .func ")) {
+    if (o->assemble && calls_nvshmem(p->stages[TILE_STAGE_PTX].data)) {
         /* NVSHMEM calls resolve only when the runtime links the device library in */
         diag_error(diag, (Loc){0, 0, 0}, "the kernels call NVSHMEM device functions, which are linked in at load time: "
                                          "emit PTX (ptxas -c assembles it as relocatable code), not a cubin");

@@ -97,6 +97,7 @@ typedef enum SimOp {
     SI_LANES,         /* aux c: the SL_* header: ld_lanes, st_lanes or iota_lanes in any layout (sim_layout.c) */
     SI_RED_PUT,       /* aux c: the SR_* header: the thread's lanes of a reduction into its group's exchange */
     SI_RED_GET,       /* aux c: the same header: the thread's result lanes, after the group's barrier */
+    SI_PRINT,         /* aux c: format (index into SimKernel.strs), n args, then (slot, TypeKind) per arg (sim_print.c) */
     SI_COUNT
 } SimOp;
 
@@ -254,6 +255,8 @@ typedef struct SimKernel {
     int proxy_check;           /* an NVIDIA program whose kernel reads shared memory through the async proxy
                                   (mma operands, TMA and bulk stores): the launch tracks unfenced generic writes */
     int warp_size;             /* 32, or 64 for an AMD program (ir_module_wave_size: gfx942/gfx90a wavefronts) */
+    const char **strs;         /* the print formats */
+    uint32_t nstrs;
 } SimKernel;
 
 typedef struct SimModule {

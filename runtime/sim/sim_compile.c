@@ -64,6 +64,8 @@ typedef struct Comp {
     uint32_t nsmems, capsmems;
     SimSite *sites;
     uint32_t nsites, capsites;
+    const char **strs;       /* print formats (in the module's arena) */
+    uint32_t nstrs, capstrs;
     uint32_t scratch;        /* first scratch slot for parallel copies */
     uint32_t nscratch;
     int nwarps;
@@ -1315,6 +1317,18 @@ static void comp_op(Comp *C, const Op *op, Flow *f)
     case OP_FENCE_PROXY_ASYNC:
         emit(C, op, SI_FENCE_PROXY);
         return;
+    case OP_PRINT: {   /* the verifier checked the format against the operands (ir/printf.c) */
+        GROW(C, C->strs, C->nstrs, C->capstrs);
+        C->strs[C->nstrs] = arena_strdup(C->ar, ir_attr_str(op, "format", ""));
+        uint32_t at = aux_push(C, C->nstrs++);
+        aux_push(C, op->noperands);
+        for (uint32_t i = 0; i < op->noperands; i++) {
+            aux_push(C, S(C, op->operands[i], op));
+            aux_push(C, op->operands[i]->type->kind);
+        }
+        emitp(C, op, SI_PRINT)->c = at;
+        return;
+    }
     case OP_TMA_PREFETCH: case OP_TMA_SHAPE: case OP_SETMAXNREG:
     case OP_MMA_COMMIT: case OP_MMA_WAIT:   /* the simulator computes an mma when it is issued */
         return;   /* no effect on the simulated machine's results */
@@ -1518,6 +1532,8 @@ static int compile_kernel(Arena *ar, const Module *m, const Kernel *k, SimKernel
     sk->nsmems = C.nsmems;
     COPY_OUT(&C, sk->sites, C.sites, C.nsites);
     sk->nsites = C.nsites;
+    COPY_OUT(&C, sk->strs, C.strs, C.nstrs);
+    sk->nstrs = C.nstrs;
     COPY_OUT(&C, sk->ins_group, C.insgroup, C.ncode);
     COPY_OUT(&C, sk->groups, C.groups, C.ngroups);
     sk->ngroups = C.ngroups;
@@ -1544,6 +1560,7 @@ static int compile_kernel(Arena *ar, const Module *m, const Kernel *k, SimKernel
     ir_free(C.barops);
     ir_free(C.smems);
     ir_free(C.sites);
+    ir_free(C.strs);
     return C.failed ? -1 : 0;
 }
 

@@ -687,6 +687,10 @@ static NOINLINE int run_thread(Sim *S, Thread *t, uint32_t budget)
             }
             pc++;
             break;
+        case SI_PRINT:
+            sim_print_exec(S, t, pc);
+            pc++;
+            break;
         case SI_FENCE_PROXY:
             if (S->proxy_on) sim_proxy_fence(S->cta[t->cta].proxy, (int)t->lin);
             pc++;

@@ -352,6 +352,10 @@ int sim_clc_query_exec(Sim *S, Thread *t, uint32_t pc);
 /* ================================ sim_layout.c ================================ */
 
 int sim_lanes_exec(Sim *S, Thread *t, uint32_t pc);    /* SI_LANES */
+
+/* ================================ sim_print.c ================================ */
+
+void sim_print_exec(Sim *S, Thread *t, uint32_t pc);   /* SI_PRINT: the thread's line on standard output */
 int sim_red_put(Sim *S, Thread *t, uint32_t pc);       /* SI_RED_PUT */
 int sim_red_get(Sim *S, Thread *t, uint32_t pc);       /* SI_RED_GET */
 void sim_coll_free(Sim *S);

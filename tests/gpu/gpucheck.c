@@ -679,6 +679,86 @@ static void test_cache(gpu *g)
     remove_tree(dir);
 }
 
+/* The child side of the print check: tests/sim/lang/print.tile's kernel on 2 blocks with n = 7;
+ * its device printf lines go to this process's standard output at the synchronisation. */
+static int print_probe_main(int argc, char **argv)
+{
+    if (argc != 4) return 2;
+    size_t len;
+    char *src = ref_slurp(argv[2], &len);
+    if (!src) {
+        printf("cannot read %s\n", argv[2]);
+        return 1;
+    }
+    tile_compile_options o = {.target = (tile_target)atoi(argv[3]), .opt_level = 2, .assemble = 1};
+    tile_program *p = NULL;
+    tile_device *d = NULL;
+    tile_module *m = NULL;
+    tile_kernel *k = NULL;
+    tile_devptr out = 0;
+    tile_status st;
+    int rc = 1;
+    if ((st = tile_compile(src, len, argv[2], &o, &p)) != TILE_SUCCESS || (st = tile_device_open(TILE_BACKEND_CUDA, 0, &d)) != TILE_SUCCESS ||
+        (st = tile_module_load(d, p, &m)) != TILE_SUCCESS || (st = tile_module_get_kernel(m, "hello", &k)) != TILE_SUCCESS ||
+        (st = tile_malloc(d, 2 * 96 * sizeof(int32_t), &out)) != TILE_SUCCESS) {
+        printf("probe failed: %s\n", ref_error(st));
+    } else {
+        tile_launch_config cfg = {{2, 1, 1}, {0, 0, 0}, {0, 0, 0}, 0, NULL};
+        tile_arg args[2] = {tile_arg_ptr(TILE_DTYPE_I32, out), tile_arg_i32(7)};
+        fflush(stdout);
+        if ((st = tile_launch(k, &cfg, args, 2)) != TILE_SUCCESS || (st = tile_device_synchronize(d)) != TILE_SUCCESS)
+            printf("probe failed: %s\n", ref_error(st));
+        else rc = 0;
+    }
+    if (out) tile_free(d, out);
+    tile_module_unload(m);
+    tile_device_close(d);
+    tile_program_destroy(p);
+    free(src);
+    return rc;
+}
+
+/* print on the GPU: the lines of tests/sim/lang/print.tile's guards, from a child process (its
+ * standard output is where vprintf writes): one per warp (6), one per block for the group (2),
+ * one for block 1 only, one per block from elect (2), each with the values the simulator prints. */
+static void test_print(gpu *g)
+{
+    char self[4096], cmd[16384], line[1024];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) {
+        report(0, "print: cannot find this program (/proc/self/exe)");
+        return;
+    }
+    self[n] = 0;
+    snprintf(cmd, sizeof cmd, "'%s' --print-probe '%s/tests/sim/lang/print.tile' %d 2>&1", self, g->root, (int)g->target);
+    FILE *p = popen(cmd, "r");
+    if (!p) {
+        report(0, "print: popen: %s", strerror(errno));
+        return;
+    }
+    int warp_lines[2][3] = {{0}}, group = 0, only = 0, elected = 0, other = 0;
+    char first_other[256] = "";
+    while (fgets(line, sizeof line, p)) {
+        int b, w, l, nn;
+        if (sscanf(line, "warp line: block %d warp %d lane %d n=%d", &b, &w, &l, &nn) == 4 && b >= 0 && b < 2 && w >= 0 &&
+            w < 3 && l == 0 && nn == 7)
+            warp_lines[b][w]++;
+        else if (strstr(line, "group line: block ") && strstr(line, " first warp 1, 64 threads\n")) group++;
+        else if (!strcmp(line, "block 1 only: u=4294967295 x=ff l=-123456789012 f=0.50 e=2.500000e-01 100%\n")) only++;
+        else if (!strcmp(line, "elected: \"7\"\ttab\n")) elected++;
+        else if (other++ == 0) snprintf(first_other, sizeof first_other, "%.200s", line);
+    }
+    int rc = pclose(p);
+    int per_warp = 1;
+    for (int b = 0; b < 2; b++)
+        for (int w = 0; w < 3; w++) per_warp &= warp_lines[b][w] == 1;
+    first_other[strcspn(first_other, "\n")] = 0;
+    report(rc == 0 && per_warp && group == 2 && only == 1 && elected == 2 && other == 0,
+           "print: one line per warp (each = warp) %s, per block (each = block) %d of 2, block = 1 %d of 1, elect %d of 2, "
+           "%d other line%s%s%s", per_warp ? "6 of 6" : "wrong", group, only, elected, other, other == 1 ? "" : "s",
+           other ? ": " : "", first_other);
+}
+
 /* The child side: compile through the cache in `dir`, compare the cubin with an uncached compile,
  * load it and run vector_add once. Prints "probe: hit H"; exit 0 when all of that worked. */
 static int cache_probe_main(int argc, char **argv)
@@ -741,6 +821,7 @@ int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc >= 2 && strcmp(argv[1], "--cache-probe") == 0) return cache_probe_main(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "--print-probe") == 0) return print_probe_main(argc, argv);
     gpu g = {.root = ".", .seed = ref_seed_from_time()};
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--root") == 0 && i + 1 < argc) g.root = argv[++i];
@@ -826,6 +907,8 @@ int main(int argc, char **argv)
     test_launch_checks(&g, va, sx);
     printf("-- kernel cache\n");
     test_cache(&g);
+    printf("-- device printf\n");
+    test_print(&g);
 
     for (int k = 0; k < nls; k++) unload_sample(&ls[k]);
     tile_device_close(g.dev);

@@ -172,6 +172,7 @@ def rw_regepi(s):
 # The persistent kernel's lower-layer form (its ring's stage index, parity and releases written by
 # hand), which the release rewrites change: the sample itself is written with a pipeline.
 PERSISTENT_LOWER = "tests/sim/lower/gemm_persistent_sm90.tile"
+PINGPONG_LOWER = "tests/sim/lower/gemm_pingpong_sm90.tile"
 
 # name -> (sample kind, rewrite function[, the file it rewrites instead of the sample])
 REWRITES = {"allthreads": ("persistent", rw_allthreads, PERSISTENT_LOWER),
@@ -230,10 +231,11 @@ PRESETS = {
     "pingpong": Preset("the ping-pong kernel's shapes and epilogues beside the cooperative one",
                        "persistent;persistent GROUP_M=16;pingpong;pingpong STAGES=4;pingpong GROUP_M=16;"
                        "pingpong BM=64 BN=256 STAGES=4;pingpong rewrite=regepi"),
-    "pipeline": Preset("the persistent kernel written with a pipeline (the sample) beside its "
-                       "lower-layer form (stage index, parity and releases by hand), same tiles",
+    "pipeline": Preset("the persistent and ping-pong kernels written with pipelines (the samples) "
+                       "beside their lower-layer forms (stage index, parity, releases and turns by hand), "
+                       "same tiles",
                        f"persistent;persistent src={PERSISTENT_LOWER};persistent BN=128 STAGES=6;"
-                       f"persistent BN=128 STAGES=6 src={PERSISTENT_LOWER}"),
+                       f"persistent BN=128 STAGES=6 src={PERSISTENT_LOWER};pingpong;pingpong src={PINGPONG_LOWER}"),
     "cluster": Preset("2-CTA clusters: B multicast with the cross-CTA release (the sample), without "
                       "multicast (nomc), without clusters (split: the split mma alone)",
                       "persistent GROUP_M=16;cluster;cluster GROUP_M=16;cluster rewrite=nomc;"

@@ -1045,6 +1045,7 @@ static Ex name_expr(Sema *s, const Node *n)
     if (!y->value) return sema_ex_err(); /* its declaration had an error */
     Ex e = sema_ex_val(y->value);
     e.state = y->state_of;
+    e.turn = y->turn_of;
     return e;
 }
 
@@ -1646,10 +1647,12 @@ static void assign_stmt(Sema *s, const Node *n)
                 diag_error(s->diag, n->loc, "'%s' is a state of pipeline '%s': advance it with %s = %s.next()", y->name,
                            sema_pipe_name(y->state_of), y->name, y->name);
             if (e.err) return;
-            if (e.state != y->state_of) {
+            if (e.state != y->state_of || e.turn != y->turn_of) {
                 if (y->state_of)
-                    diag_error(s->diag, n->b->loc, "'%s' holds a state of pipeline '%s'; this is %s", y->name,
-                               sema_pipe_name(y->state_of), e.state ? "a state of another pipeline" : "not a state");
+                    diag_error(s->diag, n->b->loc, "'%s' holds a %s of pipeline '%s'; this is %s", y->name,
+                               y->turn_of ? "turn" : "state", sema_pipe_name(y->state_of),
+                               !e.state ? "not a state" : e.state != y->state_of ? "a state of another pipeline"
+                               : e.turn ? "a turn" : "a stage state");
                 else
                     diag_error(s->diag, n->b->loc, "'%s' is not a pipeline state; declare one with var %s = %s.start()",
                                y->name, y->name, sema_pipe_name(e.state));
@@ -1730,6 +1733,7 @@ static void let_stmt(Sema *s, const Node *n)
     y->type = v ? v->type : declared;
     y->value = v;
     y->state_of = e.err ? NULL : e.state;
+    y->turn_of = e.err ? 0 : e.turn;
     sema_name_value(s, v, n->name);
 }
 

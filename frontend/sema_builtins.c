@@ -103,6 +103,8 @@ static const Builtin builtins[] = {
     {NULL,    "commit",             1, 1, NULL,              SG_ANY,        NULL,      OP_COUNT,             sema_pipe_op},
     {NULL,    "release",            1, 1, NULL,              SG_ANY,        NULL,      OP_COUNT,             sema_pipe_op},
     {NULL,    "tail",               1, 1, NULL,              SG_ANY,        NULL,      OP_COUNT,             sema_pipe_op},
+    {NULL,    "take",               1, 1, NULL,              SG_ANY,        NULL,      OP_COUNT,             sema_pipe_op},
+    {NULL,    "pass",               1, 1, NULL,              SG_ANY,        NULL,      OP_COUNT,             sema_pipe_op},
     /* TMA tensor copies and bulk copies: sema_async.c */
     {"tma",   "load",               2, 3, tma_load_named,    SG_ANY,        NULL,      OP_TMA_LOAD,          sema_tma_load},
     {"tma",   "store",              2, 2, NULL,              SG_ANY,        NULL,      OP_TMA_STORE,         sema_tma_store},

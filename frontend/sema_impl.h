@@ -67,6 +67,7 @@ struct Sym {
     const struct Pipe *pipe;    /* SYM_PIPE: the pipeline */
     const struct Pipe *ring_of; /* a shared tile declared in a pipeline: that pipeline */
     const struct Pipe *state_of;/* a let/var holding a state of this pipeline (value: its i32 counter) */
+    int turn_of;         /* with state_of: the state is a turn (ring.turn()) */
 };
 
 /* An expression's result. */
@@ -77,6 +78,7 @@ typedef struct Ex {
     CVal c;              /* the value when is_const */
     int err;             /* an error was reported; the result must be ignored */
     const struct Pipe *state; /* a state of this pipeline (v: its i32 counter; sema_pipe.c), or NULL */
+    int turn;            /* with state: a turn of its consumer groups (ring.turn()), not a stage */
 } Ex;
 
 /* The innermost loop being checked: what break and continue pass. */
@@ -358,7 +360,7 @@ const char *sema_pipe_name(const Pipe *p);
 Ex sema_pipe_method(Sema *s, const Node *n, Sym *y);      /* ring.start() */
 Ex sema_state_method(Sema *s, const Node *n, Ex st);      /* st.next() */
 Ex sema_state_member(Sema *s, const Node *n, Ex st);      /* st.stage, st.parity */
-Ex sema_pipe_op(Sema *s, const Call *c);                  /* acquire, commit, release, tail (st) */
+Ex sema_pipe_op(Sema *s, const Call *c);                  /* acquire, commit, release, tail (st); take, pass (turn) */
 Ex sema_pipe_wait(Sema *s, const Call *c);                /* wait(st), try_wait(st) */
 /* ring_tile[st]: the stage; NULL after an error. */
 Value *sema_pipe_stage(Sema *s, const Node *n, Value *ring, const Pipe *of, const Node *index);

@@ -37,12 +37,15 @@ struct Pipe {
     WarpRange consumers[PIPE_MAX_GROUPS];
     int nconsumers;            /* consumer groups: each releases a stage once (empty's count) */
     int sync_id[PIPE_MAX_GROUPS]; /* the named barrier a consumer group meets at to release, 0 until used */
+    int alternating;           /* each stage is consumed by one of the groups, whole tiles in turns */
+    Value *turn;               /* alternating: mbar<groups>, turn[q] completes when group q may go on */
     Value *full, *empty;       /* mbar<S> */
     /* the stage index last computed, reused for the same state in the same block or a nested one
      * (verify-async pairs an arrive_expect with the loads on the same barrier value) */
     Value *memo_k, *memo_idx;
     Block *memo_block;
     const Node *first_acquire, *first_wait, *first_release;   /* the kernel's first of each, or NULL */
+    const Node *first_take, *first_pass;                      /* turns (alternating) */
 };
 
 /* An acquire waiting for its commit, or a state already released, until its scope ends. */
@@ -132,14 +135,21 @@ void sema_pipeline_stmt(Sema *s, const Node *n)
                     }
                 p->consumers[p->nconsumers++] = r;
             }
+        } else if (strcmp(a->name, "alternating") == 0 && a->op) {
+            p->alternating = 1;
         } else {
             diag_error(s->diag, a->loc, "unknown pipeline attribute '%s' (stages(S), producer(tma | lo .. hi), "
-                       "consumers(lo .. hi, ...))", a->name);
+                       "consumers(lo .. hi, ...), alternating)", a->name);
             return;
         }
     }
     if (!stages) {
         diag_error(s->diag, n->loc, "pipeline '%s' needs stages(S)", n->name);
+        return;
+    }
+    if (p->alternating && p->nconsumers < 2) {
+        diag_error(s->diag, n->loc, "pipeline '%s' is alternating: it needs two or more consumer groups that take turns "
+                   "(consumers(4 .. 8, 8 .. 12))", n->name);
         return;
     }
     if (!p->nconsumers) { /* the whole block consumes, as one group */
@@ -189,9 +199,20 @@ void sema_pipeline_stmt(Sema *s, const Node *n)
     Op *full = ir_build(&s->b, OP_MBAR_ALLOC, n->loc, NULL, 0, bt);
     ir_attr_set_int(s->m, full, "count", 1);
     Op *empty = ir_build(&s->b, OP_MBAR_ALLOC, n->loc, NULL, 0, bt);
-    ir_attr_set_int(s->m, empty, "count", p->nconsumers);
+    ir_attr_set_int(s->m, empty, "count", p->alternating ? 1 : p->nconsumers);
     ir_attr_set_str(s->m, full, "pipeline", p->name);
     ir_attr_set_str(s->m, empty, "pipeline", p->name);
+    if (p->alternating) {
+        ir_attr_set_int(s->m, empty, "alternating", 1);
+        Op *turn = ir_build(&s->b, OP_MBAR_ALLOC, n->loc, NULL, 0, ir_type_mbar(s->m, p->nconsumers));
+        ir_attr_set_int(s->m, turn, "count", 1);
+        ir_attr_set_str(s->m, turn, "pipeline", p->name);
+        ir_attr_set_int(s->m, turn, "alternating", 1);
+        p->turn = turn->results[0];
+        char tn[160];
+        snprintf(tn, sizeof tn, "%s_turn", n->name);
+        p->turn->name = arena_strdup(&s->m->arena, tn);
+    }
     p->full = full->results[0];
     p->empty = empty->results[0];
     char name[160];
@@ -237,13 +258,14 @@ static int lap_shift(const Pipe *p)
 /* The state after v. */
 static Value *state_next(Sema *s, const Pipe *p, Value *v, Loc loc)
 {
-    Value *v1 = binop(s, OP_ADD, loc, v, cint(s, loc, 1));
-    if (sema_is_pow2(p->stages)) return v1;
-    Value *ops[2] = {binop(s, OP_AND, loc, v1, cint(s, loc, 0xffff)), cint(s, loc, p->stages)};
+    if (sema_is_pow2(p->stages)) return binop(s, OP_ADD, loc, v, cint(s, loc, 1));
+    /* v + 1, or at the last stage v + 1 + (0x10000 - S): the next lap's stage 0 (the compare works
+     * on v itself, so it does not wait for the add) */
+    Value *ops[2] = {binop(s, OP_AND, loc, v, cint(s, loc, 0xffff)), cint(s, loc, p->stages - 1)};
     Op *wrap = ir_build(&s->b, OP_CMP, loc, ops, 2, T(TY_I1));
     ir_attr_set_str(s->m, wrap, "pred", "eq");
-    Value *sel[3] = {wrap->results[0], binop(s, OP_ADD, loc, v1, cint(s, loc, 0x10000 - p->stages)), v1};
-    return ir_build1(&s->b, OP_SELECT, loc, sel, 3, T(TY_I32));
+    Value *sel[3] = {wrap->results[0], cint(s, loc, 0x10001 - p->stages), cint(s, loc, 1)};
+    return binop(s, OP_ADD, loc, v, ir_build1(&s->b, OP_SELECT, loc, sel, 3, T(TY_I32)));
 }
 
 /* The stage index of state k. */
@@ -262,9 +284,7 @@ static Value *stage_of(Sema *s, const Pipe *cp, Value *k, Loc loc)
  * (the other one: a fresh barrier's "previous phase" is complete, so the first round passes). */
 static Value *parity_of(Sema *s, const Pipe *p, Value *k, Loc loc, int producer)
 {
-    int sh = lap_shift(p);
-    Value *round = sh ? binop(s, OP_SHR, loc, k, cint(s, loc, sh)) : k;
-    Value *bit = binop(s, OP_AND, loc, round, cint(s, loc, 1));
+    Value *bit = binop(s, OP_AND, loc, k, cint(s, loc, (int64_t)1 << lap_shift(p)));   /* the lap bit, in place */
     Value *ops[2] = {bit, cint(s, loc, 0)};
     Op *cmp = ir_build(&s->b, OP_CMP, loc, ops, 2, T(TY_I1));
     ir_attr_set_str(s->m, cmp, "pred", producer ? "eq" : "ne");
@@ -280,11 +300,31 @@ static Value *bar_at(Sema *s, Value *arr, Value *idx, Loc loc)
 }
 
 /* ring.start(): the state before the first stage (k = 0). */
+static int group_index(const Sema *s, const Pipe *p);
+
 Ex sema_pipe_method(Sema *s, const Node *n, Sym *y)
 {
+    if (strcmp(n->name, "turn") == 0) { /* the current consumer group's first turn: its index */
+        const Pipe *p = y->pipe;
+        if (!sema_nargs_ok(s, n, 0, 0) || !sema_need_builder(s, n->loc)) return sema_ex_err();
+        if (!p->alternating) {
+            diag_error(s->diag, n->loc, "pipeline '%s' has no turns: its consumer groups take turns when it is declared "
+                       "alternating", y->name);
+            return sema_ex_err();
+        }
+        int q = group_index(s, p);
+        if (q < 0) {
+            diag_error(s->diag, n->loc, "%s.turn() is a consumer group's: call it in one of the groups of consumers(...)", y->name);
+            return sema_ex_err();
+        }
+        Ex e = sema_ex_val(cint(s, n->loc, q));
+        e.state = p;
+        e.turn = 1;
+        return e;
+    }
     if (strcmp(n->name, "start") != 0) {
-        diag_error(s->diag, n->loc, "pipeline '%s' has no method '%s' (%s.start() gives a state at its first stage)", y->name,
-                   n->name, y->name);
+        diag_error(s->diag, n->loc, "pipeline '%s' has no method '%s' (%s.start() gives a state at its first stage; "
+                   "%s.turn() a consumer group's turn)", y->name, n->name, y->name, y->name);
         return sema_ex_err();
     }
     if (!sema_nargs_ok(s, n, 0, 0) || !sema_need_builder(s, n->loc)) return sema_ex_err();
@@ -293,11 +333,48 @@ Ex sema_pipe_method(Sema *s, const Node *n, Sym *y)
     return e;
 }
 
-/* st.next(): the state of the following stage (the parity flips as the ring wraps). */
+/* The state n stages after v (n >= 0, a run-time i32): for the packed form the stage and the laps
+ * are recomputed with one division (a call per tile, not per stage). */
+static Value *state_skip(Sema *s, const Pipe *p, Value *v, Value *n, Loc loc)
+{
+    if (sema_is_pow2(p->stages)) return binop(s, OP_ADD, loc, v, n);
+    Value *t = binop(s, OP_ADD, loc, binop(s, OP_AND, loc, v, cint(s, loc, 0xffff)), n);
+    Value *laps = binop(s, OP_ADD, loc, binop(s, OP_SHR, loc, v, cint(s, loc, 16)), binop(s, OP_DIV, loc, t, cint(s, loc, p->stages)));
+    return binop(s, OP_OR, loc, binop(s, OP_SHL, loc, laps, cint(s, loc, 16)), binop(s, OP_REM, loc, t, cint(s, loc, p->stages)));
+}
+
+/* st.next(): the state of the following stage (the parity flips as the ring wraps); st.skip(n): n
+ * stages on (those another consumer group takes). */
 Ex sema_state_method(Sema *s, const Node *n, Ex st)
 {
+    if (st.turn) { /* a turn: next() is the group's next turn, n groups on */
+        if (strcmp(n->name, "next") != 0) {
+            diag_error(s->diag, n->loc, "a turn of pipeline '%s' has one method, next(), not '%s'", st.state->name, n->name);
+            return sema_ex_err();
+        }
+        if (!sema_nargs_ok(s, n, 0, 0) || !sema_need_builder(s, n->loc)) return sema_ex_err();
+        Ex e = sema_ex_val(binop(s, OP_ADD, n->loc, st.v, cint(s, n->loc, st.state->nconsumers)));
+        e.state = st.state;
+        e.turn = 1;
+        return e;
+    }
+    if (strcmp(n->name, "skip") == 0) {
+        if (!sema_nargs_ok(s, n, 1, 1) || !sema_need_builder(s, n->loc)) return sema_ex_err();
+        Ex c = sema_expr_hint(s, n->list[0], T(TY_I32));
+        if (c.err) return c;
+        if (c.is_const && !c.c.is_float && c.c.i < 0) {
+            diag_error(s->diag, n->list[0]->loc, "skip() moves a state forward: %lld stages is negative", (long long)c.c.i);
+            return sema_ex_err();
+        }
+        Value *k = sema_coerce(s, c, T(TY_I32), n->list[0]->loc, "stage count");
+        if (!k) return sema_ex_err();
+        Ex e = sema_ex_val(state_skip(s, st.state, st.v, k, n->loc));
+        e.state = st.state;
+        return e;
+    }
     if (strcmp(n->name, "next") != 0) {
-        diag_error(s->diag, n->loc, "a state of pipeline '%s' has one method, next(), not '%s'", st.state->name, n->name);
+        diag_error(s->diag, n->loc, "a state of pipeline '%s' has the methods next() and skip(n), not '%s'", st.state->name,
+                   n->name);
         return sema_ex_err();
     }
     if (!sema_nargs_ok(s, n, 0, 0) || !sema_need_builder(s, n->loc)) return sema_ex_err();
@@ -309,6 +386,10 @@ Ex sema_state_method(Sema *s, const Node *n, Ex st)
 /* st.stage (i32) and st.parity (the consumer's parity): the lower layer's view of a state. */
 Ex sema_state_member(Sema *s, const Node *n, Ex st)
 {
+    if (st.turn) {
+        diag_error(s->diag, n->loc, "a turn of pipeline '%s' has no members", st.state->name);
+        return sema_ex_err();
+    }
     if (strcmp(n->name, "stage") == 0) return sema_ex_val(stage_of(s, st.state, st.v, n->loc));
     if (strcmp(n->name, "parity") == 0) return sema_ex_val(parity_of(s, st.state, st.v, n->loc, 0));
     diag_error(s->diag, n->loc, "a state of pipeline '%s' has the members stage and parity, not '%s'", st.state->name,
@@ -316,8 +397,8 @@ Ex sema_state_member(Sema *s, const Node *n, Ex st)
     return sema_ex_err();
 }
 
-/* The state argument of a pipeline operation. */
-static int state_arg(Sema *s, const Node *n, const char *fn, Ex *out)
+/* The state argument of a pipeline operation (turn: take and pass, which take a turn). */
+static int state_arg(Sema *s, const Node *n, const char *fn, Ex *out, int turn)
 {
     char b1[96];
     if (pipe_sym(s, n)) {
@@ -327,9 +408,13 @@ static int state_arg(Sema *s, const Node *n, const char *fn, Ex *out)
     }
     Ex e = sema_expr(s, n);
     if (e.err) return 0;
-    if (!e.state) {
-        diag_error(s->diag, n->loc, "%s() takes a pipeline state (from ring.start() and st.next()), not %s", fn,
-                   TYNAME(e.type, b1));
+    if (!e.state || e.turn != turn) {
+        if (turn)
+            diag_error(s->diag, n->loc, "%s() takes a turn (from ring.turn() and t.next()), not %s", fn,
+                       e.state ? "a stage state" : TYNAME(e.type, b1));
+        else
+            diag_error(s->diag, n->loc, "%s() takes a pipeline state (from ring.start() and st.next()), not %s", fn,
+                       e.state ? "a turn" : TYNAME(e.type, b1));
         return 0;
     }
     *out = e;
@@ -401,6 +486,12 @@ void sema_pipe_end(Sema *s, const Sym *y)
     else if (p->first_wait && !p->first_acquire)
         diag_error(s->diag, p->first_wait->loc, "the consumers of pipeline '%s' wait, but no producer acquires and commits "
                    "its stages: this wait() never completes", p->name);
+    else if (p->first_take && !p->first_pass)
+        diag_error(s->diag, p->first_take->loc, "the consumer groups of pipeline '%s' take turns but never pass(): the "
+                   "second group's take() waits forever", p->name);
+    else if (p->first_pass && !p->first_take)
+        diag_error(s->diag, p->first_pass->loc, "the consumer groups of pipeline '%s' pass turns that nobody take()s: "
+                   "without take() the groups do not wait for each other", p->name);
     else if (p->first_wait && !p->first_release)
         diag_error(s->diag, p->first_wait->loc, "the consumers of pipeline '%s' wait but never release(): after %d stages "
                    "the producer's acquire() waits forever", p->name, p->stages);
@@ -507,7 +598,7 @@ static Ex commit(Sema *s, const Call *c, Ex st)
 Ex sema_pipe_wait(Sema *s, const Call *c)
 {
     Ex st;
-    if (!state_arg(s, c->n->list[0], c->n->name, &st)) return sema_ex_err();
+    if (!state_arg(s, c->n->list[0], c->n->name, &st, 0)) return sema_ex_err();
     const Pipe *p = st.state;
     Loc loc = c->n->loc;
     if (c->bi->op == OP_MBAR_TEST_WAIT) {
@@ -596,6 +687,12 @@ static Ex release(Sema *s, const Call *c, Ex st)
         if (w.lo >= g->lo && w.hi <= g->hi) held++;
         else if (overlaps(w, (WarpRange){g->lo, g->hi})) partial = 1;
     }
+    if (p->alternating && (held != 1 || g->lo != p->consumers[group_index(s, p) < 0 ? 0 : group_index(s, p)].lo)) {
+        diag_error(s->diag, loc, "release() of the alternating pipeline '%s' in %s: a stage is released by the one "
+                   "consumer group that took it (%s), in that group", p->name,
+                   range_str((WarpRange){g->lo, g->hi}, r, sizeof r), b1);
+        return sema_ex_err();
+    }
     if (!held || partial || !consumes(s, p)) {
         diag_error(s->diag, loc, "release() of pipeline '%s' in %s: a release is made by whole consumer groups (%s), each "
                    "once per stage, so that the empty barrier gets its %d arrival%s", p->name,
@@ -638,12 +735,81 @@ static Ex tail(Sema *s, const Call *c, Ex st)
     return sema_ex_none();
 }
 
+/* The consumer group the current group lies in (alternating pipelines' turns), or -1. */
+static int group_index(const Sema *s, const Pipe *p)
+{
+    const Group *g = s->group;
+    for (int q = 0; q < p->nconsumers; q++)
+        if (g->lo >= p->consumers[q].lo && g->hi <= p->consumers[q].hi) return q;
+    return -1;
+}
+
+/* take(t): the group waits for its turn: group q's j-th turn (t = j * n + q) waits until group
+ * q - 1 passed it (turn[q]'s phase j - 1, or phase j for q = 0, whose first turn passes a fresh
+ * barrier at once). */
+static Ex take(Sema *s, const Call *c, Ex t)
+{
+    const Pipe *p = t.state;
+    Loc loc = c->n->loc;
+    int q = group_index(s, p);
+    if (q < 0) {
+        diag_error(s->diag, loc, "take() of pipeline '%s' outside its consumer groups", p->name);
+        return sema_ex_err();
+    }
+    int n = p->nconsumers;
+    Value *j = sema_is_pow2(n) ? binop(s, OP_SHR, loc, t.v, cint(s, loc, lap_shift(&(Pipe){.stages = n})))
+                               : binop(s, OP_DIV, loc, t.v, cint(s, loc, n));
+    Value *bit = binop(s, OP_AND, loc, j, cint(s, loc, 1));
+    Value *ops[2] = {bit, cint(s, loc, 0)};
+    Op *cmp = ir_build(&s->b, OP_CMP, loc, ops, 2, T(TY_I1));
+    ir_attr_set_str(s->m, cmp, "pred", q == 0 ? "eq" : "ne");
+    const Type *pt = ir_type_parity(s->m);
+    Value *sel[3] = {cmp->results[0], ir_build_const_int(&s->b, loc, pt, 1), ir_build_const_int(&s->b, loc, pt, 0)};
+    Value *w[2] = {bar_at(s, p->turn, cint(s, loc, q), loc), ir_build1(&s->b, OP_SELECT, loc, sel, 3, pt)};
+    Op *wait = ir_build(&s->b, OP_MBAR_WAIT, loc, w, 2, NULL);
+    ir_attr_set_str(s->m, wait, "scope", "cta");
+    if (!p->first_take) ((Pipe *)p)->first_take = c->n;
+    return sema_ex_none();
+}
+
+/* pass(t): the group hands the turn to the next group (one thread arrives on its turn barrier). */
+static Ex pass(Sema *s, const Call *c, Ex t)
+{
+    const Pipe *p = t.state;
+    Loc loc = c->n->loc;
+    int q = group_index(s, p);
+    if (q < 0) {
+        diag_error(s->diag, loc, "pass() of pipeline '%s' outside its consumer groups", p->name);
+        return sema_ex_err();
+    }
+    (void)t;
+    Value *idx = cint(s, loc, (q + 1) % p->nconsumers);
+    if (in_elect(s)) {
+        Value *b = bar_at(s, p->turn, idx, loc);
+        Op *a = ir_build(&s->b, OP_MBAR_ARRIVE, loc, &b, 1, NULL);
+        ir_attr_set_str(s->m, a, "scope", "cta");
+    } else {
+        Op *el = ir_build(&s->b, OP_ELECT, loc, NULL, 0, NULL);
+        Block *saved;
+        sema_enter_region(s, &el->regions[0], &saved);
+        Value *b = bar_at(s, p->turn, idx, loc);
+        Op *a = ir_build(&s->b, OP_MBAR_ARRIVE, loc, &b, 1, NULL);
+        ir_attr_set_str(s->m, a, "scope", "cta");
+        ir_build(&s->b, OP_YIELD, loc, NULL, 0, NULL);
+        s->b.block = saved;
+    }
+    if (!p->first_pass) ((Pipe *)p)->first_pass = c->n;
+    return sema_ex_none();
+}
+
 /* acquire, commit, release, tail: the row's name picks the operation. */
 Ex sema_pipe_op(Sema *s, const Call *c)
 {
     Ex st;
     const char *f = c->n->name;
-    if (!state_arg(s, c->n->list[0], f, &st)) return sema_ex_err();
+    int turn = !strcmp(f, "take") || !strcmp(f, "pass");
+    if (!state_arg(s, c->n->list[0], f, &st, turn)) return sema_ex_err();
+    if (turn) return f[0] == 't' ? take(s, c, st) : pass(s, c, st);
     switch (f[0]) {
     case 'a': return acquire(s, c, st);
     case 'c': return commit(s, c, st);

@@ -799,7 +799,13 @@ static void check_pipeline_arrivals(AsyncCx *c, Op *alloc, const OpList *sites, 
             hi[ngroups++] = h;
         }
     }
-    if (sites->n && ngroups != count) {
+    int alternating = ir_attr_int(alloc, "alternating", 0) != 0;
+    if (alternating && count != 1) {
+        err_at(c, alloc, "pipeline barrier '%s' is alternating (one group arrives per phase) but counts %lld arrivals", bn,
+               (long long)count);
+        return;
+    }
+    if (sites->n && !alternating && ngroups != count) {
         err_at(c, alloc, "pipeline barrier '%s' counts %lld arrival%s per phase (one per group) but its arrive sites lie in "
                "%d group%s", bn, (long long)count, count == 1 ? "" : "s", ngroups, ngroups == 1 ? "" : "s");
         for (uint32_t s = 0; s < sites->n && !diag_full(c); s++) note_at(c, sites->ops[s], "an arrive site");

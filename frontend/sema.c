@@ -1164,8 +1164,8 @@ static Ex index_expr(Sema *s, const Node *n)
     if (base.err) return base;
     const Type *bt = base.type;
     Sym *ry = n->a->kind == N_NAME ? sema_lookup(s, n->a->name) : NULL;
-    if (ry && ry->ring_of && bt && bt->kind == TY_SMEM && n->nlist == 1) {
-        Value *st = sema_pipe_stage(s, n, base.v, ry->ring_of, n->list[0]);
+    if (ry && ry->ring_of && bt && bt->kind == TY_SMEM) {
+        Value *st = sema_pipe_stage(s, n, base.v, ry);
         return st ? sema_ex_val(st) : sema_ex_err();
     }
     if (bt && ((bt->kind == TY_SMEM && bt->stages > 1) || (bt->kind == TY_MBAR && bt->rank == 1))) {

@@ -66,6 +66,7 @@ struct Sym {
     unsigned scan;       /* sema_assigned_vars: the scan that last found it assigned */
     const struct Pipe *pipe;    /* SYM_PIPE: the pipeline */
     const struct Pipe *ring_of; /* a shared tile declared in a pipeline: that pipeline */
+    int ring_tiles;      /* ring_of: its tiles per stage (tiles(n); 1 without) */
     const struct Pipe *state_of;/* a let/var holding a state of this pipeline (value: its i32 counter) */
     int turn_of;         /* with state_of: the state is a turn (ring.turn()) */
 };
@@ -362,8 +363,8 @@ Ex sema_state_method(Sema *s, const Node *n, Ex st);      /* st.next() */
 Ex sema_state_member(Sema *s, const Node *n, Ex st);      /* st.stage, st.parity */
 Ex sema_pipe_op(Sema *s, const Call *c);                  /* acquire, commit, release, tail (st); take, pass (turn) */
 Ex sema_pipe_wait(Sema *s, const Call *c);                /* wait(st), try_wait(st) */
-/* ring_tile[st]: the stage; NULL after an error. */
-Value *sema_pipe_stage(Sema *s, const Node *n, Value *ring, const Pipe *of, const Node *index);
+/* ring_tile[st] (or ring_tile[st, i] for a field of tiles(n)): the stage's tile; NULL after an error. */
+Value *sema_pipe_stage(Sema *s, const Node *n, Value *ring, const Sym *field);
 /* The full barrier of the stage tma.load(ring_tile[st], ...) fills; NULL after an error. */
 Value *sema_pipe_full_bar(Sema *s, const Node *dst);
 void sema_pipe_scope_end(Sema *s);                        /* before a scope's symbols are forgotten */

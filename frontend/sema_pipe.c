@@ -38,6 +38,7 @@ struct Pipe {
     int nconsumers;            /* consumer groups: each releases a stage once (empty's count) */
     int sync_id[PIPE_MAX_GROUPS]; /* the named barrier a consumer group meets at to release, 0 until used */
     int alternating;           /* each stage is consumed by one of the groups, whole tiles in turns */
+    int ctas;                  /* multicast: the cluster's CTAs, whose consumers all release every stage */
     Value *turn;               /* alternating: mbar<groups>, turn[q] completes when group q may go on */
     Value *full, *empty;       /* mbar<S> */
     /* the stage index last computed, reused for the same state in the same block or a nested one
@@ -137,14 +138,27 @@ void sema_pipeline_stmt(Sema *s, const Node *n)
             }
         } else if (strcmp(a->name, "alternating") == 0 && a->op) {
             p->alternating = 1;
+        } else if (strcmp(a->name, "multicast") == 0 && a->op) {
+            const int64_t *cl = s->b.k->cluster;
+            p->ctas = (int)(cl[0] * cl[1] * cl[2]);
+            if (p->ctas < 2) {
+                diag_error(s->diag, a->loc, "a multicast pipeline is shared by the CTAs of a cluster: the kernel needs "
+                           "cluster(n) with n >= 2");
+                return;
+            }
         } else {
             diag_error(s->diag, a->loc, "unknown pipeline attribute '%s' (stages(S), producer(tma | lo .. hi), "
-                       "consumers(lo .. hi, ...), alternating)", a->name);
+                       "consumers(lo .. hi, ...), alternating, multicast)", a->name);
             return;
         }
     }
     if (!stages) {
         diag_error(s->diag, n->loc, "pipeline '%s' needs stages(S)", n->name);
+        return;
+    }
+    if (!p->ctas) p->ctas = 1;
+    if (p->alternating && p->ctas > 1) {
+        diag_error(s->diag, n->loc, "pipeline '%s' cannot be both alternating and multicast", n->name);
         return;
     }
     if (p->alternating && p->nconsumers < 2) {
@@ -179,27 +193,51 @@ void sema_pipeline_stmt(Sema *s, const Node *n)
                            f->name);
                 return;
             }
-        Node attr = *stages, *attrs[SEMA_PIPE_MAX_ATTRS];
-        Node decl = *f;
+        /* tiles(n): n tiles of the field per stage (field[st, i]); the ring holds S * n */
+        int64_t per = 1;
+        Node *attrs[SEMA_PIPE_MAX_ATTRS];
+        int na = 0;
         if (f->nlist + 1 > SEMA_PIPE_MAX_ATTRS) {
             diag_error(s->diag, f->loc, "'%s' has too many attributes", f->name);
             return;
         }
-        for (int j = 0; j < f->nlist; j++) attrs[j] = f->list[j];
-        attrs[f->nlist] = &attr;
+        for (int j = 0; j < f->nlist; j++) {
+            if (strcmp(f->list[j]->name, "tiles") == 0 && !f->list[j]->op) {
+                if (f->list[j]->nlist != 1 || !sema_const_int(s, f->list[j]->list[0], &per, "a field's tiles per stage"))
+                    return;
+                if (per < 1 || per > 8 || per * p->stages > 64) {
+                    diag_error(s->diag, f->list[j]->loc, "tiles(%lld): a field has 1..8 tiles per stage, and at most 64 in "
+                               "the ring", (long long)per);
+                    return;
+                }
+                continue;
+            }
+            attrs[na++] = f->list[j];
+        }
+        Node cnt = *stages->list[0], call = *stages, *cargs[1] = {&cnt};
+        cnt.kind = N_INT;
+        cnt.ival = per * p->stages;
+        cnt.nlist = 0;
+        cnt.a = cnt.b = cnt.c = cnt.d = NULL;
+        call.list = cargs;
+        call.nlist = 1;
+        attrs[na++] = &call;
+        Node decl = *f;
         decl.list = attrs;
-        decl.nlist = f->nlist + 1;
+        decl.nlist = na;
         Sym *before = s->syms;
         sema_shared_stmt(s, &decl);
         if (s->syms == before || strcmp(s->syms->name, f->name) != 0) return;   /* an error was reported */
         s->syms->ring_of = p;
+        s->syms->ring_tiles = (int)per;
     }
     /* the barriers: full counts the producer's one arrival, empty one per consumer group */
     const Type *bt = ir_type_mbar(s->m, p->stages);
     Op *full = ir_build(&s->b, OP_MBAR_ALLOC, n->loc, NULL, 0, bt);
     ir_attr_set_int(s->m, full, "count", 1);
     Op *empty = ir_build(&s->b, OP_MBAR_ALLOC, n->loc, NULL, 0, bt);
-    ir_attr_set_int(s->m, empty, "count", p->alternating ? 1 : p->nconsumers);
+    ir_attr_set_int(s->m, empty, "count", p->alternating ? 1 : p->nconsumers * p->ctas);
+    if (p->ctas > 1) ir_attr_set_int(s->m, empty, "ctas", p->ctas);
     ir_attr_set_str(s->m, full, "pipeline", p->name);
     ir_attr_set_str(s->m, empty, "pipeline", p->name);
     if (p->alternating) {
@@ -659,6 +697,15 @@ static void consumer_arrive(Sema *s, Pipe *p, int q, Value *idx, Loc loc)
     Value *b = bar_at(s, p->empty, idx, loc);
     Op *a = ir_build(&s->b, OP_MBAR_ARRIVE, loc, &b, 1, NULL);
     ir_attr_set_str(s->m, a, "scope", "cta");
+    if (p->ctas > 1) { /* a multicast pipeline: every CTA's producer fills this CTA's stage too */
+        Value *rank = ir_build1(&s->b, OP_CLUSTER_RANK, loc, NULL, 0, T(TY_I32));
+        for (int d = 1; d < p->ctas; d++) {
+            Value *peer = binop(s, OP_REM, loc, binop(s, OP_ADD, loc, rank, cint(s, loc, d)), cint(s, loc, p->ctas));
+            Value *ops[2] = {b, peer};
+            Op *ra = ir_build(&s->b, OP_MBAR_ARRIVE_REMOTE, loc, ops, 2, NULL);
+            ir_attr_set_str(s->m, ra, "release", "cta");
+        }
+    }
     ir_build(&s->b, OP_YIELD, loc, NULL, 0, NULL);
     s->b.block = in;
     if (saved) {
@@ -820,10 +867,22 @@ Ex sema_pipe_op(Sema *s, const Call *c)
 
 /* ---- the tiles ---- */
 
-/* field[st]: the stage of a pipeline's tile; the state must be of its pipeline. */
-Value *sema_pipe_stage(Sema *s, const Node *n, Value *ring, const Pipe *of, const Node *index)
+/* field[st], or field[st, i] for a field of tiles(n): that stage's tile; the state must be of the
+ * field's pipeline. */
+Value *sema_pipe_stage(Sema *s, const Node *n, Value *ring, const Sym *field)
 {
     char b1[96];
+    const Pipe *of = field->ring_of;
+    int per = field->ring_tiles > 1 ? field->ring_tiles : 1;
+    if (n->nlist != (per > 1 ? 2 : 1)) {
+        if (per > 1)
+            diag_error(s->diag, n->loc, "'%s' has %d tiles per stage: index it with a state and a tile, as in %s[st, 0]",
+                       field->name, per, field->name);
+        else diag_error(s->diag, n->loc, "'%s' is indexed by a state of pipeline '%s' only, as in %s[st]", field->name,
+                        of->name, field->name);
+        return NULL;
+    }
+    const Node *index = n->list[0];
     Ex st = sema_expr(s, index);
     if (st.err) return NULL;
     if (!st.state) {
@@ -836,7 +895,13 @@ Value *sema_pipe_stage(Sema *s, const Node *n, Value *ring, const Pipe *of, cons
         return NULL;
     }
     const Type *bt = ring->type;
-    Value *ops[2] = {ring, stage_of(s, of, st.v, n->loc)};
+    Value *idx = stage_of(s, of, st.v, n->loc);
+    if (per > 1) {
+        Value *i = sema_i32_in(s, n->list[1], 0, per - 1, "tile of the stage");
+        if (!i) return NULL;
+        idx = binop(s, OP_ADD, n->loc, binop(s, OP_MUL, n->loc, idx, cint(s, n->loc, per)), i);
+    }
+    Value *ops[2] = {ring, idx};
     return ir_build1(&s->b, OP_SMEM_STAGE, n->loc, ops, 2, ir_type_smem(s->m, bt->elem, bt->rank, bt->shape, 1, bt->swizzle));
 }
 
@@ -846,7 +911,7 @@ Value *sema_pipe_full_bar(Sema *s, const Node *dst)
 {
     const Node *base = dst->kind == N_INDEX ? dst->a : NULL;
     Sym *y = base && base->kind == N_NAME ? sema_lookup(s, base->name) : NULL;
-    if (!y || !y->ring_of || dst->nlist != 1) {
+    if (!y || !y->ring_of || dst->nlist < 1) {
         diag_error(s->diag, dst->loc, "tma.load() needs an mbarrier to complete on, unless its destination is a stage of a "
                    "pipeline's tile (ring_tile[st])");
         return NULL;

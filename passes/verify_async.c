@@ -805,9 +805,11 @@ static void check_pipeline_arrivals(AsyncCx *c, Op *alloc, const OpList *sites, 
                (long long)count);
         return;
     }
-    if (sites->n && !alternating && ngroups != count) {
-        err_at(c, alloc, "pipeline barrier '%s' counts %lld arrival%s per phase (one per group) but its arrive sites lie in "
-               "%d group%s", bn, (long long)count, count == 1 ? "" : "s", ngroups, ngroups == 1 ? "" : "s");
+    int64_t ctas = ir_attr_int(alloc, "ctas", 1);
+    if (sites->n && !alternating && ngroups * ctas != count) {
+        err_at(c, alloc, "pipeline barrier '%s' counts %lld arrival%s per phase (one per group%s) but its arrive sites lie in "
+               "%d group%s", bn, (long long)count, count == 1 ? "" : "s", ctas > 1 ? " and CTA" : "", ngroups,
+               ngroups == 1 ? "" : "s");
         for (uint32_t s = 0; s < sites->n && !diag_full(c); s++) note_at(c, sites->ops[s], "an arrive site");
     }
 }

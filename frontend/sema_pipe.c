@@ -39,6 +39,7 @@ struct Pipe {
     int sync_id[PIPE_MAX_GROUPS]; /* the named barrier a consumer group meets at to release, 0 until used */
     int alternating;           /* each stage is consumed by one of the groups, whole tiles in turns */
     int ctas;                  /* multicast: the cluster's CTAs, whose consumers all release every stage */
+    Value *peer[PIPE_MAX_GROUPS]; /* multicast: peer[d] = (this CTA's rank + d) mod ctas, computed once */
     Value *turn;               /* alternating: mbar<groups>, turn[q] completes when group q may go on */
     Value *full, *empty;       /* mbar<S> */
     /* the stage index last computed, reused for the same state in the same block or a nested one
@@ -58,6 +59,14 @@ typedef struct PipeMark {
     int release;               /* 1: a release; 0: an open acquire */
     struct PipeMark *prev;
 } PipeMark;
+
+static Value *cint(Sema *s, Loc loc, int64_t v) { return ir_build_const_int(&s->b, loc, T(TY_I32), v); }
+
+static Value *binop(Sema *s, OpCode code, Loc loc, Value *a, Value *b)
+{
+    Value *ops[2] = {a, b};
+    return ir_build1(&s->b, code, loc, ops, 2, T(TY_I32));
+}
 
 static int range_arg(Sema *s, const Node *a, int nwarps, WarpRange *r, const char *what)
 {
@@ -141,9 +150,9 @@ void sema_pipeline_stmt(Sema *s, const Node *n)
         } else if (strcmp(a->name, "multicast") == 0 && a->op) {
             const int64_t *cl = s->b.k->cluster;
             p->ctas = (int)(cl[0] * cl[1] * cl[2]);
-            if (p->ctas < 2) {
+            if (p->ctas < 2 || p->ctas > PIPE_MAX_GROUPS) {
                 diag_error(s->diag, a->loc, "a multicast pipeline is shared by the CTAs of a cluster: the kernel needs "
-                           "cluster(n) with n >= 2");
+                           "cluster(n) with 2 <= n <= %d, not %d CTAs", PIPE_MAX_GROUPS, p->ctas);
                 return;
             }
         } else {
@@ -237,7 +246,16 @@ void sema_pipeline_stmt(Sema *s, const Node *n)
     ir_attr_set_int(s->m, full, "count", 1);
     Op *empty = ir_build(&s->b, OP_MBAR_ALLOC, n->loc, NULL, 0, bt);
     ir_attr_set_int(s->m, empty, "count", p->alternating ? 1 : p->nconsumers * p->ctas);
-    if (p->ctas > 1) ir_attr_set_int(s->m, empty, "ctas", p->ctas);
+    if (p->ctas > 1) {
+        ir_attr_set_int(s->m, empty, "ctas", p->ctas);
+        /* the peers' ranks, once at the top of the kernel (a release arrives on each of them) */
+        Value *rank = ir_build1(&s->b, OP_CLUSTER_RANK, n->loc, NULL, 0, T(TY_I32));
+        for (int d = 1; d < p->ctas; d++) {
+            Value *sum = binop(s, OP_ADD, n->loc, rank, cint(s, n->loc, d));
+            p->peer[d] = sema_is_pow2(p->ctas) ? binop(s, OP_AND, n->loc, sum, cint(s, n->loc, p->ctas - 1))
+                                               : binop(s, OP_REM, n->loc, sum, cint(s, n->loc, p->ctas));
+        }
+    }
     ir_attr_set_str(s->m, full, "pipeline", p->name);
     ir_attr_set_str(s->m, empty, "pipeline", p->name);
     if (p->alternating) {
@@ -266,13 +284,6 @@ const char *sema_pipe_name(const Pipe *p) { return p->name; }
 
 /* ---- states ---- */
 
-static Value *cint(Sema *s, Loc loc, int64_t v) { return ir_build_const_int(&s->b, loc, T(TY_I32), v); }
-
-static Value *binop(Sema *s, OpCode code, Loc loc, Value *a, Value *b)
-{
-    Value *ops[2] = {a, b};
-    return ir_build1(&s->b, code, loc, ops, 2, T(TY_I32));
-}
 
 /* Whether block b is `in` or inside one of its ops' regions. */
 static int block_within(const Block *b, const Block *in)
@@ -698,10 +709,8 @@ static void consumer_arrive(Sema *s, Pipe *p, int q, Value *idx, Loc loc)
     Op *a = ir_build(&s->b, OP_MBAR_ARRIVE, loc, &b, 1, NULL);
     ir_attr_set_str(s->m, a, "scope", "cta");
     if (p->ctas > 1) { /* a multicast pipeline: every CTA's producer fills this CTA's stage too */
-        Value *rank = ir_build1(&s->b, OP_CLUSTER_RANK, loc, NULL, 0, T(TY_I32));
         for (int d = 1; d < p->ctas; d++) {
-            Value *peer = binop(s, OP_REM, loc, binop(s, OP_ADD, loc, rank, cint(s, loc, d)), cint(s, loc, p->ctas));
-            Value *ops[2] = {b, peer};
+            Value *ops[2] = {b, p->peer[d]};
             Op *ra = ir_build(&s->b, OP_MBAR_ARRIVE_REMOTE, loc, ops, 2, NULL);
             ir_attr_set_str(s->m, ra, "release", "cta");
         }

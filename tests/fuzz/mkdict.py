@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes tile.dict, libFuzzer's dictionary for .tile sources, from the front end's own tables:
-the lexer's keywords and type names, the builtin table's function and named-argument names, and
-the language's punctuation. Usage: mkdict.py ROOT OUT"""
+the lexer's keywords and type names, the builtin table's function and named-argument names, the
+names the pipeline, print, shared-tile and group code compares with, and the language's punctuation. Usage: mkdict.py ROOT OUT"""
 import re
 import sys
 
@@ -15,6 +15,10 @@ for pair in re.findall(r'\{\s*"([a-z_0-9]+)"\s*,\s*"([a-z_0-9]+)"', builtins):
     words.update(pair)
 for names in re.findall(r'_named\[\]\s*=\s*\{([^}]*)\}', builtins):
     words.update(re.findall(r'"([a-z_0-9]+)"', names))
+# the words the feature files compare names with: attributes (stages, consumers, alternating, tiles),
+# methods (start, next, skip, turn), guards (each = warp)
+for src in ("sema_pipe.c", "sema_print.c", "sema_shared.c", "sema_groups.c"):
+    words.update(re.findall(r'strcmp\([^,()]+, "([a-z_][a-z_0-9]*)"\)', open(root + "/frontend/" + src).read()))
 punct = ["(", ")", "{", "}", "[", "]", "<", ">", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "->",
          "::", ".", ",", ";", ":", "=", "+=", "*", "/", "%", "&", "|", "^", "~", "!", "..", "//", "/*", "*/",
          "0x", "1e", "1.0", "-1", "2147483648", "4294967296", "9223372036854775808", "1e400", "nan", "inf",

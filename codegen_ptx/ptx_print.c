@@ -40,44 +40,32 @@ void ptx_emit_print(Emit *e, const Op *op)
         sb_printf(&e->decl, "\t.local .align 8 .b8 __tilec_print_%d[%u];\n", id, size);
         for (uint32_t i = 0; i < op->noperands; i++) {
             const Value *v = op->operands[i];
-            const char *r = ptx_vr(e, v, 0);
+            const char *r = ptx_vr(e, v, 0), *st = "b64";
+            uint32_t w = 8;
             switch (v->type->kind) {
-            case TY_I1: {
+            case TY_I1: {   /* as 0 or 1 */
                 const char *x = ptx_tmp(e, RC_B32);
                 ptx_ins(e, "selp.u32 %s, 1, 0, %s", x, r);
-                off = (off + 3) / 4 * 4;
-                ptx_ins(e, "st.local.b32 [__tilec_print_%d+%u], %s", id, off, x);
-                off += 4;
+                r = x, st = "b32", w = 4;
                 break;
             }
-            case TY_I32: case TY_U32:
-                off = (off + 3) / 4 * 4;
-                ptx_ins(e, "st.local.b32 [__tilec_print_%d+%u], %s", id, off, r);
-                off += 4;
-                break;
-            case TY_I64: case TY_U64:
-                off = (off + 7) / 8 * 8;
-                ptx_ins(e, "st.local.b64 [__tilec_print_%d+%u], %s", id, off, r);
-                off += 8;
-                break;
-            case TY_F32: {
+            case TY_I32: case TY_U32: st = "b32", w = 4; break;
+            case TY_I64: case TY_U64: break;
+            case TY_F32: {  /* promoted to double */
                 const char *d = ptx_tmp(e, RC_F64);
                 ptx_ins(e, "cvt.f64.f32 %s, %s", d, r);
-                off = (off + 7) / 8 * 8;
-                ptx_ins(e, "st.local.f64 [__tilec_print_%d+%u], %s", id, off, d);
-                off += 8;
+                r = d, st = "f64";
                 break;
             }
-            case TY_F64:
-                off = (off + 7) / 8 * 8;
-                ptx_ins(e, "st.local.f64 [__tilec_print_%d+%u], %s", id, off, r);
-                off += 8;
-                break;
+            case TY_F64: st = "f64"; break;
             default:
                 ptx_error_at(e, op, "print of a %s operand (the verifier admits i1, i32, u32, i64, u64, f32, f64)",
                              ir_type_kind_name(v->type->kind));
                 return;
             }
+            off = (off + w - 1) / w * w;
+            ptx_ins(e, "st.local.%s [__tilec_print_%d+%u], %s", st, id, off, r);
+            off += w;
         }
         buf = ptx_tmp(e, RC_B64);
         ptx_ins(e, "mov.u64 %s, __tilec_print_%d", buf, id);

@@ -585,6 +585,23 @@ static Ex acquire(Sema *s, const Call *c, Ex st)
 
 /* One arrival of the current group on bar: the group meets (every thread is done with the
  * stage), then one elected thread arrives. In one elected thread: that thread arrives. */
+/* One arrival on arr[idx] by one thread: this one inside elect, else an elected one. */
+static void one_arrive(Sema *s, Value *arr, Value *idx, Loc loc)
+{
+    Block *saved = NULL;
+    if (!in_elect(s)) {
+        Op *el = ir_build(&s->b, OP_ELECT, loc, NULL, 0, NULL);
+        sema_enter_region(s, &el->regions[0], &saved);
+    }
+    Value *b = bar_at(s, arr, idx, loc);
+    Op *a = ir_build(&s->b, OP_MBAR_ARRIVE, loc, &b, 1, NULL);
+    ir_attr_set_str(s->m, a, "scope", "cta");
+    if (saved) {
+        ir_build(&s->b, OP_YIELD, loc, NULL, 0, NULL);
+        s->b.block = saved;
+    }
+}
+
 static void group_arrive(Sema *s, Value *arr, Value *idx, Loc loc)
 {
     if (!in_elect(s)) {
@@ -597,19 +614,8 @@ static void group_arrive(Sema *s, Value *arr, Value *idx, Loc loc)
             ir_attr_set_int(s->m, op, "id", id);
             ir_attr_set_int(s->m, op, "threads", g->threads);
         }
-        Op *el = ir_build(&s->b, OP_ELECT, loc, NULL, 0, NULL);
-        Block *saved;
-        sema_enter_region(s, &el->regions[0], &saved);
-        Value *b = bar_at(s, arr, idx, loc);
-        Op *a = ir_build(&s->b, OP_MBAR_ARRIVE, loc, &b, 1, NULL);
-        ir_attr_set_str(s->m, a, "scope", "cta");
-        ir_build(&s->b, OP_YIELD, loc, NULL, 0, NULL);
-        s->b.block = saved;
-        return;
     }
-    Value *b = bar_at(s, arr, idx, loc);
-    Op *a = ir_build(&s->b, OP_MBAR_ARRIVE, loc, &b, 1, NULL);
-    ir_attr_set_str(s->m, a, "scope", "cta");
+    one_arrive(s, arr, idx, loc);
 }
 
 /* commit(st): the producer's stage is complete: TMA loads complete it themselves (the bytes armed
@@ -800,6 +806,14 @@ static int group_index(const Sema *s, const Pipe *p)
     return -1;
 }
 
+/* The consumer group a take or pass runs in, or -1 after a located error. */
+static int turn_group(Sema *s, const Call *c, const Pipe *p)
+{
+    int q = group_index(s, p);
+    if (q < 0) diag_error(s->diag, c->n->loc, "%s() of pipeline '%s' outside its consumer groups", c->n->name, p->name);
+    return q;
+}
+
 /* take(t): the group waits for its turn: group q's j-th turn (t = j * n + q) waits until group
  * q - 1 passed it (turn[q]'s phase j - 1, or phase j for q = 0, whose first turn passes a fresh
  * barrier at once). */
@@ -807,11 +821,8 @@ static Ex take(Sema *s, const Call *c, Ex t)
 {
     const Pipe *p = t.state;
     Loc loc = c->n->loc;
-    int q = group_index(s, p);
-    if (q < 0) {
-        diag_error(s->diag, loc, "take() of pipeline '%s' outside its consumer groups", p->name);
-        return sema_ex_err();
-    }
+    int q = turn_group(s, c, p);
+    if (q < 0) return sema_ex_err();
     int n = p->nconsumers;
     Value *j = sema_is_pow2(n) ? binop(s, OP_SHR, loc, t.v, cint(s, loc, lap_shift(&(Pipe){.stages = n})))
                                : binop(s, OP_DIV, loc, t.v, cint(s, loc, n));
@@ -832,28 +843,9 @@ static Ex take(Sema *s, const Call *c, Ex t)
 static Ex pass(Sema *s, const Call *c, Ex t)
 {
     const Pipe *p = t.state;
-    Loc loc = c->n->loc;
-    int q = group_index(s, p);
-    if (q < 0) {
-        diag_error(s->diag, loc, "pass() of pipeline '%s' outside its consumer groups", p->name);
-        return sema_ex_err();
-    }
-    (void)t;
-    Value *idx = cint(s, loc, (q + 1) % p->nconsumers);
-    if (in_elect(s)) {
-        Value *b = bar_at(s, p->turn, idx, loc);
-        Op *a = ir_build(&s->b, OP_MBAR_ARRIVE, loc, &b, 1, NULL);
-        ir_attr_set_str(s->m, a, "scope", "cta");
-    } else {
-        Op *el = ir_build(&s->b, OP_ELECT, loc, NULL, 0, NULL);
-        Block *saved;
-        sema_enter_region(s, &el->regions[0], &saved);
-        Value *b = bar_at(s, p->turn, idx, loc);
-        Op *a = ir_build(&s->b, OP_MBAR_ARRIVE, loc, &b, 1, NULL);
-        ir_attr_set_str(s->m, a, "scope", "cta");
-        ir_build(&s->b, OP_YIELD, loc, NULL, 0, NULL);
-        s->b.block = saved;
-    }
+    int q = turn_group(s, c, p);
+    if (q < 0) return sema_ex_err();
+    one_arrive(s, p->turn, cint(s, c->n->loc, (q + 1) % p->nconsumers), c->n->loc);
     if (!p->first_pass) ((Pipe *)p)->first_pass = c->n;
     return sema_ex_none();
 }

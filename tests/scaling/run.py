@@ -106,17 +106,14 @@ def main():
     def ratios(lo, hi):
         return (max(hi[0], MIN_TIME) / max(lo[0], MIN_TIME), max(hi[1], MIN_MEM) / max(lo[1], MIN_MEM))
 
-    failed = total = 0
-    for name, make, args, n in load_cases(a.only):
-        total += 1
+    def check(name, make, args, n):
+        """(failed, the line to print or None) for one case."""
         sizes = [n, 2 * n]
         paths = [write(name, make, size) for size in sizes]
         best = [None, None]
         err_line = sample(name, args, paths, sizes, 3, best)
         if err_line:
-            print(err_line)
-            failed += 1
-            continue
+            return True, err_line
         tr, mr = ratios(best[0], best[1])
         bad = tr > a.ratio or mr > a.ratio
         line = "%s %s: n=%d %.3f s %.1f MB -> 2n %.3f s %.1f MB (time x%.2f, memory x%.2f)" % (
@@ -129,17 +126,20 @@ def main():
             best.append(None)
             err_line = sample(name, args, paths, sizes, 5, best)
             if err_line:
-                print(err_line)
-                failed += 1
-                continue
+                return True, err_line
             tr4, mr4 = ratios(best[0], best[2])
             bad = tr4 > a.ratio ** 2 or mr4 > a.ratio ** 2
             line = "%s %s: n=%d %.3f s %.1f MB -> 2n %.3f s %.1f MB -> 4n %.3f s %.1f MB (n to 4n: time x%.2f, memory x%.2f)" % (
                 "FAIL" if bad else "ok  ", name, n, best[0][0], best[0][1] / 1024, best[1][0], best[1][1] / 1024,
                 best[2][0], best[2][1] / 1024, tr4, mr4)
-        if bad:
-            failed += 1
-        if bad or a.verbose:
+        return bad, line if bad or a.verbose else None
+
+    failed = total = 0
+    for name, make, args, n in load_cases(a.only):
+        total += 1
+        bad, line = check(name, make, args, n)
+        failed += bad
+        if line:
             print(line)
     print("scaling: %d cases, %d failed" % (total, failed))
     return 1 if failed or total == 0 else 0

@@ -47,16 +47,18 @@ struct Pipe {
     Value *memo_k, *memo_idx;
     Block *memo_block;
     const Node *first_acquire, *first_wait, *first_release;   /* the kernel's first of each, or NULL */
-    const Node *first_take, *first_pass;                      /* turns (alternating) */
+    const Node *first_take, *first_pass;                      /* turns (alternating): the first of each that checked */
 };
 
-/* An acquire waiting for its commit, or a state already released, until its scope ends. */
+/* An acquire waiting for its commit, a state already released, or a turn taken and not yet
+ * passed, until its scope ends. */
+enum { MARK_ACQUIRE, MARK_RELEASE, MARK_TAKE };
 typedef struct PipeMark {
     const Pipe *p;
     Value *k;
     Loc loc;
     int depth;
-    int release;               /* 1: a release; 0: an open acquire */
+    int kind;                  /* MARK_* */
     struct PipeMark *prev;
 } PipeMark;
 
@@ -503,10 +505,10 @@ static void consumers_str(const Pipe *p, char *buf, size_t n)
     }
 }
 
-static void push_mark(Sema *s, const Pipe *p, Value *k, Loc loc, int release)
+static void push_mark(Sema *s, const Pipe *p, Value *k, Loc loc, int kind)
 {
     PipeMark *m = arena_alloc(s->arena, sizeof *m);
-    *m = (PipeMark){p, k, loc, s->depth, release, s->pipe_marks};
+    *m = (PipeMark){p, k, loc, s->depth, kind, s->pipe_marks};
     s->pipe_marks = m;
 }
 
@@ -515,10 +517,12 @@ void sema_pipe_scope_end(Sema *s)
 {
     while (s->pipe_marks && s->pipe_marks->depth >= s->depth) {
         PipeMark *m = s->pipe_marks;
-        if (!m->release && !s->dry) {
+        if (m->kind == MARK_ACQUIRE && !s->dry)
             diag_error(s->diag, m->loc, "acquire() of pipeline '%s' without its commit() in the same block: the consumers would "
                        "wait for a stage that is never filled", m->p->name);
-        }
+        if (m->kind == MARK_TAKE && !s->dry)
+            diag_error(s->diag, m->loc, "take() of pipeline '%s' without a pass() before the end of its block: the other "
+                       "groups wait for this turn, and this group's next take() for theirs (a turn cycle)", m->p->name);
         s->pipe_marks = m->prev;
     }
 }
@@ -538,9 +542,6 @@ void sema_pipe_end(Sema *s, const Sym *y)
     else if (p->first_take && !p->first_pass)
         diag_error(s->diag, p->first_take->loc, "the consumer groups of pipeline '%s' take turns but never pass(): the "
                    "second group's take() waits forever", p->name);
-    else if (p->first_pass && !p->first_take)
-        diag_error(s->diag, p->first_pass->loc, "the consumer groups of pipeline '%s' pass turns that nobody take()s: "
-                   "without take() the groups do not wait for each other", p->name);
     else if (p->first_wait && !p->first_release)
         diag_error(s->diag, p->first_wait->loc, "the consumers of pipeline '%s' wait but never release(): after %d stages "
                    "the producer's acquire() waits forever", p->name, p->stages);
@@ -564,7 +565,7 @@ static Ex acquire(Sema *s, const Call *c, Ex st)
         return sema_ex_err();
     }
     for (PipeMark *m = s->pipe_marks; m; m = m->prev)
-        if (!m->release && m->p == p) {
+        if (m->kind == MARK_ACQUIRE && m->p == p) {
             diag_error(s->diag, loc, "acquire() of pipeline '%s' while an acquire is not committed", p->name);
             diag_note(s->diag, m->loc, "the open acquire");
             return sema_ex_err();
@@ -578,7 +579,7 @@ static Ex acquire(Sema *s, const Call *c, Ex st)
         Op *ae = ir_build(&s->b, OP_MBAR_ARRIVE_EXPECT, loc, &f, 1, NULL);
         ir_attr_set_str(s->m, ae, "scope", "cta");
     }
-    push_mark(s, p, st.v, loc, 0);
+    push_mark(s, p, st.v, loc, MARK_ACQUIRE);
     if (!p->first_acquire) ((Pipe *)p)->first_acquire = c->n;
     return sema_ex_none();
 }
@@ -626,7 +627,7 @@ static Ex commit(Sema *s, const Call *c, Ex st)
     Loc loc = c->n->loc;
     PipeMark **at = &s->pipe_marks;
     for (; *at; at = &(*at)->prev)
-        if (!(*at)->release && (*at)->p == p) break;
+        if ((*at)->kind == MARK_ACQUIRE && (*at)->p == p) break;
     if (!*at) {
         diag_error(s->diag, loc, "commit() of pipeline '%s' without an acquire() before it in this block", p->name);
         return sema_ex_err();
@@ -762,7 +763,7 @@ static Ex release(Sema *s, const Call *c, Ex st)
         return sema_ex_err();
     }
     for (PipeMark *m = s->pipe_marks; m; m = m->prev)
-        if (m->release && m->p == p && m->k == st.v) {
+        if (m->kind == MARK_RELEASE && m->p == p && m->k == st.v) {
             diag_error(s->diag, loc, "stage released twice: this state of pipeline '%s' was released already (one release "
                        "per stage and consumer group; advance the state with st = st.next())", p->name);
             diag_note(s->diag, m->loc, "the first release");
@@ -771,7 +772,7 @@ static Ex release(Sema *s, const Call *c, Ex st)
     Value *idx = stage_of(s, p, st.v, loc);
     for (int q = 0; q < p->nconsumers; q++)
         if (p->consumers[q].lo >= g->lo && p->consumers[q].hi <= g->hi) consumer_arrive(s, p, q, idx, loc);
-    push_mark(s, p, st.v, loc, 1);
+    push_mark(s, p, st.v, loc, MARK_RELEASE);
     if (!p->first_release) p->first_release = c->n;
     return sema_ex_none();
 }
@@ -823,6 +824,14 @@ static Ex take(Sema *s, const Call *c, Ex t)
     Loc loc = c->n->loc;
     int q = turn_group(s, c, p);
     if (q < 0) return sema_ex_err();
+    for (PipeMark *m = s->pipe_marks; m; m = m->prev)
+        if (m->kind == MARK_TAKE && m->p == p) {
+            diag_error(s->diag, loc, "take() of pipeline '%s' while this group holds the turn: it would wait for a turn "
+                       "that only its own pass() can start (a turn cycle)", p->name);
+            diag_note(s->diag, m->loc, "the turn taken here is not passed yet");
+            return sema_ex_err();
+        }
+    push_mark(s, p, t.v, loc, MARK_TAKE);
     int n = p->nconsumers;
     Value *j = sema_is_pow2(n) ? binop(s, OP_SHR, loc, t.v, cint(s, loc, lap_shift(&(Pipe){.stages = n})))
                                : binop(s, OP_DIV, loc, t.v, cint(s, loc, n));
@@ -845,6 +854,15 @@ static Ex pass(Sema *s, const Call *c, Ex t)
     const Pipe *p = t.state;
     int q = turn_group(s, c, p);
     if (q < 0) return sema_ex_err();
+    PipeMark **at = &s->pipe_marks;
+    for (; *at; at = &(*at)->prev)
+        if ((*at)->kind == MARK_TAKE && (*at)->p == p) break;
+    if (!*at) {
+        diag_error(s->diag, c->n->loc, "pass() of pipeline '%s' without a take() before it: a group passes the turn it took",
+                   p->name);
+        return sema_ex_err();
+    }
+    *at = (*at)->prev;
     one_arrive(s, p->turn, cint(s, c->n->loc, (q + 1) % p->nconsumers), c->n->loc);
     if (!p->first_pass) ((Pipe *)p)->first_pass = c->n;
     return sema_ex_none();
@@ -919,7 +937,7 @@ Value *sema_pipe_full_bar(Sema *s, const Node *dst)
     }
     const Pipe *p = y->ring_of;
     for (PipeMark *m = s->pipe_marks; m; m = m->prev)
-        if (!m->release && m->p == p) {
+        if (m->kind == MARK_ACQUIRE && m->p == p) {
             Ex st = sema_expr(s, dst->list[0]);
             if (st.err) return NULL;
             if (st.state != p || st.v != m->k) break;

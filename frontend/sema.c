@@ -1659,7 +1659,7 @@ static void assign_stmt(Sema *s, const Node *n)
                 return;
             }
             v = sema_coerce(s, e, y->type, n->b->loc, "assignment");
-        } else if (n->op) {
+        } else {   /* a compound assignment: x op= e */
             Node bin = {0};
             bin.kind = N_BINARY;
             bin.loc = n->loc;

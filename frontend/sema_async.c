@@ -262,7 +262,11 @@ Ex sema_tma_copy(Sema *s, const Call *c)
                    "(its elements would land permuted); use tma.load/tma.store with a tensor map");
         return sema_ex_err();
     }
-    if (load && n->nlist != 4) {
+    /* into a stage of a pipeline's tile (ring_tile[st]) the copy completes on that stage's full barrier */
+    const Node *dn = n->list[0];
+    Sym *dy = dn->kind == N_INDEX && dn->a->kind == N_NAME ? sema_lookup(s, dn->a->name) : NULL;
+    int into_pipe = load && n->nlist == 3 && dy && dy->ring_of;
+    if (load && n->nlist != 4 && !into_pipe) {
         diag_error(s->diag, n->loc, "tma.copy() into shared memory completes on an mbarrier: tma.copy(dst, src, bytes, bar)");
         return sema_ex_err();
     }
@@ -289,7 +293,7 @@ Ex sema_tma_copy(Sema *s, const Call *c)
     Value *bytes = sema_coerce(s, be, T(TY_I32), n->list[2]->loc, "byte count");
     if (!bytes) return sema_ex_err();
     if (load) {
-        Value *ops[4] = {d.v, src.v, bytes, sema_mbar_operand(s, n->list[3], "tma.copy")};
+        Value *ops[4] = {d.v, src.v, bytes, into_pipe ? sema_pipe_full_bar(s, dn) : sema_mbar_operand(s, n->list[3], "tma.copy")};
         if (!ops[3]) return sema_ex_err();
         ir_build(&s->b, OP_TMA_BULK_LOAD, n->loc, ops, 4, NULL);
     } else {

@@ -70,7 +70,7 @@ else
 AMDSO_IF := $(AMDSO)
 endif
 
-.PHONY: all deps check layout unit lit hostile scaling asan demo install clean bench fuzz regen-check gpucheck embed link-check
+.PHONY: all deps check layout unit lit hostile scaling asan demo install clean bench fuzz regen-check gpucheck embed link-check python-test
 all: $(TILEC) $(LIBA) $(LIBSO) $(AMDSO_IF)
 
 deps:
@@ -180,9 +180,24 @@ scaling: $(TILEC) $(AMDSO_IF) $(BUILD)/scaling-measure
 	$(say) SCALING tests/scaling
 	$(Q)python3 tests/scaling/run.py --tilec $(TILEC) --meter $(BUILD)/scaling-measure
 
+# The Python package (python/tilec) from the build tree and from an install, with Debian's python3
+# and NumPy (scripts/deps.sh installs python3-numpy).
+PYTHON_NUMPY ?= $(if $(wildcard /usr/bin/python3),/usr/bin/python3,python3)
+# a sanitized libtile (make asan) needs the sanitizer runtime loaded before Python (not instrumented)
+PY_SAN = $(if $(findstring -fsanitize=address,$(CFLAGS)),LD_PRELOAD=$(shell $(CC) -print-file-name=libclang_rt.asan-x86_64.so) ASAN_OPTIONS=detect_leaks=0)
+python-test: $(LIBSO)
+	$(say) PYTHON tests/python
+	$(Q)$(PY_SAN) PYTHONPATH=$(abspath python) TILEC_LIB=$(abspath $(LIBSO)) $(PYTHON_NUMPY) -m unittest discover -s tests/python
+	$(Q)rm -rf $(BUILD)/pyinstall && $(MAKE) -s install PREFIX=$(abspath $(BUILD))/pyinstall >/dev/null
+	$(Q)cd / && env -u TILEC_LIB $(PY_SAN) PYTHONPATH=$(abspath $(BUILD))/pyinstall/lib/python3/dist-packages $(PYTHON_NUMPY) -c \
+	  "import tilec, sys; p = tilec.compile('kernel k(x: f32*) block(32) { x[0] = 1.0; }'); \
+	   assert p.kernels == ['k'] and tilec._find_lib().startswith('$(abspath $(BUILD))/pyinstall/'), tilec._find_lib(); \
+	   print('python: the installed package imports and compiles (' + tilec._find_lib() + ')')"
+
 check: all $(BUILD)/unit_tests regen-check layout link-check
 	@$(MAKE) lit
 	@$(MAKE) unit
+	@$(MAKE) python-test
 	@$(MAKE) hostile
 	@$(MAKE) scaling
 
@@ -267,6 +282,8 @@ install: all
 	install -m 644 include/tile.h $(DESTDIR)$(PREFIX)/include/tile.h
 	$(if $(AMDSO_IF),install -d $(DESTDIR)$(AMDDIR) && install -m 755 $(AMDSO) $(DESTDIR)$(AMDDIR)/libtile_amdgcn.so)
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|0.1.0|g' scripts/tile.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/tile.pc
+	install -d $(DESTDIR)$(PREFIX)/lib/python3/dist-packages/tilec
+	install -m 644 python/tilec/__init__.py $(DESTDIR)$(PREFIX)/lib/python3/dist-packages/tilec/__init__.py
 
 clean:
 	rm -rf build build-asan

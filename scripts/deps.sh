@@ -16,6 +16,8 @@ have_cmd pkg-config || need="$need pkg-config"
 [ -x /usr/lib/llvm-19/bin/FileCheck ] || need="$need llvm-19-tools"
 [ -f /usr/lib/llvm-19/build/utils/lit/lit.py ] || need="$need llvm-19-tools"
 have_cmd python3 || need="$need python3"
+# the Python package's tests (tests/python) use Debian's NumPy with Debian's python3
+have_pkg python3-numpy || need="$need python3-numpy"
 have_cmd clang || need="$need clang"
 have_pkg libclang-rt-14-dev || need="$need libclang-rt-14-dev"
 # the AMD back end: libLLVM-19 and its headers, ld.lld-19 for code objects (the HIP runtime,

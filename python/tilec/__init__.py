@@ -1,0 +1,453 @@
+"""tilec from Python: compile `.tile` kernels and launch them on NumPy arrays, through libtile.
+
+A thin layer over the C API of include/tile.h, loaded with ctypes (no compiled extension, nothing
+beyond the standard library; NumPy is used when arrays are passed):
+
+    import numpy as np, tilec
+    prog = tilec.compile("samples/vector_add.tile")            # a path or the source text
+    add = prog["vector_add"]
+    a, b = np.random.rand(1000).astype(np.float32), np.ones(1000, np.float32)
+    c = np.empty_like(a)
+    add(a, b, c, 1000, grid=4, device="sim")                   # c now holds a + b
+
+A failed compile raises CompileError (its message the located diagnostics, `.diagnostics` the
+records); arguments the kernel's signature refuses raise LaunchError with the runtime's message.
+On a device, NumPy arrays are copied in before the launch and every array is copied back after it
+completes. docs/PYTHON.md describes the API.
+
+Where libtile.so is found: $TILEC_LIB, else the build tree this package sits in
+(<repo>/build/libtile.so), else <prefix>/lib/libtile.so of an installed package
+(<prefix>/lib/python3/dist-packages/tilec), else the loader's search path.
+"""
+import ctypes
+import os
+
+__all__ = ["compile", "Program", "Kernel", "Param", "Device", "TileError", "CompileError", "LaunchError",
+           "TARGETS", "version"]
+
+TARGETS = ("sm_90a", "sm_100a", "gfx942", "gfx90a")
+_DTYPES = ("i1", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16", "bf16", "f32", "f64", "e4m3", "e5m2")
+_KINDS = ("scalar", "pointer", "tensor", "tma")
+# NumPy dtype names of the element types an array may carry (bf16 and fp8 travel as their bits:
+# uint16 and uint8 arrays)
+_NP_OK = {"i1": ("bool", "uint8", "int8"), "i8": ("int8",), "i16": ("int16",), "i32": ("int32",), "i64": ("int64",),
+          "u8": ("uint8",), "u16": ("uint16",), "u32": ("uint32",), "u64": ("uint64",), "f16": ("float16",),
+          "bf16": ("uint16",), "f32": ("float32",), "f64": ("float64",), "e4m3": ("uint8",), "e5m2": ("uint8",)}
+_SUCCESS, _ERROR_COMPILE, _ERROR_LAUNCH_ARGS = 0, 2, 13
+
+
+class TileError(Exception):
+    """A libtile call failed: the status name and the runtime's message."""
+
+    def __init__(self, message, status=None):
+        super().__init__(message)
+        self.status = status
+
+
+class CompileError(TileError):
+    """The source has errors. str() is the located diagnostics as tilec prints them; .diagnostics
+    holds the records: dicts with severity ("error", "warning", "note"), file, line, col, message."""
+
+    def __init__(self, message, diagnostics, status):
+        super().__init__(message, status)
+        self.diagnostics = diagnostics
+
+
+class LaunchError(TileError):
+    """The arguments or the launch shape do not fit the kernel (the runtime's message)."""
+
+
+# ---- the library ------------------------------------------------------------------------------
+
+class _Define(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("value", ctypes.c_char_p)]
+
+
+class _Options(ctypes.Structure):
+    _fields_ = [("target", ctypes.c_int), ("opt_level", ctypes.c_int), ("defines", ctypes.POINTER(_Define)),
+                ("ndefines", ctypes.c_int), ("input_ir", ctypes.c_int), ("verify_each", ctypes.c_int),
+                ("assemble", ctypes.c_int), ("stop_after_ir", ctypes.c_int), ("pipeline", ctypes.c_char_p),
+                ("print_ir_before", ctypes.c_char_p), ("print_ir_after", ctypes.c_char_p),
+                ("print_ir_after_all", ctypes.c_int), ("debug_hangs", ctypes.c_int), ("shmem_qp", ctypes.c_int)]
+
+
+class _Diagnostic(ctypes.Structure):
+    _fields_ = [("severity", ctypes.c_int), ("file", ctypes.c_char_p), ("line", ctypes.c_uint),
+                ("col", ctypes.c_uint), ("message", ctypes.c_char_p)]
+
+
+class _ParamInfo(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("kind", ctypes.c_int), ("dtype", ctypes.c_int), ("rank", ctypes.c_int),
+                ("shared", ctypes.c_int), ("dim_params", ctypes.c_int * 5), ("box", ctypes.c_uint * 5),
+                ("swizzle", ctypes.c_int), ("spans", ctypes.c_int)]
+
+
+class _ArgValue(ctypes.Union):
+    _fields_ = [("i", ctypes.c_int64), ("u", ctypes.c_uint64), ("f", ctypes.c_double), ("ptr", ctypes.c_uint64)]
+
+
+class _Arg(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("kind", ctypes.c_int), ("dtype", ctypes.c_int), ("value", _ArgValue)]
+
+
+class _LaunchConfig(ctypes.Structure):
+    _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3), ("cluster", ctypes.c_uint * 3),
+                ("dynamic_shared", ctypes.c_size_t), ("stream", ctypes.c_void_p)]
+
+
+def _find_lib():
+    env = os.environ.get("TILEC_LIB")
+    if env:
+        return env
+    here = os.path.dirname(os.path.abspath(__file__))
+    for cand in (os.path.join(here, "..", "..", "build", "libtile.so"),            # the build tree
+                 os.path.join(here, "..", "..", "..", "..", "lib", "libtile.so"),  # <prefix>/lib/python3/dist-packages
+                 os.path.join(here, "..", "..", "..", "lib", "libtile.so")):      # <prefix>/lib/python3.X/site-packages
+        if os.path.exists(cand):
+            return os.path.abspath(cand)
+    return "libtile.so"
+
+
+_lib = None
+
+
+def _L():
+    """libtile, loaded (and its prototypes declared) on first use."""
+    global _lib
+    if _lib is not None:
+        return _lib
+    path = _find_lib()
+    try:
+        lib = ctypes.CDLL(path)
+    except OSError as e:
+        raise TileError("tilec: cannot load libtile (%s): %s; set TILEC_LIB to its path" % (path, e)) from None
+    P, c_int, c_char_p, c_size_t, c_void_p = ctypes.POINTER, ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_void_p
+    protos = {
+        "tile_version": (c_char_p, []),
+        "tile_status_string": (c_char_p, [c_int]),
+        "tile_last_error": (c_char_p, []),
+        "tile_target_parse": (c_int, [c_char_p, P(c_int)]),
+        "tile_target_name": (c_char_p, [c_int]),
+        "tile_compile": (c_int, [c_char_p, c_size_t, c_char_p, P(_Options), P(c_void_p)]),
+        "tile_program_destroy": (None, [c_void_p]),
+        "tile_program_diagnostics": (c_char_p, [c_void_p]),
+        "tile_program_diagnostic_count": (c_int, [c_void_p]),
+        "tile_program_diagnostic": (c_int, [c_void_p, c_int, P(_Diagnostic)]),
+        "tile_program_emit": (c_int, [c_void_p, c_int, P(ctypes.c_char_p), P(c_size_t)]),
+        "tile_program_kernel_count": (c_int, [c_void_p]),
+        "tile_program_kernel_name": (c_char_p, [c_void_p, c_int]),
+        "tile_program_kernel_block": (c_int, [c_void_p, c_int, ctypes.c_uint * 3, ctypes.c_uint * 3]),
+        "tile_program_param_count": (c_int, [c_void_p, c_int]),
+        "tile_program_param": (c_int, [c_void_p, c_int, c_int, P(_ParamInfo)]),
+        "tile_program_target": (c_int, [c_void_p]),
+        "tile_backend_parse": (c_int, [c_char_p, P(c_int)]),
+        "tile_device_open": (c_int, [c_int, c_int, P(c_void_p)]),
+        "tile_device_close": (None, [c_void_p]),
+        "tile_device_synchronize": (c_int, [c_void_p]),
+        "tile_malloc": (c_int, [c_void_p, c_size_t, P(ctypes.c_uint64)]),
+        "tile_free": (c_int, [c_void_p, ctypes.c_uint64]),
+        "tile_memcpy_htod": (c_int, [c_void_p, ctypes.c_uint64, c_void_p, c_size_t]),
+        "tile_memcpy_dtoh": (c_int, [c_void_p, c_void_p, ctypes.c_uint64, c_size_t]),
+        "tile_module_load": (c_int, [c_void_p, c_void_p, P(c_void_p)]),
+        "tile_module_unload": (c_int, [c_void_p]),
+        "tile_module_get_kernel": (c_int, [c_void_p, c_char_p, P(c_void_p)]),
+        "tile_launch": (c_int, [c_void_p, P(_LaunchConfig), P(_Arg), c_int]),
+    }
+    for name, (res, args) in protos.items():
+        fn = getattr(lib, name)
+        fn.restype = res
+        fn.argtypes = args
+    _lib = lib
+    return lib
+
+
+def _s(b):
+    return b.decode("utf-8", "replace") if b is not None else None
+
+
+def _check(status, what, cls=TileError):
+    if status != _SUCCESS:
+        lib = _L()
+        msg = _s(lib.tile_last_error()) or _s(lib.tile_status_string(status))
+        raise cls("%s: %s" % (what, msg), status)
+
+
+def version():
+    """libtile's version string."""
+    return _s(_L().tile_version())
+
+
+# ---- compiling --------------------------------------------------------------------------------
+
+class Param:
+    """One kernel parameter as declared: name, kind ("scalar", "pointer", "tensor", "tma"), dtype
+    ("f32", ...), rank (tensor and tma) and, for tma, the box and the dims' parameter indices."""
+
+    def __init__(self, info):
+        self.name = _s(info.name)
+        self.kind = _KINDS[info.kind]
+        self.dtype = _DTYPES[info.dtype]
+        self.rank = info.rank
+        self.box = tuple(info.box[:info.rank]) if self.kind == "tma" else ()
+        self.dim_params = tuple(info.dim_params[:info.rank]) if self.kind == "tma" else ()
+
+    def __repr__(self):
+        return "Param(%s: %s %s%s)" % (self.name, self.kind, self.dtype, "[%d]" % self.rank if self.rank else "")
+
+
+def compile(source, *, target=None, defines=None, opt=2, debug_hangs=False, filename=None):
+    """Compiles a .tile source (its text, or a path to a file) into a Program.
+
+    target: "sm_90a" (default), "sm_100a", "gfx942", "gfx90a"; defines: {NAME: value} overriding
+    top-level consts (as tilec -DNAME=value); opt: 0..3. Raises CompileError with the located
+    diagnostics when the source has errors."""
+    if isinstance(source, os.PathLike) or (isinstance(source, str) and "\n" not in source and source.endswith(".tile")
+                                           and os.path.exists(source)):
+        filename = filename or os.fspath(source)
+        with open(source, "rb") as f:
+            text = f.read()
+    else:
+        text = source.encode() if isinstance(source, str) else bytes(source)
+        filename = filename or "<python>"
+    lib = _L()
+    opts = _Options()
+    tgt = ctypes.c_int(0)
+    if target is not None:
+        _check(lib.tile_target_parse(str(target).encode(), ctypes.byref(tgt)),
+               "tilec.compile: target %r (one of %s)" % (target, ", ".join(TARGETS)))
+    opts.target = tgt.value
+    if not isinstance(opt, int) or not 0 <= opt <= 3:
+        raise ValueError("tilec.compile: opt must be 0..3, not %r" % (opt,))
+    opts.opt_level = -1 if opt == 0 else opt
+    keep = []
+    if defines:
+        arr = (_Define * len(defines))()
+        for i, (k, v) in enumerate(defines.items()):
+            keep += [str(k).encode(), str(v).encode()]
+            arr[i].name, arr[i].value = keep[-2], keep[-1]
+        opts.defines, opts.ndefines = arr, len(defines)
+    opts.debug_hangs = 1 if debug_hangs else 0
+    prog = ctypes.c_void_p()
+    st = lib.tile_compile(text, len(text), filename.encode(), ctypes.byref(opts), ctypes.byref(prog))
+    if st == _ERROR_COMPILE or (st != _SUCCESS and prog.value):
+        diags = []
+        for i in range(lib.tile_program_diagnostic_count(prog)):
+            d = _Diagnostic()
+            if lib.tile_program_diagnostic(prog, i, ctypes.byref(d)) == _SUCCESS:
+                diags.append({"severity": ("error", "warning", "note")[d.severity] if 0 <= d.severity < 3 else "error",
+                              "file": _s(d.file), "line": d.line, "col": d.col, "message": _s(d.message)})
+        text_diags = _s(lib.tile_program_diagnostics(prog)) or ""
+        lib.tile_program_destroy(prog)
+        raise CompileError(text_diags.rstrip("\n") or _s(lib.tile_status_string(st)), diags, st)
+    _check(st, "tilec.compile")
+    return Program(prog)
+
+
+class Program:
+    """A compiled program: its kernels (program["name"]) and its stages as text."""
+
+    def __init__(self, handle):
+        self._h = handle
+        lib = _L()
+        self.target = _s(lib.tile_target_name(lib.tile_program_target(handle)))
+        self._kernels = {}
+        self._modules = {}
+        for i in range(lib.tile_program_kernel_count(handle)):
+            name = _s(lib.tile_program_kernel_name(handle, i))
+            params = []
+            for j in range(lib.tile_program_param_count(handle, i)):
+                info = _ParamInfo()
+                _check(lib.tile_program_param(handle, i, j, ctypes.byref(info)), "tilec: parameter %d of %s" % (j, name))
+                params.append(Param(info))
+            block, cluster = (ctypes.c_uint * 3)(), (ctypes.c_uint * 3)()
+            lib.tile_program_kernel_block(handle, i, block, cluster)
+            self._kernels[name] = Kernel(self, name, params, tuple(block), tuple(cluster))
+
+    def __del__(self):
+        try:
+            for m in self._modules.values():
+                _L().tile_module_unload(m)
+            if self._h:
+                _L().tile_program_destroy(self._h)
+        except Exception:
+            pass
+        self._h = None
+
+    @property
+    def kernels(self):
+        """The kernel names, in source order."""
+        return list(self._kernels)
+
+    def kernel(self, name):
+        if name not in self._kernels:
+            raise KeyError("no kernel '%s' in this program (its kernels: %s)" % (name, ", ".join(self._kernels) or "none"))
+        return self._kernels[name]
+
+    __getitem__ = kernel
+
+    def emit(self, stage="ptx"):
+        """A stage of the compilation as text: "ast", "ir", "ir-lowered", "ptx" (or "llvm", "amdgcn")."""
+        stages = {"ast": 0, "ir": 1, "ir-lowered": 2, "ptx": 3, "llvm": 6, "amdgcn": 7}
+        if stage not in stages:
+            raise ValueError("stage must be one of %s" % ", ".join(stages))
+        data, n = ctypes.c_char_p(), ctypes.c_size_t()
+        _check(_L().tile_program_emit(self._h, stages[stage], ctypes.byref(data), ctypes.byref(n)),
+               "tilec: emit %s" % stage)
+        return ctypes.string_at(data, n.value).decode("utf-8", "replace")
+
+    def _module(self, device):
+        key = id(device)
+        if key not in self._modules:
+            m = ctypes.c_void_p()
+            _check(_L().tile_module_load(device._h, self._h, ctypes.byref(m)), "tilec: load on %s" % device)
+            self._modules[key] = m
+            device._programs.append(self)
+        return self._modules[key]
+
+
+# ---- devices and launches ---------------------------------------------------------------------
+
+class Device:
+    """A device of a back end: Device("sim"), Device("cuda", 0). tilec's default devices (one per
+    back end and ordinal) are made on first use by a launch with device="sim" or "cuda"."""
+
+    def __init__(self, backend="sim", ordinal=0):
+        lib = _L()
+        b = ctypes.c_int()
+        _check(lib.tile_backend_parse(str(backend).encode(), ctypes.byref(b)), "tilec.Device: backend %r" % backend)
+        h = ctypes.c_void_p()
+        _check(lib.tile_device_open(b.value, int(ordinal), ctypes.byref(h)), "tilec.Device(%r, %d)" % (backend, ordinal))
+        self._h, self.backend, self.ordinal, self._programs = h, backend, ordinal, []
+
+    def synchronize(self):
+        _check(_L().tile_device_synchronize(self._h), "tilec: synchronize %s" % self)
+
+    def close(self):
+        """Closes the device (and every module loaded on it)."""
+        if self._h:
+            for p in self._programs:
+                p._modules.pop(id(self), None)
+            _L().tile_device_close(self._h)
+            self._h = None
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __repr__(self):
+        return "Device(%r, %d)" % (self.backend, self.ordinal)
+
+
+_default_devices = {}
+
+
+def _device(device):
+    if isinstance(device, Device):
+        return device
+    key = (device, 0) if isinstance(device, str) else tuple(device)
+    if key not in _default_devices:
+        _default_devices[key] = Device(*key)
+    return _default_devices[key]
+
+
+def _dims(v, what):
+    if v is None:
+        return (0, 0, 0)
+    t = (v,) if isinstance(v, int) else tuple(v)
+    if not 1 <= len(t) <= 3 or not all(isinstance(x, int) and x >= 0 for x in t):
+        raise LaunchError("tilec: %s must be an int or up to 3 ints >= 0, not %r" % (what, v))
+    return t + (1,) * (3 - len(t))
+
+
+class Kernel:
+    """A kernel of a program. Call it with its arguments (by position or by parameter name) and
+    the launch shape: kernel(a, b, c, n, grid=(gx, gy, gz), block=None, cluster=None,
+    dynamic_shared=0, device="sim"). Scalars are converted to the parameter's type; arrays (NumPy)
+    are copied to the device before the launch and back after it. The call returns when the
+    kernel has completed."""
+
+    def __init__(self, program, name, params, block, cluster):
+        self.program, self.name, self.params, self.block, self.cluster = program, name, params, block, cluster
+
+    @property
+    def signature(self):
+        """[(name, kind, dtype, rank)] of the parameters, in order."""
+        return [(p.name, p.kind, p.dtype, p.rank) for p in self.params]
+
+    def __repr__(self):
+        return "Kernel(%s(%s))" % (self.name, ", ".join("%s: %s %s" % (p.name, p.kind, p.dtype) for p in self.params))
+
+    def __call__(self, *args, grid=1, block=None, cluster=None, dynamic_shared=0, device="sim", **kwargs):
+        dev = _device(device)
+        lib = _L()
+        if len(args) > len(self.params):
+            raise LaunchError("tilec: %s takes %d arguments, not %d" % (self.name, len(self.params), len(args)))
+        values = dict(zip([p.name for p in self.params], args))
+        for k, v in kwargs.items():
+            if k not in values and k not in {p.name for p in self.params}:
+                raise LaunchError("tilec: %s has no parameter '%s' (its parameters: %s)" %
+                                  (self.name, k, ", ".join(p.name for p in self.params)))
+            if k in values:
+                raise LaunchError("tilec: %s: parameter '%s' given twice" % (self.name, k))
+            values[k] = v
+        missing = [p.name for p in self.params if p.name not in values]
+        if missing:
+            raise LaunchError("tilec: %s: no argument for %s" % (self.name, ", ".join(missing)))
+        cargs = (_Arg * max(1, len(self.params)))()
+        buffers = []   # (array, device pointer, bytes)
+        try:
+            for i, p in enumerate(self.params):
+                v = values[p.name]
+                a = cargs[i]
+                a.name = None
+                a.dtype = _DTYPES.index(p.dtype)
+                if p.kind == "scalar":
+                    if hasattr(v, "shape") and getattr(v, "shape", ()) != ():
+                        raise LaunchError("tilec: %s: '%s' is a scalar %s, not an array" % (self.name, p.name, p.dtype))
+                    a.kind = 0
+                    is_float = isinstance(v, float) or getattr(getattr(v, "dtype", None), "kind", "") == "f"
+                    if p.dtype[0] != "f" and is_float:
+                        raise LaunchError("tilec: %s: '%s' is %s, not a float (%r)" % (self.name, p.name, p.dtype, v))
+                    if p.dtype[0] == "f":
+                        a.value.f = float(v)
+                    elif p.dtype[0] == "u":
+                        a.value.u = int(v) & 0xFFFFFFFFFFFFFFFF
+                    else:
+                        a.value.i = int(v)
+                    continue
+                if not hasattr(v, "__array_interface__"):
+                    raise LaunchError("tilec: %s: '%s' is a %s of %s: pass an array (NumPy), not %s" %
+                                      (self.name, p.name, p.kind, p.dtype, type(v).__name__))
+                if str(v.dtype) not in _NP_OK[p.dtype]:
+                    raise LaunchError("tilec: %s: '%s' holds %s elements, but the array is %s" %
+                                      (self.name, p.name, p.dtype, v.dtype))
+                if not v.flags["C_CONTIGUOUS"]:
+                    raise LaunchError("tilec: %s: '%s' must be a C-contiguous array" % (self.name, p.name))
+                nbytes = max(1, v.nbytes)
+                ptr = ctypes.c_uint64()
+                _check(lib.tile_malloc(dev._h, nbytes, ctypes.byref(ptr)), "tilec: allocate %d bytes for '%s'" % (nbytes, p.name))
+                buffers.append((v, ptr.value, v.nbytes))
+                if v.nbytes:
+                    _check(lib.tile_memcpy_htod(dev._h, ptr.value, v.ctypes.data, v.nbytes), "tilec: copy '%s' in" % p.name)
+                a.kind = 1
+                a.value.ptr = ptr.value
+            cfg = _LaunchConfig()
+            cfg.grid[:] = _dims(grid, "grid")
+            cfg.block[:] = _dims(block, "block")
+            cfg.cluster[:] = _dims(cluster, "cluster")
+            cfg.dynamic_shared = int(dynamic_shared)
+            kern = ctypes.c_void_p()
+            _check(lib.tile_module_get_kernel(self.program._module(dev), self.name.encode(), ctypes.byref(kern)),
+                   "tilec: kernel %s" % self.name)
+            st = lib.tile_launch(kern, ctypes.byref(cfg), cargs, len(self.params))
+            if st != _SUCCESS:
+                _check(st, "tilec: launch %s" % self.name, LaunchError if st in (13, 14, 18) else TileError)
+            _check(lib.tile_device_synchronize(dev._h), "tilec: %s on %s" % (self.name, dev))
+            for arr, ptr, n in buffers:
+                if n and arr.flags["WRITEABLE"]:
+                    _check(lib.tile_memcpy_dtoh(dev._h, arr.ctypes.data, ptr, n), "tilec: copy back")
+        finally:
+            for _, ptr, _ in buffers:
+                lib.tile_free(dev._h, ptr)

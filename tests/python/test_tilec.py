@@ -1,0 +1,136 @@
+"""The tilec Python package (python/tilec) on the simulator: compiling, errors as exceptions,
+signatures, launches on NumPy arrays checked against NumPy, TMA parameters from arrays, and the
+launch checks. Run by `make check` (make python-test) with PYTHONPATH=python and TILEC_LIB set to
+the build's libtile.so."""
+import os
+import unittest
+
+import numpy as np
+
+import tilec
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def sample(name):
+    return os.path.join(ROOT, "samples", name)
+
+
+def bf16_bits(x):
+    """float32 -> bf16 bits (round to nearest even), as uint16."""
+    u = np.ascontiguousarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def bf16_value(bits):
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+class Compile(unittest.TestCase):
+    def test_error_is_located_and_structured(self):
+        with self.assertRaises(tilec.CompileError) as cm:
+            tilec.compile("kernel k(p: f32*) block(32) {\n    p[0] = y;\n}\n")
+        e = cm.exception
+        self.assertIn("<python>:2:12: error: unknown name 'y'", str(e))
+        self.assertEqual(e.diagnostics[0], {"severity": "error", "file": "<python>", "line": 2, "col": 12,
+                                            "message": "unknown name 'y'"})
+
+    def test_signature_and_block(self):
+        k = tilec.compile(sample("vector_add.tile"))["vector_add"]
+        self.assertEqual(k.signature, [("a", "pointer", "f32", 0), ("b", "pointer", "f32", 0),
+                                       ("c", "pointer", "f32", 0), ("n", "scalar", "i32", 0)])
+        self.assertEqual(k.block, (256, 1, 1))
+        g = tilec.compile(sample("gemm_sm90.tile"))["gemm_sm90"]
+        a = g.params[0]
+        self.assertEqual((a.kind, a.dtype, a.rank, a.box), ("tma", "bf16", 2, (128, 64)))
+
+    def test_defines_and_stages(self):
+        prog = tilec.compile(sample("vector_add.tile"), defines={"BLOCK": 128})
+        self.assertEqual(prog["vector_add"].block, (128, 1, 1))
+        self.assertIn(".entry vector_add", prog.emit("ptx"))
+        self.assertIn("kernel @vector_add", prog.emit("ir"))
+        with self.assertRaises(KeyError):
+            prog["nope"]
+
+    def test_bad_options(self):
+        with self.assertRaises(tilec.TileError):
+            tilec.compile(sample("vector_add.tile"), target="sm_42")
+        with self.assertRaises(ValueError):
+            tilec.compile(sample("vector_add.tile"), opt=7)
+
+
+class Launch(unittest.TestCase):
+    def setUp(self):
+        self.rng = np.random.default_rng(1234)
+
+    def test_vector_add(self):
+        k = tilec.compile(sample("vector_add.tile"))["vector_add"]
+        for n in (1, 1000, 4097):
+            a = self.rng.random(n, np.float32)
+            b = self.rng.random(n, np.float32)
+            c = np.full(n, np.nan, np.float32)
+            k(a, b, c, n, grid=(n + 255) // 256, device="sim")
+            np.testing.assert_array_equal(c, a + b)
+
+    def test_saxpy_by_keyword(self):
+        k = tilec.compile(sample("saxpy.tile"))["saxpy"]
+        n = 3000
+        x = self.rng.random(n, np.float32)
+        y = self.rng.random(n, np.float32)
+        want = np.float32(2.5) * x + y
+        k(2.5, x=x, y=y, n=n, grid=(n + k.block[0] - 1) // k.block[0])
+        np.testing.assert_allclose(y, want, rtol=1e-6)
+
+    def test_softmax_rows(self):
+        k = tilec.compile(sample("softmax.tile"))["softmax"]
+        rows, cols = 5, 1024
+        x = self.rng.standard_normal((rows, cols), np.float32)
+        y = np.full_like(x, np.nan)
+        k(x, y, rows, cols, grid=rows)
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        np.testing.assert_allclose(y, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-7)
+
+    def test_gemm_tma_from_arrays(self):
+        """TMA parameters from plain arrays: the runtime encodes the tensor maps from the pointer,
+        the dims parameters (M, N, K), the box and the swizzle."""
+        k = tilec.compile(sample("gemm_sm90.tile"))["gemm_sm90"]
+        M, N, K = 130, 264, 72
+        a = bf16_bits(self.rng.uniform(-1, 1, (M, K)))
+        b = bf16_bits(self.rng.uniform(-1, 1, (N, K)))
+        c = np.full((M, N), 0x7FC0, np.uint16)   # poisoned with a NaN
+        bm, bn = k.params[0].box[0], k.params[1].box[0]
+        k(a, b, c, M, N, K, grid=((M + bm - 1) // bm) * ((N + bn - 1) // bn))
+        want = bf16_value(a).astype(np.float64) @ bf16_value(b).astype(np.float64).T
+        got = bf16_value(c).astype(np.float64)
+        self.assertTrue(np.isfinite(got).all())
+        self.assertLess(np.linalg.norm(got - want) / np.linalg.norm(want), 2.0 ** -8)
+
+    def test_launch_errors(self):
+        k = tilec.compile(sample("vector_add.tile"))["vector_add"]
+        a = np.zeros(16, np.float32)
+        cases = [((a, a, a, 1.5), {}, "'n' is i32, not a float"),
+                 ((a, a, a), {}, "no argument for n"),
+                 ((a, a, a, 16), {"m": 1}, "has no parameter 'm'"),
+                 ((a, a, np.zeros(16, np.float64), 16), {}, "'c' holds f32 elements, but the array is float64"),
+                 ((a, a, 3, 16), {}, "pass an array (NumPy), not int"),
+                 ((a, a, a, a), {}, "'n' is a scalar i32, not an array"),
+                 ((a, a, a, 16, 1), {}, "takes 4 arguments, not 5")]
+        for args, kw, msg in cases:
+            with self.assertRaises(tilec.LaunchError) as cm:
+                k(*args, grid=1, **kw)
+            self.assertIn(msg, str(cm.exception))
+        with self.assertRaises(tilec.LaunchError) as cm:
+            k(a, a, a, 16, grid=1, block=2048)
+        self.assertIn("launch vector_add", str(cm.exception))
+
+    def test_kernel_fault_is_an_error(self):
+        """A kernel that writes out of bounds stops the simulated launch with a report."""
+        k = tilec.compile(sample("vector_add.tile"))["vector_add"]
+        a = np.zeros(16, np.float32)
+        with self.assertRaises(tilec.TileError) as cm:
+            k(a, a, a, 1000, grid=4)
+        self.assertIn("out-of-bounds global load in kernel 'vector_add'", str(cm.exception))
+
+
+if __name__ == "__main__":
+    unittest.main()

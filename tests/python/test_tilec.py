@@ -105,6 +105,36 @@ class Launch(unittest.TestCase):
         self.assertTrue(np.isfinite(got).all())
         self.assertLess(np.linalg.norm(got - want) / np.linalg.norm(want), 2.0 ** -8)
 
+    def test_pipelined_rowsum(self):
+        """A TMA pipeline (LANGUAGE.md §25): the ring wraps 8 times per block, the last box partial."""
+        k = tilec.compile(sample("pipelined_rowsum.tile"))["pipelined_rowsum"]
+        M, K = 300, 1000
+        x = self.rng.standard_normal((M, K), np.float32)
+        out = np.full(M, np.nan, np.float32)
+        k(x, out, M, K, grid=(M + 127) // 128)
+        np.testing.assert_allclose(out, x.sum(axis=1, dtype=np.float64), rtol=1e-4, atol=1e-3)
+
+    def test_layernorm_bf16(self):
+        k = tilec.compile(sample("layernorm.tile"))["layernorm"]
+        rows, cols = 3, 1024
+        x = bf16_bits(self.rng.standard_normal((rows, cols)))
+        g = bf16_bits(self.rng.uniform(0.5, 1.5, cols))
+        b = bf16_bits(self.rng.uniform(-0.5, 0.5, cols))
+        y = np.full((rows, cols), 0x7FC0, np.uint16)
+        k(x, g, b, y, rows, cols, 1e-5, grid=rows)
+        xf = bf16_value(x).astype(np.float64)
+        want = (xf - xf.mean(axis=1, keepdims=True)) / np.sqrt(xf.var(axis=1, keepdims=True) + 1e-5)
+        want = want * bf16_value(g) + bf16_value(b)
+        np.testing.assert_allclose(bf16_value(y), want, rtol=2 ** -7, atol=2 ** -7)
+
+    def test_relu_bf16_bits(self):
+        k = tilec.compile(sample("relu_bf16.tile"))["relu_bf16"]
+        n = 777
+        x = bf16_bits(self.rng.standard_normal(n))
+        y = np.zeros(n, np.uint16)
+        k(x, y, n, grid=1)   # a block covers TILE = 2048 elements, masked past n
+        np.testing.assert_array_equal(bf16_value(y), np.maximum(bf16_value(x), 0))
+
     def test_launch_errors(self):
         k = tilec.compile(sample("vector_add.tile"))["vector_add"]
         a = np.zeros(16, np.float32)

@@ -20,10 +20,13 @@ Where libtile.so is found: $TILEC_LIB, else the build tree this package sits in
 (<prefix>/lib/python3/dist-packages/tilec), else the loader's search path.
 """
 import ctypes
+import hashlib
+import json
 import os
+import time
 
-__all__ = ["compile", "Program", "Kernel", "Param", "Device", "TileError", "CompileError", "LaunchError",
-           "TARGETS", "version"]
+__all__ = ["compile", "autotune", "Autotuner", "Program", "Kernel", "Param", "Device", "TileError", "CompileError",
+           "LaunchError", "TARGETS", "version"]
 
 TARGETS = ("sm_90a", "sm_100a", "gfx942", "gfx90a")
 _DTYPES = ("i1", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16", "bf16", "f32", "f64", "e4m3", "e5m2")
@@ -152,6 +155,7 @@ def _L():
         "tile_module_unload": (c_int, [c_void_p]),
         "tile_module_get_kernel": (c_int, [c_void_p, c_char_p, P(c_void_p)]),
         "tile_launch": (c_int, [c_void_p, P(_LaunchConfig), P(_Arg), c_int]),
+        "tile_cache_dir": (c_char_p, []),
     }
     for name, (res, args) in protos.items():
         fn = getattr(lib, name)
@@ -451,3 +455,143 @@ class Kernel:
         finally:
             for _, ptr, _ in buffers:
                 lib.tile_free(dev._h, ptr)
+
+
+# ---- autotuning -------------------------------------------------------------------------------
+
+def _default_key(args, kwargs):
+    """What a choice depends on by default: each array's shape and dtype, each scalar's value."""
+    def one(v):
+        if hasattr(v, "shape") and hasattr(v, "dtype"):
+            return ("array", tuple(v.shape), str(v.dtype))
+        return ("scalar", repr(v))
+    return tuple(one(v) for v in args) + tuple((k, one(v)) for k, v in sorted(kwargs.items()))
+
+
+class Autotuner:
+    """A kernel compiled in several configurations (-D overrides of its consts), the fastest chosen
+    per key on the actual arguments. See autotune()."""
+
+    def __init__(self, source, configs, kernel=None, key=None, grid=None, target=None, reps=3, cache=True,
+                 verbose=False):
+        if not configs:
+            raise ValueError("tilec.autotune: no configurations to choose from")
+        self.configs = [dict(c) for c in configs]
+        self.source, self.kernel_name, self.key, self.grid = source, kernel, key, grid
+        self.target, self.reps, self.cache, self.verbose = target, int(reps), cache, verbose
+        if isinstance(source, str) and "\n" not in source and source.endswith(".tile") and os.path.exists(source):
+            with open(source, "rb") as f:
+                text = f.read()
+        else:
+            text = source.encode() if isinstance(source, str) else bytes(source)
+        self._id = hashlib.sha256(text + repr((kernel, target, self.configs)).encode()).hexdigest()[:24]
+        self._programs = {}
+        self.best = {}             # key -> config index
+        self.report = []           # what each tuning measured: (key, [(config, seconds or error)], chosen)
+
+    def _kernel(self, i):
+        if i not in self._programs:
+            self._programs[i] = compile(self.source, target=self.target, defines=self.configs[i])
+        prog = self._programs[i]
+        return prog[self.kernel_name or prog.kernels[0]]
+
+    def _grid(self, i, kernel, args, kwargs, grid):
+        g = grid if grid is not None else self.grid
+        return g(self.configs[i], kernel, *args, **kwargs) if callable(g) else (g if g is not None else 1)
+
+    def _store_path(self):
+        d = _s(_L().tile_cache_dir())
+        return os.path.join(d, "autotune.json") if d else None
+
+    def _load(self, k):
+        path = self._store_path()
+        try:
+            with open(path) as f:
+                i = json.load(f).get(self._id, {}).get(repr(k))
+            return i if isinstance(i, int) and 0 <= i < len(self.configs) else None
+        except (OSError, ValueError, TypeError, AttributeError):
+            return None
+
+    def _save(self, k, i):
+        path = self._store_path()
+        if not path:
+            return
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            try:
+                with open(path) as f:
+                    data = json.load(f)
+                if not isinstance(data, dict):
+                    data = {}
+            except (OSError, ValueError):
+                data = {}
+            data.setdefault(self._id, {})[repr(k)] = i
+            tmp = "%s.%d.tmp" % (path, os.getpid())
+            with open(tmp, "w") as f:
+                json.dump(data, f)
+            os.replace(tmp, path)
+        except OSError:
+            pass   # the in-memory choice still holds
+
+    def tune(self, *args, grid=None, device="sim", **kwargs):
+        """Times every configuration on these arguments (after one warm-up launch each, the
+        fastest of `reps` launches) and returns the chosen configuration."""
+        k = self.key(*args, **kwargs) if self.key else _default_key(args, kwargs)
+        times = []
+        for i in range(len(self.configs)):
+            try:
+                kern = self._kernel(i)
+                g = self._grid(i, kern, args, kwargs, grid)
+                kern(*args, grid=g, device=device, **kwargs)
+                best = None
+                for _ in range(max(1, self.reps)):
+                    t0 = time.perf_counter()
+                    kern(*args, grid=g, device=device, **kwargs)
+                    dt = time.perf_counter() - t0
+                    best = dt if best is None else min(best, dt)
+                times.append(best)
+            except TileError as e:   # a configuration that does not compile or launch is not chosen
+                times.append(e)
+        ok = [i for i, t in enumerate(times) if not isinstance(t, Exception)]
+        if not ok:
+            raise TileError("tilec.autotune: no configuration ran: " + "; ".join(
+                "%s: %s" % (self.configs[i], str(t).splitlines()[0]) for i, t in enumerate(times)))
+        chosen = min(ok, key=lambda i: times[i])
+        self.best[k] = chosen
+        self.report.append((k, list(zip(self.configs, times)), self.configs[chosen]))
+        if self.cache:
+            self._save(k, chosen)
+        if self.verbose:
+            print("tilec.autotune: %s" % ", ".join("%s %s" % (c, ("%.3f ms" % (t * 1e3)) if not isinstance(t, Exception)
+                                                                else "failed") for c, t in self.report[-1][1])
+                  + " -> %s" % self.configs[chosen])
+        return self.configs[chosen]
+
+    def __call__(self, *args, grid=None, device="sim", **kwargs):
+        k = self.key(*args, **kwargs) if self.key else _default_key(args, kwargs)
+        if k not in self.best:
+            i = self._load(k) if self.cache else None
+            if i is not None:
+                self.best[k] = i
+            else:
+                self.tune(*args, grid=grid, device=device, **kwargs)
+        i = self.best[k]
+        kern = self._kernel(i)
+        return kern(*args, grid=self._grid(i, kern, args, kwargs, grid), device=device, **kwargs)
+
+    def chosen(self, *args, **kwargs):
+        """The configuration chosen for these arguments' key, or None before tuning."""
+        k = self.key(*args, **kwargs) if self.key else _default_key(args, kwargs)
+        return self.configs[self.best[k]] if k in self.best else None
+
+
+def autotune(source, configs, *, kernel=None, key=None, grid=None, target=None, reps=3, cache=True, verbose=False):
+    """A kernel tuned over configurations: each config a dict of -D overrides ({"BN": 128, ...}).
+    The first call for a key (by default each array's shape and dtype and each scalar's value;
+    `key=fn(*args, **kwargs)` to choose) compiles every configuration, times it on the call's
+    arguments and keeps the fastest, in memory and in the kernel cache directory
+    (`autotune.json`, so a later process starts with it); later calls launch the chosen one.
+    `grid` is a launch grid or a function (config, kernel, *args, **kwargs) -> grid, since tile
+    sizes usually depend on the configuration. `.report` holds what each tuning measured."""
+    return Autotuner(source, configs, kernel=kernel, key=key, grid=grid, target=target, reps=reps, cache=cache,
+                     verbose=verbose)

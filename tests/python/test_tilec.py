@@ -162,5 +162,61 @@ class Launch(unittest.TestCase):
         self.assertIn("out-of-bounds global load in kernel 'vector_add'", str(cm.exception))
 
 
+WORK = """
+const REPEAT = 1;
+kernel work(x: f32*, y: f32*, n: i32) block(64) {
+    let i = block_id.x * 64 + thread_id.x;
+    if i < n {
+        var acc = x[i];
+        for r in 0 .. REPEAT {
+            acc = acc * 0.5 + 1.0;
+        }
+        y[i] = acc;
+    }
+}
+"""
+
+
+class Autotune(unittest.TestCase):
+    def test_chooses_the_fastest_and_remembers(self):
+        """Three configurations of one kernel doing 1, 200 and 400 steps of work per element: the
+        tuner picks REPEAT = 1 on the simulator (and its result is that configuration's), keeps it
+        per key, stores it in the cache directory, and a new tuner starts from the stored choice
+        without timing."""
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            os.environ["TILEC_CACHE_DIR"] = d
+            try:
+                configs = [{"REPEAT": 400}, {"REPEAT": 1}, {"REPEAT": 200}]
+                grid = lambda cfg, k, x, y, n: (n + 63) // 64
+                t = tilec.autotune(WORK, configs, grid=grid)
+                n = 256
+                x = np.arange(n, dtype=np.float32)
+                y = np.zeros(n, np.float32)
+                t(x, y, n)
+                np.testing.assert_array_equal(y, x * np.float32(0.5) + np.float32(1.0))
+                self.assertEqual(t.chosen(x, y, n), {"REPEAT": 1})
+                self.assertEqual(len(t.report), 1)
+                t(x, y, n)   # the same key: no second tuning
+                self.assertEqual(len(t.report), 1)
+                self.assertTrue(os.path.exists(os.path.join(d, "autotune.json")))
+                t2 = tilec.autotune(WORK, configs, grid=grid)
+                t2(x, y, n)
+                self.assertEqual(t2.report, [])
+                self.assertEqual(t2.chosen(x, y, n), {"REPEAT": 1})
+            finally:
+                del os.environ["TILEC_CACHE_DIR"]
+
+    def test_a_failing_configuration_is_not_chosen(self):
+        bad = [{"REPEAT": "x"}, {"REPEAT": 2}]
+        t = tilec.autotune(WORK, bad, grid=1, cache=False)
+        x = np.ones(8, np.float32)
+        y = np.zeros(8, np.float32)
+        t(x, y, 8)
+        self.assertEqual(t.chosen(x, y, 8), {"REPEAT": 2})
+        with self.assertRaises(tilec.TileError):
+            tilec.autotune(WORK, [{"REPEAT": "x"}], grid=1, cache=False)(x, y, 8)
+
+
 if __name__ == "__main__":
     unittest.main()

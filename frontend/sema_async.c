@@ -293,7 +293,7 @@ Ex sema_tma_copy(Sema *s, const Call *c)
     Value *bytes = sema_coerce(s, be, T(TY_I32), n->list[2]->loc, "byte count");
     if (!bytes) return sema_ex_err();
     if (load) {
-        Value *ops[4] = {d.v, src.v, bytes, into_pipe ? sema_pipe_full_bar(s, dn) : sema_mbar_operand(s, n->list[3], "tma.copy")};
+        Value *ops[4] = {d.v, src.v, bytes, into_pipe ? sema_pipe_full_bar(s, dn, NULL) : sema_mbar_operand(s, n->list[3], "tma.copy")};
         if (!ops[3]) return sema_ex_err();
         ir_build(&s->b, OP_TMA_BULK_LOAD, n->loc, ops, 4, NULL);
     } else {
@@ -333,8 +333,14 @@ Ex sema_tma_load(Sema *s, const Call *c)
     }
     ops[k++] = smem_operand(s, n->list[0], f);
     if (!ops[0] || !tma_position(s, n->list[1], f, ops, &k)) return sema_ex_err();
+    int pair = 0;
     if (c->npos == 2) { /* tma.load(ring_tile[st], src[...]): the pipeline stage's full barrier */
-        if (!(ops[k] = sema_pipe_full_bar(s, n->list[0]))) return sema_ex_err();
+        if (!(ops[k] = sema_pipe_full_bar(s, n->list[0], &pair))) return sema_ex_err();
+        if (pair && named[2] && cta_group != 2) {
+            diag_error(s->diag, named[2]->loc, "a load into a pair pipeline is cta_group = 2");
+            return sema_ex_err();
+        }
+        if (pair) cta_group = 2;
     } else if (!(ops[k] = mbar_operand_r(s, n->list[2], "tma.load", cta_group == 2))) {
         if (cta_group != 2) {
             Ex b = sema_expr(s, n->list[2]);
@@ -364,7 +370,7 @@ Ex sema_tma_load(Sema *s, const Call *c)
     Op *op = ir_build(&s->b, OP_TMA_LOAD, n->loc, ops, (uint32_t)k, NULL);
     ir_attr_set_int(s->m, op, "multicast", named[0] != NULL);
     if (cache) ir_attr_set_str(s->m, op, "cache", cache);
-    if (named[2]) ir_attr_set_int(s->m, op, "cta_group", cta_group);
+    if (named[2] || cta_group == 2) ir_attr_set_int(s->m, op, "cta_group", cta_group);
     return sema_ex_none();
 }
 

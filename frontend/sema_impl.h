@@ -365,8 +365,9 @@ Ex sema_pipe_op(Sema *s, const Call *c);                  /* acquire, commit, re
 Ex sema_pipe_wait(Sema *s, const Call *c);                /* wait(st), try_wait(st) */
 /* ring_tile[st] (or ring_tile[st, i] for a field of tiles(n)): the stage's tile; NULL after an error. */
 Value *sema_pipe_stage(Sema *s, const Node *n, Value *ring, const Sym *field);
-/* The full barrier of the stage tma.load(ring_tile[st], ...) fills; NULL after an error. */
-Value *sema_pipe_full_bar(Sema *s, const Node *dst);
+/* The full barrier of the stage tma.load(ring_tile[st], ...) fills (for a pair pipeline the
+ * leader's, through mapa, and *pair = 1: the load is cta_group = 2); NULL after an error. */
+Value *sema_pipe_full_bar(Sema *s, const Node *dst, int *pair);
 void sema_pipe_scope_end(Sema *s);                        /* before a scope's symbols are forgotten */
 void sema_pipe_end(Sema *s, const Sym *y);                /* a pipeline's scope ends: the roles that never came */
 

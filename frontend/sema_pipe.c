@@ -39,6 +39,8 @@ struct Pipe {
     int sync_id[PIPE_MAX_GROUPS]; /* the named barrier a consumer group meets at to release, 0 until used */
     int alternating;           /* each stage is consumed by one of the groups, whole tiles in turns */
     int ctas;                  /* multicast: the cluster's CTAs, whose consumers all release every stage */
+    int pair;                  /* CTA pairs (cta_group = 2): both CTAs' loads complete on the leader's full barrier */
+    Value *leader, *is_leader; /* pair: the pair leader's rank (rank & ~1), and whether this CTA is it */
     Value *peer[PIPE_MAX_GROUPS]; /* multicast: peer[d] = (this CTA's rank + d) mod ctas, computed once */
     Value *turn;               /* alternating: mbar<groups>, turn[q] completes when group q may go on */
     Value *full, *empty;       /* mbar<S> */
@@ -149,6 +151,14 @@ void sema_pipeline_stmt(Sema *s, const Node *n)
             }
         } else if (strcmp(a->name, "alternating") == 0 && a->op) {
             p->alternating = 1;
+        } else if (strcmp(a->name, "pair") == 0 && a->op) {
+            const int64_t *cl = s->b.k->cluster;
+            if ((cl[0] * cl[1] * cl[2]) % 2) {
+                diag_error(s->diag, a->loc, "a pair pipeline serves the CTA pairs of tcgen05 (cta_group = 2): the kernel needs "
+                           "a cluster of an even size");
+                return;
+            }
+            p->pair = 1;
         } else if (strcmp(a->name, "multicast") == 0 && a->op) {
             const int64_t *cl = s->b.k->cluster;
             p->ctas = (int)(cl[0] * cl[1] * cl[2]);
@@ -159,7 +169,7 @@ void sema_pipeline_stmt(Sema *s, const Node *n)
             }
         } else {
             diag_error(s->diag, a->loc, "unknown pipeline attribute '%s' (stages(S), producer(tma | lo .. hi), "
-                       "consumers(lo .. hi, ...), alternating, multicast)", a->name);
+                       "consumers(lo .. hi, ...), alternating, multicast, pair)", a->name);
             return;
         }
     }
@@ -168,6 +178,11 @@ void sema_pipeline_stmt(Sema *s, const Node *n)
         return;
     }
     if (!p->ctas) p->ctas = 1;
+    if (p->pair && (p->ctas > 1 || p->alternating || !p->tma)) {
+        diag_error(s->diag, n->loc, "pipeline '%s': a pair pipeline has a TMA producer and is neither multicast nor "
+                   "alternating", n->name);
+        return;
+    }
     if (p->alternating && p->ctas > 1) {
         diag_error(s->diag, n->loc, "pipeline '%s' cannot be both alternating and multicast", n->name);
         return;
@@ -248,6 +263,14 @@ void sema_pipeline_stmt(Sema *s, const Node *n)
     ir_attr_set_int(s->m, full, "count", 1);
     Op *empty = ir_build(&s->b, OP_MBAR_ALLOC, n->loc, NULL, 0, bt);
     ir_attr_set_int(s->m, empty, "count", p->alternating ? 1 : p->nconsumers * p->ctas);
+    if (p->pair) { /* the leader's rank and whether this CTA is the leader, once at the top */
+        Value *rank = ir_build1(&s->b, OP_CLUSTER_RANK, n->loc, NULL, 0, T(TY_I32));
+        p->leader = binop(s, OP_AND, n->loc, rank, cint(s, n->loc, ~(int64_t)1));
+        Value *ops[2] = {rank, p->leader};
+        Op *c = ir_build(&s->b, OP_CMP, n->loc, ops, 2, T(TY_I1));
+        ir_attr_set_str(s->m, c, "pred", "eq");
+        p->is_leader = c->results[0];
+    }
     if (p->ctas > 1) {
         ir_attr_set_int(s->m, empty, "ctas", p->ctas);
         /* the peers' ranks, once at the top of the kernel (a release arrives on each of them) */
@@ -547,6 +570,25 @@ void sema_pipe_end(Sema *s, const Sym *y)
                    "the producer's acquire() waits forever", p->name, p->stages);
 }
 
+/* Opens `if (this CTA is the pair leader) { ... }`; close it with leader_end. */
+static Op *leader_begin(Sema *s, const Pipe *p, Loc loc, Block **saved)
+{
+    Value *c = p->is_leader;
+    Op *iff = ir_build(&s->b, OP_IF, loc, &c, 1, NULL);
+    sema_enter_region(s, &iff->regions[0], saved);
+    return iff;
+}
+
+static void leader_end(Sema *s, Op *iff, Block *saved, Loc loc)
+{
+    ir_build(&s->b, OP_YIELD, loc, NULL, 0, NULL);
+    s->b.block = saved;
+    Block *in;
+    sema_enter_region(s, &iff->regions[1], &in);
+    ir_build(&s->b, OP_YIELD, loc, NULL, 0, NULL);
+    s->b.block = in;
+}
+
 /* acquire(st): the producer waits until the consumers released the stage, then (TMA) arms its full
  * barrier with the bytes of the loads that follow. */
 static Ex acquire(Sema *s, const Call *c, Ex st)
@@ -574,10 +616,13 @@ static Ex acquire(Sema *s, const Call *c, Ex st)
     Value *w[2] = {bar_at(s, p->empty, idx, loc), parity_of(s, p, st.v, loc, 1)};
     Op *wait = ir_build(&s->b, OP_MBAR_WAIT, loc, w, 2, NULL);
     ir_attr_set_str(s->m, wait, "scope", "cta");
-    if (p->tma) {
+    if (p->tma) { /* a pair: only the leader's full barrier is armed (with both CTAs' bytes) */
+        Block *saved = NULL;
+        Op *iff = p->pair ? leader_begin(s, p, loc, &saved) : NULL;
         Value *f = bar_at(s, p->full, idx, loc);
         Op *ae = ir_build(&s->b, OP_MBAR_ARRIVE_EXPECT, loc, &f, 1, NULL);
         ir_attr_set_str(s->m, ae, "scope", "cta");
+        if (iff) leader_end(s, iff, saved, loc);
     }
     push_mark(s, p, st.v, loc, MARK_ACQUIRE);
     if (!p->first_acquire) ((Pipe *)p)->first_acquire = c->n;
@@ -673,8 +718,22 @@ Ex sema_pipe_wait(Sema *s, const Call *c)
         return sema_ex_err();
     }
     if (!p->first_wait) ((Pipe *)p)->first_wait = c->n;
-    Value *ops[2] = {bar_at(s, p->full, stage_of(s, p, st.v, loc), loc), parity_of(s, p, st.v, loc, 0)};
     OpCode code = c->bi->op;
+    if (p->pair) { /* only the leader's full barrier receives the pair's bytes: the leader waits */
+        if (code != OP_MBAR_WAIT) {
+            diag_error(s->diag, loc, "try_wait() on the pair pipeline '%s': only the leader CTA's barrier fills; use wait(st)",
+                       p->name);
+            return sema_ex_err();
+        }
+        Block *saved;
+        Op *iff = leader_begin(s, p, loc, &saved);
+        Value *ops[2] = {bar_at(s, p->full, stage_of(s, p, st.v, loc), loc), parity_of(s, p, st.v, loc, 0)};
+        Op *op = ir_build(&s->b, code, loc, ops, 2, NULL);
+        ir_attr_set_str(s->m, op, "scope", "cta");
+        leader_end(s, iff, saved, loc);
+        return sema_ex_none();
+    }
+    Value *ops[2] = {bar_at(s, p->full, stage_of(s, p, st.v, loc), loc), parity_of(s, p, st.v, loc, 0)};
     Op *op = ir_build(&s->b, code, loc, ops, 2, code == OP_MBAR_WAIT ? NULL : T(TY_I1));
     ir_attr_set_str(s->m, op, "scope", "cta");
     return code == OP_MBAR_WAIT ? sema_ex_none() : sema_ex_val(op->results[0]);
@@ -926,8 +985,9 @@ Value *sema_pipe_stage(Sema *s, const Node *n, Value *ring, const Sym *field)
 
 /* The full barrier of the stage a pipeline tile's stage names (tma.load(field[st], src[...])), or
  * NULL after an error. */
-Value *sema_pipe_full_bar(Sema *s, const Node *dst)
+Value *sema_pipe_full_bar(Sema *s, const Node *dst, int *pair)
 {
+    if (pair) *pair = 0;
     const Node *base = dst->kind == N_INDEX ? dst->a : NULL;
     Sym *y = base && base->kind == N_NAME ? sema_lookup(s, base->name) : NULL;
     if (!y || !y->ring_of || dst->nlist < 1) {
@@ -941,7 +1001,16 @@ Value *sema_pipe_full_bar(Sema *s, const Node *dst)
             Ex st = sema_expr(s, dst->list[0]);
             if (st.err) return NULL;
             if (st.state != p || st.v != m->k) break;
-            return bar_at(s, p->full, stage_of(s, p, st.v, dst->loc), dst->loc);
+            Value *b = bar_at(s, p->full, stage_of(s, p, st.v, dst->loc), dst->loc);
+            if (pair) *pair = p->pair;
+            if (!p->pair) return b;
+            if (!pair) {
+                diag_error(s->diag, dst->loc, "the pair pipeline '%s' is filled by tma.load (cta_group = 2), not by bulk "
+                           "copies", p->name);
+                return NULL;
+            }
+            Value *ops[2] = {b, p->leader};   /* the leader's barrier, through the cluster window */
+            return ir_build1(&s->b, OP_MAPA, dst->loc, ops, 2, ir_type_mbar_cluster(s->m));
         }
     diag_error(s->diag, dst->loc, "tma.load() into pipeline '%s' outside an acquire() of this state: acquire(st) arms the "
                "stage's barrier first", p->name);

@@ -1738,6 +1738,23 @@ static void let_stmt(Sema *s, const Node *n)
 }
 
 
+Op *sema_if_begin(Sema *s, Value *cond, Loc loc, Block **saved)
+{
+    Op *iff = ir_build(&s->b, OP_IF, loc, &cond, 1, NULL);
+    sema_enter_region(s, &iff->regions[0], saved);
+    return iff;
+}
+
+void sema_if_end(Sema *s, Op *iff, Block *saved, Loc loc)
+{
+    ir_build(&s->b, OP_YIELD, loc, NULL, 0, NULL);
+    s->b.block = saved;
+    Block *in;
+    sema_enter_region(s, &iff->regions[1], &in);
+    ir_build(&s->b, OP_YIELD, loc, NULL, 0, NULL);
+    s->b.block = in;
+}
+
 /* shared and mbarrier declarations belong to the whole block: top level of the kernel body only */
 int sema_at_top_level(Sema *s, const Node *n, const char *what)
 {

@@ -185,6 +185,10 @@ Value *sema_element_address_at(Sema *s, const Node *n, Ex base);
 
 /* Statements and regions. */
 Block *sema_enter_region(Sema *s, Region *r, Block **saved);   /* builds into r; *saved: the block to return to */
+/* `if cond { ... }` built by the compiler: sema_if_begin opens the then-region (ops go there until
+ * sema_if_end, which yields it, adds the empty else-region and returns to *saved's block). */
+Op *sema_if_begin(Sema *s, Value *cond, Loc loc, Block **saved);
+void sema_if_end(Sema *s, Op *iff, Block *saved, Loc loc);
 void sema_block_stmts(Sema *s, const Node *blk);                 /* a { } block in its own scope */
 /* The outer `var`s that the statements a and b (either may be NULL) assign, in arena arrays of
  * symbols and their types; returns how many. */

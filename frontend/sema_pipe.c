@@ -570,25 +570,6 @@ void sema_pipe_end(Sema *s, const Sym *y)
                    "the producer's acquire() waits forever", p->name, p->stages);
 }
 
-/* Opens `if (this CTA is the pair leader) { ... }`; close it with leader_end. */
-static Op *leader_begin(Sema *s, const Pipe *p, Loc loc, Block **saved)
-{
-    Value *c = p->is_leader;
-    Op *iff = ir_build(&s->b, OP_IF, loc, &c, 1, NULL);
-    sema_enter_region(s, &iff->regions[0], saved);
-    return iff;
-}
-
-static void leader_end(Sema *s, Op *iff, Block *saved, Loc loc)
-{
-    ir_build(&s->b, OP_YIELD, loc, NULL, 0, NULL);
-    s->b.block = saved;
-    Block *in;
-    sema_enter_region(s, &iff->regions[1], &in);
-    ir_build(&s->b, OP_YIELD, loc, NULL, 0, NULL);
-    s->b.block = in;
-}
-
 /* acquire(st): the producer waits until the consumers released the stage, then (TMA) arms its full
  * barrier with the bytes of the loads that follow. */
 static Ex acquire(Sema *s, const Call *c, Ex st)
@@ -618,11 +599,11 @@ static Ex acquire(Sema *s, const Call *c, Ex st)
     ir_attr_set_str(s->m, wait, "scope", "cta");
     if (p->tma) { /* a pair: only the leader's full barrier is armed (with both CTAs' bytes) */
         Block *saved = NULL;
-        Op *iff = p->pair ? leader_begin(s, p, loc, &saved) : NULL;
+        Op *iff = p->pair ? sema_if_begin(s, p->is_leader, loc, &saved) : NULL;
         Value *f = bar_at(s, p->full, idx, loc);
         Op *ae = ir_build(&s->b, OP_MBAR_ARRIVE_EXPECT, loc, &f, 1, NULL);
         ir_attr_set_str(s->m, ae, "scope", "cta");
-        if (iff) leader_end(s, iff, saved, loc);
+        if (iff) sema_if_end(s, iff, saved, loc);
     }
     push_mark(s, p, st.v, loc, MARK_ACQUIRE);
     if (!p->first_acquire) ((Pipe *)p)->first_acquire = c->n;
@@ -726,11 +707,11 @@ Ex sema_pipe_wait(Sema *s, const Call *c)
             return sema_ex_err();
         }
         Block *saved;
-        Op *iff = leader_begin(s, p, loc, &saved);
+        Op *iff = sema_if_begin(s, p->is_leader, loc, &saved);
         Value *ops[2] = {bar_at(s, p->full, stage_of(s, p, st.v, loc), loc), parity_of(s, p, st.v, loc, 0)};
         Op *op = ir_build(&s->b, code, loc, ops, 2, NULL);
         ir_attr_set_str(s->m, op, "scope", "cta");
-        leader_end(s, iff, saved, loc);
+        sema_if_end(s, iff, saved, loc);
         return sema_ex_none();
     }
     Value *ops[2] = {bar_at(s, p->full, stage_of(s, p, st.v, loc), loc), parity_of(s, p, st.v, loc, 0)};

@@ -131,19 +131,9 @@ Ex sema_print(Sema *s, const Call *c)
     }
     Block *saved = NULL;
     Op *iff = NULL;
-    if (cond) {
-        iff = ir_build(&s->b, OP_IF, loc, &cond, 1, NULL);
-        sema_enter_region(s, &iff->regions[0], &saved);
-    }
+    if (cond) iff = sema_if_begin(s, cond, loc, &saved);
     Op *p = ir_build(&s->b, OP_PRINT, loc, args, (uint32_t)nargs, NULL);
     ir_attr_set_str(s->m, p, "format", fmt);
-    if (iff) {
-        ir_build(&s->b, OP_YIELD, loc, NULL, 0, NULL);
-        s->b.block = saved;
-        Block *in;
-        sema_enter_region(s, &iff->regions[1], &in);
-        ir_build(&s->b, OP_YIELD, loc, NULL, 0, NULL);
-        s->b.block = in;
-    }
+    if (iff) sema_if_end(s, iff, saved, loc);
     return sema_ex_none();
 }

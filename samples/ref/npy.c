@@ -25,15 +25,6 @@
 
 #define NPY_MAX_HEADER (1u << 20)   /* numpy writes a few hundred bytes; 1 MiB is generous */
 
-static int npy_fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
 /* The dtypes a file may hold for a buffer of element type t: the NumPy descr without its byte-order
  * character, NULL-terminated. */
 static const char *const *npy_descrs(tile_dtype t)
@@ -140,47 +131,47 @@ static int parse_header(const char *path, const char *text, size_t len, npy_head
 {
     hdr h = {text, text + len};
     memset(o, 0, sizeof *o);
-    if (!take(&h, '{')) return npy_fail(err, errlen, "%s: malformed .npy header: it does not start with '{'", path);
+    if (!take(&h, '{')) return ref_fail(err, errlen, "%s: malformed .npy header: it does not start with '{'", path);
     while (!take(&h, '}')) {
         char key[32];
         if (!quoted(&h, key, sizeof key) || !take(&h, ':'))
-            return npy_fail(err, errlen, "%s: malformed .npy header: expected 'key': value at byte %zu of the header", path,
+            return ref_fail(err, errlen, "%s: malformed .npy header: expected 'key': value at byte %zu of the header", path,
                             (size_t)(h.s - text));
         if (strcmp(key, "descr") == 0) {
             if (!quoted(&h, o->descr, sizeof o->descr))
-                return npy_fail(err, errlen, "%s: malformed .npy header: 'descr' is not a simple dtype string (structured "
+                return ref_fail(err, errlen, "%s: malformed .npy header: 'descr' is not a simple dtype string (structured "
                                              "dtypes are not supported)", path);
             o->have_descr = 1;
         } else if (strcmp(key, "fortran_order") == 0) {
             skip_ws(&h);
             if ((size_t)(h.end - h.s) >= 4 && memcmp(h.s, "True", 4) == 0) o->fortran = 1, h.s += 4;
             else if ((size_t)(h.end - h.s) >= 5 && memcmp(h.s, "False", 5) == 0) o->fortran = 0, h.s += 5;
-            else return npy_fail(err, errlen, "%s: malformed .npy header: 'fortran_order' is not True or False", path);
+            else return ref_fail(err, errlen, "%s: malformed .npy header: 'fortran_order' is not True or False", path);
             o->have_order = 1;
         } else if (strcmp(key, "shape") == 0) {
-            if (!take(&h, '(')) return npy_fail(err, errlen, "%s: malformed .npy header: 'shape' is not a tuple", path);
+            if (!take(&h, '(')) return ref_fail(err, errlen, "%s: malformed .npy header: 'shape' is not a tuple", path);
             while (!take(&h, ')')) {
                 int64_t v;
                 if (!count(&h, &v))
-                    return npy_fail(err, errlen, "%s: malformed .npy header: a dim of 'shape' is not a count below 2^62", path);
+                    return ref_fail(err, errlen, "%s: malformed .npy header: a dim of 'shape' is not a count below 2^62", path);
                 if (o->rank == REF_NPY_MAX_RANK)
-                    return npy_fail(err, errlen, "%s: the array has more than %d dims; a kernel tensor has at most 5", path,
+                    return ref_fail(err, errlen, "%s: the array has more than %d dims; a kernel tensor has at most 5", path,
                                     REF_NPY_MAX_RANK);
                 o->shape[o->rank++] = v;
                 if (!take(&h, ',') && (skip_ws(&h), h.s >= h.end || *h.s != ')'))
-                    return npy_fail(err, errlen, "%s: malformed .npy header: expected ',' or ')' in 'shape'", path);
+                    return ref_fail(err, errlen, "%s: malformed .npy header: expected ',' or ')' in 'shape'", path);
             }
             o->have_shape = 1;
         } else {
-            return npy_fail(err, errlen, "%s: malformed .npy header: unknown key '%s'", path, key);
+            return ref_fail(err, errlen, "%s: malformed .npy header: unknown key '%s'", path, key);
         }
         if (!take(&h, ',') && (skip_ws(&h), h.s >= h.end || *h.s != '}'))
-            return npy_fail(err, errlen, "%s: malformed .npy header: expected ',' or '}' after '%s'", path, key);
+            return ref_fail(err, errlen, "%s: malformed .npy header: expected ',' or '}' after '%s'", path, key);
     }
     skip_ws(&h);
-    if (h.s != h.end) return npy_fail(err, errlen, "%s: malformed .npy header: text after the closing '}'", path);
+    if (h.s != h.end) return ref_fail(err, errlen, "%s: malformed .npy header: text after the closing '}'", path);
     if (!o->have_descr || !o->have_order || !o->have_shape)
-        return npy_fail(err, errlen, "%s: malformed .npy header: it lacks '%s'", path,
+        return ref_fail(err, errlen, "%s: malformed .npy header: it lacks '%s'", path,
                         !o->have_descr ? "descr" : !o->have_order ? "fortran_order" : "shape");
     return 0;
 }
@@ -198,9 +189,9 @@ static int descr_matches(const char *path, const char *descr, tile_dtype t, cons
     size_t n = strlen(descr);
     if (n != 3 || (descr[0] != '<' && descr[0] != '|' && descr[0] != '=') || descr[2] < '1' || descr[2] > '8') {
         if (n == 3 && descr[0] == '>' && descr[2] != '1')
-            return npy_fail(err, errlen, "%s: dtype '%s' is big-endian; only little-endian data is read (save it with "
+            return ref_fail(err, errlen, "%s: dtype '%s' is big-endian; only little-endian data is read (save it with "
                                          "a.astype(a.dtype.newbyteorder('<')))", path, descr);
-        return npy_fail(err, errlen, "%s: dtype '%s' is not a scalar dtype tilec run reads", path, descr);
+        return ref_fail(err, errlen, "%s: dtype '%s' is not a scalar dtype tilec run reads", path, descr);
     }
     const char *const *ok = npy_descrs(t);
     for (; ok && *ok; ok++)
@@ -211,7 +202,7 @@ static int descr_matches(const char *path, const char *descr, tile_dtype t, cons
         size_t l = strlen(forms);
         snprintf(forms + l, sizeof forms - l, "%s'%c%s'", i ? " or " : "", ok[i][1] == '1' ? '|' : '<', ok[i]);
     }
-    return npy_fail(err, errlen, "%s: dtype '%s' does not match %s, of element type %s (expected %s)", path, descr, what,
+    return ref_fail(err, errlen, "%s: dtype '%s' does not match %s, of element type %s (expected %s)", path, descr, what,
                     tile_dtype_name(t), forms);
 }
 
@@ -219,53 +210,53 @@ int ref_npy_read(const char *path, tile_dtype want, const char *what, ref_array 
 {
     memset(out, 0, sizeof *out);
     FILE *f = fopen(path, "rb");
-    if (!f) return npy_fail(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+    if (!f) return ref_fail(err, errlen, "cannot open '%s': %s", path, strerror(errno));
     struct stat st;
     char *text = NULL;
     int rc = -1;
     unsigned char pre[12];
     if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        npy_fail(err, errlen, "%s: not a regular file", path);
+        ref_fail(err, errlen, "%s: not a regular file", path);
         goto out;
     }
     size_t fsize = (size_t)st.st_size, got = fread(pre, 1, 10, f);
     if (got < 10 || memcmp(pre, "\x93NUMPY", 6) != 0) {
-        npy_fail(err, errlen, "%s: not a .npy file (it does not start with \"\\x93NUMPY\" and a version)", path);
+        ref_fail(err, errlen, "%s: not a .npy file (it does not start with \"\\x93NUMPY\" and a version)", path);
         goto out;
     }
     if ((pre[6] != 1 && pre[6] != 2) || pre[7] != 0) {
-        npy_fail(err, errlen, "%s: .npy format version %u.%u; versions 1.0 and 2.0 are read", path, pre[6], pre[7]);
+        ref_fail(err, errlen, "%s: .npy format version %u.%u; versions 1.0 and 2.0 are read", path, pre[6], pre[7]);
         goto out;
     }
     size_t hlen = pre[8] | (size_t)pre[9] << 8, start = 10;
     if (pre[6] == 2) {
         if (fread(pre + 10, 1, 2, f) != 2) {
-            npy_fail(err, errlen, "%s: truncated .npy file: it ends inside the header's length", path);
+            ref_fail(err, errlen, "%s: truncated .npy file: it ends inside the header's length", path);
             goto out;
         }
         hlen |= (size_t)pre[10] << 16 | (size_t)pre[11] << 24;
         start = 12;
     }
     if (hlen > NPY_MAX_HEADER || hlen > fsize - start) {
-        npy_fail(err, errlen, "%s: malformed .npy header: its length %zu is past the end of the file (%zu bytes)%s", path, hlen,
+        ref_fail(err, errlen, "%s: malformed .npy header: its length %zu is past the end of the file (%zu bytes)%s", path, hlen,
                  fsize, hlen > NPY_MAX_HEADER ? " or above 1 MiB" : "");
         goto out;
     }
     if (!(text = malloc(hlen + 1)) || fread(text, 1, hlen, f) != hlen) {
-        npy_fail(err, errlen, "%s: cannot read the .npy header", path);
+        ref_fail(err, errlen, "%s: cannot read the .npy header", path);
         goto out;
     }
     text[hlen] = 0;
     npy_header h;
     if (parse_header(path, text, hlen, &h, err, errlen) || descr_matches(path, h.descr, want, what, err, errlen)) goto out;
     if (h.fortran && h.rank > 1) {
-        npy_fail(err, errlen, "%s: the array is in Fortran order; save it in C order (np.ascontiguousarray)", path);
+        ref_fail(err, errlen, "%s: the array is in Fortran order; save it in C order (np.ascontiguousarray)", path);
         goto out;
     }
     size_t es = descr_size(h.descr), n = 1;
     for (int d = 0; d < h.rank; d++) {
         if (h.shape[d] != 0 && n > (SIZE_MAX / es) / (size_t)h.shape[d]) {
-            npy_fail(err, errlen, "%s: the shape's element count overflows", path);
+            ref_fail(err, errlen, "%s: the shape's element count overflows", path);
             goto out;
         }
         n *= (size_t)h.shape[d];
@@ -274,7 +265,7 @@ int ref_npy_read(const char *path, tile_dtype want, const char *what, ref_array 
     if (data != n * es) {
         char shape[160];
         ref_shape_string(h.rank, h.shape, shape, sizeof shape);
-        npy_fail(err, errlen, data < n * es ? "%s: truncated .npy file: shape %s of '%s' needs %zu bytes of data, the file has %zu"
+        ref_fail(err, errlen, data < n * es ? "%s: truncated .npy file: shape %s of '%s' needs %zu bytes of data, the file has %zu"
                                             : "%s: shape %s of '%s' needs %zu bytes of data, but the file has %zu (extra bytes after the array)",
                  path, shape, h.descr, n * es, data);
         goto out;
@@ -283,7 +274,7 @@ int ref_npy_read(const char *path, tile_dtype want, const char *what, ref_array 
     if (!out->data || fread(out->data, 1, data, f) != data) {
         free(out->data);
         out->data = NULL;
-        npy_fail(err, errlen, "%s: cannot read its %zu bytes of data", path, data);
+        ref_fail(err, errlen, "%s: cannot read its %zu bytes of data", path, data);
         goto out;
     }
     out->dtype = want;
@@ -318,20 +309,20 @@ int ref_npy_write(const char *path, tile_dtype t, int rank, const int64_t *shape
                   size_t errlen)
 {
     const char *descr = ref_npy_descr(t);
-    if (!descr) return npy_fail(err, errlen, "%s: element type %s has no .npy form", path, tile_dtype_name(t));
+    if (!descr) return ref_fail(err, errlen, "%s: element type %s has no .npy form", path, tile_dtype_name(t));
     char shp[200], head[300];
     ref_shape_string(rank, shape, shp, sizeof shp);
     int n = snprintf(head, sizeof head, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr, shp);
-    if (n < 0 || (size_t)n + 10 + 64 >= sizeof head) return npy_fail(err, errlen, "%s: the shape is too long", path);
+    if (n < 0 || (size_t)n + 10 + 64 >= sizeof head) return ref_fail(err, errlen, "%s: the shape is too long", path);
     size_t total = 10 + (size_t)n + 1, pad = (64 - total % 64) % 64;   /* the data starts 64-byte aligned */
     memset(head + n, ' ', pad);
     head[(size_t)n + pad] = '\n';
     size_t hlen = (size_t)n + pad + 1;
     unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hlen & 0xFF), (unsigned char)(hlen >> 8)};
     FILE *f = fopen(path, "wb");
-    if (!f) return npy_fail(err, errlen, "cannot write '%s': %s", path, strerror(errno));
+    if (!f) return ref_fail(err, errlen, "cannot write '%s': %s", path, strerror(errno));
     size_t bytes = count * tile_dtype_size(t);
     int ok = fwrite(pre, 1, 10, f) == 10 && fwrite(head, 1, hlen, f) == hlen && (!bytes || fwrite(data, 1, bytes, f) == bytes);
     ok &= fclose(f) == 0;
-    return ok ? 0 : npy_fail(err, errlen, "error writing '%s'", path);
+    return ok ? 0 : ref_fail(err, errlen, "error writing '%s'", path);
 }

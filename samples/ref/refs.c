@@ -86,7 +86,7 @@ static uint16_t f32_to_f16(float f)
 
 /* ---- building cases ---- */
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
+int ref_fail(char *err, size_t errlen, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -112,7 +112,7 @@ static int int_setting(const ref_setting *set, int nset, const char *name, const
     if (!s) return 0;
     double v = s->value;
     if (!(v == floor(v) && fabs(v) < 0x1p62)) {
-        fail(err, errlen, "%s: %s = %g is not an integer in -2^62 .. 2^62", kname, name, v);
+        ref_fail(err, errlen, "%s: %s = %g is not an integer in -2^62 .. 2^62", kname, name, v);
         return -1;
     }
     *out = (long long)v;
@@ -237,7 +237,7 @@ static size_t guard_for(long long n, unsigned per_block)
 static int setup_vector_add(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
 {
     if (int_setting(set, nset, "n", "vector_add", &n, err, errlen) < 0) return -1;
-    if (n < 0 || n > INT32_MAX) return fail(err, errlen, "vector_add: n = %lld is out of range", n);
+    if (n < 0 || n > INT32_MAX) return ref_fail(err, errlen, "vector_add: n = %lld is out of range", n);
     size_t g = guard_for(n, 256);
     fill_f32(add_buffer(c, "a", REF_IN, TILE_DTYPE_F32, (size_t)n, g), rng, -100.0f, 100.0f);
     fill_f32(add_buffer(c, "b", REF_IN, TILE_DTYPE_F32, (size_t)n, g), rng, -100.0f, 100.0f);
@@ -263,7 +263,7 @@ static void ref_vector_add(ref_case *c)
 static int setup_saxpy(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
 {
     if (int_setting(set, nset, "n", "saxpy", &n, err, errlen) < 0) return -1;
-    if (n < 0 || n > INT32_MAX) return fail(err, errlen, "saxpy: n = %lld is out of range", n);
+    if (n < 0 || n > INT32_MAX) return ref_fail(err, errlen, "saxpy: n = %lld is out of range", n);
     const ref_setting *s = setting(set, nset, "a");
     float a = s ? (float)s->value : ref_rng_uniform(rng, -4.0f, 4.0f);
     size_t g = guard_for(n, 1024);
@@ -296,7 +296,7 @@ static void ref_saxpy(ref_case *c)
 static int setup_relu_bf16(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
 {
     if (int_setting(set, nset, "n", "relu_bf16", &n, err, errlen) < 0) return -1;
-    if (n < 0 || n > INT32_MAX) return fail(err, errlen, "relu_bf16: n = %lld is out of range", n);
+    if (n < 0 || n > INT32_MAX) return ref_fail(err, errlen, "relu_bf16: n = %lld is out of range", n);
     size_t g = guard_for(n, 2048);
     fill_bf16(add_buffer(c, "x", REF_IN, TILE_DTYPE_BF16, (size_t)n, g), rng, -10.0f, 10.0f);
     add_buffer(c, "y", REF_OUT, TILE_DTYPE_BF16, (size_t)n, g);
@@ -331,7 +331,7 @@ static int setup_row_softmax(ref_case *c, long long n, const ref_setting *set, i
         return -1;
     if (!hr) rows = cols >= 1 ? n / cols : 0;
     if (cols < 1 || cols > INT32_MAX || rows < 0 || rows > INT32_MAX || rows * cols > INT32_MAX)
-        return fail(err, errlen, "row_softmax: rows = %lld, cols = %lld is out of range (cols >= 1)", rows, cols);
+        return ref_fail(err, errlen, "row_softmax: rows = %lld, cols = %lld is out of range (cols >= 1)", rows, cols);
     size_t g = guard_for(rows, 128) * (size_t)cols;
     fill_f32(add_buffer(c, "x", REF_IN, TILE_DTYPE_F32, (size_t)(rows * cols), g), rng, -8.0f, 8.0f);
     add_buffer(c, "y", REF_OUT, TILE_DTYPE_F32, (size_t)(rows * cols), g);
@@ -398,10 +398,10 @@ static int shape2(const char *kname, long long n, const ref_setting *set, int ns
     if (!hc) cl = (cl + cmul - 1) / cmul * cmul;
     if (!hr) rw = cl >= 1 && n / cl > 0 ? n / cl : 1;
     if (rw < 1 || cl < 1 || rw > INT32_MAX || cl > INT32_MAX || rw * cl > (1ll << 31))
-        return fail(err, errlen, "%s: %s = %lld, %s = %lld is out of range (both >= 1, at most 2^31 elements)", kname, rname,
+        return ref_fail(err, errlen, "%s: %s = %lld, %s = %lld is out of range (both >= 1, at most 2^31 elements)", kname, rname,
                     rw, cname, cl);
     if (cl % cmul)
-        return fail(err, errlen, "%s: %s = %lld must be a multiple of %lld (TMA rows are multiples of 16 bytes)", kname,
+        return ref_fail(err, errlen, "%s: %s = %lld must be a multiple of %lld (TMA rows are multiples of 16 bytes)", kname,
                     cname, cl, cmul);
     *rows = rw;
     *cols = cl;
@@ -422,7 +422,7 @@ static int setup_tma_copy(ref_case *c, long long n, const ref_setting *set, int 
     add_scalar(c, "N", TILE_DTYPE_I32, (double)N);
     c->grid[0] = blocks_for(M, box[0]);
     c->grid[1] = blocks_for(N, box[1]);
-    if (c->grid[1] > 65535) return fail(err, errlen, "tma_copy: N = %lld needs %u column blocks; grid.y allows 65535", N, c->grid[1]);
+    if (c->grid[1] > 65535) return ref_fail(err, errlen, "tma_copy: N = %lld needs %u column blocks; grid.y allows 65535", N, c->grid[1]);
     c->elements = count;
     c->bytes = 4.0 * (double)count;
     snprintf(c->shape, sizeof c->shape, "M = %lld, N = %lld (box %u x %u, grid %u x %u)", M, N, box[0], box[1], c->grid[0],
@@ -450,7 +450,7 @@ static int setup_tma_copy_persistent(ref_case *c, long long n, const ref_setting
     unsigned box[2];
     tma_box(c, "src", 2, (const unsigned[]){128, 64}, box);
     if (M + box[0] > INT32_MAX || N + box[1] > INT32_MAX)
-        return fail(err, errlen, "tma_copy_persistent: M = %lld, N = %lld: the kernel's i32 box counts would overflow", M, N);
+        return ref_fail(err, errlen, "tma_copy_persistent: M = %lld, N = %lld: the kernel's i32 box counts would overflow", M, N);
     size_t count = (size_t)(M * N);
     fill_bf16(add_buffer(c, "src", REF_IN, TILE_DTYPE_BF16, count, 256), rng, -100.0f, 100.0f);
     add_buffer(c, "dst", REF_OUT, TILE_DTYPE_BF16, count, 256);
@@ -512,7 +512,7 @@ static int setup_persistent_scale(ref_case *c, long long n, const ref_setting *s
 {
     (void)set;
     (void)nset;
-    if (n < 1 || n > INT32_MAX - 4096) return fail(err, errlen, "persistent_scale: n = %lld is out of range", n);
+    if (n < 1 || n > INT32_MAX - 4096) return ref_fail(err, errlen, "persistent_scale: n = %lld is out of range", n);
     unsigned cl = c->cluster[0] ? c->cluster[0] : 1;
     unsigned long long tiles = ((unsigned long long)n + 1023) / 1024;
     tiles = (tiles + cl - 1) / cl * cl;
@@ -619,7 +619,7 @@ static int setup_persistent_lcg(ref_case *c, long long n, const ref_setting *set
 {
     (void)set;
     (void)nset;
-    if (n < 1 || n > INT32_MAX - 4096) return fail(err, errlen, "persistent_lcg: n = %lld is out of range", n);
+    if (n < 1 || n > INT32_MAX - 4096) return ref_fail(err, errlen, "persistent_lcg: n = %lld is out of range", n);
     unsigned long long tiles = ((unsigned long long)n + 255) / 256;
     ref_param *px = add_buffer(c, "x", REF_IN, TILE_DTYPE_I32, (size_t)n, 64);
     if (!px) return -1;
@@ -666,7 +666,7 @@ static void ref_persistent_lcg(ref_case *c)
 static int setup_multicast(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
 {
     long long M, N;
-    if (setting(set, nset, "R")) return fail(err, errlen, "cluster_multicast: R is the bias's row count, BM; it cannot be set");
+    if (setting(set, nset, "R")) return ref_fail(err, errlen, "cluster_multicast: R is the bias's row count, BM; it cannot be set");
     if (shape2("cluster_multicast", n, set, nset, "M", "N", 1000, 4, &M, &N, err, errlen)) return -1;
     unsigned box[2];
     tma_box(c, "x", 2, (const unsigned[]){64, 64}, box);
@@ -680,7 +680,7 @@ static int setup_multicast(ref_case *c, long long n, const ref_setting *set, int
     unsigned cl = c->cluster[0] ? c->cluster[0] : 1;
     c->grid[0] = (blocks_for(M, box[0]) + cl - 1) / cl * cl;   /* whole clusters; extra blocks only read zeros */
     c->grid[1] = blocks_for(N, box[1]);
-    if (c->grid[1] > 65535) return fail(err, errlen, "cluster_multicast: N = %lld needs %u column blocks; grid.y allows 65535", N, c->grid[1]);
+    if (c->grid[1] > 65535) return ref_fail(err, errlen, "cluster_multicast: N = %lld needs %u column blocks; grid.y allows 65535", N, c->grid[1]);
     c->elements = count;
     c->bytes = 8.0 * (double)count + 4.0 * (double)box[0] * (double)N;
     snprintf(c->shape, sizeof c->shape, "M = %lld, N = %lld (box %u x %u, cluster %u, grid %u x %u)", M, N, box[0], box[1], cl,
@@ -710,10 +710,10 @@ static int gemm_mnk(const char *kname, long long n, const ref_setting *set, int 
     *K = 256;
     if (int_setting(set, nset, "K", kname, K, err, errlen) < 0) return -1;
     if (*K < 1 || *K > (1 << 20) || *K % kmul) {
-        if (kmul == 1) return fail(err, errlen, "%s: K = %lld must be 1..2^20", kname, *K);
-        return fail(err, errlen, "%s: K = %lld must be a positive multiple of %d (16-byte TMA rows) up to 2^20", kname, *K, kmul);
+        if (kmul == 1) return ref_fail(err, errlen, "%s: K = %lld must be 1..2^20", kname, *K);
+        return ref_fail(err, errlen, "%s: K = %lld must be a positive multiple of %d (16-byte TMA rows) up to 2^20", kname, *K, kmul);
     }
-    if (*M * *K > (1ll << 31) || *N * *K > (1ll << 31)) return fail(err, errlen, "%s: A or B has more than 2^31 elements", kname);
+    if (*M * *K > (1ll << 31) || *N * *K > (1ll << 31)) return ref_fail(err, errlen, "%s: A or B has more than 2^31 elements", kname);
     return 0;
 }
 
@@ -895,7 +895,7 @@ static int setup_gemm_fp8(ref_case *c, long long n, const ref_setting *set, int 
     tma_box(c, "b", 2, (const unsigned[]){256, 128}, bb);
     tile_dtype ta = param_dtype(c, "a", TILE_DTYPE_E4M3), tb = param_dtype(c, "b", TILE_DTYPE_E4M3);
     if ((ta != TILE_DTYPE_E4M3 && ta != TILE_DTYPE_E5M2) || (tb != TILE_DTYPE_E4M3 && tb != TILE_DTYPE_E5M2))
-        return fail(err, errlen, "gemm_fp8_sm90: a and b must be e4m3 or e5m2 tensors");
+        return ref_fail(err, errlen, "gemm_fp8_sm90: a and b must be e4m3 or e5m2 tensors");
     fill_fp8(add_buffer(c, "a", REF_IN, ta, (size_t)(M * K), 64), rng, -1.0f, 1.0f);
     fill_fp8(add_buffer(c, "b", REF_IN, tb, (size_t)(N * K), 64), rng, -1.0f, 1.0f);
     add_buffer(c, "c", REF_OUT, TILE_DTYPE_BF16, (size_t)(M * N), 256);
@@ -947,7 +947,7 @@ static void ref_gemm_fp8(ref_case *c)
 static int setup_fp8_convert(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
 {
     if (int_setting(set, nset, "n", "fp8_convert", &n, err, errlen) < 0) return -1;
-    if (n < 0 || n > INT32_MAX) return fail(err, errlen, "fp8_convert: n = %lld is out of range", n);
+    if (n < 0 || n > INT32_MAX) return ref_fail(err, errlen, "fp8_convert: n = %lld is out of range", n);
     size_t g = guard_for(n, 256);
     ref_param *px = add_buffer(c, "x", REF_IN, TILE_DTYPE_F32, (size_t)n, g);
     if (!px) return -1;
@@ -1022,7 +1022,7 @@ static int setup_gemm_form(ref_case *c, long long n, const ref_setting *set, int
     long long M, N, K;
     if (gemm_mnk(kname, n, set, nset, 8, &M, &N, &K, err, errlen)) return -1;
     if ((at && M % 8) || (bt && N % 8))
-        return fail(err, errlen, "%s: %s = %lld must be a multiple of 8 (16-byte TMA rows)", kname, at ? "M" : "N", at ? M : N);
+        return ref_fail(err, errlen, "%s: %s = %lld must be a multiple of 8 (16-byte TMA rows)", kname, at ? "M" : "N", at ? M : N);
     unsigned ba[2], bb[2];
     tma_box(c, "a", 2, at ? (const unsigned[]){64, bm} : (const unsigned[]){bm, 64}, ba);
     tma_box(c, "b", 2, bt ? (const unsigned[]){64, bn} : (const unsigned[]){bn, 64}, bb);
@@ -1164,7 +1164,7 @@ static int setup_norm(ref_case *c, long long n, const ref_setting *set, int nset
     if (shape2(kn, n, set, nset, "rows", "cols", 1000, 1, &rows, &cols, err, errlen)) return -1;
     const ref_setting *e = setting(set, nset, "eps");
     double eps = e ? e->value : 1e-5;
-    if (!(eps >= 0 && eps <= 1)) return fail(err, errlen, "%s: eps = %g is out of range (0 .. 1)", kn, eps);
+    if (!(eps >= 0 && eps <= 1)) return ref_fail(err, errlen, "%s: eps = %g is out of range (0 .. 1)", kn, eps);
     size_t g = (size_t)cols + 64;
     /* rows of a random offset and scale, so the statistics matter */
     ref_param *x = add_buffer(c, "x", REF_IN, TILE_DTYPE_BF16, (size_t)(rows * cols), g);
@@ -1232,10 +1232,10 @@ static int setup_attention(ref_case *c, long long n, const ref_setting *set, int
 {
     long long seq = n >= 1 && n < 4096 ? n : 200;
     if (int_setting(set, nset, "n", "attention_fwd", &seq, err, errlen) < 0) return -1;
-    if (seq < 1 || seq > 1 << 20) return fail(err, errlen, "attention_fwd: n = %lld is out of range (1 .. 2^20)", seq);
+    if (seq < 1 || seq > 1 << 20) return ref_fail(err, errlen, "attention_fwd: n = %lld is out of range (1 .. 2^20)", seq);
     const ref_setting *sc = setting(set, nset, "scale_log2");
     double scale_log2 = sc ? sc->value : 1.4426950408889634 / 8.0;   /* 1 / sqrt(64) */
-    if (!(fabs(scale_log2) < 1e3)) return fail(err, errlen, "attention_fwd: scale_log2 = %g is out of range", scale_log2);
+    if (!(fabs(scale_log2) < 1e3)) return ref_fail(err, errlen, "attention_fwd: scale_log2 = %g is out of range", scale_log2);
     size_t cnt = (size_t)seq * 64, g = 64 * 64 + 64;
     fill_bf16(add_buffer(c, "q", REF_IN, TILE_DTYPE_BF16, cnt, g), rng, -2.0f, 2.0f);
     fill_bf16(add_buffer(c, "k", REF_IN, TILE_DTYPE_BF16, cnt, g), rng, -2.0f, 2.0f);
@@ -1384,16 +1384,16 @@ int ref_case_make(ref_case *c, const ref_kernel *k, const tile_program *prog, in
         c->cluster[0] = c->cluster[1] = c->cluster[2] = 1;
     ref_rng rng;
     ref_rng_seed(&rng, seed);
-    if (n < 0) return fail(err, errlen, "the size must not be negative (%lld)", n);
+    if (n < 0) return ref_fail(err, errlen, "the size must not be negative (%lld)", n);
     int rc = k->setup(c, n, set, nset, &rng, err, errlen);
-    if (c->alloc_error[0]) rc = fail(err, errlen, "%s", c->alloc_error) - 1;   /* -2: host memory */
+    if (c->alloc_error[0]) rc = ref_fail(err, errlen, "%s", c->alloc_error) - 1;   /* -2: host memory */
     if (rc) {
         ref_case_free(c);
         return rc;
     }
     for (int i = 0; i < nset; i++)
         if (!param(c, set[i].name) || param(c, set[i].name)->role != REF_SCALAR) {
-            rc = fail(err, errlen, "%s has no scalar parameter '%s' (from --arg)", c->kernel_name, set[i].name);
+            rc = ref_fail(err, errlen, "%s has no scalar parameter '%s' (from --arg)", c->kernel_name, set[i].name);
             ref_case_free(c);
             return rc;
         }

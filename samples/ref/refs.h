@@ -143,6 +143,13 @@ typedef struct ref_check {
 /* Compares `got` (count + guard elements, as downloaded) of parameter i with its expectation,
  * accumulating into r. */
 void ref_compare(const ref_case *c, int i, const void *got, ref_check *r);
+/* Writes a printf-style message into err (errlen bytes) and returns -1: the failure return of the
+ * setup, .npy and user-reference functions. */
+int ref_fail(char *err, size_t errlen, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
 /* Counts a mismatch in r; the first one's description (printf-style) is kept in r->first. */
 void ref_mismatch(ref_check *r, const char *fmt, ...)
 #if defined(__GNUC__)

@@ -30,15 +30,6 @@
 #define MAX_ELEMS (INT64_C(1) << 40)   /* a buffer's elements; more would not fit in host memory anyway */
 #define MAX_DIM (INT64_C(1) << 32)
 
-static int ufail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
 /* ---- element values as doubles ---- */
 
 static double f16_to_double(uint16_t h)
@@ -107,7 +98,7 @@ static int fill_value(ref_param *p, double v, char *err, size_t errlen)
         /* below 2^bits (exclusive: 2^63 and 2^64 are exact doubles that do not convert) */
         double top = p->dtype == TILE_DTYPE_I1 ? 2.0 : ldexp(1.0, (int)es * 8 - sgn), lo = sgn ? -top : 0.0;
         if (!(v == floor(v) && v >= lo && v < top))
-            return ufail(err, errlen, "fill:%g is not a value of '%s' (%s)", v, p->name, tile_dtype_name(p->dtype));
+            return ref_fail(err, errlen, "fill:%g is not a value of '%s' (%s)", v, p->name, tile_dtype_name(p->dtype));
         if (sgn) {
             int64_t i = (int64_t)v;
             memcpy(bytes, &i, es);   /* little-endian: the low bytes */
@@ -165,31 +156,31 @@ static int apply_shape(const ref_case *c, sizing *z, int i, const ref_array *a, 
     ref_shape_string(a->rank, a->shape, shape, sizeof shape);
     if (z->pi[i].kind == TILE_PARAM_POINTER) {
         if (z->count[i] >= 0 && z->count[i] != (long long)a->count)
-            return ufail(err, errlen, "%s: %zu elements, but '%s' has %lld from another file", path, a->count, z->pi[i].name,
+            return ref_fail(err, errlen, "%s: %zu elements, but '%s' has %lld from another file", path, a->count, z->pi[i].name,
                          z->count[i]);
         z->count[i] = (long long)a->count;
         return 0;
     }
     if (a->rank != ti->rank)
-        return ufail(err, errlen, "%s: shape %s has %d dims, but '%s' of kernel '%s' is a rank-%d tensor", path, shape, a->rank,
+        return ref_fail(err, errlen, "%s: shape %s has %d dims, but '%s' of kernel '%s' is a rank-%d tensor", path, shape, a->rank,
                      z->pi[i].name, c->kernel_name, ti->rank);
     for (int d = 0; d < ti->rank; d++) {
         long long v = (long long)a->shape[d];
         int dp = ti->dim_params[d];
         if (dp >= 0 && dp < z->np) {
             if (z->val[dp] < 0) {
-                if (v > MAX_DIM) return ufail(err, errlen, "%s: dim %d of shape %s is above 2^32", path, d, shape);
+                if (v > MAX_DIM) return ref_fail(err, errlen, "%s: dim %d of shape %s is above 2^32", path, d, shape);
                 z->val[dp] = v;
                 snprintf(z->src[dp], sizeof z->src[dp], "dim %d of %s", d, path);
             } else if (z->val[dp] != v) {
-                return ufail(err, errlen, "%s: shape %s disagrees with %s = %lld (from %s): dim %d of '%s' is %s", path, shape,
+                return ref_fail(err, errlen, "%s: shape %s disagrees with %s = %lld (from %s): dim %d of '%s' is %s", path, shape,
                              z->pi[dp].name, z->val[dp], z->src[dp], d, z->pi[i].name, z->pi[dp].name);
             }
         } else if (ti->dim_const[d] >= 0 && ti->dim_const[d] != v) {
-            return ufail(err, errlen, "%s: shape %s disagrees with the kernel: dim %d of '%s' is the constant %lld", path, shape, d,
+            return ref_fail(err, errlen, "%s: shape %s disagrees with the kernel: dim %d of '%s' is the constant %lld", path, shape, d,
                          z->pi[i].name, ti->dim_const[d]);
         } else if (ti->dim_const[d] < 0 && dp < 0) {
-            return ufail(err, errlen, "%s: dim %d of '%s' is neither a parameter nor a constant; tilec run cannot size it", path, d,
+            return ref_fail(err, errlen, "%s: dim %d of '%s' is neither a parameter nor a constant; tilec run cannot size it", path, d,
                          z->pi[i].name);
         }
     }
@@ -209,7 +200,7 @@ static int read_files(const ref_case *c, sizing *z, const ref_user *u, char *err
             if (i < 0 || !is_buffer(&z->pi[i])) return no_buffer(c, z, s->name, opt, err, errlen);
             ref_array *a = pass ? &z->ref[i] : &z->in[i];
             if (a->data || (!pass && z->source[i]))
-                return ufail(err, errlen, "%s %s: '%s' is given twice", opt, s->name, s->name);
+                return ref_fail(err, errlen, "%s %s: '%s' is given twice", opt, s->name, s->name);
             if (!pass) z->source[i] = s;
             char what[96];
             snprintf(what, sizeof what, "parameter '%s'", z->pi[i].name);
@@ -219,13 +210,13 @@ static int read_files(const ref_case *c, sizing *z, const ref_user *u, char *err
             } else if (s->kind == REF_SOURCE_RAW) {
                 struct stat st;
                 size_t es = tile_dtype_size(z->pi[i].dtype);
-                if (stat(s->path, &st) != 0) return ufail(err, errlen, "cannot open '%s': %s", s->path, strerror(errno));
-                if (!S_ISREG(st.st_mode)) return ufail(err, errlen, "%s: not a regular file", s->path);
+                if (stat(s->path, &st) != 0) return ref_fail(err, errlen, "cannot open '%s': %s", s->path, strerror(errno));
+                if (!S_ISREG(st.st_mode)) return ref_fail(err, errlen, "%s: not a regular file", s->path);
                 if ((size_t)st.st_size % es)
-                    return ufail(err, errlen, "%s: %lld bytes is not a whole number of %s elements (%zu bytes each) for '%s'",
+                    return ref_fail(err, errlen, "%s: %lld bytes is not a whole number of %s elements (%zu bytes each) for '%s'",
                                  s->path, (long long)st.st_size, tile_dtype_name(z->pi[i].dtype), es, z->pi[i].name);
                 if (!(z->raw[i] = ref_slurp(s->path, &z->raw_len[i])))
-                    return ufail(err, errlen, "cannot read '%s': %s", s->path, strerror(errno));
+                    return ref_fail(err, errlen, "cannot read '%s': %s", s->path, strerror(errno));
                 /* a rank-1 tensor or a pointer is sized by the file; higher ranks are only checked */
                 if (z->pi[i].kind == TILE_PARAM_POINTER || z->ti[i].rank == 1) {
                     ref_array flat = {z->pi[i].dtype, 1, {(int64_t)(z->raw_len[i] / es)}, z->raw_len[i] / es, NULL};
@@ -286,12 +277,12 @@ static int extents(const ref_case *c, const sizing *z, int i, long long n, int64
         int dp = ti->dim_params[d];
         long long v = dp >= 0 && dp < z->np ? z->val[dp] : ti->dim_const[d];
         if (v < 0 && dp >= 0 && dp < z->np)
-            return ufail(err, errlen, "%s: no value for '%s', dim %d of tensor '%s': pass --arg %s=VALUE or --in %s=FILE.npy",
+            return ref_fail(err, errlen, "%s: no value for '%s', dim %d of tensor '%s': pass --arg %s=VALUE or --in %s=FILE.npy",
                          c->kernel_name, z->pi[dp].name, d, z->pi[i].name, z->pi[dp].name, z->pi[i].name);
-        if (v < 0) return ufail(err, errlen, "%s: dim %d of tensor '%s' is neither a parameter nor a constant; tilec run cannot size it",
+        if (v < 0) return ref_fail(err, errlen, "%s: dim %d of tensor '%s' is neither a parameter nor a constant; tilec run cannot size it",
                                 c->kernel_name, d, z->pi[i].name);
         if (v > MAX_DIM || (v > 0 && total > MAX_ELEMS / v))
-            return ufail(err, errlen, "%s: tensor '%s' has a dim of %lld or more than 2^40 elements", c->kernel_name, z->pi[i].name, v);
+            return ref_fail(err, errlen, "%s: tensor '%s' has a dim of %lld or more than 2^40 elements", c->kernel_name, z->pi[i].name, v);
         shape[d] = v;
         total *= v;
     }
@@ -342,11 +333,11 @@ static int call_so(ref_case *c, const ref_user *u, char *err, size_t errlen)
     char path[4096];
     snprintf(path, sizeof path, "%s%s", strchr(u->so_path, '/') ? "" : "./", u->so_path);   /* not a search of the library path */
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!h) return ufail(err, errlen, "--ref %s:%s: cannot load the shared object: %s", u->so_path, u->so_fn, dlerror());
+    if (!h) return ref_fail(err, errlen, "--ref %s:%s: cannot load the shared object: %s", u->so_path, u->so_fn, dlerror());
     dlerror();
     void *sym = dlsym(h, u->so_fn);
     if (!sym) {
-        ufail(err, errlen, "--ref %s:%s: %s has no symbol '%s'", u->so_path, u->so_fn, u->so_path, u->so_fn);
+        ref_fail(err, errlen, "--ref %s:%s: %s has no symbol '%s'", u->so_path, u->so_fn, u->so_path, u->so_fn);
         dlclose(h);
         return -1;
     }
@@ -378,7 +369,7 @@ static int call_so(ref_case *c, const ref_user *u, char *err, size_t errlen)
     int rc = fn(&call);
     why[sizeof why - 1] = 0;
     dlclose(h);
-    if (rc) return ufail(err, errlen, "--ref %s:%s failed (returned %d)%s%s", u->so_path, u->so_fn, rc, why[0] ? ": " : "", why);
+    if (rc) return ref_fail(err, errlen, "--ref %s:%s failed (returned %d)%s%s", u->so_path, u->so_fn, rc, why[0] ? ": " : "", why);
     return 0;
 }
 
@@ -399,11 +390,11 @@ static int build(ref_case *c, sizing *z, long long n, const ref_setting *set, in
     const tile_program *prog = c->prog;
     z->np = tile_program_param_count(prog, c->kernel_index);
     if (z->np < 0 || z->np > REF_MAX_PARAMS)
-        return ufail(err, errlen, "%s: %d parameters (at most %d supported)", c->kernel_name, z->np, REF_MAX_PARAMS);
+        return ref_fail(err, errlen, "%s: %d parameters (at most %d supported)", c->kernel_name, z->np, REF_MAX_PARAMS);
     for (int i = 0; i < z->np; i++) {
         if (tile_program_param(prog, c->kernel_index, i, &z->pi[i]) != TILE_SUCCESS ||
             tile_program_tensor_info(prog, c->kernel_index, i, &z->ti[i]) != TILE_SUCCESS)
-            return ufail(err, errlen, "%s: cannot read parameter %d", c->kernel_name, i);
+            return ref_fail(err, errlen, "%s: cannot read parameter %d", c->kernel_name, i);
         z->val[i] = z->count[i] = -1;
     }
     for (int i = 0; i < z->np; i++)
@@ -416,7 +407,7 @@ static int build(ref_case *c, sizing *z, long long n, const ref_setting *set, in
         int got = ref_int_setting(set, nset, z->pi[i].name, c->kernel_name, &v, err, errlen);
         if (got < 0) return -1;
         if (got && v < 0)   /* one past 2^32 is reported with the tensor it sizes (extents) */
-            return ufail(err, errlen, "%s: %s = %lld sizes a tensor: it must not be negative", c->kernel_name, z->pi[i].name, v);
+            return ref_fail(err, errlen, "%s: %s = %lld sizes a tensor: it must not be negative", c->kernel_name, z->pi[i].name, v);
         if (got) {
             z->val[i] = v;
             snprintf(z->src[i], sizeof z->src[i], "--arg %s", z->pi[i].name);
@@ -445,12 +436,12 @@ static int build(ref_case *c, sizing *z, long long n, const ref_setting *set, in
             if (z->val[i] >= 0) ref_case_add_scalar(c, pi->name, pi->dtype, (double)z->val[i]);
             else if (s) ref_case_add_scalar(c, pi->name, pi->dtype, s->value);
             else if (intlike && sizelike(pi->name)) ref_case_add_scalar(c, pi->name, pi->dtype, (double)n);
-            else return ufail(err, errlen, "%s: no value for the %s parameter '%s': pass --arg %s=VALUE", c->kernel_name,
+            else return ref_fail(err, errlen, "%s: no value for the %s parameter '%s': pass --arg %s=VALUE", c->kernel_name,
                               tile_dtype_name(pi->dtype), pi->name, pi->name);
             continue;
         }
         if (pi->kind == TILE_PARAM_POINTER && pi->shared)
-            return ufail(err, errlen, "%s: parameter '%s' is a shared-memory pointer; tilec run cannot supply it", c->kernel_name, pi->name);
+            return ref_fail(err, errlen, "%s: parameter '%s' is a shared-memory pointer; tilec run cannot supply it", c->kernel_name, pi->name);
         int rank;
         if (extents(c, z, i, n, shapes[i], &rank, &counts[i], err, errlen)) return -1;
         ref_param *p = ref_case_add_buffer(c, pi->name, REF_FREE, pi->dtype, counts[i], 64);
@@ -467,12 +458,12 @@ static int build(ref_case *c, sizing *z, long long n, const ref_setting *set, in
             if (fill_value(p, s->value, err, errlen)) return -1;
         } else if (s->kind == REF_SOURCE_NPY) {
             if (z->in[i].count != counts[i])
-                return ufail(err, errlen, "%s: %zu elements, but '%s' is %s %s", s->path, z->in[i].count, pi->name,
+                return ref_fail(err, errlen, "%s: %zu elements, but '%s' is %s %s", s->path, z->in[i].count, pi->name,
                              tile_dtype_name(pi->dtype), shape);
             memcpy(p->init, z->in[i].data, bytes);
         } else {
             if (z->raw_len[i] != bytes)
-                return ufail(err, errlen, "%s: %zu bytes, but '%s' (%s %s) takes %zu", s->path, z->raw_len[i], pi->name,
+                return ref_fail(err, errlen, "%s: %zu bytes, but '%s' (%s %s) takes %zu", s->path, z->raw_len[i], pi->name,
                              tile_dtype_name(pi->dtype), shape, bytes);
             memcpy(p->init, z->raw[i], bytes);
         }
@@ -480,7 +471,7 @@ static int build(ref_case *c, sizing *z, long long n, const ref_setting *set, in
     for (int k = 0; k < nset; k++) {
         int i = find_param(z, set[k].name);
         if (i < 0 || z->pi[i].kind != TILE_PARAM_SCALAR)
-            return ufail(err, errlen, "%s has no scalar parameter '%s' (from --arg)", c->kernel_name, set[k].name);
+            return ref_fail(err, errlen, "%s has no scalar parameter '%s' (from --arg)", c->kernel_name, set[k].name);
     }
     /* 4. the expectations: unchanged, then the references' */
     for (int i = 0; i < c->nparams; i++) {
@@ -497,7 +488,7 @@ static int build(ref_case *c, sizing *z, long long n, const ref_setting *set, in
             ref_shape_string(p->rank, p->shape, shape, sizeof shape);
             for (int k = 0; k < u->nref; k++)
                 if (strcmp(u->ref[k].name, p->name) == 0)
-                    return ufail(err, errlen, "%s: %zu elements, but '%s' is %s %s", u->ref[k].path, z->ref[j].count, p->name,
+                    return ref_fail(err, errlen, "%s: %zu elements, but '%s' is %s %s", u->ref[k].path, z->ref[j].count, p->name,
                                  tile_dtype_name(p->dtype), shape);
         }
         memcpy(p->expect, z->ref[j].data, p->count * tile_dtype_size(p->dtype));
@@ -535,15 +526,15 @@ int ref_case_make_user(ref_case *c, const tile_program *prog, int kernel_index, 
     unsigned block[3];
     if (tile_program_kernel_block(prog, kernel_index, block, c->cluster) != TILE_SUCCESS)
         c->cluster[0] = c->cluster[1] = c->cluster[2] = 1;
-    if (n < 0) return ufail(err, errlen, "the size must not be negative (%lld)", n);
+    if (n < 0) return ref_fail(err, errlen, "the size must not be negative (%lld)", n);
     ref_rng rng;
     ref_rng_seed(&rng, seed);
     sizing *z = calloc(1, sizeof *z);
-    if (!z) return ufail(err, errlen, "out of host memory") - 1;
+    if (!z) return ref_fail(err, errlen, "out of host memory") - 1;
     int rc = build(c, z, n, set, nset, u, &rng, err, errlen);
     free_sizing(z);
     free(z);
-    if (c->alloc_error[0]) rc = ufail(err, errlen, "%s", c->alloc_error) - 1;   /* -2: host memory */
+    if (c->alloc_error[0]) rc = ref_fail(err, errlen, "%s", c->alloc_error) - 1;   /* -2: host memory */
     if (rc) ref_case_free(c);
     return rc;
 }
@@ -605,14 +596,14 @@ int ref_case_save(tile_device *d, const ref_case *c, const char *name, const cha
     for (int i = 0; i < c->nparams && !p; i++)
         if (strcmp(c->p[i].name, name) == 0) p = &c->p[i];
     if (!p || p->role == REF_SCALAR || !p->dev)
-        return ufail(err, errlen, "--save %s: kernel '%s' has no buffer parameter '%s'", name, c->kernel_name, name);
+        return ref_fail(err, errlen, "--save %s: kernel '%s' has no buffer parameter '%s'", name, c->kernel_name, name);
     size_t bytes = p->count * tile_dtype_size(p->dtype);
     void *host = malloc(bytes ? bytes : 1);
-    if (!host) return ufail(err, errlen, "--save %s: out of host memory (%zu bytes)", name, bytes);
+    if (!host) return ref_fail(err, errlen, "--save %s: out of host memory (%zu bytes)", name, bytes);
     tile_status st = bytes ? tile_memcpy_dtoh(d, host, p->dev, bytes) : TILE_SUCCESS;
     int rc;
     if (st != TILE_SUCCESS) {
-        rc = ufail(err, errlen, "--save %s: downloading it: %s", name, ref_error(st));
+        rc = ref_fail(err, errlen, "--save %s: downloading it: %s", name, ref_error(st));
     } else {
         int64_t flat[5] = {(int64_t)p->count};
         rc = ref_npy_write(path, p->dtype, p->rank ? p->rank : 1, p->rank ? p->shape : flat, host, p->count, err, errlen);

@@ -1915,12 +1915,27 @@ static void kernel_item(Sema *s, const Node *n)
         for (int d = 0; d < p->a->b->nlist && ok; d++) {
             const Node *dn = p->a->b->list[d];
             Sym *y = dn->kind == N_NAME ? sema_lookup(s, dn->name) : NULL;
-            if (!y || !y->value || y->value->def || y->value->block != k->body.first || y->type != T(TY_I32)) {
-                diag_error(s->diag, dn->loc, "the dims of a tma parameter must be i32 parameters of the kernel");
-                ok = 0;
-                break;
+            if (y && y->value && !y->value->def && y->value->block == k->body.first && y->type == T(TY_I32)) {
+                ops[1 + d] = y->value;
+                continue;
             }
-            ops[1 + d] = y->value;
+            /* or a positive compile-time constant (a head dim, a fixed width) */
+            int64_t c;
+            if (!(y && y->value && !y->value->def) &&
+                sema_const_int(s, dn, &c, "a dim of a tma parameter that is not an i32 parameter")) {
+                if (c < 1 || c > INT32_MAX) {
+                    diag_error(s->diag, dn->loc, "a constant dim of a tma parameter must be in 1 .. 2^31 - 1, not %lld",
+                               (long long)c);
+                    ok = 0;
+                    break;
+                }
+                ops[1 + d] = ir_build_const_int(&s->b, dn->loc, T(TY_I32), c);
+                continue;
+            }
+            if (y && y->value && !y->value->def)
+                diag_error(s->diag, dn->loc, "the dims of a tma parameter must be i32 parameters of the kernel or constants");
+            ok = 0;
+            break;
         }
         if (ok) ir_build(&s->b, OP_TMA_SHAPE, p->loc, ops, (uint32_t)(1 + p->a->b->nlist), NULL);
     }

@@ -174,11 +174,12 @@ typedef struct tile_param_info {
     tile_dtype dtype;        /* the scalar's type, or the pointed-to element type */
     int rank;                /* TENSOR, TMA: number of dims; otherwise 0 */
     int shared;              /* POINTER: 1 for a shared-memory pointer */
-    int dim_params[5];       /* TMA: index of the i32 parameter holding each dim, outermost first */
+    int dim_params[5];       /* TMA: index of the i32 parameter holding each dim, outermost first (-1: dim_const) */
     unsigned box[5];         /* TMA: the box of one copy as the map is encoded, outermost first */
     int swizzle;             /* TMA: swizzle span in bytes of the shared tiles it is used with (0 none) */
     int spans;               /* TMA: copies per tma op (1, or n for a shared tile in n column spans, whose
                                 innermost dim is then box[rank - 1] * n: docs/LANGUAGE.md §12) */
+    long long dim_const[5];  /* TMA: a dim the source gives as a constant (dim_params[d] is then -1), else -1 */
 } tile_param_info;
 
 /* Kernels of a compiled program: names, signatures, and the launch shape each declares. */

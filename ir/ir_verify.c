@@ -958,9 +958,15 @@ static void check_tma(Verifier *V, Op *op)
             return;
         }
         check_i32s(V, op, 1, (uint32_t)d->rank, "dim");
-        for (uint32_t i = 1; i < op->noperands; i++)
+        for (uint32_t i = 1; i < op->noperands; i++) {
+            if (o[i]->def && o[i]->def->code == OP_CONST) {   /* a constant dim: positive */
+                if (ir_attr_int(o[i]->def, "value", 0) < 1)
+                    verr(V, op, "dim (operand %u) is a constant; it must be positive", i);
+                continue;
+            }
             if (o[i]->def || !o[i]->block || o[i]->block != V->k->body.first)
-                verr(V, op, "dim (operand %u) must be a kernel parameter", i);
+                verr(V, op, "dim (operand %u) must be a kernel parameter or a constant", i);
+        }
         return;
     }
     case OP_TMA_WAIT: {

@@ -113,7 +113,12 @@ static void find_views(Op *op, void *ctx)
         record_dims(w, &w->tis[p], op);
     }
     if (op->code == OP_TMA_SHAPE && p >= 0 && w->pis[p].kind == TILE_PARAM_TMA) {
-        for (uint32_t d = 1; d < op->noperands && d <= 5; d++) w->pis[p].dim_params[d - 1] = param_of(w, op->operands[d]);
+        for (uint32_t d = 1; d < op->noperands && d <= 5; d++) {
+            const Value *v = op->operands[d];
+            w->pis[p].dim_params[d - 1] = param_of(w, v);
+            if (w->pis[p].dim_params[d - 1] < 0 && v->def && v->def->code == OP_CONST)
+                w->pis[p].dim_const[d - 1] = ir_attr_int(v->def, "value", -1);
+        }
         record_dims(w, &w->tis[p], op);
     }
     if ((op->code == OP_TILE_LOAD || op->code == OP_LD_BLOCKED) && op->noperands > 1)
@@ -130,7 +135,7 @@ static void find_views(Op *op, void *ctx)
     if (tile->type->kind == TY_SMEM) {
         pi->swizzle = tile->type->swizzle;
         /* a tile of column spans moves as one box per span: the map's box is one span wide */
-        if (ir_smem_spans(tile->type) > 1 && tile->type->rank == pi->rank) {
+        if (ir_smem_spans(tile->type) > 1 && tile->type->rank <= pi->rank) {
             pi->box[pi->rank - 1] = (unsigned)(tile->type->swizzle / (ir_type_bits(tile->type->elem) / 8));
             pi->spans = ir_smem_spans(tile->type);
         }
@@ -162,7 +167,7 @@ static void record_signature(tile_program *p, int ki, Kernel *k)
             pi->kind = TILE_PARAM_TMA;
             pi->rank = t->rank;
             pi->dtype = dtype_of(t->elem);
-            for (int d = 0; d < 5; d++) pi->dim_params[d] = -1;
+            for (int d = 0; d < 5; d++) pi->dim_params[d] = -1, pi->dim_const[d] = -1;
             for (int d = 0; d < t->rank; d++) pi->box[d] = (unsigned)t->shape[d];
             pi->spans = 1;
         } else if (t->kind == TY_PTR) {

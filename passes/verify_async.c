@@ -13,7 +13,7 @@
  * note):
  *  1. every tma.* op that executes (load, store, reduce_add, prefetch, commit, wait) is inside an
  *     `elect` region, its innermost thread group;
- *  5. TMA shapes: the shared tile of a load/store has the descriptor's box shape and element type;
+ *  5. TMA shapes: the shared tile of a load/store has the descriptor's box shape (less leading dims of 1) and element type;
  *     with swizzle W the box's innermost dim spans exactly W bytes, or a multiple of W when the
  *     tile is stored in column spans (one copy per span, each span a multiple of 1024 bytes); the
  *     innermost dim spans a multiple of 16 bytes; one descriptor is used with one swizzle mode;
@@ -355,6 +355,19 @@ static void note_decl(AsyncCx *c, Value *tile)
     if (d) note_at(c, d, "the shared tile is declared here");
 }
 
+/* The shared tile has the box's shape, or the box's shape without leading dims of 1 (a box
+ * [1, 1, 64, 128] of a [batch, heads, seq, dim] tensor fills a [64, 128] tile). */
+static int box_fits(const Type *tile, const Type *desc)
+{
+    int lead = desc->rank - tile->rank;
+    if (lead < 0 || tile->elem != desc->elem) return 0;
+    for (int i = 0; i < lead; i++)
+        if (desc->shape[i] != 1) return 0;
+    for (int i = 0; i < tile->rank; i++)
+        if (tile->shape[i] != desc->shape[lead + i]) return 0;
+    return 1;
+}
+
 static void check_shapes(Op *op, void *ctx)
 {
     ShapeCx *s = ctx;
@@ -368,7 +381,7 @@ static void check_shapes(Op *op, void *ctx)
     char tb[96], db[96];
     type_text(tt, tb, sizeof tb);
     type_text(dt, db, sizeof db);
-    if (tt->rank != dt->rank || memcmp(tt->shape, dt->shape, sizeof tt->shape) || tt->elem != dt->elem) {
+    if (!box_fits(tt, dt)) {
         err_at(c, op, "%s moves a box of %s ('%s') but the shared tile is %s", name, db, dname, tb);
         note_decl(c, tile);
         return;

@@ -1087,6 +1087,11 @@ static tile_status build_tma(const tile_param_info *params, int nparams, int pi,
     for (int u = 0; u < p->rank; u++) {   /* u: the source's dim number, outermost first */
         int i = p->rank - 1 - u;          /* i: the driver's, innermost first */
         int dp = p->dim_params[u];
+        if (dp < 0 && p->dim_const[u] > 0) {   /* a constant dim */
+            t->dims[i] = (uint64_t)p->dim_const[u];
+            t->box[i] = p->box[u];
+            continue;
+        }
         if (dp < 0 || dp >= nparams || params[dp].kind != TILE_PARAM_SCALAR)
             return arg_error(err, errlen, ai, p,
                              "the kernel does not say which parameter holds dim %d of this TMA tensor (a compiler "

@@ -82,7 +82,7 @@ class _Diagnostic(ctypes.Structure):
 class _ParamInfo(ctypes.Structure):
     _fields_ = [("name", ctypes.c_char_p), ("kind", ctypes.c_int), ("dtype", ctypes.c_int), ("rank", ctypes.c_int),
                 ("shared", ctypes.c_int), ("dim_params", ctypes.c_int * 5), ("box", ctypes.c_uint * 5),
-                ("swizzle", ctypes.c_int), ("spans", ctypes.c_int)]
+                ("swizzle", ctypes.c_int), ("spans", ctypes.c_int), ("dim_const", ctypes.c_longlong * 5)]
 
 
 class _ArgValue(ctypes.Union):

@@ -1226,53 +1226,101 @@ static void ref_norm(ref_case *c, int layer)
 static void ref_layernorm(ref_case *c) { ref_norm(c, 1); }
 static void ref_rmsnorm(ref_case *c) { ref_norm(c, 0); }
 
-/* ---- attention_fwd: o = softmax(q k^T * scale) v, one head, head dim 64 ---- */
+/* ---- attention_fwd: o = softmax(q k^T * scale [+ causal mask]) v and lse, per batch and head ---- */
 
+/* The sizes: batch, heads, kv_heads (dividing heads), seqlen_q and seqlen_k (both n unless set),
+ * causal (0 or 1) and scale (1 / sqrt(D) unless set); D is the compiled q box's last dim. */
 static int setup_attention(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
 {
-    long long seq = n >= 1 && n < 4096 ? n : 200;
-    if (int_setting(set, nset, "n", "attention_fwd", &seq, err, errlen) < 0) return -1;
-    if (seq < 1 || seq > 1 << 20) return ref_fail(err, errlen, "attention_fwd: n = %lld is out of range (1 .. 2^20)", seq);
-    const ref_setting *sc = setting(set, nset, "scale_log2");
-    double scale_log2 = sc ? sc->value : 1.4426950408889634 / 8.0;   /* 1 / sqrt(64) */
-    if (!(fabs(scale_log2) < 1e3)) return ref_fail(err, errlen, "attention_fwd: scale_log2 = %g is out of range", scale_log2);
-    size_t cnt = (size_t)seq * 64, g = 64 * 64 + 64;
-    fill_bf16(add_buffer(c, "q", REF_IN, TILE_DTYPE_BF16, cnt, g), rng, -2.0f, 2.0f);
-    fill_bf16(add_buffer(c, "k", REF_IN, TILE_DTYPE_BF16, cnt, g), rng, -2.0f, 2.0f);
-    fill_bf16(add_buffer(c, "v", REF_IN, TILE_DTYPE_BF16, cnt, g), rng, -2.0f, 2.0f);
-    add_buffer(c, "o", REF_OUT, TILE_DTYPE_F32, cnt, g);
-    add_scalar(c, "n", TILE_DTYPE_I32, (double)seq);
-    add_scalar(c, "scale_log2", TILE_DTYPE_F32, (double)(float)scale_log2);
-    c->grid[0] = blocks_for(seq, 64);
-    c->elements = cnt;
-    c->bytes = 14.0 * (double)cnt;
-    snprintf(c->shape, sizeof c->shape, "n = %lld, d = 64, scale_log2 = %g", seq, scale_log2);
+    const char *kn = "attention_fwd";
+    long long bt = 1, hd = 2, kvh = 1, sq = n >= 1 && n < (1 << 20) ? n : 200, sk, cs = 0;
+    if (int_setting(set, nset, "batch", kn, &bt, err, errlen) < 0 || int_setting(set, nset, "heads", kn, &hd, err, errlen) < 0 ||
+        int_setting(set, nset, "kv_heads", kn, &kvh, err, errlen) < 0 ||
+        int_setting(set, nset, "seqlen_q", kn, &sq, err, errlen) < 0 || int_setting(set, nset, "causal", kn, &cs, err, errlen) < 0)
+        return -1;
+    sk = sq;
+    if (int_setting(set, nset, "seqlen_k", kn, &sk, err, errlen) < 0) return -1;
+    if (bt < 1 || bt > 65535 || hd < 1 || hd > 65535) return ref_fail(err, errlen, "%s: batch = %lld, heads = %lld: each must be in 1 .. 65535", kn, bt, hd);
+    if (kvh < 1 || hd % kvh) return ref_fail(err, errlen, "%s: kv_heads = %lld must divide heads = %lld", kn, kvh, hd);
+    if (sq < 1 || sq > (1 << 20) || sk < 1 || sk > (1 << 20))
+        return ref_fail(err, errlen, "%s: seqlen_q = %lld, seqlen_k = %lld: each must be in 1 .. 2^20 (TMA describes no empty tensor)", kn, sq, sk);
+    if (cs != 0 && cs != 1) return ref_fail(err, errlen, "%s: causal = %lld must be 0 or 1", kn, cs);
+    unsigned qb[4];
+    tma_box(c, "q", 4, (const unsigned[]){1, 1, 64, 128}, qb);
+    long long dim = qb[3];
+    const ref_setting *sc = setting(set, nset, "scale");
+    double scale = sc ? sc->value : 1.0 / sqrt((double)dim);
+    if (!(fabs(scale) < 1e3)) return ref_fail(err, errlen, "%s: scale = %g is out of range", kn, scale);
+    size_t nq = (size_t)(bt * hd * sq) * (size_t)dim, nk = (size_t)(bt * kvh * sk) * (size_t)dim, g = 4096;
+    fill_bf16(add_buffer(c, "q", REF_IN, TILE_DTYPE_BF16, nq, g), rng, -2.0f, 2.0f);
+    fill_bf16(add_buffer(c, "k", REF_IN, TILE_DTYPE_BF16, nk, g), rng, -2.0f, 2.0f);
+    fill_bf16(add_buffer(c, "v", REF_IN, TILE_DTYPE_BF16, nk, g), rng, -2.0f, 2.0f);
+    add_buffer(c, "o", REF_OUT, TILE_DTYPE_BF16, nq, g);
+    ref_param *lse = add_buffer(c, "lse", REF_OUT, TILE_DTYPE_F32, (size_t)(bt * hd * sq), 64);
+    if (lse) {   /* |error| of a log-sum-exp: the f32 scores and sum (seqlen_k terms) and ex2/lg2's approximations */
+        lse->has_tol = 1;
+        lse->tol = (ref_tol){REF_TOL_REL, 0, 1e-5, 1e-4 + (double)sk * 0x1p-24};
+    }
+    add_scalar(c, "batch", TILE_DTYPE_I32, (double)bt);
+    add_scalar(c, "heads", TILE_DTYPE_I32, (double)hd);
+    add_scalar(c, "kv_heads", TILE_DTYPE_I32, (double)kvh);
+    add_scalar(c, "seqlen_q", TILE_DTYPE_I32, (double)sq);
+    add_scalar(c, "seqlen_k", TILE_DTYPE_I32, (double)sk);
+    add_scalar(c, "scale", TILE_DTYPE_F32, (double)(float)scale);
+    add_scalar(c, "causal", TILE_DTYPE_I32, (double)cs);
+    c->grid[0] = ref_blocks_for(sq, 2 * qb[2]);
+    c->grid[1] = (unsigned)hd;
+    c->grid[2] = (unsigned)bt;
+    c->elements = nq + (size_t)(bt * hd * sq);
+    c->bytes = 2.0 * (2.0 * (double)nq + 2.0 * (double)nk) + 4.0 * (double)(bt * hd * sq);
+    snprintf(c->shape, sizeof c->shape, "batch %lld, heads %lld/%lld, seqlen %lld/%lld, d %lld%s", bt, hd, kvh, sq, sk, dim,
+             cs ? ", causal" : "");
     return 0;
 }
 
+/* float64: s = q k^T * scale over the visible keys (causal: j <= i + seqlen_k - seqlen_q), o = softmax(s) v,
+ * lse = log(sum(exp(s))); a row with no visible key gives o = 0 and lse = -inf. */
 static void ref_attention(ref_case *c)
 {
-    int n = (int)param(c, "n")->scalar;
-    double sc = (double)(float)param(c, "scale_log2")->scalar * 0.6931471805599453;   /* exp2(x c) = exp(x c ln 2) */
-    const uint16_t *q = param(c, "q")->init, *k = param(c, "k")->init, *v = param(c, "v")->init;
-    float *o = param(c, "o")->expect;
-    double *p = malloc(sizeof *p * (size_t)n);
-    for (int i = 0; p && i < n; i++) {
-        double m = -HUGE_VAL, l = 0.0;
-        for (int j = 0; j < n; j++) {
-            double s = 0.0;
-            for (int d = 0; d < 64; d++) s += (double)ref_bf16_to_f32(q[i * 64 + d]) * ref_bf16_to_f32(k[j * 64 + d]);
-            p[j] = s * sc;
-            m = fmax(m, p[j]);
+    int bt = (int)param(c, "batch")->scalar, hd = (int)param(c, "heads")->scalar, kvh = (int)param(c, "kv_heads")->scalar;
+    long sq = (long)param(c, "seqlen_q")->scalar, sk = (long)param(c, "seqlen_k")->scalar;
+    int causal = param(c, "causal")->scalar != 0;
+    double scale = (double)(float)param(c, "scale")->scalar;
+    ref_param *qp = param(c, "q");
+    long dim = (long)(qp->count / ((size_t)bt * (size_t)hd * (size_t)sq));
+    const uint16_t *q = qp->init, *k = param(c, "k")->init, *v = param(c, "v")->init;
+    uint16_t *o = param(c, "o")->expect;
+    float *lse = param(c, "lse")->expect;
+    double *p = malloc(sizeof *p * (size_t)sk), *acc = malloc(sizeof *acc * (size_t)dim);
+    float *kf = malloc(sizeof *kf * (size_t)(sk * dim)), *vf = malloc(sizeof *vf * (size_t)(sk * dim));
+    for (int b = 0; p && acc && kf && vf && b < bt; b++)
+        for (int h = 0; h < hd; h++) {
+            size_t kb = ((size_t)b * (size_t)kvh + (size_t)(h / (hd / kvh))) * (size_t)(sk * dim);
+            for (long e = 0; e < sk * dim; e++) kf[e] = ref_bf16_to_f32(k[kb + (size_t)e]), vf[e] = ref_bf16_to_f32(v[kb + (size_t)e]);
+            for (long i = 0; i < sq; i++) {
+                size_t row = ((size_t)b * (size_t)hd + (size_t)h) * (size_t)sq + (size_t)i;
+                const uint16_t *qi = q + row * (size_t)dim;
+                long last = causal ? i + sk - sq : sk - 1;   /* the last visible key */
+                if (last > sk - 1) last = sk - 1;
+                double m = -HUGE_VAL, l = 0.0;
+                for (long j = 0; j <= last; j++) {
+                    double s = 0.0;
+                    for (long d = 0; d < dim; d++) s += (double)ref_bf16_to_f32(qi[d]) * kf[j * dim + d];
+                    p[j] = s * scale;
+                    m = fmax(m, p[j]);
+                }
+                for (long j = 0; j <= last; j++) l += (p[j] = exp(p[j] - m));
+                for (long d = 0; d < dim; d++) acc[d] = 0.0;
+                for (long j = 0; j <= last; j++)
+                    for (long d = 0; d < dim; d++) acc[d] += p[j] * vf[j * dim + d];
+                for (long d = 0; d < dim; d++) o[row * (size_t)dim + (size_t)d] = ref_f32_to_bf16(last < 0 ? 0.0f : (float)(acc[d] / l));
+                lse[row] = last < 0 ? -INFINITY : (float)(m + log(l));
+            }
         }
-        for (int j = 0; j < n; j++) l += (p[j] = exp(p[j] - m));
-        for (int d = 0; d < 64; d++) {
-            double acc = 0.0;
-            for (int j = 0; j < n; j++) acc += p[j] * ref_bf16_to_f32(v[j * 64 + d]);
-            o[i * 64 + d] = (float)(acc / l);
-        }
-    }
     free(p);
+    free(acc);
+    free(kf);
+    free(vf);
 }
 
 const ref_kernel ref_kernels[] = {
@@ -1286,7 +1334,9 @@ const ref_kernel ref_kernels[] = {
     {"layernorm", "samples/layernorm.tile", 256, 1, {REF_TOL_REL, 0, 1.0 / 64, 1.0 / 64}, setup_layernorm, ref_layernorm},
     {"rmsnorm", "samples/rmsnorm.tile", 256, 1, {REF_TOL_REL, 0, 1.0 / 64, 1.0 / 64}, setup_rmsnorm, ref_rmsnorm},
     /* P rounded to bf16 for the second mma: the GEMMs' relative Frobenius bound */
-    {"attention_fwd", "samples/attention_fwd_sm90.tile", 128, 64, {REF_TOL_REL_FRO, 1.0 / 128, 1.0 / 16, 1e-2}, setup_attention,
+    /* o: bf16 P and a bf16 result, each rounding 2^-9 relative (the relative Frobenius error and a per-element bound);
+     * lse: its own bound (setup_attention) */
+    {"attention_fwd", "samples/attention_fwd_sm90.tile", 384, 128, {REF_TOL_REL_FRO, 1.0 / 128, 1.0 / 16, 1e-2}, setup_attention,
      ref_attention},
     {"tma_copy", "samples/tma_copy.tile", 128, 128 * 64, {REF_TOL_EXACT, 0, 0, 0}, setup_tma_copy, ref_tma_copy},
     {"tma_copy_persistent", "samples/tma_copy_persistent.tile", 32, 128 * 64, {REF_TOL_EXACT, 0, 0, 0}, setup_tma_copy_persistent,
@@ -1432,7 +1482,7 @@ void ref_mismatch(ref_check *r, const char *fmt, ...)
 /* Compares one output element with its reference value by the kernel's tolerance. */
 static void compare_value(const ref_case *c, const ref_param *p, size_t i, const void *got, const void *want, ref_check *r)
 {
-    ref_tol tol = c->kernel->tol;
+    ref_tol tol = p->has_tol ? p->tol : c->kernel->tol;
     double g, w, e;
     int64_t og, ow;
     if (p->dtype == TILE_DTYPE_F32) {
@@ -1453,6 +1503,9 @@ static void compare_value(const ref_case *c, const ref_param *p, size_t i, const
     if (isnan(g) || isnan(w)) {
         ok = 0;
         e = INFINITY;
+    } else if (isinf(w) || isinf(g)) {   /* an infinity matches only itself (an empty row's -inf log-sum-exp) */
+        ok = g == w;
+        e = ok ? 0.0 : INFINITY;
     } else if (tol.kind == REF_TOL_EXACT) {
         e = fabs(g - w);
         ok = g == w;
@@ -1484,6 +1537,7 @@ static double frobenius_error(const ref_param *p, const void *got)
         } else {
             return 0.0;
         }
+        if (isinf(w) && g == w) continue;   /* matching infinities (compare_value checks them) */
         se += (g - w) * (g - w);
         sw += w * w;
     }
@@ -1512,7 +1566,7 @@ void ref_compare(const ref_case *c, int i, const void *got, ref_check *r)
             else ref_mismatch(r, "%s[%zu]: the input was modified", p->name, k);
         }
     }
-    if (checked && c->kernel->tol.kind == REF_TOL_REL_FRO) {
+    if (checked && (p->has_tol ? p->tol.kind : c->kernel->tol.kind) == REF_TOL_REL_FRO) {
         double fe = frobenius_error(p, got);
         if (!(fe <= c->kernel->tol.ulps))
             ref_mismatch(r, "%s: relative Frobenius error %.3g is above the bound %.3g", p->name, fe, c->kernel->tol.ulps);

@@ -73,6 +73,8 @@ typedef struct ref_param {
     tile_devptr dev;         /* buffer: the device copy (ref_case_upload) */
     int rank;                /* buffer: dims in shape[] (a tensor's rank; 0: just `count` elements) */
     int64_t shape[5];        /* buffer: extents, outermost first (--save writes them) */
+    int has_tol;             /* output: compared by `tol` instead of the kernel's tolerance */
+    ref_tol tol;
 } ref_param;
 
 struct ref_kernel;

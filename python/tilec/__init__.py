@@ -36,7 +36,36 @@ _KINDS = ("scalar", "pointer", "tensor", "tma")
 _NP_OK = {"i1": ("bool", "uint8", "int8"), "i8": ("int8",), "i16": ("int16",), "i32": ("int32",), "i64": ("int64",),
           "u8": ("uint8",), "u16": ("uint16",), "u32": ("uint32",), "u64": ("uint64",), "f16": ("float16",),
           "bf16": ("uint16",), "f32": ("float32",), "f64": ("float64",), "e4m3": ("uint8",), "e5m2": ("uint8",)}
+# The element type names of device arrays: torch dtypes (without "torch.") and the NumPy names of
+# __cuda_array_interface__'s typestr; bf16 and fp8 tensors carry their own names.
+_DEV_OK = {"i1": ("bool", "uint8", "int8"), "i8": ("int8",), "i16": ("int16",), "i32": ("int32",), "i64": ("int64",),
+           "u8": ("uint8",), "u16": ("uint16",), "u32": ("uint32",), "u64": ("uint64",), "f16": ("float16",),
+           "bf16": ("bfloat16", "uint16", "int16"), "f32": ("float32",), "f64": ("float64",),
+           "e4m3": ("float8_e4m3fn", "uint8"), "e5m2": ("float8_e5m2", "uint8")}
 _SUCCESS, _ERROR_COMPILE, _ERROR_LAUNCH_ARGS = 0, 2, 13
+
+
+def _device_array(v):
+    """(address, dtype name, contiguous, CUDA device ordinal) of an array in GPU memory (a CUDA
+    torch tensor, or an object with __cuda_array_interface__), or None for anything else."""
+    if type(v).__module__.split(".")[0] == "torch" and hasattr(v, "data_ptr"):
+        if not getattr(v, "is_cuda", False):
+            return None
+        return v.data_ptr(), str(v.dtype).replace("torch.", ""), v.is_contiguous(), v.device.index or 0
+    cai = getattr(v, "__cuda_array_interface__", None)
+    if not isinstance(cai, dict) or "data" not in cai:
+        return None
+    import numpy   # the typestr's NumPy name ("<f4" -> float32)
+    dt = str(numpy.dtype(cai["typestr"]))
+    strides = cai.get("strides")
+    contiguous = strides is None
+    if strides is not None:
+        expect, size = [], numpy.dtype(cai["typestr"]).itemsize
+        for d in reversed(cai["shape"]):
+            expect.insert(0, size)
+            size *= d
+        contiguous = tuple(strides) == tuple(expect)
+    return int(cai["data"][0]), dt, contiguous, None
 
 
 class TileError(Exception):
@@ -368,9 +397,11 @@ def _dims(v, what):
 class Kernel:
     """A kernel of a program. Call it with its arguments (by position or by parameter name) and
     the launch shape: kernel(a, b, c, n, grid=(gx, gy, gz), block=None, cluster=None,
-    dynamic_shared=0, device="sim"). Scalars are converted to the parameter's type; arrays (NumPy)
-    are copied to the device before the launch and back after it. The call returns when the
-    kernel has completed."""
+    dynamic_shared=0, device="sim"). Scalars are converted to the parameter's type. NumPy arrays
+    are copied to the device before the launch and back after it, and the call returns when the
+    kernel has completed. Arrays already in GPU memory (CUDA torch tensors, objects with
+    __cuda_array_interface__; device="cuda") are passed by address, and a launch with only those
+    returns at once: it runs on the device's default stream, in order with torch's default stream."""
 
     def __init__(self, program, name, params, block, cluster):
         self.program, self.name, self.params, self.block, self.cluster = program, name, params, block, cluster
@@ -401,6 +432,7 @@ class Kernel:
             raise LaunchError("tilec: %s: no argument for %s" % (self.name, ", ".join(missing)))
         cargs = (_Arg * max(1, len(self.params)))()
         buffers = []   # (array, device pointer, bytes)
+        on_gpu = False   # an array in GPU memory was passed
         try:
             for i, p in enumerate(self.params):
                 v = values[p.name]
@@ -421,8 +453,26 @@ class Kernel:
                     else:
                         a.value.i = int(v)
                     continue
+                da = _device_array(v)
+                if da is not None:
+                    ptr, dt, contiguous, ordinal = da
+                    if dev.backend != "cuda":
+                        raise LaunchError("tilec: %s: '%s' is in GPU memory, but the launch is on %s; pass "
+                                          "device=\"cuda\" or a NumPy array" % (self.name, p.name, dev))
+                    if ordinal is not None and ordinal != dev.ordinal:
+                        raise LaunchError("tilec: %s: '%s' is on CUDA device %d, the launch on device %d" %
+                                          (self.name, p.name, ordinal, dev.ordinal))
+                    if dt not in _DEV_OK[p.dtype]:
+                        raise LaunchError("tilec: %s: '%s' holds %s elements, but the tensor is %s" %
+                                          (self.name, p.name, p.dtype, dt))
+                    if not contiguous:
+                        raise LaunchError("tilec: %s: '%s' must be contiguous" % (self.name, p.name))
+                    a.kind = 1
+                    a.value.ptr = ptr
+                    on_gpu = True
+                    continue
                 if not hasattr(v, "__array_interface__"):
-                    raise LaunchError("tilec: %s: '%s' is a %s of %s: pass an array (NumPy), not %s" %
+                    raise LaunchError("tilec: %s: '%s' is a %s of %s: pass an array (NumPy) or a CUDA tensor, not %s" %
                                       (self.name, p.name, p.kind, p.dtype, type(v).__name__))
                 if str(v.dtype) not in _NP_OK[p.dtype]:
                     raise LaunchError("tilec: %s: '%s' holds %s elements, but the array is %s" %
@@ -448,6 +498,8 @@ class Kernel:
             st = lib.tile_launch(kern, ctypes.byref(cfg), cargs, len(self.params))
             if st != _SUCCESS:
                 _check(st, "tilec: launch %s" % self.name, LaunchError if st in (13, 14, 18) else TileError)
+            if on_gpu and not buffers:   # GPU arrays only: the launch runs on, in stream order
+                return
             _check(lib.tile_device_synchronize(dev._h), "tilec: %s on %s" % (self.name, dev))
             for arr, ptr, n in buffers:
                 if n and arr.flags["WRITEABLE"]:

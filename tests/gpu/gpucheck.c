@@ -283,11 +283,23 @@ static void test_samples(gpu *g, loaded *ls, int nls)
             }
             continue;
         }
-        if (strcmp(name, "attention_fwd") == 0) {   /* sequence lengths: one key, partial blocks, several blocks */
-            static const long long seq[] = {1, 63, 64, 65, 200, 1000, 2049}, seq_quick[] = {1, 77};
-            for (size_t i = 0; i < (quick ? 2 : sizeof seq / sizeof seq[0]); i++) {
-                ref_setting set[1] = {{"n", (double)(quick ? seq_quick[i] : seq[i])}};
-                run_case(g, l, 0, set, 1, NULL, "");
+        if (strcmp(name, "attention_fwd") == 0) {
+            /* batch, heads, kv_heads, seqlen_q, seqlen_k, causal: one key; partial blocks; several blocks;
+             * seqlen_q != seqlen_k both ways (causal rows that see no key); grouped-query heads; 8 heads of
+             * 1k keys, causal and not */
+            static const int cases[][6] = {
+                {1, 1, 1, 1, 1, 0},        {1, 2, 1, 63, 63, 1},      {1, 2, 2, 65, 65, 0},   {2, 3, 1, 200, 200, 1},
+                {1, 2, 1, 1000, 1000, 0},  {1, 2, 1, 1000, 1000, 1},  {1, 1, 1, 2049, 2049, 1}, {1, 2, 1, 300, 77, 1},
+                {1, 2, 1, 77, 300, 1},     {1, 4, 2, 129, 1025, 0},   {2, 8, 2, 513, 513, 1},  {1, 1, 1, 130, 1, 1},
+                {1, 8, 8, 1024, 1024, 0},  {1, 8, 8, 1024, 1024, 1},
+            };
+            static const int quick_cases[][6] = {{1, 2, 1, 77, 77, 1}, {1, 2, 2, 200, 65, 0}};
+            size_t nc = quick ? 2 : sizeof cases / sizeof cases[0];
+            for (size_t i = 0; i < nc; i++) {
+                const int *a = quick ? quick_cases[i] : cases[i];
+                ref_setting set[6] = {{"batch", a[0]}, {"heads", a[1]}, {"kv_heads", a[2]}, {"seqlen_q", a[3]},
+                                      {"seqlen_k", a[4]}, {"causal", a[5]}};
+                run_case(g, l, 0, set, 6, NULL, "");
             }
             continue;
         }
@@ -819,6 +831,7 @@ static int cache_probe_main(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    const char *only = NULL;   /* --only NAME: that sample (and its -D variants) alone */
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc >= 2 && strcmp(argv[1], "--cache-probe") == 0) return cache_probe_main(argc, argv);
     if (argc >= 2 && strcmp(argv[1], "--print-probe") == 0) return print_probe_main(argc, argv);
@@ -827,8 +840,9 @@ int main(int argc, char **argv)
         if (strcmp(argv[i], "--root") == 0 && i + 1 < argc) g.root = argv[++i];
         else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) g.seed = strtoull(argv[++i], NULL, 0);
         else if (strcmp(argv[i], "--quick") == 0) quick = 1;
+        else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
         else {
-            fprintf(stderr, "usage: gpucheck [--root DIR] [--seed S] [--quick]\n");
+            fprintf(stderr, "usage: gpucheck [--root DIR] [--seed S] [--quick] [--only SAMPLE]\n");
             return 2;
         }
     }
@@ -859,6 +873,7 @@ int main(int argc, char **argv)
     static const tile_define reads0[] = {{"PENDING_READS", "0"}};
     static const tile_define gemm_bn128[] = {{"BN", "128"}}, gemm_bn64[] = {{"BN", "64"}};
     static const tile_define gemm_bk32[] = {{"BK", "32"}}, gemm_bk16[] = {{"BK", "16"}};
+    static const tile_define head_dim64[] = {{"HEAD_DIM", "64"}};
     static const struct { const char *kernel; const tile_define *defs; int ndefs; const char *tag; } variants[] = {
         {"cluster_multicast", cluster4, 1, " (-DCLUSTER=4)"},
         /* the two ends of the ring's split: one load ahead and 3 stores reading; every stage loaded ahead */
@@ -869,6 +884,7 @@ int main(int argc, char **argv)
         {"gemm_sm90", gemm_bn64, 1, " (-DBN=64)"},
         {"gemm_sm90", gemm_bk32, 1, " (-DBK=32)"},
         {"gemm_persistent_sm90", gemm_bk16, 1, " (-DBK=16)"},
+        {"attention_fwd", head_dim64, 1, " (-DHEAD_DIM=64)"},
     };
     loaded ls[MAX_LOADED] = {{0}};
     int nls = 0;
@@ -885,6 +901,7 @@ int main(int argc, char **argv)
             printf("gpucheck: %s (%s) is not for this device's target: left to the simulator\n", ref_kernels[k].name, file);
             continue;
         }
+        if (only && strcmp(ref_kernels[k].name, only) != 0) continue;
         load_sample(&g, &ref_kernels[k], NULL, 0, "", &ls[nls]);
         if (strcmp(ref_kernels[k].name, "vector_add") == 0) va = &ls[nls];
         if (strcmp(ref_kernels[k].name, "saxpy") == 0) sx = &ls[nls];
@@ -892,11 +909,19 @@ int main(int argc, char **argv)
         nls++;
     }
     for (size_t v = 0; v < sizeof variants / sizeof variants[0] && nls < MAX_LOADED; v++) {
+        if (only && strcmp(variants[v].kernel, only) != 0) continue;
         const ref_kernel *rk = ref_kernel_find(variants[v].kernel);
         if (rk) load_sample(&g, rk, variants[v].defs, variants[v].ndefs, variants[v].tag, &ls[nls++]);
     }
     printf("-- samples against their C references%s\n", quick ? " (--quick: small sizes)" : "");
     test_samples(&g, ls, nls);
+    if (only) {   /* one sample and its variants: the other sections need the samples left out */
+        for (int k = 0; k < nls; k++) unload_sample(&ls[k]);
+        tile_device_close(g.dev);
+        remove_tree(cache);
+        printf("gpucheck: %d passed, %d failed (--only %s)\n", npass, nfail, only);
+        return nfail || !npass ? 1 : 0;
+    }
     printf("-- streams with priorities\n");
     test_streams(&g, va, sm);
     printf("-- events\n");

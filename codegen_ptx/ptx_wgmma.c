@@ -30,10 +30,15 @@
  * registers holding A may not be modified while a wgmma reading them is pending. A register-A mma
  * therefore completes before the next op: its wgmmas are followed by their own commit_group +
  * wait_group 0 (a later mma_commit of the user then closes an empty group, and mma_wait(n) keeps
- * its meaning). On the H100 an asynchronous version (waiting for all groups only before the next
- * packing) computed wrong results at full speed and right ones under compute-sanitizer
- * (docs/PERFORMANCE.md, other operand forms): registers of a pending wgmma were reused,
- * so this back end does not leave a register-A wgmma in flight.
+ * its meaning) -- unless the program itself waits for it in straight-line order: a register-A
+ * mma of a kernel with mma_commit whose own block has an mma_wait(0) after it, before the block ends
+ * and before the next register-A mma (in that block or nested in an op between), is left in
+ * flight (rs_async_covered). That is the FlashAttention order (S = Q K^T and O += P V issued
+ * together, the wait for S, the softmax under the PV mma, then the wait for PV before P is
+ * rewritten): the packed registers are live from the pack to the wait in one block, which ptxas's
+ * wgmma pipeline analysis keeps. An older asynchronous form that waited only before the next
+ * packing, one loop iteration later, computed wrong results on the H100 (docs/PERFORMANCE.md,
+ * other operand forms); that form stays synchronous.
  *
  * ld_smem_acc {shape = [M, N], threads}: the inverse of st_smem_acc: each thread loads its lanes in
  * pairs of adjacent columns (one ld.shared.v2 per pair, at the swizzled address of smem_elem).
@@ -183,6 +188,31 @@ int ptx_mma_rows_ok(const Type *t, int es)
     return row == t->swizzle || (t->swizzle == 128 && ir_smem_spans(t) > 1 && ir_smem_rows(t) % 8 == 0);
 }
 
+static int is_reg_a_mma(const Op *op)
+{
+    return op->code == OP_MMA_ACC && op->noperands && op->operands[0]->type->kind == TY_VEC;
+}
+
+static int nested_reg_a_mma(const Op *op)
+{
+    for (uint32_t r = 0; r < op->nregions; r++)
+        for (const Block *b = op->regions[r].first; b; b = b->next)
+            for (const Op *o = b->first; o; o = o->next)
+                if (is_reg_a_mma(o) || nested_reg_a_mma(o)) return 1;
+    return 0;
+}
+
+/* Whether the register-A mma `op` is waited for in straight-line order (the comment at the top):
+ * an mma_wait {pending = 0} later in its block, with no register-A mma before it. */
+static int rs_async_covered(const Op *op)
+{
+    for (const Op *o = op->next; o; o = o->next) {
+        if (o->code == OP_MMA_WAIT && ir_attr_int(o, "pending", 0) == 0) return 1;
+        if (is_reg_a_mma(o) || nested_reg_a_mma(o)) return 0;
+    }
+    return 0;
+}
+
 static void emit_mma_acc(Emit *e, const Op *op)
 {
     const Value *a = op->operands[0], *b = op->operands[1], *acc = op->operands[2], *res = op->results[0];
@@ -222,7 +252,7 @@ static void emit_mma_acc(Emit *e, const Op *op)
     const char *db = mma_desc(e, b, NULL, !trans);
     const char *p = ptx_tmp(e, RC_PRED);
     ptx_ins(e, "setp.ne.b32 %s, 1, 0", p);
-    if (reg_a) {   /* packed before the fence; the mma completes before the next op (the top comment) */
+    if (reg_a) {   /* packed before the fence; in flight until the covering wait, or waited for here (the top comment) */
         pa = ARENA_ARRAY(&e->arena, const char *, reps * (K / 16));
         for (int64_t r = 0; r < reps; r++)
             for (int64_t ks = 0; ks < K / 16; ks++) pa[r * (K / 16) + ks] = rs_pack(e, a, r, ks, K);
@@ -263,7 +293,8 @@ static void emit_mma_acc(Emit *e, const Op *op)
         }
         sb_free(&regs);
     }
-    if (reg_a || !ptx_block_has(e->k->body.first, ptx_is_mma_commit)) {
+    int committed = ptx_block_has(e->k->body.first, ptx_is_mma_commit);
+    if (!committed || (reg_a && !rs_async_covered(op))) {
         ptx_ins(e, "wgmma.commit_group.sync.aligned");
         ptx_ins(e, "wgmma.wait_group.sync.aligned 0");
     }

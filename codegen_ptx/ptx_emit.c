@@ -384,7 +384,7 @@ static void emit_op(Emit *e, const Op *op, Flow *f)
     case OP_CLC_TRY_CANCEL: case OP_CLC_QUERY:
         ptx_emit_clc(e, op);
         return;
-    case OP_SETMAXNREG: case OP_GROUP_SYNC: case OP_CLUSTER_RANK: case OP_CLUSTER_ID: case OP_CLUSTER_SYNC:
+    case OP_SETMAXNREG: case OP_GROUP_SYNC: case OP_GROUP_ARRIVE: case OP_CLUSTER_RANK: case OP_CLUSTER_ID: case OP_CLUSTER_SYNC:
         ptx_emit_sync(e, op);
         return;
     case OP_MMA_ACC: case OP_MMA_COMMIT: case OP_MMA_WAIT: case OP_ST_ACC: case OP_ST_SMEM_ACC: case OP_LD_SMEM_ACC:

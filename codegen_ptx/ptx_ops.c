@@ -1198,6 +1198,16 @@ void ptx_emit_sync(Emit *e, const Op *op)
         ptx_ins(e, "bar.sync %lld, %lld", (long long)id, (long long)n);
         return;
     }
+    case OP_GROUP_ARRIVE: {   /* the arriving threads go on; the barrier completes with the threads that sync on it */
+        int64_t id = ir_attr_int(op, "id", -1), n = ir_attr_int(op, "threads", -1);
+        if (id < 1 || id > 15 || n < 32 || n > 1024 || n % 32) {
+            ptx_error_at(e, op, "'group_arrive {id = %lld, threads = %lld}': id must be 1..15 and threads a multiple of 32",
+                         (long long)id, (long long)n);
+            return;
+        }
+        ptx_ins(e, "bar.arrive %lld, %lld", (long long)id, (long long)n);
+        return;
+    }
     case OP_CLUSTER_RANK:
     case OP_CLUSTER_ID: {
         if (op->nresults != 1 || (op->results[0]->type->kind != TY_I32 && op->results[0]->type->kind != TY_U32)) {

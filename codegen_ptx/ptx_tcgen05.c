@@ -458,7 +458,7 @@ void ptx_tc_before_op(Emit *e, const Op *op)
     if (e->tc->synced) ptx_ins(e, "tcgen05.fence::after_thread_sync");
     e->tc->synced = 0;
     switch (op->code) {
-    case OP_MBAR_ARRIVE: case OP_MBAR_ARRIVE_EXPECT: case OP_MBAR_ARRIVE_REMOTE:
+    case OP_MBAR_ARRIVE: case OP_MBAR_ARRIVE_EXPECT: case OP_MBAR_ARRIVE_REMOTE: case OP_GROUP_ARRIVE:
         ptx_ins(e, "tcgen05.fence::before_thread_sync");
         return;
     case OP_BARRIER: case OP_GROUP_SYNC: case OP_CLUSTER_SYNC:

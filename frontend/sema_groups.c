@@ -54,6 +54,30 @@ Ex sema_sync(Sema *s, const Call *c)
     return sema_ex_none();
 }
 
+/* arrive(NAME): the current group's threads arrive on a declared named barrier and go on without
+ * waiting (bar.arrive); the barrier completes when its count of threads arrived or synced, and
+ * releases those that sync(NAME). One group hands a turn to another this way: it arrives where the
+ * other waits. */
+Ex sema_arrive_named_barrier(Sema *s, const Call *c, const Sym *y)
+{
+    const Node *n = c->n;
+    for (int i = 0; i < 3; i++)
+        if (c->named[i]) {
+            diag_error(s->diag, c->named[i]->loc, "arrive() on the named barrier '%s' takes no named arguments (scope, cta "
+                       "and release are for mbarriers)", y->name);
+            return sema_ex_err();
+        }
+    if (s->group && s->group->kind == TK_ELECT) {
+        diag_error(s->diag, n->loc, "arrive() on the named barrier '%s' inside elect: a named barrier counts whole warps, "
+                   "so every thread of the group arrives (call it outside elect)", y->name);
+        return sema_ex_err();
+    }
+    Op *op = ir_build(&s->b, OP_GROUP_ARRIVE, n->loc, NULL, 0, NULL);
+    ir_attr_set_int(s->m, op, "id", y->c.i);
+    ir_attr_set_int(s->m, op, "threads", y->bar_threads);
+    return sema_ex_none();
+}
+
 /* named_barrier NAME(threads): one of the 15 hardware named barriers (ids 1..15, shared with the
  * ones sync() allocates for groups); sync(NAME) waits until `threads` threads arrived, from any
  * roles: the usual way for several warpgroups to meet. */

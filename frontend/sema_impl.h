@@ -334,6 +334,7 @@ Ex sema_vote(Sema *s, const Call *c);        /* vote_any, vote_all, vote_ballot 
 /* ================================ sema_groups.c ================================ */
 
 Ex sema_sync(Sema *s, const Call *c);        /* sync(), sync(NAME) */
+Ex sema_arrive_named_barrier(Sema *s, const Call *c, const Sym *y);   /* arrive(NAME) of a named barrier */
 void sema_group_stmt(Sema *s, const Node *n);
 void sema_named_barrier_stmt(Sema *s, const Node *n);
 

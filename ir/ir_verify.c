@@ -1071,7 +1071,7 @@ static void check_groups(Verifier *V, Op *op)
             verr(V, op, "must be inside a warps region of whole warpgroups (lo and hi multiples of 4)");
         return;
     }
-    case OP_GROUP_SYNC: {
+    case OP_GROUP_SYNC: case OP_GROUP_ARRIVE: {
         Attr *id = need_attr(V, op, "id", ATTR_INT, "an integer");
         Attr *th = need_attr(V, op, "threads", ATTR_INT, "an integer");
         if (id && (id->i < 1 || id->i > 15)) verr(V, op, "id must be 1..15 (0 is the block barrier), got %lld", (long long)id->i);
@@ -1352,7 +1352,7 @@ static void check_op_types(Verifier *V, Op *op)
     case OP_TMA_COMMIT: case OP_TMA_WAIT: case OP_FENCE_PROXY_ASYNC: case OP_TMA_BULK_LOAD: case OP_TMA_BULK_STORE:
         check_tma(V, op);
         return;
-    case OP_WARPS: case OP_ELECT: case OP_SETMAXNREG: case OP_GROUP_SYNC: case OP_BARRIER:
+    case OP_WARPS: case OP_ELECT: case OP_SETMAXNREG: case OP_GROUP_SYNC: case OP_GROUP_ARRIVE: case OP_BARRIER:
     case OP_CLUSTER_RANK: case OP_CLUSTER_ID: case OP_CLUSTER_SYNC:
         check_groups(V, op);
         return;

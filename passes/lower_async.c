@@ -154,7 +154,7 @@ static int is_publishing(const Op *op)
 {
     Value *r[2];
     switch (op->code) {
-    case OP_BARRIER: case OP_GROUP_SYNC: case OP_CLUSTER_SYNC:
+    case OP_BARRIER: case OP_GROUP_SYNC: case OP_GROUP_ARRIVE: case OP_CLUSTER_SYNC:
     case OP_MBAR_ARRIVE: case OP_MBAR_ARRIVE_EXPECT: case OP_MBAR_ARRIVE_REMOTE: case OP_CLC_TRY_CANCEL:
         return 1;
     default: return async_reads(op, r) > 0;

@@ -58,6 +58,7 @@ typedef enum SimOp {
     SI_PTR_ADD_S,     /* d = (u32)(a + b * n) */
     SI_LOAD_G, SI_STORE_G, SI_LOAD_S, SI_STORE_S,   /* ty: element; load d <- [a]; store [b] <- a */
     SI_BARRIER,       /* n: barrier id; a: thread count (0: the whole CTA) */
+    SI_BAR_ARRIVE,    /* n: named barrier id; a: thread count: arrive without waiting (bar.arrive) */
     SI_VIEW_DIM,      /* d = a[1 + n] */
     SI_VIEW_ELEM,     /* d = address of element (aux c: rank, index slots) of view a, n = elem bytes */
     SI_SPLAT,         /* d[0..n) = a */

@@ -1211,14 +1211,14 @@ static void comp_op(Comp *C, const Op *op, Flow *f)
         C->code[br].d = C->ncode;
         return;
     }
-    case OP_GROUP_SYNC: {
+    case OP_GROUP_SYNC: case OP_GROUP_ARRIVE: {
         int64_t id = ir_attr_int(op, "id", -1), n = ir_attr_int(op, "threads", -1);
         if (id < 0 || id > 15 || n < 1 || n > 1024) {
-            fail(C, op, "'group_sync {id = %lld, threads = %lld}': id must be 0..15 and threads 1..1024", (long long)id,
-                 (long long)n);
+            fail(C, op, "'%s {id = %lld, threads = %lld}': id must be 0..15 and threads 1..1024", ir_op_info[op->code].name,
+                 (long long)id, (long long)n);
             return;
         }
-        in = emitp(C, op, SI_BARRIER);
+        in = emitp(C, op, op->code == OP_GROUP_SYNC ? SI_BARRIER : SI_BAR_ARRIVE);
         in->n = (uint32_t)id;
         in->a = (uint32_t)n;
         return;

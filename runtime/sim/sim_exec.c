@@ -497,7 +497,13 @@ void sim_wake_list(Sim *S, int32_t *list)
 
 /* ---------------------------------------------------------------- barriers */
 
-/* Releases a block or named barrier; `last` (or -1) is the arriving thread that completed it. */
+/* The race detector's key of the arrivals without waiting (bar.arrive) of generation gen of named
+ * barrier id: each arriving thread releases onto it, the threads the completion releases acquire it. */
+static uint64_t key_named(uint32_t id, uint64_t gen) { return 2ull << 62 | 1ull << 48 | (uint64_t)(id & 0xFF) << 40 | (gen & 0xFFFFFFFFFFull); }
+
+/* Releases a block or named barrier; `last` (or -1) is the waiting thread whose arrival completed it
+ * (-1 also when an arrive without waiting did). The waiting threads meet; the arrivals without
+ * waiting are ordered before them, not after. */
 static void named_release(Sim *S, uint32_t c, uint32_t id, int last)
 {
     NamedBar *nb = &S->cta[c].nb[id];
@@ -507,7 +513,11 @@ static void named_release(Sim *S, uint32_t c, uint32_t id, int last)
         if (last >= 0) agents[n++] = last;
         for (int32_t i = nb->waiters; i >= 0 && n < 1024; i = S->th[i].next) agents[n++] = (int)S->th[i].lin;
         if (n) sim_race_barrier(S->cta[c].race, agents, n);
+        uint64_t key = key_named(id, nb->gen);
+        for (int i = 0; i < n; i++) sim_race_acquire(S->cta[c].race, agents[i], key);
+        sim_race_sync_forget(S->cta[c].race, key);
     }
+    nb->gen++;
     nb->arrived = 0;
     nb->expected = 0;
     S->progress = S->steps;
@@ -789,6 +799,24 @@ static NOINLINE int run_thread(Sim *S, Thread *t, uint32_t budget)
             t->wcta = t->cta;
             sim_block_on(S, t, WK_BAR, &nb->waiters, pc - 1);
             goto out;
+        }
+        case SI_BAR_ARRIVE: {   /* bar.arrive: counted like a sync, but the thread goes on */
+            Cta *c = &S->cta[t->cta];
+            NamedBar *nb = &c->nb[in->n];
+            if (nb->arrived && nb->expected != in->a) {
+                t->pc = pc;
+                rc = sim_fail_at(S, t, pc, "named barrier misuse",
+                                 "barrier %u is arrived on with %u threads here while %u threads already arrived with a "
+                                 "count of %u",
+                                 in->n, in->a, nb->arrived, nb->expected ? nb->expected : c->nlive);
+                goto out;
+            }
+            nb->expected = in->a;
+            nb->arrived++;
+            if (RACE(S)) sim_race_release(c->race, (int)t->lin, key_named(in->n, nb->gen));
+            pc++;
+            if (nb->arrived >= in->a) named_release(S, t->cta, in->n, -1);
+            break;
         }
         case SI_VIEW_DIM: r[in->d].i = r[in->a + 1 + in->n].i; pc++; break;
         case SI_VIEW_ELEM: {

@@ -73,6 +73,7 @@ typedef struct Bar {
 typedef struct NamedBar {
     uint32_t arrived, expected;
     int32_t waiters;
+    uint64_t gen;              /* completions so far: the race detector's key of the arrivals (bar.arrive) */
 } NamedBar;
 
 /* A warp's lanes meeting at an elect (elect.sync is warp-synchronous), a register-A mma or a warp

@@ -7,7 +7,7 @@ import lit.formats
 config.name = "tilec-sim"
 config.test_format = lit.formats.ShTest(execute_external=True)
 config.suffixes = [".tile", ".test"]
-config.excludes = ["lit.cfg.py"]
+config.excludes = ["Inputs", "lit.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(os.environ.get("LIT_EXEC_ROOT", "/tmp"), "tilec-sim")
 

@@ -306,6 +306,9 @@ simple(A) ::= SHARED(K) IDENT(N) COLON IDENT(W) attrs(X) SEMI.
 simple(A) ::= MBARRIER(K) IDENT(N) LPAREN expr(C) RPAREN SEMI. { A = NAME(N_MBARRIER, N); A->loc = L(ctx, K); A->a = C; }
 /* named_barrier NAME(threads); a hardware named barrier that sync(NAME) uses */
 simple(A) ::= NAMED_BARRIER(K) IDENT(N) LPAREN expr(C) RPAREN SEMI. { A = NAME(N_NAMED_BARRIER, N); A->loc = L(ctx, K); A->a = C; }
+/* named_barrier NAME[n](threads); n barriers of consecutive ids, NAME[i] with a constant i */
+simple(A) ::= NAMED_BARRIER(K) IDENT(N) LBRACKET expr(S) RBRACKET LPAREN expr(C) RPAREN SEMI.
+    { A = NAME(N_NAMED_BARRIER, N); A->loc = L(ctx, K); A->a = C; A->b = S; }
 simple(A) ::= MBARRIER(K) IDENT(N) LBRACKET expr(S) RBRACKET LPAREN expr(C) RPAREN SEMI.
     { A = NAME(N_MBARRIER, N); A->loc = L(ctx, K); A->a = C; A->b = S; }
 /* pipeline NAME stages(S) [producer(...)] [consumers(...)] { NAME: T[dims] attrs; ... }: a ring of

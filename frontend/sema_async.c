@@ -85,8 +85,8 @@ Ex sema_arrive(Sema *s, const Call *c)
     const Node *const *named = c->named;   /* scope, cta, release */
     int expect = c->bi->op == OP_MBAR_ARRIVE_EXPECT;
     int npos = c->npos;
-    const Sym *nb = n->list[0]->kind == N_NAME ? sema_lookup(s, n->list[0]->name) : NULL;
-    if (!expect && nb && nb->kind == SYM_NAMED_BARRIER) return sema_arrive_named_barrier(s, c, nb);
+    const Sym *nb = sema_named_barrier_of(s, n->list[0]);
+    if (!expect && nb) return sema_arrive_named_barrier(s, c, nb);
     Value *b = mbar_operand_r(s, n->list[0], f, 1);
     const char *scope = scope_arg(s, named[0]);
     if (!b || !scope) return sema_ex_err();

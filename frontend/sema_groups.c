@@ -13,15 +13,52 @@
 #include "sema_impl.h"
 #include "parser.h"
 
-/* sync(): the threads of the current group meet; sync(NAME): the named barrier's threads, from any roles. */
+/* The named barrier `n` names: NAME, or NAME[i] of an array; NULL when it names none (nothing reported). */
+const Sym *sema_named_barrier_of(Sema *s, const Node *n)
+{
+    const Node *b = n->kind == N_INDEX ? n->a : n;
+    const Sym *y = b && b->kind == N_NAME ? sema_lookup(s, b->name) : NULL;
+    return y && y->kind == SYM_NAMED_BARRIER ? y : NULL;
+}
+
+/* The id of named barrier `n` (NAME, or NAME[i] with i a constant inside the array), or -1 after a
+ * located error. */
+static int64_t named_barrier_id(Sema *s, const Node *n, const Sym *y)
+{
+    if (n->kind != N_INDEX) {
+        if (y->bar_count) {
+            diag_error(s->diag, n->loc, "'%s' is an array of %d named barriers: name one, %s[i] with a constant i", y->name,
+                       y->bar_count, y->name);
+            return -1;
+        }
+        return y->c.i;
+    }
+    if (!y->bar_count) {
+        diag_error(s->diag, n->loc, "'%s' is one named barrier, not an array: drop the index", y->name);
+        return -1;
+    }
+    int64_t i;
+    if (n->nlist != 1 || !sema_const_int(s, n->list[0], &i, "a named barrier's index")) {
+        if (n->nlist != 1) diag_error(s->diag, n->loc, "a named barrier array takes one index");
+        return -1;
+    }
+    if (i < 0 || i >= y->bar_count) {
+        diag_error(s->diag, n->list[0]->loc, "index %lld is outside the named barrier array '%s' of %d", (long long)i,
+                   y->name, y->bar_count);
+        return -1;
+    }
+    return y->c.i + i;
+}
+
+/* sync(): the threads of the current group meet; sync(NAME), sync(NAME[i]): the named barrier's threads, from any roles. */
 Ex sema_sync(Sema *s, const Call *c)
 {
     const Node *n = c->n;
     Group *g = s->group;
     if (n->nlist == 1) { /* sync(NAME): the declared named barrier, whatever group runs it */
         const Node *a = n->list[0];
-        Sym *y = a->kind == N_NAME ? sema_lookup(s, a->name) : NULL;
-        if (!y || y->kind != SYM_NAMED_BARRIER) {
+        const Sym *y = sema_named_barrier_of(s, a);
+        if (!y) {
             diag_error(s->diag, a->loc, "sync() takes a barrier declared with named_barrier");
             return sema_ex_err();
         }
@@ -29,8 +66,10 @@ Ex sema_sync(Sema *s, const Call *c)
             diag_error(s->diag, n->loc, "sync() inside elect: one thread cannot fill a named barrier");
             return sema_ex_err();
         }
+        int64_t id = named_barrier_id(s, a, y);
+        if (id < 0) return sema_ex_err();
         Op *op = ir_build(&s->b, OP_GROUP_SYNC, n->loc, NULL, 0, NULL);
-        ir_attr_set_int(s->m, op, "id", y->c.i);
+        ir_attr_set_int(s->m, op, "id", id);
         ir_attr_set_int(s->m, op, "threads", y->bar_threads);
         return sema_ex_none();
     }
@@ -54,7 +93,7 @@ Ex sema_sync(Sema *s, const Call *c)
     return sema_ex_none();
 }
 
-/* arrive(NAME): the current group's threads arrive on a declared named barrier and go on without
+/* arrive(NAME), arrive(NAME[i]): the current group's threads arrive on a declared named barrier and go on without
  * waiting (bar.arrive); the barrier completes when its count of threads arrived or synced, and
  * releases those that sync(NAME). One group hands a turn to another this way: it arrives where the
  * other waits. */
@@ -72,8 +111,10 @@ Ex sema_arrive_named_barrier(Sema *s, const Call *c, const Sym *y)
                    "so every thread of the group arrives (call it outside elect)", y->name);
         return sema_ex_err();
     }
+    int64_t id = named_barrier_id(s, n->list[0], y);
+    if (id < 0) return sema_ex_err();
     Op *op = ir_build(&s->b, OP_GROUP_ARRIVE, n->loc, NULL, 0, NULL);
-    ir_attr_set_int(s->m, op, "id", y->c.i);
+    ir_attr_set_int(s->m, op, "id", id);
     ir_attr_set_int(s->m, op, "threads", y->bar_threads);
     return sema_ex_none();
 }
@@ -91,13 +132,23 @@ void sema_named_barrier_stmt(Sema *s, const Node *n)
                    (long long)threads, (long long)block);
         return;
     }
-    if (s->next_sync_id > 15) {
+    int64_t count = 1;
+    if (n->b) {   /* named_barrier NAME[count](threads) */
+        if (!sema_const_int(s, n->b, &count, "a named barrier array's size")) return;
+        if (count < 1 || count > 15) {
+            diag_error(s->diag, n->b->loc, "a named barrier array has 1..15 barriers, not %lld", (long long)count);
+            return;
+        }
+    }
+    if (s->next_sync_id + count - 1 > 15) {
         diag_error(s->diag, n->loc, "more than 15 named barriers: the hardware has 16, and barrier 0 belongs to sync()");
         return;
     }
     Sym *y = sema_declare(s, n->name, SYM_NAMED_BARRIER, n->loc);
-    y->c.i = s->next_sync_id++;
+    y->c.i = s->next_sync_id;
+    s->next_sync_id += (int)count;
     y->bar_threads = (int)threads;
+    y->bar_count = n->b ? (int)count : 0;
 }
 
 /* elect { }, warp(i) { }, warps(a .. b) { }, warpgroup(g) { }: a region run by part of the block */

@@ -58,6 +58,7 @@ struct Sym {
     Value *value;        /* let/var/param: current SSA value; NULL after an error in its declaration */
     CVal c;              /* const: the value; named barrier: c.i = its id */
     int bar_threads;     /* named barrier: the threads that must arrive */
+    int bar_count;       /* named barrier array NAME[n]: n (ids c.i .. c.i + n - 1); 0 for one barrier */
     int depth;           /* scope depth it was declared at */
     int item;            /* the index of the item it was declared in (Sema.item): a fn body sees the
                           * top-level symbols of the items before it (sema_fn.c) */
@@ -335,6 +336,7 @@ Ex sema_vote(Sema *s, const Call *c);        /* vote_any, vote_all, vote_ballot 
 
 Ex sema_sync(Sema *s, const Call *c);        /* sync(), sync(NAME) */
 Ex sema_arrive_named_barrier(Sema *s, const Call *c, const Sym *y);   /* arrive(NAME) of a named barrier */
+const Sym *sema_named_barrier_of(Sema *s, const Node *n);   /* NAME or NAME[i] of a named barrier, else NULL */
 void sema_group_stmt(Sema *s, const Node *n);
 void sema_named_barrier_stmt(Sema *s, const Node *n);
 

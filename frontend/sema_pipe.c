@@ -72,23 +72,30 @@ static Value *binop(Sema *s, OpCode code, Loc loc, Value *a, Value *b)
     return ir_build1(&s->b, code, loc, ops, 2, T(TY_I32));
 }
 
-static int range_arg(Sema *s, const Node *a, int nwarps, WarpRange *r, const char *what)
+/* A range lo .. hi (or one index) of the block's n warps, or warpgroups when `unit` says so. */
+static int range_of(Sema *s, const Node *a, int n, WarpRange *r, const char *what, const char *unit)
 {
     int64_t lo, hi;
+    const char *idx = strcmp(unit, "warps") ? "a warpgroup index" : "a warp index";
     if (a->kind == N_RANGE) {
-        if (!sema_const_int(s, a->a, &lo, "a warp index") || !sema_const_int(s, a->b, &hi, "a warp index")) return 0;
+        if (!sema_const_int(s, a->a, &lo, idx) || !sema_const_int(s, a->b, &hi, idx)) return 0;
     } else {
-        if (!sema_const_int(s, a, &lo, "a warp index")) return 0;
+        if (!sema_const_int(s, a, &lo, idx)) return 0;
         hi = lo + 1;
     }
-    if (lo < 0 || hi > nwarps || lo >= hi) {
-        diag_error(s->diag, a->loc, "%s: warps %lld .. %lld are not a range of the block's %d warps", what, (long long)lo,
-                   (long long)hi, nwarps);
+    if (lo < 0 || hi > n || lo >= hi) {
+        diag_error(s->diag, a->loc, "%s: %s %lld .. %lld are not a range of the block's %d %s", what, unit, (long long)lo,
+                   (long long)hi, n, unit);
         return 0;
     }
     r->lo = (int)lo;
     r->hi = (int)hi;
     return 1;
+}
+
+static int range_arg(Sema *s, const Node *a, int nwarps, WarpRange *r, const char *what)
+{
+    return range_of(s, a, nwarps, r, what, "warps");
 }
 
 static int overlaps(WarpRange a, WarpRange b) { return a.lo < b.hi && b.lo < a.hi; }
@@ -135,19 +142,38 @@ void sema_pipeline_stmt(Sema *s, const Node *n)
         } else if (strcmp(a->name, "consumers") == 0 && !a->op) {
             if (a->nlist < 1 || a->nlist > PIPE_MAX_GROUPS) {
                 diag_error(s->diag, a->loc, "consumers(...) takes 1..%d warp ranges, one per consumer group (consumers(4 .. 8, "
-                           "8 .. 12))", PIPE_MAX_GROUPS);
+                           "8 .. 12), or consumers(warpgroups(1 .. 3)): one group per warpgroup)", PIPE_MAX_GROUPS);
                 return;
             }
             for (int j = 0; j < a->nlist; j++) {
-                WarpRange r;
-                if (!range_arg(s, a->list[j], nwarps, &r, "consumers")) return;
-                for (int q = 0; q < p->nconsumers; q++)
-                    if (overlaps(r, p->consumers[q])) {
-                        diag_error(s->diag, a->list[j]->loc, "consumer groups overlap: warps %d .. %d and %d .. %d", r.lo, r.hi,
-                                   p->consumers[q].lo, p->consumers[q].hi);
+                const Node *g = a->list[j];
+                WarpRange r, wg = {0, 0};
+                if (g->kind == N_CALL && strcmp(g->name, "warpgroups") == 0) {
+                    /* warpgroups(lo .. hi): one consumer group per warpgroup, warps 4 w .. 4 w + 4 */
+                    if (g->nlist != 1 || !range_of(s, g->list[0], nwarps / 4, &wg, "consumers", "warpgroups")) {
+                        if (g->nlist != 1)
+                            diag_error(s->diag, g->loc, "warpgroups(...) takes one range of warpgroups (warpgroups(1 .. 3))");
                         return;
                     }
-                p->consumers[p->nconsumers++] = r;
+                } else if (!range_arg(s, g, nwarps, &r, "consumers")) {
+                    return;
+                } else {
+                    wg = (WarpRange){0, 1};   /* the one range r */
+                }
+                for (int w = wg.lo; w < wg.hi; w++) {
+                    if (g->kind == N_CALL) r = (WarpRange){4 * w, 4 * w + 4};
+                    if (p->nconsumers == PIPE_MAX_GROUPS) {
+                        diag_error(s->diag, g->loc, "consumers(...) has more than %d consumer groups", PIPE_MAX_GROUPS);
+                        return;
+                    }
+                    for (int q = 0; q < p->nconsumers; q++)
+                        if (overlaps(r, p->consumers[q])) {
+                            diag_error(s->diag, g->loc, "consumer groups overlap: warps %d .. %d and %d .. %d", r.lo, r.hi,
+                                       p->consumers[q].lo, p->consumers[q].hi);
+                            return;
+                        }
+                    p->consumers[p->nconsumers++] = r;
+                }
             }
         } else if (strcmp(a->name, "alternating") == 0 && a->op) {
             p->alternating = 1;
@@ -169,7 +195,7 @@ void sema_pipeline_stmt(Sema *s, const Node *n)
             }
         } else {
             diag_error(s->diag, a->loc, "unknown pipeline attribute '%s' (stages(S), producer(tma | lo .. hi), "
-                       "consumers(lo .. hi, ...), alternating, multicast, pair)", a->name);
+                       "consumers(lo .. hi, ... | warpgroups(lo .. hi)), alternating, multicast, pair)", a->name);
             return;
         }
     }

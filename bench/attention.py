@@ -143,8 +143,8 @@ def main():
                 q, k, v = (torch.randn(b, h, s, d, dtype=torch.bfloat16, device="cuda") for _ in range(3))
                 o = torch.empty_like(q)
                 lse = torch.empty(b, h, s, dtype=torch.float32, device="cuda")
-                rows = 64 * (kern.block[0] // 128 - 1)   # 64 query rows per consumer warpgroup
-                grid = ((s + rows - 1) // rows, h, b)
+                qrows = 64 * (kern.block[0] // 128 - 1)   # 64 query rows per consumer warpgroup
+                grid = ((s + qrows - 1) // qrows, h, b)
 
                 def run_tilec(o=o, lse=lse, q=q, k=k, v=v, b=b, h=h, s=s, causal=causal, scale=scale, grid=grid):
                     kern(q, k, v, o, lse, batch=b, heads=h, kv_heads=h, seqlen_q=s, seqlen_k=s, scale=scale,

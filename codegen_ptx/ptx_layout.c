@@ -150,15 +150,36 @@ void ptx_emit_reduce(Emit *e, const Op *op)
         return;
     }
     const char *mov = ptx_rc_mov[ptx_class_of(t)];
-    /* 1. lanes of one element, in this thread */
-    uint8_t *seen = ARENA_ARRAY(&e->arena, uint8_t, R.lanes);
+    /* 1. lanes of one element, in this thread: a balanced tree per result element (pairs of lanes,
+     * then pairs of pairs), so the combines of a row are log2(lanes) deep instead of a chain as long
+     * as the row; the rows' trees are emitted level by level, interleaved */
+    int64_t *cnt = ARENA_ARRAY(&e->arena, int64_t, R.lanes), *at = ARENA_ARRAY(&e->arena, int64_t, R.lanes + 1);
+    for (int64_t j = 0; j < P.lanes; j++) cnt[layout_slice_lane(&P, axis, j)]++;
+    for (int64_t r = 0; r < R.lanes; r++) at[r + 1] = at[r] + cnt[r];
+    const char **v = ARENA_ARRAY(&e->arena, const char *, P.lanes ? P.lanes : 1);
+    int64_t *fill = ARENA_ARRAY(&e->arena, int64_t, R.lanes);
     for (int64_t j = 0; j < P.lanes; j++) {
         int64_t r = layout_slice_lane(&P, axis, j);
-        const char *d = ptx_vr(e, res, (int)r), *s = ptx_vr(e, src, (int)j);
-        if (!seen[r]) ptx_ins(e, "mov.%s %s, %s", mov, d, s);
-        else combine(e, kind, t, d, d, s);
-        seen[r] = 1;
+        v[at[r] + fill[r]++] = ptx_vr(e, src, (int)j);
     }
+    RegClass rc = ptx_class_of(t);
+    for (int more = 1; more;) {   /* one level: v[at[r] + i] = v[2i] (+) v[2i + 1] for every row r */
+        more = 0;
+        for (int64_t r = 0; r < R.lanes; r++) {
+            int64_t n = cnt[r];
+            if (n < 2) continue;
+            for (int64_t i = 0; i < n / 2; i++) {
+                const char *d = ptx_tmp(e, rc);
+                combine(e, kind, t, d, v[at[r] + 2 * i], v[at[r] + 2 * i + 1]);
+                v[at[r] + i] = d;
+            }
+            if (n % 2) v[at[r] + n / 2] = v[at[r] + n - 1];
+            cnt[r] = (n + 1) / 2;
+            more |= cnt[r] > 1;
+        }
+    }
+    for (int64_t r = 0; r < R.lanes; r++)
+        if (at[r + 1] > at[r]) ptx_ins(e, "mov.%s %s, %s", mov, ptx_vr(e, res, (int)r), v[at[r]]);
     /* 2. threads of one warp */
     int64_t parts = 1;
     for (int i = 0; i < P.nf; i++) {

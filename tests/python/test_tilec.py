@@ -142,7 +142,7 @@ class Launch(unittest.TestCase):
                  ((a, a, a), {}, "no argument for n"),
                  ((a, a, a, 16), {"m": 1}, "has no parameter 'm'"),
                  ((a, a, np.zeros(16, np.float64), 16), {}, "'c' holds f32 elements, but the array is float64"),
-                 ((a, a, 3, 16), {}, "pass an array (NumPy), not int"),
+                 ((a, a, 3, 16), {}, "pass an array (NumPy) or a CUDA tensor, not int"),
                  ((a, a, a, a), {}, "'n' is a scalar i32, not an array"),
                  ((a, a, a, 16, 1), {}, "takes 4 arguments, not 5")]
         for args, kw, msg in cases:
@@ -152,6 +152,22 @@ class Launch(unittest.TestCase):
         with self.assertRaises(tilec.LaunchError) as cm:
             k(a, a, a, 16, grid=1, block=2048)
         self.assertIn("launch vector_add", str(cm.exception))
+
+    def test_gpu_arrays(self):
+        """Arrays in GPU memory (__cuda_array_interface__) pass by address to a CUDA launch only; their
+        element type and layout are checked before anything is launched."""
+        class Gpu:
+            def __init__(self, typestr, shape, strides=None):
+                self.__cuda_array_interface__ = {"data": (0x7f0000000000, False), "typestr": typestr, "shape": shape,
+                                                 "strides": strides, "version": 3}
+        k = tilec.compile(sample("vector_add.tile"))["vector_add"]
+        a = np.zeros(16, np.float32)
+        with self.assertRaises(tilec.LaunchError) as cm:
+            k(a, a, Gpu("<f4", (16,)), 16, grid=1)
+        self.assertIn("'c' is in GPU memory, but the launch is on Device('sim', 0)", str(cm.exception))
+        self.assertEqual(tilec._device_array(Gpu("<f4", (4, 4), (32, 4))), (0x7f0000000000, "float32", False, None))
+        self.assertEqual(tilec._device_array(Gpu("<u2", (4, 4), (8, 2))), (0x7f0000000000, "uint16", True, None))
+        self.assertIsNone(tilec._device_array(a))
 
     def test_kernel_fault_is_an_error(self):
         """A kernel that writes out of bounds stops the simulated launch with a report."""

@@ -21,7 +21,7 @@
 #include "sema_impl.h"
 #include "parser.h"
 
-enum { PIPE_MAX_GROUPS = 16, SEMA_PIPE_MAX_ATTRS = 8 };
+enum { PIPE_MAX_GROUPS = 16, PIPE_MAX_FIELDS = 16, SEMA_PIPE_MAX_ATTRS = 8 };
 
 /* A warp range lo .. hi - 1 of the block. */
 typedef struct WarpRange {
@@ -50,6 +50,11 @@ struct Pipe {
     Block *memo_block;
     const Node *first_acquire, *first_wait, *first_release;   /* the kernel's first of each, or NULL */
     const Node *first_take, *first_pass;                      /* turns (alternating): the first of each that checked */
+    Value *fields[PIPE_MAX_FIELDS]; /* the ring's shared tiles */
+    int nfields;
+    Op **meetings;             /* the consumer groups' release meetings (group_sync), dropped at the end when
+                                * only mmas read the ring (sema_pipe_end) */
+    int nmeetings, meetings_cap;
 };
 
 /* An acquire waiting for its commit, a state already released, or a turn taken and not yet
@@ -282,6 +287,8 @@ void sema_pipeline_stmt(Sema *s, const Node *n)
         if (s->syms == before || strcmp(s->syms->name, f->name) != 0) return;   /* an error was reported */
         s->syms->ring_of = p;
         s->syms->ring_tiles = (int)per;
+        if (p->nfields < PIPE_MAX_FIELDS) p->fields[p->nfields] = s->syms->value;
+        p->nfields++;   /* past PIPE_MAX_FIELDS the meetings stay (drop_meetings cannot see every field) */
     }
     /* the barriers: full counts the producer's one arrival, empty one per consumer group */
     const Type *bt = ir_type_mbar(s->m, p->stages);
@@ -576,12 +583,60 @@ void sema_pipe_scope_end(Sema *s)
     }
 }
 
+/* Whether a use of ring tile `v` (a field, or one stage of it) reads or writes it only through
+ * the async proxy's matrix and copy engines: an mma's a or b, a tma.load's destination. */
+typedef struct RingUses {
+    Value *const *fields;
+    int nfields;
+    int other;                 /* a use by anything else (a thread reads or writes the tiles) */
+} RingUses;
+
+static int is_field(const RingUses *u, const Value *v)
+{
+    for (int i = 0; i < u->nfields; i++)
+        if (u->fields[i] == v) return 1;
+    return 0;
+}
+
+static void ring_use(Op *op, void *ctx)
+{
+    RingUses *u = ctx;
+    for (uint32_t i = 0; i < op->noperands; i++) {
+        const Value *v = op->operands[i];
+        int field = is_field(u, v);
+        int stage = v->def && v->def->code == OP_SMEM_STAGE && v->def->noperands && is_field(u, v->def->operands[0]);
+        if (!field && !stage) continue;
+        if (field && op->code == OP_SMEM_STAGE && i == 0) continue;
+        if ((op->code == OP_MMA && i < 2) || (op->code == OP_TMA_LOAD && i == 0)) continue;
+        u->other = 1;
+    }
+}
+
+/* A consumer group's release meets (the group's named barrier) so that every thread is done with
+ * the stage before one arrives. When only mmas read the ring (and only TMA fills it), the
+ * threads hold nothing of it: an mma's operands are read once the mma completes, and for a group
+ * of one warpgroup, which issues each mma as one collective operation, the mma_wait (or the
+ * synchronous mma) of any of its threads establishes that for the whole group before the release
+ * (the rule of docs/LANGUAGE.md §19). So a single warpgroup's meeting is dropped and its elected
+ * thread arrives at once. A group of several warpgroups keeps its meeting: each warpgroup's mma
+ * completes on its own. */
+static void drop_meetings(Sema *s, Pipe *p)
+{
+    if (!p->nmeetings || !p->nfields || p->nfields > PIPE_MAX_FIELDS || !s->b.k) return;
+    RingUses u = {p->fields, p->nfields, 0};
+    ir_walk_region(&s->b.k->body, ring_use, &u);
+    if (u.other) return;
+    for (int i = 0; i < p->nmeetings; i++) ir_op_remove(p->meetings[i]);
+    p->nmeetings = 0;
+}
+
 /* The end of a pipeline's scope (the kernel body): a pipeline that is filled but never waited on,
  * waited on but never filled, or waited on but never released hangs on every run. */
 void sema_pipe_end(Sema *s, const Sym *y)
 {
-    const Pipe *p = y->pipe;
+    Pipe *p = (Pipe *)y->pipe;   /* the pipeline's own record, built by this file */
     if (!p) return;
+    drop_meetings(s, p);
     if (p->first_acquire && !p->first_wait)
         diag_error(s->diag, p->first_acquire->loc, "pipeline '%s' is filled but no consumer waits on it: after %d stages "
                    "this acquire() waits forever", p->name, p->stages);
@@ -774,7 +829,17 @@ static void consumer_arrive(Sema *s, Pipe *p, int q, Value *idx, Loc loc)
         Op *op = ir_build(&s->b, OP_GROUP_SYNC, loc, NULL, 0, NULL);
         ir_attr_set_int(s->m, op, "id", p->sync_id[q]);
         ir_attr_set_int(s->m, op, "threads", 32 * (r.hi - r.lo));
+        if (r.hi - r.lo != 4 || r.lo % 4) goto kept;   /* only a single warpgroup's meeting may go (drop_meetings) */
+        if (p->nmeetings == p->meetings_cap) {
+            int cap = p->meetings_cap ? 2 * p->meetings_cap : 8;
+            Op **m = arena_alloc(&s->m->arena, sizeof *m * (size_t)cap);
+            if (p->nmeetings) memcpy(m, p->meetings, sizeof *m * (size_t)p->nmeetings);
+            p->meetings = m;
+            p->meetings_cap = cap;
+        }
+        p->meetings[p->nmeetings++] = op;
     }
+kept:;
     Op *el = ir_build(&s->b, OP_ELECT, loc, NULL, 0, NULL);
     Block *in;
     sema_enter_region(s, &el->regions[0], &in);

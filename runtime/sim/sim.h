@@ -59,6 +59,8 @@ typedef enum SimOp {
     SI_LOAD_G, SI_STORE_G, SI_LOAD_S, SI_STORE_S,   /* ty: element; load d <- [a]; store [b] <- a */
     SI_BARRIER,       /* n: barrier id; a: thread count (0: the whole CTA) */
     SI_BAR_ARRIVE,    /* n: named barrier id; a: thread count: arrive without waiting (bar.arrive) */
+    SI_WG_SYNC,       /* after an sm_90a wgmma: the issuing warpgroup's 128 threads meet (the wgmma is one
+                       * collective of the warpgroup: no thread gets past it before all have issued it) */
     SI_VIEW_DIM,      /* d = a[1 + n] */
     SI_VIEW_ELEM,     /* d = address of element (aux c: rank, index slots) of view a, n = elem bytes */
     SI_SPLAT,         /* d[0..n) = a */

@@ -769,6 +769,10 @@ static void comp_mma(Comp *C, const Op *op)
     SimIns *in = emitp(C, op, mma ? SI_MMA : SI_ST_ACC);
     in->c = at;
     in->ty = (uint8_t)(mma ? op->operands[0]->type->elem->kind : vec->type->elem->kind);
+    /* a wgmma is one operation of the warpgroup: its operands are read once every warp has issued
+     * it, and a wait of any warp covers all of them; so the threads meet after reading (SI_WG_SYNC),
+     * and one thread's later arrive orders every thread's reads of the operands (docs/SIMULATOR.md) */
+    if (mma && !mfma && !tc) emit(C, op, SI_WG_SYNC);
 }
 
 static void comp_smem(Comp *C, const Op *op)

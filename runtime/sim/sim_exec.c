@@ -800,6 +800,22 @@ static NOINLINE int run_thread(Sim *S, Thread *t, uint32_t budget)
             sim_block_on(S, t, WK_BAR, &nb->waiters, pc - 1);
             goto out;
         }
+        case SI_WG_SYNC: {   /* the warpgroup of an sm_90a wgmma meets after it (sim_compile.c, comp_mma) */
+            Cta *c = &S->cta[t->cta];
+            uint32_t id = SIM_WG_BAR + (t->warp / 4) % 8;
+            NamedBar *nb = &c->nb[id];
+            nb->expected = 128;
+            nb->arrived++;
+            t->pc = ++pc;
+            if (nb->arrived >= 128) {
+                named_release(S, t->cta, id, (int)t->lin);
+                break;
+            }
+            t->wobj = id;
+            t->wcta = t->cta;
+            sim_block_on(S, t, WK_BAR, &nb->waiters, pc - 1);
+            goto out;
+        }
         case SI_BAR_ARRIVE: {   /* bar.arrive: counted like a sync, but the thread goes on */
             Cta *c = &S->cta[t->cta];
             NamedBar *nb = &c->nb[in->n];
@@ -1093,6 +1109,7 @@ static void start_cluster(Sim *S, const unsigned cl[3])
                     c->nb[i].waiters = -1;
                     S->coll[16 * ci + i].open = 0;
                 }
+                for (int i = 16; i < 24; i++) c->nb[i].waiters = -1;
                 /* the prologue: every mbarrier initialised before any thread runs */
                 uint32_t bi = 0;
                 for (uint32_t a = 0; a < k->nbars; a++)

@@ -354,7 +354,9 @@ static void put_states(Sim *S, StrBuf *sb, const uint32_t *ids, uint32_t n, cons
                 char bn[128];
                 sim_bar_name(S->k, a->wobj, bn, sizeof bn);
                 snprintf(what, sizeof what, "waiting on %s (parity %u)", bn, a->wparity);
-            } else if (a->wait == WK_BAR) snprintf(what, sizeof what, "waiting at barrier %u", a->wobj);
+            } else if (a->wait == WK_BAR && a->wobj >= SIM_WG_BAR)
+                snprintf(what, sizeof what, "waiting for the other warps of warpgroup %u to issue a wgmma", a->wobj - SIM_WG_BAR);
+            else if (a->wait == WK_BAR) snprintf(what, sizeof what, "waiting at barrier %u", a->wobj);
             else if (a->wait == WK_CLUSTER) snprintf(what, sizeof what, "waiting at cluster_sync");
             else if (a->wait == WK_ELECT)
                 snprintf(what, sizeof what, "waiting for the other lanes of warp %u at %s", a->wobj,
@@ -433,7 +435,9 @@ static void node_str(Sim *S, const WaitNode *w, char *buf, size_t n)
         sim_bar_name(S->k, w->obj, bn, sizeof bn);
         const Bar *b = &S->cta[w->cta].bars[w->obj];
         snprintf(what, sizeof what, "waits for %s phase %llu", bn, (unsigned long long)b->phase);
-    } else if (w->wait == WK_BAR) snprintf(what, sizeof what, "waits at barrier %u", w->obj);
+    } else if (w->wait == WK_BAR && w->obj >= SIM_WG_BAR)
+        snprintf(what, sizeof what, "waits for the other warps of warpgroup %u to issue its wgmma", w->obj - SIM_WG_BAR);
+    else if (w->wait == WK_BAR) snprintf(what, sizeof what, "waits at barrier %u", w->obj);
     else if (w->wait == WK_ELECT)
         snprintf(what, sizeof what, "waits for the other lanes of warp %u at %s", w->obj, sim_warp_name(&S->code[w->pc]));
     else if (w->wait == WK_PAIR)
@@ -483,6 +487,7 @@ static uint32_t node_needs(Sim *S, const WaitNode *w, uint32_t *out, uint32_t *t
             if (t->state == TS_EXITED) continue;
             if ((w->wait == WK_BAR || w->wait == WK_ELECT) && t->cta != w->cta) continue;
             if (w->wait == WK_ELECT && t->warp != w->obj) continue;
+            if (w->wait == WK_BAR && w->obj >= SIM_WG_BAR && (t->warp / 4) % 8 != w->obj - SIM_WG_BAR) continue;
             if (t->state == TS_BLOCKED && t->wait == w->wait && t->wobj == w->obj && t->wcta == w->cta) continue;
             out[n++] = i;
         }
@@ -673,6 +678,11 @@ void sim_hang_report(Sim *S)
                 cta_str(S, w->cta, cs, sizeof cs);
                 sb_printf(&S->rep, "  [%d] elect in warp %u of %s (elect.sync is warp-synchronous): %u of %u live lanes arrived\n",
                           blk, w->obj, cs, S->cta[w->cta].ws[w->obj].arrived, S->cta[w->cta].ws[w->obj].live);
+            } else if (w->wait == WK_BAR && w->obj >= SIM_WG_BAR) {
+                const NamedBar *nbar = &S->cta[w->cta].nb[w->obj];
+                cta_str(S, w->cta, cs, sizeof cs);
+                sb_printf(&S->rep, "  [%d] a wgmma of warpgroup %u of %s (one operation of the warpgroup: every warp issues "
+                          "it): %u of 128 threads issued it\n", blk, w->obj - SIM_WG_BAR, cs, nbar->arrived);
             } else if (w->wait == WK_BAR) {
                 const NamedBar *nbar = &S->cta[w->cta].nb[w->obj];
                 cta_str(S, w->cta, cs, sizeof cs);

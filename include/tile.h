@@ -299,6 +299,10 @@ typedef struct tile_event tile_event;
 
 /* priority: lower numbers run first; clamped into [greatest, least] of tile_device_info. */
 TILE_API tile_status tile_stream_create(tile_device *d, unsigned flags, int priority, tile_stream **out);
+/* A tile_stream over a stream created elsewhere (a CUstream of the device's primary context, e.g.
+ * torch.cuda.current_stream().cuda_stream), so launches and copies queue on it; destroying the
+ * wrapper leaves the stream alone. TILE_ERROR_INVALID_ARGUMENT on back ends without native streams (sim). */
+TILE_API tile_status tile_stream_wrap(tile_device *d, void *native, tile_stream **out);
 TILE_API tile_status tile_stream_destroy(tile_stream *s);
 TILE_API tile_status tile_stream_synchronize(tile_stream *s);
 TILE_API tile_status tile_stream_query(tile_stream *s);    /* TILE_SUCCESS when idle, TILE_ERROR_NOT_READY when busy */

@@ -101,6 +101,7 @@ struct tile_stream {
     void *h;
     int priority;               /* after clamping */
     unsigned flags;
+    int borrowed;               /* tile_stream_wrap: h belongs to someone else; destroy frees the wrapper only */
     tile_stream *prev, *next;
 };
 
@@ -543,6 +544,36 @@ tile_status tile_stream_create(tile_device *d, unsigned flags, int priority, til
     return TILE_SUCCESS;
 }
 
+tile_status tile_stream_wrap(tile_device *d, void *native, tile_stream **out)
+{
+    GUARD();
+    NEED_DEVICE("tile_stream_wrap", d);
+    NEED(out, "tile_stream_wrap: out is NULL");
+    *out = NULL;
+    NEED(native, "tile_stream_wrap: native is NULL (the default stream is the NULL tile_stream)");
+    if (!d->be->stream_wrap)
+        return rt_error(TILE_ERROR_INVALID_ARGUMENT, "tile_stream_wrap: the %s back end has no native streams to wrap",
+                        d->be->name);
+    int priority = 0;
+    tile_status st = d->be->stream_wrap(d->h, native, &priority);
+    if (st != TILE_SUCCESS) return st;
+    tile_stream *s = calloc(1, sizeof *s);
+    if (!s) return rt_error(TILE_ERROR_OUT_OF_MEMORY, "tile_stream_wrap: out of memory");
+    s->dev = d;
+    s->h = native;
+    s->priority = priority;
+    s->borrowed = 1;
+    if (tile_handle_add_(s, TILE_H_STREAM)) {
+        free(s);
+        return rt_error(TILE_ERROR_OUT_OF_MEMORY, "tile_stream_wrap: out of memory");
+    }
+    pthread_mutex_lock(&d->lock);
+    LINK(d->streams, s);
+    pthread_mutex_unlock(&d->lock);
+    *out = s;
+    return TILE_SUCCESS;
+}
+
 tile_status tile_stream_destroy(tile_stream *s)
 {
     GUARD();
@@ -553,7 +584,7 @@ tile_status tile_stream_destroy(tile_stream *s)
     pthread_mutex_lock(&d->lock);
     UNLINK(d->streams, s);
     pthread_mutex_unlock(&d->lock);
-    tile_status st = d->be->stream_destroy(d->h, s->h);
+    tile_status st = s->borrowed ? TILE_SUCCESS : d->be->stream_destroy(d->h, s->h);
     free(s);
     return st;
 }

@@ -53,6 +53,8 @@
     X(MemsetD8Async, PFN_cuMemsetD8Async_v3020)                                                              \
     X(StreamCreateWithPriority, PFN_cuStreamCreateWithPriority_v5050)                                        \
     X(StreamDestroy, PFN_cuStreamDestroy_v4000)                                                              \
+    X(StreamGetPriority, PFN_cuStreamGetPriority_v5050)                                                      \
+    X(StreamGetCtx, PFN_cuStreamGetCtx_v9020)                                                                \
     X(StreamSynchronize, PFN_cuStreamSynchronize_v2000)                                                      \
     X(StreamQuery, PFN_cuStreamQuery_v2000)                                                                  \
     X(LaunchHostFunc, PFN_cuLaunchHostFunc_v10000)                                                           \
@@ -385,6 +387,20 @@ static tile_status cuda_stream_create(void *h, unsigned flags, int priority, voi
     CUstream s = NULL;
     CALL(cu.StreamCreateWithPriority(&s, flags, priority), "cuStreamCreateWithPriority");
     *out = s;
+    return TILE_SUCCESS;
+}
+
+/* A stream created elsewhere (by PyTorch, CUDA C++): it must belong to this device's context (the
+ * primary one, which the runtime API shares); its priority is read back. */
+static tile_status cuda_stream_wrap(void *h, void *s, int *priority)
+{
+    ENTER(h);
+    CUcontext c = NULL;
+    CALL(cu.StreamGetCtx((CUstream)s, &c), "cuStreamGetCtx");
+    if (c != ((CuDev *)h)->ctx)
+        return rt_error(TILE_ERROR_INVALID_ARGUMENT, "tile_stream_wrap: the stream belongs to another CUDA context than the "
+                        "device's primary context (another device, or a context created with cuCtxCreate)");
+    CALL(cu.StreamGetPriority((CUstream)s, priority), "cuStreamGetPriority");
     return TILE_SUCCESS;
 }
 
@@ -751,6 +767,7 @@ const RtBackend rt_cuda_backend = {
     .memset_d8_async = cuda_memset_d8_async,
     .stream_create = cuda_stream_create,
     .stream_destroy = cuda_stream_destroy,
+    .stream_wrap = cuda_stream_wrap,
     .stream_synchronize = cuda_stream_synchronize,
     .stream_query = cuda_stream_query,
     .stream_add_callback = cuda_stream_add_callback,

@@ -180,6 +180,9 @@ typedef struct RtBackend {
 
     tile_status (*stream_create)(void *dev, unsigned flags, int priority, void **out);
     tile_status (*stream_destroy)(void *dev, void *s);
+    /* Checks that a native stream made elsewhere belongs to the device and reads its priority;
+     * NULL: the back end has no native streams to wrap. */
+    tile_status (*stream_wrap)(void *dev, void *s, int *priority);
     tile_status (*stream_synchronize)(void *dev, void *s);
     tile_status (*stream_query)(void *dev, void *s);   /* TILE_ERROR_NOT_READY while busy */
     /* Enqueues fn(user), run through rt_run_host_callback so the guard is set around it. */

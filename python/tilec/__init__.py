@@ -183,6 +183,8 @@ def _L():
         "tile_module_load": (c_int, [c_void_p, c_void_p, P(c_void_p)]),
         "tile_module_unload": (c_int, [c_void_p]),
         "tile_module_get_kernel": (c_int, [c_void_p, c_char_p, P(c_void_p)]),
+        "tile_stream_wrap": (c_int, [c_void_p, c_void_p, P(c_void_p)]),
+        "tile_stream_destroy": (c_int, [c_void_p]),
         "tile_launch": (c_int, [c_void_p, P(_LaunchConfig), P(_Arg), c_int]),
         "tile_cache_dir": (c_char_p, []),
     }
@@ -351,13 +353,28 @@ class Device:
         h = ctypes.c_void_p()
         _check(lib.tile_device_open(b.value, int(ordinal), ctypes.byref(h)), "tilec.Device(%r, %d)" % (backend, ordinal))
         self._h, self.backend, self.ordinal, self._programs = h, backend, ordinal, []
+        self._streams = {}   # native stream handle -> tile_stream wrapping it
 
     def synchronize(self):
         _check(_L().tile_device_synchronize(self._h), "tilec: synchronize %s" % self)
 
+    def _stream(self, native):
+        """The tile_stream over native CUDA stream handle `native` (0: the default stream, None)."""
+        if not native:
+            return None
+        if native not in self._streams:
+            h = ctypes.c_void_p()
+            _check(_L().tile_stream_wrap(self._h, ctypes.c_void_p(native), ctypes.byref(h)),
+                   "tilec: stream 0x%x on %s" % (native, self), LaunchError)
+            self._streams[native] = h
+        return self._streams[native]
+
     def close(self):
         """Closes the device (and every module loaded on it)."""
         if self._h:
+            for h in self._streams.values():
+                _L().tile_stream_destroy(h)
+            self._streams = {}
             for p in self._programs:
                 p._modules.pop(id(self), None)
             _L().tile_device_close(self._h)
@@ -401,7 +418,8 @@ class Kernel:
     are copied to the device before the launch and back after it, and the call returns when the
     kernel has completed. Arrays already in GPU memory (CUDA torch tensors, objects with
     __cuda_array_interface__; device="cuda") are passed by address, and a launch with only those
-    returns at once: it runs on the device's default stream, in order with torch's default stream."""
+    returns at once, queued on `stream` (a torch.cuda.Stream or a CUstream handle; by default torch's
+    current stream on the tensors' device, which is the default stream unless torch has another)."""
 
     def __init__(self, program, name, params, block, cluster):
         self.program, self.name, self.params, self.block, self.cluster = program, name, params, block, cluster
@@ -414,7 +432,7 @@ class Kernel:
     def __repr__(self):
         return "Kernel(%s(%s))" % (self.name, ", ".join("%s: %s %s" % (p.name, p.kind, p.dtype) for p in self.params))
 
-    def __call__(self, *args, grid=1, block=None, cluster=None, dynamic_shared=0, device="sim", **kwargs):
+    def __call__(self, *args, grid=1, block=None, cluster=None, dynamic_shared=0, device="sim", stream=None, **kwargs):
         dev = _device(device)
         lib = _L()
         if len(args) > len(self.params):
@@ -433,6 +451,7 @@ class Kernel:
         cargs = (_Arg * max(1, len(self.params)))()
         buffers = []   # (array, device pointer, bytes)
         on_gpu = False   # an array in GPU memory was passed
+        torch_dev = None   # the CUDA device of the first torch tensor, for its current stream
         try:
             for i, p in enumerate(self.params):
                 v = values[p.name]
@@ -470,6 +489,8 @@ class Kernel:
                     a.kind = 1
                     a.value.ptr = ptr
                     on_gpu = True
+                    if torch_dev is None and type(v).__module__.split(".")[0] == "torch":
+                        torch_dev = v.device
                     continue
                 if not hasattr(v, "__array_interface__"):
                     raise LaunchError("tilec: %s: '%s' is a %s of %s: pass an array (NumPy) or a CUDA tensor, not %s" %
@@ -492,6 +513,17 @@ class Kernel:
             cfg.block[:] = _dims(block, "block")
             cfg.cluster[:] = _dims(cluster, "cluster")
             cfg.dynamic_shared = int(dynamic_shared)
+            if stream is None and torch_dev is not None and not buffers:
+                import torch   # torch's current stream on the tensors' device (0 when it is the default)
+                stream = torch.cuda.current_stream(torch_dev)
+            native = getattr(stream, "cuda_stream", stream)   # a torch.cuda.Stream, or a CUstream handle
+            if native is not None and not isinstance(native, int):
+                raise LaunchError("tilec: stream must be a torch.cuda.Stream, an int CUstream handle or None, not %r" %
+                                  (stream,))
+            if native and buffers:
+                raise LaunchError("tilec: stream= applies to launches on GPU arrays only (NumPy arrays are copied "
+                                  "and waited for on the default stream)")
+            cfg.stream = dev._stream(native) if native else None
             kern = ctypes.c_void_p()
             _check(lib.tile_module_get_kernel(self.program._module(dev), self.name.encode(), ctypes.byref(kern)),
                    "tilec: kernel %s" % self.name)

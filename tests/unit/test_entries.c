@@ -247,6 +247,16 @@ START_TEST(device_entries)
     ck_assert_int_eq(tile_stream_priority(s, &prio), TILE_SUCCESS);
     ck_assert_int_eq(prio, -5);
     ck_assert_int_eq(tile_stream_priority(s, NULL), TILE_ERROR_INVALID_ARGUMENT);
+    /* wrapping a native stream: the simulator has none; arguments are checked first */
+    tile_stream *w = (tile_stream *)&w;
+    ck_assert_int_eq(tile_stream_wrap(e.d, NULL, &w), TILE_ERROR_INVALID_ARGUMENT);
+    ck_assert_ptr_null(w);
+    HAS(tile_last_error(), "tile_stream_wrap: native is NULL");
+    ck_assert_int_eq(tile_stream_wrap(e.d, &w, NULL), TILE_ERROR_INVALID_ARGUMENT);
+    ck_assert_int_eq(tile_stream_wrap(NULL, &w, &w), TILE_ERROR_INVALID_ARGUMENT);
+    ck_assert_int_eq(tile_stream_wrap(e.d, &w, &w), TILE_ERROR_INVALID_ARGUMENT);
+    ck_assert_ptr_null(w);
+    HAS(tile_last_error(), "tile_stream_wrap: the sim back end has no native streams to wrap");
     tile_event *ev = NULL;
     ck_assert_int_eq(tile_event_create(e.d, 1, &ev), TILE_ERROR_INVALID_ARGUMENT);
     ck_assert_int_eq(tile_event_create(e.d, TILE_EVENT_DEFAULT, &ev), TILE_SUCCESS);

@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""tests/gpu/python_torch.py: the Python package on a GPU with PyTorch tensors (docs/PYTHON.md).
+
+    TILEC_LIB=build-gpu/libtile.so python3 tests/gpu/python_torch.py
+
+Checks, on fresh random inputs with outputs poisoned first:
+  - vector_add and a bf16 ReLU on CUDA torch tensors passed by address (no copies), on torch's
+    default stream, against torch;
+  - the same launch on a non-default torch stream (torch.cuda.stream(s)): the inputs are written
+    on s, the kernel queues behind them on s (the current stream, taken by default), the result is
+    read after s;
+  - samples/attention_fwd_sm90.tile at ragged, causal, grouped-query shapes against a float64
+    softmax(q k^T scale) v and log-sum-exp computed by torch;
+  - the errors: a tensor of the wrong dtype, a non-contiguous tensor, a stream of the wrong kind.
+Exit status: 0 all passed, 1 a check failed, 77 skipped (no torch or no CUDA device; not a pass).
+"""
+import math
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+
+try:
+    import torch
+except ImportError:
+    print("python_torch: SKIP: PyTorch is not installed (not a pass)")
+    sys.exit(77)
+if not torch.cuda.is_available():
+    print("python_torch: SKIP: torch sees no CUDA device (not a pass)")
+    sys.exit(77)
+import tilec  # noqa: E402
+
+failed = 0
+
+
+def check(ok, what):
+    global failed
+    print(("  ok   " if ok else "  FAIL ") + what)
+    failed += not ok
+
+
+def sample(name):
+    return os.path.join(ROOT, "samples", name)
+
+
+add = tilec.compile(sample("vector_add.tile"), target="sm_90a")["vector_add"]
+n = 100003
+a, b = torch.rand(n, device="cuda"), torch.rand(n, device="cuda")
+c = torch.full((n,), float("nan"), device="cuda")
+add(a, b, c, n, grid=(n + 255) // 256, device="cuda")
+check(torch.equal(c, a + b), "vector_add on torch tensors, default stream (%d elements)" % n)
+
+s = torch.cuda.Stream()
+with torch.cuda.stream(s):
+    a2 = torch.rand(n, device="cuda")
+    b2 = torch.rand(n, device="cuda")
+    c2 = torch.full((n,), float("nan"), device="cuda")
+    add(a2, b2, c2, n, grid=(n + 255) // 256, device="cuda")   # torch's current stream: s
+    want = a2 + b2
+s.synchronize()
+check(torch.equal(c2, want), "vector_add queued on a non-default torch stream behind the writes of its inputs")
+
+relu = tilec.compile(sample("relu_bf16.tile"), target="sm_90a")["relu_bf16"]
+x = torch.randn(4099, device="cuda", dtype=torch.bfloat16)
+y = torch.full_like(x, float("nan"))
+relu(x, y, x.numel(), grid=(x.numel() + 2047) // 2048, device="cuda")
+check(torch.equal(y, torch.relu(x)), "relu_bf16 on a torch.bfloat16 tensor")
+
+att = tilec.compile(sample("attention_fwd_sm90.tile"), target="sm_90a")["attention_fwd"]
+for (bt, h, kvh, sq, sk, causal) in ((1, 2, 1, 300, 77, 1), (2, 4, 2, 129, 1000, 0), (1, 2, 2, 77, 300, 1)):
+    d = 128
+    q = torch.randn(bt, h, sq, d, device="cuda", dtype=torch.bfloat16)
+    k = torch.randn(bt, kvh, sk, d, device="cuda", dtype=torch.bfloat16)
+    v = torch.randn(bt, kvh, sk, d, device="cuda", dtype=torch.bfloat16)
+    o = torch.full_like(q, float("nan"))
+    lse = torch.full((bt, h, sq), float("nan"), device="cuda")
+    scale = 1.0 / math.sqrt(d)
+    rows = 64 * (att.block[0] // 128 - 1)
+    att(q, k, v, o, lse, batch=bt, heads=h, kv_heads=kvh, seqlen_q=sq, seqlen_k=sk, scale=scale, causal=causal,
+        grid=((sq + rows - 1) // rows, h, bt), device="cuda")
+    kk = k.double().repeat_interleave(h // kvh, dim=1)
+    vv = v.double().repeat_interleave(h // kvh, dim=1)
+    sc = q.double() @ kk.transpose(-1, -2) * scale
+    if causal:   # bottom-right: query i sees keys j <= i + sk - sq
+        i = torch.arange(sq, device="cuda")[:, None] + (sk - sq)
+        sc = sc.masked_fill(torch.arange(sk, device="cuda")[None, :] > i, float("-inf"))
+    ref_lse = torch.logsumexp(sc, dim=-1)
+    p = torch.nan_to_num(torch.exp(sc - ref_lse[..., None]), nan=0.0)
+    ref_o = p @ vv
+    err = (torch.linalg.norm(o.double() - ref_o) / torch.linalg.norm(ref_o)).item()
+    seen = torch.isfinite(ref_lse)
+    lerr = (lse.double()[seen] - ref_lse[seen]).abs().max().item() if seen.any() else 0.0
+    empty_ok = bool(torch.all(lse[~seen] == float("-inf"))) and bool(torch.all(o[~seen] == 0))
+    check(err < 1e-2 and lerr < 1e-3 and empty_ok,
+          "attention_fwd batch %d heads %d/%d seqlen %d/%d causal %d: o rel. err %.2e, lse max err %.2e, rows without keys "
+          "%s" % (bt, h, kvh, sq, sk, causal, err, lerr, "0 / -inf" if empty_ok else "WRONG"))
+
+for args, msg in (((a.double(), b, c, n), "'a' holds f32 elements, but the tensor is float64"),
+                  ((a[::2], b[::2], c[::2], n // 2), "'a' must be contiguous")):
+    try:
+        add(*args, grid=1, device="cuda")
+        check(False, "expected LaunchError: " + msg)
+    except tilec.LaunchError as e:
+        check(msg in str(e), "LaunchError: " + msg)
+try:
+    add(a, b, c, n, grid=1, device="cuda", stream="s")
+    check(False, "expected LaunchError for a stream of the wrong kind")
+except tilec.LaunchError as e:
+    check("stream must be a torch.cuda.Stream" in str(e), "LaunchError: a stream of the wrong kind")
+
+print("python_torch: %s" % ("all passed" if not failed else "%d failed" % failed))
+sys.exit(1 if failed else 0)

@@ -169,17 +169,18 @@ def rw_regepi(s):
     return "\n".join(out)
 
 
-# The persistent kernel's lower-layer form (its ring's stage index, parity and releases written by
-# hand), which the release rewrites change: the sample itself is written with a pipeline.
+# The lower-layer forms of the pipelined samples (their rings' stage index, parity and releases
+# written by hand), which the release and multicast rewrites change: the samples are written with
+# pipelines.
 PERSISTENT_LOWER = "tests/sim/lower/gemm_persistent_sm90.tile"
 PINGPONG_LOWER = "tests/sim/lower/gemm_pingpong_sm90.tile"
-CLUSTER_PIPELINE = "tests/sim/pipelines/gemm_cluster_sm90.tile"
+CLUSTER_LOWER = "tests/sim/lower/gemm_cluster_sm90.tile"
 
 # name -> (sample kind, rewrite function[, the file it rewrites instead of the sample])
 REWRITES = {"allthreads": ("persistent", rw_allthreads, PERSISTENT_LOWER),
             "nosync": ("persistent", rw_nosync, PERSISTENT_LOWER),
-            "onesync": ("persistent", rw_onesync), "nomc": ("cluster", rw_nomc),
-            "split": ("cluster", rw_split), "regepi": ("pingpong", rw_regepi)}
+            "onesync": ("persistent", rw_onesync), "nomc": ("cluster", rw_nomc, CLUSTER_LOWER),
+            "split": ("cluster", rw_split, CLUSTER_LOWER), "regepi": ("pingpong", rw_regepi)}
 
 
 # ---- presets ---------------------------------------------------------------------------------
@@ -234,13 +235,13 @@ PRESETS = {
                        "pingpong BM=64 BN=256 STAGES=4;pingpong rewrite=regepi"),
     "pipeline": Preset("the GEMMs written with pipelines beside their lower-layer forms (stage index, "
                        "parity, releases and turns by hand), same tiles: persistent and ping-pong (the "
-                       "samples are the pipeline forms), cluster (the sample is the hand-written form)",
+                       "samples are the pipeline forms), cluster",
                        f"persistent;persistent src={PERSISTENT_LOWER};persistent BN=128 STAGES=6;"
                        f"persistent BN=128 STAGES=6 src={PERSISTENT_LOWER};pingpong;pingpong src={PINGPONG_LOWER};"
-                       f"cluster;cluster src={CLUSTER_PIPELINE}"),
+                       f"cluster;cluster src={CLUSTER_LOWER}"),
     "cluster": Preset("2-CTA clusters: B multicast with the cross-CTA release (the sample; its "
                       "pipeline form), without multicast (nomc), without clusters (split: the split mma alone)",
-                      f"persistent GROUP_M=16;cluster;cluster src={CLUSTER_PIPELINE};cluster GROUP_M=16;cluster rewrite=nomc;"
+                      f"persistent GROUP_M=16;cluster;cluster src={CLUSTER_LOWER};cluster GROUP_M=16;cluster rewrite=nomc;"
                       "cluster rewrite=split",
                       shapes="4096x4096x4096,8192x8192x8192"),
 }

@@ -25,7 +25,8 @@ import json
 import os
 import time
 
-__all__ = ["compile", "autotune", "Autotuner", "Program", "Kernel", "Param", "Device", "TileError", "CompileError",
+__all__ = ["compile", "autotune", "Autotuner", "Program", "Kernel", "Param", "Device", "Stream", "Event", "TileError",
+           "CompileError",
            "LaunchError", "TARGETS", "version"]
 
 TARGETS = ("sm_90a", "sm_100a", "gfx942", "gfx90a")
@@ -42,7 +43,7 @@ _DEV_OK = {"i1": ("bool", "uint8", "int8"), "i8": ("int8",), "i16": ("int16",), 
            "u8": ("uint8",), "u16": ("uint16",), "u32": ("uint32",), "u64": ("uint64",), "f16": ("float16",),
            "bf16": ("bfloat16", "uint16", "int16"), "f32": ("float32",), "f64": ("float64",),
            "e4m3": ("float8_e4m3fn", "uint8"), "e5m2": ("float8_e5m2", "uint8")}
-_SUCCESS, _ERROR_COMPILE, _ERROR_LAUNCH_ARGS = 0, 2, 13
+_SUCCESS, _ERROR_COMPILE, _ERROR_LAUNCH_ARGS, _NOT_READY = 0, 2, 13, 16
 
 
 def _device_array(v):
@@ -184,7 +185,17 @@ def _L():
         "tile_module_unload": (c_int, [c_void_p]),
         "tile_module_get_kernel": (c_int, [c_void_p, c_char_p, P(c_void_p)]),
         "tile_stream_wrap": (c_int, [c_void_p, c_void_p, P(c_void_p)]),
+        "tile_stream_create": (c_int, [c_void_p, ctypes.c_uint, c_int, P(c_void_p)]),
         "tile_stream_destroy": (c_int, [c_void_p]),
+        "tile_stream_synchronize": (c_int, [c_void_p]),
+        "tile_stream_query": (c_int, [c_void_p]),
+        "tile_stream_priority": (c_int, [c_void_p, P(c_int)]),
+        "tile_event_create": (c_int, [c_void_p, ctypes.c_uint, P(c_void_p)]),
+        "tile_event_destroy": (c_int, [c_void_p]),
+        "tile_event_record": (c_int, [c_void_p, c_void_p]),
+        "tile_event_synchronize": (c_int, [c_void_p]),
+        "tile_event_query": (c_int, [c_void_p]),
+        "tile_event_elapsed_ms": (c_int, [c_void_p, c_void_p, P(ctypes.c_float)]),
         "tile_launch": (c_int, [c_void_p, P(_LaunchConfig), P(_Arg), c_int]),
         "tile_cache_dir": (c_char_p, []),
     }
@@ -354,6 +365,7 @@ class Device:
         _check(lib.tile_device_open(b.value, int(ordinal), ctypes.byref(h)), "tilec.Device(%r, %d)" % (backend, ordinal))
         self._h, self.backend, self.ordinal, self._programs = h, backend, ordinal, []
         self._streams = {}   # native stream handle -> tile_stream wrapping it
+        self._owned = []     # Streams and Events made by this device, closed with it
 
     def synchronize(self):
         _check(_L().tile_device_synchronize(self._h), "tilec: synchronize %s" % self)
@@ -369,12 +381,24 @@ class Device:
             self._streams[native] = h
         return self._streams[native]
 
+    def stream(self, priority=0, non_blocking=False):
+        """A new stream of this device (tile_stream_create; the priority is clamped to the device's
+        range): pass it as stream= to a launch; .synchronize(), .query(), .priority."""
+        return Stream(self, priority, non_blocking)
+
+    def event(self, timing=True):
+        """A new event of this device (tile_event_create): .record(stream=None), .synchronize(),
+        .query(), .elapsed_ms(end)."""
+        return Event(self, timing)
+
     def close(self):
-        """Closes the device (and every module loaded on it)."""
+        """Closes the device (and every module loaded on it, its streams and events)."""
         if self._h:
             for h in self._streams.values():
                 _L().tile_stream_destroy(h)
             self._streams = {}
+            for o in list(self._owned):
+                o.close()
             for p in self._programs:
                 p._modules.pop(id(self), None)
             _L().tile_device_close(self._h)
@@ -388,6 +412,84 @@ class Device:
 
     def __repr__(self):
         return "Device(%r, %d)" % (self.backend, self.ordinal)
+
+
+class Stream:
+    """A stream of a Device (Device.stream()). A launch on it: kernel(..., stream=s)."""
+
+    def __init__(self, device, priority=0, non_blocking=False):
+        h = ctypes.c_void_p()
+        _check(_L().tile_stream_create(device._h, 1 if non_blocking else 0, int(priority), ctypes.byref(h)),
+               "tilec: stream on %s" % device)
+        self._h, self.device = h, device
+        device._owned.append(self)
+
+    @property
+    def priority(self):
+        p = ctypes.c_int()
+        _check(_L().tile_stream_priority(self._h, ctypes.byref(p)), "tilec: stream priority")
+        return p.value
+
+    def synchronize(self):
+        _check(_L().tile_stream_synchronize(self._h), "tilec: synchronize %r" % self)
+
+    def query(self):
+        """True when everything queued on the stream has completed."""
+        st = _L().tile_stream_query(self._h)
+        if st not in (_SUCCESS, _NOT_READY):
+            _check(st, "tilec: query %r" % self)
+        return st == _SUCCESS
+
+    def close(self):
+        if self._h:
+            _L().tile_stream_destroy(self._h)
+            self._h = None
+            if self in self.device._owned:
+                self.device._owned.remove(self)
+
+    def __repr__(self):
+        return "Stream(%r)" % (self.device,)
+
+
+class Event:
+    """An event of a Device (Device.event()): record it on a stream, wait for it, time between two."""
+
+    def __init__(self, device, timing=True):
+        h = ctypes.c_void_p()
+        _check(_L().tile_event_create(device._h, 0 if timing else 2, ctypes.byref(h)), "tilec: event on %s" % device)
+        self._h, self.device = h, device
+        device._owned.append(self)
+
+    def record(self, stream=None):
+        if stream is not None and not isinstance(stream, Stream):
+            raise TileError("tilec: Event.record takes a tilec.Stream or None (the device's default stream), not %r" %
+                            (stream,))
+        _check(_L().tile_event_record(self._h, stream._h if stream else None), "tilec: record %r" % self)
+
+    def synchronize(self):
+        _check(_L().tile_event_synchronize(self._h), "tilec: synchronize %r" % self)
+
+    def query(self):
+        st = _L().tile_event_query(self._h)
+        if st not in (_SUCCESS, _NOT_READY):
+            _check(st, "tilec: query %r" % self)
+        return st == _SUCCESS
+
+    def elapsed_ms(self, end):
+        """Milliseconds from this event to `end` (both recorded and complete)."""
+        ms = ctypes.c_float()
+        _check(_L().tile_event_elapsed_ms(self._h, end._h, ctypes.byref(ms)), "tilec: elapsed time")
+        return ms.value
+
+    def close(self):
+        if self._h:
+            _L().tile_event_destroy(self._h)
+            self._h = None
+            if self in self.device._owned:
+                self.device._owned.remove(self)
+
+    def __repr__(self):
+        return "Event(%r)" % (self.device,)
 
 
 _default_devices = {}
@@ -516,14 +618,19 @@ class Kernel:
             if stream is None and torch_dev is not None and not buffers:
                 import torch   # torch's current stream on the tensors' device (0 when it is the default)
                 stream = torch.cuda.current_stream(torch_dev)
-            native = getattr(stream, "cuda_stream", stream)   # a torch.cuda.Stream, or a CUstream handle
+            if isinstance(stream, Stream):
+                if stream.device is not dev:
+                    raise LaunchError("tilec: %s: the stream belongs to %s, the launch is on %s" % (self.name, stream.device,
+                                                                                                  dev))
+                cfg.stream = stream._h
+                native = None
+            else:
+                native = getattr(stream, "cuda_stream", stream)   # a torch.cuda.Stream, or a CUstream handle
             if native is not None and not isinstance(native, int):
                 raise LaunchError("tilec: stream must be a torch.cuda.Stream, an int CUstream handle or None, not %r" %
                                   (stream,))
-            if native and buffers:
-                raise LaunchError("tilec: stream= applies to launches on GPU arrays only (NumPy arrays are copied "
-                                  "and waited for on the default stream)")
-            cfg.stream = dev._stream(native) if native else None
+            if not isinstance(stream, Stream):
+                cfg.stream = dev._stream(native) if native else None
             kern = ctypes.c_void_p()
             _check(lib.tile_module_get_kernel(self.program._module(dev), self.name.encode(), ctypes.byref(kern)),
                    "tilec: kernel %s" % self.name)

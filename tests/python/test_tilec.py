@@ -169,6 +169,34 @@ class Launch(unittest.TestCase):
         self.assertEqual(tilec._device_array(Gpu("<u2", (4, 4), (8, 2))), (0x7f0000000000, "uint16", True, None))
         self.assertIsNone(tilec._device_array(a))
 
+    def test_streams_and_events(self):
+        """Streams and events of a device, as tile.h has them: a launch on a stream of the device
+        (NumPy arrays: the call still returns when the kernel is done), events recorded around it."""
+        dev = tilec.Device("sim")
+        try:
+            k = tilec.compile(sample("vector_add.tile"))["vector_add"]
+            s = dev.stream(priority=-1000)
+            self.assertLessEqual(s.priority, 0)
+            e0, e1 = dev.event(), dev.event()
+            a = np.arange(300, dtype=np.float32)
+            c = np.full(300, np.nan, np.float32)
+            e0.record(s)
+            k(a, a, c, 300, grid=2, device=dev, stream=s)
+            e1.record(s)
+            e1.synchronize()
+            self.assertTrue(e1.query() and s.query())
+            self.assertTrue(np.array_equal(c, a + a))
+            self.assertGreaterEqual(e0.elapsed_ms(e1), 0.0)
+            other = tilec.Device("sim")
+            with self.assertRaises(tilec.LaunchError) as cm:
+                k(a, a, c, 300, grid=2, device=other, stream=s)
+            self.assertIn("the stream belongs to Device('sim', 0)", str(cm.exception))
+            other.close()
+            with self.assertRaises(tilec.TileError):
+                e0.record("s")
+        finally:
+            dev.close()
+
     def test_kernel_fault_is_an_error(self):
         """A kernel that writes out of bounds stops the simulated launch with a report."""
         k = tilec.compile(sample("vector_add.tile"))["vector_add"]

@@ -46,13 +46,23 @@ _DEV_OK = {"i1": ("bool", "uint8", "int8"), "i8": ("int8",), "i16": ("int16",), 
 _SUCCESS, _ERROR_COMPILE, _ERROR_LAUNCH_ARGS, _NOT_READY = 0, 2, 13, 16
 
 
+_torch_dtypes = {}   # torch dtype -> its name without "torch."
+
+
+def _is_torch(v):
+    return type(v).__module__.startswith("torch")
+
+
 def _device_array(v):
     """(address, dtype name, contiguous, CUDA device ordinal) of an array in GPU memory (a CUDA
     torch tensor, or an object with __cuda_array_interface__), or None for anything else."""
-    if type(v).__module__.split(".")[0] == "torch" and hasattr(v, "data_ptr"):
+    if _is_torch(v) and hasattr(v, "data_ptr"):
         if not getattr(v, "is_cuda", False):
             return None
-        return v.data_ptr(), str(v.dtype).replace("torch.", ""), v.is_contiguous(), v.device.index or 0
+        dt = _torch_dtypes.get(v.dtype)
+        if dt is None:
+            dt = _torch_dtypes[v.dtype] = str(v.dtype).replace("torch.", "")
+        return v.data_ptr(), dt, v.is_contiguous(), v.get_device()
     cai = getattr(v, "__cuda_array_interface__", None)
     if not isinstance(cai, dict) or "data" not in cai:
         return None
@@ -298,6 +308,7 @@ class Program:
         self.target = _s(lib.tile_target_name(lib.tile_program_target(handle)))
         self._kernels = {}
         self._modules = {}
+        self._kernel_handles = {}   # id(device) -> {kernel name: handle}
         for i in range(lib.tile_program_kernel_count(handle)):
             name = _s(lib.tile_program_kernel_name(handle, i))
             params = []
@@ -347,8 +358,20 @@ class Program:
             m = ctypes.c_void_p()
             _check(_L().tile_module_load(device._h, self._h, ctypes.byref(m)), "tilec: load on %s" % device)
             self._modules[key] = m
+            self._kernel_handles[key] = {}
             device._programs.append(self)
         return self._modules[key]
+
+    def _kernel_handle(self, device, name):
+        """The loaded kernel `name` on device (looked up once per module; dropped with the module when
+        the device closes)."""
+        m = self._module(device)
+        handles = self._kernel_handles[id(device)]
+        if name not in handles:
+            k = ctypes.c_void_p()
+            _check(_L().tile_module_get_kernel(m, name.encode(), ctypes.byref(k)), "tilec: kernel %s" % name)
+            handles[name] = k
+        return handles[name]
 
 
 # ---- devices and launches ---------------------------------------------------------------------
@@ -401,6 +424,7 @@ class Device:
                 o.close()
             for p in self._programs:
                 p._modules.pop(id(self), None)
+                p._kernel_handles.pop(id(self), None)
             _L().tile_device_close(self._h)
             self._h = None
 
@@ -492,6 +516,14 @@ class Event:
         return "Event(%r)" % (self.device,)
 
 
+def _torch_current_stream(ordinal):
+    """torch's current CUDA stream on device `ordinal`, as a CUstream handle (0: the default stream).
+    torch's raw accessor when it has one (what Triton's launcher reads; no Stream object made)."""
+    import torch
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    return raw(ordinal) if raw else torch.cuda.current_stream(ordinal).cuda_stream
+
+
 _default_devices = {}
 
 
@@ -525,6 +557,9 @@ class Kernel:
 
     def __init__(self, program, name, params, block, cluster):
         self.program, self.name, self.params, self.block, self.cluster = program, name, params, block, cluster
+        self._names = tuple(p.name for p in params)
+        self._dtype_ids = tuple(_DTYPES.index(p.dtype) for p in params)
+        self._argtype = _Arg * max(1, len(params))
 
     @property
     def signature(self):
@@ -539,9 +574,9 @@ class Kernel:
         lib = _L()
         if len(args) > len(self.params):
             raise LaunchError("tilec: %s takes %d arguments, not %d" % (self.name, len(self.params), len(args)))
-        values = dict(zip([p.name for p in self.params], args))
+        values = dict(zip(self._names, args))
         for k, v in kwargs.items():
-            if k not in values and k not in {p.name for p in self.params}:
+            if k not in values and k not in self._names:
                 raise LaunchError("tilec: %s has no parameter '%s' (its parameters: %s)" %
                                   (self.name, k, ", ".join(p.name for p in self.params)))
             if k in values:
@@ -550,7 +585,7 @@ class Kernel:
         missing = [p.name for p in self.params if p.name not in values]
         if missing:
             raise LaunchError("tilec: %s: no argument for %s" % (self.name, ", ".join(missing)))
-        cargs = (_Arg * max(1, len(self.params)))()
+        cargs = self._argtype()
         buffers = []   # (array, device pointer, bytes)
         on_gpu = False   # an array in GPU memory was passed
         torch_dev = None   # the CUDA device of the first torch tensor, for its current stream
@@ -558,8 +593,7 @@ class Kernel:
             for i, p in enumerate(self.params):
                 v = values[p.name]
                 a = cargs[i]
-                a.name = None
-                a.dtype = _DTYPES.index(p.dtype)
+                a.dtype = self._dtype_ids[i]
                 if p.kind == "scalar":
                     if hasattr(v, "shape") and getattr(v, "shape", ()) != ():
                         raise LaunchError("tilec: %s: '%s' is a scalar %s, not an array" % (self.name, p.name, p.dtype))
@@ -591,8 +625,8 @@ class Kernel:
                     a.kind = 1
                     a.value.ptr = ptr
                     on_gpu = True
-                    if torch_dev is None and type(v).__module__.split(".")[0] == "torch":
-                        torch_dev = v.device
+                    if torch_dev is None and _is_torch(v):
+                        torch_dev = ordinal
                     continue
                 if not hasattr(v, "__array_interface__"):
                     raise LaunchError("tilec: %s: '%s' is a %s of %s: pass an array (NumPy) or a CUDA tensor, not %s" %
@@ -616,8 +650,7 @@ class Kernel:
             cfg.cluster[:] = _dims(cluster, "cluster")
             cfg.dynamic_shared = int(dynamic_shared)
             if stream is None and torch_dev is not None and not buffers:
-                import torch   # torch's current stream on the tensors' device (0 when it is the default)
-                stream = torch.cuda.current_stream(torch_dev)
+                stream = _torch_current_stream(torch_dev)
             if isinstance(stream, Stream):
                 if stream.device is not dev:
                     raise LaunchError("tilec: %s: the stream belongs to %s, the launch is on %s" % (self.name, stream.device,
@@ -631,9 +664,7 @@ class Kernel:
                                   (stream,))
             if not isinstance(stream, Stream):
                 cfg.stream = dev._stream(native) if native else None
-            kern = ctypes.c_void_p()
-            _check(lib.tile_module_get_kernel(self.program._module(dev), self.name.encode(), ctypes.byref(kern)),
-                   "tilec: kernel %s" % self.name)
+            kern = self.program._kernel_handle(dev, self.name)
             st = lib.tile_launch(kern, ctypes.byref(cfg), cargs, len(self.params))
             if st != _SUCCESS:
                 _check(st, "tilec: launch %s" % self.name, LaunchError if st in (13, 14, 18) else TileError)

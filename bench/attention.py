@@ -7,7 +7,8 @@ docs/PERFORMANCE.md keeps the results.
                                [--reps R] [--no-triton] [--variant NAME=VALUE ...]
 
 Shapes: batch x seqlen = 16k tokens, heads x head_dim = 2048, bf16, q, k and v [batch, heads,
-seqlen, head_dim] made once per shape by torch (normal, std 1), scale 1 / sqrt(head_dim), causal
+seqlen, head_dim] made once per shape by torch (normal, std 1; bf16, or f16 with --dtype f16),
+scale 1 / sqrt(head_dim), causal
 masks aligned bottom-right (the same as top-left here: seqlen_q = seqlen_k). TFLOP/s counts
 4 * batch * heads * seqlen^2 * head_dim, halved when causal.
 
@@ -116,6 +117,7 @@ def main():
     ap.add_argument("--seqlens", default="512,1024,2048,4096,8192,16384")
     ap.add_argument("--causal", default="0,1")
     ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--dtype", default="bf16", choices=("bf16", "f16"), help="q, k, v and o (the sample's -DT=)")
     ap.add_argument("--no-triton", action="store_true")
     ap.add_argument("--variant", action="append", default=[], help="a -D override of the sample (NAME=VALUE)")
     args = ap.parse_args()
@@ -123,14 +125,15 @@ def main():
     torch = timing.torch
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
-    print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}  cuDNN {torch.backends.cudnn.version()}")
+    print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}  cuDNN {torch.backends.cudnn.version()}  "
+          f"{args.dtype}")
     tri = None if args.no_triton else make_triton()
     extra = dict(v.split("=", 1) for v in args.variant)
     progs = {}
     rows = []
     for d in [int(x) for x in args.head_dims.split(",")]:
         t0 = time.perf_counter()
-        prog = tilec.compile(SAMPLE, target="sm_90a", defines={"HEAD_DIM": d, **extra})
+        prog = tilec.compile(SAMPLE, target="sm_90a", defines={"HEAD_DIM": d, "T": args.dtype, **extra})
         kern = prog["attention_fwd"]
         ms = (time.perf_counter() - t0) * 1e3
         progs[d] = kern
@@ -140,7 +143,8 @@ def main():
                 b, h = max(1, 16384 // s), 2048 // d
                 scale = 1.0 / math.sqrt(d)
                 torch.manual_seed(s + d + causal)
-                q, k, v = (torch.randn(b, h, s, d, dtype=torch.bfloat16, device="cuda") for _ in range(3))
+                tdt = torch.bfloat16 if args.dtype == "bf16" else torch.float16
+                q, k, v = (torch.randn(b, h, s, d, dtype=tdt, device="cuda") for _ in range(3))
                 o = torch.empty_like(q)
                 lse = torch.empty(b, h, s, dtype=torch.float32, device="cuda")
                 qrows = 64 * (kern.block[0] // 128 - 1)   # 64 query rows per consumer warpgroup

@@ -115,7 +115,7 @@ void fe_ast_free(Node *n)
 }
 
 static const char *const kind_names[N_KIND_COUNT] = {
-    [N_PROGRAM] = "program", [N_CONST] = "const", [N_KERNEL] = "kernel", [N_PARAM] = "param",
+    [N_PROGRAM] = "program", [N_CONST] = "const", [N_TYPE_CONST] = "type_const", [N_KERNEL] = "kernel", [N_PARAM] = "param",
     [N_TYPE_SCALAR] = "type", [N_TYPE_PTR] = "ptr", [N_TYPE_TILE] = "tile", [N_TYPE_TENSOR] = "tensor",
     [N_BLOCK] = "block", [N_LET] = "let", [N_ASSIGN] = "assign", [N_EXPR_STMT] = "expr",
     [N_IF] = "if", [N_FOR] = "for", [N_WHILE] = "while", [N_LOOP] = "loop", [N_BREAK] = "break",
@@ -148,7 +148,9 @@ static void print_node(const Node *n, int indent, StrBuf *sb)
     case N_INT: sb_printf(sb, " %lld", (long long)n->ival); break;
     case N_FLOAT: sb_printf(sb, " %.17g", n->fval); break;
     case N_BOOL: sb_puts(sb, n->ival ? " true" : " false"); break;
-    case N_TYPE_SCALAR: sb_printf(sb, " %s", ir_type_kind_name((TypeKind)n->op)); break;
+    case N_TYPE_SCALAR: case N_TYPE_CONST:
+        if (n->op) sb_printf(sb, " %s", ir_type_kind_name((TypeKind)n->op));
+        break;
     case N_TYPE_PTR: sb_puts(sb, n->op == AS_SHARED ? " shared" : " global"); break;
     case N_UNARY: case N_BINARY: case N_GROUP: sb_printf(sb, " %s", fe_token_name(n->op)); break;
     case N_ASSIGN: if (n->op) sb_printf(sb, " %s=", fe_token_name(n->op)); break;

@@ -58,8 +58,9 @@ typedef enum NodeKind {
     N_KERNEL,      /* name; list: params; a: body (N_BLOCK); b: block dims (N_LIST); c: cluster dims (N_LIST) or NULL */
     N_PARAM,       /* name; a: type; op = 1: a const parameter of a fn (const N: i32) */
     N_FN,          /* name; list: params (N_PARAM); a: body (N_BLOCK); b: result type or NULL */
+    N_TYPE_CONST,  /* name; op: the TypeKind it names (const T = bf16;) */
     /* types */
-    N_TYPE_SCALAR, /* op: TypeKind */
+    N_TYPE_SCALAR, /* op: TypeKind, or 0 (TY_VOID) with name: a type const's name, resolved by sema */
     N_TYPE_PTR,    /* a: element type (scalar); op: AddrSpace */
     N_TYPE_TILE,   /* a: element type; b: dims (N_LIST of const exprs; empty for `T[]`) */
     N_TYPE_TENSOR, /* a: element type; b: dims (N_LIST of exprs naming params or consts) */
@@ -144,6 +145,7 @@ Node *fe_parse(const char *file, const char *src, size_t len, DiagCtx *diag);
 /* A `const` override from the command line or API (-DNAME=VALUE). */
 typedef struct FeDefine {
     const char *name;
+    int tykind;          /* a type name (-DT=f16): its TypeKind; 0 for a number */
     int is_float;
     int64_t ival;
     double fval;         /* finite */

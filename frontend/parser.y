@@ -202,6 +202,8 @@ items(A) ::= items(B) item(C). { A = fe_list_push(B, C); }
 /* const NAME [: type] = expr ; */
 item(A) ::= CONST IDENT(N) ASSIGN expr(E) SEMI. { A = NAME(N_CONST, N); A->a = E; }
 item(A) ::= CONST IDENT(N) COLON type(T) ASSIGN expr(E) SEMI. { A = NAME(N_CONST, N); A->a = E; A->b = T; }
+/* const T = bf16;  a type const (parse.c makes T a TYPENAME in the whole file; -DT=f16 overrides) */
+item(A) ::= CONST TYPENAME(N) ASSIGN scalar(T) SEMI. { A = NAME(N_TYPE_CONST, N); A->a = T; }
 /* kernel NAME ( params ) launch { body } */
 item(A) ::= KERNEL IDENT(N) LPAREN params(P) RPAREN launch(S) block(B).
     { A = take_list(NAME(N_KERNEL, N), P); A->a = B; A->b = S->b; A->c = S->c; S->b = S->c = NULL; fe_ast_free(S); }
@@ -234,7 +236,8 @@ launch(A) ::= launch(B) CLUSTER(K) LPAREN exprlist(E) RPAREN.
 /* ---- types ---- */
 %type type {Node *}
 %type scalar {Node *}
-scalar(A) ::= TYPENAME(T). { A = fe_node(N_TYPE_SCALAR, L(ctx, T)); A->op = T.tykind; }
+/* tykind 0: a type const's name (parse.c), resolved by sema */
+scalar(A) ::= TYPENAME(T). { A = T.tykind ? fe_node(N_TYPE_SCALAR, L(ctx, T)) : NAME(N_TYPE_SCALAR, T); A->op = T.tykind; }
 type(A) ::= scalar(S). { A = S; }
 type(A) ::= scalar(S) STAR. { A = fe_node(N_TYPE_PTR, S->loc); A->a = S; A->op = AS_GLOBAL; }
 type(A) ::= GLOBAL(G) scalar(S) STAR. { A = fe_node(N_TYPE_PTR, L(ctx, G)); A->a = S; A->op = AS_GLOBAL; }

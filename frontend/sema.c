@@ -2062,10 +2062,73 @@ static int define_find(const Defines *ds, const char *name)
     return hit ? hit->index : -1;
 }
 
+/* Type consts (`const T = bf16;`, parse.c): each names the type of its scalar, or of its -D override
+ * (-DT=f16); then every scalar type written with such a name in the file gets that type. A type
+ * const's name is a type in the whole file (parse.c), so only the order of the type consts matters:
+ * one may name an earlier one. */
+typedef struct TypeConsts {
+    NameMap kinds;       /* name -> TypeKind (as a pointer-sized integer, never 0) */
+    Sema *s;
+} TypeConsts;
+
+static void resolve_scalar_names(TypeConsts *tc, Node *n)
+{
+    if (!n) return;
+    if (n->kind == N_TYPE_SCALAR && !n->op && n->name) {
+        void *k = sema_map_get(&tc->kinds, n->name);
+        if (k) n->op = (int)(intptr_t)k;
+        else diag_error(tc->s->diag, n->loc, "'%s' is a type const whose type is not known (see the error at its "
+                        "declaration)", n->name);
+        return;
+    }
+    resolve_scalar_names(tc, n->a);
+    resolve_scalar_names(tc, n->b);
+    resolve_scalar_names(tc, n->c);
+    resolve_scalar_names(tc, n->d);
+    for (int i = 0; i < n->nlist; i++) resolve_scalar_names(tc, n->list[i]);
+}
+
+static void type_consts(Sema *s, Node *program, Defines *ds)
+{
+    TypeConsts tc = {{0}, s};
+    int any = 0;
+    for (int i = 0; i < program->nlist; i++) {
+        Node *it = program->list[i];
+        if (!it || it->kind != N_TYPE_CONST || !it->a) continue;
+        any = 1;
+        int kind = it->a->op;
+        if (!kind && it->a->name) {   /* another type const, declared before (parse.c only makes those type names) */
+            void *k = sema_map_get(&tc.kinds, it->a->name);
+            kind = k ? (int)(intptr_t)k : TY_F32;   /* not known: its own declaration was reported */
+        }
+        int di = define_find(ds, it->name);
+        if (di >= 0) {
+            ds->used[di] = 1;
+            if (!ds->d[di].tykind)   /* reported once; the name keeps its declared type */
+                diag_error(s->diag, it->loc, "-D%s: '%s' is a type const: give a type (bf16, f16, f32, ...), not a number",
+                           it->name, it->name);
+            else kind = ds->d[di].tykind;
+        }
+        void **slot = sema_map_slot(&tc.kinds, it->name);
+        if (*slot) {
+            diag_error(s->diag, it->loc, "type const '%s' is declared twice", it->name);
+            continue;
+        }
+        *slot = (void *)(intptr_t)kind;
+    }
+    if (any) resolve_scalar_names(&tc, program);
+    sema_map_free(&tc.kinds);
+}
+
 static void const_item(Sema *s, const Node *n, Defines *ds)
 {
     int di = define_find(ds, n->name);
     if (di >= 0) ds->used[di] = 1;
+    if (di >= 0 && ds->d[di].tykind) {   /* reported once; the const keeps its own value */
+        diag_error(s->diag, n->loc, "-D%s: '%s' is a number const: give a number, not the type %s", n->name, n->name,
+                   ir_type_kind_name((TypeKind)ds->d[di].tykind));
+        di = -1;
+    }
     const Type *declared = n->b ? resolve_type(s, n->b, 0) : NULL;
     if (n->b && !declared) return;
     Ex e = sema_expr_hint(s, n->a, declared);
@@ -2092,6 +2155,7 @@ Module *fe_sema(const Node *program, const char *file, const FeDefine *defines, 
     int errors_before = diag->errors;
     int *used = ir_calloc((size_t)(ndefines > 0 ? ndefines : 1), sizeof *used);
     Defines ds = defines_by_name(defines, ndefines, used);
+    type_consts(&s, (Node *)program, &ds);   /* resolves type names in place: before anything reads a type */
     sema_fn_register(&s, program);
     for (int i = 0; i < program->nlist; i++) {
         const Node *it = program->list[i];

@@ -84,6 +84,18 @@ static uint16_t f32_to_f16(float f)
     return (uint16_t)(sign | h);
 }
 
+/* f16 to f32, exactly (normals, subnormals, infinities, NaN). */
+static float f16_to_f32(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;
+    if (e == 31) return bits_f32(sign | 0x7F800000u | (m << 13));
+    if (e == 0) {
+        float v = (float)m * 0x1p-24f;   /* subnormal: m x 2^-24 */
+        return sign ? -v : v;
+    }
+    return bits_f32(sign | ((e - 15 + 127) << 23) | (m << 13));
+}
+
 /* ---- building cases ---- */
 
 int ref_fail(char *err, size_t errlen, const char *fmt, ...)
@@ -1252,10 +1264,19 @@ static int setup_attention(ref_case *c, long long n, const ref_setting *set, int
     double scale = sc ? sc->value : 1.0 / sqrt((double)dim);
     if (!(fabs(scale) < 1e3)) return ref_fail(err, errlen, "%s: scale = %g is out of range", kn, scale);
     size_t nq = (size_t)(bt * hd * sq) * (size_t)dim, nk = (size_t)(bt * kvh * sk) * (size_t)dim, g = 4096;
-    fill_bf16(add_buffer(c, "q", REF_IN, TILE_DTYPE_BF16, nq, g), rng, -2.0f, 2.0f);
-    fill_bf16(add_buffer(c, "k", REF_IN, TILE_DTYPE_BF16, nk, g), rng, -2.0f, 2.0f);
-    fill_bf16(add_buffer(c, "v", REF_IN, TILE_DTYPE_BF16, nk, g), rng, -2.0f, 2.0f);
-    add_buffer(c, "o", REF_OUT, TILE_DTYPE_BF16, nq, g);
+    tile_dtype dt = param_dtype(c, "q", TILE_DTYPE_BF16);   /* bf16, or f16 (-DT=f16) */
+    if (dt != TILE_DTYPE_BF16 && dt != TILE_DTYPE_F16)
+        return ref_fail(err, errlen, "%s: q is %s; the reference takes bf16 or f16", kn, tile_dtype_name(dt));
+    const char *in[3] = {"q", "k", "v"};
+    for (int i = 0; i < 3; i++) {
+        ref_param *p = add_buffer(c, in[i], REF_IN, dt, i ? nk : nq, g);
+        uint16_t *x = p ? p->init : NULL;
+        for (size_t e = 0; x && e < p->count; e++) {
+            float f = ref_rng_uniform(rng, -2.0f, 2.0f);
+            x[e] = dt == TILE_DTYPE_F16 ? f32_to_f16(f) : ref_f32_to_bf16(f);
+        }
+    }
+    add_buffer(c, "o", REF_OUT, dt, nq, g);
     ref_param *lse = add_buffer(c, "lse", REF_OUT, TILE_DTYPE_F32, (size_t)(bt * hd * sq), 64);
     if (lse) {   /* |error| of a log-sum-exp: the f32 scores and sum (seqlen_k terms) and ex2/lg2's approximations */
         lse->has_tol = 1;
@@ -1277,8 +1298,8 @@ static int setup_attention(ref_case *c, long long n, const ref_setting *set, int
     c->grid[2] = (unsigned)bt;
     c->elements = nq + (size_t)(bt * hd * sq);
     c->bytes = 2.0 * (2.0 * (double)nq + 2.0 * (double)nk) + 4.0 * (double)(bt * hd * sq);
-    snprintf(c->shape, sizeof c->shape, "batch %lld, heads %lld/%lld, seqlen %lld/%lld, d %lld%s", bt, hd, kvh, sq, sk, dim,
-             cs ? ", causal" : "");
+    snprintf(c->shape, sizeof c->shape, "batch %lld, heads %lld/%lld, seqlen %lld/%lld, d %lld, %s%s", bt, hd, kvh, sq, sk,
+             dim, tile_dtype_name(dt), cs ? ", causal" : "");
     return 0;
 }
 
@@ -1292,6 +1313,8 @@ static void ref_attention(ref_case *c)
     double scale = (double)(float)param(c, "scale")->scalar;
     ref_param *qp = param(c, "q");
     long dim = (long)(qp->count / ((size_t)bt * (size_t)hd * (size_t)sq));
+    int h16 = qp->dtype == TILE_DTYPE_F16;
+#define HV(x) (h16 ? f16_to_f32(x) : ref_bf16_to_f32(x))
     const uint16_t *q = qp->init, *k = param(c, "k")->init, *v = param(c, "v")->init;
     uint16_t *o = param(c, "o")->expect;
     float *lse = param(c, "lse")->expect;
@@ -1300,7 +1323,7 @@ static void ref_attention(ref_case *c)
     for (int b = 0; p && acc && kf && vf && b < bt; b++)
         for (int h = 0; h < hd; h++) {
             size_t kb = ((size_t)b * (size_t)kvh + (size_t)(h / (hd / kvh))) * (size_t)(sk * dim);
-            for (long e = 0; e < sk * dim; e++) kf[e] = ref_bf16_to_f32(k[kb + (size_t)e]), vf[e] = ref_bf16_to_f32(v[kb + (size_t)e]);
+            for (long e = 0; e < sk * dim; e++) kf[e] = HV(k[kb + (size_t)e]), vf[e] = HV(v[kb + (size_t)e]);
             for (long i = 0; i < sq; i++) {
                 size_t row = ((size_t)b * (size_t)hd + (size_t)h) * (size_t)sq + (size_t)i;
                 const uint16_t *qi = q + row * (size_t)dim;
@@ -1309,7 +1332,7 @@ static void ref_attention(ref_case *c)
                 double m = -HUGE_VAL, l = 0.0;
                 for (long j = 0; j <= last; j++) {
                     double s = 0.0;
-                    for (long d = 0; d < dim; d++) s += (double)ref_bf16_to_f32(qi[d]) * kf[j * dim + d];
+                    for (long d = 0; d < dim; d++) s += (double)HV(qi[d]) * kf[j * dim + d];
                     p[j] = s * scale;
                     m = fmax(m, p[j]);
                 }
@@ -1317,7 +1340,10 @@ static void ref_attention(ref_case *c)
                 for (long d = 0; d < dim; d++) acc[d] = 0.0;
                 for (long j = 0; j <= last; j++)
                     for (long d = 0; d < dim; d++) acc[d] += p[j] * vf[j * dim + d];
-                for (long d = 0; d < dim; d++) o[row * (size_t)dim + (size_t)d] = ref_f32_to_bf16(last < 0 ? 0.0f : (float)(acc[d] / l));
+                for (long d = 0; d < dim; d++) {
+                    float od = last < 0 ? 0.0f : (float)(acc[d] / l);
+                    o[row * (size_t)dim + (size_t)d] = h16 ? f32_to_f16(od) : ref_f32_to_bf16(od);
+                }
                 lse[row] = last < 0 ? -INFINITY : (float)(m + log(l));
             }
         }
@@ -1325,6 +1351,7 @@ static void ref_attention(ref_case *c)
     free(acc);
     free(kf);
     free(vf);
+#undef HV
 }
 
 const ref_kernel ref_kernels[] = {
@@ -1494,11 +1521,13 @@ static void compare_value(const ref_case *c, const ref_param *p, size_t i, const
         memcpy(&ug, got, 4);
         memcpy(&uw, want, 4);
         g = bits_f32(ug), w = bits_f32(uw), og = ordered32(ug), ow = ordered32(uw);
-    } else if (p->dtype == TILE_DTYPE_BF16) {
+    } else if (p->dtype == TILE_DTYPE_BF16 || p->dtype == TILE_DTYPE_F16) {
         uint16_t ug, uw;
         memcpy(&ug, got, 2);
         memcpy(&uw, want, 2);
-        g = ref_bf16_to_f32(ug), w = ref_bf16_to_f32(uw), og = ordered16(ug), ow = ordered16(uw);
+        int h = p->dtype == TILE_DTYPE_F16;
+        g = h ? f16_to_f32(ug) : ref_bf16_to_f32(ug), w = h ? f16_to_f32(uw) : ref_bf16_to_f32(uw);
+        og = ordered16(ug), ow = ordered16(uw);
     } else {
         if (memcmp(got, want, tile_dtype_size(p->dtype)) != 0) ref_mismatch(r, "%s[%zu]: got different bytes than the reference", p->name, i);
         return;
@@ -1535,6 +1564,9 @@ static double frobenius_error(const ref_param *p, const void *got)
         if (p->dtype == TILE_DTYPE_BF16) {
             g = ref_bf16_to_f32(((const uint16_t *)got)[k]);
             w = ref_bf16_to_f32(((const uint16_t *)p->expect)[k]);
+        } else if (p->dtype == TILE_DTYPE_F16) {
+            g = f16_to_f32(((const uint16_t *)got)[k]);
+            w = f16_to_f32(((const uint16_t *)p->expect)[k]);
         } else if (p->dtype == TILE_DTYPE_F32) {
             g = ((const float *)got)[k];
             w = ((const float *)p->expect)[k];

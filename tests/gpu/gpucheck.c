@@ -867,13 +867,14 @@ int main(int argc, char **argv)
            g.target == TILE_TARGET_SM100A ? "sm_100a" : "sm_90a", (unsigned long long)g.seed);
 
     /* every sample as written, then the variants compiled with -D overrides */
-    enum { MAX_LOADED = 32 };
+    enum { MAX_LOADED = 48 };
     static const tile_define cluster4[] = {{"CLUSTER", "4"}};
     static const tile_define ring_min[] = {{"STAGES", "3"}, {"PENDING_READS", "2"}};
     static const tile_define reads0[] = {{"PENDING_READS", "0"}};
     static const tile_define gemm_bn128[] = {{"BN", "128"}}, gemm_bn64[] = {{"BN", "64"}};
     static const tile_define gemm_bk32[] = {{"BK", "32"}}, gemm_bk16[] = {{"BK", "16"}};
     static const tile_define head_dim64[] = {{"HEAD_DIM", "64"}}, head_dim64_nwg2[] = {{"HEAD_DIM", "64"}, {"NWG", "2"}};
+    static const tile_define att_f16[] = {{"T", "f16"}}, att_f16_64[] = {{"T", "f16"}, {"HEAD_DIM", "64"}};
     static const struct { const char *kernel; const tile_define *defs; int ndefs; const char *tag; } variants[] = {
         {"cluster_multicast", cluster4, 1, " (-DCLUSTER=4)"},
         /* the two ends of the ring's split: one load ahead and 3 stores reading; every stage loaded ahead */
@@ -886,6 +887,8 @@ int main(int argc, char **argv)
         {"gemm_persistent_sm90", gemm_bk16, 1, " (-DBK=16)"},
         {"attention_fwd", head_dim64, 1, " (-DHEAD_DIM=64)"},
         {"attention_fwd", head_dim64_nwg2, 2, " (-DHEAD_DIM=64 -DNWG=2)"},
+        {"attention_fwd", att_f16, 1, " (-DT=f16)"},
+        {"attention_fwd", att_f16_64, 2, " (-DT=f16 -DHEAD_DIM=64)"},
     };
     loaded ls[MAX_LOADED] = {{0}};
     int nls = 0;

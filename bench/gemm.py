@@ -11,11 +11,10 @@ report; --shapes, --variants and --reps replace the preset's. Without --preset: 
 
 Timing (needs PyTorch with CUDA; Triton is optional). For each shape M x N x K, A [M, K] and B [N, K]
 are random bf16 tensors made once by torch (uniform in [-1, 1)); every contender computes
-C = A @ B^T into its own bf16 C from those same tensors. tilec's kernel is compiled by build/tilec
-to a cubin (the compile time of each variant is printed), loaded with the CUDA driver API through
-ctypes into torch's context, and launched with tensor maps encoded here exactly as the tilec
-runtime encodes them (row-major, bf16, box and swizzle as `tilec --emit params` reports them, zero
-fill). Each timed launch sits between CUDA events on the default stream, after warm-up, preceded by
+C = A @ B^T into its own bf16 C from those same tensors. tilec's kernel is compiled and launched
+through the Python package (python/tilec; libtile from $TILEC_LIB or the build tree) on the torch
+tensors themselves: the runtime encodes the tensor maps from the arguments and the kernel's boxes
+(the compile time of each variant, in process, and ptxas's on its PTX are printed). Each timed launch sits between CUDA events on the default stream, after warm-up, preceded by
 an L2 flush and a spin that hide the host's launch overhead (time_one); every contender of a shape
 is timed once per round, R rounds interleaved (so that clock or temperature drift reaches all
 alike), and the median of its R times is reported. TFLOP/s = 2 M N K / time; the fraction is of
@@ -31,7 +30,7 @@ message if this Triton lacks them). The `tune` preset times only cuBLAS and the 
 
 A variant is a list of words:
     [plain | persistent | pingpong | cluster] [src=FILE | rewrite=NAME] [NAME=VALUE ...]
-    [clusters=C] [racy] [ptxsub=OLD=>NEW]
+    [clusters=C] [racy]
   plain       samples/gemm_sm90.tile, one block per tile (the default)
   persistent  samples/gemm_persistent_sm90.tile, grid min(tiles, SMs)
   pingpong    samples/gemm_pingpong_sm90.tile (each consumer warpgroup whole tiles), grid min(tiles, SMs)
@@ -44,7 +43,6 @@ A variant is a list of words:
   NAME=VALUE  -D overrides of the source's consts (BM, BN, BK, STAGES, GROUP_M, ...)
   racy        a diagnostic that drops part of the protocol on purpose: timed even when its result
               is wrong (and labelled so), skipped by --check
-  ptxsub=O=>N every O in the emitted PTX replaced by N before ptxas (the cost of one instruction's form)
 The C tile a block computes is read from the compiled boxes (A's rows x B's rows; x 2 for cluster).
 
 --check runs the correctness loop before timing (--check-only: instead of timing; no torch needed):
@@ -56,7 +54,6 @@ every variant (PTX, parameters, cubin when ptxas is found) and prints the compil
 """
 import argparse
 import atexit
-import ctypes
 import os
 import re
 import shutil
@@ -68,14 +65,15 @@ import time
 
 PEAK = 989.0
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TILEC = os.environ.get("TILEC", os.path.join(ROOT, "build", "tilec"))
+TILEC = os.environ.get("TILEC", os.path.join(ROOT, "build", "tilec"))   # the correctness loop's `tilec run`
+sys.path.insert(0, os.path.join(ROOT, "python"))
+import tilec  # noqa: E402
 SAMPLES = {"plain": "gemm_sm90", "persistent": "gemm_persistent_sm90",
            "pingpong": "gemm_pingpong_sm90", "cluster": "gemm_cluster_sm90"}
 WHOLE_C = "src=bench/gemm_variants/persistent_whole_c.tile"
 FIVE = "4096x4096x4096,8192x8192x8192,8192x1024x8192,16384x4096x1024,128x8192x8192"
 
 torch = None   # imported by need_torch() when timing
-cuda = None    # libcuda.so.1, opened by need_torch()
 SMS = 132      # the device's SM count, set from torch when timing
 
 
@@ -286,10 +284,9 @@ class Variant:
         self.persistent = self.kind != "plain"
         self.racy = "racy" in words
         self.max_clusters = int(next((w[9:] for w in words if w.startswith("clusters=")), "0"))
-        self.subs = [w[7:].split("=>") for w in words if w.startswith("ptxsub=")]
         src = [w[4:] for w in words if w.startswith("src=")]
         rewrite = [w[8:] for w in words if w.startswith("rewrite=")]
-        self.defines = [w for w in words if "=" in w and not w.startswith(("src=", "rewrite=", "clusters=", "ptxsub="))]
+        self.defines = [w for w in words if "=" in w and not w.startswith(("src=", "rewrite=", "clusters="))]
         unknown = [w for w in words if w not in self.KINDS and w != "racy" and "=" not in w]
         if unknown:
             raise ValueError(f"variant [{text}]: unknown word(s) {' '.join(unknown)}")
@@ -316,102 +313,54 @@ class Variant:
         self.args = [TILEC, self.source] + [f"-D{d}" for d in self.defines]
 
     def compile(self, cubin=True):
-        """PTX (timed), the TMA boxes (--emit params), the shared memory size and, when asked, the
-        cubin (timed: tilec and ptxas, process starts included)."""
+        """Compiles the variant through the Python package (in process: source to PTX, timed), reads
+        its TMA boxes, C's kind and shared memory from the program; with cubin, also assembles it with
+        ptxas (timed) for the report (launches load the program through the package, which JITs or
+        takes the cached cubin)."""
+        with open(self.source) as f:
+            text = f.read()
+        defines = dict(d.split("=", 1) for d in self.defines)
         t0 = time.perf_counter()
-        ptx = run(self.args + ["--emit", "ptx"])
+        self.program = tilec.compile(text, target="sm_90a", defines=defines, filename=self.source)
         self.compile_ptx_ms = (time.perf_counter() - t0) * 1e3
+        self.kern = self.program[self.kernel]
+        ptx = self.program.emit("ptx")
         self.ptx_bytes = len(ptx)
-        pinfo = run(self.args + ["--emit", "params"], text=True)
-        # the TMA maps' boxes and swizzles as the compiler records them (name -> (rows, cols, swizzle))
-        self.maps = {m.group(1): (int(m.group(2)), int(m.group(3)), int(m.group(4)))
-                     for m in re.finditer(r"^\s+\d+ (\w+) tma bf16 rank=2 box=(\d+)x(\d+) swizzle=(\d+)(?: spans=\d+)?$",
-                                          pinfo, re.M)}
+        # the TMA maps' boxes (name -> (rows, cols)): the tile a block (a cluster: each CTA) computes
+        self.maps = {p.name: tuple(p.box) for p in self.kern.params if p.kind == "tma"}
         self.c_tma = "c" in self.maps   # C as a TMA tensor (an epilogue through shared memory) or a pointer
-        # the C tile a block (a cluster: each of its CTAs) computes: BM rows of A, BN rows of B (the
-        # cluster kernel's B box is half its tile's columns)
         self.tile = (self.maps["a"][0], self.maps["b"][0] * (2 if self.cluster else 1))
-        ir = run(self.args + ["--emit", "ir-lowered"], text=True)
-        self.smem = int(re.search(r"smem\((\d+)\)", ir).group(1))
-        self.cubin = None
+        self.smem = self.kern.shared_bytes
         self.compile_cubin_ms = 0.0
-        if not cubin:
-            return self
-        t0 = time.perf_counter()
-        if self.subs:
-            text = ptx.decode()
-            for old, new in self.subs:
-                if old not in text:
-                    raise RuntimeError(f"ptxsub: '{old}' is not in the PTX of [{self.label}]")
-                text = text.replace(old, new)
+        if cubin:
             d = tempfile.mkdtemp(dir=tmpdir())
             with open(os.path.join(d, "k.ptx"), "w") as f:
-                f.write(text)
-            run([os.environ.get("PTXAS", "ptxas"), "-arch=sm_90a", os.path.join(d, "k.ptx"),
-                 "-o", os.path.join(d, "k.cubin")])
-            with open(os.path.join(d, "k.cubin"), "rb") as f:
-                self.cubin = f.read()
-        else:
-            self.cubin = run(self.args + ["--emit", "cubin", "-o", "-"])
-        self.compile_cubin_ms = (time.perf_counter() - t0) * 1e3
+                f.write(ptx)
+            t0 = time.perf_counter()
+            run([os.environ.get("PTXAS", "ptxas"), "-arch=sm_90a", os.path.join(d, "k.ptx"), "-o",
+                 os.path.join(d, "k.cubin")])
+            self.compile_cubin_ms = (time.perf_counter() - t0) * 1e3
         return self
 
     def load(self):
-        self.mod = ctypes.c_void_p()
-        ck(cuda.cuModuleLoadData(ctypes.byref(self.mod), ctypes.c_char_p(self.cubin)), "cuModuleLoadData")
-        self.fn = ctypes.c_void_p()
-        ck(cuda.cuModuleGetFunction(ctypes.byref(self.fn), self.mod, self.kernel.encode()), "cuModuleGetFunction")
-        ck(cuda.cuFuncSetAttribute(self.fn, 8, self.smem), "cuFuncSetAttribute(max dynamic smem)")
-        if self.cluster:   # how many clusters of this kernel can be resident at once (driver's answer)
-            class LaunchConfig(ctypes.Structure):
-                _fields_ = [("g", ctypes.c_uint * 3), ("b", ctypes.c_uint * 3), ("smem", ctypes.c_uint),
-                            ("stream", ctypes.c_void_p), ("attrs", ctypes.c_void_p), ("nattrs", ctypes.c_uint)]
-            cfg = LaunchConfig((ctypes.c_uint * 3)(SMS, 1, 1), (ctypes.c_uint * 3)(384, 1, 1), self.smem, None, None, 0)
-            n = ctypes.c_int(-1)
-            rc = cuda.cuOccupancyMaxActiveClusters(ctypes.byref(n), self.fn, ctypes.byref(cfg))
-            print(f"tilec variant [{self.label}]: cuOccupancyMaxActiveClusters = {n.value} (rc {rc})")
         return self
 
-    def tensor_map(self, t, name):
-        """CUtensorMap of a row-major [rows, cols] bf16 tensor for the kernel's TMA parameter `name`,
-        with the box and swizzle the compiler chose for it (`tilec --emit params`: a shared tile in
-        column spans is moved one span-wide box at a time)."""
-        rows, cols = t.shape
-        box_rows, box_cols, swizzle = self.maps[name]
-        tm = (ctypes.c_uint8 * 128)()
-        dims = (ctypes.c_uint64 * 2)(cols, rows)
-        strides = (ctypes.c_uint64 * 1)(cols * 2)
-        box = (ctypes.c_uint32 * 2)(box_cols, box_rows)
-        es = (ctypes.c_uint32 * 2)(1, 1)
-        swz = {128: 3, 64: 2, 32: 1, 0: 0}[swizzle]
-        ck(cuda.cuTensorMapEncodeTiled(tm, 9, 2, ctypes.c_void_p(t.data_ptr()), dims, strides, box, es, 0, swz, 2, 0),
-           "cuTensorMapEncodeTiled")
-        return tm
-
     def launcher(self, a, b, c):
+        """The variant's launch on torch tensors a [M, K], b [N, K], c [M, N], through the package (the
+        runtime builds the tensor maps from the arguments and the kernel's boxes)."""
         M, K = a.shape
         N = b.shape[0]
-        ta, tb = self.tensor_map(a, "a"), self.tensor_map(b, "b")
-        pc = self.tensor_map(c, "c") if self.c_tma else ctypes.c_uint64(c.data_ptr())
-        iM, iN, iK = ctypes.c_int32(M), ctypes.c_int32(N), ctypes.c_int32(K)
-        params = (ctypes.c_void_p * 6)(*[ctypes.cast(ctypes.pointer(x), ctypes.c_void_p) for x in (ta, tb, pc, iM, iN, iK)])
         bm, bn = self.tile
         grid = ((M + bm - 1) // bm) * ((N + bn - 1) // bn)
         if self.cluster:   # clusters of 2 along M: tile pairs, one block per SM
             grid = 2 * min(((M + bm - 1) // bm + 1) // 2 * ((N + bn - 1) // bn), self.max_clusters or SMS // 2)
         elif self.persistent:
             grid = min(grid, SMS)
-        keep = (ta, tb, pc, iM, iN, iK, params)
+        kern = self.kern
 
         def launch():
-            _ = keep
-            ck(cuda.cuLaunchKernel(self.fn, grid, 1, 1, 384, 1, 1, self.smem, None, params, None), "cuLaunchKernel")
+            kern(a, b, c, M, N, K, grid=grid, device="cuda")
         return launch
-
-
-def ck(rc, what):
-    if rc != 0:
-        raise RuntimeError(f"{what}: CUDA error {rc}")
 
 
 # ---- the correctness loop (--check) ----------------------------------------------------------
@@ -450,8 +399,8 @@ def check_variants(variants, device):
         sys.stdout.flush()
 
     for v in variants:
-        if v.racy or v.subs:
-            print(f"check [{v.label}]: not checked ({'racy diagnostic' if v.racy else 'PTX rewrite'})")
+        if v.racy:
+            print(f"check [{v.label}]: not checked (racy diagnostic)")
             continue
         key = (v.source, tuple(v.defines))
         if key in seen:
@@ -480,8 +429,8 @@ def check_variants(variants, device):
 # ---- timing ----------------------------------------------------------------------------------
 
 def need_torch():
-    """Import torch (and open libcuda) for timing, or say what is missing and exit."""
-    global torch, cuda, SMS
+    """Import torch for timing, or say what is missing and exit."""
+    global torch, SMS
     try:
         import torch as t
     except ImportError:
@@ -491,7 +440,6 @@ def need_torch():
         sys.exit("bench/gemm.py: torch sees no CUDA device: timing needs one "
                  "(--compile-only and --check-only --device sim run without it)")
     torch = t
-    cuda = ctypes.CDLL("libcuda.so.1")
     torch.cuda.init()
     torch.zeros(1, device="cuda")
     SMS = torch.cuda.get_device_properties(0).multi_processor_count
@@ -789,21 +737,21 @@ def main():
             var.compile(cubin=have_ptxas)
             cub = f", to cubin {var.compile_cubin_ms:.1f} ms" if have_ptxas else " (no ptxas: no cubin)"
             print(f"tilec variant [{var.label}]: tile {var.tile[0]} x {var.tile[1]}, to PTX {var.compile_ptx_ms:.1f} ms"
-                  f"{cub} (process start included), smem {var.smem} B, PTX {var.ptx_bytes} B")
+                  f"{cub} (in process; ptxas a process of its own), smem {var.smem} B, PTX {var.ptx_bytes} B")
         return 0
     need_torch()
     print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}  cuBLAS via torch.matmul")
     t0 = time.perf_counter()
     for var in variants:
         var.compile().load()
-        print(f"tilec variant [{var.label}]: compile to PTX {var.compile_ptx_ms:.1f} ms, to cubin (with ptxas) "
-              f"{var.compile_cubin_ms:.1f} ms (process start included), smem {var.smem} B, PTX {var.ptx_bytes} B")
+        print(f"tilec variant [{var.label}]: compile to PTX {var.compile_ptx_ms:.1f} ms in process, ptxas on it "
+              f"{var.compile_cubin_ms:.1f} ms, smem {var.smem} B, PTX {var.ptx_bytes} B")
     if preset.mode == "tune":
         ptx_ms = sum(v.compile_ptx_ms for v in variants)
         cubin_ms = sum(v.compile_cubin_ms for v in variants)
         print(f"{len(variants)} tilec variants compiled: to PTX {ptx_ms:.0f} ms in all ({ptx_ms / len(variants):.1f} ms "
               f"each), to cubin with ptxas {cubin_ms:.0f} ms in all; {(time.perf_counter() - t0) * 1e3:.0f} ms wall "
-              f"for compiling and loading every variant (process starts included)")
+              f"for compiling every variant (ptxas processes included)")
     (tune if preset.mode == "tune" else compare)(variants, shapes, reps)
     return 0
 

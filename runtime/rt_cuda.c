@@ -737,7 +737,7 @@ static tile_status cuda_encode_tma(void *h, const RtTmaDesc *t, void *out)
     CUresult r = cu.TensorMapEncodeTiled((CUtensorMap *)out, tma_dtype(t->dtype), (cuuint32_t)t->rank,
                                          (void *)(uintptr_t)t->addr, dims, strides, box, estrides,
                                          CU_TENSOR_MAP_INTERLEAVE_NONE, tma_swizzle(t->swizzle),
-                                         CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+                                         CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r == CUDA_SUCCESS) return TILE_SUCCESS;
     char what[512];
     int w = snprintf(what, sizeof what, "cuTensorMapEncodeTiled(%s, rank %d, 0x%llx, dims", tile_dtype_name(t->dtype),

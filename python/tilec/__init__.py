@@ -180,6 +180,8 @@ def _L():
         "tile_program_kernel_count": (c_int, [c_void_p]),
         "tile_program_kernel_name": (c_char_p, [c_void_p, c_int]),
         "tile_program_kernel_block": (c_int, [c_void_p, c_int, ctypes.c_uint * 3, ctypes.c_uint * 3]),
+        "tile_program_kernel_smem": (c_size_t, [c_void_p, c_int]),
+        "tile_program_kernel_find": (c_int, [c_void_p, c_char_p]),
         "tile_program_param_count": (c_int, [c_void_p, c_int]),
         "tile_program_param": (c_int, [c_void_p, c_int, c_int, P(_ParamInfo)]),
         "tile_program_target": (c_int, [c_void_p]),
@@ -351,6 +353,9 @@ class Program:
         _check(_L().tile_program_emit(self._h, stages[stage], ctypes.byref(data), ctypes.byref(n)),
                "tilec: emit %s" % stage)
         return ctypes.string_at(data, n.value).decode("utf-8", "replace")
+
+    def _index_of(self, name):
+        return _L().tile_program_kernel_find(self._h, name.encode())
 
     def _module(self, device):
         key = id(device)
@@ -560,6 +565,11 @@ class Kernel:
         self._names = tuple(p.name for p in params)
         self._dtype_ids = tuple(_DTYPES.index(p.dtype) for p in params)
         self._argtype = _Arg * max(1, len(params))
+
+    @property
+    def shared_bytes(self):
+        """The shared memory the kernel lays out (bytes; the launch raises the kernel's limit to it)."""
+        return int(_L().tile_program_kernel_smem(self.program._h, self.program._index_of(self.name)))
 
     @property
     def signature(self):

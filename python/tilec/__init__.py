@@ -253,12 +253,13 @@ class Param:
         return "Param(%s: %s %s%s)" % (self.name, self.kind, self.dtype, "[%d]" % self.rank if self.rank else "")
 
 
-def compile(source, *, target=None, defines=None, opt=2, debug_hangs=False, filename=None):
+def compile(source, *, target=None, defines=None, opt=2, debug_hangs=False, filename=None, assemble=True):
     """Compiles a .tile source (its text, or a path to a file) into a Program.
 
     target: "sm_90a" (default), "sm_100a", "gfx942", "gfx90a"; defines: {NAME: value} overriding
-    top-level consts (as tilec -DNAME=value); opt: 0..3. Raises CompileError with the located
-    diagnostics when the source has errors."""
+    top-level consts (as tilec -DNAME=value); opt: 0..3; assemble: for NVIDIA targets, run ptxas
+    and load its cubin (the default; False, or no ptxas installed: the driver JIT-compiles the PTX).
+    Raises CompileError with the located diagnostics when the source has errors."""
     if isinstance(source, os.PathLike) or (isinstance(source, str) and "\n" not in source and source.endswith(".tile")
                                            and os.path.exists(source)):
         filename = filename or os.fspath(source)
@@ -285,6 +286,9 @@ def compile(source, *, target=None, defines=None, opt=2, debug_hangs=False, file
             arr[i].name, arr[i].value = keep[-2], keep[-1]
         opts.defines, opts.ndefines = arr, len(defines)
     opts.debug_hangs = 1 if debug_hangs else 0
+    # NVIDIA targets: ptxas makes the cubin (what tilec run and gpucheck load); without a ptxas the
+    # program keeps its PTX and the driver's JIT compiles it at load
+    opts.assemble = 1 if assemble and not str(target or "sm_90a").startswith("gfx") else 0
     prog = ctypes.c_void_p()
     st = lib.tile_compile(text, len(text), filename.encode(), ctypes.byref(opts), ctypes.byref(prog))
     if st == _ERROR_COMPILE or (st != _SUCCESS and prog.value):

@@ -1188,24 +1188,16 @@ void ptx_emit_sync(Emit *e, const Op *op)
         ptx_ins(e, "setmaxnreg.%s.sync.aligned.u32 %lld", n >= e->reg_budget ? "inc" : "dec", (long long)n);
         return;
     }
-    case OP_GROUP_SYNC: {
+    case OP_GROUP_SYNC:
+    case OP_GROUP_ARRIVE: {   /* bar.arrive: the arriving threads go on; the barrier completes with those that sync */
+        int sync = op->code == OP_GROUP_SYNC;
         int64_t id = ir_attr_int(op, "id", -1), n = ir_attr_int(op, "threads", -1);
-        if (id < 0 || id > 15 || n < 32 || n > 1024 || n % 32) {
-            ptx_error_at(e, op, "'group_sync {id = %lld, threads = %lld}': id must be 0..15 and threads a multiple of 32",
-                         (long long)id, (long long)n);
+        if (id < !sync || id > 15 || n < 32 || n > 1024 || n % 32) {
+            ptx_error_at(e, op, "'%s {id = %lld, threads = %lld}': id must be %d..15 and threads a multiple of 32",
+                         sync ? "group_sync" : "group_arrive", (long long)id, (long long)n, !sync);
             return;
         }
-        ptx_ins(e, "bar.sync %lld, %lld", (long long)id, (long long)n);
-        return;
-    }
-    case OP_GROUP_ARRIVE: {   /* the arriving threads go on; the barrier completes with the threads that sync on it */
-        int64_t id = ir_attr_int(op, "id", -1), n = ir_attr_int(op, "threads", -1);
-        if (id < 1 || id > 15 || n < 32 || n > 1024 || n % 32) {
-            ptx_error_at(e, op, "'group_arrive {id = %lld, threads = %lld}': id must be 1..15 and threads a multiple of 32",
-                         (long long)id, (long long)n);
-            return;
-        }
-        ptx_ins(e, "bar.arrive %lld, %lld", (long long)id, (long long)n);
+        ptx_ins(e, "bar.%s %lld, %lld", sync ? "sync" : "arrive", (long long)id, (long long)n);
         return;
     }
     case OP_CLUSTER_RANK:

@@ -1422,6 +1422,7 @@ tile_status rt_check_config(const RtLimits *lim, const char *kname, const unsign
     }
     unsigned long long cblocks = (unsigned long long)out->cluster[0] * out->cluster[1] * out->cluster[2];
     out->has_cluster = cblocks > 1;
+    out->cluster_in_code = declared;
     if (out->has_cluster && !lim->cluster_launch) {
         snprintf(err, errlen, "cluster (%u, %u, %u): the device cannot launch thread-block clusters (sm_90 or later)",
                  out->cluster[0], out->cluster[1], out->cluster[2]);

@@ -660,7 +660,7 @@ static tile_status cuda_function_set_shared(void *h, void *fn, size_t bytes)
 static tile_status cuda_launch(void *h, void *fn, const RtLaunchDims *l, void *s, void **params)
 {
     ENTER(h);
-    if (!l->has_cluster) {
+    if (!l->has_cluster || l->cluster_in_code) {   /* a declared cluster is the function's own (.reqnctapercluster) */
         CALL(cu.LaunchKernel((CUfunction)fn, l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1],
                              l->block[2], (unsigned)l->shared, (CUstream)s, params, NULL),
              "cuLaunchKernel");

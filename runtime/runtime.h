@@ -113,7 +113,9 @@ typedef struct RtLaunchDims {
     unsigned grid[3], block[3], cluster[3];
     uint64_t blocks;           /* grid[0] * grid[1] * grid[2] (UINT64_MAX if it would pass 2^64) */
     size_t shared;             /* dynamic shared memory, bytes */
-    int has_cluster;           /* cluster is not (1,1,1): launch with the cluster attribute */
+    int has_cluster;           /* cluster is not (1,1,1) */
+    int cluster_in_code;       /* the kernel declares it (.reqnctapercluster): a plain launch takes it from the
+                                * code; otherwise the launch passes it as the cluster attribute */
 } RtLaunchDims;
 
 /* Checks `args` against a kernel's parameters and packs them in declaration order into buf

@@ -64,6 +64,14 @@ def _device_array(v):
             dt = _torch_dtypes[v.dtype] = str(v.dtype).replace("torch.", "")
         return v.data_ptr(), dt, v.is_contiguous(), v.get_device()
     cai = getattr(v, "__cuda_array_interface__", None)
+    if (not isinstance(cai, dict) or "data" not in cai) and hasattr(v, "__dlpack__") and hasattr(v, "__dlpack_device__"):
+        try:   # a DLPack producer (JAX, CuPy, ...) in CUDA memory: read through torch, without a copy
+            if v.__dlpack_device__()[0] == 2:   # kDLCUDA
+                import torch
+                return _device_array(torch.from_dlpack(v))
+        except ImportError:
+            pass
+        return None
     if not isinstance(cai, dict) or "data" not in cai:
         return None
     import numpy   # the typestr's NumPy name ("<f4" -> float32)

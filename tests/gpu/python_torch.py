@@ -11,6 +11,11 @@ Checks, on fresh random inputs with outputs poisoned first:
     read after s;
   - samples/attention_fwd_sm90.tile at ragged, causal, grouped-query shapes against a float64
     softmax(q k^T scale) v and log-sum-exp computed by torch;
+  - samples/tma_copy.tile bit for bit and samples/gemm_persistent_sm90.tile against torch.matmul
+    (the runtime builds the tensor maps from the tensors' addresses and the kernels' boxes), at
+    ragged shapes;
+  - one CUDA context: the context current after torch's work and after tilec's launches is the
+    device's primary context (cuCtxGetCurrent, cuDevicePrimaryCtxRetain), and torch keeps working;
   - the errors: a tensor of the wrong dtype, a non-contiguous tensor, a stream of the wrong kind.
 Exit status: 0 all passed, 1 a check failed, 77 skipped (no torch or no CUDA device; not a pass).
 """
@@ -95,6 +100,53 @@ for (bt, h, kvh, sq, sk, causal) in ((1, 2, 1, 300, 77, 1), (2, 4, 2, 129, 1000,
     check(err < 1e-2 and lerr < 1e-3 and empty_ok,
           "attention_fwd batch %d heads %d/%d seqlen %d/%d causal %d: o rel. err %.2e, lse max err %.2e, rows without keys "
           "%s" % (bt, h, kvh, sq, sk, causal, err, lerr, "0 / -inf" if empty_ok else "WRONG"))
+
+copy = tilec.compile(sample("tma_copy.tile"), target="sm_90a")["tma_copy"]
+M, N = 1000, 520
+src = torch.randn(M, N, device="cuda", dtype=torch.bfloat16)
+dst = torch.full_like(src, float("nan"))
+bm, bn = copy.params[0].box
+copy(src, dst, M, N, grid=((M + bm - 1) // bm, (N + bn - 1) // bn), device="cuda")
+check(torch.equal(src, dst), "tma_copy %d x %d bf16 bit for bit" % (M, N))
+
+gemm = tilec.compile(sample("gemm_persistent_sm90.tile"), target="sm_90a")["gemm_persistent_sm90"]
+M, N, K = 1000, 1496, 520
+A = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+B = torch.randn(N, K, device="cuda", dtype=torch.bfloat16)
+C = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+sms = torch.cuda.get_device_properties(0).multi_processor_count
+tiles = ((M + 127) // 128) * ((N + 255) // 256)
+gemm(A, B, C, M, N, K, grid=min(tiles, sms), device="cuda")
+ref = A.float() @ B.float().T
+err = (torch.linalg.norm(C.float() - ref) / torch.linalg.norm(ref)).item()
+check(err < 2 ** -8, "gemm_persistent_sm90 %d x %d x %d on torch tensors: relative Frobenius error %.2e" % (M, N, K, err))
+
+class Dl:   # a DLPack producer that is not a torch tensor
+    def __init__(self, t):
+        self.t = t
+
+    def __dlpack__(self, stream=None):
+        return self.t.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self.t.__dlpack_device__()
+
+
+c3 = torch.full((n,), float("nan"), device="cuda")
+add(Dl(a), Dl(b), Dl(c3), n, grid=(n + 255) // 256, device="cuda")
+torch.cuda.synchronize()
+check(torch.equal(c3, a + b), "vector_add on DLPack producers (read through torch.from_dlpack, no copy)")
+
+import ctypes  # noqa: E402
+cu = ctypes.CDLL("libcuda.so.1")
+cur, prim, dev = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_int()
+cu.cuCtxGetCurrent(ctypes.byref(cur))
+cu.cuDeviceGet(ctypes.byref(dev), torch.cuda.current_device())
+cu.cuDevicePrimaryCtxRetain(ctypes.byref(prim), dev)
+cu.cuDevicePrimaryCtxRelease(dev)
+x = torch.ones(1000, device="cuda").sum().item()
+check(cur.value == prim.value and x == 1000.0,
+      "one context: the current context after tilec's launches is the primary one, and torch still computes")
 
 for args, msg in (((a.double(), b, c, n), "'a' holds f32 elements, but the tensor is float64"),
                   ((a[::2], b[::2], c[::2], n // 2), "'a' must be contiguous")):

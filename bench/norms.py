@@ -8,10 +8,10 @@ and a device-to-device copy of the same bytes, on one GPU. docs/PERFORMANCE.md k
 For each shape M x N, x is a random bf16 [M, N] tensor made once by torch (gamma and beta random
 [N]); every contender writes its own bf16 y from those same tensors. tilec's kernel
 (samples/softmax.tile softmax_bf16, samples/layernorm.tile, samples/rmsnorm.tile, one row per
-block) is compiled by build/tilec to a cubin with -DBN = the row length rounded up to a power of
-two (at least 256, at most 8192: rows up to 8192 are read once and kept in registers) and
--DTHREADS = BN / E for each E of --ept (elements per thread; 32 to 1024 threads), loaded with the CUDA driver API through ctypes into torch's context and launched with
-one block per row. Every result is compared with torch's in float32 before timing (the maximum
+block) is compiled through the Python package (python/tilec; libtile from $TILEC_LIB or the build
+tree) with -DBN = the row length rounded up to a power of two (at least 256, at most 8192: rows up
+to 8192 are read once and kept in registers) and -DTHREADS = BN / E for each E of --ept (elements
+per thread; 32 to 1024 threads), and launched on the torch tensors with one block per row. Every result is compared with torch's in float32 before timing (the maximum
 absolute error must stay below 2^-5 of the output's scale for bf16; a failure is reported and not
 timed). Timing: each launch sits between CUDA events after an L2 flush and a spin that hides the
 host's launch overhead; the contenders of a shape are timed in R interleaved rounds and the median
@@ -20,32 +20,25 @@ fraction of the copy's GB/s (y.copy_(x): the same bytes read and written); "x to
 time over the contender's. torch allocates its output (its caching allocator makes that free).
 """
 import argparse
-import ctypes
 import os
 import statistics
-import subprocess
 import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TILEC = os.environ.get("TILEC", os.path.join(ROOT, "build", "tilec"))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+import tilec  # noqa: E402
 SHAPES = "4096x1024,4096x4096,4096x8192,16384x8192"
 EPS = 1e-5
 SAMPLE = {"softmax": ("samples/softmax.tile", "softmax_bf16"), "layernorm": ("samples/layernorm.tile", "layernorm"),
           "rmsnorm": ("samples/rmsnorm.tile", "rmsnorm")}
 
 torch = None
-cuda = None
 FLUSH = None
 
 
-def ck(rc, what):
-    if rc != 0:
-        raise RuntimeError(f"{what}: CUDA error {rc}")
-
-
 def need_torch():
-    global torch, cuda
+    global torch
     try:
         import torch as t
     except ImportError:
@@ -53,48 +46,35 @@ def need_torch():
     if not t.cuda.is_available():
         sys.exit("bench/norms.py: torch sees no CUDA device")
     torch = t
-    cuda = ctypes.CDLL("libcuda.so.1")
     torch.zeros(1, device="cuda")
 
 
 class Tilec:
-    """One tilec kernel compiled to a cubin and loaded into torch's context."""
+    """One tilec kernel, compiled through the Python package (python/tilec) and launched on the
+    torch tensors by address."""
 
     def __init__(self, op, bn, threads):
         src, self.kernel = SAMPLE[op]
         self.op, self.bn, self.threads = op, bn, threads
-        defs = [f"-DBN={bn}", f"-DTHREADS={threads}"]
         t0 = time.perf_counter()
-        self.cubin = subprocess.run([TILEC, os.path.join(ROOT, src)] + defs + ["--emit", "cubin", "-o", "-"],
-                                    check=True, capture_output=True).stdout
+        self.kern = tilec.compile(os.path.join(ROOT, src), target="sm_90a",
+                                  defines={"BN": bn, "THREADS": threads})[self.kernel]
         self.compile_ms = (time.perf_counter() - t0) * 1e3
-        ir = subprocess.run([TILEC, os.path.join(ROOT, src)] + defs + ["--emit", "ir-lowered"], check=True,
-                            capture_output=True, text=True).stdout
-        import re
-        m = re.search(r"kernel @" + self.kernel + r"\(.*?smem\((\d+)\)", ir)
-        self.smem = int(m.group(1)) if m else 0
-        self.mod, self.fn = ctypes.c_void_p(), ctypes.c_void_p()
-        ck(cuda.cuModuleLoadData(ctypes.byref(self.mod), ctypes.c_char_p(self.cubin)), "cuModuleLoadData")
-        ck(cuda.cuModuleGetFunction(ctypes.byref(self.fn), self.mod, self.kernel.encode()), "cuModuleGetFunction")
 
     def launcher(self, x, y, g, b):
         M, N = x.shape
-        ptr = lambda t: ctypes.c_uint64(t.data_ptr())
-        args = [ptr(x)]
+        args = [x]
         if self.op == "layernorm":
-            args += [ptr(g), ptr(b)]
+            args += [g, b]
         elif self.op == "rmsnorm":
-            args += [ptr(g)]
-        args += [ptr(y), ctypes.c_int32(M), ctypes.c_int32(N)]
+            args += [g]
+        args += [y, M, N]
         if self.op != "softmax":
-            args += [ctypes.c_float(EPS)]
-        params = (ctypes.c_void_p * len(args))(*[ctypes.cast(ctypes.pointer(a), ctypes.c_void_p) for a in args])
-        keep = (args, params)
+            args += [EPS]
+        kern = self.kern
 
         def launch():
-            _ = keep
-            ck(cuda.cuLaunchKernel(self.fn, M, 1, 1, self.threads, 1, 1, self.smem, None, params, None),
-               "cuLaunchKernel")
+            kern(*args, grid=M, device="cuda")
         return launch
 
 

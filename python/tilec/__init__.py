@@ -786,11 +786,14 @@ class Autotuner:
             try:
                 kern = self._kernel(i)
                 g = self._grid(i, kern, args, kwargs, grid)
+                dev = _device(device)
                 kern(*args, grid=g, device=device, **kwargs)
                 best = None
                 for _ in range(max(1, self.reps)):
+                    dev.synchronize()
                     t0 = time.perf_counter()
                     kern(*args, grid=g, device=device, **kwargs)
+                    dev.synchronize()   # a launch on GPU arrays returns before the kernel is done
                     dt = time.perf_counter() - t0
                     best = dt if best is None else min(best, dt)
                 times.append(best)

@@ -14,6 +14,8 @@ Checks, on fresh random inputs with outputs poisoned first:
   - samples/tma_copy.tile bit for bit and samples/gemm_persistent_sm90.tile against torch.matmul
     (the runtime builds the tensor maps from the tensors' addresses and the kernels' boxes), at
     ragged shapes;
+  - tilec.autotune of samples/gemm_sm90.tile over two tile widths on torch tensors (each
+    configuration timed to completion, the result checked);
   - one CUDA context: the context current after torch's work and after tilec's launches is the
     device's primary context (cuCtxGetCurrent, cuDevicePrimaryCtxRetain), and torch keeps working;
   - the errors: a tensor of the wrong dtype, a non-contiguous tensor, a stream of the wrong kind.
@@ -120,6 +122,22 @@ gemm(A, B, C, M, N, K, grid=min(tiles, sms), device="cuda")
 ref = A.float() @ B.float().T
 err = (torch.linalg.norm(C.float() - ref) / torch.linalg.norm(ref)).item()
 check(err < 2 ** -8, "gemm_persistent_sm90 %d x %d x %d on torch tensors: relative Frobenius error %.2e" % (M, N, K, err))
+
+tuned = tilec.autotune(sample("gemm_sm90.tile"), [{"BN": 128}, {"BN": 256}], target="sm_90a", cache=False,
+                       grid=lambda cfg, k, a, b, c, M, N, K: ((M + 127) // 128) * ((N + cfg["BN"] - 1) // cfg["BN"]))
+M, N, K = 2048, 2048, 1024
+A = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+B = torch.randn(N, K, device="cuda", dtype=torch.bfloat16)
+C = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+tuned(A, B, C, M, N, K, device="cuda")
+torch.cuda.synchronize()
+ref = A.float() @ B.float().T
+err = (torch.linalg.norm(C.float() - ref) / torch.linalg.norm(ref)).item()
+times = tuned.report[-1][1]
+check(err < 2 ** -8 and all(not isinstance(t, Exception) and t > 0 for _, t in times),
+      "autotune of gemm_sm90 over BN 128 / 256 on torch tensors: chose %s (%s), rel. err %.2e" %
+      (tuned.chosen(A, B, C, M, N, K), ", ".join("%s %.3f ms" % (c, t * 1e3) for c, t in times), err))
+
 
 class Dl:   # a DLPack producer that is not a torch tensor
     def __init__(self, t):

@@ -105,6 +105,48 @@ class Launch(unittest.TestCase):
         self.assertTrue(np.isfinite(got).all())
         self.assertLess(np.linalg.norm(got - want) / np.linalg.norm(want), 2.0 ** -8)
 
+    def test_attention_heads_causal_lse(self):
+        """samples/attention_fwd_sm90.tile: 4-d q, k, v with grouped-query heads, bottom-right causal
+        masking with seqlen_q > seqlen_k (rows without keys: o = 0, lse = -inf), against float64."""
+        k = tilec.compile(sample("attention_fwd_sm90.tile"), defines={"HEAD_DIM": 64})["attention_fwd"]
+        bt, h, kvh, sq, sk, d = 1, 2, 1, 80, 70, 64
+        q = bf16_bits(self.rng.uniform(-2, 2, (bt, h, sq, d)))
+        kk = bf16_bits(self.rng.uniform(-2, 2, (bt, kvh, sk, d)))
+        v = bf16_bits(self.rng.uniform(-2, 2, (bt, kvh, sk, d)))
+        o = np.full((bt, h, sq, d), 0x7FC0, np.uint16)
+        lse = np.full((bt, h, sq), np.nan, np.float32)
+        scale = 0.125
+        rows = 64 * (k.block[0] // 128 - 1)
+        k(q, kk, v, o, lse, batch=bt, heads=h, kv_heads=kvh, seqlen_q=sq, seqlen_k=sk, scale=scale, causal=1,
+          grid=((sq + rows - 1) // rows, h, bt))
+        qf, kf, vf = (bf16_value(x).astype(np.float64) for x in (q, kk, v))
+        kf, vf = np.repeat(kf, h // kvh, axis=1), np.repeat(vf, h // kvh, axis=1)
+        s = qf @ kf.transpose(0, 1, 3, 2) * scale
+        seen = np.arange(sk)[None, :] <= np.arange(sq)[:, None] + (sk - sq)
+        s = np.where(seen, s, -np.inf)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            m = s.max(axis=-1, keepdims=True)
+            p = np.where(seen, np.exp(s - np.where(np.isfinite(m), m, 0)), 0.0)
+            l = p.sum(axis=-1, keepdims=True)
+            want_o = np.where(l > 0, (p @ vf) / np.where(l > 0, l, 1), 0.0)
+            want_lse = np.where(l[..., 0] > 0, (m + np.log(l))[..., 0], -np.inf)
+        got = bf16_value(o).astype(np.float64)
+        self.assertLess(np.linalg.norm(got - want_o) / np.linalg.norm(want_o), 1e-2)
+        empty = ~seen.any(axis=-1)
+        self.assertTrue(empty.any())   # this shape has rows that see no key
+        self.assertTrue(np.all(lse[..., empty] == -np.inf) and np.all(got[:, :, empty] == 0))
+        self.assertLess(np.abs(lse[..., ~empty] - want_lse[..., ~empty]).max(), 1e-3)
+
+    def test_tma_copy_bits(self):
+        """samples/tma_copy.tile copies a ragged bf16 matrix bit for bit (partial boxes at both edges)."""
+        k = tilec.compile(sample("tma_copy.tile"))["tma_copy"]
+        M, N = 150, 200
+        src = self.rng.integers(0, 1 << 16, (M, N), dtype=np.uint16)
+        dst = np.zeros((M, N), np.uint16)
+        bm, bn = k.params[0].box
+        k(src, dst, M, N, grid=((M + bm - 1) // bm, (N + bn - 1) // bn))
+        self.assertTrue(np.array_equal(src, dst))
+
     def test_pipelined_rowsum(self):
         """A TMA pipeline (LANGUAGE.md §25): the ring wraps 8 times per block, the last box partial."""
         k = tilec.compile(sample("pipelined_rowsum.tile"))["pipelined_rowsum"]

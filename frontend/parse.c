@@ -28,17 +28,10 @@ typedef struct NameSet {
     uint32_t count, cap;
 } NameSet;
 
-static uint32_t name_hash(const char *s, uint32_t n)
-{
-    uint32_t h = 2166136261u;
-    for (uint32_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
-    return h;
-}
-
 static int name_find(const NameSet *ns, const char *s, uint32_t n)
 {
     if (!ns->cap) return 0;
-    for (uint32_t i = name_hash(s, n) & (ns->cap - 1); ns->s[i]; i = (i + 1) & (ns->cap - 1))
+    for (uint32_t i = ir_hash_bytes(s, n) & (ns->cap - 1); ns->s[i]; i = (i + 1) & (ns->cap - 1))
         if (ns->n[i] == n && memcmp(ns->s[i], s, n) == 0) return 1;
     return 0;
 }
@@ -57,7 +50,7 @@ static void name_add(NameSet *ns, const char *s, uint32_t n)
         ir_free(ns->n);
         *ns = g;
     }
-    uint32_t i = name_hash(s, n) & (ns->cap - 1);
+    uint32_t i = ir_hash_bytes(s, n) & (ns->cap - 1);
     while (ns->s[i]) i = (i + 1) & (ns->cap - 1);
     ns->s[i] = s;
     ns->n[i] = n;

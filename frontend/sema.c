@@ -58,12 +58,7 @@ static Ex ex_float(double v, const Type *t)
     return e;
 }
 
-static uint32_t hash_name(const char *k)
-{
-    uint32_t h = 2166136261u;   /* FNV-1a */
-    for (; *k; k++) h = (h ^ (unsigned char)*k) * 16777619u;
-    return h;
-}
+static uint32_t hash_name(const char *k) { return ir_hash_bytes(k, strlen(k)); }
 
 static uint32_t map_find(const NameMap *m, const char *key)
 {

@@ -381,3 +381,10 @@ char *sb_take(StrBuf *sb)
     memset(sb, 0, sizeof *sb);
     return d;
 }
+
+uint32_t ir_hash_bytes(const char *s, size_t n)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
+    return h;
+}

@@ -91,6 +91,8 @@ void arena_free(Arena *a);
 void *arena_alloc(Arena *a, size_t size);          /* zeroed, 16-byte aligned; never NULL (raises out of memory) */
 char *arena_strdup(Arena *a, const char *s);
 char *arena_strndup(Arena *a, const char *s, size_t n);
+/* FNV-1a of n bytes: the hash of the name tables (IR parser and printer, front end). */
+uint32_t ir_hash_bytes(const char *s, size_t n);
 char *arena_printf(Arena *a, const char *fmt, ...);
 #define ARENA_NEW(a, T) ((T *)arena_alloc((a), sizeof(T)))
 #define ARENA_ARRAY(a, T, n) ((T *)arena_alloc((a), sizeof(T) * (size_t)(n)))

@@ -373,16 +373,9 @@ static char *decode_string(Parser *P, Arena *a, const Tok *t)
 
 /* ---- name maps ---- */
 
-static uint32_t hash_str(const char *s, size_t n)
-{
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
-    return h;
-}
-
 static uint32_t *map_slot(NameMap *M, const char *s, size_t n)
 {
-    uint32_t mask = M->capslots - 1, i = hash_str(s, n) & mask;
+    uint32_t mask = M->capslots - 1, i = ir_hash_bytes(s, n) & mask;
     for (;;) {
         uint32_t *slot = &M->slots[i];
         if (!*slot) return slot;
@@ -427,7 +420,7 @@ static void map_clear(NameMap *M)
 {
     uint32_t mask = M->capslots - 1;
     for (uint32_t e = 0; e < M->nents; e++) {
-        uint32_t i = hash_str(M->ents[e].s, M->ents[e].len) & mask;
+        uint32_t i = ir_hash_bytes(M->ents[e].s, M->ents[e].len) & mask;
         while (M->slots[i] != e + 1) i = (i + 1) & mask;
         M->slots[i] = 0;
     }

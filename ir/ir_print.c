@@ -35,16 +35,9 @@ typedef struct Printer {
 
 /* ---- the set of taken names ---- */
 
-static size_t hash_str(const char *s, size_t n)
-{
-    size_t h = 2166136261u;
-    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
-    return h;
-}
-
 static NameSlot *set_find(Printer *P, const char *s, size_t n)
 {
-    size_t mask = P->setcap - 1, i = hash_str(s, n) & mask;
+    size_t mask = P->setcap - 1, i = ir_hash_bytes(s, n) & mask;
     for (;;) {
         NameSlot *e = &P->set[i];
         if (!e->name || (e->len == n && memcmp(e->name, s, n) == 0)) return e;

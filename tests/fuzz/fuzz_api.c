@@ -300,7 +300,14 @@ static void streams_events(State *s, In *in, unsigned op)
     }
     case 1: tile_stream_destroy(s->stream[i]); break;
     case 2: tile_stream_synchronize(s->stream[i]); break;
-    case 3: tile_stream_query(s->stream[i]); break;
+    case 3: {
+        tile_stream_query(s->stream[i]);
+        tile_stream *w = NULL;   /* a native stream to wrap: the simulator has none, so every call is refused */
+        tile_device *d = pick_dev(s, in);
+        if (tile_stream_wrap(d, u8(in) < 64 ? NULL : (void *)s->stream[i], u8(in) < 16 ? NULL : &w) == TILE_SUCCESS)
+            tile_stream_destroy(w);
+        break;
+    }
     case 4: {
         int prio = 0;
         tile_stream_priority(s->stream[i], u8(in) < 16 ? NULL : &prio);

@@ -275,6 +275,11 @@ static void emit_mma(Emit *e, const Op *op)
         ptx_error_at(e, op, "'ld_smem_acc' loads wgmma's fragment layout: sm_90a only");
         return;
     }
+    if (op->code == OP_MMA_ARRIVE && e->target != PTX_SM100A) {
+        ptx_error_at(e, op, "'mma_arrive' is tcgen05.commit onto a barrier: sm_100a only (a wgmma completes only for an "
+                     "mma_wait of the warpgroup)");
+        return;
+    }
     if (e->target == PTX_SM100A) {
         ptx_tc_emit(e, op);
         return;
@@ -387,7 +392,8 @@ static void emit_op(Emit *e, const Op *op, Flow *f)
     case OP_SETMAXNREG: case OP_GROUP_SYNC: case OP_GROUP_ARRIVE: case OP_CLUSTER_RANK: case OP_CLUSTER_ID: case OP_CLUSTER_SYNC:
         ptx_emit_sync(e, op);
         return;
-    case OP_MMA_ACC: case OP_MMA_COMMIT: case OP_MMA_WAIT: case OP_ST_ACC: case OP_ST_SMEM_ACC: case OP_LD_SMEM_ACC:
+    case OP_MMA_ACC: case OP_MMA_COMMIT: case OP_MMA_ARRIVE: case OP_MMA_WAIT: case OP_ST_ACC: case OP_ST_SMEM_ACC:
+    case OP_LD_SMEM_ACC:
         emit_mma(e, op);
         return;
     case OP_SHMEM_MY_PE: case OP_SHMEM_N_PES: case OP_SHMEM_PUT: case OP_SHMEM_GET: case OP_SHMEM_P: case OP_SHMEM_G:

@@ -30,6 +30,8 @@
  * ring of 8 in shared memory (__tc_bar, count 1; cta_group = 2 multicasts it to both CTAs of the
  * pair), cnt a per-thread register that every thread of the group advances; mma_wait(n) waits on
  * commit cnt - 1 - n (parity (cnt - 1 - n) / 8 % 2) and then fences (tcgen05.fence::after_thread_sync).
+ * mma_arrive (a pipeline's tcgen05 release) is the same commit onto the user's barrier, which
+ * the hardware arrives on once the issuing thread's earlier tcgen05 ops complete.
  * A kernel without mma_commit commits and waits after every mma. Restrictions (located errors):
  * all mma_acc of a kernel share one shape, group and cta_group; an mma's accumulator operand is
  * used by nothing else (one TMEM region holds it); no `return` in such a kernel (the dealloc must
@@ -258,11 +260,12 @@ static const char *tc_issuer(Emit *e)
     return p;
 }
 
-static void tc_commit(Emit *e)
+/* The issuing thread's tcgen05.commit onto barrier address bar: the hardware arrives on it once every
+ * tcgen05 op this thread issued before it completes; a pair's leader multicasts it to the barrier
+ * at the same offset in both CTAs. */
+static void tc_commit_on(Emit *e, const char *bar)
 {
-    const char *p = tc_issuer(e), *a = ptx_tmp(e, RC_B32);
-    ptx_ins(e, "and.b32 %s, %%tc_cnt, 7", a);
-    ptx_ins(e, "mad.lo.u32 %s, %s, 8, %%tc_bar", a, a);
+    const char *p = tc_issuer(e);
     if (e->tc->cg == 2) {
         const char *r = ptx_tmp(e, RC_B32), *m = ptx_tmp(e, RC_B16);
         ptx_ins(e, "mov.u32 %s, %%cluster_ctarank", r);
@@ -270,11 +273,27 @@ static void tc_commit(Emit *e)
         ptx_ins(e, "shl.b32 %s, 3, %s", r, r);
         ptx_ins(e, "cvt.u16.u32 %s, %s", m, r);
         ptx_ins(e, "@%s tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%s], %s",
-                p, a, m);
+                p, bar, m);
     } else {
-        ptx_ins(e, "@%s tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%s]", p, a);
+        ptx_ins(e, "@%s tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%s]", p, bar);
     }
+}
+
+/* mma_commit: onto the compiler's ring barrier cnt % 8 (mma_wait's). */
+static void tc_commit(Emit *e)
+{
+    const char *a = ptx_tmp(e, RC_B32);
+    ptx_ins(e, "and.b32 %s, %%tc_cnt, 7", a);
+    ptx_ins(e, "mad.lo.u32 %s, %s, 8, %%tc_bar", a, a);
+    tc_commit_on(e, a);
     ptx_ins(e, "add.u32 %%tc_cnt, %%tc_cnt, 1");
+}
+
+/* mma_arrive: onto the user's barrier (a pipeline's empty: the tcgen05 release). */
+static void tc_arrive(Emit *e, const Op *op)
+{
+    const char *b = ptx_operand_of(e, op, 0, TY_MBAR, "an mbar");
+    if (b) tc_commit_on(e, b);
 }
 
 static void tc_wait(Emit *e, int64_t pending)
@@ -440,6 +459,7 @@ void ptx_tc_emit(Emit *e, const Op *op)
     }
     switch (op->code) {
     case OP_MMA_COMMIT: tc_commit(e); return;
+    case OP_MMA_ARRIVE: tc_arrive(e, op); return;
     case OP_MMA_WAIT: tc_wait(e, ir_attr_int(op, "pending", 0)); return;
     case OP_MMA_ACC: tc_mma(e, op); return;
     default: tc_st_acc(e, op); return;

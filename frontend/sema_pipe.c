@@ -11,7 +11,8 @@
  * (v >> 16) & 1, next: v + 1, or the next lap's stage 0 at the wrap), so that no state operation
  * divides. The lap bit is the consumer's parity on `full`; the other parity is the producer's on
  * `empty` (so the producer's first round passes a fresh barrier). The operations build today's ops (mbar_wait, mbar_arrive_expect, group_sync,
- * elect, mbar_arrive), so verify-async, the simulator and the watchdog see an ordinary protocol;
+ * elect, mbar_arrive; mma_arrive for the tcgen05 release, commit_releases), so verify-async, the
+ * simulator and the watchdog see an ordinary protocol;
  * what this file checks is what those ops no longer show: which group may run each operation,
  * that an acquire is committed in its block, that a stage is released once, that a state belongs
  * to the pipeline whose tile it indexes.
@@ -55,7 +56,16 @@ struct Pipe {
     Op **meetings;             /* the consumer groups' release meetings (group_sync), dropped at the end when
                                 * only mmas read the ring (sema_pipe_end) */
     int nmeetings, meetings_cap;
+    struct PipeRelease *releases; /* every release's meeting, elect and barrier (commit_releases) */
+    int nreleases, releases_cap;
 };
+
+/* One consumer group's release of one stage as built: the meeting (a barrier or group_sync; NULL
+ * when none), the elect region whose thread arrives, and the empty barrier it arrives on. */
+typedef struct PipeRelease {
+    Op *meeting, *elect;
+    Value *bar;
+} PipeRelease;
 
 /* An acquire waiting for its commit, a state already released, or a turn taken and not yet
  * passed, until its scope ends. */
@@ -589,7 +599,18 @@ typedef struct RingUses {
     Value *const *fields;
     int nfields;
     int other;                 /* a use by anything else (a thread reads or writes the tiles) */
+    int mmas, tc_mmas;         /* mmas reading the ring; those with a cta_group (tcgen05) issued by `group` */
+    WarpRange group;           /* the consumer group (commit_releases) */
 } RingUses;
+
+/* The warps an op runs in: its innermost warps region's, or the block's (lo = 0, hi = -1). */
+static WarpRange op_warps(const Op *op)
+{
+    for (const Op *p = op->parent && op->parent->parent ? op->parent->parent->parent : NULL; p;
+         p = p->parent && p->parent->parent ? p->parent->parent->parent : NULL)
+        if (p->code == OP_WARPS) return (WarpRange){(int)ir_attr_int(p, "lo", 0), (int)ir_attr_int(p, "hi", 0)};
+    return (WarpRange){0, -1};
+}
 
 static int is_field(const RingUses *u, const Value *v)
 {
@@ -607,7 +628,13 @@ static void ring_use(Op *op, void *ctx)
         int stage = v->def && v->def->code == OP_SMEM_STAGE && v->def->noperands && is_field(u, v->def->operands[0]);
         if (!field && !stage) continue;
         if (field && op->code == OP_SMEM_STAGE && i == 0) continue;
-        if ((op->code == OP_MMA && i < 2) || (op->code == OP_TMA_LOAD && i == 0)) continue;
+        if (op->code == OP_MMA && i < 2) {
+            WarpRange w = op_warps(op);
+            u->mmas++;
+            u->tc_mmas += ir_attr_int(op, "cta_group", 0) > 0 && w.lo == u->group.lo && w.hi == u->group.hi;
+            continue;
+        }
+        if (op->code == OP_TMA_LOAD && i == 0) continue;
         u->other = 1;
     }
 }
@@ -623,11 +650,39 @@ static void ring_use(Op *op, void *ctx)
 static void drop_meetings(Sema *s, Pipe *p)
 {
     if (!p->nmeetings || !p->nfields || p->nfields > PIPE_MAX_FIELDS || !s->b.k) return;
-    RingUses u = {p->fields, p->nfields, 0};
+    RingUses u = {p->fields, p->nfields, 0, 0, 0, {0, 0}};
     ir_walk_region(&s->b.k->body, ring_use, &u);
     if (u.other) return;
     for (int i = 0; i < p->nmeetings; i++) ir_op_remove(p->meetings[i]);
     p->nmeetings = 0;
+}
+
+/* The tcgen05 release. When the ring is filled by TMA and read only by tcgen05 mmas (`cta_group`
+ * given) that the one consumer group issues, each release becomes that group's mma_arrive: the
+ * issuing thread's tcgen05.commit onto empty, which the hardware arrives on once every mma the
+ * thread issued before it completes (for a pair, on both CTAs' barriers). The mmas reading the
+ * stage are issued before the release in program order, so no mma_wait and no meeting is needed,
+ * and the producer refills a stage as soon as its mmas are done (CUTLASS's umma_arrive release). */
+static void commit_releases(Sema *s, Pipe *p)
+{
+    if (!p->nreleases || !p->nfields || p->nfields > PIPE_MAX_FIELDS || !s->b.k || p->nconsumers != 1 ||
+        p->alternating || p->ctas > 1)
+        return;
+    RingUses u = {p->fields, p->nfields, 0, 0, 0, p->consumers[0]};
+    const Kernel *k = s->b.k;
+    if (u.group.lo == 0 && (int64_t)u.group.hi * 32 == k->block[0] * k->block[1] * k->block[2])
+        u.group.hi = -1;   /* the whole block: its mmas lie in no warps region */
+    ir_walk_region(&s->b.k->body, ring_use, &u);
+    if (u.other || !u.mmas || u.tc_mmas != u.mmas) return;
+    for (int i = 0; i < p->nreleases; i++) {
+        PipeRelease *r = &p->releases[i];
+        Op *a = ir_op_new(s->m, s->b.k, OP_MMA_ARRIVE, r->elect->loc, &r->bar, 1, NULL, 0);
+        ir_op_insert_before(r->elect, a);
+        ir_op_remove(r->elect);
+        if (r->meeting) ir_op_remove(r->meeting);
+    }
+    p->nreleases = 0;
+    p->nmeetings = 0;   /* removed above */
 }
 
 /* The end of a pipeline's scope (the kernel body): a pipeline that is filled but never waited on,
@@ -636,6 +691,7 @@ void sema_pipe_end(Sema *s, const Sym *y)
 {
     Pipe *p = (Pipe *)y->pipe;   /* the pipeline's own record, built by this file */
     if (!p) return;
+    commit_releases(s, p);
     drop_meetings(s, p);
     if (p->first_acquire && !p->first_wait)
         diag_error(s->diag, p->first_acquire->loc, "pipeline '%s' is filled but no consumer waits on it: after %d stages "
@@ -816,7 +872,9 @@ static void consumer_arrive(Sema *s, Pipe *p, int q, Value *idx, Loc loc)
         ir_attr_set_int(s->m, w, "hi", r.hi);
         sema_enter_region(s, &w->regions[0], &saved);
     }
-    if (whole_block) ir_build(&s->b, OP_BARRIER, loc, NULL, 0, NULL);
+    Value *b = bar_at(s, p->empty, idx, loc);
+    Op *meeting = NULL;
+    if (whole_block) meeting = ir_build(&s->b, OP_BARRIER, loc, NULL, 0, NULL);
     else {
         if (!p->sync_id[q]) {
             if (g->kind != 0 && g->lo == r.lo && g->hi == r.hi) p->sync_id[q] = sema_group_barrier(s, loc);
@@ -826,7 +884,7 @@ static void consumer_arrive(Sema *s, Pipe *p, int q, Value *idx, Loc loc)
             } else p->sync_id[q] = s->next_sync_id++;
         }
         if (p->sync_id[q] < 0) return;
-        Op *op = ir_build(&s->b, OP_GROUP_SYNC, loc, NULL, 0, NULL);
+        Op *op = meeting = ir_build(&s->b, OP_GROUP_SYNC, loc, NULL, 0, NULL);
         ir_attr_set_int(s->m, op, "id", p->sync_id[q]);
         ir_attr_set_int(s->m, op, "threads", 32 * (r.hi - r.lo));
         if (r.hi - r.lo != 4 || r.lo % 4) goto kept;   /* only a single warpgroup's meeting may go (drop_meetings) */
@@ -841,9 +899,18 @@ static void consumer_arrive(Sema *s, Pipe *p, int q, Value *idx, Loc loc)
     }
 kept:;
     Op *el = ir_build(&s->b, OP_ELECT, loc, NULL, 0, NULL);
+    if (p->ctas == 1) {
+        if (p->nreleases == p->releases_cap) {
+            int cap = p->releases_cap ? 2 * p->releases_cap : 8;
+            PipeRelease *rs = arena_alloc(&s->m->arena, sizeof *rs * (size_t)cap);
+            if (p->nreleases) memcpy(rs, p->releases, sizeof *rs * (size_t)p->nreleases);
+            p->releases = rs;
+            p->releases_cap = cap;
+        }
+        p->releases[p->nreleases++] = (PipeRelease){meeting, el, b};
+    }
     Block *in;
     sema_enter_region(s, &el->regions[0], &in);
-    Value *b = bar_at(s, p->empty, idx, loc);
     Op *a = ir_build(&s->b, OP_MBAR_ARRIVE, loc, &b, 1, NULL);
     ir_attr_set_str(s->m, a, "scope", "cta");
     if (p->ctas > 1) { /* a multicast pipeline: every CTA's producer fills this CTA's stage too */

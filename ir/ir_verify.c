@@ -584,7 +584,7 @@ static void check_columns(Verifier *V, const Op *op)
 static void check_mma(Verifier *V, const Op *op)
 {
     Value *const *o = op->operands;
-    if (op->code == OP_MMA_COMMIT) return;
+    if (op->code == OP_MMA_COMMIT || op->code == OP_MMA_ARRIVE) return;
     if (op->code == OP_MMA_WAIT) {
         Attr *p = need_attr(V, op, "pending", ATTR_INT, "an integer");
         if (p && (p->i < 0 || p->i > 7)) verr(V, op, "pending must be 0..7, got %lld", (long long)p->i);
@@ -1356,7 +1356,8 @@ static void check_op_types(Verifier *V, Op *op)
     case OP_CLUSTER_RANK: case OP_CLUSTER_ID: case OP_CLUSTER_SYNC:
         check_groups(V, op);
         return;
-    case OP_MMA: case OP_MMA_ACC: case OP_MMA_COMMIT: case OP_MMA_WAIT: case OP_ST_ACC: case OP_ST_SMEM_ACC: case OP_LD_SMEM_ACC:
+    case OP_MMA: case OP_MMA_ACC: case OP_MMA_COMMIT: case OP_MMA_ARRIVE: case OP_MMA_WAIT: case OP_ST_ACC: case OP_ST_SMEM_ACC:
+    case OP_LD_SMEM_ACC:
         check_mma(V, op);
         return;
     case OP_COLUMNS:

@@ -129,11 +129,15 @@ static int64_t group_threads(const Kernel *k, const Op *op, char *desc, size_t n
 }
 
 /* Arrivals one execution of an arrive site makes on each barrier it reaches: the group's threads,
- * except clc_try_cancel, a group-level op that issues one request (one arrive + expect_tx(16)),
+ * except mma_arrive (one: the issuing thread's tcgen05 commit) and clc_try_cancel, a group-level op that issues one request (one arrive + expect_tx(16)),
  * and with multicast one on the barrier of every CTA of the cluster: each CTA issuing it (the
  * kernel is SPMD) gives every barrier one arrival. */
 static int64_t site_arrivals(const Kernel *k, const Op *op, char *desc, size_t n)
 {
+    if (op->code == OP_MMA_ARRIVE) {
+        snprintf(desc, n, "the mma group's commit");
+        return 1;
+    }
     if (op->code != OP_CLC_TRY_CANCEL) return group_threads(k, op, desc, n);
     int64_t ncta = k->cluster[0] * k->cluster[1] * k->cluster[2];
     if (!ir_attr_int(op, "multicast", 0) || ncta == 1) {
@@ -743,6 +747,7 @@ static void collect(Op *op, void *ctx)
     case OP_MBAR_ARRIVE_EXPECT: pass_oplist_push(&col->arrive_expects, op); /* fallthrough */
     case OP_MBAR_ARRIVE:
     case OP_MBAR_ARRIVE_REMOTE:
+    case OP_MMA_ARRIVE:     /* one arrival: the commit of the group's issuing thread */
     case OP_CLC_TRY_CANCEL: pass_oplist_push(&col->sites, op); break;   /* try_cancel: one arrive + expect_tx(16) per request */
     case OP_TMA_LOAD:
     case OP_TMA_BULK_LOAD: pass_oplist_push(&col->loads, op); break;

@@ -59,8 +59,9 @@ typedef enum SimOp {
     SI_LOAD_G, SI_STORE_G, SI_LOAD_S, SI_STORE_S,   /* ty: element; load d <- [a]; store [b] <- a */
     SI_BARRIER,       /* n: barrier id; a: thread count (0: the whole CTA) */
     SI_BAR_ARRIVE,    /* n: named barrier id; a: thread count: arrive without waiting (bar.arrive) */
-    SI_WG_SYNC,       /* after an sm_90a wgmma: the issuing warpgroup's 128 threads meet (the wgmma is one
-                       * collective of the warpgroup: no thread gets past it before all have issued it) */
+    SI_WG_SYNC,       /* a = SIM_NONE, after an sm_90a wgmma: the issuing warpgroup's 128 threads meet (the wgmma is one
+                       * collective of the warpgroup: no thread gets past it before all have issued it);
+                       * otherwise, before an mma_arrive: the a threads of the mma group from warp n meet */
     SI_VIEW_DIM,      /* d = a[1 + n] */
     SI_VIEW_ELEM,     /* d = address of element (aux c: rank, index slots) of view a, n = elem bytes */
     SI_SPLAT,         /* d[0..n) = a */
@@ -198,7 +199,8 @@ typedef struct SimGroup {
 
 /* An op that arrives on, adds tx to or completes tx on an mbarrier: what a hang report lists as
  * "expected arrivals". */
-typedef enum SimSiteKind { SS_ARRIVE, SS_ARRIVE_EXPECT, SS_EXPECT_TX, SS_REMOTE, SS_TMA_LOAD, SS_BULK_LOAD, SS_CLC } SimSiteKind;
+typedef enum SimSiteKind { SS_ARRIVE, SS_ARRIVE_EXPECT, SS_EXPECT_TX, SS_REMOTE, SS_TMA_LOAD, SS_BULK_LOAD, SS_CLC,
+                             SS_MMA_ARRIVE } SimSiteKind;
 typedef struct SimSite {
     SimSiteKind kind;
     uint32_t loc;

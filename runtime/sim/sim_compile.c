@@ -1409,6 +1409,31 @@ static void comp_op(Comp *C, const Op *op, Flow *f)
         C->cur_group = saved_idx;
         return;
     }
+    case OP_MMA_ARRIVE: { /* the group's threads meet (every one has issued its mmas, which the simulator
+                             computes at issue), then one thread arrives: the tcgen05 commit's arrival */
+        if (C->group.elect) {
+            fail(C, op, "'mma_arrive' is run by the whole group that issues the mmas, not inside elect");
+            return;
+        }
+        SimIns *sy = emitp(C, op, SI_WG_SYNC);
+        sy->a = (uint32_t)(32 * (C->group.hi - C->group.lo));
+        sy->n = (uint32_t)C->group.lo;
+        SimGroup saved = C->group;
+        uint32_t saved_idx = C->cur_group;
+        uint32_t at = emit(C, op, SI_ELECT);
+        C->code[at].n = (uint32_t)saved.lo;
+        C->group.elect = 1;
+        C->cur_group = group_index(C, C->group);
+        uint32_t site = add_site(C, op, SS_MMA_ARRIVE, op->operands[0]);
+        SimIns *ar = emitp(C, op, SI_MBAR_ARRIVE);
+        ar->a = S(C, op->operands[0], op);
+        ar->c = site;
+        ar->n = 1;
+        C->code[at].d = C->ncode;
+        C->group = saved;
+        C->cur_group = saved_idx;
+        return;
+    }
     case OP_CLC_QUERY: {
         if (op->nresults != 4) {
             fail(C, op, "'clc_query' gives four results");

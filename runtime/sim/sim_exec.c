@@ -800,14 +800,16 @@ static NOINLINE int run_thread(Sim *S, Thread *t, uint32_t budget)
             sim_block_on(S, t, WK_BAR, &nb->waiters, pc - 1);
             goto out;
         }
-        case SI_WG_SYNC: {   /* the warpgroup of an sm_90a wgmma meets after it (sim_compile.c, comp_mma) */
+        case SI_WG_SYNC: {   /* the warpgroup of an sm_90a wgmma meets after it (sim_compile.c, comp_mma), or in->a
+                                threads of an mma group before its mma_arrive */
             Cta *c = &S->cta[t->cta];
-            uint32_t id = SIM_WG_BAR + (t->warp / 4) % 8;
+            int tc = in->a != SIM_NONE;
+            uint32_t id = tc ? SIM_TC_BAR : SIM_WG_BAR + (t->warp / 4) % 8, n = tc ? in->a : 128;
             NamedBar *nb = &c->nb[id];
-            nb->expected = 128;
+            nb->expected = n;
             nb->arrived++;
             t->pc = ++pc;
-            if (nb->arrived >= 128) {
+            if (nb->arrived >= n) {
                 named_release(S, t->cta, id, (int)t->lin);
                 break;
             }
@@ -1109,7 +1111,7 @@ static void start_cluster(Sim *S, const unsigned cl[3])
                     c->nb[i].waiters = -1;
                     S->coll[16 * ci + i].open = 0;
                 }
-                for (int i = 16; i < 24; i++) c->nb[i].waiters = -1;
+                for (int i = 16; i <= SIM_TC_BAR; i++) c->nb[i].waiters = -1;
                 /* the prologue: every mbarrier initialised before any thread runs */
                 uint32_t bi = 0;
                 for (uint32_t a = 0; a < k->nbars; a++)

@@ -70,8 +70,9 @@ typedef struct Bar {
     SiteStat *sites;       /* k->nsites */
 } Bar;
 
-/* Named barrier ids 0..15 are the hardware's; 16 + g is warpgroup g's wgmma rendezvous (SI_WG_SYNC). */
-enum { SIM_WG_BAR = 16 };
+/* Named barrier ids 0..15 are the hardware's; 16 + g is warpgroup g's wgmma rendezvous, 24 the mma
+ * group's before an mma_arrive (SI_WG_SYNC). */
+enum { SIM_WG_BAR = 16, SIM_TC_BAR = 24 };
 
 typedef struct NamedBar {
     uint32_t arrived, expected;
@@ -95,7 +96,7 @@ typedef struct Cta {
     uint32_t first;        /* its first thread in Sim.th */
     uint32_t nlive;
     Bar *bars;
-    NamedBar nb[16 + 8];   /* named barriers 0..15, then each warpgroup's wgmma rendezvous (sim_named_bar) */
+    NamedBar nb[16 + 8 + 1];   /* named barriers 0..15, each warpgroup's wgmma rendezvous, the mma_arrive one */
     SimRace *race;
     SimProxy *proxy;       /* unfenced generic writes (sim_proxy.c), or NULL: no proxy checks */
     uint8_t clc_failed;    /* a clc_query of this CTA read a failed response (try_cancel is now UB) */

@@ -354,7 +354,9 @@ static void put_states(Sim *S, StrBuf *sb, const uint32_t *ids, uint32_t n, cons
                 char bn[128];
                 sim_bar_name(S->k, a->wobj, bn, sizeof bn);
                 snprintf(what, sizeof what, "waiting on %s (parity %u)", bn, a->wparity);
-            } else if (a->wait == WK_BAR && a->wobj >= SIM_WG_BAR)
+            } else if (a->wait == WK_BAR && a->wobj == SIM_TC_BAR)
+                snprintf(what, sizeof what, "waiting for the other threads of its mma group at an mma_arrive");
+            else if (a->wait == WK_BAR && a->wobj >= SIM_WG_BAR)
                 snprintf(what, sizeof what, "waiting for the other warps of warpgroup %u to issue a wgmma", a->wobj - SIM_WG_BAR);
             else if (a->wait == WK_BAR) snprintf(what, sizeof what, "waiting at barrier %u", a->wobj);
             else if (a->wait == WK_CLUSTER) snprintf(what, sizeof what, "waiting at cluster_sync");
@@ -397,6 +399,7 @@ static const char *site_kind(SimSiteKind k)
     case SS_REMOTE: return "mbar_arrive_remote";
     case SS_BULK_LOAD: return "tma_bulk_load";
     case SS_CLC: return "clc_try_cancel";
+    case SS_MMA_ARRIVE: return "mma_arrive";
     default: return "tma_load";
     }
 }
@@ -435,7 +438,9 @@ static void node_str(Sim *S, const WaitNode *w, char *buf, size_t n)
         sim_bar_name(S->k, w->obj, bn, sizeof bn);
         const Bar *b = &S->cta[w->cta].bars[w->obj];
         snprintf(what, sizeof what, "waits for %s phase %llu", bn, (unsigned long long)b->phase);
-    } else if (w->wait == WK_BAR && w->obj >= SIM_WG_BAR)
+    } else if (w->wait == WK_BAR && w->obj == SIM_TC_BAR)
+        snprintf(what, sizeof what, "waits for the other threads of its mma group at an mma_arrive");
+    else if (w->wait == WK_BAR && w->obj >= SIM_WG_BAR)
         snprintf(what, sizeof what, "waits for the other warps of warpgroup %u to issue its wgmma", w->obj - SIM_WG_BAR);
     else if (w->wait == WK_BAR) snprintf(what, sizeof what, "waits at barrier %u", w->obj);
     else if (w->wait == WK_ELECT)
@@ -487,7 +492,10 @@ static uint32_t node_needs(Sim *S, const WaitNode *w, uint32_t *out, uint32_t *t
             if (t->state == TS_EXITED) continue;
             if ((w->wait == WK_BAR || w->wait == WK_ELECT) && t->cta != w->cta) continue;
             if (w->wait == WK_ELECT && t->warp != w->obj) continue;
-            if (w->wait == WK_BAR && w->obj >= SIM_WG_BAR && (t->warp / 4) % 8 != w->obj - SIM_WG_BAR) continue;
+            if (w->wait == WK_BAR && w->obj == SIM_TC_BAR &&
+                (t->warp < S->code[w->pc].n || t->warp >= S->code[w->pc].n + S->code[w->pc].a / 32)) continue;
+            if (w->wait == WK_BAR && w->obj >= SIM_WG_BAR && w->obj < SIM_TC_BAR && (t->warp / 4) % 8 != w->obj - SIM_WG_BAR)
+                continue;
             if (t->state == TS_BLOCKED && t->wait == w->wait && t->wobj == w->obj && t->wcta == w->cta) continue;
             out[n++] = i;
         }
@@ -678,6 +686,12 @@ void sim_hang_report(Sim *S)
                 cta_str(S, w->cta, cs, sizeof cs);
                 sb_printf(&S->rep, "  [%d] elect in warp %u of %s (elect.sync is warp-synchronous): %u of %u live lanes arrived\n",
                           blk, w->obj, cs, S->cta[w->cta].ws[w->obj].arrived, S->cta[w->cta].ws[w->obj].live);
+            } else if (w->wait == WK_BAR && w->obj == SIM_TC_BAR) {
+                const NamedBar *nbar = &S->cta[w->cta].nb[w->obj];
+                cta_str(S, w->cta, cs, sizeof cs);
+                sb_printf(&S->rep, "  [%d] an mma_arrive of %s (the tcgen05 commit of the group that issues the mmas: it "
+                          "arrives once all of them completed, so every thread of the group must reach it): %u of %u threads "
+                          "reached it\n", blk, cs, nbar->arrived, nbar->expected);
             } else if (w->wait == WK_BAR && w->obj >= SIM_WG_BAR) {
                 const NamedBar *nbar = &S->cta[w->cta].nb[w->obj];
                 cta_str(S, w->cta, cs, sizeof cs);

@@ -336,6 +336,9 @@ typedef struct tile_arg {
     tile_param_kind kind;       /* SCALAR or POINTER (a POINTER argument also fills a TENSOR parameter) */
     tile_dtype dtype;           /* the scalar's type, or the pointer's element type */
     union { int64_t i; uint64_t u; double f; tile_devptr ptr; } value;
+    int rank;                   /* tile_arg_tensor: the tensor's rank, 1..5; 0 (an address only) otherwise */
+    const int64_t *shape;       /* tile_arg_tensor: elements per dim, outermost first */
+    const int64_t *strides;     /* tile_arg_tensor: elements between neighbours along each dim, outermost first */
 } tile_arg;
 
 TILE_API tile_arg tile_arg_i32(int32_t v);
@@ -346,6 +349,14 @@ TILE_API tile_arg tile_arg_f64(double v);
 TILE_API tile_arg tile_arg_scalar(tile_dtype t, double v);           /* any scalar type, converted */
 TILE_API tile_arg tile_arg_ptr(tile_dtype elem, tile_devptr p);
 TILE_API tile_arg tile_arg_named(const char *name, tile_arg a);     /* the same argument, passed by name */
+/* A tensor in device memory with its shape and strides (in elements, as torch's .stride() gives
+ * them; shape and strides must stay valid until tile_launch returns). For a TMA parameter the
+ * runtime encodes the map with these strides, so a strided view (a slice of a wider tensor, a
+ * padded row pitch) is read and written in place: the innermost stride must be 1 and the others
+ * multiples of 16 bytes. The kernel's dims (its dim parameters) must fit in the shape, and its
+ * rank must be the tensor's. A tensor or pointer parameter is indexed row-major, so it takes only
+ * a contiguous tensor. */
+TILE_API tile_arg tile_arg_tensor(tile_dtype elem, tile_devptr p, int rank, const int64_t *shape, const int64_t *strides);
 
 typedef struct tile_launch_config {
     unsigned grid[3];           /* blocks; 0 is taken as 1 */

@@ -938,6 +938,11 @@ tile_arg tile_arg_ptr(tile_dtype elem, tile_devptr p)
 {
     return (tile_arg){.kind = TILE_PARAM_POINTER, .dtype = elem, .value.ptr = p};
 }
+tile_arg tile_arg_tensor(tile_dtype elem, tile_devptr p, int rank, const int64_t *shape, const int64_t *strides)
+{
+    return (tile_arg){.kind = TILE_PARAM_POINTER, .dtype = elem, .value.ptr = p, .rank = rank, .shape = shape,
+                      .strides = strides};
+}
 tile_arg tile_arg_named(const char *name, tile_arg a)
 {
     a.name = name;
@@ -1050,6 +1055,32 @@ static tile_status pack_one(const tile_param_info *p, const tile_arg *a, int ai,
                              a->kind == TILE_PARAM_POINTER ? "" : "a scalar ", got);
         return arg_error(err, errlen, ai, p, "the kernel expects %s, got %s", want, got);
     }
+    if (a->rank) {   /* tile_arg_tensor: a shape and strides come with the address */
+        if (a->rank < 0 || a->rank > 5 || !a->shape || !a->strides)
+            return arg_error(err, errlen, ai, p, "a tile_arg_tensor needs rank 1..5 with its shape and strides (rank %d, "
+                             "shape %p, strides %p)", a->rank, (const void *)a->shape, (const void *)a->strides);
+        for (int u = 0; u < a->rank; u++)
+            if (a->shape[u] < 0 || a->strides[u] < 0 || a->strides[u] > (INT64_C(1) << 48))
+                return arg_error(err, errlen, ai, p, "dim %d of the tensor has extent %lld and stride %lld: extents and "
+                                 "strides must be >= 0 (strides below 2^48)", u, (long long)a->shape[u],
+                                 (long long)a->strides[u]);
+        if (p->kind != TILE_PARAM_POINTER && a->rank != p->rank)
+            return arg_error(err, errlen, ai, p, "the kernel declares a rank-%d %s, the tensor has rank %d", p->rank,
+                             p->kind == TILE_PARAM_TMA ? "TMA tensor" : "tensor", a->rank);
+        if (p->kind != TILE_PARAM_TMA) {
+            int64_t want = 1;
+            for (int u = a->rank - 1; u >= 0; u--) {
+                if (a->shape[u] > 1 && a->strides[u] != want)
+                    return arg_error(err, errlen, ai, p,
+                                     "the tensor is not contiguous (dim %d has stride %lld, row-major order needs %lld): "
+                                     "a %s parameter is indexed row-major; pass a contiguous copy, or declare the "
+                                     "parameter `tma` to read the strided view in place", u, (long long)a->strides[u],
+                                     (long long)want, p->kind == TILE_PARAM_TENSOR ? "tensor" : "pointer");
+                if (a->shape[u] && want > INT64_MAX / a->shape[u]) break;
+                want *= a->shape[u];
+            }
+        }
+    }
     if (p->kind == TILE_PARAM_TMA) return TILE_SUCCESS;   /* the map is built after all values are known */
     if (want_ptr) {
         if (p->kind == TILE_PARAM_TENSOR && (a->value.ptr & 15))
@@ -1146,11 +1177,28 @@ static tile_status build_tma(const tile_param_info *params, int nparams, int pi,
         t->dims[i] = (uint64_t)d;
         t->box[i] = p->box[u];
     }
-    uint64_t stride = es;
-    for (int i = 1; i < p->rank; i++) {
-        /* saturate instead of wrapping: rt_check_tma reports anything >= 2^40 */
-        stride = t->dims[i - 1] > (UINT64_MAX / 2) / stride ? UINT64_MAX / 2 : stride * t->dims[i - 1];
-        t->strides[i - 1] = stride;
+    const tile_arg *a = &args[which[pi]];
+    if (a->rank) {   /* a tensor with its own strides: the map walks the view in place */
+        for (int u = 0; u < p->rank; u++) {
+            int i = p->rank - 1 - u;
+            if ((int64_t)t->dims[i] > a->shape[u])
+                return arg_error(err, errlen, ai, p, "dim %d of the TMA tensor is %llu ('%s'), but the tensor's extent there "
+                                 "is %lld: the copies would read and write past it", u, (unsigned long long)t->dims[i],
+                                 names[u] ? names[u] : "a constant", (long long)a->shape[u]);
+        }
+        if (a->strides[p->rank - 1] != 1 && a->shape[p->rank - 1] > 1)
+            return arg_error(err, errlen, ai, p, "the innermost dim of the tensor has stride %lld; TMA reads each row's "
+                             "elements contiguously (stride 1): pass a contiguous copy, e.g. of a transposed view",
+                             (long long)a->strides[p->rank - 1]);
+        for (int u = 0; u + 1 < p->rank; u++)
+            t->strides[p->rank - 2 - u] = (uint64_t)a->strides[u] * es;   /* < 2^48 * 8: no wrap */
+    } else {
+        uint64_t stride = es;
+        for (int i = 1; i < p->rank; i++) {
+            /* saturate instead of wrapping: rt_check_tma reports anything >= 2^40 */
+            stride = t->dims[i - 1] > (UINT64_MAX / 2) / stride ? UINT64_MAX / 2 : stride * t->dims[i - 1];
+            t->strides[i - 1] = stride;
+        }
     }
     char why[512];
     if (rt_check_tma(t, names, why, sizeof why) != TILE_SUCCESS) return arg_error(err, errlen, ai, p, "%s", why);

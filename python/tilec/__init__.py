@@ -54,15 +54,16 @@ def _is_torch(v):
 
 
 def _device_array(v):
-    """(address, dtype name, contiguous, CUDA device ordinal) of an array in GPU memory (a CUDA
-    torch tensor, or an object with __cuda_array_interface__), or None for anything else."""
+    """(address, dtype name, shape, strides in elements, CUDA device ordinal) of an array in GPU
+    memory (a CUDA torch tensor, or an object with __cuda_array_interface__), or None for anything
+    else."""
     if _is_torch(v) and hasattr(v, "data_ptr"):
         if not getattr(v, "is_cuda", False):
             return None
         dt = _torch_dtypes.get(v.dtype)
         if dt is None:
             dt = _torch_dtypes[v.dtype] = str(v.dtype).replace("torch.", "")
-        return v.data_ptr(), dt, v.is_contiguous(), v.get_device()
+        return v.data_ptr(), dt, tuple(v.shape), tuple(v.stride()), v.get_device()
     cai = getattr(v, "__cuda_array_interface__", None)
     if (not isinstance(cai, dict) or "data" not in cai) and hasattr(v, "__dlpack__") and hasattr(v, "__dlpack_device__"):
         try:   # a DLPack producer (JAX, CuPy, ...) in CUDA memory: read through torch, without a copy
@@ -75,16 +76,30 @@ def _device_array(v):
     if not isinstance(cai, dict) or "data" not in cai:
         return None
     import numpy   # the typestr's NumPy name ("<f4" -> float32)
-    dt = str(numpy.dtype(cai["typestr"]))
+    dt = numpy.dtype(cai["typestr"])
+    shape = tuple(int(d) for d in cai["shape"])
     strides = cai.get("strides")
-    contiguous = strides is None
-    if strides is not None:
-        expect, size = [], numpy.dtype(cai["typestr"]).itemsize
-        for d in reversed(cai["shape"]):
-            expect.insert(0, size)
-            size *= d
-        contiguous = tuple(strides) == tuple(expect)
-    return int(cai["data"][0]), dt, contiguous, None
+    if strides is None:
+        strides = _contiguous_strides(shape)
+    elif any(b % dt.itemsize for b in strides):
+        raise LaunchError("tilec: a __cuda_array_interface__ array with strides %r bytes that are not whole %s elements" %
+                          (tuple(strides), dt))
+    else:
+        strides = tuple(b // dt.itemsize for b in strides)
+    return int(cai["data"][0]), str(dt), shape, strides, None
+
+
+def _contiguous_strides(shape):
+    """Row-major strides (in elements) of a shape."""
+    out, size = [], 1
+    for d in reversed(shape):
+        out.insert(0, size)
+        size *= d
+    return tuple(out)
+
+
+def _is_contiguous(shape, strides):
+    return all(d <= 1 or s == c for d, s, c in zip(shape, strides, _contiguous_strides(shape)))
 
 
 class TileError(Exception):
@@ -138,7 +153,9 @@ class _ArgValue(ctypes.Union):
 
 
 class _Arg(ctypes.Structure):
-    _fields_ = [("name", ctypes.c_char_p), ("kind", ctypes.c_int), ("dtype", ctypes.c_int), ("value", _ArgValue)]
+    _fields_ = [("name", ctypes.c_char_p), ("kind", ctypes.c_int), ("dtype", ctypes.c_int), ("value", _ArgValue),
+                ("rank", ctypes.c_int), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64))]
 
 
 class _LaunchConfig(ctypes.Structure):
@@ -608,7 +625,8 @@ class Kernel:
         if missing:
             raise LaunchError("tilec: %s: no argument for %s" % (self.name, ", ".join(missing)))
         cargs = self._argtype()
-        buffers = []   # (array, device pointer, bytes)
+        keep = []      # the shape and stride arrays of tensor arguments, alive until the launch returns
+        buffers = []   # (array, host copy, device pointer, bytes)
         on_gpu = False   # an array in GPU memory was passed
         torch_dev = None   # the CUDA device of the first torch tensor, for its current stream
         try:
@@ -632,7 +650,7 @@ class Kernel:
                     continue
                 da = _device_array(v)
                 if da is not None:
-                    ptr, dt, contiguous, ordinal = da
+                    ptr, dt, shape, strides, ordinal = da
                     if dev.backend != "cuda":
                         raise LaunchError("tilec: %s: '%s' is in GPU memory, but the launch is on %s; pass "
                                           "device=\"cuda\" or a NumPy array" % (self.name, p.name, dev))
@@ -642,10 +660,18 @@ class Kernel:
                     if dt not in _DEV_OK[p.dtype]:
                         raise LaunchError("tilec: %s: '%s' holds %s elements, but the tensor is %s" %
                                           (self.name, p.name, p.dtype, dt))
-                    if not contiguous:
-                        raise LaunchError("tilec: %s: '%s' must be contiguous" % (self.name, p.name))
                     a.kind = 1
                     a.value.ptr = ptr
+                    if 1 <= len(shape) <= 5 and (p.kind == "pointer" or len(shape) == p.rank):
+                        # the shape and strides go with the address: a TMA parameter reads a strided view in
+                        # place, the runtime checks the kernel's dims against the extents
+                        dims = (ctypes.c_int64 * len(shape))(*shape)
+                        steps = (ctypes.c_int64 * len(shape))(*strides)
+                        keep.append((dims, steps))
+                        a.rank, a.shape, a.strides = len(shape), dims, steps
+                    elif not _is_contiguous(shape, strides):
+                        raise LaunchError("tilec: %s: '%s' is a non-contiguous rank-%d tensor for a rank-%d %s parameter: "
+                                          "pass a contiguous one" % (self.name, p.name, len(shape), p.rank, p.kind))
                     on_gpu = True
                     if torch_dev is None and _is_torch(v):
                         torch_dev = ordinal
@@ -656,14 +682,16 @@ class Kernel:
                 if str(v.dtype) not in _NP_OK[p.dtype]:
                     raise LaunchError("tilec: %s: '%s' holds %s elements, but the array is %s" %
                                       (self.name, p.name, p.dtype, v.dtype))
-                if not v.flags["C_CONTIGUOUS"]:
-                    raise LaunchError("tilec: %s: '%s' must be a C-contiguous array" % (self.name, p.name))
-                nbytes = max(1, v.nbytes)
+                host = v
+                if not v.flags["C_CONTIGUOUS"]:   # a strided view: the device gets a contiguous copy, written back after
+                    import numpy
+                    host = numpy.ascontiguousarray(v)
+                nbytes = max(1, host.nbytes)
                 ptr = ctypes.c_uint64()
                 _check(lib.tile_malloc(dev._h, nbytes, ctypes.byref(ptr)), "tilec: allocate %d bytes for '%s'" % (nbytes, p.name))
-                buffers.append((v, ptr.value, v.nbytes))
-                if v.nbytes:
-                    _check(lib.tile_memcpy_htod(dev._h, ptr.value, v.ctypes.data, v.nbytes), "tilec: copy '%s' in" % p.name)
+                buffers.append((v, host, ptr.value, host.nbytes))
+                if host.nbytes:
+                    _check(lib.tile_memcpy_htod(dev._h, ptr.value, host.ctypes.data, host.nbytes), "tilec: copy '%s' in" % p.name)
                 a.kind = 1
                 a.value.ptr = ptr.value
             cfg = _LaunchConfig()
@@ -693,11 +721,13 @@ class Kernel:
             if on_gpu and not buffers:   # GPU arrays only: the launch runs on, in stream order
                 return
             _check(lib.tile_device_synchronize(dev._h), "tilec: %s on %s" % (self.name, dev))
-            for arr, ptr, n in buffers:
+            for arr, host, ptr, n in buffers:
                 if n and arr.flags["WRITEABLE"]:
-                    _check(lib.tile_memcpy_dtoh(dev._h, arr.ctypes.data, ptr, n), "tilec: copy back")
+                    _check(lib.tile_memcpy_dtoh(dev._h, host.ctypes.data, ptr, n), "tilec: copy back")
+                    if host is not arr:
+                        arr[...] = host
         finally:
-            for _, ptr, _ in buffers:
+            for _, _, ptr, _ in buffers:
                 lib.tile_free(dev._h, ptr)
 
 

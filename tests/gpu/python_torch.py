@@ -18,7 +18,9 @@ Checks, on fresh random inputs with outputs poisoned first:
     configuration timed to completion, the result checked);
   - one CUDA context: the context current after torch's work and after tilec's launches is the
     device's primary context (cuCtxGetCurrent, cuDevicePrimaryCtxRetain), and torch keeps working;
-  - the errors: a tensor of the wrong dtype, a non-contiguous tensor, a stream of the wrong kind.
+  - strided views (windows of wider tensors) through TMA parameters, in place;
+  - the errors: a tensor of the wrong dtype, a non-contiguous tensor for a pointer parameter, a
+    transposed view or a too-short tensor for a TMA one, a stream of the wrong kind.
 Exit status: 0 all passed, 1 a check failed, 77 skipped (no torch or no CUDA device; not a pass).
 """
 import math
@@ -110,6 +112,24 @@ dst = torch.full_like(src, float("nan"))
 bm, bn = copy.params[0].box
 copy(src, dst, M, N, grid=((M + bm - 1) // bm, (N + bn - 1) // bn), device="cuda")
 check(torch.equal(src, dst), "tma_copy %d x %d bf16 bit for bit" % (M, N))
+# strided views: windows of wider tensors (row pitches of N + 40 and N + 24 elements) are read and
+# written in place through maps with those pitches; the padding around the output window stays NaN
+wide = torch.randn(M, N + 40, device="cuda", dtype=torch.bfloat16)
+pad = torch.full((M, N + 24), float("nan"), device="cuda", dtype=torch.bfloat16)
+copy(wide[:, 16:16 + N], pad[:, 8:8 + N], M, N, grid=((M + bm - 1) // bm, (N + bn - 1) // bn), device="cuda")
+torch.cuda.synchronize()
+check(torch.equal(pad[:, 8:8 + N], wide[:, 16:16 + N]) and bool(torch.isnan(pad[:, :8]).all()) and
+      bool(torch.isnan(pad[:, 8 + N:]).all()), "tma_copy between strided views in place (padding untouched)")
+try:
+    copy(src.t(), dst.t(), N, M, grid=1, device="cuda")
+    check(False, "expected LaunchError for a transposed view into a TMA parameter")
+except tilec.LaunchError as e:
+    check("the innermost dim of the tensor has stride %d" % N in str(e), "LaunchError: a transposed view into TMA")
+try:
+    copy(src[:M - 1], dst, M, N, grid=1, device="cuda")
+    check(False, "expected LaunchError for dims past the tensor")
+except tilec.LaunchError as e:
+    check("but the tensor's extent there is %d" % (M - 1) in str(e), "LaunchError: the kernel's M past the tensor")
 
 gemm = tilec.compile(sample("gemm_persistent_sm90.tile"), target="sm_90a")["gemm_persistent_sm90"]
 M, N, K = 1000, 1496, 520
@@ -167,7 +187,7 @@ check(cur.value == prim.value and x == 1000.0,
       "one context: the current context after tilec's launches is the primary one, and torch still computes")
 
 for args, msg in (((a.double(), b, c, n), "'a' holds f32 elements, but the tensor is float64"),
-                  ((a[::2], b[::2], c[::2], n // 2), "'a' must be contiguous")):
+                  ((a[::2], b[::2], c[::2], n // 2), "argument 1 ('a'): the tensor is not contiguous")):
     try:
         add(*args, grid=1, device="cuda")
         check(False, "expected LaunchError: " + msg)

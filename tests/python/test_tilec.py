@@ -207,9 +207,34 @@ class Launch(unittest.TestCase):
         with self.assertRaises(tilec.LaunchError) as cm:
             k(a, a, Gpu("<f4", (16,)), 16, grid=1)
         self.assertIn("'c' is in GPU memory, but the launch is on Device('sim', 0)", str(cm.exception))
-        self.assertEqual(tilec._device_array(Gpu("<f4", (4, 4), (32, 4))), (0x7f0000000000, "float32", False, None))
-        self.assertEqual(tilec._device_array(Gpu("<u2", (4, 4), (8, 2))), (0x7f0000000000, "uint16", True, None))
+        self.assertEqual(tilec._device_array(Gpu("<f4", (4, 4), (32, 4))),
+                         (0x7f0000000000, "float32", (4, 4), (8, 1), None))
+        self.assertEqual(tilec._device_array(Gpu("<u2", (4, 4), (8, 2))), (0x7f0000000000, "uint16", (4, 4), (4, 1), None))
+        self.assertEqual(tilec._device_array(Gpu("<f4", (3, 5))), (0x7f0000000000, "float32", (3, 5), (5, 1), None))
+        with self.assertRaises(tilec.LaunchError):
+            tilec._device_array(Gpu("<f4", (4, 4), (32, 6)))   # a stride that is not whole elements
         self.assertIsNone(tilec._device_array(a))
+
+    def test_strided_arrays(self):
+        """Non-contiguous NumPy arrays (a column slice, every other element) are copied in and back
+        through contiguous device buffers: inputs read as the view holds them, an output view is
+        written in place and nothing around it."""
+        k = tilec.compile(sample("vector_add.tile"))["vector_add"]
+        rng = np.random.default_rng(7)
+        a = rng.standard_normal(600).astype(np.float32)
+        b = rng.standard_normal((300, 3)).astype(np.float32)
+        out = np.full(900, np.nan, np.float32)
+        k(a[::2], b[:, 1], out[1::3], 300, grid=2)
+        self.assertTrue(np.array_equal(out[1::3], a[::2] + b[:, 1]))
+        self.assertTrue(np.isnan(out[0::3]).all() and np.isnan(out[2::3]).all())
+        # a TMA kernel on a window of a wider array: the window is what the kernel sees
+        t = tilec.compile(sample("tma_copy.tile"))["tma_copy"]
+        src = rng.integers(0, 1 << 16, (150, 200), dtype=np.uint16)
+        dst = np.zeros((150, 200), np.uint16)
+        M, N = 150, 72
+        t(src[:, 8:8 + N], dst[:, 16:16 + N], M, N, grid=((M + 127) // 128, (N + 63) // 64))
+        self.assertTrue(np.array_equal(dst[:, 16:16 + N], src[:, 8:8 + N]))
+        self.assertFalse(dst[:, :16].any() or dst[:, 16 + N:].any())
 
     def test_streams_and_events(self):
         """Streams and events of a device, as tile.h has them: a launch on a stream of the device

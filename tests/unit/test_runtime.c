@@ -628,6 +628,68 @@ START_TEST(args_tma_pack)
 }
 END_TEST
 
+/* tile_arg_tensor: a strided view fills a TMA parameter with its own row pitch; the kernel's dims
+ * must fit its extents, its innermost stride be 1, its rank the kernel's; tensor and pointer
+ * parameters take it only when it is contiguous. */
+START_TEST(args_tensor_strides)
+{
+    tile_param_info ps[6];
+    int np = tma_params(ps);   /* src, dst: tma bf16[M, N] box[64, 64]; M, N */
+    int64_t shape[2] = {1000, 4096}, pitch[2] = {5000, 1}, dense[2] = {4096, 1};
+    tile_arg as[] = {tile_arg_tensor(TILE_DTYPE_BF16, 0x10000, 2, shape, pitch),
+                     tile_arg_tensor(TILE_DTYPE_BF16, 0x20000, 2, shape, dense), tile_arg_i32(1000), tile_arg_i32(4096)};
+    Packed pk;
+    ck_assert_int_eq(check(ps, np, as, 4, &pk), TILE_SUCCESS);
+    ck_assert_uint_eq(pk.tma[0].desc.strides[0], 10000);   /* 5000 bf16 per row */
+    ck_assert_uint_eq(pk.tma[1].desc.strides[0], 8192);
+    ck_assert_uint_eq(pk.tma[0].desc.dims[0], 4096);
+    /* the kernel's dims inside the view: a smaller M is fine, a larger one is refused */
+    as[2] = tile_arg_i32(999);
+    ck_assert_int_eq(check(ps, np, as, 4, &pk), TILE_SUCCESS);
+    as[2] = tile_arg_i32(1001);
+    ck_assert_int_eq(check(ps, np, as, 4, &pk), TILE_ERROR_LAUNCH_ARGS);
+    HAS(pk.err, "argument 1 ('src'): dim 0 of the TMA tensor is 1001 ('M'), but the tensor's extent there is 1000");
+    as[2] = tile_arg_i32(1000);
+    /* a transposed view: TMA needs unit stride inside a row */
+    int64_t tr[2] = {1, 1000};
+    as[0] = tile_arg_tensor(TILE_DTYPE_BF16, 0x10000, 2, shape, tr);
+    ck_assert_int_eq(check(ps, np, as, 4, &pk), TILE_ERROR_LAUNCH_ARGS);
+    HAS(pk.err, "the innermost dim of the tensor has stride 1000");
+    /* a row pitch TMA cannot take (not a multiple of 16 bytes): the driver rule, named */
+    int64_t odd[2] = {4097, 1};
+    as[0] = tile_arg_tensor(TILE_DTYPE_BF16, 0x10000, 2, shape, odd);
+    ck_assert_int_eq(check(ps, np, as, 4, &pk), TILE_ERROR_LAUNCH_ARGS);
+    HAS(pk.err, "not a multiple of 16");
+    /* the rank must be the kernel's */
+    int64_t s3[3] = {1, 1000, 4096}, st3[3] = {4096000, 4096, 1};
+    as[0] = tile_arg_tensor(TILE_DTYPE_BF16, 0x10000, 3, s3, st3);
+    ck_assert_int_eq(check(ps, np, as, 4, &pk), TILE_ERROR_LAUNCH_ARGS);
+    HAS(pk.err, "the kernel declares a rank-2 TMA tensor, the tensor has rank 3");
+    /* malformed: no strides, a negative extent, a rank out of range */
+    as[0] = tile_arg_tensor(TILE_DTYPE_BF16, 0x10000, 2, shape, NULL);
+    ck_assert_int_eq(check(ps, np, as, 4, &pk), TILE_ERROR_LAUNCH_ARGS);
+    HAS(pk.err, "needs rank 1..5 with its shape and strides");
+    int64_t neg[2] = {-1, 4096};
+    as[0] = tile_arg_tensor(TILE_DTYPE_BF16, 0x10000, 2, neg, dense);
+    ck_assert_int_eq(check(ps, np, as, 4, &pk), TILE_ERROR_LAUNCH_ARGS);
+    HAS(pk.err, "extents and strides must be >= 0");
+    as[0] = tile_arg_tensor(TILE_DTYPE_BF16, 0x10000, 9, shape, dense);
+    ck_assert_int_eq(check(ps, np, as, 4, &pk), TILE_ERROR_LAUNCH_ARGS);
+    HAS(pk.err, "needs rank 1..5");
+
+    /* a pointer parameter: contiguous tensors only (size-1 dims may have any stride) */
+    tile_param_info pp[1] = {{.name = "x", .kind = TILE_PARAM_POINTER, .dtype = TILE_DTYPE_F32}};
+    int64_t one[2] = {1, 64}, any[2] = {12345, 1};
+    tile_arg pa[1] = {tile_arg_tensor(TILE_DTYPE_F32, 0x40000, 2, one, any)};
+    ck_assert_int_eq(check(pp, 1, pa, 1, &pk), TILE_SUCCESS);
+    int64_t two[2] = {2, 64};
+    pa[0] = tile_arg_tensor(TILE_DTYPE_F32, 0x40000, 2, two, any);
+    ck_assert_int_eq(check(pp, 1, pa, 1, &pk), TILE_ERROR_LAUNCH_ARGS);
+    HAS(pk.err, "argument 1 ('x'): the tensor is not contiguous (dim 0 has stride 12345, row-major order needs 64): a "
+                "pointer parameter is indexed row-major");
+}
+END_TEST
+
 /* Each driver rule broken once: TILE_ERROR_LAUNCH_ARGS with a message that says which. */
 START_TEST(args_tma_rules)
 {
@@ -1514,6 +1576,7 @@ Suite *runtime_suite(void)
     tcase_add_test(args, half_rounding);
     tcase_add_test(args, args_tma_pack);
     tcase_add_test(args, args_tma_rules);
+    tcase_add_test(args, args_tensor_strides);
     tcase_add_test(args, tma_map_cache);
     suite_add_tcase(s, args);
     TCase *cfg = tcase_create("config");

@@ -187,11 +187,26 @@ static void callback(void *user)
     tile_device_synchronize(d);
 }
 
-static tile_arg make_arg(State *s, In *in, const tile_param_info *pi)
+/* The shapes and strides of tensor arguments (tile_arg_tensor), one slot per argument of a launch:
+ * they must live until tile_launch returns. */
+static int64_t arg_shape[16][5], arg_strides[16][5];
+
+static tile_arg make_arg(State *s, In *in, const tile_param_info *pi, int slot)
 {
     unsigned k = u8(in);
     tile_arg a;
-    if (k < 200 && pi->kind != TILE_PARAM_SCALAR) {
+    if (k >= 150 && k < 200 && pi->kind != TILE_PARAM_SCALAR) {   /* a tensor: mostly the parameter's rank */
+        unsigned j = u8(in) % NPTR, r = u8(in);
+        int rank = r < 200 && pi->rank ? pi->rank : (int)(r % 8) - 1;
+        for (int d = 0; d < 5; d++) {
+            unsigned m = u8(in);
+            arg_shape[slot][d] = m < 200 ? 1 + (int64_t)(m % 200) : (int64_t)u64(in);
+            arg_strides[slot][d] = m < 100 ? 1 : m < 220 ? (int64_t)(u32(in) % 4096) : (int64_t)u64(in);
+        }
+        unsigned nul = u8(in);
+        a = tile_arg_tensor(pi->dtype, s->ptr[j], rank, nul == 255 ? NULL : arg_shape[slot],
+                            nul == 254 ? NULL : arg_strides[slot]);
+    } else if (k < 200 && pi->kind != TILE_PARAM_SCALAR) {
         unsigned j = u8(in) % NPTR;
         a = tile_arg_ptr(pi->dtype, s->ptr[j] + (u8(in) < 240 ? 0 : u8(in)));
     } else if (k < 200) {
@@ -221,7 +236,7 @@ static void launch(State *s, In *in)
     for (int i = 0; i < np && i < 16; i++) {
         tile_param_info pi;
         if (tile_kernel_param(k, i, &pi) != TILE_SUCCESS) break;
-        args[i] = make_arg(s, in, &pi);
+        args[i] = make_arg(s, in, &pi, i);
     }
     tile_launch_config cfg;
     memset(&cfg, 0, sizeof cfg);

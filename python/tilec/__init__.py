@@ -264,14 +264,19 @@ def version():
 
 class Param:
     """One kernel parameter as declared: name, kind ("scalar", "pointer", "tensor", "tma"), dtype
-    ("f32", ...), rank (tensor and tma) and, for tma, the box and the dims' parameter indices."""
+    ("f32", ...), rank (tensor and tma) and, for tma, the box the source declares (`box`: the tile
+    one tma op moves, what a grid is computed from), the box of one copy as the map is encoded
+    (`copy_box`: its innermost dim one swizzle span when the tile is stored in `spans` column
+    spans), and the dims' parameter indices."""
 
     def __init__(self, info):
         self.name = _s(info.name)
         self.kind = _KINDS[info.kind]
         self.dtype = _DTYPES[info.dtype]
         self.rank = info.rank
-        self.box = tuple(info.box[:info.rank]) if self.kind == "tma" else ()
+        self.copy_box = tuple(info.box[:info.rank]) if self.kind == "tma" else ()
+        self.spans = max(1, info.spans) if self.kind == "tma" else 0
+        self.box = self.copy_box[:-1] + (self.copy_box[-1] * self.spans,) if self.copy_box else ()
         self.dim_params = tuple(info.dim_params[:info.rank]) if self.kind == "tma" else ()
 
     def __repr__(self):

@@ -83,7 +83,8 @@ typedef enum tile_stage {
 typedef struct tile_define {
     const char *name;
     const char *value;      /* one literal of the language, optionally signed: an integer (decimal,
-                             * 0x hex, 0b binary, `_` separators) or a finite floating-point number */
+                             * 0x hex, 0b binary, `_` separators) or a finite floating-point number;
+                             * or a scalar type name (bf16, f16, ...) for a type const */
 } tile_define;
 
 /* Optimisation levels. 0, what a zero-initialised tile_compile_options holds, is the default. */

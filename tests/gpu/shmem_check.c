@@ -1,13 +1,16 @@
 /* shmem_check.c: the C driver of the NVSHMEM samples and their GPU checks, one process per
  * GPU through tile_shmem_spawn.
  *
- *   shmem_check [--npes N] [--max-bytes B] [--iters I] [--per P,P,...] [allgather] [pingpong] [order] [qp]
+ *   shmem_check [--npes N] [--max-bytes B] [--iters I] [--per P,P,...] [--dtype f32|bf16|both]
+ *               [allgather] [reducescatter] [allreduce] [pingpong] [order] [qp]
  *
  * allgather: samples/multi/ring_allgather.tile at 4 KiB .. max-bytes (default 256 MiB) per PE, x4
  *   steps, on fresh random data (the seed is the time; each PE regenerates every peer's block from
  *   it), every element of every slot compared bit for bit after every configuration; time per call
  *   and bus bandwidth, for each number of blocks per peer in --per (default 1,8,32,64,128,256; above 1
  *   only while a slice keeps at least 4 KiB) and the best of them per size.
+ * reducescatter, allreduce: samples/multi/reduce_scatter.tile and all_reduce.tile (sum; f32 and bf16)
+ *   at 4 KiB .. max-bytes per PE, every result element against the float64 sum (run_collective).
  * pingpong:  samples/multi/pingpong.tile, round-trip latency (2 PEs).
  * order:     tests/gpu/shmem/order.tile: data put_nbi, then fence (and again with quiet), then a flag
  *   on the same queue pair: the receiver never sees the flag before the data (2 PEs).
@@ -28,7 +31,8 @@ typedef struct Opts {
     int npes;
     size_t max_bytes;
     int iters;
-    int allgather, pingpong, order, qp;
+    int allgather, pingpong, order, qp, reducescatter, allreduce;
+    int dtypes;          /* collectives: 1 f32, 2 bf16, 3 both */
     int per[16], nper;   /* blocks per peer the all-gather tries at each size */
     uint64_t seed;
 } Opts;
@@ -218,6 +222,204 @@ static int run_allgather(tile_shmem *s, int pe, const Opts *o)
     return fails ? 1 : 0;
 }
 
+static uint16_t bf16_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+}
+
+static float bf16_value(uint16_t h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* Input element j of PE q for a seed, as the kernel sees it (rounded to bf16 when the data is). */
+static double coll_in(uint64_t seed, int q, size_t j, int bf16)
+{
+    float v = gen(seed, q, j);
+    return bf16 ? (double)bf16_value(bf16_bits(v)) : (double)v;
+}
+
+/* samples/multi/reduce_scatter.tile (allreduce = 0) or all_reduce.tile (1), f32 or bf16 (the
+ * sample's -DT=bf16), at `total` elements per PE from 4 KiB to max-bytes, x4 steps, on fresh random
+ * data: each result element against the float64 sum of the PEs' inputs (bound: n_pes f32 roundings
+ * of the running sum's magnitude, plus one bf16 rounding of the result), then the time per call
+ * and the bus bandwidth as nccl-tests defines it (reduce-scatter: bytes x (n - 1) / n / t;
+ * all-reduce: bytes x 2 (n - 1) / n / t, bytes the size of one PE's input), for each blocks-per-peer
+ * setting in --per that keeps the grid resident (n_pes * per <= the SM count) and slices of at
+ * least 4 KiB, and the best of them per size. */
+static int run_collective(tile_shmem *s, int pe, const Opts *o, int allreduce, int bf16)
+{
+    int np = tile_shmem_n_pes(s);
+    const char *what = allreduce ? "allreduce" : "reducescatter";
+    tile_device *d = tile_shmem_device(s);
+    tile_device_info info;
+    TRY(tile_device_info_get(d, &info));
+    tile_program *p = NULL;
+    tile_module *m = NULL;
+    tile_kernel *k = NULL;
+    const char *path = allreduce ? "samples/multi/all_reduce.tile" : "samples/multi/reduce_scatter.tile";
+    size_t len = 0;
+    char *src_text = slurp(path, &len);
+    if (!src_text) {
+        fprintf(stderr, "cannot read %s\n", path);
+        return 1;
+    }
+    tile_define def = {"T", "bf16"};
+    tile_compile_options co = {.target = TILE_TARGET_SM90A, .opt_level = 2, .defines = bf16 ? &def : NULL,
+                               .ndefines = bf16 ? 1 : 0};
+    tile_status cst = tile_compile(src_text, len, path, &co, &p);
+    free(src_text);
+    if (cst != TILE_SUCCESS) {
+        if (p) fprintf(stderr, "%s", tile_program_diagnostics(p));
+        return 1;
+    }
+    TRY(tile_shmem_module_load(s, p, &m));
+    TRY(tile_module_get_kernel(m, allreduce ? "all_reduce" : "reduce_scatter", &k));
+    int32_t qps[64];
+    int defaulted = 0;
+    TRY(tile_shmem_qp_create(s, np, qps, &defaulted));
+    size_t es = bf16 ? 2 : 4, maxb = o->max_bytes, maxn = maxb / es;
+    size_t cmax = (maxn + (size_t)np - 1) / (size_t)np;
+    tile_devptr inbox, out, sig, src, dq;
+    TRY(tile_shmem_malloc(s, 2 * cmax * (size_t)np * es, &inbox));
+    TRY(tile_shmem_malloc(s, allreduce ? cmax * (size_t)np * es : 16, &out));
+    TRY(tile_shmem_malloc(s, 8 * 3 * (size_t)np, &sig));
+    TRY(tile_malloc(d, maxb, &src));
+    if (!allreduce) TRY(tile_malloc(d, cmax * es, &out));
+    TRY(tile_malloc(d, sizeof(int32_t) * (size_t)np, &dq));
+    TRY(tile_memcpy_htod(d, dq, qps, sizeof(int32_t) * (size_t)np));
+    TRY(tile_memset_d8(d, sig, 0, 8 * 3 * (size_t)np));
+    TRY(tile_device_synchronize(d));
+    TRY(tile_shmem_barrier_all(s));
+    void *h = malloc(maxb), *back = malloc(allreduce ? cmax * (size_t)np * es : cmax * es);
+    if (!h || !back) return 1;
+    tile_event *e0, *e1;
+    TRY(tile_event_create(d, 0, &e0));
+    TRY(tile_event_create(d, 0, &e1));
+    uint64_t tgt[2] = {0, 0}, tgt2 = 0;   /* the signals' running sums: per buffer, and the gathered parts */
+    int call = 0, fails = 0;
+    for (size_t bytes = 4096; bytes <= maxb; bytes *= 4) {
+        size_t total = bytes / es, n = (total + (size_t)np - 1) / (size_t)np;
+        uint64_t seed = o->seed ^ (bytes * 0x2545F4914F6CDD1Dull) ^ (uint64_t)(allreduce * 2 + bf16);
+        for (size_t j = 0; j < total; j++) {
+            float v = gen(seed, pe, j);
+            if (bf16) ((uint16_t *)h)[j] = bf16_bits(v);
+            else ((float *)h)[j] = v;
+        }
+        TRY(tile_memcpy_htod(d, src, h, bytes));
+        /* the reference: float64 sums of the elements this PE checks, and their bound */
+        size_t lo = allreduce ? 0 : (size_t)pe * n, hi = allreduce ? total : (pe + 1) * n < total ? (pe + 1) * n : total;
+        if (lo > hi) lo = hi;
+        double best_t = 1e30;
+        int best_per = 0;
+        for (int pi = 0; pi < o->nper; pi++) {
+            int want = o->per[pi];
+            if (want > 1 && (size_t)want * 4096 > n * es) continue;
+            if (np * want > info.sm_count) continue;   /* one block per SM: the grid is resident at once */
+            size_t ch = (n + (size_t)want - 1) / (size_t)want;
+            ch = (ch + 63) / 64 * 64;
+            int per = (int)((n + ch - 1) / ch);
+            if (per < 1) per = 1;
+            tile_launch_config cfg = {.grid = {(unsigned)(np * per), 1, 1}};
+            tile_arg a[12];
+            int na = 0;
+            tile_dtype dt = bf16 ? TILE_DTYPE_BF16 : TILE_DTYPE_F32;
+            a[na++] = tile_arg_ptr(dt, inbox);
+            if (allreduce) a[na++] = tile_arg_ptr(dt, out);
+            a[na++] = tile_arg_ptr(TILE_DTYPE_U64, sig);
+            a[na++] = tile_arg_ptr(dt, src);
+            if (!allreduce) a[na++] = tile_arg_ptr(dt, out);
+            a[na++] = tile_arg_ptr(TILE_DTYPE_I32, dq);
+            a[na++] = tile_arg_i32((int32_t)total);
+            a[na++] = tile_arg_i32((int32_t)n);
+            a[na++] = tile_arg_i32((int32_t)ch);
+            a[na++] = tile_arg_i32(per);
+            int ibuf = na++, itgt = na++, itgt2 = allreduce ? na++ : -1;
+#define SET_CALL()                                                                                           \
+    do {                                                                                                     \
+        int b_ = call++ % 2;                                                                                 \
+        a[ibuf] = tile_arg_i32(b_);                                                                          \
+        a[itgt] = tile_arg_scalar(TILE_DTYPE_U64, 0);                                                        \
+        a[itgt].value.u = tgt[b_] += (uint64_t)per;                                                          \
+        if (itgt2 >= 0) {                                                                                    \
+            a[itgt2] = tile_arg_scalar(TILE_DTYPE_U64, 0);                                                   \
+            a[itgt2].value.u = tgt2 += (uint64_t)(np * per);                                                 \
+        }                                                                                                    \
+    } while (0)
+            if (hi > lo) TRY(tile_memset_d8(d, out, 0xff, allreduce ? total * es : (hi - lo) * es));   /* poisoned */
+            TRY(tile_device_synchronize(d));
+            TRY(tile_shmem_barrier_all(s));
+            SET_CALL();
+            TRY(tile_launch(k, &cfg, a, na));
+            TRY(tile_device_synchronize(d));
+            if (hi > lo) TRY(tile_memcpy_dtoh(d, back, out, (hi - lo) * es + (allreduce ? lo * es : 0)));
+            size_t bad = 0, first = (size_t)-1;
+            double worst = 0;
+            for (size_t j = lo; j < hi; j++) {
+                double ref = 0, mag = 0;
+                for (int q = 0; q < np; q++) {
+                    double x = coll_in(seed, q, j, bf16);
+                    ref += x;
+                    mag += x < 0 ? -x : x;
+                }
+                size_t at = allreduce ? j : j - lo;
+                double got = bf16 ? (double)bf16_value(((uint16_t *)back)[at]) : (double)((float *)back)[at];
+                double bound = np * 0x1p-24 * mag + (bf16 ? 0x1p-8 * (ref < 0 ? -ref : ref) : 0x1p-24 * (ref < 0 ? -ref : ref));
+                double err = got - ref;
+                if (err < 0) err = -err;
+                if (!(err <= bound)) {
+                    if (!bad++) first = j;
+                }
+                if (err > worst) worst = err;
+            }
+            int reps = bytes >= ((size_t)64 << 20) ? 5 : 50;
+            TRY(tile_shmem_barrier_all(s));
+            TRY(tile_event_record(e0, NULL));
+            for (int r = 0; r < reps; r++) {
+                SET_CALL();
+                TRY(tile_launch(k, &cfg, a, na));
+            }
+            TRY(tile_event_record(e1, NULL));
+            TRY(tile_event_synchronize(e1));
+            float ms = 0;
+            TRY(tile_event_elapsed_ms(e0, e1, &ms));
+            double t = ms * 1e-3 / reps;
+            double busbw = (double)bytes * (allreduce ? 2.0 : 1.0) * (np - 1) / np / t / 1e9;
+            if (pe == 0 || bad)
+                printf("%s %s PE %d: %9zu B/PE x %d PEs, %3d blocks/peer: %s (%zu of %zu wrong, max error %.3g) "
+                       "%9.2f us/call  busbw %7.2f GB/s\n", what, bf16 ? "bf16" : "f32", pe, bytes, np, per,
+                       bad ? "FAIL" : "ok", bad, hi - lo, worst, t * 1e6, busbw);
+            if (bad) {
+                printf("  PE %d first wrong element: %zu\n", pe, first);
+                fails++;
+            }
+            if (t < best_t) best_t = t, best_per = per;
+            TRY(tile_device_synchronize(d));
+            TRY(tile_shmem_barrier_all(s));
+#undef SET_CALL
+        }
+        if (pe == 0 && best_per)
+            printf("%s %s best: %9zu B/PE x %d PEs: %3d blocks/peer %9.2f us/call  busbw %7.2f GB/s\n", what,
+                   bf16 ? "bf16" : "f32", bytes, np, best_per, best_t * 1e6,
+                   (double)bytes * (allreduce ? 2.0 : 1.0) * (np - 1) / np / best_t / 1e9);
+        fflush(stdout);
+    }
+    free(h);
+    free(back);
+    TRY(tile_shmem_free(s, inbox));
+    TRY(tile_shmem_free(s, sig));
+    if (allreduce) TRY(tile_shmem_free(s, out));
+    else TRY(tile_free(d, out));
+    TRY(tile_shmem_module_unload(s, m));
+    tile_program_destroy(p);
+    return fails ? 1 : 0;
+}
+
 static int run_pingpong(tile_shmem *s, int pe, const Opts *o)
 {
     tile_device *d = tile_shmem_device(s);
@@ -325,6 +527,11 @@ static int pe_main(int pe, int npes, void *user)
     if (o->order && tile_shmem_n_pes(s) == 2 && (r = run_order(s, pe))) rc = r;
     if (o->pingpong && tile_shmem_n_pes(s) == 2 && (r = run_pingpong(s, pe, o))) rc = r;
     if (o->allgather && (r = run_allgather(s, pe, o))) rc = r;
+    for (int bf = 0; bf < 2; bf++) {
+        if (!(o->dtypes & (1 << bf))) continue;
+        if (o->reducescatter && (r = run_collective(s, pe, o, 0, bf))) rc = r;
+        if (o->allreduce && (r = run_collective(s, pe, o, 1, bf))) rc = r;
+    }
     fflush(stdout);
     TRY(tile_shmem_finalize(s));
     return rc;
@@ -332,7 +539,8 @@ static int pe_main(int pe, int npes, void *user)
 
 int main(int argc, char **argv)
 {
-    Opts o = {.npes = 2, .max_bytes = (size_t)256 << 20, .iters = 10000, .per = {1, 8, 32, 64, 128, 256}, .nper = 6};
+    Opts o = {.npes = 2, .max_bytes = (size_t)256 << 20, .iters = 10000, .per = {1, 8, 32, 64, 128, 256}, .nper = 6,
+              .dtypes = 3};
     int any = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--npes") && i + 1 < argc) o.npes = atoi(argv[++i]);
@@ -349,16 +557,27 @@ int main(int argc, char **argv)
                 o.per[o.nper++] = v;
             }
         }
+        else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) {
+            const char *t = argv[++i];
+            o.dtypes = !strcmp(t, "f32") ? 1 : !strcmp(t, "bf16") ? 2 : !strcmp(t, "both") ? 3 : 0;
+            if (!o.dtypes) {
+                fprintf(stderr, "shmem_check: --dtype takes f32, bf16 or both, not '%s'\n", t);
+                return 2;
+            }
+        }
         else if (!strcmp(argv[i], "allgather")) o.allgather = any = 1;
+        else if (!strcmp(argv[i], "reducescatter")) o.reducescatter = any = 1;
+        else if (!strcmp(argv[i], "allreduce")) o.allreduce = any = 1;
         else if (!strcmp(argv[i], "pingpong")) o.pingpong = any = 1;
         else if (!strcmp(argv[i], "order")) o.order = any = 1;
         else if (!strcmp(argv[i], "qp")) o.qp = any = 1;
         else {
-            fprintf(stderr, "usage: shmem_check [--npes N] [--max-bytes B] [--iters I] [--per P,P,...] [allgather] [pingpong] [order] [qp]\n");
+            fprintf(stderr, "usage: shmem_check [--npes N] [--max-bytes B] [--iters I] [--per P,P,...] [--dtype f32|bf16|both] "
+                            "[allgather] [reducescatter] [allreduce] [pingpong] [order] [qp]\n");
             return 2;
         }
     }
-    if (!any) o.allgather = o.pingpong = o.order = o.qp = 1;
+    if (!any) o.allgather = o.pingpong = o.order = o.qp = o.reducescatter = o.allreduce = 1;
     o.seed = (uint64_t)time(NULL) * 0x9E3779B97F4A7C15ull ^ (uint64_t)clock();
     printf("shmem_check: %d PEs, seed 0x%016llx\n", o.npes, (unsigned long long)o.seed);
     fflush(stdout);

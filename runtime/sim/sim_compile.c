@@ -857,6 +857,28 @@ static void comp_tma(Comp *C, const Op *op)
     in->ty = (uint8_t)op->operands[di]->type->elem->kind;
 }
 
+/* A group-level op issued by one thread of the current group (its first warp's elected thread):
+ * the code of `body` runs inside an implicit elect unless the group is one elected thread already.
+ * Returns the SI_ELECT's index (SIM_NONE when none); elect_end closes it. */
+static uint32_t elect_begin(Comp *C, const Op *op, SimGroup *saved, uint32_t *saved_idx)
+{
+    *saved = C->group;
+    *saved_idx = C->cur_group;
+    if (C->group.elect) return SIM_NONE;
+    uint32_t at = emit(C, op, SI_ELECT);
+    C->code[at].n = (uint32_t)saved->lo;
+    C->group.elect = 1;
+    C->cur_group = group_index(C, C->group);
+    return at;
+}
+
+static void elect_end(Comp *C, uint32_t at, SimGroup saved, uint32_t saved_idx)
+{
+    if (at != SIM_NONE) C->code[at].d = C->ncode;
+    C->group = saved;
+    C->cur_group = saved_idx;
+}
+
 static void comp_mbar(Comp *C, const Op *op)
 {
     switch (op->code) {
@@ -1389,24 +1411,15 @@ static void comp_op(Comp *C, const Op *op, Flow *f)
         comp_group(C, op, f);
         return;
     case OP_CLC_TRY_CANCEL: { /* group-level: issued by the group's elected thread */
-        uint32_t at = SIM_NONE;
-        SimGroup saved = C->group;
-        uint32_t saved_idx = C->cur_group;
-        if (!C->group.elect) {
-            at = emit(C, op, SI_ELECT);
-            C->code[at].n = (uint32_t)saved.lo;
-            C->group.elect = 1;
-            C->cur_group = group_index(C, C->group);
-        }
+        SimGroup saved;
+        uint32_t saved_idx, at = elect_begin(C, op, &saved, &saved_idx);
         uint32_t site = add_site(C, op, SS_CLC, op->operands[0]);
         SimIns *ci = emitp(C, op, SI_CLC_TRY);
         ci->a = S(C, op->operands[0], op);
         ci->b = S(C, op->operands[1], op);
         ci->c = site;
         ci->n = ir_attr_int(op, "multicast", 0) != 0;
-        if (at != SIM_NONE) C->code[at].d = C->ncode;
-        C->group = saved;
-        C->cur_group = saved_idx;
+        elect_end(C, at, saved, saved_idx);
         return;
     }
     case OP_MMA_ARRIVE: { /* the group's threads meet (every one has issued its mmas, which the simulator
@@ -1418,20 +1431,14 @@ static void comp_op(Comp *C, const Op *op, Flow *f)
         SimIns *sy = emitp(C, op, SI_WG_SYNC);
         sy->a = (uint32_t)(32 * (C->group.hi - C->group.lo));
         sy->n = (uint32_t)C->group.lo;
-        SimGroup saved = C->group;
-        uint32_t saved_idx = C->cur_group;
-        uint32_t at = emit(C, op, SI_ELECT);
-        C->code[at].n = (uint32_t)saved.lo;
-        C->group.elect = 1;
-        C->cur_group = group_index(C, C->group);
+        SimGroup saved;
+        uint32_t saved_idx, at = elect_begin(C, op, &saved, &saved_idx);
         uint32_t site = add_site(C, op, SS_MMA_ARRIVE, op->operands[0]);
         SimIns *ar = emitp(C, op, SI_MBAR_ARRIVE);
         ar->a = S(C, op->operands[0], op);
         ar->c = site;
         ar->n = 1;
-        C->code[at].d = C->ncode;
-        C->group = saved;
-        C->cur_group = saved_idx;
+        elect_end(C, at, saved, saved_idx);
         return;
     }
     case OP_CLC_QUERY: {

@@ -10,28 +10,13 @@ Every output starts poisoned (NaN, or all bits set) so that a kernel that leaves
 fails; sizes are ragged against the tiles and small enough for the simulator. bf16 and fp8 travel
 as their bits (uint16, uint8 arrays). Run by `make check` (make python-test) with PYTHONPATH=python
 and TILEC_LIB set to the build's libtile.so."""
-import os
 import unittest
 
 import numpy as np
 
 import tilec
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-
-
-def sample(name):
-    return os.path.join(ROOT, "samples", name)
-
-
-def bf16_bits(x):
-    """float32 -> bf16 bits (round to nearest even), as uint16."""
-    u = np.ascontiguousarray(x, np.float32).view(np.uint32).astype(np.uint64)
-    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
-
-
-def bf16_value(bits):
-    return (bits.astype(np.uint32) << 16).view(np.float32)
+from common import bf16_bits, bf16_value, sample
 
 
 BF16_NAN = 0x7FC0

@@ -159,6 +159,9 @@ static Node *un(ParseCtx *ctx, Token op, Node *a)
         Loc l = {ctx->file, TOKEN.line, TOKEN.col};
         if (TOKEN.kind == 0)
             diag_error(ctx->diag, l, "unexpected end of input");
+        else if (TOKEN.kind == TK_TYPENAME && TOKEN.start && TOKEN.len < 64)   /* `let i1 = ...`: say which name */
+            diag_error(ctx->diag, l, "syntax error: unexpected type name '%.*s' (type names, such as i1 or bf16, cannot "
+                       "name variables, parameters or functions)", (int)TOKEN.len, TOKEN.start);
         else
             diag_error(ctx->diag, l, "syntax error: unexpected %s", fe_token_name(TOKEN.kind));
     }

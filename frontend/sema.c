@@ -1698,7 +1698,10 @@ static void assign_stmt(Sema *s, const Node *n)
 static void let_stmt(Sema *s, const Node *n)
 {
     const Type *declared = n->b ? resolve_type(s, n->b, 0) : NULL;
-    if (n->b && !declared) return;
+    if (n->b && !declared) {   /* the type had an error: the name stays known, its uses say nothing more */
+        if (n->op != 2) sema_declare(s, n->name, n->op == 1 ? SYM_VAR : SYM_LET, n->loc);
+        return;
+    }
     if (n->op == 2) { /* local const */
         Builder saved = s->b;
         s->b.k = NULL;

@@ -54,8 +54,8 @@ every variant (PTX, parameters, cubin when ptxas is found) and prints the compil
 """
 import argparse
 import atexit
+import math
 import os
-import re
 import shutil
 import statistics
 import subprocess
@@ -189,7 +189,7 @@ class Preset:
         self.variants = variants    # the tilec variants, bench/gemm.py's variant syntax
         self.shapes = shapes
         self.reps = reps
-        self.mode = mode            # compare: a table per shape; tune: ranked, best per shape
+        self.mode = mode            # compare: a table per shape; tune: ranked, best per shape; sweep: best per shape
 
 
 def tune_space():
@@ -207,6 +207,18 @@ def tune_space():
     out += ["cluster GROUP_M=8", "cluster GROUP_M=16", "pingpong GROUP_M=8", "pingpong GROUP_M=16"]
     out += [f"persistent {WHOLE_C} GROUP_M=8", f"persistent {WHOLE_C} GROUP_M=16"]
     return ";".join(out)
+
+
+def sweep_shapes():
+    """M in {128, 512, 2048, 8192} against the (N, K) of every projection of a Llama-3-8B layer (q/k/v
+    fused 6144 x 4096, o 4096 x 4096, gate or up 14336 x 4096, down 4096 x 14336) and of a
+    Llama-3-70B layer (10240 x 8192, 8192 x 8192, 28672 x 8192, 8192 x 28672), then two squares and
+    three ragged shapes (none a multiple of the tiles, K near 1000)."""
+    nk = [(6144, 4096), (4096, 4096), (14336, 4096), (4096, 14336),
+          (10240, 8192), (8192, 8192), (28672, 8192), (8192, 28672)]
+    out = [f"{m}x{n}x{k}" for m in (128, 512, 2048, 8192) for n, k in nk]
+    out += ["4096x4096x4096", "8192x8192x8192", "1000x1496x1000", "3000x5000x1064", "256x3000x2000"]
+    return ",".join(out)
 
 
 PRESETS = {
@@ -237,6 +249,13 @@ PRESETS = {
                        f"persistent;persistent src={PERSISTENT_LOWER};persistent BN=128 STAGES=6;"
                        f"persistent BN=128 STAGES=6 src={PERSISTENT_LOWER};pingpong;pingpong src={PINGPONG_LOWER};"
                        f"cluster;cluster src={CLUSTER_LOWER}"),
+    "sweep": Preset("GEMM on every shape: the LLM projections of Llama-3-8B and -70B at four token counts, "
+                    "squares and ragged shapes; the samples' main variants checked and timed beside cuBLAS "
+                    "and Triton's persistent kernel, the best per shape, its geometric mean and worst shape",
+                    f"plain;plain BN=128 STAGES=6;plain BN=64 STAGES=8;persistent;persistent GROUP_M=16;"
+                    f"persistent BN=128 STAGES=6;persistent BN=64 STAGES=8;persistent {WHOLE_C};pingpong;"
+                    f"pingpong BN=128 STAGES=4;cluster",
+                    shapes=sweep_shapes(), reps=10, mode="sweep"),
     "cluster": Preset("2-CTA clusters: B multicast with the cross-CTA release (the sample; its "
                       "pipeline form), without multicast (nomc), without clusters (split: the split mma alone)",
                       f"persistent GROUP_M=16;cluster;cluster src={CLUSTER_LOWER};cluster GROUP_M=16;cluster rewrite=nomc;"
@@ -635,9 +654,10 @@ def compare(variants, shapes, reps):
         sys.stdout.flush()
 
 
-def tune(variants, shapes, reps):
+def tune(variants, shapes, reps, ranked=True):
     """The autotuner: every variant checked and timed beside cuBLAS and Triton's persistent kernel,
-    a ranked table per shape, then the best tilec variant per shape."""
+    a ranked table per shape (ranked), then the best tilec variant per shape, with the geometric
+    mean and the worst of the best ratios."""
     tp = make_triton_persistent()
     torch.manual_seed(1)
     best_rows = []
@@ -656,10 +676,11 @@ def tune(variants, shapes, reps):
         times = time_interleaved([r[1] for r in rows], reps)
         tune_s = time.perf_counter() - t_check
         flop = 2.0 * M * N * K
-        print(f"== {M} x {N} x {K}: {len(rows) - 1} contenders checked and timed in {tune_s:.1f} s "
-              f"(median of {reps} interleaved rounds)")
         order = sorted(range(len(rows)), key=lambda i: times[i])
-        for i in order:
+        if ranked:
+            print(f"== {M} x {N} x {K}: {len(rows) - 1} contenders checked and timed in {tune_s:.1f} s "
+                  f"(median of {reps} interleaved rounds)")
+        for i in order if ranked else ():
             tf = flop / (times[i] * 1e-3) / 1e12
             print(f"  {rows[i][0]:55s} {times[i] * 1e3:9.1f} us {tf:7.1f} TFLOP/s {tf / PEAK:6.3f} of peak "
                   f"{times[0] / times[i]:6.3f}x cuBLAS")
@@ -668,9 +689,20 @@ def tune(variants, shapes, reps):
         best_rows.append((f"{M}x{N}x{K}", rows[tl[0]][0] if tl else "-", times[0] / times[tl[0]] if tl else 0.0,
                           times[0] / times[tr[0]] if tr else 0.0, flop / (times[tl[0]] * 1e-3) / 1e12 if tl else 0.0))
         sys.stdout.flush()
+        if not ranked:
+            b = best_rows[-1]
+            print(f"  {b[0]:20s} {b[1]:45s} {b[4]:7.1f} TFLOP/s {b[2]:6.3f}x cuBLAS   Triton persistent {b[3]:6.3f}x")
     print("== best tilec variant per shape (ratios to cuBLAS of the same interleaved run)")
     for shape, name, r, rt, tf in best_rows:
         print(f"  {shape:20s} {name:45s} {tf:7.1f} TFLOP/s {r:6.3f}x cuBLAS   Triton persistent {rt:6.3f}x")
+    ok = [r for r in best_rows if r[2] > 0]
+    if ok:
+        gm = math.exp(sum(math.log(r[2]) for r in ok) / len(ok))
+        worst = min(ok, key=lambda r: r[2])
+        okt = [r for r in ok if r[3] > 0]
+        gmt = math.exp(sum(math.log(r[3]) for r in okt) / len(okt)) if okt else 0.0
+        print(f"== {len(ok)} shapes: tilec (best variant per shape) geometric mean {gm:.3f}x cuBLAS, worst {worst[2]:.3f}x "
+              f"at {worst[0]} ({worst[1]}); Triton persistent geometric mean {gmt:.3f}x")
 
 
 # ---- main ------------------------------------------------------------------------------------
@@ -680,8 +712,8 @@ def list_presets():
         n = len(p.variants.split(";"))
         print(f"{name:10s} {p.about}")
         print(f"{'':10s} shapes {p.shapes}; {n} tilec variant{'s' if n > 1 else ''}, {p.reps} rounds"
-              + ("; ranked" if p.mode == "tune" else ""))
-        if p.mode != "tune":
+              + ("; ranked" if p.mode == "tune" else "; best per shape" if p.mode == "sweep" else ""))
+        if p.mode == "compare":
             print(f"{'':10s} variants: {p.variants}")
 
 
@@ -746,13 +778,16 @@ def main():
         var.compile().load()
         print(f"tilec variant [{var.label}]: compile to PTX {var.compile_ptx_ms:.1f} ms in process, ptxas on it "
               f"{var.compile_cubin_ms:.1f} ms, smem {var.smem} B, PTX {var.ptx_bytes} B")
-    if preset.mode == "tune":
+    if preset.mode != "compare":
         ptx_ms = sum(v.compile_ptx_ms for v in variants)
         cubin_ms = sum(v.compile_cubin_ms for v in variants)
         print(f"{len(variants)} tilec variants compiled: to PTX {ptx_ms:.0f} ms in all ({ptx_ms / len(variants):.1f} ms "
               f"each), to cubin with ptxas {cubin_ms:.0f} ms in all; {(time.perf_counter() - t0) * 1e3:.0f} ms wall "
               f"for compiling every variant (ptxas processes included)")
-    (tune if preset.mode == "tune" else compare)(variants, shapes, reps)
+    if preset.mode == "compare":
+        compare(variants, shapes, reps)
+    else:
+        tune(variants, shapes, reps, ranked=preset.mode == "tune")
     return 0
 
 

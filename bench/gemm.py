@@ -765,19 +765,34 @@ def main():
             return 0
     if args.compile_only:
         have_ptxas = shutil.which(os.environ.get("PTXAS", "ptxas")) is not None
+        failed = 0
         for var in variants:
-            var.compile(cubin=have_ptxas)
+            try:
+                var.compile(cubin=have_ptxas)
+            except (tilec.TileError, RuntimeError) as ex:
+                print(f"tilec variant [{var.label}]: does not compile: {str(ex).strip().splitlines()[0]}")
+                failed += 1
+                continue
             cub = f", to cubin {var.compile_cubin_ms:.1f} ms" if have_ptxas else " (no ptxas: no cubin)"
             print(f"tilec variant [{var.label}]: tile {var.tile[0]} x {var.tile[1]}, to PTX {var.compile_ptx_ms:.1f} ms"
                   f"{cub} (in process; ptxas a process of its own), smem {var.smem} B, PTX {var.ptx_bytes} B")
-        return 0
+        return 1 if failed else 0
     need_torch()
     print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}  cuBLAS via torch.matmul")
     t0 = time.perf_counter()
-    for var in variants:
-        var.compile().load()
+    kept = []
+    for var in variants:   # a configuration that does not compile (shared memory, a layout) is skipped, said so
+        try:
+            var.compile().load()
+        except (tilec.TileError, RuntimeError) as ex:
+            print(f"tilec variant [{var.label}]: skipped: {str(ex).strip().splitlines()[0]}")
+            continue
+        kept.append(var)
         print(f"tilec variant [{var.label}]: compile to PTX {var.compile_ptx_ms:.1f} ms in process, ptxas on it "
               f"{var.compile_cubin_ms:.1f} ms, smem {var.smem} B, PTX {var.ptx_bytes} B")
+    if not kept:
+        sys.exit("bench/gemm.py: no variant compiled")
+    variants = kept
     if preset.mode != "compare":
         ptx_ms = sum(v.compile_ptx_ms for v in variants)
         cubin_ms = sum(v.compile_cubin_ms for v in variants)

@@ -222,6 +222,8 @@ static int run_allgather(tile_shmem *s, int pe, const Opts *o)
     return fails ? 1 : 0;
 }
 
+enum { COLL_TILE = 2048 };   /* samples/multi/reduce_scatter.tile and all_reduce.tile: TILE */
+
 static uint16_t bf16_bits(float f)
 {
     uint32_t u;
@@ -284,7 +286,8 @@ static int run_collective(tile_shmem *s, int pe, const Opts *o, int allreduce, i
     int defaulted = 0;
     TRY(tile_shmem_qp_create(s, np, qps, &defaulted));
     size_t es = bf16 ? 2 : 4, maxb = o->max_bytes, maxn = maxb / es;
-    size_t cmax = (maxn + (size_t)np - 1) / (size_t)np;
+    /* the samples sum tiles of COLL_TILE elements: chunks and slices are multiples of it */
+    size_t cmax = ((maxn + (size_t)np - 1) / (size_t)np + COLL_TILE - 1) / COLL_TILE * COLL_TILE;
     tile_devptr inbox, out, sig, src, dq;
     TRY(tile_shmem_malloc(s, 2 * cmax * (size_t)np * es, &inbox));
     TRY(tile_shmem_malloc(s, allreduce ? cmax * (size_t)np * es : 16, &out));
@@ -304,7 +307,7 @@ static int run_collective(tile_shmem *s, int pe, const Opts *o, int allreduce, i
     uint64_t tgt[2] = {0, 0}, tgt2 = 0;   /* the signals' running sums: per buffer, and the gathered parts */
     int call = 0, fails = 0;
     for (size_t bytes = 4096; bytes <= maxb; bytes *= 4) {
-        size_t total = bytes / es, n = (total + (size_t)np - 1) / (size_t)np;
+        size_t total = bytes / es, n = ((total + (size_t)np - 1) / (size_t)np + COLL_TILE - 1) / COLL_TILE * COLL_TILE;
         uint64_t seed = o->seed ^ (bytes * 0x2545F4914F6CDD1Dull) ^ (uint64_t)(allreduce * 2 + bf16);
         for (size_t j = 0; j < total; j++) {
             float v = gen(seed, pe, j);
@@ -322,16 +325,22 @@ static int run_collective(tile_shmem *s, int pe, const Opts *o, int allreduce, i
             if (want > 1 && (size_t)want * 4096 > n * es) continue;
             if (np * want > info.sm_count) continue;   /* one block per SM: the grid is resident at once */
             size_t ch = (n + (size_t)want - 1) / (size_t)want;
-            ch = (ch + 63) / 64 * 64;
+            ch = (ch + COLL_TILE - 1) / COLL_TILE * COLL_TILE;
             int per = (int)((n + ch - 1) / ch);
             if (per < 1) per = 1;
             tile_launch_config cfg = {.grid = {(unsigned)(np * per), 1, 1}};
-            tile_arg a[12];
+            tile_arg a[20];
             int na = 0;
             tile_dtype dt = bf16 ? TILE_DTYPE_BF16 : TILE_DTYPE_F32;
+            /* the staging area, src and out each as the pointer the transfers take and the view the tiles use */
             a[na++] = tile_arg_ptr(dt, inbox);
-            if (allreduce) a[na++] = tile_arg_ptr(dt, out);
+            a[na++] = tile_arg_ptr(dt, inbox);
+            if (allreduce) {
+                a[na++] = tile_arg_ptr(dt, out);
+                a[na++] = tile_arg_ptr(dt, out);
+            }
             a[na++] = tile_arg_ptr(TILE_DTYPE_U64, sig);
+            a[na++] = tile_arg_ptr(dt, src);
             a[na++] = tile_arg_ptr(dt, src);
             if (!allreduce) a[na++] = tile_arg_ptr(dt, out);
             a[na++] = tile_arg_ptr(TILE_DTYPE_I32, dq);
@@ -340,6 +349,8 @@ static int run_collective(tile_shmem *s, int pe, const Opts *o, int allreduce, i
             a[na++] = tile_arg_i32((int32_t)ch);
             a[na++] = tile_arg_i32(per);
             int ibuf = na++, itgt = na++, itgt2 = allreduce ? na++ : -1;
+            a[na++] = tile_arg_i32((int32_t)(2 * n * (size_t)np));   /* slots: the staging view */
+            if (!allreduce) a[na++] = tile_arg_i32((int32_t)(hi - lo));   /* mine: the out view */
 #define SET_CALL()                                                                                           \
     do {                                                                                                     \
         int b_ = call++ % 2;                                                                                 \

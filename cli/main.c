@@ -64,8 +64,9 @@ static const char run_usage[] =
     "options:\n"
     "  --kernel NAME           the kernel to run (default: the first in the file)\n"
     "  --device B[:ORD]        cuda (default), hip or sim, and a device ordinal (default 0)\n"
-    "  --size N                problem size (default 1048576): a known sample's elements (rows*cols for\n"
-    "                          row_softmax); for other kernels the value of n/size/len/count and of pointers\n"
+    "  --size N                problem size (default 1048576, sim 16384): a known sample's elements (rows*cols\n"
+    "                          for row_softmax; seqlen for attention, sim 200); for other kernels the value\n"
+    "                          of n/size/len/count and of pointers\n"
     "  --grid X[,Y[,Z]]        blocks. Default: a known sample's own; otherwise, along each axis A, the\n"
     "                          most blocks a tile access at block_id.A * STEP needs, ceil(extent / STEP)\n"
     "                          (1 where no access shows the axis); with none, grid.x covers the largest\n"
@@ -693,6 +694,7 @@ static int cmd_run(int argc, char **argv)
     if (!o.have_seed) o.seed = ref_seed_from_time();
     char err[1024];
     ref_user uopts = {o.in, o.nin, o.refs, o.nrefs, o.so_path, o.so_fn, o.rtol, o.atol};
+    if (sim && !o.have_size && known && known->sim_size) o.size = known->sim_size;
     int mk = known ? ref_case_make(&rc_case, known, prog, ki, o.size, o.set, o.nset, o.seed, err, sizeof err)
                    : ref_case_make_user(&rc_case, prog, ki, o.size, o.set, o.nset, &uopts, o.seed, err, sizeof err);
     if (mk) {

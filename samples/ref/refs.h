@@ -117,6 +117,7 @@ typedef struct ref_kernel {
     int (*setup)(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen);
     /* Computes p[].expect of the outputs from p[].init. */
     void (*reference)(ref_case *c);
+    long long sim_size;      /* the size `tilec run --device sim` uses without --size; 0: 16384 */
 } ref_kernel;
 
 extern const ref_kernel ref_kernels[];

@@ -5,8 +5,8 @@
  * a warp that hold parts of it with shfl.sync.bfly (one round per power of two of the factor),
  * then, where the element spans warps, each warp's part through a scratch shared tile: the first
  * thread of each part writes it, the group's barrier, lane l of every warp reads part l (modulo the
- * parts rounded up to a power of two) and the warp butterflies them, the barrier again (so the next
- * reduction may reuse the scratch). Broadcasts and reshapes are register
+ * parts rounded up to a power of two) and the warp butterflies them, and inside a loop the barrier
+ * again (so the op's next run may reuse its scratch). Broadcasts and reshapes are register
  * moves, which ptxas coalesces.
  */
 #include <string.h>
@@ -127,6 +127,13 @@ static void bfly(Emit *e, const char *kind, const Type *t, const char *v, int64_
     const char *o = ptx_tmp(e, rc);
     ptx_ins(e, "shfl.sync.bfly.b32 %s, %s, %lld, 31, -1", o, v, (long long)xr);
     combine(e, kind, t, v, v, o);
+}
+
+static int in_loop(const Op *op)
+{
+    for (const Block *b = op->parent; b && b->parent && b->parent->parent; b = b->parent->parent->parent)
+        if (b->parent->parent->code == OP_FOR || b->parent->parent->code == OP_LOOP) return 1;
+    return 0;
 }
 
 static void group_barrier(Emit *e, const Op *op)
@@ -277,7 +284,10 @@ void ptx_emit_reduce(Emit *e, const Op *op)
         ptx_ins(e, "@%s ld.shared.%s %s, [%s]", has, bty, d, a);
         for (int64_t x = 1; x < p2; x <<= 1) bfly(e, kind, t, d, x);
     }
-    group_barrier(e, op);
+    /* The scratch is this op's alone (lower-tiles allocates one per reduction, smem-layout overlaps
+     * no two tiles), so only this op itself, run again, writes it: inside a loop, the barrier again
+     * keeps a fast warp's next write behind the slow warps' reads; outside one, nothing does. */
+    if (in_loop(op)) group_barrier(e, op);
 }
 
 /* broadcast: lane j of the result is the operand's lane of the same element (its slice along the

@@ -612,6 +612,56 @@ static void emit_scalar_mem(Emit *e, int store, const char *space, const Type *t
     else ptx_ins(e, "%sld.%s.%s %s, [%s%s]", g, space, ptx_mty(t), reg, addr, o);
 }
 
+/* Lanes of 8- or 16-bit elements packed into / unpacked from .b32 words (4 / s lanes a word). */
+static void pack_words(Emit *e, const Type *t, const char **w, int nw, const char **l)
+{
+    int s = ptx_mem_bytes(t), per = 4 / s;
+    for (int i = 0; i < nw; i++) {
+        const char **x = &l[i * per];
+        if (s == 2) {
+            ptx_ins(e, "mov.b32 %s, {%s, %s}", w[i], x[0], x[1]);
+            continue;
+        }
+        const char *b = ptx_tmp(e, RC_B32);
+        for (int j = 0; j < 4; j++) {
+            ptx_ins(e, "cvt.u32.u16 %s, %s", b, x[j]);
+            if (j == 0) ptx_ins(e, "mov.b32 %s, %s", w[i], b);
+            else ptx_ins(e, "bfi.b32 %s, %s, %s, %d, 8", w[i], b, w[i], 8 * j);
+        }
+    }
+}
+
+static void unpack_words(Emit *e, const Type *t, const char **w, int nw, const char **l)
+{
+    int s = ptx_mem_bytes(t), per = 4 / s;
+    for (int i = 0; i < nw; i++) {
+        const char **x = &l[i * per];
+        if (s == 2) {
+            ptx_ins(e, "mov.b32 {%s, %s}, %s", x[0], x[1], w[i]);
+            continue;
+        }
+        const char *b = ptx_tmp(e, RC_B32);
+        for (int j = 0; j < 4; j++) {
+            ptx_ins(e, "bfe.%s32 %s, %s, %d, 8", t->kind == TY_I8 ? "s" : "u", b, w[i], 8 * j);
+            ptx_ins(e, "cvt.u16.u32 %s, %s", x[j], b);
+        }
+    }
+}
+
+/* ld/st of up to 4 .b32 words at addr + off bytes. */
+static void emit_words_mem(Emit *e, int store, const char *sp, const char **w, int nw, const char *addr, int off)
+{
+    StrBuf list;
+    sb_init(&list);
+    for (int i = 0; i < nw; i++) sb_printf(&list, "%s%s", i ? ", " : "", w[i]);
+    char o[24] = "", v[16] = "";
+    if (off) snprintf(o, sizeof o, "+%d", off);
+    if (nw > 1) snprintf(v, sizeof v, ".v%d", nw);
+    if (store) ptx_ins(e, "st.%s%s.b32 [%s%s], %s%s%s", sp, v, addr, o, nw > 1 ? "{" : "", list.data, nw > 1 ? "}" : "");
+    else ptx_ins(e, "ld.%s%s.b32 %s%s%s, [%s%s]", sp, v, nw > 1 ? "{" : "", list.data, nw > 1 ? "}" : "", addr, o);
+    sb_free(&list);
+}
+
 /* One aligned vector access of n lanes (registers l[]) at addr: up to 4 elements directly
  * (`ld.global.v4.f32`), more through .b32 words (8 x bf16 = `ld.global.v4.b32` + unpack). */
 static void emit_vector_mem(Emit *e, int store, const char *sp, const Type *t, const char **l, int n, const char *addr)
@@ -630,9 +680,9 @@ static void emit_vector_mem(Emit *e, int store, const char *sp, const Type *t, c
         int cn = chunk < n - base ? chunk : n - base;
         char o[24] = "";
         if (base) snprintf(o, sizeof o, "+%d", base * s);
-        StrBuf list;
-        sb_init(&list);
         if (cn <= 4) {
+            StrBuf list;
+            sb_init(&list);
             for (int i = 0; i < cn; i++) sb_printf(&list, "%s%s", i ? ", " : "", lr[base + i]);
             if (cn == 1) {
                 if (store) ptx_ins(e, "st.%s.%s [%s%s], %s", sp, ptx_mty(t), addr, o, list.data);
@@ -641,45 +691,15 @@ static void emit_vector_mem(Emit *e, int store, const char *sp, const Type *t, c
                 if (store) ptx_ins(e, "st.%s.v%d.%s [%s%s], {%s}", sp, cn, ptx_mty(t), addr, o, list.data);
                 else ptx_ins(e, "ld.%s.v%d.%s {%s}, [%s%s]", sp, cn, ptx_mty(t), list.data, addr, o);
             }
+            sb_free(&list);
         } else {
-            int nw = cn * s / 4, per = 4 / s;
+            int nw = cn * s / 4;
             const char *w[4];
-            for (int i = 0; i < nw; i++) {
-                w[i] = ptx_tmp(e, RC_B32);
-                sb_printf(&list, "%s%s", i ? ", " : "", w[i]);
-            }
-            if (store) {
-                for (int i = 0; i < nw; i++) {
-                    const char **x = &lr[base + i * per];
-                    if (s == 2) {
-                        ptx_ins(e, "mov.b32 %s, {%s, %s}", w[i], x[0], x[1]);
-                    } else {
-                        const char *b = ptx_tmp(e, RC_B32);
-                        for (int j = 0; j < 4; j++) {
-                            ptx_ins(e, "cvt.u32.u16 %s, %s", b, x[j]);
-                            if (j == 0) ptx_ins(e, "mov.b32 %s, %s", w[i], b);
-                            else ptx_ins(e, "bfi.b32 %s, %s, %s, %d, 8", w[i], b, w[i], 8 * j);
-                        }
-                    }
-                }
-                ptx_ins(e, "st.%s.v%d.b32 [%s%s], {%s}", sp, nw, addr, o, list.data);
-            } else {
-                ptx_ins(e, "ld.%s.v%d.b32 {%s}, [%s%s]", sp, nw, list.data, addr, o);
-                for (int i = 0; i < nw; i++) {
-                    const char **x = &lr[base + i * per];
-                    if (s == 2) {
-                        ptx_ins(e, "mov.b32 {%s, %s}, %s", x[0], x[1], w[i]);
-                    } else {
-                        const char *b = ptx_tmp(e, RC_B32);
-                        for (int j = 0; j < 4; j++) {
-                            ptx_ins(e, "bfe.%s32 %s, %s, %d, 8", t->kind == TY_I8 ? "s" : "u", b, w[i], 8 * j);
-                            ptx_ins(e, "cvt.u16.u32 %s, %s", x[j], b);
-                        }
-                    }
-                }
-            }
+            for (int i = 0; i < nw; i++) w[i] = ptx_tmp(e, RC_B32);
+            if (store) pack_words(e, t, w, nw, &lr[base]);
+            emit_words_mem(e, store, sp, w, nw, addr, base * s);
+            if (!store) unpack_words(e, t, w, nw, &lr[base]);
         }
-        sb_free(&list);
     }
     if (t->kind == TY_I1 && !store)
         for (int i = 0; i < n; i++) ptx_ins(e, "setp.ne.u16 %s, %s, 0", l[i], lr[i]);
@@ -890,7 +910,123 @@ static const char *and_lt(Emit *e, const char *a, const char *b, const char *q, 
 }
 
 /* ld_blocked / st_blocked: per lane group, one vector access when the group is inside the view,
- * else per-lane predicated accesses (loads read 0 outside); invalid lanes touch no memory. */
+ * else per-lane predicated accesses (loads read 0 outside); invalid lanes touch no memory.
+ *
+ * When the tile's rows are whole multiples of a group sweep (B x V elements), group g's elements
+ * sit g x B x V further along the same row as group 0's while that stays inside the first row (a
+ * [1, N] row tile: every group), so its column, bounds and address are group 0's plus a constant.
+ * When every group is such, one test (the thread's last group inside the view, the address
+ * aligned) takes all of them as vector accesses without further branches; the per-group form is
+ * the other side of that branch. 8/16-bit elements cross the branches as packed .b32 words (a
+ * load joins in words and unpacks once after the join, a store packs before the first branch):
+ * lanes live across a branch would take a register each. */
+typedef struct BlockedMem {
+    Emit *e;
+    const Op *op;
+    Blocked bi;
+    const Type *t;
+    int store, s, V, rank, aligned, packed, nw, id;
+    const char *kind, *tv, *valid, **vr, **lanes;
+    const char ***W;                  /* packed: each group's words */
+    const char *c0, *ok0, *addr0, *al0;
+    int64_t sweep, L;
+} BlockedMem;
+
+static int bm_shifted(const BlockedMem *m, int64_t g)
+{
+    return g && m->L % m->sweep == 0 && g * m->sweep < m->L;
+}
+
+static void bm_group(BlockedMem *m, int64_t g)
+{
+    Emit *e = m->e;
+    const Op *op = m->op;
+    int rank = m->rank, V = m->V, s = m->s, store = m->store;
+    uint32_t vi = store ? 1 : 0;
+    const Type *t = m->t;
+    const char *c[IR_MAX_RANK], *ok, *addr;
+    int64_t delta = g * m->sweep;
+    int shifted = bm_shifted(m, g);
+    if (shifted) {
+        c[rank - 1] = ptx_tmp(e, RC_B32);
+        ptx_ins(e, "add.s32 %s, %s, %lld", c[rank - 1], m->c0, (long long)delta);
+        ok = m->ok0;
+        addr = ptx_tmp(e, RC_B64);
+        ptx_ins(e, "add.s64 %s, %s, %lld", addr, m->addr0, (long long)(delta * s));
+    } else if (!g && m->c0) {
+        c[rank - 1] = m->c0, ok = m->ok0, addr = m->addr0;
+    } else {
+        const char *f = m->tv;
+        if (g) {
+            f = ptx_tmp(e, RC_B32);
+            ptx_ins(e, "add.u32 %s, %s, %lld", f, m->tv, (long long)delta);
+        }
+        for (int d = 0; d < rank; d++) {
+            const char *idx = tile_index(e, &m->bi, f, d), *cd = ptx_tmp(e, RC_B32);
+            ptx_ins(e, "add.s32 %s, %s, %s", cd, ptx_vr(e, op->operands[vi + 1 + d], 0), idx);
+            c[d] = cd;
+        }
+        ok = m->valid;   /* valid lane group, outer coordinates inside the view */
+        for (int d = 0; d < rank - 1; d++) ok = and_lt(e, c[d], m->vr[1 + d], ok, "lt");
+        addr = ptx_rowmajor_addr(e, m->vr, rank, c, s);
+        if (!g) m->c0 = c[rank - 1], m->ok0 = ok, m->addr0 = addr;
+    }
+    const char *last = c[rank - 1], *dl = m->vr[rank];
+    const char **gl = &m->lanes[g * V];
+    if (V == 1) {
+        const char *p = and_lt(e, last, dl, ok, "lt");
+        if (!store) ptx_ins(e, "mov.%s %s, %s", ptx_rc_mov[ptx_class_of(t)], gl[0], ptx_rc_zero[ptx_class_of(t)]);
+        emit_scalar_mem(e, store, "global", t, gl[0], addr, 0, p);
+        return;
+    }
+    char part[32];
+    snprintf(part, sizeof part, "g%lld_part", (long long)g);
+    const char *in = and_lt(e, last, dl, ok, "lt"), *cv = ptx_tmp(e, RC_B32);
+    ptx_ins(e, "add.s32 %s, %s, %d", cv, last, V);
+    const char *full = and_lt(e, cv, dl, in, "le");
+    if (!m->aligned) {   /* alignment not proven: a misaligned group goes lane by lane */
+        /* a shifted group's address differs from group 0's by a multiple of V x s */
+        const char *al = (shifted || !g) && m->al0 ? m->al0 : NULL;
+        if (!al) {
+            const char *lo = ptx_tmp(e, RC_B64);
+            al = ptx_tmp(e, RC_PRED);
+            ptx_ins(e, "and.b64 %s, %s, %d", lo, addr, V * s - 1);
+            ptx_ins(e, "setp.eq.u64 %s, %s, 0", al, lo);
+            if (!g) m->al0 = al;
+        }
+        const char *both = ptx_tmp(e, RC_PRED);
+        ptx_ins(e, "and.pred %s, %s, %s", both, al, full);
+        full = both;
+    }
+    const char **w = m->packed ? m->W[g] : NULL;
+    sb_printf(&e->body, "\t@!%s bra $L_%s_%d_%s;\n", full, m->kind, m->id, part);
+    if (w)
+        for (int i = 0; i < m->nw; i += 4)
+            emit_words_mem(e, store, "global", &w[i], m->nw - i < 4 ? m->nw - i : 4, addr, i * 4);
+    else emit_vector_mem(e, store, "global", t, gl, V, addr);
+    sb_printf(&e->body, "\tbra.uni $L_%s_%d_g%lld_done;\n", m->kind, m->id, (long long)g);
+    ptx_label(e, m->id, m->kind, part);
+    const char **pl = gl;
+    if (w) {
+        pl = ARENA_ARRAY(&e->arena, const char *, V);
+        for (int k = 0; k < V; k++) pl[k] = ptx_tmp(e, RC_B16);
+        if (store) unpack_words(e, t, w, m->nw, pl);
+    }
+    for (int k = 0; k < V; k++) {
+        const char *p = in;
+        if (k) {
+            const char *ck = ptx_tmp(e, RC_B32);
+            ptx_ins(e, "add.s32 %s, %s, %d", ck, last, k);
+            p = and_lt(e, ck, dl, ok, "lt");
+        }
+        if (!store) ptx_ins(e, "mov.%s %s, %s", ptx_rc_mov[ptx_class_of(t)], pl[k], ptx_rc_zero[ptx_class_of(t)]);
+        emit_scalar_mem(e, store, "global", t, pl[k], addr, k * s, p);
+    }
+    if (w && !store) pack_words(e, t, w, m->nw, pl);
+    snprintf(part, sizeof part, "g%lld_done", (long long)g);
+    ptx_label(e, m->id, m->kind, part);
+}
+
 void ptx_emit_blocked_mem(Emit *e, const Op *op)
 {
     int store = op->code == OP_ST_BLOCKED;
@@ -901,75 +1037,78 @@ void ptx_emit_blocked_mem(Emit *e, const Op *op)
     }
     const Value *view = op->operands[vi];
     const Value *vec = store ? op->operands[0] : op->results[0];
-    const char **vr = ptx_view_regs(e, op, view);
-    if (!vr) return;
-    int rank = view->type->rank;
-    if (op->noperands != vi + 1 + (uint32_t)rank || vec->type->kind != TY_VEC || !ir_type_is_scalar(vec->type->elem) ||
+    BlockedMem m = { .e = e, .op = op, .store = store };
+    m.vr = ptx_view_regs(e, op, view);
+    if (!m.vr) return;
+    m.rank = view->type->rank;
+    if (op->noperands != vi + 1 + (uint32_t)m.rank || vec->type->kind != TY_VEC || !ir_type_is_scalar(vec->type->elem) ||
         vec->type->elem != view->type->elem) {
         ptx_error_at(e, op, "'%s' needs a vec of the view's element and one origin per view dim", ir_op_info[op->code].name);
         return;
     }
-    Blocked bi;
-    if (blocked_info(e, op, rank, ptx_type_lanes(vec->type), &bi)) return;
-    const Type *t = vec->type->elem;
-    int s = ptx_mem_bytes(t), V = (int)bi.V;
-    const char *valid;
-    const char *tv = blocked_base(e, &bi, &valid);
-    const char **lanes = ARENA_ARRAY(&e->arena, const char *, bi.E);
-    for (int j = 0; j < bi.E; j++) lanes[j] = ptx_vr(e, vec, j);
-    int id = e->nlabel++;
-    const char *kind = store ? "stb" : "ldb";
-    for (int64_t g = 0; g < bi.R; g++) {
-        const char *f = tv;
-        if (g) {
-            f = ptx_tmp(e, RC_B32);
-            ptx_ins(e, "add.u32 %s, %s, %lld", f, tv, (long long)(g * bi.B * bi.V));
+    if (blocked_info(e, op, m.rank, ptx_type_lanes(vec->type), &m.bi)) return;
+    m.t = vec->type->elem;
+    m.s = ptx_mem_bytes(m.t), m.V = (int)m.bi.V;
+    m.tv = blocked_base(e, &m.bi, &m.valid);
+    m.lanes = ARENA_ARRAY(&e->arena, const char *, m.bi.E);
+    for (int j = 0; j < m.bi.E; j++) m.lanes[j] = ptx_vr(e, vec, j);
+    m.id = e->nlabel++;
+    m.kind = store ? "stb" : "ldb";
+    m.aligned = (int)ir_attr_int(op, "aligned", 1);
+    m.sweep = m.bi.B * m.bi.V, m.L = m.bi.shape[m.rank - 1];
+    m.packed = m.V > 1 && m.t->kind != TY_I1 && m.s < 4 && (m.V * m.s) % 4 == 0;
+    if (m.packed) {
+        m.nw = m.V * m.s / 4;
+        m.W = ARENA_ARRAY(&e->arena, const char **, m.bi.R);
+        for (int64_t g = 0; g < m.bi.R; g++) {
+            m.W[g] = ARENA_ARRAY(&e->arena, const char *, m.nw);
+            for (int i = 0; i < m.nw; i++) m.W[g][i] = ptx_tmp(e, RC_B32);
+            if (store) pack_words(e, m.t, m.W[g], m.nw, &m.lanes[g * m.V]);
         }
+    }
+    int whole = m.V > 1 && m.bi.R > 1 && bm_shifted(&m, m.bi.R - 1);
+    if (whole) {   /* group 0's coordinates, then the one test for all groups */
+        uint32_t n = vi + 1;
         const char *c[IR_MAX_RANK];
-        for (int d = 0; d < rank; d++) {
-            const char *idx = tile_index(e, &bi, f, d), *cd = ptx_tmp(e, RC_B32);
-            ptx_ins(e, "add.s32 %s, %s, %s", cd, ptx_vr(e, op->operands[vi + 1 + d], 0), idx);
+        for (int d = 0; d < m.rank; d++) {
+            const char *idx = tile_index(e, &m.bi, m.tv, d), *cd = ptx_tmp(e, RC_B32);
+            ptx_ins(e, "add.s32 %s, %s, %s", cd, ptx_vr(e, op->operands[n + d], 0), idx);
             c[d] = cd;
         }
-        const char *ok = valid;   /* valid lane group, outer coordinates inside the view */
-        for (int d = 0; d < rank - 1; d++) ok = and_lt(e, c[d], vr[1 + d], ok, "lt");
-        const char *addr = ptx_rowmajor_addr(e, vr, rank, c, s);
-        const char *last = c[rank - 1], *dl = vr[rank];
-        const char **gl = &lanes[g * V];
-        if (V == 1) {
-            const char *p = and_lt(e, last, dl, ok, "lt");
-            if (!store) ptx_ins(e, "mov.%s %s, %s", ptx_rc_mov[ptx_class_of(t)], gl[0], ptx_rc_zero[ptx_class_of(t)]);
-            emit_scalar_mem(e, store, "global", t, gl[0], addr, 0, p);
-            continue;
+        const char *ok = m.valid;
+        for (int d = 0; d < m.rank - 1; d++) ok = and_lt(e, c[d], m.vr[1 + d], ok, "lt");
+        m.c0 = c[m.rank - 1], m.ok0 = ok, m.addr0 = ptx_rowmajor_addr(e, m.vr, m.rank, c, m.s);
+        const char *end = ptx_tmp(e, RC_B32);
+        ptx_ins(e, "add.s32 %s, %s, %lld", end, m.c0, (long long)((m.bi.R - 1) * m.sweep + m.V));
+        /* unsigned: a negative first column is outside, and so is a last one that wrapped */
+        const char *all = and_lt(e, m.c0, m.vr[m.rank], ok, "lt");
+        all = and_lt(e, end, m.vr[m.rank], all, "le");
+        if (!m.aligned) {
+            const char *lo = ptx_tmp(e, RC_B64), *al = ptx_tmp(e, RC_PRED), *both = ptx_tmp(e, RC_PRED);
+            ptx_ins(e, "and.b64 %s, %s, %d", lo, m.addr0, m.V * m.s - 1);
+            ptx_ins(e, "setp.eq.u64 %s, %s, 0", al, lo);
+            ptx_ins(e, "and.pred %s, %s, %s", both, al, all);
+            m.al0 = al, all = both;
         }
-        char part[32];
-        snprintf(part, sizeof part, "g%lld_part", (long long)g);
-        const char *in = and_lt(e, last, dl, ok, "lt"), *cv = ptx_tmp(e, RC_B32);
-        ptx_ins(e, "add.s32 %s, %s, %d", cv, last, V);
-        const char *full = and_lt(e, cv, dl, in, "le");
-        if (!ir_attr_int(op, "aligned", 1)) {   /* alignment not proven: a misaligned group goes lane by lane */
-            const char *lo = ptx_tmp(e, RC_B64), *al = ptx_tmp(e, RC_PRED);
-            ptx_ins(e, "and.b64 %s, %s, %d", lo, addr, V * s - 1);
-            ptx_ins(e, "setp.eq.and.u64 %s, %s, 0, %s", al, lo, full);
-            full = al;
-        }
-        sb_printf(&e->body, "\t@!%s bra $L_%s_%d_%s;\n", full, kind, id, part);
-        emit_vector_mem(e, store, "global", t, gl, V, addr);
-        sb_printf(&e->body, "\tbra.uni $L_%s_%d_g%lld_done;\n", kind, id, (long long)g);
-        ptx_label(e, id, kind, part);
-        for (int k = 0; k < V; k++) {
-            const char *p = in;
-            if (k) {
-                const char *ck = ptx_tmp(e, RC_B32);
-                ptx_ins(e, "add.s32 %s, %s, %d", ck, last, k);
-                p = and_lt(e, ck, dl, ok, "lt");
+        sb_printf(&e->body, "\t@!%s bra $L_%s_%d_groups;\n", all, m.kind, m.id);
+        for (int64_t g = 0; g < m.bi.R; g++) {
+            const char *addr = m.addr0;
+            if (g) {
+                addr = ptx_tmp(e, RC_B64);
+                ptx_ins(e, "add.s64 %s, %s, %lld", addr, m.addr0, (long long)(g * m.sweep * m.s));
             }
-            if (!store) ptx_ins(e, "mov.%s %s, %s", ptx_rc_mov[ptx_class_of(t)], gl[k], ptx_rc_zero[ptx_class_of(t)]);
-            emit_scalar_mem(e, store, "global", t, gl[k], addr, k * s, p);
+            if (m.packed)
+                for (int i = 0; i < m.nw; i += 4)
+                    emit_words_mem(e, store, "global", &m.W[g][i], m.nw - i < 4 ? m.nw - i : 4, addr, i * 4);
+            else emit_vector_mem(e, store, "global", m.t, &m.lanes[g * m.V], m.V, addr);
         }
-        snprintf(part, sizeof part, "g%lld_done", (long long)g);
-        ptx_label(e, id, kind, part);
+        sb_printf(&e->body, "\tbra.uni $L_%s_%d_all;\n", m.kind, m.id);
+        ptx_label(e, m.id, m.kind, "groups");
     }
+    for (int64_t g = 0; g < m.bi.R; g++) bm_group(&m, g);
+    if (whole) ptx_label(e, m.id, m.kind, "all");
+    if (m.packed && !store)
+        for (int64_t g = 0; g < m.bi.R; g++) unpack_words(e, m.t, m.W[g], m.nw, &m.lanes[g * m.V]);
 }
 
 /* iota_blocked: each lane's index along dim in the blocked layout (0 for invalid lanes). */

@@ -867,7 +867,7 @@ int main(int argc, char **argv)
            g.target == TILE_TARGET_SM100A ? "sm_100a" : "sm_90a", (unsigned long long)g.seed);
 
     /* every sample as written, then the variants compiled with -D overrides */
-    enum { MAX_LOADED = 48 };
+    enum { MAX_LOADED = 64 };
     static const tile_define cluster4[] = {{"CLUSTER", "4"}};
     static const tile_define ring_min[] = {{"STAGES", "3"}, {"PENDING_READS", "2"}};
     static const tile_define reads0[] = {{"PENDING_READS", "0"}};
@@ -875,6 +875,10 @@ int main(int argc, char **argv)
     static const tile_define gemm_bk32[] = {{"BK", "32"}}, gemm_bk16[] = {{"BK", "16"}};
     static const tile_define head_dim64[] = {{"HEAD_DIM", "64"}}, head_dim64_nwg2[] = {{"HEAD_DIM", "64"}, {"NWG", "2"}};
     static const tile_define att_f16[] = {{"T", "f16"}}, att_f16_64[] = {{"T", "f16"}, {"HEAD_DIM", "64"}};
+    static const tile_define bn8192_t1024[] = {{"BN", "8192"}, {"THREADS", "1024"}};
+    static const tile_define bn8192_t256[] = {{"BN", "8192"}, {"THREADS", "256"}};
+    static const tile_define bn4096_t512[] = {{"BN", "4096"}, {"THREADS", "512"}};
+    static const tile_define bn1024_t32[] = {{"BN", "1024"}, {"THREADS", "32"}};
     static const struct { const char *kernel; const tile_define *defs; int ndefs; const char *tag; } variants[] = {
         {"cluster_multicast", cluster4, 1, " (-DCLUSTER=4)"},
         /* the two ends of the ring's split: one load ahead and 3 stores reading; every stage loaded ahead */
@@ -889,6 +893,16 @@ int main(int argc, char **argv)
         {"attention_fwd", head_dim64_nwg2, 2, " (-DHEAD_DIM=64 -DNWG=2)"},
         {"attention_fwd", att_f16, 1, " (-DT=f16)"},
         {"attention_fwd", att_f16_64, 2, " (-DT=f16 -DHEAD_DIM=64)"},
+        /* the norms at the bench's thread counts: 8 and 32 columns per thread in one pass, and
+         * rows longer than BN read in chunks of 8 per thread */
+        {"softmax", bn8192_t1024, 2, " (-DBN=8192 -DTHREADS=1024)"},
+        {"softmax_bf16", bn8192_t256, 2, " (-DBN=8192 -DTHREADS=256)"},
+        {"softmax_bf16", bn4096_t512, 2, " (-DBN=4096 -DTHREADS=512)"},
+        {"layernorm", bn8192_t1024, 2, " (-DBN=8192 -DTHREADS=1024)"},
+        {"layernorm", bn4096_t512, 2, " (-DBN=4096 -DTHREADS=512)"},
+        {"layernorm", bn1024_t32, 2, " (-DBN=1024 -DTHREADS=32)"},
+        {"rmsnorm", bn8192_t256, 2, " (-DBN=8192 -DTHREADS=256)"},
+        {"rmsnorm", bn4096_t512, 2, " (-DBN=4096 -DTHREADS=512)"},
     };
     loaded ls[MAX_LOADED] = {{0}};
     int nls = 0;

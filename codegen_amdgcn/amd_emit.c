@@ -1823,7 +1823,8 @@ static void emit_elect(Emit *e, const Op *op, Flow *outer)
  * lanes: a located error beyond). A reduction combines a thread's lanes, then the lanes of a wave
  * with ds_bpermute butterflies, then the waves through the scratch LDS tile (the first lane of each
  * part stores it; s_barrier; lane l of every wave loads part l modulo the parts rounded up to a
- * power of two and the wave butterflies them; s_barrier). */
+ * power of two and the wave butterflies them; s_barrier); a rank-1 tile's scalar goes through the
+ * scratch also when replica threads must take it. */
 
 static int op_layout(Emit *e, const Op *op, Layout *L, const Value *big)
 {
@@ -1910,11 +1911,12 @@ static void emit_reduce(Emit *e, const Op *op)
     const Value *src = op->operands[0], *res = op->results[0];
     Layout P, R;
     if (op_layout(e, op, &P, src) || op_layout(e, op, &P, res)) return;
-    const Type *t = res->type->elem;
+    int scalar = ir_type_is_scalar(res->type);   /* a rank-1 tile's: every thread of the group takes it */
+    const Type *t = scalar ? res->type : res->type->elem;
     const char *kind = ir_attr_str(op, "kind", "sum");
     int axis = (int)ir_attr_int(op, "axis", 0), wave = AMD_WAVE_SIZE;
     layout_slice(&R, &P, axis);
-    if (src->type->shape[0] != P.lanes || res->type->shape[0] != R.lanes || R.lanes > REG_LANES) {
+    if (src->type->shape[0] != P.lanes || (scalar ? R.lanes != 1 : res->type->shape[0] != R.lanes) || R.lanes > REG_LANES) {
         error_at(e, op, "'reduce': its vecs do not have the lanes of its layout");
         return;
     }
@@ -1938,7 +1940,7 @@ static void emit_reduce(Emit *e, const Op *op)
         int64_t hi = f->src * f->n;
         if (hi > wave) parts *= hi / (f->src > wave ? f->src : wave);
     }
-    if (parts > 1) {
+    if (layout_reduce_parts(&P, axis, wave, scalar)) {   /* warps, and a scalar's replica threads */
         int64_t p2 = 1, es = ir_type_bits(t) / 8;
         while (p2 < parts) p2 <<= 1;
         if (op->noperands != 2 || op->operands[1]->type->kind != TY_SMEM || p2 > wave) {
@@ -1946,8 +1948,8 @@ static void emit_reduce(Emit *e, const Op *op)
             return;
         }
         LLVMValueRef scratch = V(e, op, op->operands[1]), writer = lay_first(e, &P), part = ci32(e, 0), w = ci32(e, 1);
-        Layout Rs;
-        layout_squeeze(&Rs, &R, axis);
+        Layout Rs = R;   /* the result's layout without the axis (a scalar's: [1]) */
+        if (!scalar) layout_squeeze(&Rs, &R, axis);
         int64_t stride[IR_MAX_RANK], n = 1;
         for (int d = Rs.rank - 1; d >= 0; d--) {
             stride[d] = n;
@@ -2000,6 +2002,10 @@ static void emit_reduce(Emit *e, const Op *op)
         }
         call_void(e, "tilec.block_barrier");
         (void)es;
+    }
+    if (scalar) {
+        e->val[res->id] = acc[0];
+        return;
     }
     LLVMValueRef out = LLVMGetUndef(lty(e, res->type));
     for (int64_t r = 0; r < R.lanes; r++) out = LLVMBuildInsertElement(e->b, out, acc[r], ci32(e, r), "");

@@ -148,7 +148,8 @@ void ptx_emit_reduce(Emit *e, const Op *op)
     Layout P, R;
     if (op_layout(e, op, &P)) return;
     const Value *src = op->operands[0], *res = op->results[0];
-    const Type *t = res->type->elem;
+    int scalar = ir_type_is_scalar(res->type);   /* a rank-1 tile's: every thread of the group takes it */
+    const Type *t = scalar ? res->type : res->type->elem;
     const char *kind = ir_attr_str(op, "kind", "sum");
     int axis = (int)ir_attr_int(op, "axis", 0), wave = 32;
     layout_slice(&R, &P, axis);
@@ -201,8 +202,8 @@ void ptx_emit_reduce(Emit *e, const Op *op)
         int64_t hi = f->src * f->n;
         if (hi > wave) parts *= hi / (f->src > wave ? f->src : wave);
     }
-    if (parts == 1) return;
-    /* 3. warps: through the scratch tile */
+    if (!layout_reduce_parts(&P, axis, wave, scalar)) return;
+    /* 3. warps (and a scalar's replica threads): through the scratch tile */
     if (op->noperands != 2 || op->operands[1]->type->kind != TY_SMEM ||
         ir_type_smem_bytes(op->operands[1]->type) < ir_type_bits(t) / 8 * parts * (int64_t)R.lanes) {
         ptx_error_at(e, op, "'reduce' across %lld warps needs its scratch smem operand (lower-tiles adds it)",
@@ -210,8 +211,8 @@ void ptx_emit_reduce(Emit *e, const Op *op)
         return;
     }
     const char *tid = group_tid(e), *scratch = ptx_vr(e, op->operands[1], 0);
-    Layout Rs;   /* the result's layout without the axis: flat indices of its elements */
-    layout_squeeze(&Rs, &R, axis);
+    Layout Rs = R;   /* the result's layout without the axis (a scalar's: [1]): flat indices of its elements */
+    if (!scalar) layout_squeeze(&Rs, &R, axis);
     int64_t rowstride[IR_MAX_RANK], st = 1;
     for (int d = Rs.rank - 1; d >= 0; d--) {
         rowstride[d] = st;

@@ -80,7 +80,7 @@ static Value *tile_arg(Sema *s, const Node *n, const char *f)
 }
 
 /* reduce_sum / reduce_max / reduce_min(t, axis): t without dim axis, each element the sum (maximum,
- * minimum) of t's elements along it. */
+ * minimum) of t's elements along it; of a rank-1 tile, a scalar. */
 Ex sema_reduce(Sema *s, const Call *c)
 {
     char b1[96];
@@ -95,11 +95,6 @@ Ex sema_reduce(Sema *s, const Call *c)
                    TYNAME(tt, b1), tt->rank - 1);
         return sema_ex_err();
     }
-    if (tt->rank < 2) {
-        diag_error(s->diag, n->loc, "%s() of the rank-1 tile %s: reduce a [1, N] tile along axis 1 (reshape(t, [1, %lld])) "
-                   "and use the [1] result; a scalar result is not supported", f, TYNAME(tt, b1), (long long)tt->shape[0]);
-        return sema_ex_err();
-    }
     int bits = ir_type_bits(et);
     if (et->kind == TY_I1 || ir_type_is_fp8(et) || (bits != 32 && bits != 64)) {
         diag_error(s->diag, n->loc, "%s() of %s: reductions are on 32- and 64-bit numbers; convert the tile first "
@@ -112,7 +107,8 @@ Ex sema_reduce(Sema *s, const Call *c)
         if (d != axis) shape[r++] = tt->shape[d];
     int bar = sema_group_barrier(s, n->loc);
     if (bar < 0) return sema_ex_err();
-    Op *op = ir_build(&s->b, OP_REDUCE, n->loc, &t, 1, ir_type_tile(s->m, et, r, shape));
+    /* a rank-1 tile reduces to a scalar, which every thread of the group holds */
+    Op *op = ir_build(&s->b, OP_REDUCE, n->loc, &t, 1, r ? ir_type_tile(s->m, et, r, shape) : et);
     ir_attr_set_str(s->m, op, "kind", kind);
     ir_attr_set_int(s->m, op, "axis", axis);
     if (bar) {

@@ -260,6 +260,19 @@ int layout_thread_is_first(const Layout *L, int64_t t)
     return 1;
 }
 
+int64_t layout_reduce_parts(const Layout *P, int axis, int wave, int scalar)
+{
+    int64_t w = 1;
+    int replicas = 0;
+    for (int i = 0; i < P->nf; i++) {
+        const LayFactor *f = &P->f[i];
+        int64_t hi = f->src * f->n;
+        if (!f->lane && f->dim == axis && hi > wave) w *= hi / (f->src > wave ? f->src : wave);
+        replicas |= !f->lane && f->dim < 0;
+    }
+    return w > 1 || (scalar && replicas) ? w : 0;
+}
+
 int layout_encode(const Layout *L, int64_t *out)
 {
     int n = 0;
@@ -402,23 +415,27 @@ const char *layout_check_op(const Op *op, int lowered, char *buf, size_t n)
         int64_t axis = ir_attr_int(op, "axis", -1);
         if (strcmp(kind, "sum") && strcmp(kind, "max") && strcmp(kind, "min"))
             return fail(buf, n, "needs kind = \"sum\", \"max\" or \"min\"");
-        if (r->elem != a->elem || r->kind != a->kind) return fail(buf, n, "result must be of its operand's kind and element");
+        int scalar = ir_type_is_scalar(r);   /* the reduction of a rank-1 tile */
+        if (scalar ? r != a->elem : r->elem != a->elem || r->kind != a->kind)
+            return fail(buf, n, "result must be of its operand's kind and element (a scalar of it for a rank-1 tile)");
         if (ir_type_bits(a->elem) != 32 && ir_type_bits(a->elem) != 64)
             return fail(buf, n, "reduces 32- and 64-bit numbers only");
         if (op->noperands == 2 && (!lowered || op->operands[1]->type->kind != TY_SMEM))
             return fail(buf, n, "takes a scratch smem operand only after lower-tiles");
         if (a->kind == TY_TILE) {
-            if (axis < 0 || axis >= a->rank || a->rank < 2 || r->rank != a->rank - 1)
-                return fail(buf, n, "needs an axis of its rank-%d operand (rank >= 2) and a result of rank %d", a->rank,
-                            a->rank - 1);
-            for (int d = 0, i = 0; d < a->rank; d++)
+            if (axis < 0 || axis >= a->rank || (a->rank == 1) != scalar || (!scalar && r->rank != a->rank - 1))
+                return fail(buf, n, "needs an axis of its rank-%d operand and a result of rank %d (a scalar for rank 1)",
+                            a->rank, a->rank - 1);
+            for (int d = 0, i = 0; !scalar && d < a->rank; d++)
                 if (d != axis && a->shape[d] != r->shape[i++]) return fail(buf, n, "result must be the operand without dim %lld", (long long)axis);
             return NULL;
         }
         if ((e = lowered_layout(op, a, &L, buf, n))) return e;
-        if (axis < 0 || axis >= L.rank || L.rank < 2) return fail(buf, n, "needs an axis of its layout's rank-%d shape", L.rank);
+        if (axis < 0 || axis >= L.rank || (L.rank == 1) != scalar)
+            return fail(buf, n, "needs an axis of its layout's rank-%d shape (a scalar result for rank 1)", L.rank);
         Layout s;
         layout_slice(&s, &L, (int)axis);
+        if (scalar) return NULL;
         if (r->shape[0] != s.lanes)
             return fail(buf, n, "result must have the %lld lanes of the operand's slice, not %lld", (long long)s.lanes,
                         (long long)r->shape[0]);

@@ -80,6 +80,13 @@ void layout_thread_coords(const Layout *L, int64_t t, int64_t *coords);
  * stores a replicated element, and the one whose values count in a reduction. */
 int layout_thread_is_first(const Layout *L, int64_t t);
 
+/* How many parts of each result element of a reduction of P along axis lie in different warps
+ * (waves of `wave` lanes), to be combined through a scratch tile; 0 when no scratch is needed.
+ * A scalar result (a rank-1 tile) must reach every thread of the group, so replica threads (which
+ * include threads past the end of the tile, holding nothing) take it from the scratch too: 1 part
+ * when they share a warp with the whole tile. */
+int64_t layout_reduce_parts(const Layout *P, int axis, int wave, int scalar);
+
 /* The IR attribute form (docs/IR.md "Layouts"): 5 integers per factor: lane, n, src, dim, stride;
  * the shape and threads are the op's `shape` and `threads`. layout_decode checks what it reads:
  * 0, or -1 with a reason in `why` (the factors do not cover the threads or lanes exactly, a

@@ -678,8 +678,8 @@ static void collect_edge(Op *op, void *ctx)
 {
     Edges *e = ctx;
     if ((op->code != OP_REDUCE && op->code != OP_BROADCAST && op->code != OP_RESHAPE) ||
-        op->operands[0]->type->kind != TY_TILE)
-        return;
+        op->operands[0]->type->kind != TY_TILE || op->results[0]->type->kind != TY_TILE)
+        return;   /* a scalar (a rank-1 tile's reduction) has no layout to agree with */
     if (e->n == e->cap) {
         e->cap = e->cap ? 2 * e->cap : 16;
         e->op = ir_realloc(e->op, e->cap * sizeof *e->op);
@@ -788,17 +788,6 @@ static void constrain_vec(Op *op, void *ctx)
 
 /* Threads of other warps that hold parts of one element of a reduction's result: each warp's part
  * goes through shared memory. */
-static int64_t cross_warp_parts(const Layout *P, int axis, int wave)
-{
-    int64_t w = 1;
-    for (int i = 0; i < P->nf; i++) {
-        const LayFactor *f = &P->f[i];
-        int64_t hi = f->src * f->n;
-        if (!f->lane && f->dim == axis && hi > wave) w *= hi / (f->src > wave ? f->src : wave);
-    }
-    return w;
-}
-
 static void lower_reduce(Lower *l, Op *op)
 {
     Layout P;
@@ -809,10 +798,12 @@ static void lower_reduce(Lower *l, Op *op)
         return;
     }
     layout_set_attrs(l->m, op, &P);
-    int64_t parts = cross_warp_parts(&P, (int)ir_attr_int(op, "axis", 0), ir_module_wave_size(l->m));
-    if (parts <= 1) return;
-    int64_t n = ir_type_numel(op->results[0]->type) * parts;
-    const Type *st = ir_type_smem(l->m, op->results[0]->type->elem, 1, &n, 1, 0);
+    const Type *rt = op->results[0]->type;
+    int scalar = ir_type_is_scalar(rt);
+    int64_t parts = layout_reduce_parts(&P, (int)ir_attr_int(op, "axis", 0), ir_module_wave_size(l->m), scalar);
+    if (!parts) return;
+    int64_t n = ir_type_numel(rt) * parts;
+    const Type *st = ir_type_smem(l->m, scalar ? rt : rt->elem, 1, &n, 1, 0);
     Op *alloc = ir_op_new(l->m, l->k, OP_SHARED_ALLOC, op->loc, NULL, 0, &st, 1);
     Op *after = NULL;   /* after the kernel's other shared tiles: their offsets stay */
     for (Op *o = l->k->body.first->first; o; o = o->next)

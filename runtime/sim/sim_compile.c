@@ -612,14 +612,17 @@ static void comp_layout(Comp *C, const Op *op)
         for (int i = 0; i < SR_LAYOUT; i++) aux_push(C, h[i]);
         if (push_layout(C, op, &L)) return;
         int64_t bt = ir_attr_int(op, "bar_threads", 0);
-        if (h[SR_BAR] > 15 || bt < 0 || bt > 1024 || (int64_t)h[SR_AXIS] >= L.rank || L.rank < 2 ||
+        const Type *rt = op->results[0]->type;
+        int scalar = ir_type_is_scalar(rt);   /* of a rank-1 tile: every thread takes the one element */
+        if (h[SR_BAR] > 15 || bt < 0 || bt > 1024 || (int64_t)h[SR_AXIS] >= L.rank || (L.rank == 1) != scalar ||
             nslots_of(op->operands[0]->type) != L.lanes) {
             fail(C, op, "malformed 'reduce' (axis, barrier 0..15 of 0..1024 threads, lanes of its layout)");
             return;
         }
+        uint8_t ty = (uint8_t)(scalar ? rt : rt->elem)->kind;
         in = emitp(C, op, SI_RED_PUT);
         in->c = at;
-        in->ty = (uint8_t)op->results[0]->type->elem->kind;
+        in->ty = ty;
         for (int k = 0; k < 2; k++) {
             in = emitp(C, op, SI_BARRIER);
             in->n = h[SR_BAR];
@@ -627,7 +630,7 @@ static void comp_layout(Comp *C, const Op *op)
             if (k) break;
             in = emitp(C, op, SI_RED_GET);
             in->c = at;
-            in->ty = (uint8_t)op->results[0]->type->elem->kind;
+            in->ty = ty;
         }
         return;
     }

@@ -141,7 +141,8 @@ int sim_red_get(Sim *S, Thread *t, uint32_t pc)
     aux_layout(h + SR_LAYOUT, &P);
     int axis = (int)h[SR_AXIS], kind = (int)h[SR_KIND];
     layout_slice(&R, &P, axis);
-    layout_squeeze(&Rs, &R, axis);
+    Rs = R;   /* a rank-1 tile's scalar: the [1] slice */
+    if (P.rank > 1) layout_squeeze(&Rs, &R, axis);
     int64_t stride[IR_MAX_RANK], n = 1;
     for (int d = Rs.rank - 1; d >= 0; d--) {
         stride[d] = n;

@@ -68,6 +68,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TILEC = os.environ.get("TILEC", os.path.join(ROOT, "build", "tilec"))   # the correctness loop's `tilec run`
 sys.path.insert(0, os.path.join(ROOT, "python"))
 import tilec  # noqa: E402
+import tilec.gemm as tgemm  # noqa: E402
 SAMPLES = {"plain": "gemm_sm90", "persistent": "gemm_persistent_sm90",
            "pingpong": "gemm_pingpong_sm90", "cluster": "gemm_cluster_sm90"}
 WHOLE_C = "src=bench/gemm_variants/persistent_whole_c.tile"
@@ -251,7 +252,8 @@ PRESETS = {
                        f"cluster;cluster src={CLUSTER_LOWER}"),
     "sweep": Preset("GEMM on every shape: the LLM projections of Llama-3-8B and -70B at four token counts, "
                     "squares and ragged shapes; the samples' main variants checked and timed beside cuBLAS "
-                    "and Triton's persistent kernel, the best per shape, its geometric mean and worst shape",
+                    "and Triton's persistent kernel, the best per shape, its geometric mean and worst shape, "
+                    "and tilec.gemm's choice per shape (timed as its own row)",
                     f"plain;plain BN=128 STAGES=6;plain BN=64 STAGES=8;persistent;persistent GROUP_M=16;"
                     f"persistent BN=128 STAGES=6;persistent BN=64 STAGES=8;persistent {WHOLE_C};pingpong;"
                     f"pingpong BN=128 STAGES=4;cluster",
@@ -673,6 +675,14 @@ def tune(variants, shapes, reps, ranked=True):
                 rows.append(("Triton persistent TMA", lambda: tp[1](a, b, ct), 0.0))
         t_check = time.perf_counter()
         rows += variant_rows(variants, a, b, ref, f"{M}x{N}x{K}")
+        cfg = tgemm.choose(M, N, K, SMS)   # what tilec.gemm.matmul runs at this shape, timed as its own row
+        cc = torch.full(ref.shape, float("nan"), device="cuda", dtype=torch.bfloat16)
+        tgemm.matmul(a, b, out=cc, config=cfg)
+        torch.cuda.synchronize()
+        if rel_fro(cc, ref) < 1e-2:
+            rows.append((f"chosen {cfg}", (lambda cc, cfg: lambda: tgemm.matmul(a, b, out=cc, config=cfg))(cc, cfg), 0.0))
+        else:
+            print(f"{M}x{N}x{K} tilec.gemm {cfg}: FAIL rel. Frobenius error {rel_fro(cc, ref):.3g}")
         times = time_interleaved([r[1] for r in rows], reps)
         tune_s = time.perf_counter() - t_check
         flop = 2.0 * M * N * K
@@ -686,23 +696,33 @@ def tune(variants, shapes, reps, ranked=True):
                   f"{times[0] / times[i]:6.3f}x cuBLAS")
         tl = [i for i in order if rows[i][0].startswith("tilec")]
         tr = [i for i in order if rows[i][0].startswith("Triton")]
+        ch = [i for i in order if rows[i][0].startswith("chosen")]
         best_rows.append((f"{M}x{N}x{K}", rows[tl[0]][0] if tl else "-", times[0] / times[tl[0]] if tl else 0.0,
-                          times[0] / times[tr[0]] if tr else 0.0, flop / (times[tl[0]] * 1e-3) / 1e12 if tl else 0.0))
+                          times[0] / times[tr[0]] if tr else 0.0, flop / (times[tl[0]] * 1e-3) / 1e12 if tl else 0.0,
+                          rows[ch[0]][0][7:] if ch else "-", times[0] / times[ch[0]] if ch else 0.0))
         sys.stdout.flush()
         if not ranked:
             b = best_rows[-1]
-            print(f"  {b[0]:20s} {b[1]:45s} {b[4]:7.1f} TFLOP/s {b[2]:6.3f}x cuBLAS   Triton persistent {b[3]:6.3f}x")
-    print("== best tilec variant per shape (ratios to cuBLAS of the same interleaved run)")
-    for shape, name, r, rt, tf in best_rows:
-        print(f"  {shape:20s} {name:45s} {tf:7.1f} TFLOP/s {r:6.3f}x cuBLAS   Triton persistent {rt:6.3f}x")
+            print(f"  {b[0]:20s} {b[1]:45s} {b[4]:7.1f} TFLOP/s {b[2]:6.3f}x cuBLAS   Triton persistent {b[3]:6.3f}x"
+                  f"   chosen {b[6]:6.3f}x {b[5]}")
+    print("== best tilec variant per shape (ratios to cuBLAS of the same interleaved run), and tilec.gemm's choice")
+    for shape, name, r, rt, tf, cname, rc in best_rows:
+        print(f"  {shape:20s} {name:45s} {tf:7.1f} TFLOP/s {r:6.3f}x cuBLAS   Triton persistent {rt:6.3f}x"
+              f"   chosen {rc:6.3f}x {cname}")
+
+    def gmean(xs):
+        return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else 0.0
     ok = [r for r in best_rows if r[2] > 0]
     if ok:
-        gm = math.exp(sum(math.log(r[2]) for r in ok) / len(ok))
         worst = min(ok, key=lambda r: r[2])
-        okt = [r for r in ok if r[3] > 0]
-        gmt = math.exp(sum(math.log(r[3]) for r in okt) / len(okt)) if okt else 0.0
-        print(f"== {len(ok)} shapes: tilec (best variant per shape) geometric mean {gm:.3f}x cuBLAS, worst {worst[2]:.3f}x "
-              f"at {worst[0]} ({worst[1]}); Triton persistent geometric mean {gmt:.3f}x")
+        print(f"== {len(ok)} shapes: tilec (best variant per shape) geometric mean {gmean([r[2] for r in ok]):.3f}x cuBLAS, "
+              f"worst {worst[2]:.3f}x at {worst[0]} ({worst[1]}); Triton persistent geometric mean "
+              f"{gmean([r[3] for r in ok if r[3] > 0]):.3f}x")
+    okc = [r for r in best_rows if r[6] > 0]
+    if okc:
+        worst = min(okc, key=lambda r: r[6])
+        print(f"== tilec.gemm (the chooser, one configuration per shape): geometric mean {gmean([r[6] for r in okc]):.3f}x "
+              f"cuBLAS over {len(okc)} shapes, worst {worst[6]:.3f}x at {worst[0]} ({worst[5]})")
 
 
 # ---- main ------------------------------------------------------------------------------------

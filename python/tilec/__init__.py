@@ -158,6 +158,15 @@ class _Arg(ctypes.Structure):
                 ("strides", ctypes.POINTER(ctypes.c_int64))]
 
 
+class _DeviceInfo(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char * 256), ("backend", ctypes.c_int), ("cc_major", ctypes.c_int),
+                ("cc_minor", ctypes.c_int), ("sm_count", ctypes.c_int), ("max_threads_per_block", ctypes.c_int),
+                ("shared_per_block", ctypes.c_size_t), ("shared_per_block_optin", ctypes.c_size_t),
+                ("shared_per_sm", ctypes.c_size_t), ("total_memory", ctypes.c_size_t),
+                ("stream_priority_least", ctypes.c_int), ("stream_priority_greatest", ctypes.c_int),
+                ("driver_version", ctypes.c_int), ("arch", ctypes.c_char * 64)]
+
+
 class _LaunchConfig(ctypes.Structure):
     _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3), ("cluster", ctypes.c_uint * 3),
                 ("dynamic_shared", ctypes.c_size_t), ("stream", ctypes.c_void_p)]
@@ -214,6 +223,7 @@ def _L():
         "tile_device_open": (c_int, [c_int, c_int, P(c_void_p)]),
         "tile_device_close": (None, [c_void_p]),
         "tile_device_synchronize": (c_int, [c_void_p]),
+        "tile_device_info_get": (c_int, [c_void_p, P(_DeviceInfo)]),
         "tile_malloc": (c_int, [c_void_p, c_size_t, P(ctypes.c_uint64)]),
         "tile_free": (c_int, [c_void_p, ctypes.c_uint64]),
         "tile_memcpy_htod": (c_int, [c_void_p, ctypes.c_uint64, c_void_p, c_size_t]),
@@ -431,6 +441,16 @@ class Device:
 
     def synchronize(self):
         _check(_L().tile_device_synchronize(self._h), "tilec: synchronize %s" % self)
+
+    @property
+    def info(self):
+        """The device's properties (tile_device_info_get): a dict with name, cc (major, minor),
+        sm_count, shared_per_block_optin, total_memory, driver_version, arch."""
+        i = _DeviceInfo()
+        _check(_L().tile_device_info_get(self._h, ctypes.byref(i)), "tilec: info of %s" % self)
+        return {"name": _s(i.name), "cc": (i.cc_major, i.cc_minor), "sm_count": i.sm_count,
+                "shared_per_block_optin": i.shared_per_block_optin, "total_memory": i.total_memory,
+                "driver_version": i.driver_version, "arch": _s(i.arch)}
 
     def _stream(self, native):
         """The tile_stream over native CUDA stream handle `native` (0: the default stream, None)."""

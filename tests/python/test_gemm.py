@@ -1,0 +1,84 @@
+"""tilec.gemm: the chooser's rule at the shapes it was measured on, and matmul on the simulator
+against a float64 reference at ragged shapes for each kind of kernel it can choose."""
+import os
+import sys
+import unittest
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import bf16_bits, bf16_value  # noqa: E402
+import tilec  # noqa: E402
+import tilec.gemm as gemm  # noqa: E402
+
+
+class Choose(unittest.TestCase):
+    def test_small_m(self):
+        """M <= 256: 128 x 64 tiles while they fit one wave of 132 SMs, then ping-pong for wide N,
+        else the persistent kernel with 128 x 128 tiles."""
+        self.assertEqual(gemm.choose(128, 4096, 4096), gemm.Config("plain", {"BN": 64, "STAGES": 8}))
+        self.assertEqual(gemm.choose(256, 3000, 2000), gemm.Config("plain", {"BN": 64, "STAGES": 8}))
+        self.assertEqual(gemm.choose(128, 8192, 8192), gemm.Config("plain", {"BN": 64, "STAGES": 8}))
+        self.assertEqual(gemm.choose(128, 10240, 8192), gemm.Config("persistent", {"BN": 128, "STAGES": 6}))
+        self.assertEqual(gemm.choose(128, 14336, 4096), gemm.Config("pingpong"))
+        self.assertEqual(gemm.choose(128, 8192, 8192, sms=64), gemm.Config("persistent", {"BN": 128, "STAGES": 6}))
+
+    def test_large_m(self):
+        """The persistent kernel; 128 x 128 tiles only where their waves, at 0.6 the cost of a wave of
+        128 x 256 tiles, take less time."""
+        g16 = gemm.Config("persistent", {"GROUP_M": 16})
+        bn128 = gemm.Config("persistent", {"BN": 128, "STAGES": 6})
+        self.assertEqual(gemm.choose(512, 4096, 4096), bn128)     # 1 wave of 64 tiles, or of 128 smaller ones
+        self.assertEqual(gemm.choose(512, 6144, 4096), g16)       # 1 wave of 96, or 2 of 192: 1.2
+        self.assertEqual(gemm.choose(512, 10240, 8192), bn128)    # 2 waves of 160, or 3 of 320: 1.8
+        self.assertEqual(gemm.choose(512, 28672, 8192), g16)      # 4 waves, or 7 smaller ones: 4.2
+        self.assertEqual(gemm.choose(4096, 4096, 4096), g16)
+        self.assertEqual(gemm.choose(8192, 28672, 8192), g16)     # 55 waves, or 109 smaller ones
+
+    def test_ragged_n_and_errors(self):
+        self.assertEqual(gemm.choose(1000, 1001, 512).kind, "plain")   # C rows not 16-byte multiples: no TMA store
+        with self.assertRaises(ValueError):
+            gemm.choose(0, 128, 128)
+        with self.assertRaises(ValueError):
+            gemm.Config("nope")
+
+
+class Matmul(unittest.TestCase):
+    def setUp(self):
+        self.rng = np.random.default_rng(7)
+
+    def run_one(self, M, N, K, config=None):
+        a = bf16_bits(self.rng.uniform(-1, 1, (M, K)))
+        b = bf16_bits(self.rng.uniform(-1, 1, (N, K)))
+        c = np.full((M, N), 0x7FC0, np.uint16)   # poisoned with a NaN
+        out = gemm.matmul(a, b, out=c, config=config, device="sim")
+        self.assertIs(out, c)
+        want = bf16_value(a).astype(np.float64) @ bf16_value(b).astype(np.float64).T
+        got = bf16_value(c).astype(np.float64)
+        self.assertTrue(np.isfinite(got).all(), "elements of C were not written")
+        self.assertLess(np.linalg.norm(got - want) / np.linalg.norm(want), 2.0 ** -8)
+
+    def test_chosen_small_m(self):
+        self.assertEqual(gemm.choose(130, 200, 72).kind, "plain")
+        self.run_one(130, 200, 72)
+
+    def test_persistent_bn128(self):
+        self.run_one(300, 136, 80, gemm.Config("persistent", {"BN": 128, "STAGES": 6}))
+
+    def test_pingpong_and_group_m(self):
+        self.run_one(200, 264, 64, gemm.Config("pingpong"))
+        self.run_one(260, 512, 48, gemm.Config("persistent", {"GROUP_M": 16}))
+
+    def test_errors(self):
+        a = np.zeros((64, 60), np.uint16)
+        with self.assertRaises(ValueError):
+            gemm.matmul(a, np.zeros((64, 64), np.uint16), device="sim")   # K differs
+        with self.assertRaises(ValueError):
+            gemm.matmul(a, np.zeros((64, 60), np.uint16), device="sim")   # K = 60: not a multiple of 8
+        with self.assertRaises(ValueError):
+            gemm.matmul(np.zeros((64, 64), np.uint16), np.zeros((60, 64), np.uint16), device="sim",
+                        config=gemm.Config("persistent"))               # N = 60 with a TMA store of C
+
+
+if __name__ == "__main__":
+    unittest.main()

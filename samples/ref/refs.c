@@ -954,6 +954,50 @@ static void ref_gemm_fp8(ref_case *c)
     free(bd);
 }
 
+/* gemm_fp8_scaled_sm90: the gemm_fp8_sm90 case on a persistent grid of min(tiles, 132) blocks with
+ * a scale per row of A (scale_a [M]) and per column of B (scale_b [N]), random in [0.25, 4): c[i, j]
+ * = scale_a[i] * scale_b[j] * sum_k a[i, k] b[j, k], the sum in float64 and the product rounded
+ * once to bf16; the bounds of gemm_fp8_sm90 (the sum's error scales with the scales). */
+static int setup_gemm_fp8_scaled(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err,
+                                 size_t errlen)
+{
+    if (setup_gemm_fp8(c, n, set, nset, rng, err, errlen)) return -1;
+    long long M = (long long)param(c, "M")->scalar, N = (long long)param(c, "N")->scalar;
+    fill_f32(add_buffer(c, "scale_a", REF_IN, TILE_DTYPE_F32, (size_t)M, 64), rng, 0.25f, 4.0f);
+    fill_f32(add_buffer(c, "scale_b", REF_IN, TILE_DTYPE_F32, (size_t)N, 64), rng, 0.25f, 4.0f);
+    unsigned tiles = c->grid[0];
+    c->grid[0] = tiles < REF_PERSISTENT_SMS ? tiles : REF_PERSISTENT_SMS;
+    c->bytes += 4.0 * (double)(M + N);
+    size_t len = strlen(c->shape);
+    snprintf(c->shape + len, sizeof c->shape - len, ", scaled, persistent grid %u", c->grid[0]);
+    return 0;
+}
+
+static void ref_gemm_fp8_scaled(ref_case *c)
+{
+    ref_gemm_fp8(c);   /* the unscaled sums, rounded to bf16: recomputed below with the scales */
+    const ref_param *pa = param(c, "a"), *pb = param(c, "b");
+    const float *sa = param(c, "scale_a")->init, *sb = param(c, "scale_b")->init;
+    ref_param *pc = param(c, "c");
+    size_t M = (size_t)param(c, "M")->scalar, N = (size_t)param(c, "N")->scalar, K = (size_t)param(c, "K")->scalar;
+    const uint8_t *a = pa->init, *b = pb->init;
+    uint16_t *out = pc->expect;
+    double va[256], vb[256], ss = 0.0;
+    for (int i = 0; i < 256; i++) {
+        va[i] = fp8_value((uint8_t)i, pa->dtype == TILE_DTYPE_E5M2);
+        vb[i] = fp8_value((uint8_t)i, pb->dtype == TILE_DTYPE_E5M2);
+    }
+    for (size_t i = 0; i < M; i++)
+        for (size_t j = 0; j < N; j++) {
+            double acc = 0.0;
+            for (size_t k = 0; k < K; k++) acc += va[a[i * K + k]] * vb[b[j * K + k]];
+            acc *= (double)sa[i] * (double)sb[j];
+            out[i * N + j] = ref_f32_to_bf16((float)acc);
+            ss += acc * acc;
+        }
+    c->atol_extra = M && N ? sqrt(ss / (double)(M * N)) * fmax(1.0 / 128, (double)K / (1 << 18)) : 0.0;
+}
+
 /* fp8_convert: q4 = x as e4m3, q5 = x as e5m2, y4 / y5 their f32 values; x spans 2^-24 .. 2^16 in
  * magnitude (underflow, subnormals, saturation) with infinities and signed zeros mixed in. Exact. */
 static int setup_fp8_convert(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
@@ -1398,6 +1442,8 @@ const ref_kernel ref_kernels[] = {
     {"fp8_convert", "samples/fp8_convert.tile", 256, 256, {REF_TOL_EXACT, 0, 0, 0}, setup_fp8_convert, ref_fp8_convert, 0},
     {"gemm_fp8_sm90", "samples/gemm_fp8_sm90.tile", 384, 128 * 256, {REF_TOL_REL_FRO, 1.0 / 256, 1.0 / 64, 1e-3},
      setup_gemm_fp8, ref_gemm_fp8, 0},
+    {"gemm_fp8_scaled_sm90", "samples/gemm_fp8_scaled_sm90.tile", 384, 128 * 256,
+     {REF_TOL_REL_FRO, 1.0 / 256, 1.0 / 64, 1e-3}, setup_gemm_fp8_scaled, ref_gemm_fp8_scaled, 0},
     /* the mma forms: B stored [K, N], A stored [K, M], register-sourced A (docs/LANGUAGE.md §19) */
     {"gemm_nn_sm90", "samples/gemm_nn_sm90.tile", 384, 128 * 64, {REF_TOL_REL_FRO, 1.0 / 256, 1.0 / 64, 1e-3}, setup_gemm_nn,
      ref_gemm_nn, 0},

@@ -10,8 +10,9 @@
  *     tma_copy_persistent with its own grid and with forced grids (1 to 7 blocks, so that one
  *     block's ring wraps up to 144 times; more blocks than boxes), as written and compiled with
  *     -DSTAGES=3 -DPENDING_READS=2 and with -DPENDING_READS=0; the GEMMs (gemm_sm90 and
- *     gemm_persistent_sm90, the fp8 gemm_fp8_sm90 with K rounded up to a multiple of 16, and the mma
- *     forms gemm_nn_sm90 / gemm_at_sm90 / gemm_scaled_a_sm90 with N / M rounded up to a multiple of 8) at square
+ *     gemm_persistent_sm90, the fp8 gemm_fp8_sm90 and gemm_fp8_scaled_sm90 with K rounded up to a
+ *     multiple of 16, and the mma forms gemm_nn_sm90 / gemm_at_sm90 / gemm_scaled_a_sm90 with N / M
+ *     rounded up to a multiple of 8) at square
  *     and ragged M x N x K against a float64 reference (per element and the relative Frobenius error
  *     of C), with forced persistent grids, and compiled with -DBN=128, -DBN=64, -DBK=32 (gemm_sm90)
  *     and -DBK=16 (persistent);
@@ -242,8 +243,10 @@ static void test_gemm(gpu *g, loaded *l)
     int small = quick || l->tag[0];   /* the -D variants: the quick shapes */
     const long long(*list)[4] = small ? gemm_quick : gemm_full;
     size_t n = small ? sizeof gemm_quick / sizeof gemm_quick[0] : sizeof gemm_full / sizeof gemm_full[0];
-    int persistent = strcmp(l->ref->name, "gemm_persistent_sm90") == 0 || strcmp(l->ref->name, "gemm_pingpong_sm90") == 0;
-    int kmul = strcmp(l->ref->name, "gemm_fp8_sm90") == 0 ? 16 : 8;   /* 16-byte TMA rows: 16 fp8, 8 bf16 */
+    int scaled = strcmp(l->ref->name, "gemm_fp8_scaled_sm90") == 0;
+    int persistent = strcmp(l->ref->name, "gemm_persistent_sm90") == 0 || strcmp(l->ref->name, "gemm_pingpong_sm90") == 0 ||
+                     scaled;
+    int kmul = strcmp(l->ref->name, "gemm_fp8_sm90") == 0 || scaled ? 16 : 8;   /* 16-byte TMA rows: 16 fp8, 8 bf16 */
     for (size_t i = 0; i < n; i++) {
         if (list[i][3] && !persistent) continue;   /* one block per tile: its grid is the tile count */
         long long K = (list[i][2] + kmul - 1) / kmul * kmul;
@@ -875,6 +878,7 @@ int main(int argc, char **argv)
     static const tile_define gemm_bk32[] = {{"BK", "32"}}, gemm_bk16[] = {{"BK", "16"}};
     static const tile_define head_dim64[] = {{"HEAD_DIM", "64"}}, head_dim64_nwg2[] = {{"HEAD_DIM", "64"}, {"NWG", "2"}};
     static const tile_define att_f16[] = {{"T", "f16"}}, att_f16_64[] = {{"T", "f16"}, {"HEAD_DIM", "64"}};
+    static const tile_define tb_e5m2[] = {{"TB", "e5m2"}};
     static const tile_define bn8192_t1024[] = {{"BN", "8192"}, {"THREADS", "1024"}};
     static const tile_define bn8192_t256[] = {{"BN", "8192"}, {"THREADS", "256"}};
     static const tile_define bn4096_t512[] = {{"BN", "4096"}, {"THREADS", "512"}};
@@ -893,6 +897,7 @@ int main(int argc, char **argv)
         {"attention_fwd", head_dim64_nwg2, 2, " (-DHEAD_DIM=64 -DNWG=2)"},
         {"attention_fwd", att_f16, 1, " (-DT=f16)"},
         {"attention_fwd", att_f16_64, 2, " (-DT=f16 -DHEAD_DIM=64)"},
+        {"gemm_fp8_scaled_sm90", tb_e5m2, 1, " (-DTB=e5m2)"},
         /* the norms at the bench's thread counts: 8 and 32 columns per thread in one pass, and
          * rows longer than BN read in chunks of 8 per thread */
         {"softmax", bn8192_t1024, 2, " (-DBN=8192 -DTHREADS=1024)"},

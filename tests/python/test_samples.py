@@ -350,6 +350,21 @@ class Samples(unittest.TestCase):
         rms = np.sqrt((want * want).mean())
         self.assert_gemm(c, want, atol_extra=rms * max(2.0 ** -7, K * 2.0 ** -18))
 
+    def test_gemm_fp8_scaled_sm90(self):
+        """The persistent fp8 GEMM with a scale per row of A and per column of B, on 2 blocks for 3 x 2
+        tiles (each block takes several): c = sa[i] sb[j] (A B^T)[i, j] in bf16."""
+        k = tilec.compile(sample("gemm_fp8_scaled_sm90.tile"))["gemm_fp8_scaled_sm90"]
+        M, N, K = 260, 264, 160
+        a = fp8_bits(self.rng.uniform(-1, 1, (M, K)), False)
+        b = fp8_bits(self.rng.uniform(-1, 1, (N, K)), False)
+        sa = self.rng.uniform(0.25, 4, M).astype(np.float32)
+        sb = self.rng.uniform(0.25, 4, N).astype(np.float32)
+        c = np.full((M, N), BF16_NAN, np.uint16)
+        k(a, b, c, sa, sb, M, N, K, grid=2)
+        want = (fp8_value(a, False) @ fp8_value(b, False).T) * sa[:, None].astype(np.float64) * sb[None, :]
+        rms = np.sqrt((want * want).mean())
+        self.assert_gemm(c, want, atol_extra=rms * max(2.0 ** -7, K * 2.0 ** -18))
+
 
 if __name__ == "__main__":
     unittest.main()

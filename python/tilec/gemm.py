@@ -2,11 +2,12 @@
 
     import tilec.gemm
     c = tilec.gemm.matmul(a, b)            # a [M, K], b [N, K] (a weight matrix as stored), c [M, N]
+    c = tilec.gemm.scaled_mm(a8, b8, sa, sb)   # fp8 inputs, f32 scales per row of A and column of B
     cfg = tilec.gemm.choose(M, N, K)       # what matmul would run: Config(kind, defines)
     tilec.gemm.matmul(a, b, out=c, config=tilec.gemm.Config("persistent", {"BN": 128, "STAGES": 6}))
 
 The kernels are the GEMM samples (samples/gemm_sm90.tile, gemm_persistent_sm90.tile,
-gemm_pingpong_sm90.tile), compiled once per configuration and kept. `choose` is a rule measured
+gemm_pingpong_sm90.tile, gemm_fp8_scaled_sm90.tile), compiled once per configuration and kept. `choose` is a rule measured
 on an H100 (docs/PERFORMANCE.md, "GEMM: the chooser"): it counts the output tiles each tile shape
 gives against the device's SMs, in waves.
 
@@ -28,11 +29,13 @@ import os
 import tilec
 
 _SAMPLE = {"plain": ("gemm_sm90.tile", "gemm_sm90"), "persistent": ("gemm_persistent_sm90.tile", "gemm_persistent_sm90"),
-           "pingpong": ("gemm_pingpong_sm90.tile", "gemm_pingpong_sm90")}
+           "pingpong": ("gemm_pingpong_sm90.tile", "gemm_pingpong_sm90"),
+           "fp8_scaled": ("gemm_fp8_scaled_sm90.tile", "gemm_fp8_scaled_sm90")}
 
 
 class Config:
-    """A GEMM configuration: the kernel kind (plain, persistent, pingpong) and -D overrides."""
+    """A GEMM configuration: the kernel kind (plain, persistent, pingpong; fp8_scaled for
+    scaled_mm) and -D overrides."""
 
     def __init__(self, kind="persistent", defines=None):
         if kind not in _SAMPLE:
@@ -161,4 +164,53 @@ def matmul(a, b, out=None, *, config=None, device="cuda", stream=None):
     if cfg.kind != "plain":
         grid = min(grid, sms)
     k(a, b, out, M, N, K, grid=grid, device=device, stream=stream)
+    return out
+
+
+def choose_fp8(M, N, K, sms=132):
+    """The configuration of scaled_mm: the persistent fp8 kernel with 128 x 256 tiles, or 128 x 128
+    tiles (6 stages) when M <= 128 (measured: docs/PERFORMANCE.md, "fp8 GEMM")."""
+    choose(M, N, K, sms)   # the same argument checks
+    return Config("fp8_scaled", {"BN": 128, "STAGES": 6} if M <= 128 else {})
+
+
+def _fp8_type(x):
+    name = str(getattr(x, "dtype", ""))
+    return "e5m2" if "e5m2" in name else "e4m3"
+
+
+def scaled_mm(a, b, scale_a, scale_b, out=None, *, config=None, device="cuda", stream=None):
+    """C = diag(scale_a) (A B^T) diag(scale_b) with fp8 A [M, K] and B [N, K] (torch.float8_e4m3fn or
+    float8_e5m2 tensors, or uint8 arrays of e4m3 bits), f32 scale vectors scale_a [M] and scale_b
+    [N] (per-tensor scaling: vectors of one value), bf16 C [M, N]. K and N must be multiples of 16
+    and 8 (TMA rows)."""
+    M, K = _shape(a, "a")
+    N, Kb = _shape(b, "b")
+    if Kb != K:
+        raise ValueError("tilec.gemm.scaled_mm: a is [%d, %d] and b is [%d, %d]: both need K columns" % (M, K, N, Kb))
+    if K % 16 or N % 8:
+        raise ValueError("tilec.gemm.scaled_mm: K = %d and N = %d: the kernel reads fp8 rows and writes bf16 rows "
+                         "through TMA, which needs K a multiple of 16 and N of 8" % (K, N))
+    for v, n, what in ((scale_a, M, "scale_a"), (scale_b, N, "scale_b")):
+        if len(getattr(v, "shape", ())) != 1 or int(v.shape[0]) != n:
+            raise ValueError("tilec.gemm.scaled_mm: %s must be a vector of %d f32 values" % (what, n))
+    if out is None:
+        if hasattr(a, "new_empty"):
+            import torch
+            out = torch.empty((M, N), device=a.device, dtype=torch.bfloat16)
+        else:
+            import numpy as np
+            out = np.empty((M, N), np.uint16)
+    elif _shape(out, "out") != (M, N):
+        raise ValueError("tilec.gemm.scaled_mm: out is %r, not [%d, %d]" % (tuple(out.shape), M, N))
+    sms = _sm_count(device)
+    cfg = config or choose_fp8(M, N, K, sms)
+    if cfg.kind != "fp8_scaled":
+        raise ValueError("tilec.gemm.scaled_mm: %r is not an fp8_scaled configuration" % (cfg,))
+    defines = dict(cfg.defines)
+    defines.setdefault("TA", _fp8_type(a))
+    defines.setdefault("TB", _fp8_type(b))
+    k = kernel(Config("fp8_scaled", defines))
+    grid = min(_tiles(M, N, k.params[0].box[0], k.params[1].box[0]), sms)
+    k(a, b, out, scale_a, scale_b, M, N, K, grid=grid, device=device, stream=stream)
     return out

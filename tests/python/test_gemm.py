@@ -7,7 +7,7 @@ import unittest
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import bf16_bits, bf16_value  # noqa: E402
+from common import bf16_bits, bf16_value, fp8_bits, fp8_value  # noqa: E402
 import tilec  # noqa: E402
 import tilec.gemm as gemm  # noqa: E402
 
@@ -68,6 +68,22 @@ class Matmul(unittest.TestCase):
     def test_pingpong_and_group_m(self):
         self.run_one(200, 264, 64, gemm.Config("pingpong"))
         self.run_one(260, 512, 48, gemm.Config("persistent", {"GROUP_M": 16}))
+
+    def test_scaled_mm_fp8(self):
+        """fp8 inputs with row and column scales: c = sa[i] sb[j] (A B^T)[i, j], the persistent kernel
+        on the simulator's SM count."""
+        M, N, K = 150, 136, 96
+        a = fp8_bits(self.rng.uniform(-1, 1, (M, K)), False)
+        b = fp8_bits(self.rng.uniform(-1, 1, (N, K)), False)
+        sa = self.rng.uniform(0.5, 2, M).astype(np.float32)
+        sb = self.rng.uniform(0.5, 2, N).astype(np.float32)
+        c = gemm.scaled_mm(a, b, sa, sb, device="sim")
+        want = (fp8_value(a, False) @ fp8_value(b, False).T) * sa[:, None].astype(np.float64) * sb[None, :]
+        got = bf16_value(c).astype(np.float64)
+        self.assertLess(np.linalg.norm(got - want) / np.linalg.norm(want), 2.0 ** -8)
+        self.assertEqual(gemm.choose_fp8(128, 8192, 8192), gemm.Config("fp8_scaled", {"BN": 128, "STAGES": 6}))
+        with self.assertRaises(ValueError):
+            gemm.scaled_mm(a, b, sa[:10], sb, device="sim")
 
     def test_errors(self):
         a = np.zeros((64, 60), np.uint16)

@@ -16,7 +16,7 @@ import numpy as np
 
 import tilec
 
-from common import bf16_bits, bf16_value, sample
+from common import bf16_bits, bf16_value, fp8_bits, fp8_value, sample
 
 
 BF16_NAN = 0x7FC0
@@ -24,40 +24,6 @@ BF16_NAN = 0x7FC0
 
 def blocks(n, per):
     return (n + per - 1) // per
-
-
-# ---- fp8 (e4m3: bias 7, 3 fraction bits, no infinity, S.1111.111 NaN; e5m2: bias 15, 2 fraction
-# bits, IEEE-like), from the formats' definitions ----
-
-def fp8_value(codes, e5m2):
-    """The float64 values of fp8 codes (uint8 array)."""
-    c = np.asarray(codes, np.int64)
-    fb, bias = (2, 15) if e5m2 else (3, 7)
-    emax = (1 << (7 - fb)) - 1
-    ex, fr = (c >> fb) & emax, c & ((1 << fb) - 1)
-    mag = np.where(ex == 0, np.ldexp(fr / float(1 << fb), 1 - bias),
-                   np.ldexp(1.0 + fr / float(1 << fb), ex - bias))
-    if e5m2:
-        mag = np.where(ex == emax, np.where(fr == 0, np.inf, np.nan), mag)
-    else:
-        mag = np.where((ex == emax) & (fr == (1 << fb) - 1), np.nan, mag)
-    return np.where(c & 0x80, -mag, mag)
-
-
-def fp8_bits(x, e5m2):
-    """The fp8 codes nearest to x (ties to the even code), saturating at the largest finite value
-    (infinities too), the sign kept (a negative value that rounds to 0 gives -0)."""
-    x = np.asarray(x, np.float64)
-    mags = fp8_value(np.arange(128), e5m2)
-    top = int(np.flatnonzero(np.isfinite(mags))[-1])   # the largest finite code: magnitudes ascend up to it
-    mags = mags[:top + 1]
-    a = np.abs(x)
-    hi = np.clip(np.searchsorted(mags, a), 0, top)     # the first magnitude >= a
-    lo = np.clip(hi - 1, 0, top)
-    dlo, dhi = np.abs(a - mags[lo]), np.abs(mags[hi] - a)
-    code = np.where((dlo < dhi) | ((dlo == dhi) & (lo % 2 == 0)), lo, hi)
-    code = np.where(a >= mags[top], top, code)
-    return (code | np.where(np.signbit(x), 0x80, 0)).astype(np.uint8)
 
 
 class Samples(unittest.TestCase):

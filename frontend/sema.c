@@ -994,6 +994,7 @@ static OpCode geometry_op(const char *name)
 static Ex name_expr(Sema *s, const Node *n)
 {
     Sym *y = sema_lookup(s, n->name);
+    if (y && y->broken) return sema_ex_err();
     if (!y) {
         if (geometry_op(n->name) != OP_COUNT) {
             diag_error(s->diag, n->loc, "'%s' needs a component: %s.x, %s.y or %s.z", n->name, n->name, n->name,
@@ -1699,7 +1700,7 @@ static void let_stmt(Sema *s, const Node *n)
 {
     const Type *declared = n->b ? resolve_type(s, n->b, 0) : NULL;
     if (n->b && !declared) {   /* the type had an error: the name stays known, its uses say nothing more */
-        if (n->op != 2) sema_declare(s, n->name, n->op == 1 ? SYM_VAR : SYM_LET, n->loc);
+        sema_declare(s, n->name, n->op == 1 ? SYM_VAR : n->op == 2 ? SYM_CONST : SYM_LET, n->loc)->broken = 1;
         return;
     }
     if (n->op == 2) { /* local const */
@@ -1709,7 +1710,10 @@ static void let_stmt(Sema *s, const Node *n)
         s->b = saved;
         CVal c;
         const Type *t;
-        if (e.err || !check_const(s, n, declared, e, &c, &t)) return;
+        if (e.err || !check_const(s, n, declared, e, &c, &t)) {
+            sema_declare(s, n->name, SYM_CONST, n->loc)->broken = 1;
+            return;
+        }
         Sym *y = sema_declare(s, n->name, SYM_CONST, n->loc);
         y->c = c;
         y->type = t;
@@ -2128,16 +2132,19 @@ static void const_item(Sema *s, const Node *n, Defines *ds)
         di = -1;
     }
     const Type *declared = n->b ? resolve_type(s, n->b, 0) : NULL;
-    if (n->b && !declared) return;
-    Ex e = sema_expr_hint(s, n->a, declared);
-    if (di >= 0) {
+    Ex e = {0};
+    e.err = 1;
+    if (!n->b || declared) e = sema_expr_hint(s, n->a, declared);
+    if (di >= 0 && (!n->b || declared)) {
         const FeDefine *d = &ds->d[di];
         e = d->is_float ? ex_float(d->fval, NULL) : sema_ex_int(d->ival, NULL);
     }
-    if (e.err) return;
     CVal c;
     const Type *t;
-    if (!check_const(s, n, declared, e, &c, &t)) return;
+    if (e.err || !check_const(s, n, declared, e, &c, &t)) {   /* reported: its uses say nothing more */
+        sema_declare(s, n->name, SYM_CONST, n->loc)->broken = 1;
+        return;
+    }
     Sym *y = sema_declare(s, n->name, SYM_CONST, n->loc);
     y->c = c;
     y->type = t;

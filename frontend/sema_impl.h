@@ -70,6 +70,7 @@ struct Sym {
     int ring_tiles;      /* ring_of: its tiles per stage (tiles(n); 1 without) */
     const struct Pipe *state_of;/* a let/var holding a state of this pipeline (value: its i32 counter) */
     int turn_of;         /* with state_of: the state is a turn (ring.turn()) */
+    int broken;          /* its declaration had an error (reported): its uses say nothing more */
 };
 
 /* An expression's result. */

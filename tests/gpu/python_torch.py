@@ -199,5 +199,26 @@ try:
 except tilec.LaunchError as e:
     check("stream must be a torch.cuda.Stream" in str(e), "LaunchError: a stream of the wrong kind")
 
+# tilec.gemm on torch tensors: the chosen configuration at a ragged shape of each rule, against
+# float64; and scaled_mm with e4m3 inputs and row/column scales
+import tilec.gemm  # noqa: E402
+for M, N, K in ((130, 4096, 520), (600, 2056, 1000), (1000, 1496, 1000)):
+    ga = torch.rand(M, K, device="cuda").mul(2).sub(1).to(torch.bfloat16)
+    gb = torch.rand(N, K, device="cuda").mul(2).sub(1).to(torch.bfloat16)
+    want = ga.double() @ gb.double().t()
+    got = tilec.gemm.matmul(ga, gb)
+    torch.cuda.synchronize()
+    err = ((got.double() - want).norm() / want.norm()).item()
+    check(err < 2 ** -8, "tilec.gemm.matmul %dx%dx%d (%s): rel. error %.2e" % (M, N, K, tilec.gemm.choose(M, N, K), err))
+for M, N, K in ((100, 264, 160), (700, 1032, 4096)):
+    fa = torch.rand(M, K, device="cuda").mul(2).sub(1).to(torch.float8_e4m3fn)
+    fb = torch.rand(N, K, device="cuda").mul(2).sub(1).to(torch.float8_e4m3fn)
+    sa, sb = torch.rand(M, device="cuda") + 0.5, torch.rand(N, device="cuda") + 0.5
+    want = (fa.double() @ fb.double().t()) * sa.double()[:, None] * sb.double()[None, :]
+    got = tilec.gemm.scaled_mm(fa, fb, sa, sb)
+    torch.cuda.synchronize()
+    err = ((got.double() - want).norm() / want.norm()).item()
+    check(err < 2 ** -8, "tilec.gemm.scaled_mm %dx%dx%d e4m3, row/column scales: rel. error %.2e" % (M, N, K, err))
+
 print("python_torch: %s" % ("all passed" if not failed else "%d failed" % failed))
 sys.exit(1 if failed else 0)

@@ -2,20 +2,23 @@
  * as tcgen05 instructions with the accumulator in tensor memory, single CTAs and CTA pairs
  * (cta_group = 2).
  *
- * The one idea: on sm_100a the accumulator lives in tensor memory (TMEM), not in registers. A kernel
- * with mma_acc allocates (M / 128) x N f32 columns of TMEM once (warp 0: tcgen05.alloc, the address
- * kept in the shared word __tc_tmem, relinquish_alloc_permit) and frees them before its final `ret`
- * (tcgen05.dealloc). Every value of the accumulator class that only carries the accumulator (an
- * mma_acc result, and the block arguments and results of for/loop/if it flows through: the
- * "carried" values, a fixpoint below) is that TMEM; its registers are unused. The register values
- * meet TMEM at three points:
+ * The one idea: on sm_100a an accumulator lives in tensor memory (TMEM), not in registers. The
+ * values that only carry an accumulator (an mma_acc result, the block arguments and results of
+ * for/loop/if it flows through, and the next mma_acc that accumulates into it: the "carried"
+ * values, a fixpoint below) form one accumulator; the mma_acc ops joined that way form a class
+ * (union-find). Each accumulator gets (M / 128) x N f32 columns of its own, starting at a multiple
+ * of 32 (S and O of an attention kernel: two accumulators, whatever their shapes). A kernel with
+ * mma_acc allocates their columns, rounded up to a power of two, once (warp 0: tcgen05.alloc, the
+ * address kept in the shared word __tc_tmem, relinquish_alloc_permit) and frees them before its
+ * final `ret` (tcgen05.dealloc); at most 512 in all. Carried values' registers are unused. The
+ * register values meet TMEM at three points:
  *  - a copy (loop entry, yield, break) of a register value into a carried value: a splat of 0.0
- *    only sets the predicate %tc_z ("the accumulator is zero"; the next mma issues with
- *    enable_input_d = false), anything else is written with tcgen05.st (then wait::st, a group
- *    barrier, fences);
+ *    only sets the accumulator's predicate %tc_zI ("accumulator I is zero"; its next mma issues
+ *    with enable_input_d = false), anything else is written with tcgen05.st (then wait::st, a
+ *    group barrier, fences);
  *  - an op other than mma_acc that reads a carried value (a cast, elementwise math, st_acc): the
  *    group loads it with tcgen05.ld 32x32b (+ wait::ld) into the value's registers first (zeros
- *    when %tc_z is still set);
+ *    when %tc_zI is still set);
  *  - mma_acc with a register accumulator: written as at a copy.
  * The register layout after tcgen05.ld (docs/IR.md, "Matrix ops", lower-tiles and the simulator use
  * the same): warp w of a warpgroup reaches TMEM lanes 32 (w % 4) ..+31 only, so thread t of the
@@ -33,8 +36,8 @@
  * mma_arrive (a pipeline's tcgen05 release) is the same commit onto the user's barrier, which
  * the hardware arrives on once the issuing thread's earlier tcgen05 ops complete.
  * A kernel without mma_commit commits and waits after every mma. Restrictions (located errors):
- * all mma_acc of a kernel share one shape, group and cta_group; an mma's accumulator operand is
- * used by nothing else (one TMEM region holds it); no `return` in such a kernel (the dealloc must
+ * all mma_acc of a kernel share one issuing group and cta_group, and the mmas of one accumulator
+ * its shape; an mma's accumulator operand is used by nothing else (its TMEM holds it); no `return` in such a kernel (the dealloc must
  * run); named barrier 15 is the group barrier of tcgen05.st; trans_b = true. Proven by ptxas and
  * the simulator only: no B200 ran this code. PTX forms: tcgen05.{alloc,relinquish_alloc_permit,
  * dealloc,mma.cta_group::C.kind::f16,commit,ld.32x32b,st.32x32b,wait,fence}, mbarrier.try_wait.parity.
@@ -44,12 +47,28 @@
 
 #include "ptx_impl.h"
 
+enum { TC_MAX_ACC = 8 };
+
+/* One tensor-memory accumulator: a class of carried values (an mma's result, the loop arguments
+ * and results it flows through, the next mma that accumulates into it). */
+typedef struct TcAcc {
+    int64_t M, N;              /* its shape */
+    int64_t off;               /* its first TMEM column */
+    const Op *first;           /* its first mma_acc (for locations) */
+} TcAcc;
+
 typedef struct TcState {
-    int64_t M, N, K, G, cg;    /* the accumulator shape, warpgroups of the issuing group, cta_group */
+    int64_t G, cg;             /* warpgroups of the issuing group, cta_group (one per kernel) */
     int64_t lo;                /* first warp of the issuing group */
     int64_t cols;              /* allocated TMEM columns: power of two >= 32 */
+    int nacc;
+    TcAcc acc[TC_MAX_ACC];
     int sync;                  /* no mma_commit in the kernel: each mma completes before the next op */
-    uint8_t *carried;          /* per value id: the value is the TMEM accumulator */
+    uint32_t *cls;             /* per value id: 0, or 1 + the union-find node of its accumulator (carried) */
+    uint32_t *uf;              /* union-find over the mma_acc ops (their order in the kernel) */
+    const Op **mma;            /* the mma_acc ops, in order */
+    uint32_t nmma;
+    uint32_t *acc_of;          /* per union-find root: its accumulator index */
     uint32_t *uses;            /* per value id: operand slots that name it */
     const Op *first;           /* the first mma_acc (for locations) */
     int bad;                   /* an error was reported: emit nothing more */
@@ -57,15 +76,38 @@ typedef struct TcState {
                                   tcgen05.fence::after_thread_sync goes before the next op */
 } TcState;
 
-static int is_tc_carried(const Emit *e, const Value *v)
+static uint32_t uf_find(TcState *s, uint32_t x)
 {
-    return e->tc && v && v->id < e->k->nvalues && e->tc->carried[v->id];
+    while (s->uf[x] != x) x = s->uf[x] = s->uf[s->uf[x]];
+    return x;
 }
 
-static int tc_mark(Emit *e, const Value *v)
+static int is_tc_carried(const Emit *e, const Value *v)
 {
-    if (!v || v->id >= e->k->nvalues || e->tc->carried[v->id]) return 0;
-    e->tc->carried[v->id] = 1;
+    return e->tc && v && v->id < e->k->nvalues && e->tc->cls[v->id];
+}
+
+/* The accumulator a carried value is (after tc_classes). */
+static TcAcc *tc_acc_of(Emit *e, const Value *v)
+{
+    TcState *s = e->tc;
+    return &s->acc[s->acc_of[uf_find(s, s->cls[v->id] - 1)]];
+}
+
+static int tc_acc_index(Emit *e, const TcAcc *a) { return (int)(a - e->tc->acc); }
+
+/* v is (part of) the accumulator of union-find node c: 1 when that changed anything. */
+static int tc_mark(Emit *e, const Value *v, uint32_t c)
+{
+    TcState *s = e->tc;
+    if (!v || v->id >= e->k->nvalues) return 0;
+    if (!s->cls[v->id]) {
+        s->cls[v->id] = c + 1;
+        return 1;
+    }
+    uint32_t a = uf_find(s, s->cls[v->id] - 1), b = uf_find(s, c);
+    if (a == b) return 0;
+    s->uf[a] = b;
     return 1;
 }
 
@@ -76,16 +118,25 @@ static int tc_propagate(Emit *e, const Block *b)
 {
     int ch = 0;
     for (const Op *op = b ? b->first : NULL; op; op = op->next) {
-        if (op->code == OP_MMA_ACC && op->nresults == 1) ch |= tc_mark(e, op->results[0]);
+        if (op->code == OP_MMA_ACC && op->nresults == 1) {
+            uint32_t i = 0;
+            while (i < e->tc->nmma && e->tc->mma[i] != op) i++;
+            ch |= tc_mark(e, op->results[0], i);
+            if (is_tc_carried(e, op->operands[2])) ch |= tc_mark(e, op->operands[2], i);
+        }
         if ((op->code == OP_FOR || op->code == OP_LOOP) && op->nregions) {
             const Block *body = op->regions[0].first;
             uint32_t first = op->code == OP_FOR ? 3 : 0, ai0 = op->code == OP_FOR;
             for (uint32_t i = 0; i < op->nresults; i++) {
                 const Value *arg = body && ai0 + i < body->nargs ? body->args[ai0 + i] : NULL;
                 const Value *init = first + i < op->noperands ? op->operands[first + i] : NULL;
-                if (is_tc_carried(e, init) || is_tc_carried(e, arg) || is_tc_carried(e, op->results[i])) {
-                    ch |= tc_mark(e, arg);
-                    ch |= tc_mark(e, op->results[i]);
+                const Value *from = is_tc_carried(e, init) ? init : is_tc_carried(e, arg) ? arg
+                                  : is_tc_carried(e, op->results[i]) ? op->results[i] : NULL;
+                if (from) {
+                    uint32_t c = e->tc->cls[from->id] - 1;
+                    ch |= tc_mark(e, arg, c);
+                    ch |= tc_mark(e, op->results[i], c);
+                    if (is_tc_carried(e, init)) ch |= tc_mark(e, init, c);
                 }
             }
         }
@@ -94,7 +145,7 @@ static int tc_propagate(Emit *e, const Block *b)
             while (loop && loop->code != OP_FOR && loop->code != OP_LOOP) loop = tc_owner(loop);
             const Op *to = op->code == OP_YIELD ? p : loop;
             for (uint32_t i = 0; to && i < op->noperands && i < to->nresults; i++)
-                if (is_tc_carried(e, op->operands[i])) ch |= tc_mark(e, to->results[i]);
+                if (is_tc_carried(e, op->operands[i])) ch |= tc_mark(e, to->results[i], e->tc->cls[op->operands[i]->id] - 1);
         }
         for (uint32_t r = 0; r < op->nregions; r++)
             for (const Block *nb = op->regions[r].first; nb; nb = nb->next) ch |= tc_propagate(e, nb);
@@ -137,17 +188,16 @@ static int tc_scan(Emit *e, const Block *b, const Op *group)
             }
             if (!s->first) {
                 s->first = op;
-                s->M = sh->ints[0];
-                s->N = sh->ints[1];
-                s->K = sh->ints[2];
                 s->G = th / 128;
                 s->cg = cg;
                 s->lo = lo;
-            } else if (s->M != sh->ints[0] || s->N != sh->ints[1] || s->G != th / 128 || s->cg != cg || s->lo != lo) {
-                ptx_error_at(e, op, "on sm_100a every mma of a kernel shares one accumulator shape, issuing group and "
-                             "cta_group (one tensor-memory accumulator per kernel)");
+            } else if (s->G != th / 128 || s->cg != cg || s->lo != lo) {
+                ptx_error_at(e, op, "on sm_100a every mma of a kernel is issued by one group with one cta_group (one "
+                             "thread issues them all; each accumulator has its own tensor memory)");
                 return -1;
             }
+            if (s->mma) s->mma[s->nmma] = op;
+            s->nmma++;
             const Value *acc = op->operands[2];
             if (acc->id < e->k->nvalues && s->uses[acc->id] > 1) {
                 ptx_error_at(e, op, "on sm_100a the accumulator operand of an mma may not be used by anything else: the mma "
@@ -163,8 +213,9 @@ static int tc_scan(Emit *e, const Block *b, const Op *group)
     return 0;
 }
 
-/* A register holding this thread's TMEM address for lane quarter w and its warpgroup's columns. */
-static const char *tc_lane_addr(Emit *e)
+/* A register holding this thread's TMEM address in accumulator `a` for lane quarter w and its
+ * warpgroup's columns. */
+static const char *tc_lane_addr(Emit *e, const TcAcc *acc)
 {
     const char *t = ptx_reg(e, e->tlin), *a = ptx_tmp(e, RC_B32), *x = ptx_tmp(e, RC_B32);
     if (e->tc->lo) {
@@ -175,30 +226,32 @@ static const char *tc_lane_addr(Emit *e)
     ptx_ins(e, "bfe.u32 %s, %s, 5, 2", x, t);          /* warp in the warpgroup: lanes 32 w .. */
     ptx_ins(e, "shl.b32 %s, %s, 21", a, x);            /* (32 w) << 16 */
     ptx_ins(e, "shr.u32 %s, %s, 7", x, t);             /* warpgroup g: columns g N/G .. */
-    ptx_ins(e, "mad.lo.u32 %s, %s, %lld, %s", a, x, (long long)(e->tc->N / e->tc->G), a);
+    ptx_ins(e, "mad.lo.u32 %s, %s, %lld, %s", a, x, (long long)(acc->N / e->tc->G), a);
     ptx_ins(e, "add.u32 %s, %s, %%tc_t", a, a);
+    if (acc->off) ptx_ins(e, "add.u32 %s, %s, %lld", a, a, (long long)acc->off);
     return a;
 }
 
-/* tcgen05.ld (load = 1) or tcgen05.st of value v's lanes, in chunks of up to 32 columns. */
-static void tc_move(Emit *e, const Value *v, int load)
+/* tcgen05.ld (load = 1) or tcgen05.st of value v's lanes to or from accumulator acc, in chunks of up
+ * to 32 columns. */
+static void tc_move(Emit *e, const TcAcc *acc, const Value *v, int load)
 {
     TcState *s = e->tc;
-    int64_t cols = s->N / s->G, E = ptx_nlanes_of(v);
-    if (E != s->M / 128 * cols) {
-        ptx_error_at(e, s->first, "a tensor-memory accumulator of %lld lanes is read as %lld", (long long)(s->M / 128 * cols),
-                     (long long)E);
+    int64_t cols = acc->N / s->G, E = ptx_nlanes_of(v);
+    if (E != acc->M / 128 * cols) {
+        ptx_error_at(e, acc->first, "a tensor-memory accumulator of %lld lanes is read as %lld",
+                     (long long)(acc->M / 128 * cols), (long long)E);
         return;
     }
-    const char *a = tc_lane_addr(e);
-    for (int64_t r = 0; r < s->M / 128; r++)
+    const char *a = tc_lane_addr(e, acc);
+    for (int64_t r = 0; r < acc->M / 128; r++)
         for (int64_t c = 0; c < cols;) {
             int64_t n = 32;
             while (n > cols - c) n /= 2;
             StrBuf regs;
             sb_init(&regs);
             for (int64_t j = 0; j < n; j++) sb_printf(&regs, "%s%s", j ? ", " : "", ptx_vr(e, v, (int)(r * cols + c + j)));
-            int64_t off = r * s->N + c;
+            int64_t off = r * acc->N + c;
             if (load)
                 ptx_ins(e, "tcgen05.ld.sync.aligned.32x32b.x%lld.b32 {%s}, [%s+%lld]", (long long)n, regs.data, a,
                         (long long)off);
@@ -210,7 +263,8 @@ static void tc_move(Emit *e, const Value *v, int load)
         }
     if (load) {
         ptx_ins(e, "tcgen05.wait::ld.sync.aligned");
-        for (int64_t j = 0; j < E; j++) ptx_ins(e, "@%%tc_z mov.b32 %s, 0f00000000", ptx_vr(e, v, (int)j));
+        for (int64_t j = 0; j < E; j++)
+            ptx_ins(e, "@%%tc_z%d mov.b32 %s, 0f00000000", tc_acc_index(e, acc), ptx_vr(e, v, (int)j));
     }
 }
 
@@ -223,12 +277,13 @@ static int is_zero_splat(const Value *v)
     return a && ((a->kind == ATTR_FLOAT && a->f == 0.0 && !signbit(a->f)) || (a->kind == ATTR_INT && a->i == 0));
 }
 
-/* A register value becomes the TMEM accumulator. */
-static void tc_store(Emit *e, const Op *at, const Value *v)
+/* A register value becomes accumulator acc. */
+static void tc_store(Emit *e, const Op *at, const TcAcc *acc, const Value *v)
 {
     TcState *s = e->tc;
+    int ai = tc_acc_index(e, acc);
     if (is_zero_splat(v)) {
-        ptx_ins(e, "setp.ne.b32 %%tc_z, 1, 0");
+        ptx_ins(e, "setp.ne.b32 %%tc_z%d, 1, 0", ai);
         return;
     }
     if (s->cg == 2) {
@@ -236,13 +291,13 @@ static void tc_store(Emit *e, const Op *at, const Value *v)
                      "tensor memory; a value in registers cannot be ordered before it)");
         return;
     }
-    tc_move(e, v, 0);
+    tc_move(e, acc, v, 0);
     ptx_ins(e, "tcgen05.wait::st.sync.aligned");
     ptx_ins(e, "tcgen05.fence::before_thread_sync");
     if (s->lo == 0 && 128 * s->G == ptx_kernel_threads(e->k)) ptx_ins(e, "bar.sync 0");
     else ptx_ins(e, "bar.sync 15, %lld", (long long)(128 * s->G));
     ptx_ins(e, "tcgen05.fence::after_thread_sync");
-    ptx_ins(e, "setp.ne.b32 %%tc_z, 0, 0");
+    ptx_ins(e, "setp.ne.b32 %%tc_z%d, 0, 0", ai);
 }
 
 /* The predicate "this thread issues the group's tcgen05 mma/commit". */
@@ -334,6 +389,9 @@ static void tc_mma(Emit *e, const Op *op)
 {
     TcState *s = e->tc;
     const Value *a = op->operands[0], *b = op->operands[1], *acc = op->operands[2];
+    const TcAcc *ta = tc_acc_of(e, op->results[0]);
+    int ai = tc_acc_index(e, ta);
+    int64_t K = ir_attr_find(op, "shape")->ints[2];
     const Type *at = a->type, *bt = b->type;
     if (!ir_attr_int(op, "trans_b", 0)) {
         ptx_error_at(e, op, "mma with b as [K, N] (N-major) is not lowered for sm_100a yet; store B as [N, K] and pass "
@@ -346,18 +404,18 @@ static void tc_mma(Emit *e, const Op *op)
                             "128-byte column spans of a multiple of 8 rows");
         return;
     }
-    if (!is_tc_carried(e, acc)) tc_store(e, op, acc);
+    if (!is_tc_carried(e, acc)) tc_store(e, op, ta, acc);
     int bf = at->elem->kind == TY_BF16;
-    uint32_t idesc = (1u << 4) | ((uint32_t)bf << 7) | ((uint32_t)bf << 10) | ((uint32_t)(s->N >> 3) << 17) |
+    uint32_t idesc = (1u << 4) | ((uint32_t)bf << 7) | ((uint32_t)bf << 10) | ((uint32_t)(ta->N >> 3) << 17) |
                      ((uint32_t)((s->cg == 2 ? 256 : 128) >> 4) << 24);
     const char *p = tc_issuer(e), *da = tc_sdesc(e, a), *db = tc_sdesc(e, b), *en = ptx_tmp(e, RC_PRED);
     const char *d = ptx_tmp(e, RC_B32);
     const char *id = ptx_tmp(e, RC_B32);
     ptx_ins(e, "mov.b32 %s, 0x%08x", id, idesc);
-    ptx_ins(e, "not.pred %s, %%tc_z", en);
-    for (int64_t r = 0; r < s->M / 128; r++) {
-        ptx_ins(e, "add.u32 %s, %%tc_t, %lld", d, (long long)(r * s->N));
-        for (int64_t ks = 0; ks < s->K / 16; ks++) {
+    ptx_ins(e, "not.pred %s, %%tc_z%d", en, ai);
+    for (int64_t r = 0; r < ta->M / 128; r++) {
+        ptx_ins(e, "add.u32 %s, %%tc_t, %lld", d, (long long)(ta->off + r * ta->N));
+        for (int64_t ks = 0; ks < K / 16; ks++) {
             /* K-major: a k16 step is 32 bytes along the row, in the next 128-byte span past W */
             int64_t ao = ptx_mma_piece(at, 0, r * 128, ks * 16, es), bo = ptx_mma_piece(bt, 0, 0, ks * 16, es);
             const char *xa = da, *xb = db;
@@ -374,7 +432,7 @@ static void tc_mma(Emit *e, const Op *op)
             (void)0;
         }
     }
-    ptx_ins(e, "setp.ne.b32 %%tc_z, 0, 0");
+    ptx_ins(e, "setp.ne.b32 %%tc_z%d, 0, 0", ai);
     if (s->sync) {
         tc_commit(e);
         tc_wait(e, 0);
@@ -389,9 +447,12 @@ static void tc_st_acc(Emit *e, const Op *op)
     const Value *vec = op->operands[0], *dst = op->operands[1];
     const Type *t = vec->type->elem;
     int es = ptx_mem_bytes(t);
-    int64_t cols = s->N / s->G;
-    if (vec->type->kind != TY_VEC || ptx_nlanes_of(vec) != s->M / 128 * cols) {
-        ptx_error_at(e, op, "'%s' of a vec that is not the kernel's tcgen05 accumulator layout", ir_op_info[op->code].name);
+    const Attr *sh = ir_attr_find(op, "shape");
+    int64_t M = sh && sh->kind == ATTR_INTS && sh->nints == 2 ? sh->ints[0] : 0, N = M ? sh->ints[1] : 0;
+    int64_t cols = N / s->G;
+    if (!M || M % 128 || vec->type->kind != TY_VEC || ptx_nlanes_of(vec) != M / 128 * cols) {
+        ptx_error_at(e, op, "'%s' of a vec that is not in the tcgen05 accumulator layout of its shape",
+                     ir_op_info[op->code].name);
         return;
     }
     const char *tix = ptx_reg(e, e->tlin), *row0 = ptx_tmp(e, RC_B32), *col0 = ptx_tmp(e, RC_B32);
@@ -413,12 +474,12 @@ static void tc_st_acc(Emit *e, const Op *op)
         }
         ptx_ins(e, "add.s32 %s, %s, %s", row0, row0, ptx_vr(e, op->operands[2], 0));
         ptx_ins(e, "add.s32 %s, %s, %s", col0, col0, ptx_vr(e, op->operands[3], 0));
-    } else if (dst->type->kind != TY_SMEM || dst->type->rank != 2 || dst->type->elem != t || dst->type->shape[0] != s->M ||
-               dst->type->shape[1] != s->N) {
+    } else if (dst->type->kind != TY_SMEM || dst->type->rank != 2 || dst->type->elem != t || dst->type->shape[0] != M ||
+               dst->type->shape[1] != N) {
         ptx_error_at(e, op, "'st_smem_acc' needs an smem tile of the accumulator's shape and the vec's element");
         return;
     }
-    for (int64_t r = 0; r < s->M / 128; r++) {
+    for (int64_t r = 0; r < M / 128; r++) {
         const char *row = ptx_tmp(e, RC_B32);
         ptx_ins(e, "add.u32 %s, %s, %lld", row, row0, (long long)(128 * r));
         if (global) {
@@ -435,7 +496,7 @@ static void tc_st_acc(Emit *e, const Op *op)
             }
         } else {
             const char *ro = ptx_tmp(e, RC_B32);
-            ptx_ins(e, "mad.lo.u32 %s, %s, %lld, %s", ro, row, (long long)s->N, col0);
+            ptx_ins(e, "mad.lo.u32 %s, %s, %lld, %s", ro, row, (long long)N, col0);
             ptx_ins(e, "mul.lo.u32 %s, %s, %d", ro, ro, es);
             for (int64_t j = 0; j < cols; j++) {
                 const char *o = ptx_tmp(e, RC_B32);
@@ -495,7 +556,7 @@ void ptx_tc_before_op(Emit *e, const Op *op)
         return;
     default:
         for (uint32_t i = 0; i < op->noperands; i++)
-            if (is_tc_carried(e, op->operands[i])) tc_move(e, op->operands[i], 1);
+            if (is_tc_carried(e, op->operands[i])) tc_move(e, tc_acc_of(e, op->operands[i]), op->operands[i], 1);
     }
 }
 
@@ -504,7 +565,7 @@ void ptx_tc_copy(Emit *e, const Op *op, Value *const *src, uint32_t ns, Value *c
 {
     if (!e->tc || e->tc->bad) return;
     for (uint32_t i = 0; i < ns && i < nd; i++)
-        if (is_tc_carried(e, dst[i]) && !is_tc_carried(e, src[i])) tc_store(e, op, src[i]);
+        if (is_tc_carried(e, dst[i]) && !is_tc_carried(e, src[i])) tc_store(e, op, tc_acc_of(e, dst[i]), src[i]);
 }
 
 static int is_mma_acc_op(OpCode c) { return c == OP_MMA_ACC; }
@@ -518,25 +579,71 @@ void ptx_tc_kernel_begin(Emit *e, const Kernel *k)
     if (e->target != PTX_SM100A || !ptx_block_has(entry, is_mma_acc_op)) return;
     TcState *s = ARENA_NEW(&e->arena, TcState);
     memset(s, 0, sizeof *s);
-    s->carried = ARENA_ARRAY(&e->arena, uint8_t, k->nvalues + 1);
-    memset(s->carried, 0, k->nvalues + 1);
+    s->cls = ARENA_ARRAY(&e->arena, uint32_t, k->nvalues + 1);
+    memset(s->cls, 0, sizeof *s->cls * (k->nvalues + 1));
     s->uses = ARENA_ARRAY(&e->arena, uint32_t, k->nvalues + 1);
     memset(s->uses, 0, sizeof *s->uses * (k->nvalues + 1));
     e->tc = s;
     tc_count_uses(e, entry);
-    if (tc_scan(e, entry, NULL) < 0 || !s->first) {
+    if (tc_scan(e, entry, NULL) < 0 || !s->first) {   /* counts the mma_acc ops, checks the rules */
         s->bad = 1;
         return;
     }
+    uint32_t n = s->nmma;
+    s->mma = ARENA_ARRAY(&e->arena, const Op *, n);
+    s->uf = ARENA_ARRAY(&e->arena, uint32_t, n);
+    s->acc_of = ARENA_ARRAY(&e->arena, uint32_t, n);
+    s->nmma = 0;
+    s->first = NULL;
+    tc_scan(e, entry, NULL);   /* fills s->mma */
+    for (uint32_t i = 0; i < n; i++) s->uf[i] = i, s->acc_of[i] = UINT32_MAX;
     while (tc_propagate(e, entry)) {}
+    /* one accumulator per class of mma_acc ops that accumulate into each other's results, each with
+     * its own TMEM columns (starting at multiples of 32) and its own "still zero" predicate */
+    int64_t need = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const Op *op = s->mma[i];
+        const Attr *sh = ir_attr_find(op, "shape");
+        uint32_t r = uf_find(s, i);
+        if (s->acc_of[r] == UINT32_MAX) {
+            if (s->nacc == TC_MAX_ACC) {
+                ptx_error_at(e, op, "more than %d tensor-memory accumulators in one kernel", TC_MAX_ACC);
+                s->bad = 1;
+                return;
+            }
+            TcAcc *a = &s->acc[s->nacc];
+            a->M = sh->ints[0], a->N = sh->ints[1], a->first = op;
+            a->off = need;
+            if ((a->N / s->G) % 8 || a->M % 128 || a->N < 1) {
+                ptx_error_at(e, op, "a [%lld, %lld] accumulator over %lld warpgroups does not fit the tcgen05 layout "
+                             "(lower-tiles checks this for modules with target \"sm_100a\")", (long long)a->M,
+                             (long long)a->N, (long long)s->G);
+                s->bad = 1;
+                return;
+            }
+            need += (a->M / 128 * a->N + 31) / 32 * 32;
+            s->acc_of[r] = (uint32_t)s->nacc++;
+        } else {
+            const TcAcc *a = &s->acc[s->acc_of[r]];
+            if (a->M != sh->ints[0] || a->N != sh->ints[1]) {
+                ptx_error_at(e, op, "this mma accumulates into the [%lld, %lld] accumulator of an earlier mma as a [%lld, "
+                             "%lld] one", (long long)a->M, (long long)a->N, (long long)sh->ints[0], (long long)sh->ints[1]);
+                s->bad = 1;
+                return;
+            }
+        }
+    }
     s->sync = !ptx_block_has(entry, ptx_is_mma_commit);
-    int64_t need = s->M / 128 * s->N;
     s->cols = 32;
     while (s->cols < need) s->cols *= 2;
-    if (s->cols > 512 || (s->N / s->G) % 8 || s->M % 128) {
-        ptx_error_at(e, s->first, "a [%lld, %lld] accumulator over %lld warpgroups does not fit the tcgen05 layout "
-                     "(lower-tiles checks this for modules with target \"sm_100a\")", (long long)s->M, (long long)s->N,
-                     (long long)s->G);
+    if (s->cols > 512) {
+        StrBuf l;
+        sb_init(&l);
+        for (int i = 0; i < s->nacc; i++)
+            sb_printf(&l, "%s[%lld, %lld]", i ? ", " : "", (long long)s->acc[i].M, (long long)s->acc[i].N);
+        ptx_error_at(e, s->first, "the kernel's tensor-memory accumulators (%s) need %lld columns; a CTA has 512", l.data,
+                     (long long)need);
+        sb_free(&l);
         s->bad = 1;
         return;
     }
@@ -548,13 +655,14 @@ void ptx_tc_kernel_begin(Emit *e, const Kernel *k)
     }
     ptx_need_version(e, 86);
     sb_puts(&e->decl, "\t.shared .align 16 .b32 __tc_tmem;\n\t.shared .align 8 .b64 __tc_bar_ring[8];\n"
-                      "\t.reg .b32 %tc_t;\n\t.reg .b32 %tc_bar;\n\t.reg .b32 %tc_cnt;\n\t.reg .pred %tc_z;\n");
+                      "\t.reg .b32 %tc_t;\n\t.reg .b32 %tc_bar;\n\t.reg .b32 %tc_cnt;\n");
+    sb_printf(&e->decl, "\t.reg .pred %%tc_z<%d>;\n", s->nacc);
     const char *p = ptx_tmp(e, RC_PRED), *slot = ptx_tmp(e, RC_B32);
     int id = e->nlabel++;
     ptx_ins(e, "mov.u32 %%tc_bar, __tc_bar_ring");
     ptx_ins(e, "mov.u32 %s, __tc_tmem", slot);
     ptx_ins(e, "mov.u32 %%tc_cnt, 0");
-    ptx_ins(e, "setp.ne.b32 %%tc_z, 1, 0");
+    for (int i = 0; i < s->nacc; i++) ptx_ins(e, "setp.ne.b32 %%tc_z%d, 1, 0", i);
     ptx_ins(e, "setp.ge.u32 %s, %%tlin, 32", p);
     sb_printf(&e->body, "\t@%s bra.uni $L_tcalloc_%d_done;\n", p, id);
     ptx_ins(e, "setp.eq.u32 %s, %%tlin, 0", p);

@@ -1,0 +1,35 @@
+"""Several tensor-memory accumulators in one sm_100a kernel (tests/lit/ptx/mma_tcgen05_accumulators.tile,
+whose PTX that lit test pins) run on the simulator against NumPy: s = 2 A B1^T, o = 2 A B2^T and
+t = 2 A B1^T (stored doubled), each accumulated over two mmas in a loop."""
+import os
+import sys
+import unittest
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import ROOT, bf16_bits, bf16_value  # noqa: E402
+import tilec  # noqa: E402
+
+
+class Accumulators(unittest.TestCase):
+    def test_three_accumulators(self):
+        path = os.path.join(ROOT, "tests", "lit", "ptx", "mma_tcgen05_accumulators.tile")
+        with open(path) as f:
+            k = tilec.compile(f.read(), target="sm_100a", filename=path)["two_acc"]
+        rng = np.random.default_rng(5)
+        R, C = 320, 64
+        x = bf16_bits(rng.uniform(-1, 1, (R, C)))
+        xv = bf16_value(x).astype(np.float64)
+        c1 = np.full((128, 64), np.nan, np.float32)
+        c2 = np.full((128, 128), np.nan, np.float32)
+        c3 = np.full((128, 64), np.nan, np.float32)
+        k(x, c1, c2, c3, R, C, 64, 128, grid=1, device="sim")
+        a, b1, b2 = xv[:128], xv[128:192], xv[192:320]
+        for got, want, what in ((c1, 2 * a @ b1.T, "s"), (c2, 2 * a @ b2.T, "o"), (c3, 4 * a @ b1.T, "t")):
+            self.assertTrue(np.isfinite(got).all(), what)
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4, err_msg=what)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -3,7 +3,7 @@
 torch._scaled_mm (cuBLASLt for per-tensor scales, its row-wise kernel for per-row/column scales)
 on one GPU. docs/PERFORMANCE.md keeps the results.
 
-    python3 bench/gemm_fp8.py [--shapes MxNxK,...] [--reps R] [--variants "V;V"] [--fast-accum]
+    python3 bench/gemm_fp8.py [--shapes MxNxK,... | --sweep] [--reps R] [--variants "V;V"] [--fast-accum]
 
 For each shape, A [M, K] and B [N, K] are random e4m3 tensors (uniform in [-1, 1) rounded by
 torch), the row scales of A and column scales of B random in [0.5, 2) (f32), C bf16. Two
@@ -54,11 +54,15 @@ class Variant:
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shapes", default=SHAPES)
+    ap.add_argument("--sweep", action="store_true",
+                    help="bench/gemm.py's sweep shapes instead (those with K a multiple of 16, as fp8 TMA rows need)")
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--variants", default=";BN=128 STAGES=6")
     ap.add_argument("--fast-accum", action="store_true")
     args = ap.parse_args()
-    shapes = G.parse_shapes(args.shapes)
+    shapes = G.parse_shapes(G.sweep_shapes() if args.sweep else args.shapes)
+    if args.sweep:
+        shapes = [sh for sh in shapes if sh[2] % 16 == 0]
     G.need_torch()
     torch = G.torch
     variants = [Variant(v) for v in args.variants.split(";")]

@@ -127,6 +127,20 @@ def _shape(x, what):
 _sms = {}
 
 
+def _output(a, out, M, N, fn):
+    """C: out checked to be [M, N], or a new bf16 [M, N] beside a (a torch tensor on a's device, else
+    a NumPy array of bf16 bits)."""
+    if out is None:
+        if hasattr(a, "new_empty"):
+            import torch
+            return torch.empty((M, N), device=a.device, dtype=torch.bfloat16)
+        import numpy as np
+        return np.empty((M, N), np.uint16)
+    if _shape(out, "out") != (M, N):
+        raise ValueError("tilec.gemm.%s: out is %r, not [%d, %d]" % (fn, tuple(out.shape), M, N))
+    return out
+
+
 def _sm_count(device):
     """The device's SM count (asked once per device)."""
     dev = tilec._device(device)
@@ -146,14 +160,7 @@ def matmul(a, b, out=None, *, config=None, device="cuda", stream=None):
     if K % 8:
         raise ValueError("tilec.gemm.matmul: K = %d: the kernels read A and B through TMA, which needs rows "
                          "of a multiple of 16 bytes (K a multiple of 8)" % K)
-    if out is None:
-        if hasattr(a, "new_empty"):
-            out = a.new_empty((M, N))
-        else:
-            import numpy as np
-            out = np.empty((M, N), np.uint16)
-    elif _shape(out, "out") != (M, N):
-        raise ValueError("tilec.gemm.matmul: out is %r, not [%d, %d]" % (tuple(out.shape), M, N))
+    out = _output(a, out, M, N, "matmul")
     sms = _sm_count(device)
     cfg = config or choose(M, N, K, sms)
     if cfg.kind != "plain" and N % 8:
@@ -194,15 +201,7 @@ def scaled_mm(a, b, scale_a, scale_b, out=None, *, config=None, device="cuda", s
     for v, n, what in ((scale_a, M, "scale_a"), (scale_b, N, "scale_b")):
         if len(getattr(v, "shape", ())) != 1 or int(v.shape[0]) != n:
             raise ValueError("tilec.gemm.scaled_mm: %s must be a vector of %d f32 values" % (what, n))
-    if out is None:
-        if hasattr(a, "new_empty"):
-            import torch
-            out = torch.empty((M, N), device=a.device, dtype=torch.bfloat16)
-        else:
-            import numpy as np
-            out = np.empty((M, N), np.uint16)
-    elif _shape(out, "out") != (M, N):
-        raise ValueError("tilec.gemm.scaled_mm: out is %r, not [%d, %d]" % (tuple(out.shape), M, N))
+    out = _output(a, out, M, N, "scaled_mm")
     sms = _sm_count(device)
     cfg = config or choose_fp8(M, N, K, sms)
     if cfg.kind != "fp8_scaled":

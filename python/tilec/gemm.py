@@ -175,10 +175,15 @@ def matmul(a, b, out=None, *, config=None, device="cuda", stream=None):
 
 
 def choose_fp8(M, N, K, sms=132):
-    """The configuration of scaled_mm: the persistent fp8 kernel with 128 x 256 tiles, or 128 x 128
-    tiles (6 stages) when M <= 128 (measured: docs/PERFORMANCE.md, "fp8 GEMM")."""
+    """The configuration of scaled_mm (measured: docs/PERFORMANCE.md, "fp8 GEMM"): the persistent fp8
+    kernel with 128 x 256 tiles; for M <= 256, 128 x 64 tiles with 8 stages while they fit one wave
+    (tiles <= SMs), else 128 x 128 tiles with 6 stages (the bf16 rule's tile sizes)."""
     choose(M, N, K, sms)   # the same argument checks
-    return Config("fp8_scaled", {"BN": 128, "STAGES": 6} if M <= 128 else {})
+    if M <= 256:
+        if _tiles(M, N, 128, 64) <= sms:
+            return Config("fp8_scaled", {"BN": 64, "STAGES": 8})
+        return Config("fp8_scaled", {"BN": 128, "STAGES": 6})
+    return Config("fp8_scaled")
 
 
 def _fp8_type(x):

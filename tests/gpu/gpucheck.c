@@ -878,7 +878,7 @@ int main(int argc, char **argv)
     static const tile_define gemm_bk32[] = {{"BK", "32"}}, gemm_bk16[] = {{"BK", "16"}};
     static const tile_define head_dim64[] = {{"HEAD_DIM", "64"}}, head_dim64_nwg2[] = {{"HEAD_DIM", "64"}, {"NWG", "2"}};
     static const tile_define att_f16[] = {{"T", "f16"}}, att_f16_64[] = {{"T", "f16"}, {"HEAD_DIM", "64"}};
-    static const tile_define tb_e5m2[] = {{"TB", "e5m2"}};
+    static const tile_define tb_e5m2[] = {{"TB", "e5m2"}}, fp8_bn64[] = {{"BN", "64"}, {"STAGES", "8"}};
     static const tile_define bn8192_t1024[] = {{"BN", "8192"}, {"THREADS", "1024"}};
     static const tile_define bn8192_t256[] = {{"BN", "8192"}, {"THREADS", "256"}};
     static const tile_define bn4096_t512[] = {{"BN", "4096"}, {"THREADS", "512"}};
@@ -898,6 +898,7 @@ int main(int argc, char **argv)
         {"attention_fwd", att_f16, 1, " (-DT=f16)"},
         {"attention_fwd", att_f16_64, 2, " (-DT=f16 -DHEAD_DIM=64)"},
         {"gemm_fp8_scaled_sm90", tb_e5m2, 1, " (-DTB=e5m2)"},
+        {"gemm_fp8_scaled_sm90", fp8_bn64, 2, " (-DBN=64 -DSTAGES=8)"},
         /* the norms at the bench's thread counts: 8 and 32 columns per thread in one pass, and
          * rows longer than BN read in chunks of 8 per thread */
         {"softmax", bn8192_t1024, 2, " (-DBN=8192 -DTHREADS=1024)"},

@@ -81,7 +81,9 @@ class Matmul(unittest.TestCase):
         want = (fp8_value(a, False) @ fp8_value(b, False).T) * sa[:, None].astype(np.float64) * sb[None, :]
         got = bf16_value(c).astype(np.float64)
         self.assertLess(np.linalg.norm(got - want) / np.linalg.norm(want), 2.0 ** -8)
-        self.assertEqual(gemm.choose_fp8(128, 8192, 8192), gemm.Config("fp8_scaled", {"BN": 128, "STAGES": 6}))
+        self.assertEqual(gemm.choose_fp8(128, 8192, 8192), gemm.Config("fp8_scaled", {"BN": 64, "STAGES": 8}))
+        self.assertEqual(gemm.choose_fp8(128, 14336, 4096), gemm.Config("fp8_scaled", {"BN": 128, "STAGES": 6}))
+        self.assertEqual(gemm.choose_fp8(4096, 4096, 4096), gemm.Config("fp8_scaled"))
         with self.assertRaises(ValueError):
             gemm.scaled_mm(a, b, sa[:10], sb, device="sim")
 

@@ -20,6 +20,10 @@
  *    group loads it with tcgen05.ld 32x32b (+ wait::ld) into the value's registers first (zeros
  *    when %tc_zI is still set);
  *  - mma_acc with a register accumulator: written as at a copy.
+ * A register A (one warpgroup: thread t holds row t) goes to A columns of its own after the
+ * accumulators: the group's earlier mmas complete, each thread packs its row two 16-bit elements to
+ * a column and stores it with tcgen05.st, the group meets, and the mma reads [A column] (8 columns
+ * per k16 step) in place of a shared-memory descriptor.
  * The register layout after tcgen05.ld (docs/IR.md, "Matrix ops", lower-tiles and the simulator use
  * the same): warp w of a warpgroup reaches TMEM lanes 32 (w % 4) ..+31 only, so thread t of the
  * group (g = t / 128) holds row 128 r + t % 128 and columns [g N/G, (g + 1) N/G) of 128-row block r,
@@ -61,6 +65,7 @@ typedef struct TcState {
     int64_t G, cg;             /* warpgroups of the issuing group, cta_group (one per kernel) */
     int64_t lo;                /* first warp of the issuing group */
     int64_t cols;              /* allocated TMEM columns: power of two >= 32 */
+    int64_t a_off, a_cols;     /* the columns a register A is copied to (a_cols = 0: none) */
     int nacc;
     TcAcc acc[TC_MAX_ACC];
     int sync;                  /* no mma_commit in the kernel: each mma completes before the next op */
@@ -163,6 +168,15 @@ static void tc_count_uses(Emit *e, const Block *b)
     }
 }
 
+static int is_zero_splat(const Value *v)
+{
+    const Op *d = v->def;
+    if (!d || d->code != OP_SPLAT || d->noperands != 1 || !d->operands[0]->def) return 0;
+    const Op *c = d->operands[0]->def;
+    const Attr *a = c->code == OP_CONST ? ir_attr_find(c, "value") : NULL;
+    return a && ((a->kind == ATTR_FLOAT && a->f == 0.0 && !signbit(a->f)) || (a->kind == ATTR_INT && a->i == 0));
+}
+
 /* Collects the kernel's mma_acc ops and checks the restrictions; returns -1 after an error. */
 static int tc_scan(Emit *e, const Block *b, const Op *group)
 {
@@ -198,8 +212,8 @@ static int tc_scan(Emit *e, const Block *b, const Op *group)
             }
             if (s->mma) s->mma[s->nmma] = op;
             s->nmma++;
-            const Value *acc = op->operands[2];
-            if (acc->id < e->k->nvalues && s->uses[acc->id] > 1) {
+            const Value *acc = op->operands[2];   /* a zero splat is no tensor memory: it may have other uses */
+            if (acc->id < e->k->nvalues && s->uses[acc->id] > 1 && !is_zero_splat(acc)) {
                 ptx_error_at(e, op, "on sm_100a the accumulator operand of an mma may not be used by anything else: the mma "
                              "updates it in place in tensor memory");
                 return -1;
@@ -268,14 +282,6 @@ static void tc_move(Emit *e, const TcAcc *acc, const Value *v, int load)
     }
 }
 
-static int is_zero_splat(const Value *v)
-{
-    const Op *d = v->def;
-    if (!d || d->code != OP_SPLAT || d->noperands != 1 || !d->operands[0]->def) return 0;
-    const Op *c = d->operands[0]->def;
-    const Attr *a = c->code == OP_CONST ? ir_attr_find(c, "value") : NULL;
-    return a && ((a->kind == ATTR_FLOAT && a->f == 0.0 && !signbit(a->f)) || (a->kind == ATTR_INT && a->i == 0));
-}
 
 /* A register value becomes accumulator acc. */
 static void tc_store(Emit *e, const Op *at, const TcAcc *acc, const Value *v)
@@ -385,6 +391,51 @@ static const char *tc_sdesc(Emit *e, const Value *sm)
     return d;
 }
 
+/* A register A (a bf16/f16 [M, K] vec in the tcgen05 layout of one warpgroup: thread t holds row t of
+ * each 128-row block, lane j its column j) is copied to the kernel's A columns of tensor memory:
+ * each thread packs its row two elements to a 32-bit column (element 2c in the low half) and
+ * stores it with tcgen05.st 32x32b; the group then meets (wait::st, fences, its barrier) so the
+ * issuing thread's mma reads every row. Before that, the group's earlier mmas complete: one of them
+ * may still read the A columns. */
+static void tc_store_a(Emit *e, const Op *at, const Value *a, int64_t M, int64_t K)
+{
+    TcState *s = e->tc;
+    int64_t n = ptx_nlanes_of(a);
+    if (s->G != 1 || n != M / 128 * K || ptx_mem_bytes(a->type->elem) != 2) {
+        ptx_error_at(e, at, "a register A on sm_100a is a bf16/f16 [M, K] tile of one warpgroup (%lld lanes per "
+                     "thread), not %lld", (long long)(M / 128 * K), (long long)n);
+        return;
+    }
+    if (!s->sync) {
+        tc_commit(e);
+        tc_wait(e, 0);
+    }
+    TcAcc region = {.M = M, .N = K / 2, .off = s->a_off, .first = at};
+    const char *addr = tc_lane_addr(e, &region);
+    for (int64_t r = 0; r < M / 128; r++)
+        for (int64_t c = 0; c < K / 2;) {
+            int64_t m = 32;
+            while (m > K / 2 - c) m /= 2;
+            StrBuf regs;
+            sb_init(&regs);
+            for (int64_t j = 0; j < m; j++) {
+                const char *w = ptx_tmp(e, RC_B32);
+                int64_t l = r * K + 2 * (c + j);
+                ptx_ins(e, "mov.b32 %s, {%s, %s}", w, ptx_vr(e, a, (int)l), ptx_vr(e, a, (int)(l + 1)));
+                sb_printf(&regs, "%s%s", j ? ", " : "", w);
+            }
+            ptx_ins(e, "tcgen05.st.sync.aligned.32x32b.x%lld.b32 [%s+%lld], {%s}", (long long)m, addr,
+                    (long long)(r * (K / 2) + c), regs.data);
+            sb_free(&regs);
+            c += m;
+        }
+    ptx_ins(e, "tcgen05.wait::st.sync.aligned");
+    ptx_ins(e, "tcgen05.fence::before_thread_sync");
+    if (s->lo == 0 && 128 * s->G == ptx_kernel_threads(e->k)) ptx_ins(e, "bar.sync 0");
+    else ptx_ins(e, "bar.sync 15, %lld", (long long)(128 * s->G));
+    ptx_ins(e, "tcgen05.fence::after_thread_sync");
+}
+
 static void tc_mma(Emit *e, const Op *op)
 {
     TcState *s = e->tc;
@@ -398,17 +449,18 @@ static void tc_mma(Emit *e, const Op *op)
                      "trans_b = true (the simulator runs both)");
         return;
     }
-    int es = ptx_mem_bytes(at->elem);
-    if (!ptx_mma_rows_ok(at, es) || !ptx_mma_rows_ok(bt, es)) {
+    int es = ptx_mem_bytes(at->elem), reg_a = at->kind == TY_VEC;
+    if ((!reg_a && !ptx_mma_rows_ok(at, es)) || !ptx_mma_rows_ok(bt, es)) {
         ptx_error_at(e, op, "'mma_acc' operands need rows of exactly their swizzle span (32, 64 or 128 bytes) or "
                             "128-byte column spans of a multiple of 8 rows");
         return;
     }
     if (!is_tc_carried(e, acc)) tc_store(e, op, ta, acc);
+    if (reg_a) tc_store_a(e, op, a, ta->M, K);
     int bf = at->elem->kind == TY_BF16;
     uint32_t idesc = (1u << 4) | ((uint32_t)bf << 7) | ((uint32_t)bf << 10) | ((uint32_t)(ta->N >> 3) << 17) |
                      ((uint32_t)((s->cg == 2 ? 256 : 128) >> 4) << 24);
-    const char *p = tc_issuer(e), *da = tc_sdesc(e, a), *db = tc_sdesc(e, b), *en = ptx_tmp(e, RC_PRED);
+    const char *p = tc_issuer(e), *da = reg_a ? NULL : tc_sdesc(e, a), *db = tc_sdesc(e, b), *en = ptx_tmp(e, RC_PRED);
     const char *d = ptx_tmp(e, RC_B32);
     const char *id = ptx_tmp(e, RC_B32);
     ptx_ins(e, "mov.b32 %s, 0x%08x", id, idesc);
@@ -417,9 +469,15 @@ static void tc_mma(Emit *e, const Op *op)
         ptx_ins(e, "add.u32 %s, %%tc_t, %lld", d, (long long)(ta->off + r * ta->N));
         for (int64_t ks = 0; ks < K / 16; ks++) {
             /* K-major: a k16 step is 32 bytes along the row, in the next 128-byte span past W */
-            int64_t ao = ptx_mma_piece(at, 0, r * 128, ks * 16, es), bo = ptx_mma_piece(bt, 0, 0, ks * 16, es);
+            int64_t ao = reg_a ? 0 : ptx_mma_piece(at, 0, r * 128, ks * 16, es), bo = ptx_mma_piece(bt, 0, 0, ks * 16, es);
             const char *xa = da, *xb = db;
-            if (ao) {
+            if (reg_a) {   /* A from tensor memory: [column], 8 columns (16 packed elements) per k16 step */
+                const char *t = ptx_tmp(e, RC_B32);
+                ptx_ins(e, "add.u32 %s, %%tc_t, %lld", t, (long long)(s->a_off + r * (K / 2) + ks * 8));
+                char *br = arena_alloc(&e->arena, strlen(t) + 3);
+                snprintf(br, strlen(t) + 3, "[%s]", t);
+                xa = br;
+            } else if (ao) {
                 xa = ptx_tmp(e, RC_B64);
                 ptx_ins(e, "add.s64 %s, %s, %lld", xa, da, (long long)(ao >> 4));
             }
@@ -632,6 +690,16 @@ void ptx_tc_kernel_begin(Emit *e, const Kernel *k)
                 return;
             }
         }
+    }
+    for (uint32_t i = 0; i < n; i++) {   /* the A columns: the largest register A of the kernel */
+        const Op *op = s->mma[i];
+        const Attr *sh = ir_attr_find(op, "shape");
+        if (op->operands[0]->type->kind == TY_VEC && sh->ints[0] / 128 * sh->ints[2] / 2 > s->a_cols)
+            s->a_cols = sh->ints[0] / 128 * sh->ints[2] / 2;
+    }
+    if (s->a_cols) {
+        s->a_off = need;
+        need += (s->a_cols + 31) / 32 * 32;
     }
     s->sync = !ptx_block_has(entry, ptx_is_mma_commit);
     s->cols = 32;

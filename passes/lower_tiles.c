@@ -539,9 +539,17 @@ static void acc_check_op(Op *op, void *ctx)
             l->errors++;
             return;
         }
-        if (op->operands[0]->type->kind == TY_TILE && !wgmma) {   /* register A: wgmma (sm_90a) only */
-            diag_error(l->diag, op->loc, "lower-tiles: 'mma' with a register a is implemented for sm_90a (wgmma) only, "
-                       "not for --target %s: pass a shared a", l->m->target->name);
+        int tc = ir_target_has(l->m->target, TF_TCGEN05);
+        if (op->operands[0]->type->kind == TY_TILE && !wgmma && !tc) {   /* register A: wgmma and tcgen05 only */
+            diag_error(l->diag, op->loc, "lower-tiles: 'mma' with a register a is implemented for sm_90a (wgmma) and "
+                       "sm_100a (tcgen05, through tensor memory), not for --target %s: pass a shared a", l->m->target->name);
+            l->errors++;
+            return;
+        }
+        if (op->operands[0]->type->kind == TY_TILE && tc && (threads != 128 || ir_attr_int(op, "cta_group", 1) != 1)) {
+            diag_error(l->diag, op->loc, "lower-tiles: 'mma' with a register a on sm_100a is issued by one warpgroup with "
+                       "cta_group = 1 (thread t holds row t of a, which tcgen05.st copies to tensor memory), not %lld "
+                       "threads%s", (long long)threads, ir_attr_int(op, "cta_group", 1) != 1 ? " and a CTA pair" : "");
             l->errors++;
             return;
         }

@@ -713,15 +713,17 @@ static void comp_mma(Comp *C, const Op *op)
     h[MA_CG] = (uint32_t)cg;
     if (mma) {
         const Type *a = op->operands[0]->type, *b = op->operands[1]->type;
-        int reg_a = a->kind == TY_VEC;   /* register A (sm_90a): the warp's lanes meet at the mma (sim_mma.c) */
+        int reg_a = a->kind == TY_VEC;   /* register A (sm_90a; sm_100a with one warpgroup): the warp's lanes meet
+                                          * at the mma (sim_mma.c) */
         if ((!reg_a && (a->kind != TY_SMEM || a->rank != 2)) || b->kind != TY_SMEM || b->rank != 2) {
             fail(C, op, "malformed 'mma_acc': a must be an smem tile or a register vec, b an smem tile");
             return;
         }
-        if (reg_a && (mfma || tc || cg != 1 || ir_attr_int(op, "trans_a", 0) ||
+        if (reg_a && (mfma || (tc && th != 128) || cg != 1 || ir_attr_int(op, "trans_a", 0) ||
                       (a->elem->kind != TY_BF16 && a->elem->kind != TY_F16) || a->elem != b->elem)) {
-            fail(C, op, "'mma_acc' with a register a of %s is not supported by the simulator (it runs wgmma's "
-                 "16-bit register A on sm_90a only)", mfma ? "an AMD target" : tc ? "sm_100a" : "this form");
+            fail(C, op, "'mma_acc' with a register a of %s is not supported by the simulator (it runs a 16-bit "
+                 "register A of wgmma on sm_90a and of one warpgroup's tcgen05 mma on sm_100a)",
+                 mfma ? "an AMD target" : tc ? "sm_100a over several warpgroups" : "this form");
             return;
         }
         if (ir_attr_int(op, "trans_a", 0) && (mfma || tc || a->elem->kind == TY_E4M3 || a->elem->kind == TY_E5M2)) {

@@ -11,7 +11,8 @@
  *
  * Register A: the A fragment of an [M, K] tile is the accumulator layout of that shape, so A[row][k]
  * lives in one lane of the warp that owns `row` (the warp of the thread whose accumulator rows these
- * are: rows 16 w + l/4 (+8) of each m64 block). wgmma is warp(group)-synchronous (.sync.aligned), so
+ * are: rows 16 w + l/4 (+8) of each m64 block; tcgen05, one warpgroup: thread `row` itself, which
+ * the PTX lowering copies to tensor memory). wgmma is warp(group)-synchronous (.sync.aligned), so
  * a register-A mma is a rendezvous of the warp's live lanes (the WarpSync of elect, with the mma's
  * pc): when the last one arrives, every lane's result is computed from the other lanes' registers as
  * they are at the mma, and all go on. A lane that exited while its warp mates wait at the mma holds
@@ -227,6 +228,10 @@ static int pair_mma_exec(Sim *S, Thread *t, uint32_t pc)
 static uint32_t rs_a_holder(const Sim *S, uint32_t c, const uint32_t *h, uint32_t row, uint32_t k, uint32_t *lane)
 {
     uint32_t M = h[MA_M], K = h[MA_K], G = h[MA_G], rows = M / G;
+    if (h[MA_MFMA] == 2) {   /* tcgen05 (one warpgroup): thread t holds row t of each 128-row block, lane = column */
+        *lane = row / 128 * K + k;
+        return S->cta[c].first + 32 * h[MA_LO] + row % 128;
+    }
     uint32_t g = row / rows, rr = row % rows, r = rr / 64, w = rr % 64 / 16, within = rr % 16;
     uint32_t l = 4 * (within % 8) + k % 8 / 2, q = 2 * (within / 8) + k % 2;
     *lane = r * (K / 2) + 4 * (k / 8) + q;

@@ -1,6 +1,8 @@
-"""Several tensor-memory accumulators in one sm_100a kernel (tests/lit/ptx/mma_tcgen05_accumulators.tile,
-whose PTX that lit test pins) run on the simulator against NumPy: s = 2 A B1^T, o = 2 A B2^T and
-t = 2 A B1^T (stored doubled), each accumulated over two mmas in a loop."""
+"""sm_100a kernels of the lit tests run on the simulator against NumPy (their PTX is pinned there):
+several tensor-memory accumulators in one kernel (tests/lit/ptx/mma_tcgen05_accumulators.tile: s =
+2 A B1^T, o = 2 A B2^T and t = 2 A B1^T stored doubled, each accumulated over two mmas in a loop),
+and a register A (tests/lit/ptx/mma_tcgen05_register_a.tile: o = bf16(S / 2) V^T with S = Q K^T,
+attention's P V step)."""
 import os
 import sys
 import unittest
@@ -29,6 +31,26 @@ class Accumulators(unittest.TestCase):
         for got, want, what in ((c1, 2 * a @ b1.T, "s"), (c2, 2 * a @ b2.T, "o"), (c3, 4 * a @ b1.T, "t")):
             self.assertTrue(np.isfinite(got).all(), what)
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4, err_msg=what)
+
+    def test_register_a(self):
+        path = os.path.join(ROOT, "tests", "lit", "ptx", "mma_tcgen05_register_a.tile")
+        with open(path) as f:
+            k = tilec.compile(f.read(), target="sm_100a", filename=path)["pv100"]
+        rng = np.random.default_rng(6)
+        R, C = 256, 64
+        x = bf16_bits(rng.uniform(-1, 1, (R, C)))
+        xv = bf16_value(x).astype(np.float64)
+        c = np.full((R, C), np.nan, np.float32)
+        k(x, c, R, C, grid=1, device="sim")
+        q, kk, v = xv[:128], xv[128:192], xv[192:256]
+        s = np.zeros((128, 64), np.float32)   # S as the mma sums it: exact products added in f32, in k order
+        for i in range(64):
+            s += np.outer(q[:, i], kk[:, i]).astype(np.float32)
+        p = bf16_value(bf16_bits(s * np.float32(0.5))).astype(np.float64)
+        got = c[:128].astype(np.float64)
+        self.assertTrue(np.isfinite(got).all())
+        np.testing.assert_allclose(got, p @ v.T, rtol=1e-5, atol=1e-4)
+        self.assertTrue(np.isnan(c[128:]).all())   # rows past the tile untouched
 
 
 if __name__ == "__main__":

@@ -14,15 +14,19 @@ from common import ROOT, bf16_bits, bf16_value  # noqa: E402
 import tilec  # noqa: E402
 
 
+def lit_kernel(name, kernel, rows, seed):
+    """The sm_100a kernel of tests/lit/ptx/NAME, and random bf16 inputs x [rows, 64] (bits, values)."""
+    path = os.path.join(ROOT, "tests", "lit", "ptx", name)
+    with open(path) as f:
+        k = tilec.compile(f.read(), target="sm_100a", filename=path)[kernel]
+    x = bf16_bits(np.random.default_rng(seed).uniform(-1, 1, (rows, 64)))
+    return k, x, bf16_value(x).astype(np.float64)
+
+
 class Accumulators(unittest.TestCase):
     def test_three_accumulators(self):
-        path = os.path.join(ROOT, "tests", "lit", "ptx", "mma_tcgen05_accumulators.tile")
-        with open(path) as f:
-            k = tilec.compile(f.read(), target="sm_100a", filename=path)["two_acc"]
-        rng = np.random.default_rng(5)
         R, C = 320, 64
-        x = bf16_bits(rng.uniform(-1, 1, (R, C)))
-        xv = bf16_value(x).astype(np.float64)
+        k, x, xv = lit_kernel("mma_tcgen05_accumulators.tile", "two_acc", R, 5)
         c1 = np.full((128, 64), np.nan, np.float32)
         c2 = np.full((128, 128), np.nan, np.float32)
         c3 = np.full((128, 64), np.nan, np.float32)
@@ -33,13 +37,8 @@ class Accumulators(unittest.TestCase):
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4, err_msg=what)
 
     def test_register_a(self):
-        path = os.path.join(ROOT, "tests", "lit", "ptx", "mma_tcgen05_register_a.tile")
-        with open(path) as f:
-            k = tilec.compile(f.read(), target="sm_100a", filename=path)["pv100"]
-        rng = np.random.default_rng(6)
         R, C = 256, 64
-        x = bf16_bits(rng.uniform(-1, 1, (R, C)))
-        xv = bf16_value(x).astype(np.float64)
+        k, x, xv = lit_kernel("mma_tcgen05_register_a.tile", "pv100", R, 6)
         c = np.full((R, C), np.nan, np.float32)
         k(x, c, R, C, grid=1, device="sim")
         q, kk, v = xv[:128], xv[128:192], xv[192:256]

@@ -123,12 +123,8 @@ static int tc_propagate(Emit *e, const Block *b)
 {
     int ch = 0;
     for (const Op *op = b ? b->first : NULL; op; op = op->next) {
-        if (op->code == OP_MMA_ACC && op->nresults == 1) {
-            uint32_t i = 0;
-            while (i < e->tc->nmma && e->tc->mma[i] != op) i++;
-            ch |= tc_mark(e, op->results[0], i);
-            if (is_tc_carried(e, op->operands[2])) ch |= tc_mark(e, op->operands[2], i);
-        }
+        if (op->code == OP_MMA_ACC && op->nresults == 1 && is_tc_carried(e, op->operands[2]))
+            ch |= tc_mark(e, op->operands[2], e->tc->cls[op->results[0]->id] - 1);
         if ((op->code == OP_FOR || op->code == OP_LOOP) && op->nregions) {
             const Block *body = op->regions[0].first;
             uint32_t first = op->code == OP_FOR ? 3 : 0, ai0 = op->code == OP_FOR;
@@ -210,8 +206,8 @@ static int tc_scan(Emit *e, const Block *b, const Op *group)
                              "thread issues them all; each accumulator has its own tensor memory)");
                 return -1;
             }
-            if (s->mma) s->mma[s->nmma] = op;
-            s->nmma++;
+            s->cls[op->results[0]->id] = s->nmma + 1;   /* its own class until the fixpoint joins it */
+            s->mma[s->nmma++] = op;
             const Value *acc = op->operands[2];   /* a zero splat is no tensor memory: it may have other uses */
             if (acc->id < e->k->nvalues && s->uses[acc->id] > 1 && !is_zero_splat(acc)) {
                 ptx_error_at(e, op, "on sm_100a the accumulator operand of an mma may not be used by anything else: the mma "
@@ -283,6 +279,18 @@ static void tc_move(Emit *e, const TcAcc *acc, const Value *v, int load)
 }
 
 
+/* After the group's tcgen05.st: the stores complete and the group meets, so the issuing thread's next
+ * tcgen05 op sees every thread's columns. */
+static void tc_st_meet(Emit *e)
+{
+    TcState *s = e->tc;
+    ptx_ins(e, "tcgen05.wait::st.sync.aligned");
+    ptx_ins(e, "tcgen05.fence::before_thread_sync");
+    if (s->lo == 0 && 128 * s->G == ptx_kernel_threads(e->k)) ptx_ins(e, "bar.sync 0");
+    else ptx_ins(e, "bar.sync 15, %lld", (long long)(128 * s->G));
+    ptx_ins(e, "tcgen05.fence::after_thread_sync");
+}
+
 /* A register value becomes accumulator acc. */
 static void tc_store(Emit *e, const Op *at, const TcAcc *acc, const Value *v)
 {
@@ -298,11 +306,7 @@ static void tc_store(Emit *e, const Op *at, const TcAcc *acc, const Value *v)
         return;
     }
     tc_move(e, acc, v, 0);
-    ptx_ins(e, "tcgen05.wait::st.sync.aligned");
-    ptx_ins(e, "tcgen05.fence::before_thread_sync");
-    if (s->lo == 0 && 128 * s->G == ptx_kernel_threads(e->k)) ptx_ins(e, "bar.sync 0");
-    else ptx_ins(e, "bar.sync 15, %lld", (long long)(128 * s->G));
-    ptx_ins(e, "tcgen05.fence::after_thread_sync");
+    tc_st_meet(e);
     ptx_ins(e, "setp.ne.b32 %%tc_z%d, 0, 0", ai);
 }
 
@@ -429,11 +433,7 @@ static void tc_store_a(Emit *e, const Op *at, const Value *a, int64_t M, int64_t
             sb_free(&regs);
             c += m;
         }
-    ptx_ins(e, "tcgen05.wait::st.sync.aligned");
-    ptx_ins(e, "tcgen05.fence::before_thread_sync");
-    if (s->lo == 0 && 128 * s->G == ptx_kernel_threads(e->k)) ptx_ins(e, "bar.sync 0");
-    else ptx_ins(e, "bar.sync 15, %lld", (long long)(128 * s->G));
-    ptx_ins(e, "tcgen05.fence::after_thread_sync");
+    tc_st_meet(e);
 }
 
 static void tc_mma(Emit *e, const Op *op)
@@ -641,19 +641,16 @@ void ptx_tc_kernel_begin(Emit *e, const Kernel *k)
     memset(s->cls, 0, sizeof *s->cls * (k->nvalues + 1));
     s->uses = ARENA_ARRAY(&e->arena, uint32_t, k->nvalues + 1);
     memset(s->uses, 0, sizeof *s->uses * (k->nvalues + 1));
+    s->mma = ARENA_ARRAY(&e->arena, const Op *, k->nvalues + 1);   /* an mma_acc has a result value */
     e->tc = s;
     tc_count_uses(e, entry);
-    if (tc_scan(e, entry, NULL) < 0 || !s->first) {   /* counts the mma_acc ops, checks the rules */
+    if (tc_scan(e, entry, NULL) < 0 || !s->first) {   /* collects the mma_acc ops, checks the rules */
         s->bad = 1;
         return;
     }
     uint32_t n = s->nmma;
-    s->mma = ARENA_ARRAY(&e->arena, const Op *, n);
     s->uf = ARENA_ARRAY(&e->arena, uint32_t, n);
     s->acc_of = ARENA_ARRAY(&e->arena, uint32_t, n);
-    s->nmma = 0;
-    s->first = NULL;
-    tc_scan(e, entry, NULL);   /* fills s->mma */
     for (uint32_t i = 0; i < n; i++) s->uf[i] = i, s->acc_of[i] = UINT32_MAX;
     while (tc_propagate(e, entry)) {}
     /* one accumulator per class of mma_acc ops that accumulate into each other's results, each with

@@ -96,7 +96,8 @@ static int run_case(tile_device *d, const Loaded *l, long long n, const ref_sett
         return 1;
     }
     int bad = 1;
-    tile_status st = ref_case_upload(d, &c);
+    tile_status st = ref_case_bind(l->mod, &c);
+    if (!st) st = ref_case_upload(d, &c);
     tile_launch_config cfg = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, 0, NULL};
     double t0 = now_s();
     if (!st) st = ref_case_launch(l->kern, &c, &cfg);

@@ -718,6 +718,11 @@ static int cmd_run(int argc, char **argv)
         fprintf(stderr, "tilec: loading %s on %s:%lld: %s\n", kname, bname, ordinal, ref_error(st));
         goto out;
     }
+    if ((st = ref_case_bind(mod, &rc_case)) != TILE_SUCCESS) {   /* a split GEMM's reduction, say */
+        fprintf(stderr, "tilec: %s: kernel '%s' is completed by a second kernel, '%s', launched after it: %s\n", o.file, kname,
+                rc_case.then, ref_error(st));
+        goto out;
+    }
     tile_launch_config cfg = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, 0, NULL};
     if (o.have_grid) memcpy(cfg.grid, o.grid, sizeof cfg.grid);
     if (o.have_block) memcpy(cfg.block, o.block, sizeof cfg.block);
@@ -730,6 +735,9 @@ static int cmd_run(int argc, char **argv)
            tile_target_name(copts.target), hit ? "hit" : "miss");
     printf("  %s; grid [%u,%u,%u], block [%u,%u,%u]%s; seed %llu\n", rc_case.shape, grid[0], grid[1], grid[2],
            block[0], block[1], block[2], o.have_block ? "" : " (declared)", (unsigned long long)o.seed);
+    if (rc_case.then && rc_case.then_grid[0])
+        printf("  then %s: grid [%u,%u,%u], block declared (same stream, timed with the first)\n", rc_case.then,
+               rc_case.then_grid[0], rc_case.then_grid[1], rc_case.then_grid[2]);
 
     /* run and check: once, or once per explored schedule on fresh (re-uploaded) buffers */
     int ok = 1;

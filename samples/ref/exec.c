@@ -48,13 +48,41 @@ int ref_case_args(const ref_case *c, tile_arg *args, int max)
     return n;
 }
 
+tile_status ref_case_bind(tile_module *m, ref_case *c)
+{
+    if (!c->then) return TILE_SUCCESS;
+    return tile_module_get_kernel(m, c->then, &c->then_kernel);
+}
+
+/* The case's arguments that kernel k has a parameter for (the second kernel takes a subset). */
+static int args_for(tile_kernel *k, const ref_case *c, tile_arg *args, int max)
+{
+    tile_arg all[REF_MAX_PARAMS];
+    int n = ref_case_args(c, all, REF_MAX_PARAMS), out = 0, np = tile_kernel_param_count(k);
+    for (int i = 0; i < n && out < max; i++)
+        for (int j = 0; j < np; j++) {
+            tile_param_info pi;
+            if (tile_kernel_param(k, j, &pi) == TILE_SUCCESS && strcmp(pi.name, c->p[i].name) == 0) {
+                args[out++] = all[i];
+                break;
+            }
+        }
+    return out;
+}
+
 tile_status ref_case_launch(tile_kernel *k, const ref_case *c, const tile_launch_config *cfg)
 {
     tile_launch_config lc = *cfg;
     if (lc.grid[0] == 0) memcpy(lc.grid, c->grid, sizeof lc.grid);
     tile_arg args[REF_MAX_PARAMS];
     int n = ref_case_args(c, args, REF_MAX_PARAMS);
-    return tile_launch(k, &lc, args, n);
+    tile_status st = tile_launch(k, &lc, args, n);
+    if (st != TILE_SUCCESS || !c->then || c->then_grid[0] == 0) return st;
+    if (!c->then_kernel) return TILE_ERROR_NOT_FOUND;
+    tile_launch_config tc = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, 0, cfg->stream};
+    memcpy(tc.grid, c->then_grid, sizeof tc.grid);
+    n = args_for(c->then_kernel, c, args, REF_MAX_PARAMS);
+    return tile_launch(c->then_kernel, &tc, args, n);
 }
 
 tile_status ref_case_verify(tile_device *d, const ref_case *c, ref_check *r)

@@ -1068,6 +1068,89 @@ static void ref_gemm(ref_case *c)
     free(bf);
 }
 
+/* gemm_splitk_sm90: the gemm_sm90 case with K split (samples/gemm_splitk_sm90.tile): the first `dp`
+ * tiles (default 0) whole, each other tile in `splits` slices of its column boxes (default 2), every
+ * unit on a persistent grid of min(units, 132) blocks; then the second kernel,
+ * gemm_splitk_reduce_sm90, adds each split tile's slices in order and writes C (grid: a block per
+ * 32 rows of a split tile; the kernel walks any grid). Besides C, the workspace `ws` [P, BM, BN] f32
+ * is an output: slot (t - dp) * splits + s holds slice s of tile t, compared per element with its
+ * float64 partial sum (relative 2^-10 plus 1e-3: f32 sums of at most K products in [-1, 1),
+ * where a wrong or missing slice is off by O(1)); zeros past M, N and K. P is derived, at least 1 (with
+ * no split tile that slot is an input neither kernel may write). The slots follow the sample's tile
+ * order with GROUP_M = 8: a -DGROUP_M override moves them (C stays right, the ws check fails). */
+static int setup_gemm_splitk(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err,
+                             size_t errlen)
+{
+    if (setting(set, nset, "P"))
+        return ref_fail(err, errlen, "gemm_splitk_sm90: P is the workspace's slot count, (tiles - dp) * splits; it cannot be set");
+    long long splits = 2, dp = 0;
+    if (int_setting(set, nset, "splits", "gemm_splitk_sm90", &splits, err, errlen) < 0 ||
+        int_setting(set, nset, "dp", "gemm_splitk_sm90", &dp, err, errlen) < 0)
+        return -1;
+    if (setup_gemm(c, n, set, nset, rng, err, errlen)) return -1;
+    unsigned ba[2], bb[2];
+    tma_box(c, "a", 2, (const unsigned[]){128, 64}, ba);
+    tma_box(c, "b", 2, (const unsigned[]){128, 64}, bb);
+    long long M = (long long)param(c, "M")->scalar, N = (long long)param(c, "N")->scalar;
+    long long tiles = (long long)blocks_for(M, ba[0]) * blocks_for(N, bb[0]);
+    long long K = (long long)param(c, "K")->scalar, nk = (K + 63) / 64;
+    if (splits < 1 || splits > 1024) return ref_fail(err, errlen, "gemm_splitk_sm90: splits = %lld must be 1..1024", splits);
+    if (dp < 0 || dp > tiles) return ref_fail(err, errlen, "gemm_splitk_sm90: dp = %lld must be 0..%lld (the tiles)", dp, tiles);
+    long long slots = (tiles - dp) * splits, units = dp + slots;
+    if (units > 0x7FFFFFFFll) return ref_fail(err, errlen, "gemm_splitk_sm90: %lld units do not fit in i32", units);
+    /* no split tile: one slot that no kernel may touch (an input that must come back unchanged) */
+    ref_param *ws = add_buffer(c, "ws", slots ? REF_OUT : REF_IN, TILE_DTYPE_F32, (size_t)(slots ? slots : 1) * ba[0] * bb[0], 256);
+    if (!slots) fill_f32(ws, rng, -1.0f, 1.0f);
+    if (ws) {
+        ws->has_tol = 1;
+        ws->tol = (ref_tol){REF_TOL_REL, 0, 1.0 / 1024, 1e-3};
+        ws->rank = 3;
+        ws->shape[0] = slots ? slots : 1, ws->shape[1] = ba[0], ws->shape[2] = bb[0];
+    }
+    add_scalar(c, "P", TILE_DTYPE_I32, (double)(slots ? slots : 1));
+    add_scalar(c, "splits", TILE_DTYPE_I32, (double)splits);
+    add_scalar(c, "dp", TILE_DTYPE_I32, (double)dp);
+    c->grid[0] = units < REF_PERSISTENT_SMS ? (unsigned)units : REF_PERSISTENT_SMS;
+    c->then = "gemm_splitk_reduce_sm90";
+    c->then_grid[0] = (unsigned)((tiles - dp) * ((ba[0] + 31) / 32));
+    c->then_grid[1] = c->then_grid[2] = 1;
+    c->bytes += 8.0 * (double)slots * ba[0] * bb[0];
+    size_t len = strlen(c->shape);
+    snprintf(c->shape + len, sizeof c->shape - len, ", splits %lld of %lld boxes, dp %lld of %lld tiles, grid %u + %u", splits,
+             nk, dp, tiles, c->grid[0], c->then_grid[0]);
+    return 0;
+}
+
+static void ref_gemm_splitk(ref_case *c)
+{
+    ref_gemm(c);
+    const uint16_t *a = param(c, "a")->init, *b = param(c, "b")->init;
+    ref_param *pw = param(c, "ws");
+    long long M = (long long)param(c, "M")->scalar, N = (long long)param(c, "N")->scalar, K = (long long)param(c, "K")->scalar;
+    long long splits = (long long)param(c, "splits")->scalar, dp = (long long)param(c, "dp")->scalar;
+    unsigned ba[2], bb[2];
+    tma_box(c, "a", 2, (const unsigned[]){128, 64}, ba);
+    tma_box(c, "b", 2, (const unsigned[]){128, 64}, bb);
+    long long BM = ba[0], BN = bb[0], BK = ba[1], GM = 8;
+    long long npm = (M + BM - 1) / BM, npn = (N + BN - 1) / BN, nk = (K + BK - 1) / BK;
+    float *ws = pw->expect;
+    for (long long t = dp; t < npm * npn; t++) {
+        long long first = t / (GM * npn) * GM, gsize = npm - first < GM ? npm - first : GM;
+        long long m0 = (first + t % gsize) * BM, n0 = (t % (GM * npn)) / gsize * BN;
+        for (long long s = 0; s < splits; s++) {
+            long long k0 = s * nk / splits * BK, k1 = (s + 1) * nk / splits * BK;
+            float *slot = ws + (size_t)((t - dp) * splits + s) * (size_t)(BM * BN);
+            for (long long i = 0; i < BM; i++)
+                for (long long j = 0; j < BN; j++) {
+                    double acc = 0.0;
+                    for (long long k = k0; k < k1 && k < K && m0 + i < M && n0 + j < N; k++)
+                        acc += (double)ref_bf16_to_f32(a[(m0 + i) * K + k]) * ref_bf16_to_f32(b[(n0 + j) * K + k]);
+                    slot[i * BN + j] = (float)acc;
+                }
+        }
+    }
+}
+
 /* The GEMM forms of mma (docs/LANGUAGE.md §19): gemm_nn_sm90 (B stored [K, N]), gemm_at_sm90 (A stored
  * [K, M]) and gemm_scaled_a_sm90 (C = (alpha A) B^T with A scaled in registers, alpha = 0.3 unless set,
  * each alpha * a rounded to bf16 as the kernel does). Tiles: BM x BN = 128 x 256, 64 x 256, 128 x 256.
@@ -1437,6 +1520,9 @@ const ref_kernel ref_kernels[] = {
      setup_gemm_persistent, ref_gemm, 0},
     {"gemm_cluster_sm90", "samples/gemm_cluster_sm90.tile", 384, 128 * 256, {REF_TOL_REL_FRO, 1.0 / 256, 1.0 / 64, 1e-3},
      setup_gemm_cluster, ref_gemm, 0},
+    /* two kernels: the split GEMM and the reduction of its slices (ref_case.then) */
+    {"gemm_splitk_sm90", "samples/gemm_splitk_sm90.tile", 384, 128 * 128, {REF_TOL_REL_FRO, 1.0 / 256, 1.0 / 64, 1e-3},
+     setup_gemm_splitk, ref_gemm_splitk, 0},
     {"warp_pipelined_gemm", "samples/amd/warp_pipelined_gemm.tile", 512, 256 * 64, {REF_TOL_REL_FRO, 1.0 / 256, 1.0 / 64, 1e-3},
      setup_amd_gemm, ref_gemm, 0},
     {"fp8_convert", "samples/fp8_convert.tile", 256, 256, {REF_TOL_EXACT, 0, 0, 0}, setup_fp8_convert, ref_fp8_convert, 0},

@@ -98,6 +98,11 @@ typedef struct ref_case {
     int user_checked;        /* a generic case with a reference (--ref): its REF_INOUT buffers are compared by
                               * user_tol (user.c) */
     ref_tol user_tol;        /* REF_TOL_REL: rtol and atol of floating-point elements; integers exactly */
+    const char *then;        /* a second kernel of the same program that completes the result (the reduction of
+                              * gemm_splitk_sm90), launched by ref_case_launch right after the kernel on the same
+                              * stream, with the case's arguments that it takes (by name); NULL: none */
+    unsigned then_grid[3];   /* its grid, set by the setup ([0] == 0: nothing left for it, not launched) */
+    tile_kernel *then_kernel;/* `then` in the loaded module (ref_case_bind) */
 } ref_case;
 
 /* A shape override, from `--arg name=value` or a test: rows, cols, n or a scalar's value. */
@@ -240,7 +245,13 @@ int ref_case_save(tile_device *d, const ref_case *c, const char *name, const cha
 tile_status ref_case_upload(tile_device *d, ref_case *c);
 /* The launch arguments, by name, for the kernel (in p[] order). */
 int ref_case_args(const ref_case *c, tile_arg *args, int max);
-/* Launches once with cfg (its grid is taken from the case unless cfg->grid[0] != 0). */
+/* Finds the case's second kernel (c->then) in the module the kernel was loaded from: TILE_SUCCESS
+ * (also when the case has none), or TILE_ERROR_NOT_FOUND with the runtime's message when the
+ * program lacks it. Every caller of ref_case_launch binds first. */
+tile_status ref_case_bind(tile_module *m, ref_case *c);
+/* Launches once with cfg (its grid is taken from the case unless cfg->grid[0] != 0), then the
+ * case's second kernel, if any, on cfg->stream with its own grid and declared block;
+ * TILE_ERROR_NOT_FOUND when that kernel was not bound. */
 tile_status ref_case_launch(tile_kernel *k, const ref_case *c, const tile_launch_config *cfg);
 /* Downloads every buffer and compares it: fills *r. */
 tile_status ref_case_verify(tile_device *d, const ref_case *c, ref_check *r);

@@ -15,7 +15,9 @@
  *     rounded up to a multiple of 8) at square
  *     and ragged M x N x K against a float64 reference (per element and the relative Frobenius error
  *     of C), with forced persistent grids, and compiled with -DBN=128, -DBN=64, -DBK=32 (gemm_sm90)
- *     and -DBK=16 (persistent);
+ *     and -DBK=16 (persistent); gemm_splitk_sm90 (two launches: the split GEMM and the reduction of
+ *     its slices) at ragged shapes, split counts and whole-tile counts, C and every workspace slot
+ *     checked, as written and with -DBN=256 -DSTAGES=3;
  *   - two streams created with out-of-range priorities: the clamped priorities read back are the
  *     device's least and greatest, and a launch on each gives the right result;
  *   - events: elapsed time between timing events, query after synchronize, and an error (never a
@@ -149,7 +151,8 @@ static int run_case_grid(gpu *g, loaded *l, long long n, const ref_setting *set,
     if (grid_x) c.grid[0] = grid_x, c.grid[1] = c.grid[2] = 1;
     tile_launch_config cfg = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, 0, stream};
     ref_check r;
-    tile_status st = ref_case_upload(g->dev, &c);
+    tile_status st = ref_case_bind(l->mod, &c);
+    if (st == TILE_SUCCESS) st = ref_case_upload(g->dev, &c);
     if (st == TILE_SUCCESS) st = ref_case_launch(l->kern, &c, &cfg);
     if (st == TILE_SUCCESS && stream) st = tile_stream_synchronize(stream);
     if (st == TILE_SUCCESS) st = ref_case_verify(g->dev, &c, &r);
@@ -260,6 +263,30 @@ static void test_gemm(gpu *g, loaded *l)
     }
 }
 
+/* gemm_splitk_sm90 (the split GEMM and its reduction, two launches): M x N x K, splits, dp (the
+ * tiles computed whole) and a forced grid (0: the setup's) at ragged shapes: split-K over every tile,
+ * more slices than column boxes (empty slices store zeros), K of one box, long K, whole tiles and
+ * split ones in one launch (dp), one block walking every unit, the few-tile shape 128 x 4096 x 4096;
+ * C against the float64 reference and each workspace slot against its float64 partial sum. */
+static const long long splitk_full[][6] = {
+    {1000, 1496, 520, 2, 0, 0}, {1000, 1496, 520, 3, 0, 0}, {129, 264, 64, 4, 0, 0},    {300, 696, 8, 2, 0, 0},
+    {256, 296, 8192, 4, 0, 0},  {512, 512, 512, 3, 2, 0},   {1000, 1496, 1000, 3, 50, 0}, {1500, 2600, 1064, 3, 132, 0},
+    {1000, 1496, 520, 3, 10, 1}, {300, 520, 200, 2, 1, 5},  {128, 4096, 4096, 4, 0, 0},  {8, 4104, 136, 2, 0, 0},
+};
+static const long long splitk_quick[][6] = {{129, 264, 64, 4, 0, 0}, {300, 520, 200, 3, 2, 0}, {300, 520, 200, 2, 1, 1}};
+
+static void test_gemm_splitk(gpu *g, loaded *l)
+{
+    int small = quick || l->tag[0];
+    const long long(*list)[6] = small ? splitk_quick : splitk_full;
+    size_t n = small ? sizeof splitk_quick / sizeof splitk_quick[0] : sizeof splitk_full / sizeof splitk_full[0];
+    for (size_t i = 0; i < n; i++) {
+        ref_setting set[5] = {{"M", (double)list[i][0]}, {"N", (double)list[i][1]}, {"K", (double)list[i][2]},
+                              {"splits", (double)list[i][3]}, {"dp", (double)list[i][4]}};
+        run_case_grid(g, l, 0, set, 5, NULL, list[i][5] ? " (grid forced)" : "", (unsigned)list[i][5]);
+    }
+}
+
 static void test_samples(gpu *g, loaded *ls, int nls)
 {
     static const long long sizes_va[] = {0, 1, 255, 256, 257, 1000, 4097, 65536, (1 << 20) + 3, (1 << 24) + 1};
@@ -270,6 +297,10 @@ static void test_samples(gpu *g, loaded *ls, int nls)
         loaded *l = &ls[k];
         if (!l->kern) continue;
         const char *name = l->ref->name;
+        if (strcmp(name, "gemm_splitk_sm90") == 0) {
+            test_gemm_splitk(g, l);
+            continue;
+        }
         if (strncmp(name, "gemm_", 5) == 0) {
             test_gemm(g, l);
             continue;
@@ -883,6 +914,7 @@ int main(int argc, char **argv)
     static const tile_define bn8192_t256[] = {{"BN", "8192"}, {"THREADS", "256"}};
     static const tile_define bn4096_t512[] = {{"BN", "4096"}, {"THREADS", "512"}};
     static const tile_define bn1024_t32[] = {{"BN", "1024"}, {"THREADS", "32"}};
+    static const tile_define splitk_bn256[] = {{"BN", "256"}, {"STAGES", "3"}};
     static const struct { const char *kernel; const tile_define *defs; int ndefs; const char *tag; } variants[] = {
         {"cluster_multicast", cluster4, 1, " (-DCLUSTER=4)"},
         /* the two ends of the ring's split: one load ahead and 3 stores reading; every stage loaded ahead */
@@ -893,6 +925,7 @@ int main(int argc, char **argv)
         {"gemm_sm90", gemm_bn64, 1, " (-DBN=64)"},
         {"gemm_sm90", gemm_bk32, 1, " (-DBK=32)"},
         {"gemm_persistent_sm90", gemm_bk16, 1, " (-DBK=16)"},
+        {"gemm_splitk_sm90", splitk_bn256, 2, " (-DBN=256 -DSTAGES=3)"},
         {"attention_fwd", head_dim64, 1, " (-DHEAD_DIM=64)"},
         {"attention_fwd", head_dim64_nwg2, 2, " (-DHEAD_DIM=64 -DNWG=2)"},
         {"attention_fwd", att_f16, 1, " (-DT=f16)"},

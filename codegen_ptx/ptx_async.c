@@ -172,7 +172,7 @@ static const char *tma_span(Emit *e, const Type *sm, const char *base, int j, in
 }
 
 /* tma_load / tma_store / tma_reduce_add / tma_prefetch, the bulk copies, tma_commit / tma_wait,
- * fence_proxy_async (tma_shape emits nothing). */
+ * fence_proxy_async, fence_proxy_async_global (tma_shape emits nothing). */
 void ptx_emit_tma(Emit *e, const Op *op)
 {
     const char *name = ir_op_info[op->code].name;
@@ -191,6 +191,9 @@ void ptx_emit_tma(Emit *e, const Op *op)
     }
     case OP_FENCE_PROXY_ASYNC:
         ptx_ins(e, "fence.proxy.async.shared::cta");
+        return;
+    case OP_FENCE_PROXY_GLOBAL:
+        ptx_ins(e, "fence.proxy.async.global");
         return;
     case OP_TMA_SHAPE:
         return;   /* only tells the runtime where the dims are */

@@ -371,7 +371,8 @@ static void emit_op(Emit *e, const Op *op, Flow *f)
         ptx_emit_mbar(e, op);
         return;
     case OP_TMA_LOAD: case OP_TMA_STORE: case OP_TMA_REDUCE_ADD: case OP_TMA_PREFETCH: case OP_TMA_SHAPE:
-    case OP_TMA_COMMIT: case OP_TMA_WAIT: case OP_FENCE_PROXY_ASYNC: case OP_TMA_BULK_LOAD: case OP_TMA_BULK_STORE:
+    case OP_TMA_COMMIT: case OP_TMA_WAIT: case OP_FENCE_PROXY_ASYNC: case OP_FENCE_PROXY_GLOBAL: case OP_TMA_BULK_LOAD:
+    case OP_TMA_BULK_STORE:
         ptx_emit_tma(e, op);
         return;
     case OP_LD_SMEM_BLOCKED: case OP_ST_SMEM_BLOCKED:

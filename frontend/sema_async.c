@@ -407,6 +407,15 @@ Ex sema_tma_commit(Sema *s, const Call *c)
     return sema_ex_none();
 }
 
+/* tma.fence_global(): the global memory this thread has observed through ordinary loads and stores
+ * (data another GPU stored over NVLink, seen after a shmem.signal_wait_until, say) is ordered before
+ * the TMA loads it issues later, which read through the async proxy. Per thread, like any fence. */
+Ex sema_tma_fence_global(Sema *s, const Call *c)
+{
+    ir_build(&s->b, OP_FENCE_PROXY_GLOBAL, c->n->loc, NULL, 0, NULL);
+    return sema_ex_none();
+}
+
 /* tma.wait(n), tma.wait_read(n): until at most n bulk groups are pending (wait_read: have read
  * their source); tma.wait_all(): none. */
 Ex sema_tma_wait(Sema *s, const Call *c)

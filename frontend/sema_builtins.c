@@ -115,6 +115,7 @@ static const Builtin builtins[] = {
     {"tma",   "wait",               1, 1, NULL,              SG_ANY,        NULL,      OP_TMA_WAIT,          sema_tma_wait},
     {"tma",   "wait_read",          1, 1, NULL,              SG_ANY,        NULL,      OP_TMA_WAIT,          sema_tma_wait},
     {"tma",   "wait_all",           0, 0, NULL,              SG_ANY,        NULL,      OP_TMA_WAIT,          sema_tma_wait},
+    {"tma",   "fence_global",       0, 0, NULL,              SG_ANY,        NULL,      OP_FENCE_PROXY_GLOBAL, sema_tma_fence_global},
     /* matrix ops: sema_mma.c */
     {NULL,    "mma",                3, 3, mma_named,         SG_WARPGROUPS, mma_why,   OP_MMA,               sema_mma},
     {NULL,    "mma_commit",         0, 0, NULL,              SG_WARPGROUPS, mma_why,   OP_MMA_COMMIT,        sema_mma_commit},

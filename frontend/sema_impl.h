@@ -290,6 +290,7 @@ Ex sema_tma_prefetch(Sema *s, const Call *c);
 Ex sema_tma_copy(Sema *s, const Call *c);    /* tma.copy(dst, src, bytes [, bar]) */
 Ex sema_tma_commit(Sema *s, const Call *c);
 Ex sema_tma_wait(Sema *s, const Call *c);    /* tma.wait, tma.wait_read, tma.wait_all */
+Ex sema_tma_fence_global(Sema *s, const Call *c);
 /* One mbarrier of this CTA (not one from mapa); fn names the call in messages. */
 Value *sema_mbar_operand(Sema *s, const Node *n, const char *fn);
 /* An address operand (tma.copy, mapa, shmem): a shared tile or stage, the address of buf[i, j] /

@@ -1349,7 +1349,8 @@ static void check_op_types(Verifier *V, Op *op)
         check_shared_and_mbar(V, op);
         return;
     case OP_TMA_LOAD: case OP_TMA_STORE: case OP_TMA_REDUCE_ADD: case OP_TMA_PREFETCH: case OP_TMA_SHAPE:
-    case OP_TMA_COMMIT: case OP_TMA_WAIT: case OP_FENCE_PROXY_ASYNC: case OP_TMA_BULK_LOAD: case OP_TMA_BULK_STORE:
+    case OP_TMA_COMMIT: case OP_TMA_WAIT: case OP_FENCE_PROXY_ASYNC: case OP_FENCE_PROXY_GLOBAL: case OP_TMA_BULK_LOAD:
+    case OP_TMA_BULK_STORE:
         check_tma(V, op);
         return;
     case OP_WARPS: case OP_ELECT: case OP_SETMAXNREG: case OP_GROUP_SYNC: case OP_GROUP_ARRIVE: case OP_BARRIER:

@@ -1361,6 +1361,7 @@ static void comp_op(Comp *C, const Op *op, Flow *f)
         return;
     }
     case OP_TMA_PREFETCH: case OP_TMA_SHAPE: case OP_SETMAXNREG:
+    case OP_FENCE_PROXY_GLOBAL:   /* global memory has one proxy here: TMA reads what the threads left */
     case OP_MMA_COMMIT: case OP_MMA_WAIT:   /* the simulator computes an mma when it is issued */
         return;   /* no effect on the simulated machine's results */
     case OP_MMA_ACC: case OP_ST_ACC: case OP_ST_SMEM_ACC: case OP_LD_SMEM_ACC:

@@ -21,18 +21,26 @@
  *    when %tc_zI is still set);
  *  - mma_acc with a register accumulator: written as at a copy.
  * A register A (one warpgroup: thread t holds row t) goes to A columns of its own after the
- * accumulators: the group's earlier mmas complete, each thread packs its row two 16-bit elements to
- * a column and stores it with tcgen05.st, the group meets, and the mma reads [A column] (8 columns
- * per k16 step) in place of a shared-memory descriptor.
+ * accumulators: the last register-A mma completes (a commit and wait only when the group's counts
+ * do not show it complete already: %tc_aneed commits are needed, %tc_done are known done), each
+ * thread packs its row two 16-bit elements to a column and stores it with tcgen05.st, the group
+ * meets, and the mma reads [A column] (8 columns per k16 step) in place of a shared-memory
+ * descriptor.
+ * An mma overwrites tensor memory that the group's threads may still be reading: a thread's
+ * tcgen05.ld sets %tc_rd, and the next mma first meets the group (a barrier under %tc_rd; the
+ * group's threads run the same ops, so the predicate is uniform) -- attention's S, read by the
+ * softmax threads, is rewritten by the next block's S.
  * The register layout after tcgen05.ld (docs/IR.md, "Matrix ops", lower-tiles and the simulator use
  * the same): warp w of a warpgroup reaches TMEM lanes 32 (w % 4) ..+31 only, so thread t of the
  * group (g = t / 128) holds row 128 r + t % 128 and columns [g N/G, (g + 1) N/G) of 128-row block r,
  * lane r N/G + c. One thread of the group (its first; with cta_group = 2 the first of the even
  * CTA of the pair) issues the `tcgen05.mma.cta_group::C.kind::f16` per 128-row block and k16 step,
  * with an instruction descriptor (kind::f16: c F32 at bit 4, a/b format at 7/10 (0 F16, 1 BF16),
- * K-major A and B, N >> 3 at 17, M >> 4 at 24; M = 256 for a pair) and SM100 shared-memory
- * descriptors (start >> 4 at 0, LBO 16 >> 4 at 16, SBO 8 rows x W bytes at 32, version 1 at bit 46,
- * layout at 61: 2 = 128B, 4 = 64B, 6 = 32B swizzle).
+ * K-major A, B K-major or (trans_b = 0, [K, N]) MN-major at bit 16, N >> 3 at 17, M >> 4 at 24;
+ * M = 256 for a pair) and SM100 shared-memory descriptors (start >> 4 at 0, LBO >> 4 at 16: 1 for
+ * K-major, the span's bytes for MN-major in column spans, as wgmma's; SBO 8 rows x W bytes at 32,
+ * version 1 at bit 46, layout at 61: 2 = 128B, 4 = 64B, 6 = 32B swizzle). An MN-major k16 step is
+ * 16 rows.
  * Completion: mma_commit is `tcgen05.commit ... mbarrier::arrive::one` onto barrier cnt % 8 of a
  * ring of 8 in shared memory (__tc_bar, count 1; cta_group = 2 multicasts it to both CTAs of the
  * pair), cnt a per-thread register that every thread of the group advances; mma_wait(n) waits on
@@ -41,8 +49,9 @@
  * the hardware arrives on once the issuing thread's earlier tcgen05 ops complete.
  * A kernel without mma_commit commits and waits after every mma. Restrictions (located errors):
  * all mma_acc of a kernel share one issuing group and cta_group, and the mmas of one accumulator
- * its shape; an mma's accumulator operand is used by nothing else (its TMEM holds it); no `return` in such a kernel (the dealloc must
- * run); named barrier 15 is the group barrier of tcgen05.st; trans_b = true. Proven by ptxas and
+ * its shape; an mma's accumulator operand is used by nothing else (its TMEM holds it) but a yield
+ * in the other branch of an `if` around the mma; no `return` in such a kernel (the dealloc must
+ * run); named barrier 15 is the group barrier of tcgen05.st and of the meetings. Proven by ptxas and
  * the simulator only: no B200 ran this code. PTX forms: tcgen05.{alloc,relinquish_alloc_permit,
  * dealloc,mma.cta_group::C.kind::f16,commit,ld.32x32b,st.32x32b,wait,fence}, mbarrier.try_wait.parity.
  */
@@ -173,6 +182,34 @@ static int is_zero_splat(const Value *v)
     return a && ((a->kind == ATTR_FLOAT && a->f == 0.0 && !signbit(a->f)) || (a->kind == ATTR_INT && a->i == 0));
 }
 
+/* Whether a yield's use of the accumulator operand of mma lies in another branch of an `if` around
+ * the mma (the branch that skips it keeps the accumulator as it was: `if n > 0 { acc = mma(.., acc) }`). */
+static int tc_sibling_yield(const Op *mma, const Op *user)
+{
+    if (user->code != OP_YIELD) return 0;
+    for (const Op *y = user; y && y->parent && y->parent->parent; y = y->parent->parent->parent) {
+        const Region *ry = y->parent->parent;
+        for (const Op *x = mma; x && x->parent && x->parent->parent; x = x->parent->parent->parent) {
+            const Region *rx = x->parent->parent;
+            if (rx->parent && rx->parent == ry->parent) return rx != ry && rx->parent->code == OP_IF;
+        }
+    }
+    return 0;
+}
+
+/* Whether every use of v other than by mma is such a yield. */
+static int tc_uses_ok(const Block *b, const Op *mma, const Value *v)
+{
+    for (const Op *op = b ? b->first : NULL; op; op = op->next) {
+        for (uint32_t i = 0; op != mma && i < op->noperands; i++)
+            if (op->operands[i] == v && !tc_sibling_yield(mma, op)) return 0;
+        for (uint32_t r = 0; r < op->nregions; r++)
+            for (const Block *nb = op->regions[r].first; nb; nb = nb->next)
+                if (!tc_uses_ok(nb, mma, v)) return 0;
+    }
+    return 1;
+}
+
 /* Collects the kernel's mma_acc ops and checks the restrictions; returns -1 after an error. */
 static int tc_scan(Emit *e, const Block *b, const Op *group)
 {
@@ -209,7 +246,8 @@ static int tc_scan(Emit *e, const Block *b, const Op *group)
             s->cls[op->results[0]->id] = s->nmma + 1;   /* its own class until the fixpoint joins it */
             s->mma[s->nmma++] = op;
             const Value *acc = op->operands[2];   /* a zero splat is no tensor memory: it may have other uses */
-            if (acc->id < e->k->nvalues && s->uses[acc->id] > 1 && !is_zero_splat(acc)) {
+            if (acc->id < e->k->nvalues && s->uses[acc->id] > 1 && !is_zero_splat(acc) &&
+                !tc_uses_ok(e->k->body.first, op, acc)) {
                 ptx_error_at(e, op, "on sm_100a the accumulator operand of an mma may not be used by anything else: the mma "
                              "updates it in place in tensor memory");
                 return -1;
@@ -273,6 +311,7 @@ static void tc_move(Emit *e, const TcAcc *acc, const Value *v, int load)
         }
     if (load) {
         ptx_ins(e, "tcgen05.wait::ld.sync.aligned");
+        ptx_ins(e, "setp.ne.b32 %%tc_rd, 1, 0");
         for (int64_t j = 0; j < E; j++)
             ptx_ins(e, "@%%tc_z%d mov.b32 %s, 0f00000000", tc_acc_index(e, acc), ptx_vr(e, v, (int)j));
     }
@@ -281,14 +320,22 @@ static void tc_move(Emit *e, const TcAcc *acc, const Value *v, int load)
 
 /* After the group's tcgen05.st: the stores complete and the group meets, so the issuing thread's next
  * tcgen05 op sees every thread's columns. */
-static void tc_st_meet(Emit *e)
+static void tc_group_bar(Emit *e, const char *pred)
 {
     TcState *s = e->tc;
+    char g[40] = "";
+    if (pred) snprintf(g, sizeof g, "@%s ", pred);
+    if (s->lo == 0 && 128 * s->G == ptx_kernel_threads(e->k)) ptx_ins(e, "%sbar.sync 0", g);
+    else ptx_ins(e, "%sbar.sync 15, %lld", g, (long long)(128 * s->G));
+}
+
+static void tc_st_meet(Emit *e)
+{
     ptx_ins(e, "tcgen05.wait::st.sync.aligned");
     ptx_ins(e, "tcgen05.fence::before_thread_sync");
-    if (s->lo == 0 && 128 * s->G == ptx_kernel_threads(e->k)) ptx_ins(e, "bar.sync 0");
-    else ptx_ins(e, "bar.sync 15, %lld", (long long)(128 * s->G));
+    tc_group_bar(e, NULL);
     ptx_ins(e, "tcgen05.fence::after_thread_sync");
+    ptx_ins(e, "setp.ne.b32 %%tc_rd, 0, 0");
 }
 
 /* A register value becomes accumulator acc. */
@@ -375,23 +422,29 @@ static void tc_wait(Emit *e, int64_t pending)
     ptx_label(e, id, "tcwait", "try");
     ptx_ins(e, "mbarrier.try_wait.parity.shared::cta.b64 %s, [%s], %s", q, a, ph);
     sb_printf(&e->body, "\t@!%s bra.uni $L_tcwait_%d_try;\n", q, id);
+    ptx_ins(e, "sub.s32 %s, %%tc_cnt, %lld", i, (long long)pending);
+    ptx_ins(e, "max.s32 %%tc_done, %%tc_done, %s", i);
     ptx_label(e, id, "tcwait", "done");
     ptx_ins(e, "tcgen05.fence::after_thread_sync");
 }
 
-static uint64_t tc_sdesc_hi(int w)
+/* The high bits of an SM100 shared-memory descriptor for rows of w bytes: LBO (K-major: unused, 1;
+ * MN-major in column spans: the span's bytes, the canonical MN-major stride between w-byte groups of
+ * M or N, as wgmma's), SBO = 8 rows, version 1, the layout (2 = 128B, 4 = 64B, 6 = 32B swizzle). */
+static uint64_t tc_sdesc_hi(const Type *t, int mn_major)
 {
-    uint64_t layout = w == 128 ? 2 : w == 64 ? 4 : 6;
-    return ((uint64_t)1 << 16) | (((uint64_t)8 * (uint64_t)w >> 4) << 32) | ((uint64_t)1 << 46) | (layout << 61);
+    uint64_t w = (uint64_t)t->swizzle, layout = w == 128 ? 2 : w == 64 ? 4 : 6;
+    uint64_t lbo = mn_major && ir_smem_spans(t) > 1 ? ((uint64_t)ir_smem_rows(t) * w) >> 4 : 1;
+    return ((lbo & 0x3FFF) << 16) | ((8 * w >> 4) << 32) | ((uint64_t)1 << 46) | (layout << 61);
 }
 
-static const char *tc_sdesc(Emit *e, const Value *sm)
+static const char *tc_sdesc(Emit *e, const Value *sm, int mn_major)
 {
     const char *a = ptx_tmp(e, RC_B32), *d = ptx_tmp(e, RC_B64);
     ptx_ins(e, "shr.u32 %s, %s, 4", a, ptx_vr(e, sm, 0));
     ptx_ins(e, "and.b32 %s, %s, 16383", a, a);
     ptx_ins(e, "cvt.u64.u32 %s, %s", d, a);
-    ptx_ins(e, "or.b64 %s, %s, 0x%016llx", d, d, (unsigned long long)tc_sdesc_hi(sm->type->swizzle));
+    ptx_ins(e, "or.b64 %s, %s, 0x%016llx", d, d, (unsigned long long)tc_sdesc_hi(sm->type, mn_major));
     return d;
 }
 
@@ -410,9 +463,14 @@ static void tc_store_a(Emit *e, const Op *at, const Value *a, int64_t M, int64_t
                      "thread), not %lld", (long long)(M / 128 * K), (long long)n);
         return;
     }
-    if (!s->sync) {
+    if (!s->sync) {   /* only while the last register-A mma may be running (the group's counts are uniform) */
+        int id = e->nlabel++;
+        const char *p = ptx_tmp(e, RC_PRED);
+        ptx_ins(e, "setp.ge.s32 %s, %%tc_done, %%tc_aneed", p);
+        sb_printf(&e->body, "\t@%s bra.uni $L_tcafree_%d_done;\n", p, id);
         tc_commit(e);
         tc_wait(e, 0);
+        ptx_label(e, id, "tcafree", "done");
     }
     TcAcc region = {.M = M, .N = K / 2, .off = s->a_off, .first = at};
     const char *addr = tc_lane_addr(e, &region);
@@ -444,11 +502,7 @@ static void tc_mma(Emit *e, const Op *op)
     int ai = tc_acc_index(e, ta);
     int64_t K = ir_attr_find(op, "shape")->ints[2];
     const Type *at = a->type, *bt = b->type;
-    if (!ir_attr_int(op, "trans_b", 0)) {
-        ptx_error_at(e, op, "mma with b as [K, N] (N-major) is not lowered for sm_100a yet; store B as [N, K] and pass "
-                     "trans_b = true (the simulator runs both)");
-        return;
-    }
+    int nmaj = !ir_attr_int(op, "trans_b", 0);   /* b as [K, N]: MN-major (attention's V) */
     int es = ptx_mem_bytes(at->elem), reg_a = at->kind == TY_VEC;
     if ((!reg_a && !ptx_mma_rows_ok(at, es)) || !ptx_mma_rows_ok(bt, es)) {
         ptx_error_at(e, op, "'mma_acc' operands need rows of exactly their swizzle span (32, 64 or 128 bytes) or "
@@ -458,18 +512,25 @@ static void tc_mma(Emit *e, const Op *op)
     if (!is_tc_carried(e, acc)) tc_store(e, op, ta, acc);
     if (reg_a) tc_store_a(e, op, a, ta->M, K);
     int bf = at->elem->kind == TY_BF16;
-    uint32_t idesc = (1u << 4) | ((uint32_t)bf << 7) | ((uint32_t)bf << 10) | ((uint32_t)(ta->N >> 3) << 17) |
+    uint32_t idesc = (1u << 4) | ((uint32_t)bf << 7) | ((uint32_t)bf << 10) | ((uint32_t)nmaj << 16) | ((uint32_t)(ta->N >> 3) << 17) |
                      ((uint32_t)((s->cg == 2 ? 256 : 128) >> 4) << 24);
-    const char *p = tc_issuer(e), *da = reg_a ? NULL : tc_sdesc(e, a), *db = tc_sdesc(e, b), *en = ptx_tmp(e, RC_PRED);
+    const char *p = tc_issuer(e), *da = reg_a ? NULL : tc_sdesc(e, a, 0), *db = tc_sdesc(e, b, nmaj), *en = ptx_tmp(e, RC_PRED);
     const char *d = ptx_tmp(e, RC_B32);
     const char *id = ptx_tmp(e, RC_B32);
+    /* a thread of the group may still be reading an accumulator (tcgen05.ld) that this mma writes: the
+     * group meets first (only when one was read since the group last met) */
+    ptx_ins(e, "tcgen05.fence::before_thread_sync");
+    tc_group_bar(e, "%tc_rd");
+    ptx_ins(e, "tcgen05.fence::after_thread_sync");
+    ptx_ins(e, "setp.ne.b32 %%tc_rd, 0, 0");
     ptx_ins(e, "mov.b32 %s, 0x%08x", id, idesc);
     ptx_ins(e, "not.pred %s, %%tc_z%d", en, ai);
     for (int64_t r = 0; r < ta->M / 128; r++) {
         ptx_ins(e, "add.u32 %s, %%tc_t, %lld", d, (long long)(ta->off + r * ta->N));
         for (int64_t ks = 0; ks < K / 16; ks++) {
-            /* K-major: a k16 step is 32 bytes along the row, in the next 128-byte span past W */
-            int64_t ao = reg_a ? 0 : ptx_mma_piece(at, 0, r * 128, ks * 16, es), bo = ptx_mma_piece(bt, 0, 0, ks * 16, es);
+            /* K-major: a k16 step is 32 bytes along the row, in the next 128-byte span past W; an
+             * MN-major B ([K, N]) steps 16 rows */
+            int64_t ao = reg_a ? 0 : ptx_mma_piece(at, 0, r * 128, ks * 16, es), bo = ptx_mma_piece(bt, nmaj, 0, ks * 16, es);
             const char *xa = da, *xb = db;
             if (reg_a) {   /* A from tensor memory: [column], 8 columns (16 packed elements) per k16 step */
                 const char *t = ptx_tmp(e, RC_B32);
@@ -491,6 +552,7 @@ static void tc_mma(Emit *e, const Op *op)
         }
     }
     ptx_ins(e, "setp.ne.b32 %%tc_z%d, 0, 0", ai);
+    if (reg_a) ptx_ins(e, "add.s32 %%tc_aneed, %%tc_cnt, 1");   /* complete once that many commits are */
     if (s->sync) {
         tc_commit(e);
         tc_wait(e, 0);
@@ -720,13 +782,17 @@ void ptx_tc_kernel_begin(Emit *e, const Kernel *k)
     }
     ptx_need_version(e, 86);
     sb_puts(&e->decl, "\t.shared .align 16 .b32 __tc_tmem;\n\t.shared .align 8 .b64 __tc_bar_ring[8];\n"
-                      "\t.reg .b32 %tc_t;\n\t.reg .b32 %tc_bar;\n\t.reg .b32 %tc_cnt;\n");
+                      "\t.reg .b32 %tc_t;\n\t.reg .b32 %tc_bar;\n\t.reg .b32 %tc_cnt;\n"
+                      "\t.reg .b32 %tc_done;\n\t.reg .b32 %tc_aneed;\n\t.reg .pred %tc_rd;\n");
     sb_printf(&e->decl, "\t.reg .pred %%tc_z<%d>;\n", s->nacc);
     const char *p = ptx_tmp(e, RC_PRED), *slot = ptx_tmp(e, RC_B32);
     int id = e->nlabel++;
     ptx_ins(e, "mov.u32 %%tc_bar, __tc_bar_ring");
     ptx_ins(e, "mov.u32 %s, __tc_tmem", slot);
     ptx_ins(e, "mov.u32 %%tc_cnt, 0");
+    ptx_ins(e, "mov.u32 %%tc_done, 0");
+    ptx_ins(e, "mov.u32 %%tc_aneed, 0");
+    ptx_ins(e, "setp.ne.b32 %%tc_rd, 0, 0");
     for (int i = 0; i < s->nacc; i++) ptx_ins(e, "setp.ne.b32 %%tc_z%d, 1, 0", i);
     ptx_ins(e, "setp.ge.u32 %s, %%tlin, 32", p);
     sb_printf(&e->body, "\t@%s bra.uni $L_tcalloc_%d_done;\n", p, id);

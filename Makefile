@@ -288,7 +288,7 @@ install: all
 	install -m 644 python/tilec/__init__.py python/tilec/gemm.py $(DESTDIR)$(PREFIX)/lib/python3/dist-packages/tilec/
 	install -d $(DESTDIR)$(PREFIX)/share/tilec/samples
 	install -m 644 samples/gemm_sm90.tile samples/gemm_persistent_sm90.tile samples/gemm_pingpong_sm90.tile \
-		samples/gemm_fp8_scaled_sm90.tile $(DESTDIR)$(PREFIX)/share/tilec/samples/
+		samples/gemm_splitk_sm90.tile samples/gemm_fp8_scaled_sm90.tile $(DESTDIR)$(PREFIX)/share/tilec/samples/
 
 clean:
 	rm -rf build build-asan

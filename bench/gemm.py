@@ -29,13 +29,17 @@ program per tile, pointer loads) and a persistent TMA matmul in the shape of Tri
 message if this Triton lacks them). The `tune` preset times only cuBLAS and the persistent one.
 
 A variant is a list of words:
-    [plain | persistent | pingpong | cluster] [src=FILE | rewrite=NAME] [NAME=VALUE ...]
-    [clusters=C] [racy]
+    [plain | persistent | pingpong | cluster | splitk] [src=FILE | rewrite=NAME] [NAME=VALUE ...]
+    [clusters=C] [splits=S] [dp=D | dp=waves] [racy]
   plain       samples/gemm_sm90.tile, one block per tile (the default)
   persistent  samples/gemm_persistent_sm90.tile, grid min(tiles, SMs)
   pingpong    samples/gemm_pingpong_sm90.tile (each consumer warpgroup whole tiles), grid min(tiles, SMs)
   cluster     samples/gemm_cluster_sm90.tile (2-CTA clusters multicasting half of B each),
               grid 2 x min(tile pairs, SMs / 2, C of clusters=C)
+  splitk      samples/gemm_splitk_sm90.tile: the first dp tiles whole, the others in S slices of K
+              (splits=S, default 2; dp=D, default 0, or dp=waves: the tiles of the whole waves of
+              SMs), grid min(units, SMs), then its reduction kernel; the f32 workspace is allocated
+              once per shape, outside the timed launches
   src=FILE    a rewritten copy of that sample (its kernel named as the sample's), relative to the
               repository root or absolute
   rewrite=R   a copy of the sample made here by one of REWRITES (each fails if the sample no longer
@@ -70,8 +74,10 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 import tilec  # noqa: E402
 import tilec.gemm as tgemm  # noqa: E402
 SAMPLES = {"plain": "gemm_sm90", "persistent": "gemm_persistent_sm90",
-           "pingpong": "gemm_pingpong_sm90", "cluster": "gemm_cluster_sm90"}
+           "pingpong": "gemm_pingpong_sm90", "cluster": "gemm_cluster_sm90", "splitk": "gemm_splitk_sm90"}
 WHOLE_C = "src=bench/gemm_variants/persistent_whole_c.tile"
+# split-K with the whole waves of tiles kept whole (every tile split where they are fewer than the SMs)
+SPLITK_SWEEP = "splitk splits=2 dp=waves;splitk BN=64 STAGES=6 splits=2 dp=waves;splitk BN=256 STAGES=3 splits=4 dp=waves"
 FIVE = "4096x4096x4096,8192x8192x8192,8192x1024x8192,16384x4096x1024,128x8192x8192"
 
 torch = None   # imported by need_torch() when timing
@@ -256,8 +262,20 @@ PRESETS = {
                     "and tilec.gemm's choice per shape (timed as its own row)",
                     f"plain;plain BN=128 STAGES=6;plain BN=64 STAGES=8;persistent;persistent GROUP_M=16;"
                     f"persistent BN=128 STAGES=6;persistent BN=64 STAGES=8;persistent {WHOLE_C};pingpong;"
-                    f"pingpong BN=128 STAGES=4;cluster",
+                    f"pingpong BN=128 STAGES=4;cluster;{SPLITK_SWEEP}",
                     shapes=sweep_shapes(), reps=10, mode="sweep"),
+    "splitk": Preset("split-K (samples/gemm_splitk_sm90.tile: whole tiles, K slices, the reduction kernel) at "
+                     "the shapes below 0.90x cuBLAS and the ones tilec.gemm now splits: split counts, tile "
+                     "widths, the whole waves kept whole (dp=waves), beside the configurations chosen before; "
+                     "ranked per shape with the cost model's estimate of each (tilec.gemm.estimate_us)",
+                     "plain BN=64 STAGES=8;persistent BN=128 STAGES=6;persistent GROUP_M=16;pingpong;"
+                     "splitk splits=2;splitk splits=3;splitk splits=4;splitk BN=64 STAGES=6 splits=2;"
+                     "splitk BN=64 STAGES=6 splits=3;splitk BN=64 STAGES=6 splits=4;splitk BN=256 STAGES=3 splits=2;"
+                     "splitk BN=256 STAGES=3 splits=3;splitk BN=256 STAGES=3 splits=4;"
+                     "splitk splits=2 dp=waves;splitk splits=3 dp=waves;splitk splits=4 dp=waves;"
+                     "splitk BN=256 STAGES=3 splits=2 dp=waves;splitk BN=256 STAGES=3 splits=4 dp=waves",
+                     shapes="128x4096x4096,512x6144x4096,512x10240x8192,1000x1496x1000,3000x5000x1064,128x4096x14336",
+                     reps=10, mode="tune"),
     "cluster": Preset("2-CTA clusters: B multicast with the cross-CTA release (the sample; its "
                       "pipeline form), without multicast (nomc), without clusters (split: the split mma alone)",
                       f"persistent GROUP_M=16;cluster;cluster src={CLUSTER_LOWER};cluster GROUP_M=16;cluster rewrite=nomc;"
@@ -291,7 +309,7 @@ class Variant:
     """One variant: its words parsed, its source (a sample, a copy or a rewrite) and -D overrides;
     compile() builds it with tilec, load() puts it on the GPU."""
 
-    KINDS = ("plain", "persistent", "pingpong", "cluster")
+    KINDS = ("plain", "persistent", "pingpong", "cluster", "splitk")
 
     def __init__(self, text):
         words = text.split()
@@ -305,9 +323,14 @@ class Variant:
         self.persistent = self.kind != "plain"
         self.racy = "racy" in words
         self.max_clusters = int(next((w[9:] for w in words if w.startswith("clusters=")), "0"))
+        self.splits = int(next((w[7:] for w in words if w.startswith("splits=")), "2"))
+        self.dp = next((w[3:] for w in words if w.startswith("dp=")), "0")
+        if (self.kind != "splitk" and any(w.startswith(("splits=", "dp=")) for w in words)) or \
+                not (self.dp == "waves" or self.dp.isdigit()) or self.splits < 1:
+            raise ValueError(f"variant [{text}]: splits=S (S >= 1) and dp=D or dp=waves are words of the splitk kernel")
         src = [w[4:] for w in words if w.startswith("src=")]
         rewrite = [w[8:] for w in words if w.startswith("rewrite=")]
-        self.defines = [w for w in words if "=" in w and not w.startswith(("src=", "rewrite=", "clusters="))]
+        self.defines = [w for w in words if "=" in w and not w.startswith(("src=", "rewrite=", "clusters=", "splits=", "dp="))]
         unknown = [w for w in words if w not in self.KINDS and w != "racy" and "=" not in w]
         if unknown:
             raise ValueError(f"variant [{text}]: unknown word(s) {' '.join(unknown)}")
@@ -332,6 +355,19 @@ class Variant:
         else:
             self.source = sample
         self.args = [TILEC, self.source] + [f"-D{d}" for d in self.defines]
+        if self.kind == "splitk":   # the check's shapes have fewer tiles than a wave: dp there is 0
+            self.args += ["--arg", f"splits={self.splits}"]
+
+    def config(self):
+        """The tilec.gemm.Config of this variant (for the cost model's estimate), or None when it is
+        not one of the package's kinds or is a rewritten source."""
+        if self.kind not in ("plain", "persistent", "pingpong", "splitk") or self.source != os.path.join(
+                ROOT, "samples", self.kernel + ".tile"):
+            return None
+        defines = {k: int(v) if v.lstrip("-").isdigit() else v for k, v in (d.split("=", 1) for d in self.defines)}
+        if self.kind != "splitk":
+            return tgemm.Config(self.kind, defines)
+        return tgemm.Config("splitk", defines, splits=self.splits, dp=0 if self.dp == "waves" else int(self.dp))
 
     def compile(self, cubin=True):
         """Compiles the variant through the Python package (in process: source to PTX, timed), reads
@@ -373,6 +409,8 @@ class Variant:
         N = b.shape[0]
         bm, bn = self.tile
         grid = ((M + bm - 1) // bm) * ((N + bn - 1) // bn)
+        if self.kind == "splitk":
+            return self.splitk_launcher(a, b, c, M, N, K, grid)
         if self.cluster:   # clusters of 2 along M: tile pairs, one block per SM
             grid = 2 * min(((M + bm - 1) // bm + 1) // 2 * ((N + bn - 1) // bn), self.max_clusters or SMS // 2)
         elif self.persistent:
@@ -382,6 +420,35 @@ class Variant:
         def launch():
             kern(a, b, c, M, N, K, grid=grid, device="cuda")
         return launch
+
+
+    def splitk_dp(self, tiles):
+        return min(tiles, tiles // SMS * SMS if self.dp == "waves" else int(self.dp))
+
+    def splitk_launcher(self, a, b, c, M, N, K, tiles):
+        """The two launches of the splitk sample on the default stream, the workspace made here."""
+        bm, bn = self.tile
+        dp = self.splitk_dp(tiles)
+        slots = (tiles - dp) * self.splits
+        ws = torch.empty((max(1, slots), bm, bn), device="cuda", dtype=torch.float32)
+        kern, red, S = self.kern, self.program["gemm_splitk_reduce_sm90"], self.splits
+        grid, rgrid = min(dp + slots, SMS), (tiles - dp) * -(-bm // 32)
+
+        def launch():
+            kern(a=a, b=b, c=c, ws=ws, M=M, N=N, K=K, P=max(1, slots), splits=S, dp=dp, grid=grid, device="cuda")
+            if slots:
+                red(ws=ws, c=c, M=M, N=N, P=slots, splits=S, dp=dp, grid=rgrid, device="cuda")
+        return launch
+
+    def estimate(self, M, N, K):
+        """tilec.gemm's cost model for this variant at M x N x K (us), or None."""
+        cfg = self.config()
+        if cfg is None:
+            return None
+        if cfg.kind == "splitk" and self.dp == "waves":
+            cfg = tgemm.Config("splitk", cfg.defines, splits=cfg.splits,
+                               dp=self.splitk_dp(((M + self.tile[0] - 1) // self.tile[0]) * ((N + self.tile[1] - 1) // self.tile[1])))
+        return tgemm.estimate_us(cfg, M, N, K, SMS)
 
 
 # ---- the correctness loop (--check) ----------------------------------------------------------
@@ -679,6 +746,8 @@ def tune(variants, shapes, reps, ranked=True):
         cc = torch.full(ref.shape, float("nan"), device="cuda", dtype=torch.bfloat16)
         tgemm.matmul(a, b, out=cc, config=cfg)
         torch.cuda.synchronize()
+        est = {f"tilec [{v.label}]": v.estimate(M, N, K) for v in variants}
+        est[f"chosen {cfg}"] = tgemm.estimate_us(cfg, M, N, K, SMS)
         if rel_fro(cc, ref) < 1e-2:
             rows.append((f"chosen {cfg}", (lambda cc, cfg: lambda: tgemm.matmul(a, b, out=cc, config=cfg))(cc, cfg), 0.0))
         else:
@@ -692,8 +761,9 @@ def tune(variants, shapes, reps, ranked=True):
                   f"(median of {reps} interleaved rounds)")
         for i in order if ranked else ():
             tf = flop / (times[i] * 1e-3) / 1e12
+            model = f"   model {est[rows[i][0]]:7.1f} us" if est.get(rows[i][0]) else ""
             print(f"  {rows[i][0]:55s} {times[i] * 1e3:9.1f} us {tf:7.1f} TFLOP/s {tf / PEAK:6.3f} of peak "
-                  f"{times[0] / times[i]:6.3f}x cuBLAS")
+                  f"{times[0] / times[i]:6.3f}x cuBLAS{model}")
         tl = [i for i in order if rows[i][0].startswith("tilec")]
         tr = [i for i in order if rows[i][0].startswith("Triton")]
         ch = [i for i in order if rows[i][0].startswith("chosen")]

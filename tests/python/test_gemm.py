@@ -16,7 +16,6 @@ class Choose(unittest.TestCase):
     def test_small_m(self):
         """M <= 256: 128 x 64 tiles while they fit one wave of 132 SMs, then ping-pong for wide N,
         else the persistent kernel with 128 x 128 tiles."""
-        self.assertEqual(gemm.choose(128, 4096, 4096), gemm.Config("plain", {"BN": 64, "STAGES": 8}))
         self.assertEqual(gemm.choose(256, 3000, 2000), gemm.Config("plain", {"BN": 64, "STAGES": 8}))
         self.assertEqual(gemm.choose(128, 8192, 8192), gemm.Config("plain", {"BN": 64, "STAGES": 8}))
         self.assertEqual(gemm.choose(128, 10240, 8192), gemm.Config("persistent", {"BN": 128, "STAGES": 6}))
@@ -30,10 +29,30 @@ class Choose(unittest.TestCase):
         bn128 = gemm.Config("persistent", {"BN": 128, "STAGES": 6})
         self.assertEqual(gemm.choose(512, 4096, 4096), bn128)     # 1 wave of 64 tiles, or of 128 smaller ones
         self.assertEqual(gemm.choose(512, 6144, 4096), g16)       # 1 wave of 96, or 2 of 192: 1.2
-        self.assertEqual(gemm.choose(512, 10240, 8192), bn128)    # 2 waves of 160, or 3 of 320: 1.8
+        self.assertEqual(gemm.choose(512, 14336, 4096), g16)      # 2 waves of 224, or 4 of 448: 2.4
         self.assertEqual(gemm.choose(512, 28672, 8192), g16)      # 4 waves, or 7 smaller ones: 4.2
         self.assertEqual(gemm.choose(4096, 4096, 4096), g16)
         self.assertEqual(gemm.choose(8192, 28672, 8192), g16)     # 55 waves, or 109 smaller ones
+
+    def test_splitk(self):
+        """Split-K where the cost model puts it below 0.9 of the choice without it: few 128 x 64 tiles
+        with long K (M = 128), a last partial wave of 128 x 256 tiles (the whole waves computed whole,
+        dp, the rest in 4 slices); not where the tiles already fill their waves, nor where reading A
+        and B bounds the time (M = 128, K = 28672)."""
+        self.assertEqual(gemm.choose(128, 4096, 4096), gemm.Config("splitk", {"BN": 64, "STAGES": 6}, splits=2, dp=0))
+        self.assertEqual(gemm.choose(512, 10240, 8192),
+                         gemm.Config("splitk", {"BN": 256, "STAGES": 3}, splits=4, dp=132))
+        self.assertEqual(gemm.choose(128, 8192, 28672), gemm.Config("plain", {"BN": 64, "STAGES": 8}))
+        self.assertEqual(gemm.choose(8192, 8192, 8192).kind, "persistent")
+        self.assertEqual(gemm.choose(1000, 1496, 1000), gemm.Config("pingpong"))   # one partial wave, short K
+        c = gemm.Config("splitk", splits=3)
+        self.assertEqual((c.splits, c.dp), (3, 0))
+        self.assertLess(gemm.estimate_us(gemm.choose(512, 10240, 8192), 512, 10240, 8192),
+                        gemm.estimate_us(gemm.Config("persistent", {"BN": 128, "STAGES": 6}), 512, 10240, 8192))
+        with self.assertRaises(ValueError):
+            gemm.Config("persistent", splits=2)
+        with self.assertRaises(ValueError):
+            gemm.Config("splitk", splits=0)
 
     def test_ragged_n_and_errors(self):
         self.assertEqual(gemm.choose(1000, 1001, 512).kind, "plain")   # C rows not 16-byte multiples: no TMA store
@@ -68,6 +87,16 @@ class Matmul(unittest.TestCase):
     def test_pingpong_and_group_m(self):
         self.run_one(200, 264, 64, gemm.Config("pingpong"))
         self.run_one(260, 512, 48, gemm.Config("persistent", {"GROUP_M": 16}))
+
+    def test_splitk(self):
+        """Both launches of the splitk sample (the GEMM, then the reduction of the slices), through
+        NumPy arrays on the simulator: every tile split, more slices than column boxes, whole tiles
+        and split ones together, no split tile (no reduction), 128 x 256 tiles; and the result does
+        not depend on the grid the GEMM runs on."""
+        self.run_one(200, 136, 264, gemm.Config("splitk", splits=3))
+        self.run_one(130, 264, 72, gemm.Config("splitk", splits=4, dp=1))
+        self.run_one(130, 264, 200, gemm.Config("splitk", splits=1, dp=6))
+        self.run_one(130, 264, 200, gemm.Config("splitk", {"BN": 256, "STAGES": 3}, splits=2))
 
     def test_scaled_mm_fp8(self):
         """fp8 inputs with row and column scales: c = sa[i] sb[j] (A B^T)[i, j], the persistent kernel

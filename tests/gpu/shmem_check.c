@@ -2,7 +2,8 @@
  * GPU through tile_shmem_spawn.
  *
  *   shmem_check [--npes N] [--max-bytes B] [--iters I] [--per P,P,...] [--dtype f32|bf16|both]
- *               [allgather] [reducescatter] [allreduce] [pingpong] [order] [qp]
+ *               [--ag-shapes MxNxK,...] [--ag-iters I] [--ag-pw W,...]
+ *               [allgather] [aggemm] [reducescatter] [allreduce] [pingpong] [order] [qp]
  *
  * allgather: samples/multi/ring_allgather.tile at 4 KiB .. max-bytes (default 256 MiB) per PE, x4
  *   steps, on fresh random data (the seed is the time; each PE regenerates every peer's block from
@@ -11,6 +12,18 @@
  *   only while a slice keeps at least 4 KiB) and the best of them per size.
  * reducescatter, allreduce: samples/multi/reduce_scatter.tile and all_reduce.tile (sum; f32 and bf16)
  *   at 4 KiB .. max-bytes per PE, every result element against the float64 sum (run_collective).
+ * aggemm:    samples/multi/ag_gemm.tile, the all-gather fused with C = all_gather(A) B^T (bf16, f32
+ *   accumulation), at the shapes of --ag-shapes (M x N x K with M the gathered rows, a multiple of
+ *   n_pes; default 4096x7168x8192, 8192x7168x8192 (Llama-70B's gate projection at TP = 4), 1000x1000x520
+ *   and 200x136x72 (ragged: shards not multiples of the 128 x 256 x 64 tile, one shard below a tile)) on
+ *   fresh random A shards and B, C poisoned (0xffff, a NaN) before the checked call: every element of C
+ *   is scanned for poison, and rows of C against a float64 reference (each element within 2^-8 of
+ *   |ref| plus 2^-15 of sum |a b|, and the relative Frobenius error of the rows at most 2^-8): every row
+ *   at the small shapes, at the large ones the first and last row of each shard and two random rows of
+ *   each 128-row tile. Then the time per call (CUDA events around --iters calls, default 20, after 2
+ *   unchecked ones) and TFLOP/s; bench/ag_gemm.py times NCCL's all-gather followed by cuBLAS at the
+ *   same shapes. --ag-pw: the warps per block that send the shard (the sample's PW, 1 to 3; default 3),
+ *   each count in the list run at every shape.
  * pingpong:  samples/multi/pingpong.tile, round-trip latency (2 PEs).
  * order:     tests/gpu/shmem/order.tile: data put_nbi, then fence (and again with quiet), then a flag
  *   on the same queue pair: the receiver never sees the flag before the data (2 PEs).
@@ -19,6 +32,7 @@
  * With no test named, all of them. Exit status 0 when every check passed, 1 otherwise, 77 when
  * NVSHMEM or the GPUs are missing (the message says which).
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +45,11 @@ typedef struct Opts {
     int npes;
     size_t max_bytes;
     int iters;
-    int allgather, pingpong, order, qp, reducescatter, allreduce;
+    int allgather, pingpong, order, qp, reducescatter, allreduce, aggemm;
+    int ag_iters;                    /* aggemm: timed calls per shape */
+    int ag_pw[3], nag_pw;            /* aggemm: the sample's PW (warps per block that send the shard) to run */
+    long long ag_shapes[8][3];       /* aggemm: M (gathered rows), N, K */
+    int nag;
     int dtypes;          /* collectives: 1 f32, 2 bf16, 3 both */
     int per[16], nper;   /* blocks per peer the all-gather tries at each size */
     uint64_t seed;
@@ -64,7 +82,7 @@ static char *slurp(const char *path, size_t *len)
     return b;
 }
 
-static tile_status compile(const char *path, tile_program **out)
+static tile_status compile_defs(const char *path, const tile_define *defs, int ndefs, tile_program **out)
 {
     size_t len = 0;
     char *src = slurp(path, &len);
@@ -72,11 +90,16 @@ static tile_status compile(const char *path, tile_program **out)
         fprintf(stderr, "cannot read %s\n", path);
         return TILE_ERROR_INVALID_ARGUMENT;
     }
-    tile_compile_options o = {.target = TILE_TARGET_SM90A, .opt_level = 2};
+    tile_compile_options o = {.target = TILE_TARGET_SM90A, .opt_level = 2, .defines = defs, .ndefines = ndefs};
     tile_status st = tile_compile(src, len, path, &o, out);
     free(src);
     if (st != TILE_SUCCESS && *out) fprintf(stderr, "%s", tile_program_diagnostics(*out));
     return st;
+}
+
+static tile_status compile(const char *path, tile_program **out)
+{
+    return compile_defs(path, NULL, 0, out);
 }
 
 /* Element j of PE pe's block for a seed: a float from a 64-bit hash (never NaN). */
@@ -431,6 +454,200 @@ static int run_collective(tile_shmem *s, int pe, const Opts *o, int allreduce, i
     return fails ? 1 : 0;
 }
 
+/* Element (i, k) of the gathered A (PE i / ml's shard) or (n, k) of B, as the kernel sees it. */
+static float ag_a(uint64_t seed, long long ml, long long k_dim, long long i, long long k)
+{
+    return bf16_value(bf16_bits(gen(seed, (int)(i / ml), (size_t)((i % ml) * k_dim + k))));
+}
+
+static float ag_b(uint64_t seed, long long k_dim, long long n, long long k)
+{
+    return bf16_value(bf16_bits(gen(seed ^ 0xB0B0B0B0ull, 4095, (size_t)(n * k_dim + k))));
+}
+
+/* The float64 dot product of a row of A and a row of B, and the sum of its terms' magnitudes: four
+ * partial sums each, so that the loop is not one chain of dependent additions (the large shapes
+ * check about 10^10 products). */
+static void ag_dot(const float *a, const float *b, long long k_dim, double *ref, double *mag)
+{
+    double r[4] = {0, 0, 0, 0}, m[4] = {0, 0, 0, 0};
+    long long k = 0;
+    for (; k + 4 <= k_dim; k += 4)
+        for (int j = 0; j < 4; j++) {
+            double x = (double)a[k + j] * b[k + j];
+            r[j] += x;
+            m[j] += fabs(x);
+        }
+    for (; k < k_dim; k++) {
+        double x = (double)a[k] * b[k];
+        r[0] += x;
+        m[0] += fabs(x);
+    }
+    *ref = (r[0] + r[1]) + (r[2] + r[3]);
+    *mag = (m[0] + m[1]) + (m[2] + m[3]);
+}
+
+/* samples/multi/ag_gemm.tile (the header of this file says what is checked). One gather buffer of
+ * the largest shape, twice (the kernel alternates buffers by call), and its 2 x n_pes signal words;
+ * the signals count slices and are never reset: tgt[b] is the count every slot of buffer b reaches
+ * after the last call on it. */
+static int run_aggemm(tile_shmem *s, int pe, const Opts *o, int put_warps)
+{
+    int np = tile_shmem_n_pes(s);
+    tile_device *d = tile_shmem_device(s);
+    tile_device_info info;
+    TRY(tile_device_info_get(d, &info));
+    tile_program *p = NULL;
+    tile_module *m = NULL;
+    tile_kernel *k = NULL;
+    char pw[8];
+    snprintf(pw, sizeof pw, "%d", put_warps);
+    tile_define def = {"PW", pw};
+    TRY(compile_defs("samples/multi/ag_gemm.tile", &def, 1, &p));
+    TRY(tile_shmem_module_load(s, p, &m));
+    TRY(tile_module_get_kernel(m, "ag_gemm", &k));
+    size_t maxa = 0, maxb = 0, maxc = 0, maxsh = 0;
+    for (int i = 0; i < o->nag; i++) {
+        const long long *sh = o->ag_shapes[i];
+        if (sh[0] % np) {
+            if (pe == 0) printf("aggemm: M = %lld is not a multiple of %d PEs: skipped\n", sh[0], np);
+            continue;
+        }
+        size_t a = (size_t)sh[0] * (size_t)sh[2], b = (size_t)sh[1] * (size_t)sh[2], c = (size_t)sh[0] * (size_t)sh[1];
+        maxa = a > maxa ? a : maxa, maxb = b > maxb ? b : maxb, maxc = c > maxc ? c : maxc;
+        maxsh = a / (size_t)np > maxsh ? a / (size_t)np : maxsh;
+    }
+    if (!maxa) return 0;
+    tile_devptr ag, sig, src, bd, cd;
+    TRY(tile_shmem_malloc(s, 2 * maxa * 2, &ag));
+    TRY(tile_shmem_malloc(s, 2 * 8 * (size_t)np, &sig));
+    TRY(tile_malloc(d, maxsh * 2, &src));
+    TRY(tile_malloc(d, maxb * 2, &bd));
+    TRY(tile_malloc(d, maxc * 2, &cd));
+    TRY(tile_memset_d8(d, sig, 0, 2 * 8 * (size_t)np));
+    TRY(tile_device_synchronize(d));
+    TRY(tile_shmem_barrier_all(s));
+    uint16_t *h = malloc((maxsh > maxb ? maxsh : maxb) * 2), *back = malloc(maxc * 2);
+    float *bf = malloc(maxb * sizeof(float)), *arow = malloc(sizeof(float) * 65536);
+    if (!h || !back || !bf || !arow) return 1;
+    tile_event *e0, *e1;
+    TRY(tile_event_create(d, 0, &e0));
+    TRY(tile_event_create(d, 0, &e1));
+    uint64_t tgt[2] = {0, 0};
+    int call = 0, fails = 0;
+    for (int si = 0; si < o->nag; si++) {
+        long long M = o->ag_shapes[si][0], N = o->ag_shapes[si][1], K = o->ag_shapes[si][2];
+        if (M % np) continue;
+        long long ml = M / np;
+        if (K > 65536) return 1;
+        uint64_t seed = o->seed ^ ((uint64_t)(M * 131 + N * 7 + K) * 0x2545F4914F6CDD1Dull);
+        for (long long j = 0; j < ml * K; j++) h[j] = bf16_bits(gen(seed, pe, (size_t)j));
+        TRY(tile_memcpy_htod(d, src, h, (size_t)(ml * K) * 2));
+        for (long long n = 0; n < N; n++)
+            for (long long kk = 0; kk < K; kk++) {
+                bf[n * K + kk] = ag_b(seed, K, n, kk);
+                h[n * K + kk] = bf16_bits(bf[n * K + kk]);
+            }
+        TRY(tile_memcpy_htod(d, bd, h, (size_t)(N * K) * 2));
+        /* one block per SM (the grid must be resident: every block waits for slices other blocks of
+         * the peers send); each block sends a slice of chunk elements, 256-byte aligned */
+        int grid = info.sm_count;
+        long long shard = ml * K, nw = (long long)grid * put_warps, chunk = ((shard + nw - 1) / nw + 127) / 128 * 128;
+        uint64_t nsl = (uint64_t)((shard + chunk - 1) / chunk);
+        tile_launch_config cfg = {.grid = {(unsigned)grid, 1, 1}};
+        tile_arg a[13];
+        a[2] = tile_arg_ptr(TILE_DTYPE_BF16, src);
+        a[3] = tile_arg_ptr(TILE_DTYPE_BF16, src);
+        a[5] = tile_arg_ptr(TILE_DTYPE_BF16, bd);
+        a[6] = tile_arg_ptr(TILE_DTYPE_BF16, cd);
+        a[7] = tile_arg_i32(np);
+        a[8] = tile_arg_i32((int32_t)ml);
+        a[9] = tile_arg_i32((int32_t)N);
+        a[10] = tile_arg_i32((int32_t)K);
+        a[11] = tile_arg_i32((int32_t)chunk);
+        a[12] = tile_arg_scalar(TILE_DTYPE_U64, 0);
+#define AG_CALL()                                                                                           \
+    do {                                                                                                    \
+        int b_ = call++ % 2;                                                                                \
+        a[0] = tile_arg_ptr(TILE_DTYPE_BF16, ag + (tile_devptr)b_ * maxa * 2);                              \
+        a[1] = tile_arg_ptr(TILE_DTYPE_U64, sig + (tile_devptr)b_ * 8 * (tile_devptr)np);                   \
+        a[4] = a[0];                                                                                        \
+        a[12].value.u = tgt[b_] += nsl;                                                                     \
+        TRY(tile_launch(k, &cfg, a, 13));                                                                   \
+    } while (0)
+        TRY(tile_memset_d8(d, cd, 0xff, (size_t)(M * N) * 2));   /* poisoned: 0xffff is a NaN */
+        TRY(tile_device_synchronize(d));
+        TRY(tile_shmem_barrier_all(s));
+        AG_CALL();
+        TRY(tile_device_synchronize(d));
+        TRY(tile_memcpy_dtoh(d, back, cd, (size_t)(M * N) * 2));
+        size_t poison = 0, bad = 0, checked = 0;
+        long long first = -1;
+        for (long long j = 0; j < M * N; j++) poison += back[j] == 0xffff;
+        /* the rows to check: all of a small C; else each shard's first and last row and two random rows
+         * of each 128-row tile */
+        int all = M * N * K <= (1ll << 31);
+        double worst = 0, err2 = 0, ref2 = 0;
+        for (long long i = 0; i < M; i++) {
+            long long in_sh = i % ml, tile0 = in_sh / 128 * 128, span = ml - tile0 < 128 ? ml - tile0 : 128;
+            uint64_t h1 = seed ^ (uint64_t)(i - in_sh + tile0) * 0xff51afd7ed558ccdull;   /* two rows per tile */
+            h1 = (h1 ^ (h1 >> 31)) * 0x9E3779B97F4A7C15ull;
+            long long r1 = (long long)((h1 >> 20) % (uint64_t)span), r2 = (long long)((h1 >> 42) % (uint64_t)span);
+            if (!(all || in_sh == 0 || in_sh == ml - 1 || in_sh - tile0 == r1 || in_sh - tile0 == r2)) continue;
+            for (long long kk = 0; kk < K; kk++) arow[kk] = ag_a(seed, ml, K, i, kk);
+            for (long long n = 0; n < N; n++) {
+                double ref, mag;
+                ag_dot(arow, bf + n * K, K, &ref, &mag);
+                double got = bf16_value(back[i * N + n]), err = got - ref;
+                if (err < 0) err = -err;
+                if (!(err <= 0x1p-8 * (ref < 0 ? -ref : ref) + 0x1p-15 * mag)) {
+                    if (!bad++) first = i * N + n;
+                }
+                if (err > worst || err != err) worst = err;
+                err2 += err * err, ref2 += ref * ref;
+                checked++;
+            }
+        }
+        double frob = ref2 > 0 ? sqrt(err2 / ref2) : 0;
+        int ok = !poison && !bad && frob <= 0x1p-8;
+        /* time: 2 calls, then iters calls between two events, the PEs lined up by a barrier first */
+        AG_CALL();
+        AG_CALL();
+        TRY(tile_device_synchronize(d));
+        TRY(tile_shmem_barrier_all(s));
+        TRY(tile_event_record(e0, NULL));
+        for (int it = 0; it < o->ag_iters; it++) AG_CALL();
+        TRY(tile_event_record(e1, NULL));
+        TRY(tile_event_synchronize(e1));
+        float ms = 0;
+        TRY(tile_event_elapsed_ms(e0, e1, &ms));
+        double t = ms * 1e-3 / o->ag_iters;
+        if (pe == 0 || !ok)
+            printf("aggemm PE %d: M %lld (%d x %lld) N %lld K %lld, grid %d, %d put warps, %llu slices of %lld: %s (%zu poisoned of "
+                   "%lld, %zu of %zu checked wrong, max error %.3g, rel. Frobenius %.3g) %9.2f us/call %7.1f TFLOP/s\n",
+                   pe, M, np, ml, N, K, grid, put_warps, (unsigned long long)nsl, chunk, ok ? "ok" : "FAIL", poison, M * N, bad,
+                   checked, worst, frob, t * 1e6, 2.0 * (double)M * (double)N * (double)K / t / 1e12);
+        if (bad) printf("  PE %d first wrong element: row %lld column %lld\n", pe, first / N, first % N);
+        fails += !ok;
+        fflush(stdout);
+        TRY(tile_device_synchronize(d));
+        TRY(tile_shmem_barrier_all(s));
+#undef AG_CALL
+    }
+    free(h);
+    free(back);
+    free(bf);
+    free(arow);
+    TRY(tile_shmem_free(s, ag));
+    TRY(tile_shmem_free(s, sig));
+    TRY(tile_free(d, src));
+    TRY(tile_free(d, bd));
+    TRY(tile_free(d, cd));
+    TRY(tile_shmem_module_unload(s, m));
+    tile_program_destroy(p);
+    return fails ? 1 : 0;
+}
+
 static int run_pingpong(tile_shmem *s, int pe, const Opts *o)
 {
     tile_device *d = tile_shmem_device(s);
@@ -538,6 +755,8 @@ static int pe_main(int pe, int npes, void *user)
     if (o->order && tile_shmem_n_pes(s) == 2 && (r = run_order(s, pe))) rc = r;
     if (o->pingpong && tile_shmem_n_pes(s) == 2 && (r = run_pingpong(s, pe, o))) rc = r;
     if (o->allgather && (r = run_allgather(s, pe, o))) rc = r;
+    for (int i = 0; o->aggemm && i < o->nag_pw; i++)
+        if ((r = run_aggemm(s, pe, o, o->ag_pw[i]))) rc = r;
     for (int bf = 0; bf < 2; bf++) {
         if (!(o->dtypes & (1 << bf))) continue;
         if (o->reducescatter && (r = run_collective(s, pe, o, 0, bf))) rc = r;
@@ -551,7 +770,8 @@ static int pe_main(int pe, int npes, void *user)
 int main(int argc, char **argv)
 {
     Opts o = {.npes = 2, .max_bytes = (size_t)256 << 20, .iters = 10000, .per = {1, 8, 32, 64, 128, 256}, .nper = 6,
-              .dtypes = 3};
+              .dtypes = 3, .ag_iters = 20, .ag_pw = {3}, .nag_pw = 1, .nag = 4,
+              .ag_shapes = {{4096, 7168, 8192}, {8192, 7168, 8192}, {1000, 1000, 520}, {200, 136, 72}}};
     int any = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--npes") && i + 1 < argc) o.npes = atoi(argv[++i]);
@@ -568,6 +788,31 @@ int main(int argc, char **argv)
                 o.per[o.nper++] = v;
             }
         }
+        else if (!strcmp(argv[i], "--ag-iters") && i + 1 < argc) o.ag_iters = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--ag-pw") && i + 1 < argc) {
+            o.nag_pw = 0;
+            for (char *t = strtok(argv[++i], ","); t; t = strtok(NULL, ",")) {
+                int v = atoi(t);
+                if (o.nag_pw == 3 || v < 1 || v > 3) {
+                    fprintf(stderr, "shmem_check: --ag-pw takes up to 3 counts of 1 to 3 warps, not '%s'\n", t);
+                    return 2;
+                }
+                o.ag_pw[o.nag_pw++] = v;
+            }
+        }
+        else if (!strcmp(argv[i], "--ag-shapes") && i + 1 < argc) {
+            o.nag = 0;
+            for (char *t = strtok(argv[++i], ","); t; t = strtok(NULL, ",")) {
+                long long v[3];
+                if (o.nag == 8 || sscanf(t, "%lldx%lldx%lld", &v[0], &v[1], &v[2]) != 3 || v[0] < 1 || v[1] < 8 ||
+                    v[2] < 8 || v[1] % 8 || v[2] % 8 || v[2] > 65536 || v[0] * v[2] >= (1ll << 31)) {
+                    fprintf(stderr, "shmem_check: --ag-shapes takes up to 8 MxNxK, N and K multiples of 8, K <= 65536, "
+                                    "M K < 2^31, not '%s'\n", t);
+                    return 2;
+                }
+                memcpy(o.ag_shapes[o.nag++], v, sizeof v);
+            }
+        }
         else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) {
             const char *t = argv[++i];
             o.dtypes = !strcmp(t, "f32") ? 1 : !strcmp(t, "bf16") ? 2 : !strcmp(t, "both") ? 3 : 0;
@@ -577,6 +822,7 @@ int main(int argc, char **argv)
             }
         }
         else if (!strcmp(argv[i], "allgather")) o.allgather = any = 1;
+        else if (!strcmp(argv[i], "aggemm")) o.aggemm = any = 1;
         else if (!strcmp(argv[i], "reducescatter")) o.reducescatter = any = 1;
         else if (!strcmp(argv[i], "allreduce")) o.allreduce = any = 1;
         else if (!strcmp(argv[i], "pingpong")) o.pingpong = any = 1;
@@ -584,11 +830,12 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "qp")) o.qp = any = 1;
         else {
             fprintf(stderr, "usage: shmem_check [--npes N] [--max-bytes B] [--iters I] [--per P,P,...] [--dtype f32|bf16|both] "
-                            "[allgather] [reducescatter] [allreduce] [pingpong] [order] [qp]\n");
+                            "[--ag-shapes MxNxK,...] [--ag-iters I] [--ag-pw W,...] [allgather] [aggemm] [reducescatter] [allreduce] [pingpong] "
+                            "[order] [qp]\n");
             return 2;
         }
     }
-    if (!any) o.allgather = o.pingpong = o.order = o.qp = o.reducescatter = o.allreduce = 1;
+    if (!any) o.allgather = o.aggemm = o.pingpong = o.order = o.qp = o.reducescatter = o.allreduce = 1;
     o.seed = (uint64_t)time(NULL) * 0x9E3779B97F4A7C15ull ^ (uint64_t)clock();
     printf("shmem_check: %d PEs, seed 0x%016llx\n", o.npes, (unsigned long long)o.seed);
     fflush(stdout);

@@ -1,6 +1,7 @@
 #!/bin/sh
 # tests/gpu/gemm.sh: the GEMMs on the GPU in one batch: correctness of samples/gemm_sm90.tile,
-# gemm_persistent_sm90.tile, gemm_pingpong_sm90.tile and gemm_cluster_sm90.tile at square and ragged
+# gemm_persistent_sm90.tile, gemm_pingpong_sm90.tile, gemm_cluster_sm90.tile and gemm_splitk_sm90.tile
+# (split in 2, its default, and 3 slices) at square and ragged
 # shapes (tilec run: float64 reference, per-element bound and relative Frobenius error),
 # bench/gemm.py --preset samples (tilec vs cuBLAS vs Triton plain and persistent TMA) and
 # --preset tune (the autotuner), compute-sanitizer, then gpucheck (every sample, the GEMMs and
@@ -13,7 +14,7 @@ T=${TILEC:-build/tilec}
 G=${GPUCHECK:-build/gpucheck}
 echo "== device"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv 2>&1
-for s in gemm_sm90 gemm_persistent_sm90 gemm_pingpong_sm90 gemm_cluster_sm90; do
+for s in gemm_sm90 gemm_persistent_sm90 gemm_pingpong_sm90 gemm_cluster_sm90 gemm_splitk_sm90; do
     echo "== $s correctness (float64 reference, bf16 bounds)"
     # ragged (no multiple of the 128 x 256 x 64 tile), N a multiple of 8: gemm_persistent_sm90's C
     # is a TMA tensor (16-byte rows); gpucheck runs gemm_sm90 at odd N too
@@ -22,6 +23,9 @@ for s in gemm_sm90 gemm_persistent_sm90 gemm_pingpong_sm90 gemm_cluster_sm90; do
         $T run samples/$s.tile --arg "$1" --arg "$2" --arg "$3" --repeat 3 | grep -E "check|median"; echo "exit $?"
     done
 done
+echo "-- gemm_splitk_sm90: 3 slices of every tile, and the 10 first tiles whole with the rest in 3 slices on 5 blocks"
+$T run samples/gemm_splitk_sm90.tile --arg M=1000 --arg N=1496 --arg K=520 --arg splits=3 | grep check
+$T run samples/gemm_splitk_sm90.tile --grid 5 --arg M=1000 --arg N=1496 --arg K=520 --arg splits=3 --arg dp=10 | grep check
 echo "-- gemm_persistent_sm90 on 1 and 5 blocks (each block walks many tiles)"
 $T run samples/gemm_persistent_sm90.tile --grid 1 --arg M=1000 --arg N=1496 --arg K=520 | grep check
 $T run samples/gemm_persistent_sm90.tile --grid 5 --arg M=1000 --arg N=1496 --arg K=520 | grep check

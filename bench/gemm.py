@@ -432,7 +432,7 @@ class Variant:
         slots = (tiles - dp) * self.splits
         ws = torch.empty((max(1, slots), bm, bn), device="cuda", dtype=torch.float32)
         kern, red, S = self.kern, self.program["gemm_splitk_reduce_sm90"], self.splits
-        grid, rgrid = min(dp + slots, SMS), (tiles - dp) * -(-bm // 32)
+        grid, rgrid = min(dp + slots, SMS), (tiles - dp) * -(-bm // 16)
 
         def launch():
             kern(a=a, b=b, c=c, ws=ws, M=M, N=N, K=K, P=max(1, slots), splits=S, dp=dp, grid=grid, device="cuda")

@@ -300,7 +300,7 @@ def workspace(like, config, M, N, K):
 def _splitk(cfg, a, b, out, M, N, K, tiles, sms, device, stream, ws=None):
     """The two launches of the splitk sample, on one stream: the GEMM over dp whole tiles and the
     slices of the others (grid min(units, SMs)), then the reduction of the split tiles' slices into C
-    (a block per 32 rows of a split tile), which the stream orders after it."""
+    (a block per 16 rows of a split tile), which the stream orders after it."""
     dp = min(cfg.dp, tiles)
     slots = (tiles - dp) * cfg.splits
     if ws is None:
@@ -310,7 +310,7 @@ def _splitk(cfg, a, b, out, M, N, K, tiles, sms, device, stream, ws=None):
     k(a=a, b=b, c=out, ws=ws, M=M, N=N, K=K, P=max(1, slots), splits=cfg.splits, dp=dp, grid=min(dp + slots, sms),
       device=device, stream=stream)
     if slots:
-        reduce_kernel(cfg)(ws=ws, c=out, M=M, N=N, P=slots, splits=cfg.splits, dp=dp, grid=(tiles - dp) * -(-bm // 32),
+        reduce_kernel(cfg)(ws=ws, c=out, M=M, N=N, P=slots, splits=cfg.splits, dp=dp, grid=(tiles - dp) * -(-bm // 16),
                            device=device, stream=stream)
 
 

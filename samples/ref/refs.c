@@ -1072,7 +1072,7 @@ static void ref_gemm(ref_case *c)
  * tiles (default 0) whole, each other tile in `splits` slices of its column boxes (default 2), every
  * unit on a persistent grid of min(units, 132) blocks; then the second kernel,
  * gemm_splitk_reduce_sm90, adds each split tile's slices in order and writes C (grid: a block per
- * 32 rows of a split tile; the kernel walks any grid). Besides C, the workspace `ws` [P, BM, BN] f32
+ * 16 rows of a split tile; the kernel walks any grid). Besides C, the workspace `ws` [P, BM, BN] f32
  * is an output: slot (t - dp) * splits + s holds slice s of tile t, compared per element with its
  * float64 partial sum (relative 2^-10 plus 1e-3: f32 sums of at most K products in [-1, 1),
  * where a wrong or missing slice is off by O(1)); zeros past M, N and K. P is derived, at least 1 (with
@@ -1112,7 +1112,7 @@ static int setup_gemm_splitk(ref_case *c, long long n, const ref_setting *set, i
     add_scalar(c, "dp", TILE_DTYPE_I32, (double)dp);
     c->grid[0] = units < REF_PERSISTENT_SMS ? (unsigned)units : REF_PERSISTENT_SMS;
     c->then = "gemm_splitk_reduce_sm90";
-    c->then_grid[0] = (unsigned)((tiles - dp) * ((ba[0] + 31) / 32));
+    c->then_grid[0] = (unsigned)((tiles - dp) * ((ba[0] + 15) / 16));
     c->then_grid[1] = c->then_grid[2] = 1;
     c->bytes += 8.0 * (double)slots * ba[0] * bb[0];
     size_t len = strlen(c->shape);

@@ -184,6 +184,15 @@ def choose(M, N, K, sms=132):
     return base
 
 
+_chosen = {}   # matmul's choice per (M, N, K, SMs): choose weighs every split-K candidate (about 0.5 ms)
+
+
+def forget():
+    """Drops matmul's remembered choices, so that its next calls choose again (after changing SPLITK or
+    PINGPONG_MAX_K)."""
+    _chosen.clear()
+
+
 def samples_dir():
     """Where the GEMM samples are read from: $TILEC_SAMPLES, the source tree's samples/ beside this
     package, or <prefix>/share/tilec/samples of an install."""
@@ -268,7 +277,9 @@ def matmul(a, b, out=None, *, config=None, device="cuda", stream=None):
                          "of a multiple of 16 bytes (K a multiple of 8)" % K)
     out = _output(a, out, M, N, "matmul")
     sms = _sm_count(device)
-    cfg = config or choose(M, N, K, sms)
+    cfg = config or _chosen.get((M, N, K, sms))
+    if cfg is None:
+        cfg = _chosen[(M, N, K, sms)] = choose(M, N, K, sms)
     if cfg.kind != "plain" and N % 8:
         raise ValueError("tilec.gemm.matmul: %r stores C through TMA, which needs N a multiple of 8 (N = %d)" % (cfg, N))
     k = kernel(cfg)

@@ -266,14 +266,17 @@ PRESETS = {
                     shapes=sweep_shapes(), reps=10, mode="sweep"),
     "splitk": Preset("split-K (samples/gemm_splitk_sm90.tile: whole tiles, K slices, the reduction kernel) at "
                      "the shapes below 0.90x cuBLAS and the ones tilec.gemm now splits: split counts, tile "
-                     "widths, the whole waves kept whole (dp=waves), beside the configurations chosen before; "
+                     "widths, the whole waves kept whole (dp=waves), 64-byte epilogue pieces for one more stage "
+                     "(CW=32 PW=16), beside the configurations chosen before; "
                      "ranked per shape with the cost model's estimate of each (tilec.gemm.estimate_us)",
                      "plain BN=64 STAGES=8;persistent BN=128 STAGES=6;persistent GROUP_M=16;pingpong;"
                      "splitk splits=2;splitk splits=3;splitk splits=4;splitk BN=64 STAGES=6 splits=2;"
                      "splitk BN=64 STAGES=6 splits=3;splitk BN=64 STAGES=6 splits=4;splitk BN=256 STAGES=3 splits=2;"
                      "splitk BN=256 STAGES=3 splits=3;splitk BN=256 STAGES=3 splits=4;"
                      "splitk splits=2 dp=waves;splitk splits=3 dp=waves;splitk splits=4 dp=waves;"
-                     "splitk BN=256 STAGES=3 splits=2 dp=waves;splitk BN=256 STAGES=3 splits=4 dp=waves",
+                     "splitk BN=256 STAGES=3 splits=2 dp=waves;splitk BN=256 STAGES=3 splits=4 dp=waves;"
+                     "splitk BN=256 STAGES=4 CW=32 PW=16 splits=4 dp=waves;splitk BN=256 STAGES=4 CW=32 PW=16 splits=4;"
+                     "splitk STAGES=6 CW=32 PW=16 splits=2",
                      shapes="128x4096x4096,512x6144x4096,512x10240x8192,1000x1496x1000,3000x5000x1064,128x4096x14336",
                      reps=10, mode="tune"),
     "cluster": Preset("2-CTA clusters: B multicast with the cross-CTA release (the sample; its "

@@ -17,7 +17,8 @@
  *     of C), with forced persistent grids, and compiled with -DBN=128, -DBN=64, -DBK=32 (gemm_sm90)
  *     and -DBK=16 (persistent); gemm_splitk_sm90 (two launches: the split GEMM and the reduction of
  *     its slices) at ragged shapes, split counts and whole-tile counts, C and every workspace slot
- *     checked, as written and with -DBN=256 -DSTAGES=3;
+ *     checked, as written, with -DBN=256 -DSTAGES=3 and with the 64-byte pieces that leave room
+ *     for a 4th stage (-DBN=256 -DSTAGES=4 -DCW=32 -DPW=16);
  *   - two streams created with out-of-range priorities: the clamped priorities read back are the
  *     device's least and greatest, and a launch on each gives the right result;
  *   - events: elapsed time between timing events, query after synchronize, and an error (never a
@@ -915,6 +916,7 @@ int main(int argc, char **argv)
     static const tile_define bn4096_t512[] = {{"BN", "4096"}, {"THREADS", "512"}};
     static const tile_define bn1024_t32[] = {{"BN", "1024"}, {"THREADS", "32"}};
     static const tile_define splitk_bn256[] = {{"BN", "256"}, {"STAGES", "3"}};
+    static const tile_define splitk_bn256_4[] = {{"BN", "256"}, {"STAGES", "4"}, {"CW", "32"}, {"PW", "16"}};
     static const struct { const char *kernel; const tile_define *defs; int ndefs; const char *tag; } variants[] = {
         {"cluster_multicast", cluster4, 1, " (-DCLUSTER=4)"},
         /* the two ends of the ring's split: one load ahead and 3 stores reading; every stage loaded ahead */
@@ -926,6 +928,7 @@ int main(int argc, char **argv)
         {"gemm_sm90", gemm_bk32, 1, " (-DBK=32)"},
         {"gemm_persistent_sm90", gemm_bk16, 1, " (-DBK=16)"},
         {"gemm_splitk_sm90", splitk_bn256, 2, " (-DBN=256 -DSTAGES=3)"},
+        {"gemm_splitk_sm90", splitk_bn256_4, 4, " (-DBN=256 -DSTAGES=4 -DCW=32 -DPW=16)"},
         {"attention_fwd", head_dim64, 1, " (-DHEAD_DIM=64)"},
         {"attention_fwd", head_dim64_nwg2, 2, " (-DHEAD_DIM=64 -DNWG=2)"},
         {"attention_fwd", att_f16, 1, " (-DT=f16)"},

@@ -30,7 +30,7 @@
  * register is also a destination (loop-carried swaps). */
 static void emit_copy(Emit *e, const Op *op, Value *const *src, uint32_t ns, Value *const *dst, uint32_t nd)
 {
-    ptx_tc_copy(e, op, src, ns, dst, nd);   /* sm_100a: register values entering the tensor-memory accumulator */
+    ptx_tc_copy(e, src, ns, dst, nd);   /* sm_100a: register values entering the tensor-memory accumulator */
     if (ns != nd) {
         ptx_error_at(e, op, "'%s' carries %u values where %u are expected", ir_op_info[op->code].name, ns, nd);
         return;

@@ -203,7 +203,7 @@ void ptx_wgmma_emit(Emit *e, const Op *op);   /* the matrix ops on sm_90a */
 
 void ptx_tc_emit(Emit *e, const Op *op);      /* the matrix ops on sm_100a */
 void ptx_tc_before_op(Emit *e, const Op *op); /* before every op: loads, fences around synchronisation */
-void ptx_tc_copy(Emit *e, const Op *op, Value *const *src, uint32_t ns, Value *const *dst, uint32_t nd);
+void ptx_tc_copy(Emit *e, Value *const *src, uint32_t ns, Value *const *dst, uint32_t nd);
 void ptx_tc_kernel_begin(Emit *e, const Kernel *k);   /* after the prologue: e->tc, TMEM allocation */
 void ptx_tc_kernel_end(Emit *e, const Kernel *k);     /* before the final ret: TMEM freed */
 

@@ -320,36 +320,87 @@ static void tc_move(Emit *e, const TcAcc *acc, const Value *v, int load)
 
 /* After the group's tcgen05.st: the stores complete and the group meets, so the issuing thread's next
  * tcgen05 op sees every thread's columns. */
-static void tc_group_bar(Emit *e, const char *pred)
+static void tc_group_bar(Emit *e)
 {
     TcState *s = e->tc;
-    char g[40] = "";
-    if (pred) snprintf(g, sizeof g, "@%s ", pred);
-    if (s->lo == 0 && 128 * s->G == ptx_kernel_threads(e->k)) ptx_ins(e, "%sbar.sync 0", g);
-    else ptx_ins(e, "%sbar.sync 15, %lld", g, (long long)(128 * s->G));
+    if (s->lo == 0 && 128 * s->G == ptx_kernel_threads(e->k)) ptx_ins(e, "bar.sync 0");
+    else ptx_ins(e, "bar.sync 15, %lld", (long long)(128 * s->G));
+}
+
+/* A pair's meeting, after each CTA's group has met: the odd CTA's tensor-memory stores and loads are
+ * done before the leader's next mma writes or reads its tensor memory. Meeting i (%tc_pm, counted by
+ * every thread of both CTAs, which run the same tcgen05 ops): the odd CTA's first group thread
+ * arrives on the leader's barrier __tc_pair[i % 8] (remote, release.cluster), the leader's first
+ * group thread (the issuer) waits on it (parity i / 8 % 2, acquire.cluster) and arrives back on the
+ * odd CTA's __tc_ack[i % 8], which the odd thread waits on before meeting i + 8: neither side runs
+ * a ring ahead. */
+static void tc_pair_meet(Emit *e)
+{
+    TcState *s = e->tc;
+    int id = e->nlabel++;
+    const char *rank = ptx_tmp(e, RC_B32), *odd = ptx_tmp(e, RC_B32), *first = ptx_tmp(e, RC_PRED);
+    const char *slot = ptx_tmp(e, RC_B32), *ph = ptx_tmp(e, RC_B32), *a = ptx_tmp(e, RC_B32), *peer = ptx_tmp(e, RC_B32);
+    const char *p = ptx_tmp(e, RC_PRED), *q = ptx_tmp(e, RC_PRED);
+    ptx_ins(e, "mov.u32 %s, %%cluster_ctarank", rank);
+    ptx_ins(e, "and.b32 %s, %s, 1", odd, rank);
+    ptx_ins(e, "setp.eq.u32 %s, %s, %lld", first, ptx_reg(e, e->tlin), (long long)(32 * s->lo));
+    ptx_ins(e, "and.b32 %s, %%tc_pm, 7", slot);
+    ptx_ins(e, "shl.b32 %s, %s, 3", slot, slot);
+    ptx_ins(e, "bfe.u32 %s, %%tc_pm, 3, 1", ph);
+    ptx_ins(e, "setp.eq.and.u32 %s, %s, 1, %s", p, odd, first);
+    sb_printf(&e->body, "\t@!%s bra.uni $L_tcpair_%d_lead;\n", p, id);
+    /* the odd CTA: the ack of meeting i - 8 (a fresh barrier's parity 1 passes at once), then arrive */
+    ptx_ins(e, "xor.b32 %s, %s, 1", a, ph);
+    ptx_ins(e, "add.u32 %s, %%tc_ack, %s", peer, slot);
+    ptx_label(e, id, "tcpair", "ack");
+    ptx_ins(e, "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 %s, [%s], %s", q, peer, a);
+    sb_printf(&e->body, "\t@!%s bra.uni $L_tcpair_%d_ack;\n", q, id);
+    ptx_ins(e, "add.u32 %s, %%tc_pairb, %s", peer, slot);
+    ptx_ins(e, "and.b32 %s, %s, 0xfffffffe", a, rank);
+    ptx_ins(e, "mapa.shared::cluster.u32 %s, %s, %s", peer, peer, a);
+    ptx_ins(e, "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%s]", peer);
+    ptx_label(e, id, "tcpair", "lead");
+    ptx_ins(e, "setp.eq.and.u32 %s, %s, 0, %s", p, odd, first);
+    sb_printf(&e->body, "\t@!%s bra.uni $L_tcpair_%d_done;\n", p, id);
+    ptx_ins(e, "add.u32 %s, %%tc_pairb, %s", peer, slot);
+    ptx_label(e, id, "tcpair", "wait");
+    ptx_ins(e, "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 %s, [%s], %s", q, peer, ph);
+    sb_printf(&e->body, "\t@!%s bra.uni $L_tcpair_%d_wait;\n", q, id);
+    ptx_ins(e, "add.u32 %s, %%tc_ack, %s", peer, slot);
+    ptx_ins(e, "or.b32 %s, %s, 1", a, rank);
+    ptx_ins(e, "mapa.shared::cluster.u32 %s, %s, %s", peer, peer, a);
+    ptx_ins(e, "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%s]", peer);
+    ptx_label(e, id, "tcpair", "done");
+    ptx_ins(e, "add.u32 %%tc_pm, %%tc_pm, 1");
+}
+
+/* The group meets (and, for a pair, both CTAs' groups: tc_pair_meet), so that the issuing thread's
+ * next tcgen05 op comes after every thread's tensor-memory stores and loads; under pred only when
+ * it is set (uniform: the group's threads run the same ops). */
+static void tc_meet(Emit *e, const char *pred)
+{
+    int id = e->nlabel++;
+    if (pred) sb_printf(&e->body, "\t@!%s bra.uni $L_tcmeet_%d_done;\n", pred, id);
+    ptx_ins(e, "tcgen05.fence::before_thread_sync");
+    tc_group_bar(e);
+    if (e->tc->cg == 2) tc_pair_meet(e);
+    ptx_ins(e, "tcgen05.fence::after_thread_sync");
+    ptx_ins(e, "setp.ne.b32 %%tc_rd, 0, 0");
+    ptx_label(e, id, "tcmeet", "done");
 }
 
 static void tc_st_meet(Emit *e)
 {
     ptx_ins(e, "tcgen05.wait::st.sync.aligned");
-    ptx_ins(e, "tcgen05.fence::before_thread_sync");
-    tc_group_bar(e, NULL);
-    ptx_ins(e, "tcgen05.fence::after_thread_sync");
-    ptx_ins(e, "setp.ne.b32 %%tc_rd, 0, 0");
+    tc_meet(e, NULL);
 }
 
 /* A register value becomes accumulator acc. */
-static void tc_store(Emit *e, const Op *at, const TcAcc *acc, const Value *v)
+static void tc_store(Emit *e, const TcAcc *acc, const Value *v)
 {
-    TcState *s = e->tc;
     int ai = tc_acc_index(e, acc);
     if (is_zero_splat(v)) {
         ptx_ins(e, "setp.ne.b32 %%tc_z%d, 1, 0", ai);
-        return;
-    }
-    if (s->cg == 2) {
-        ptx_error_at(e, at, "with cta_group = 2 the accumulator must start at 0.0 (the pair leader's mma writes both CTAs' "
-                     "tensor memory; a value in registers cannot be ordered before it)");
         return;
     }
     tc_move(e, acc, v, 0);
@@ -509,7 +560,7 @@ static void tc_mma(Emit *e, const Op *op)
                             "128-byte column spans of a multiple of 8 rows");
         return;
     }
-    if (!is_tc_carried(e, acc)) tc_store(e, op, ta, acc);
+    if (!is_tc_carried(e, acc)) tc_store(e, ta, acc);
     if (reg_a) tc_store_a(e, op, a, ta->M, K);
     int bf = at->elem->kind == TY_BF16;
     uint32_t idesc = (1u << 4) | ((uint32_t)bf << 7) | ((uint32_t)bf << 10) | ((uint32_t)nmaj << 16) | ((uint32_t)(ta->N >> 3) << 17) |
@@ -519,10 +570,7 @@ static void tc_mma(Emit *e, const Op *op)
     const char *id = ptx_tmp(e, RC_B32);
     /* a thread of the group may still be reading an accumulator (tcgen05.ld) that this mma writes: the
      * group meets first (only when one was read since the group last met) */
-    ptx_ins(e, "tcgen05.fence::before_thread_sync");
-    tc_group_bar(e, "%tc_rd");
-    ptx_ins(e, "tcgen05.fence::after_thread_sync");
-    ptx_ins(e, "setp.ne.b32 %%tc_rd, 0, 0");
+    tc_meet(e, "%tc_rd");
     ptx_ins(e, "mov.b32 %s, 0x%08x", id, idesc);
     ptx_ins(e, "not.pred %s, %%tc_z%d", en, ai);
     for (int64_t r = 0; r < ta->M / 128; r++) {
@@ -681,11 +729,11 @@ void ptx_tc_before_op(Emit *e, const Op *op)
 }
 
 /* In emit_copy (ptx_emit.c): a register value copied into a carried value becomes the TMEM accumulator. */
-void ptx_tc_copy(Emit *e, const Op *op, Value *const *src, uint32_t ns, Value *const *dst, uint32_t nd)
+void ptx_tc_copy(Emit *e, Value *const *src, uint32_t ns, Value *const *dst, uint32_t nd)
 {
     if (!e->tc || e->tc->bad) return;
     for (uint32_t i = 0; i < ns && i < nd; i++)
-        if (is_tc_carried(e, dst[i]) && !is_tc_carried(e, src[i])) tc_store(e, op, tc_acc_of(e, dst[i]), src[i]);
+        if (is_tc_carried(e, dst[i]) && !is_tc_carried(e, src[i])) tc_store(e, tc_acc_of(e, dst[i]), src[i]);
 }
 
 static int is_mma_acc_op(OpCode c) { return c == OP_MMA_ACC; }
@@ -784,10 +832,18 @@ void ptx_tc_kernel_begin(Emit *e, const Kernel *k)
     sb_puts(&e->decl, "\t.shared .align 16 .b32 __tc_tmem;\n\t.shared .align 8 .b64 __tc_bar_ring[8];\n"
                       "\t.reg .b32 %tc_t;\n\t.reg .b32 %tc_bar;\n\t.reg .b32 %tc_cnt;\n"
                       "\t.reg .b32 %tc_done;\n\t.reg .b32 %tc_aneed;\n\t.reg .pred %tc_rd;\n");
+    if (s->cg == 2)
+        sb_puts(&e->decl, "\t.shared .align 8 .b64 __tc_pair_ring[8];\n\t.shared .align 8 .b64 __tc_ack_ring[8];\n"
+                          "\t.reg .b32 %tc_pairb;\n\t.reg .b32 %tc_ack;\n\t.reg .b32 %tc_pm;\n");
     sb_printf(&e->decl, "\t.reg .pred %%tc_z<%d>;\n", s->nacc);
     const char *p = ptx_tmp(e, RC_PRED), *slot = ptx_tmp(e, RC_B32);
     int id = e->nlabel++;
     ptx_ins(e, "mov.u32 %%tc_bar, __tc_bar_ring");
+    if (s->cg == 2) {
+        ptx_ins(e, "mov.u32 %%tc_pairb, __tc_pair_ring");
+        ptx_ins(e, "mov.u32 %%tc_ack, __tc_ack_ring");
+        ptx_ins(e, "mov.u32 %%tc_pm, 0");
+    }
     ptx_ins(e, "mov.u32 %s, __tc_tmem", slot);
     ptx_ins(e, "mov.u32 %%tc_cnt, 0");
     ptx_ins(e, "mov.u32 %%tc_done, 0");
@@ -798,6 +854,10 @@ void ptx_tc_kernel_begin(Emit *e, const Kernel *k)
     sb_printf(&e->body, "\t@%s bra.uni $L_tcalloc_%d_done;\n", p, id);
     ptx_ins(e, "setp.eq.u32 %s, %%tlin, 0", p);
     for (int i = 0; i < 8; i++) ptx_ins(e, "@%s mbarrier.init.shared::cta.b64 [%%tc_bar+%d], 1", p, 8 * i);
+    for (int i = 0; s->cg == 2 && i < 8; i++) {
+        ptx_ins(e, "@%s mbarrier.init.shared::cta.b64 [%%tc_pairb+%d], 1", p, 8 * i);
+        ptx_ins(e, "@%s mbarrier.init.shared::cta.b64 [%%tc_ack+%d], 1", p, 8 * i);
+    }
     ptx_ins(e, "@%s fence.mbarrier_init.release.cluster", p);
     ptx_ins(e, "tcgen05.alloc.cta_group::%lld.sync.aligned.shared::cta.b32 [%s], %lld", (long long)s->cg, slot,
             (long long)s->cols);

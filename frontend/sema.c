@@ -1776,7 +1776,17 @@ static void stmt(Sema *s, const Node *n)
     switch (n->kind) {
     case N_SHARED: sema_shared_stmt(s, n); break;
     case N_MBARRIER: sema_mbarrier_stmt(s, n); break;
-    case N_PIPELINE: sema_pipeline_stmt(s, n); break;
+    case N_PIPELINE: {
+        int before = s->diag->errors;
+        sema_pipeline_stmt(s, n);
+        if (s->diag->errors > before) {   /* a broken declaration: its name and tiles say nothing more */
+            if (!sema_lookup(s, n->name)) sema_declare(s, n->name, SYM_CONST, n->loc)->broken = 1;
+            for (int i = 0; n->a && i < n->a->nlist; i++)
+                if (n->a->list[i]->name && !sema_lookup(s, n->a->list[i]->name))
+                    sema_declare(s, n->a->list[i]->name, SYM_CONST, n->a->list[i]->loc)->broken = 1;
+        }
+        break;
+    }
     case N_NAMED_BARRIER: sema_named_barrier_stmt(s, n); break;
     case N_GROUP: sema_group_stmt(s, n); break;
     case N_STAGE: sema_stage_stmt(s, n); break;

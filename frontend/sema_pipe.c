@@ -192,7 +192,18 @@ void sema_pipeline_stmt(Sema *s, const Node *n)
             }
         } else if (strcmp(a->name, "alternating") == 0 && a->op) {
             p->alternating = 1;
-        } else if (strcmp(a->name, "pair") == 0 && a->op) {
+        } else if (strcmp(a->name, "pair") == 0) {
+            /* pair, or pair(C) with C a constant 0 or 1 (one source for the 1-CTA and the pair form) */
+            int64_t on = 1;
+            if (!a->op && (a->nlist != 1 || !sema_const_int(s, a->list[0], &on, "pair(...)"))) {
+                if (a->nlist != 1) diag_error(s->diag, a->loc, "pair(...) takes one constant, 0 or 1");
+                return;
+            }
+            if (on != 0 && on != 1) {
+                diag_error(s->diag, a->list[0]->loc, "pair(...) takes 0 or 1, not %lld", (long long)on);
+                return;
+            }
+            if (!on) continue;
             const int64_t *cl = s->b.k->cluster;
             if ((cl[0] * cl[1] * cl[2]) % 2) {
                 diag_error(s->diag, a->loc, "a pair pipeline serves the CTA pairs of tcgen05 (cta_group = 2): the kernel needs "
@@ -1118,6 +1129,7 @@ Value *sema_pipe_stage(Sema *s, const Node *n, Value *ring, const Sym *field)
         if (!i) return NULL;
         idx = binop(s, OP_ADD, n->loc, binop(s, OP_MUL, n->loc, idx, cint(s, n->loc, per)), i);
     }
+    if (bt->stages <= 1) return ring;   /* one stage of one tile: the tile itself */
     Value *ops[2] = {ring, idx};
     return ir_build1(&s->b, OP_SMEM_STAGE, n->loc, ops, 2, ir_type_smem(s->m, bt->elem, bt->rank, bt->shape, 1, bt->swizzle));
 }

@@ -637,8 +637,6 @@ static void check_mma(Verifier *V, const Op *op)
     if (tb && (tb->kind != ATTR_INT || (tb->i != 0 && tb->i != 1))) verr(V, op, "trans_b must be 0 or 1");
     if (ta && (ta->kind != ATTR_INT || (ta->i != 0 && ta->i != 1))) verr(V, op, "trans_a must be 0 or 1");
     if (reg_a && trans_a) verr(V, op, "a register a has no trans_a (wgmma reads register A as [M, K])");
-    if (reg_a && ir_attr_int(op, "cta_group", 1) != 1)
-        verr(V, op, "a register a takes cta_group = 1 at most (tcgen05 reads it from the issuing CTA's tensor memory)");
     Attr *sh3 = ir_attr_find(op, "shape");
     if (reg_a && op->code == OP_MMA_ACC && (!sh3 || sh3->kind != ATTR_INTS || sh3->nints != 3)) {
         verr(V, op, "needs shape = [M, N, K]");

@@ -546,10 +546,9 @@ static void acc_check_op(Op *op, void *ctx)
             l->errors++;
             return;
         }
-        if (op->operands[0]->type->kind == TY_TILE && tc && (threads != 128 || ir_attr_int(op, "cta_group", 1) != 1)) {
-            diag_error(l->diag, op->loc, "lower-tiles: 'mma' with a register a on sm_100a is issued by one warpgroup with "
-                       "cta_group = 1 (thread t holds row t of a, which tcgen05.st copies to tensor memory), not %lld "
-                       "threads%s", (long long)threads, ir_attr_int(op, "cta_group", 1) != 1 ? " and a CTA pair" : "");
+        if (op->operands[0]->type->kind == TY_TILE && tc && threads != 128) {
+            diag_error(l->diag, op->loc, "lower-tiles: 'mma' with a register a on sm_100a is issued by one warpgroup (thread "
+                       "t holds row t of a, which tcgen05.st copies to tensor memory), not %lld threads", (long long)threads);
             l->errors++;
             return;
         }

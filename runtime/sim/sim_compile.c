@@ -713,13 +713,13 @@ static void comp_mma(Comp *C, const Op *op)
     h[MA_CG] = (uint32_t)cg;
     if (mma) {
         const Type *a = op->operands[0]->type, *b = op->operands[1]->type;
-        int reg_a = a->kind == TY_VEC;   /* register A (sm_90a; sm_100a with one warpgroup): the warp's lanes meet
-                                          * at the mma (sim_mma.c) */
+        int reg_a = a->kind == TY_VEC;   /* register A (sm_90a; sm_100a with one warpgroup, a CTA pair's too): the
+                                          * warp's lanes meet at the mma, a pair's threads of one index (sim_mma.c) */
         if ((!reg_a && (a->kind != TY_SMEM || a->rank != 2)) || b->kind != TY_SMEM || b->rank != 2) {
             fail(C, op, "malformed 'mma_acc': a must be an smem tile or a register vec, b an smem tile");
             return;
         }
-        if (reg_a && (mfma || (tc && th != 128) || cg != 1 || ir_attr_int(op, "trans_a", 0) ||
+        if (reg_a && (mfma || (tc && th != 128) || (!tc && cg != 1) || ir_attr_int(op, "trans_a", 0) ||
                       (a->elem->kind != TY_BF16 && a->elem->kind != TY_F16) || a->elem != b->elem)) {
             fail(C, op, "'mma_acc' with a register a of %s is not supported by the simulator (it runs a 16-bit "
                  "register A of wgmma on sm_90a and of one warpgroup's tcgen05 mma on sm_100a)",
@@ -1159,7 +1159,8 @@ static void comp_op(Comp *C, const Op *op, Flow *f)
         int64_t iv = a->i;
         if (a->kind == ATTR_FLOAT) iv = fv != fv ? 0 : fv >= 9.2233720368547758e18 ? INT64_MAX
                                               : fv <= -9.2233720368547758e18 ? INT64_MIN : (int64_t)fv;
-        SimReg *r = &C->init[S(C, op->results[0], op)];
+        uint32_t slot = S(C, op->results[0], op);   /* first: a new slot may move C->init */
+        SimReg *r = &C->init[slot];
         switch (t->kind) {
         case TY_F32: r->u = 0; r->f = (float)fv; break;
         case TY_F64: r->d = fv; break;

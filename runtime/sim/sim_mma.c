@@ -103,26 +103,29 @@ static void *mma_scratch(Sim *S, size_t n)
 
 /* The products of one CTA's lanes of a cta_group = 2 mma (thread tix's lanes, for CTA `own` of the pair
  * whose even CTA is `lead`): out[j] = sum over k of a[row, k] * b[k, col] in f32 in k order, from 0.
- * a is `own`'s; b's columns [0, N/2) are the even CTA's tile, [N/2, N) the odd CTA's (each CTA holds
- * N/2 rows of a trans_b tile), both at the issuing thread's offsets. */
+ * a is `own`'s: its shared tile, or with a register A the registers of `own`'s thread tix (`ra`: thread
+ * t holds row t, lane k); b's columns [0, N/2) are the even CTA's tile, [N/2, N) the odd CTA's (each
+ * CTA holds N/2 rows of a trans_b tile, or N/2 columns of an N-major one), at the issuing thread's
+ * offsets. */
 static int pair_products(Sim *S, Thread *t, uint32_t pc, const uint32_t *h, uint32_t tix, uint32_t own, uint32_t lead,
-                         float *out)
+                         const SimReg *ra, float *out)
 {
     const SimReg *r = t->r;
     uint32_t N = h[MA_N], K = h[MA_K], E = h[MA_M] * N / (128 * h[MA_G]), half = N / 2;
-    uint32_t abase = (uint32_t)r[h[MA_A]].u, bbase = (uint32_t)r[h[MA_B]].u;
+    uint32_t abase = ra ? 0 : (uint32_t)r[h[MA_A]].u, bbase = (uint32_t)r[h[MA_B]].u;
     int ty = S->code[pc].ty, es = 2, trans = (int)h[MA_FLAG];
     uint32_t arow = K * (uint32_t)es, brow = (trans ? K : half) * (uint32_t)es;
     for (uint32_t j = 0; j < E; j++) {
         uint32_t row, col;
         acc_pos(h, tix, j, &row, &col);
         uint32_t bc = col < half ? col : col - half, bcta = col < half ? lead : lead + 1;
-        const unsigned char *ap = mma_row_of(S, t, pc, own, abase, row, arow, h[MA_SWA]);
+        const unsigned char *ap = ra ? NULL : mma_row_of(S, t, pc, own, abase, row, arow, h[MA_SWA]);
         const unsigned char *bp = trans ? mma_row_of(S, t, pc, bcta, bbase, bc, brow, h[MA_SWB]) : NULL;
-        if (!ap || (trans && !bp)) return -1;
+        if ((!ra && !ap) || (trans && !bp)) return -1;
         float sum = 0.0f;
         for (uint32_t k = 0; k < K; k++) {
-            float av = mma_elem(ap, row, arow, k, es, h[MA_SWA], ty), bv;
+            float av = ra ? (float)sim_fget(ra[h[MA_A] + row / 128 * K + k], ty)
+                          : mma_elem(ap, row, arow, k, es, h[MA_SWA], ty), bv;
             if (trans) bv = mma_elem(bp, bc, brow, k, es, h[MA_SWB], ty);
             else {
                 const unsigned char *kp = mma_row_of(S, t, pc, bcta, bbase, k, brow, h[MA_SWB]);
@@ -164,6 +167,8 @@ static int pair_mma_exec(Sim *S, Thread *t, uint32_t pc)
             t->wobj = lead;   /* the CTA whose thread t->lin issues it */
             t->wcta = t->cta;
             sim_block_on(S, t, WK_PAIR, NULL, pc);
+            Thread *l = &S->th[S->cta[lead].first + t->lin];   /* a leader waiting for this thread's A rows */
+            if (l->state == TS_BLOCKED && l->wait == WK_PAIR) sim_make_runnable(S, l);
             return 1;
         }
         if (q->e != E) {
@@ -185,10 +190,31 @@ static int pair_mma_exec(Sim *S, Thread *t, uint32_t pc)
     }
     uint32_t peer = S->cta[lead + 1].first + t->lin;
     PairQ *q = &S->pairq[peer];
+    Thread *p = &S->th[peer];
+    if (h[MA_RA]) {   /* the odd CTA's rows of A are its thread's registers: the leader issues once they are stored */
+        if (p->state == TS_EXITED)
+            return sim_fail_at(S, t, pc, "mma with an exited lane",
+                               "a register-A cta_group = 2 mma reads the odd CTA's rows of A from its thread %u, which has exited",
+                               p->lin);
+        if (!(p->state == TS_BLOCKED && p->wait == WK_PAIR && p->wpc == pc)) {
+            t->pc = pc;
+            t->wobj = lead + 1;   /* the CTA whose thread t->lin holds the odd rows */
+            t->wcta = t->cta;
+            sim_block_on(S, t, WK_PAIR, NULL, pc);
+            return 1;
+        }
+    }
     if (q->n && q->e != E) {
         sim_fail_at(S, t, pc, "mismatched CTA-pair mma",
                     "this mma has %u lanes per thread, but the odd CTA has not yet taken an earlier pair mma of %u", E, q->e);
         return -1;
+    }
+    if (!q->n && q->cap && q->e != E) {   /* empty, sized for another lane count: start afresh */
+        ir_free(q->v);
+        ir_free(q->key);
+        q->v = NULL;
+        q->key = NULL;
+        q->cap = q->head = 0;
     }
     if (q->n == q->cap) {   /* grow the ring, keeping the order */
         uint32_t cap = q->cap ? 2 * q->cap : 4;
@@ -207,8 +233,9 @@ static int pair_mma_exec(Sim *S, Thread *t, uint32_t pc)
     }
     q->e = E;
     float *mine = mma_scratch(S, sizeof *mine * E);
-    if (pair_products(S, t, pc, h, tix, lead, lead, mine) ||
-        pair_products(S, t, pc, h, tix, lead + 1, lead, q->v + (size_t)((q->head + q->n) % q->cap) * E))
+    if (pair_products(S, t, pc, h, tix, lead, lead, h[MA_RA] ? r : NULL, mine) ||
+        pair_products(S, t, pc, h, tix, lead + 1, lead, h[MA_RA] ? p->r : NULL,
+                      q->v + (size_t)((q->head + q->n) % q->cap) * E))
         return -1;
     q->key[(q->head + q->n) % q->cap] = sim_xcta_last(t);
     q->n++;
@@ -217,7 +244,6 @@ static int pair_mma_exec(Sim *S, Thread *t, uint32_t pc)
         r[h[MA_D] + j].u = 0;
         r[h[MA_D] + j].f = d;
     }
-    Thread *p = &S->th[peer];
     if (p->state == TS_BLOCKED && p->wait == WK_PAIR) sim_make_runnable(S, p);
     return 0;
 }
@@ -379,8 +405,8 @@ int sim_mma_exec(Sim *S, Thread *t, uint32_t pc)
     const SimIns *in = &S->code[pc];
     const uint32_t *h = S->k->aux + in->c;
     if (mma_proxy(S, t, pc, h)) return -1;
-    if (h[MA_RA] || h[MA_TA] || (!h[MA_FLAG] && h[MA_CG] != 2)) return rs_mma_exec(S, t, pc);   /* + N-major B: rows fetched once */
     if (h[MA_CG] == 2) return pair_mma_exec(S, t, pc);
+    if (h[MA_RA] || h[MA_TA] || !h[MA_FLAG]) return rs_mma_exec(S, t, pc);   /* + N-major B: rows fetched once */
     SimReg *r = t->r;
     uint32_t M = h[MA_M], N = h[MA_N], K = h[MA_K], E = M * N / (128 * h[MA_G]);
     uint32_t tix = t->lin - 32 * h[MA_LO], abase = (uint32_t)r[h[MA_A]].u, bbase = (uint32_t)r[h[MA_B]].u;

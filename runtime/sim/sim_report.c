@@ -363,6 +363,9 @@ static void put_states(Sim *S, StrBuf *sb, const uint32_t *ids, uint32_t n, cons
             else if (a->wait == WK_ELECT)
                 snprintf(what, sizeof what, "waiting for the other lanes of warp %u at %s", a->wobj,
                          sim_warp_name(&S->code[a->wpc]));
+            else if (a->wait == WK_PAIR && (a->wobj & 1))
+                snprintf(what, sizeof what, "waiting at its register-A cta_group = 2 mma for the same threads of CTA rank "
+                         "%u, which hold the odd CTA's rows of A, to reach it", a->wobj);
             else if (a->wait == WK_PAIR)
                 snprintf(what, sizeof what, "waiting at its cta_group = 2 mma for the same threads of CTA rank %u (the "
                          "pair leader) to issue it", a->wobj);
@@ -445,6 +448,9 @@ static void node_str(Sim *S, const WaitNode *w, char *buf, size_t n)
     else if (w->wait == WK_BAR) snprintf(what, sizeof what, "waits at barrier %u", w->obj);
     else if (w->wait == WK_ELECT)
         snprintf(what, sizeof what, "waits for the other lanes of warp %u at %s", w->obj, sim_warp_name(&S->code[w->pc]));
+    else if (w->wait == WK_PAIR && (w->obj & 1))
+        snprintf(what, sizeof what, "waits at a register-A cta_group = 2 mma for the odd CTA (rank %u) to reach it",
+                 w->obj);
     else if (w->wait == WK_PAIR)
         snprintf(what, sizeof what, "waits at a cta_group = 2 mma for the pair leader (CTA rank %u) to issue it", w->obj);
     else snprintf(what, sizeof what, "waits at cluster_sync");
@@ -702,6 +708,12 @@ void sim_hang_report(Sim *S)
                 cta_str(S, w->cta, cs, sizeof cs);
                 sb_printf(&S->rep, "  [%d] barrier %u of %s: %u of %u threads arrived\n", blk, w->obj, cs, nbar->arrived,
                           nbar->expected ? nbar->expected : S->cta[w->cta].nlive);
+            } else if (w->wait == WK_PAIR && (w->obj & 1)) {
+                char ls[64];
+                cta_str(S, w->cta, cs, sizeof cs);
+                cta_str(S, w->obj, ls, sizeof ls);
+                sb_printf(&S->rep, "  [%d] a register-A cta_group = 2 mma of the pair leader %s that waits for %s (the odd "
+                          "CTA) to reach it: the odd CTA's rows of A are its threads' registers\n", blk, cs, ls);
             } else if (w->wait == WK_PAIR) {
                 char ls[64];
                 cta_str(S, w->cta, cs, sizeof cs);
@@ -714,7 +726,8 @@ void sim_hang_report(Sim *S)
             sb_puts(&S->rep, "      waiting:\n");
             put_states(S, &S->rep, ids, m, "        ");
             uint32_t k = node_needs(S, w, tmp, ids);
-            sb_puts(&S->rep, w->wait == WK_PAIR ? "      the pair leader's threads that have not issued it:\n" : "      not there:\n");
+            sb_puts(&S->rep, w->wait == WK_PAIR && !(w->obj & 1) ? "      the pair leader's threads that have not issued it:\n"
+                                                                  : "      not there:\n");
             put_states(S, &S->rep, tmp, k, "        ");
         }
     }

@@ -1419,8 +1419,8 @@ static int setup_attention(ref_case *c, long long n, const ref_setting *set, int
     /* a block's rows: 64 (the q box) per consumer warpgroup, every warpgroup but the producer's */
     unsigned blk[3] = {384, 1, 1}, cl[3];
     if (c->prog) tile_program_kernel_block(c->prog, c->kernel_index, blk, cl);
-    unsigned nwg = blk[0] / 128 > 1 ? blk[0] / 128 - 1 : 1;
-    c->grid[0] = ref_blocks_for(sq, nwg * qb[2]);
+    unsigned nwg = blk[0] / 128 > 1 ? blk[0] / 128 - 1 : 1, ncl = c->cluster[0] ? c->cluster[0] : 1;
+    c->grid[0] = (ref_blocks_for(sq, nwg * qb[2]) + ncl - 1) / ncl * ncl;   /* whole clusters (CTA pairs) */
     c->grid[1] = (unsigned)hd;
     c->grid[2] = (unsigned)bt;
     c->elements = nq + (size_t)(bt * hd * sq);

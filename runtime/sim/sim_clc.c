@@ -60,7 +60,10 @@ int sim_clc_issue(Sim *S, Thread *t, uint32_t pc)
         if (!sim_bar_at(S, t, pc, c, bar, &bi)) return -1;
         a->phase[c] = S->cta[c].bars[bi].phase;
         if (RACE(S)) a->agent[c] = sim_race_async_begin(S->cta[c].race, (int)t->lin);
-        if (c != t->cta) sim_xcta_acquire(S, c, a->agent[c], sim_xcta_last(t));
+        if (c != t->cta) {
+            uint64_t keys[SIM_XWAITS];
+            sim_xcta_acquire(S, c, a->agent[c], keys, sim_xcta_keys(t, keys));
+        }
         sim_bar_expect(S, c, bi, 16);
         if (sim_bar_arrive(S, t, pc, c, bi, in->c)) return -1;
     }

@@ -30,6 +30,8 @@ typedef struct SimProxy SimProxy;
 enum { TS_RUN, TS_BLOCKED, TS_EXITED };
 enum { WK_NONE, WK_MBAR, WK_POLL, WK_BAR, WK_CLUSTER, WK_BULK, WK_ELECT, WK_PAIR };
 
+enum { SIM_XWAITS = 4 };   /* a thread's recent waits whose order crosses to a peer CTA (sim_mbar.c) */
+
 typedef struct Thread {
     SimReg *r;
     uint32_t pc;
@@ -53,6 +55,9 @@ typedef struct Thread {
     uint32_t lw_bar;
     uint64_t lw_phase;
     uint8_t lw_parity, lw_at_once, lw_valid;
+    uint8_t nxw;           /* the last waits on SIM_XWAITS distinct barriers, newest first (sim_xcta_keys) */
+    uint32_t xw_bar[SIM_XWAITS];
+    uint64_t xw_phase[SIM_XWAITS];
 } Thread;
 
 /* Per mbarrier and arrive site: arrivals in the current and the previous phase. */
@@ -109,7 +114,7 @@ typedef struct Cta {
  * there. An entry is the mma's products (sum over k, from 0) per lane. */
 typedef struct PairQ {
     float *v;              /* cap entries of e floats; the oldest at head */
-    uint64_t *key;         /* per entry: the issuing thread's last completed wait (key_xcta), or 0 */
+    uint64_t *key;         /* per entry SIM_XWAITS keys: the issuing thread's recent completed waits (key_xcta), or 0 */
     uint32_t e, head, n, cap;
 } PairQ;
 
@@ -272,8 +277,9 @@ int sim_mbar_wait_exec(Sim *S, Thread *t, uint32_t pc);
  * of CTA cta (nothing for key 0 or agent -1). */
 uint64_t sim_key_bar(uint32_t bi, uint64_t phase);
 uint64_t sim_key_xcta(uint32_t cta, uint32_t bi, uint64_t phase);
-uint64_t sim_xcta_last(const Thread *t);
-void sim_xcta_acquire(Sim *S, uint32_t cta, int agent, uint64_t key);
+void sim_xcta_note(Thread *t, uint32_t bi, uint64_t phase);
+uint32_t sim_xcta_keys(const Thread *t, uint64_t *keys);
+void sim_xcta_acquire(Sim *S, uint32_t cta, int agent, const uint64_t *keys, uint32_t n);
 
 /* ================================ sim_tma.c: TMA and async engines ================================ */
 

@@ -45,24 +45,44 @@ uint64_t sim_key_bar(uint32_t bi, uint64_t phase) { return 1ull << 62 | (uint64_
 /* Cross-CTA order that the per-CTA race detectors cannot see by themselves. A remote arrival on
  * barrier bi of CTA c (and a cta_group = 2 copy into this CTA that completes on the pair leader's
  * barrier) releases, in the arriving CTA's detector, onto sim_key_xcta(c, bi, phase). A thread of CTA c
- * whose last wait returned when that phase completed carries the order back when it next acts on the
+ * whose wait returned when that phase completed carries the order back when it next acts on the
  * other CTA: the async agents it starts there (multicast copies, multicast CLC responses) and the
  * lanes of a pair mma it computes for the odd CTA acquire it (sim_xcta_acquire). Only true edges are added
- * (that wait did include those arrivals); orders through older waits are not tracked. */
+ * (those waits did include those arrivals). A thread keeps its last waits on SIM_XWAITS distinct barriers
+ * (a pair's leader waits on the K, V and Q stages of one tile before its mma reads the odd CTA's Q of
+ * the tile before); orders through older waits are not tracked. */
 uint64_t sim_key_xcta(uint32_t cta, uint32_t bi, uint64_t phase)
 {
     return 3ull << 62 | (uint64_t)(cta & 0xF) << 56 | (uint64_t)(bi & 0xFFFF) << 40 | (phase & 0xFFFFFFFFFFull);
 }
 
-/* The key of the phase thread t's last wait saw complete (0: none). */
-uint64_t sim_xcta_last(const Thread *t)
+/* Thread t's wait on barrier bi returns once phase `phase` - 1 has completed: the newest of its waits. */
+void sim_xcta_note(Thread *t, uint32_t bi, uint64_t phase)
 {
-    return t->lw_valid && t->lw_phase > 0 ? sim_key_xcta(t->cta, t->lw_bar, t->lw_phase - 1) : 0;
+    uint32_t i = 0;
+    while (i < t->nxw && t->xw_bar[i] != bi) i++;
+    if (i == t->nxw && t->nxw < SIM_XWAITS) t->nxw++;
+    if (i == SIM_XWAITS) i--;   /* the oldest makes room */
+    for (; i > 0; i--) {
+        t->xw_bar[i] = t->xw_bar[i - 1];
+        t->xw_phase[i] = t->xw_phase[i - 1];
+    }
+    t->xw_bar[0] = bi;
+    t->xw_phase[0] = phase;
 }
 
-void sim_xcta_acquire(Sim *S, uint32_t cta, int agent, uint64_t key)
+/* The keys of the phases thread t's recent waits saw complete (SIM_XWAITS, 0 where none). */
+uint32_t sim_xcta_keys(const Thread *t, uint64_t *keys)
 {
-    if (RACE(S) && key && agent >= 0) sim_race_acquire(S->cta[cta].race, agent, key);
+    for (uint32_t i = 0; i < SIM_XWAITS; i++)
+        keys[i] = i < t->nxw && t->xw_phase[i] > 0 ? sim_key_xcta(t->cta, t->xw_bar[i], t->xw_phase[i] - 1) : 0;
+    return SIM_XWAITS;
+}
+
+void sim_xcta_acquire(Sim *S, uint32_t cta, int agent, const uint64_t *keys, uint32_t n)
+{
+    for (uint32_t i = 0; RACE(S) && agent >= 0 && i < n; i++)
+        if (keys[i]) sim_race_acquire(S->cta[cta].race, agent, keys[i]);
 }
 
 /* ---------------------------------------------------------------- phases */
@@ -191,6 +211,7 @@ int sim_mbar_wait_exec(Sim *S, Thread *t, uint32_t pc)
         t->lw_parity = (uint8_t)p;
         t->lw_at_once = 1;
         t->lw_valid = 1;
+        sim_xcta_note(t, bi, b->phase);
         if (RACE(S) && b->phase > 0) sim_race_acquire(S->cta[t->cta].race, (int)t->lin, sim_key_bar(bi, b->phase - 1));
         if (in->d != SIM_NONE) r[in->d].u = 1;
         t->polls = 0;
@@ -216,6 +237,7 @@ int sim_mbar_wait_exec(Sim *S, Thread *t, uint32_t pc)
     t->lw_parity = (uint8_t)p;
     t->lw_at_once = 0;
     t->lw_valid = 1;
+    sim_xcta_note(t, bi, b->phase + 1);
     sim_block_on(S, t, WK_MBAR, &b->waiters, pc);
     return 1;
 }

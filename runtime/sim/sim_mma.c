@@ -178,7 +178,8 @@ static int pair_mma_exec(Sim *S, Thread *t, uint32_t pc)
             return -1;
         }
         const float *v = q->v + (size_t)q->head * E;
-        sim_xcta_acquire(S, t->cta, (int)t->lin, q->key[q->head]);   /* what the leader waited for before issuing */
+        sim_xcta_acquire(S, t->cta, (int)t->lin, q->key + (size_t)q->head * SIM_XWAITS, SIM_XWAITS);   /* what the leader
+                                                                                                      waited for before issuing */
         for (uint32_t j = 0; j < E; j++) {
             float d = r[h[MA_ACC] + j].f + v[j];
             r[h[MA_D] + j].u = 0;
@@ -219,10 +220,11 @@ static int pair_mma_exec(Sim *S, Thread *t, uint32_t pc)
     if (q->n == q->cap) {   /* grow the ring, keeping the order */
         uint32_t cap = q->cap ? 2 * q->cap : 4;
         float *v = ir_malloc(sizeof *v * (size_t)cap * E);
-        uint64_t *key = ir_malloc(sizeof *key * cap);
+        uint64_t *key = ir_malloc(sizeof *key * cap * SIM_XWAITS);
         for (uint32_t i = 0; i < q->n; i++) {
             memcpy(v + (size_t)i * E, q->v + (size_t)((q->head + i) % q->cap) * E, sizeof *v * E);
-            key[i] = q->key[(q->head + i) % q->cap];
+            memcpy(key + (size_t)i * SIM_XWAITS, q->key + (size_t)((q->head + i) % q->cap) * SIM_XWAITS,
+                   sizeof *key * SIM_XWAITS);
         }
         ir_free(q->v);
         ir_free(q->key);
@@ -237,7 +239,7 @@ static int pair_mma_exec(Sim *S, Thread *t, uint32_t pc)
         pair_products(S, t, pc, h, tix, lead + 1, lead, h[MA_RA] ? p->r : NULL,
                       q->v + (size_t)((q->head + q->n) % q->cap) * E))
         return -1;
-    q->key[(q->head + q->n) % q->cap] = sim_xcta_last(t);
+    sim_xcta_keys(t, q->key + (size_t)((q->head + q->n) % q->cap) * SIM_XWAITS);
     q->n++;
     for (uint32_t j = 0; j < E; j++) {
         float d = r[h[MA_ACC] + j].f + mine[j];

@@ -138,7 +138,10 @@ int sim_tma_issue(Sim *S, Thread *t, uint32_t pc)
                 if (!sim_bar_at(S, t, pc, bc, a->bar, &bi)) return -1;
                 a->phase[bc] = S->cta[bc].bars[bi].phase;
                 if (RACE(S)) a->agent[c] = sim_race_async_begin(S->cta[c].race, (int)t->lin);
-                if (c != t->cta) sim_xcta_acquire(S, c, a->agent[c], sim_xcta_last(t));
+                if (c != t->cta) {
+                    uint64_t keys[SIM_XWAITS];
+                    sim_xcta_acquire(S, c, a->agent[c], keys, sim_xcta_keys(t, keys));
+                }
             }
         } else {
             a->kind = in->n == ST_REDUCE_ADD ? AK_REDUCE : AK_STORE;

@@ -63,6 +63,7 @@ int pass_verify_async(Module *m, DiagCtx *diag);   /* verify_async.c: mbarrier/T
 int pass_smem_layout(Module *m, DiagCtx *diag);    /* smem_layout.c: offsets of shared allocations, Kernel.smem_bytes */
 int pass_lower_async(Module *m, DiagCtx *diag);    /* lower_async.c: proxy fences between generic writes and async reads */
 int pass_warp_pipeline(Module *m, DiagCtx *diag); /* warp_pipeline.c: AMD warp-pipeline stages to barriers and priorities */
+int pass_verify_mma_reads(Module *m, DiagCtx *diag);   /* verify_mma.c: no read of an mma's result before a wait covers it (errors) */
 int pass_verify_clc(Module *m, DiagCtx *diag);     /* verify_clc.c: cluster launch control rules; proxy fence after each response read */
 
 /* Divisibility of an integer value, as proven by lower_tiles.c's analysis: the largest power of

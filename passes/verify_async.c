@@ -1068,5 +1068,6 @@ int pass_verify_async(Module *m, DiagCtx *diag)
         if (!untraced) check_never_arrived(&c, &decls, &col, &scratch);
     }
     arena_free(&scratch);
+    c.errors += pass_verify_mma_reads(m, diag);
     return c.errors ? 1 : 0;
 }

@@ -36,6 +36,7 @@
  *     arrive, arrive_expect, remote arrive or clc_try_cancel names is an error at the first such
  *     wait (copies and expect_tx add bytes but never arrive). A site with a run-time index arrives
  *     at every element; an untraced site turns the check off for the kernel.
+ *  9. an asynchronous mma's result is not read before an mma_wait covers it (verify_mma.c).
  * The copies counted in 2/3 are tma_loads (box bytes; x CTAs of a constant multicast mask; x 2 for
  * a cta_group = 2 load on a barrier from mapa, which both CTAs of the pair signal) and
  * tma_bulk_loads (their constant byte count), in the arrive's block and, when that is a region of

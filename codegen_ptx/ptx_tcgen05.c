@@ -334,42 +334,44 @@ static void tc_group_bar(Emit *e)
  * group thread (the issuer) waits on it (parity i / 8 % 2, acquire.cluster) and arrives back on the
  * odd CTA's __tc_ack[i % 8], which the odd thread waits on before meeting i + 8: neither side runs
  * a ring ahead. */
+/* One side of a pair's meeting: wait on this CTA's barrier `ring` + slot for parity `parity`, then
+ * arrive on the peer's barrier `to` + slot (its rank: this one's with `peer_op` applied). */
+static void tc_pair_side(Emit *e, int id, const char *lbl, const char *slot, const char *ring, const char *parity,
+                         const char *to, const char *rank, const char *peer_op)
+{
+    const char *b = ptx_tmp(e, RC_B32), *r = ptx_tmp(e, RC_B32), *q = ptx_tmp(e, RC_PRED);
+    ptx_ins(e, "add.u32 %s, %s, %s", b, ring, slot);
+    ptx_label(e, id, "tcpair", lbl);
+    ptx_ins(e, "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 %s, [%s], %s", q, b, parity);
+    sb_printf(&e->body, "\t@!%s bra.uni $L_tcpair_%d_%s;\n", q, id, lbl);
+    ptx_ins(e, "add.u32 %s, %s, %s", b, to, slot);
+    ptx_ins(e, "%s %s, %s, %s", peer_op, r, rank, strcmp(peer_op, "and.b32") ? "1" : "0xfffffffe");
+    ptx_ins(e, "mapa.shared::cluster.u32 %s, %s, %s", b, b, r);
+    ptx_ins(e, "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%s]", b);
+}
+
 static void tc_pair_meet(Emit *e)
 {
     TcState *s = e->tc;
     int id = e->nlabel++;
     const char *rank = ptx_tmp(e, RC_B32), *odd = ptx_tmp(e, RC_B32), *first = ptx_tmp(e, RC_PRED);
-    const char *slot = ptx_tmp(e, RC_B32), *ph = ptx_tmp(e, RC_B32), *a = ptx_tmp(e, RC_B32), *peer = ptx_tmp(e, RC_B32);
-    const char *p = ptx_tmp(e, RC_PRED), *q = ptx_tmp(e, RC_PRED);
+    const char *slot = ptx_tmp(e, RC_B32), *ph = ptx_tmp(e, RC_B32), *prev = ptx_tmp(e, RC_B32), *p = ptx_tmp(e, RC_PRED);
     ptx_ins(e, "mov.u32 %s, %%cluster_ctarank", rank);
     ptx_ins(e, "and.b32 %s, %s, 1", odd, rank);
     ptx_ins(e, "setp.eq.u32 %s, %s, %lld", first, ptx_reg(e, e->tlin), (long long)(32 * s->lo));
     ptx_ins(e, "and.b32 %s, %%tc_pm, 7", slot);
     ptx_ins(e, "shl.b32 %s, %s, 3", slot, slot);
     ptx_ins(e, "bfe.u32 %s, %%tc_pm, 3, 1", ph);
+    ptx_ins(e, "xor.b32 %s, %s, 1", prev, ph);
     ptx_ins(e, "setp.eq.and.u32 %s, %s, 1, %s", p, odd, first);
     sb_printf(&e->body, "\t@!%s bra.uni $L_tcpair_%d_lead;\n", p, id);
     /* the odd CTA: the ack of meeting i - 8 (a fresh barrier's parity 1 passes at once), then arrive */
-    ptx_ins(e, "xor.b32 %s, %s, 1", a, ph);
-    ptx_ins(e, "add.u32 %s, %%tc_ack, %s", peer, slot);
-    ptx_label(e, id, "tcpair", "ack");
-    ptx_ins(e, "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 %s, [%s], %s", q, peer, a);
-    sb_printf(&e->body, "\t@!%s bra.uni $L_tcpair_%d_ack;\n", q, id);
-    ptx_ins(e, "add.u32 %s, %%tc_pairb, %s", peer, slot);
-    ptx_ins(e, "and.b32 %s, %s, 0xfffffffe", a, rank);
-    ptx_ins(e, "mapa.shared::cluster.u32 %s, %s, %s", peer, peer, a);
-    ptx_ins(e, "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%s]", peer);
+    tc_pair_side(e, id, "ack", slot, "%tc_ack", prev, "%tc_pairb", rank, "and.b32");
     ptx_label(e, id, "tcpair", "lead");
     ptx_ins(e, "setp.eq.and.u32 %s, %s, 0, %s", p, odd, first);
     sb_printf(&e->body, "\t@!%s bra.uni $L_tcpair_%d_done;\n", p, id);
-    ptx_ins(e, "add.u32 %s, %%tc_pairb, %s", peer, slot);
-    ptx_label(e, id, "tcpair", "wait");
-    ptx_ins(e, "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 %s, [%s], %s", q, peer, ph);
-    sb_printf(&e->body, "\t@!%s bra.uni $L_tcpair_%d_wait;\n", q, id);
-    ptx_ins(e, "add.u32 %s, %%tc_ack, %s", peer, slot);
-    ptx_ins(e, "or.b32 %s, %s, 1", a, rank);
-    ptx_ins(e, "mapa.shared::cluster.u32 %s, %s, %s", peer, peer, a);
-    ptx_ins(e, "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%s]", peer);
+    /* the leader: the odd CTA's arrival, then the ack */
+    tc_pair_side(e, id, "wait", slot, "%tc_pairb", ph, "%tc_ack", rank, "or.b32");
     ptx_label(e, id, "tcpair", "done");
     ptx_ins(e, "add.u32 %%tc_pm, %%tc_pm, 1");
 }

@@ -2,6 +2,7 @@
  * GPU through tile_shmem_spawn.
  *
  *   shmem_check [--npes N] [--max-bytes B] [--iters I] [--per P,P,...] [--dtype f32|bf16|both]
+ *               [--ar-switch B] [--ar-oneshot-max B] [--ar-send tile|part] [--tile-bytes B]
  *               [--ag-shapes MxNxK,...] [--ag-iters I] [--ag-pw W,...]
  *               [allgather] [aggemm] [reducescatter] [allreduce] [pingpong] [order] [qp]
  *
@@ -12,6 +13,11 @@
  *   only while a slice keeps at least 4 KiB) and the best of them per size.
  * reducescatter, allreduce: samples/multi/reduce_scatter.tile and all_reduce.tile (sum; f32 and bf16)
  *   at 4 KiB .. max-bytes per PE, every result element against the float64 sum (run_collective).
+ *   The all-reduce in both forms up to --ar-oneshot-max bytes per PE (default 16 MiB), the one-shot
+ *   chosen up to --ar-switch (default 1 MiB), the two-shot above; --ar-send: the two-shot sends
+ *   each reduced tile at once (tile, default) or each block's whole part after its sums (part: the
+ *   sample's SEND_EACH_TILE = 0). --tile-bytes: the bytes a thread of either sums per step from each
+ *   PE (default 64: the samples' TILE x 4 / 256 for f32, x 2 / 256 for bf16).
  * aggemm:    samples/multi/ag_gemm.tile, the all-gather fused with C = all_gather(A) B^T (bf16, f32
  *   accumulation), at the shapes of --ag-shapes (M x N x K with M the gathered rows, a multiple of
  *   n_pes; default 4096x7168x8192, 8192x7168x8192 (Llama-70B's gate projection at TP = 4), 1000x1000x520
@@ -51,6 +57,10 @@ typedef struct Opts {
     long long ag_shapes[8][3];       /* aggemm: M (gathered rows), N, K */
     int nag;
     int dtypes;          /* collectives: 1 f32, 2 bf16, 3 both */
+    size_t ar_switch;       /* all-reduce: the largest bytes per PE that choose the one-shot form */
+    size_t ar_oneshot_max;  /* all-reduce: the one-shot form is measured up to these bytes per PE */
+    int tile_bytes;         /* reduce-scatter, all-reduce: bytes a thread sums from each PE per step */
+    int ar_send_part;       /* two-shot all-reduce: send each part after its sums (SEND_EACH_TILE = 0) */
     int per[16], nper;   /* blocks per peer the all-gather tries at each size */
     uint64_t seed;
 } Opts;
@@ -245,7 +255,13 @@ static int run_allgather(tile_shmem *s, int pe, const Opts *o)
     return fails ? 1 : 0;
 }
 
-enum { COLL_TILE = 2048 };   /* samples/multi/reduce_scatter.tile and all_reduce.tile: TILE */
+/* The TILE shmem_check compiles samples/multi/reduce_scatter.tile and all_reduce.tile with, and
+ * rounds chunks and slices to: --tile-bytes (default 64) a thread per step of their sums from each
+ * PE, whatever the type (256 threads a block). */
+static size_t coll_tile(const Opts *o, int bf16)
+{
+    return (size_t)o->tile_bytes * 256 / (bf16 ? 2 : 4);
+}
 
 static uint16_t bf16_bits(float f)
 {
@@ -276,45 +292,54 @@ static double coll_in(uint64_t seed, int q, size_t j, int bf16)
  * and the bus bandwidth as nccl-tests defines it (reduce-scatter: bytes x (n - 1) / n / t;
  * all-reduce: bytes x 2 (n - 1) / n / t, bytes the size of one PE's input), for each blocks-per-peer
  * setting in --per that keeps the grid resident (n_pes * per <= the SM count) and slices of at
- * least 4 KiB, and the best of them per size. */
+ * least 4 KiB, and the best of them per size. The all-reduce runs in both of the sample's forms
+ * up to --ar-oneshot-max (the one-shot all_reduce_oneshot, form 1, and the two-shot all_reduce,
+ * form 0), the two-shot alone above; its `best` line is the form the size chooses (one-shot up
+ * to --ar-switch bytes per PE), each form's best is printed too. */
 static int run_collective(tile_shmem *s, int pe, const Opts *o, int allreduce, int bf16)
 {
     int np = tile_shmem_n_pes(s);
-    const char *what = allreduce ? "allreduce" : "reducescatter";
+    const char *what = allreduce ? "allreduce" : "reducescatter", *tn = bf16 ? "bf16" : "f32";
+    static const char *const forms[2] = {"two-shot", "one-shot"};
     tile_device *d = tile_shmem_device(s);
     tile_device_info info;
     TRY(tile_device_info_get(d, &info));
     tile_program *p = NULL;
     tile_module *m = NULL;
-    tile_kernel *k = NULL;
+    tile_kernel *k[2] = {NULL, NULL};
     const char *path = allreduce ? "samples/multi/all_reduce.tile" : "samples/multi/reduce_scatter.tile";
-    size_t len = 0;
-    char *src_text = slurp(path, &len);
-    if (!src_text) {
-        fprintf(stderr, "cannot read %s\n", path);
-        return 1;
-    }
-    tile_define def = {"T", "bf16"};
-    tile_compile_options co = {.target = TILE_TARGET_SM90A, .opt_level = 2, .defines = bf16 ? &def : NULL,
-                               .ndefines = bf16 ? 1 : 0};
-    tile_status cst = tile_compile(src_text, len, path, &co, &p);
-    free(src_text);
-    if (cst != TILE_SUCCESS) {
-        if (p) fprintf(stderr, "%s", tile_program_diagnostics(p));
-        return 1;
-    }
+    size_t tile = coll_tile(o, bf16);
+    char tile_text[24];
+    snprintf(tile_text, sizeof tile_text, "%zu", tile);
+    tile_define defs[3] = {{"T", bf16 ? "bf16" : "f32"}, {"TILE", tile_text},
+                           {"SEND_EACH_TILE", o->ar_send_part ? "0" : "1"}};   /* the last: all_reduce.tile only */
+    TRY(compile_defs(path, defs, allreduce ? 3 : 2, &p));
     TRY(tile_shmem_module_load(s, p, &m));
-    TRY(tile_module_get_kernel(m, allreduce ? "all_reduce" : "reduce_scatter", &k));
+    TRY(tile_module_get_kernel(m, allreduce ? "all_reduce" : "reduce_scatter", &k[0]));
+    if (allreduce) TRY(tile_module_get_kernel(m, "all_reduce_oneshot", &k[1]));
     int32_t qps[64];
     int defaulted = 0;
     TRY(tile_shmem_qp_create(s, np, qps, &defaulted));
     size_t es = bf16 ? 2 : 4, maxb = o->max_bytes, maxn = maxb / es;
-    /* the samples sum tiles of COLL_TILE elements: chunks and slices are multiples of it */
-    size_t cmax = ((maxn + (size_t)np - 1) / (size_t)np + COLL_TILE - 1) / COLL_TILE * COLL_TILE;
-    tile_devptr inbox, out, sig, src, dq;
+    /* one-shot sizes: up to --ar-oneshot-max (0: none) */
+    size_t max1 = allreduce ? (o->ar_oneshot_max < maxb ? o->ar_oneshot_max : maxb) : 0;
+    /* the samples sum tiles of `tile` elements: chunks, slots and slices are multiples of it */
+    size_t cmax = ((maxn + (size_t)np - 1) / (size_t)np + tile - 1) / tile * tile;
+    size_t n1max = (max1 / es + tile - 1) / tile * tile;
+    if (2 * n1max * (size_t)np > INT32_MAX || 2 * cmax * (size_t)np > INT32_MAX) {
+        fprintf(stderr, "PE %d: %s: a staging view of over 2^31 elements (lower --max-bytes or --ar-oneshot-max)\n",
+                pe, what);
+        return 1;
+    }
+    tile_devptr inbox, inbox1 = 0, out, sig, sig1 = 0, src, dq;
     TRY(tile_shmem_malloc(s, 2 * cmax * (size_t)np * es, &inbox));
     TRY(tile_shmem_malloc(s, allreduce ? cmax * (size_t)np * es : 16, &out));
     TRY(tile_shmem_malloc(s, 8 * 3 * (size_t)np, &sig));
+    if (max1) {
+        TRY(tile_shmem_malloc(s, 2 * n1max * (size_t)np * es, &inbox1));
+        TRY(tile_shmem_malloc(s, 8 * 2 * (size_t)np, &sig1));
+        TRY(tile_memset_d8(d, sig1, 0, 8 * 2 * (size_t)np));
+    }
     TRY(tile_malloc(d, maxb, &src));
     if (!allreduce) TRY(tile_malloc(d, cmax * es, &out));
     TRY(tile_malloc(d, sizeof(int32_t) * (size_t)np, &dq));
@@ -327,10 +352,12 @@ static int run_collective(tile_shmem *s, int pe, const Opts *o, int allreduce, i
     tile_event *e0, *e1;
     TRY(tile_event_create(d, 0, &e0));
     TRY(tile_event_create(d, 0, &e1));
-    uint64_t tgt[2] = {0, 0}, tgt2 = 0;   /* the signals' running sums: per buffer, and the gathered parts */
-    int call = 0, fails = 0;
+    /* the signals' running sums, per form: per staging buffer, and (two-shot) the gathered parts */
+    uint64_t tgt[2][2] = {{0, 0}, {0, 0}}, tgt2 = 0;
+    int call[2] = {0, 0}, fails = 0;
     for (size_t bytes = 4096; bytes <= maxb; bytes *= 4) {
-        size_t total = bytes / es, n = ((total + (size_t)np - 1) / (size_t)np + COLL_TILE - 1) / COLL_TILE * COLL_TILE;
+        size_t total = bytes / es, n = ((total + (size_t)np - 1) / (size_t)np + tile - 1) / tile * tile;
+        size_t n1 = (total + tile - 1) / tile * tile;   /* one-shot: a staging slot holds a whole src */
         uint64_t seed = o->seed ^ (bytes * 0x2545F4914F6CDD1Dull) ^ (uint64_t)(allreduce * 2 + bf16);
         for (size_t j = 0; j < total; j++) {
             float v = gen(seed, pe, j);
@@ -341,112 +368,127 @@ static int run_collective(tile_shmem *s, int pe, const Opts *o, int allreduce, i
         /* the reference: float64 sums of the elements this PE checks, and their bound */
         size_t lo = allreduce ? 0 : (size_t)pe * n, hi = allreduce ? total : (pe + 1) * n < total ? (pe + 1) * n : total;
         if (lo > hi) lo = hi;
-        double best_t = 1e30;
-        int best_per = 0;
-        for (int pi = 0; pi < o->nper; pi++) {
-            int want = o->per[pi];
-            if (want > 1 && (size_t)want * 4096 > n * es) continue;
-            if (np * want > info.sm_count) continue;   /* one block per SM: the grid is resident at once */
-            size_t ch = (n + (size_t)want - 1) / (size_t)want;
-            ch = (ch + COLL_TILE - 1) / COLL_TILE * COLL_TILE;
-            int per = (int)((n + ch - 1) / ch);
-            if (per < 1) per = 1;
-            tile_launch_config cfg = {.grid = {(unsigned)(np * per), 1, 1}};
-            tile_arg a[20];
-            int na = 0;
-            tile_dtype dt = bf16 ? TILE_DTYPE_BF16 : TILE_DTYPE_F32;
-            /* the staging area, src and out each as the pointer the transfers take and the view the tiles use */
-            a[na++] = tile_arg_ptr(dt, inbox);
-            a[na++] = tile_arg_ptr(dt, inbox);
-            if (allreduce) {
-                a[na++] = tile_arg_ptr(dt, out);
-                a[na++] = tile_arg_ptr(dt, out);
-            }
-            a[na++] = tile_arg_ptr(TILE_DTYPE_U64, sig);
-            a[na++] = tile_arg_ptr(dt, src);
-            a[na++] = tile_arg_ptr(dt, src);
-            if (!allreduce) a[na++] = tile_arg_ptr(dt, out);
-            a[na++] = tile_arg_ptr(TILE_DTYPE_I32, dq);
-            a[na++] = tile_arg_i32((int32_t)total);
-            a[na++] = tile_arg_i32((int32_t)n);
-            a[na++] = tile_arg_i32((int32_t)ch);
-            a[na++] = tile_arg_i32(per);
-            int ibuf = na++, itgt = na++, itgt2 = allreduce ? na++ : -1;
-            a[na++] = tile_arg_i32((int32_t)(2 * n * (size_t)np));   /* slots: the staging view */
-            if (!allreduce) a[na++] = tile_arg_i32((int32_t)(hi - lo));   /* mine: the out view */
+        double best_t[2] = {1e30, 1e30};
+        int best_per[2] = {0, 0};
+        for (int form = bytes <= max1 ? 1 : 0; form >= 0; form--) {
+            size_t len = form ? total : n;   /* what the slices split: a PE's chunk, or (one-shot) all of src */
+            for (int pi = 0; pi < o->nper; pi++) {
+                int want = o->per[pi];
+                if (want > 1 && (size_t)want * 4096 > len * es) continue;
+                if (np * want > info.sm_count) continue;   /* one block per SM: the grid is resident at once */
+                size_t ch = (len + (size_t)want - 1) / (size_t)want;
+                ch = (ch + tile - 1) / tile * tile;
+                int per = (int)((len + ch - 1) / ch);
+                if (per < 1) per = 1;
+                tile_launch_config cfg = {.grid = {(unsigned)(np * per), 1, 1}};
+                tile_arg a[20];
+                int na = 0;
+                tile_dtype dt = bf16 ? TILE_DTYPE_BF16 : TILE_DTYPE_F32;
+                /* the staging area, src and out each as the pointer the transfers take and the view the tiles use */
+                a[na++] = tile_arg_ptr(dt, form ? inbox1 : inbox);
+                a[na++] = tile_arg_ptr(dt, form ? inbox1 : inbox);
+                if (allreduce && !form) {
+                    a[na++] = tile_arg_ptr(dt, out);
+                    a[na++] = tile_arg_ptr(dt, out);
+                }
+                a[na++] = tile_arg_ptr(TILE_DTYPE_U64, form ? sig1 : sig);
+                a[na++] = tile_arg_ptr(dt, src);
+                a[na++] = tile_arg_ptr(dt, src);
+                if (!allreduce || form) a[na++] = tile_arg_ptr(dt, out);
+                a[na++] = tile_arg_ptr(TILE_DTYPE_I32, dq);
+                a[na++] = tile_arg_i32((int32_t)total);
+                a[na++] = tile_arg_i32((int32_t)(form ? n1 : n));
+                a[na++] = tile_arg_i32((int32_t)ch);
+                a[na++] = tile_arg_i32(per);
+                int ibuf = na++, itgt = na++, itgt2 = allreduce && !form ? na++ : -1;
+                a[na++] = tile_arg_i32((int32_t)(2 * (form ? n1 : n) * (size_t)np));   /* slots: the staging view */
+                if (!allreduce) a[na++] = tile_arg_i32((int32_t)(hi - lo));   /* mine: the out view */
 #define SET_CALL()                                                                                           \
     do {                                                                                                     \
-        int b_ = call++ % 2;                                                                                 \
+        int b_ = call[form]++ % 2;                                                                           \
         a[ibuf] = tile_arg_i32(b_);                                                                          \
         a[itgt] = tile_arg_scalar(TILE_DTYPE_U64, 0);                                                        \
-        a[itgt].value.u = tgt[b_] += (uint64_t)per;                                                          \
+        a[itgt].value.u = tgt[form][b_] += (uint64_t)per;                                                    \
         if (itgt2 >= 0) {                                                                                    \
             a[itgt2] = tile_arg_scalar(TILE_DTYPE_U64, 0);                                                   \
             a[itgt2].value.u = tgt2 += (uint64_t)(np * per);                                                 \
         }                                                                                                    \
     } while (0)
-            if (hi > lo) TRY(tile_memset_d8(d, out, 0xff, allreduce ? total * es : (hi - lo) * es));   /* poisoned */
-            TRY(tile_device_synchronize(d));
-            TRY(tile_shmem_barrier_all(s));
-            SET_CALL();
-            TRY(tile_launch(k, &cfg, a, na));
-            TRY(tile_device_synchronize(d));
-            if (hi > lo) TRY(tile_memcpy_dtoh(d, back, out, (hi - lo) * es + (allreduce ? lo * es : 0)));
-            size_t bad = 0, first = (size_t)-1;
-            double worst = 0;
-            for (size_t j = lo; j < hi; j++) {
-                double ref = 0, mag = 0;
-                for (int q = 0; q < np; q++) {
-                    double x = coll_in(seed, q, j, bf16);
-                    ref += x;
-                    mag += x < 0 ? -x : x;
-                }
-                size_t at = allreduce ? j : j - lo;
-                double got = bf16 ? (double)bf16_value(((uint16_t *)back)[at]) : (double)((float *)back)[at];
-                double bound = np * 0x1p-24 * mag + (bf16 ? 0x1p-8 * (ref < 0 ? -ref : ref) : 0x1p-24 * (ref < 0 ? -ref : ref));
-                double err = got - ref;
-                if (err < 0) err = -err;
-                if (!(err <= bound)) {
-                    if (!bad++) first = j;
-                }
-                if (err > worst) worst = err;
-            }
-            int reps = bytes >= ((size_t)64 << 20) ? 5 : 50;
-            TRY(tile_shmem_barrier_all(s));
-            TRY(tile_event_record(e0, NULL));
-            for (int r = 0; r < reps; r++) {
+                if (hi > lo) TRY(tile_memset_d8(d, out, 0xff, allreduce ? total * es : (hi - lo) * es));   /* poisoned */
+                TRY(tile_device_synchronize(d));
+                TRY(tile_shmem_barrier_all(s));
                 SET_CALL();
-                TRY(tile_launch(k, &cfg, a, na));
-            }
-            TRY(tile_event_record(e1, NULL));
-            TRY(tile_event_synchronize(e1));
-            float ms = 0;
-            TRY(tile_event_elapsed_ms(e0, e1, &ms));
-            double t = ms * 1e-3 / reps;
-            double busbw = (double)bytes * (allreduce ? 2.0 : 1.0) * (np - 1) / np / t / 1e9;
-            if (pe == 0 || bad)
-                printf("%s %s PE %d: %9zu B/PE x %d PEs, %3d blocks/peer: %s (%zu of %zu wrong, max error %.3g) "
-                       "%9.2f us/call  busbw %7.2f GB/s\n", what, bf16 ? "bf16" : "f32", pe, bytes, np, per,
-                       bad ? "FAIL" : "ok", bad, hi - lo, worst, t * 1e6, busbw);
-            if (bad) {
-                printf("  PE %d first wrong element: %zu\n", pe, first);
-                fails++;
-            }
-            if (t < best_t) best_t = t, best_per = per;
-            TRY(tile_device_synchronize(d));
-            TRY(tile_shmem_barrier_all(s));
+                TRY(tile_launch(k[form], &cfg, a, na));
+                TRY(tile_device_synchronize(d));
+                if (hi > lo) TRY(tile_memcpy_dtoh(d, back, out, (hi - lo) * es + (allreduce ? lo * es : 0)));
+                size_t bad = 0, first = (size_t)-1;
+                double worst = 0;
+                for (size_t j = lo; j < hi; j++) {
+                    double ref = 0, mag = 0;
+                    for (int q = 0; q < np; q++) {
+                        double x = coll_in(seed, q, j, bf16);
+                        ref += x;
+                        mag += x < 0 ? -x : x;
+                    }
+                    size_t at = allreduce ? j : j - lo;
+                    double got = bf16 ? (double)bf16_value(((uint16_t *)back)[at]) : (double)((float *)back)[at];
+                    double aref = ref < 0 ? -ref : ref;
+                    double bound = np * 0x1p-24 * mag + (bf16 ? 0x1p-8 : 0x1p-24) * aref;
+                    double err = got - ref;
+                    if (err < 0) err = -err;
+                    if (!(err <= bound)) {
+                        if (!bad++) first = j;
+                    }
+                    if (err > worst) worst = err;
+                }
+                int reps = bytes >= ((size_t)64 << 20) ? 5 : 50;
+                TRY(tile_shmem_barrier_all(s));
+                TRY(tile_event_record(e0, NULL));
+                for (int r = 0; r < reps; r++) {
+                    SET_CALL();
+                    TRY(tile_launch(k[form], &cfg, a, na));
+                }
+                TRY(tile_event_record(e1, NULL));
+                TRY(tile_event_synchronize(e1));
+                float ms = 0;
+                TRY(tile_event_elapsed_ms(e0, e1, &ms));
+                double t = ms * 1e-3 / reps;
+                double busbw = (double)bytes * (allreduce ? 2.0 : 1.0) * (np - 1) / np / t / 1e9;
+                if (pe == 0 || bad)
+                    printf("%s %s%s%s PE %d: %9zu B/PE x %d PEs, %3d blocks/peer: %s (%zu of %zu wrong, max error %.3g) "
+                           "%9.2f us/call  busbw %7.2f GB/s\n", what, tn, allreduce ? " " : "", allreduce ? forms[form] : "",
+                           pe, bytes, np, per, bad ? "FAIL" : "ok", bad, hi - lo, worst, t * 1e6, busbw);
+                if (bad) {
+                    printf("  PE %d first wrong element: %zu\n", pe, first);
+                    fails++;
+                }
+                if (t < best_t[form]) best_t[form] = t, best_per[form] = per;
+                TRY(tile_device_synchronize(d));
+                TRY(tile_shmem_barrier_all(s));
 #undef SET_CALL
+            }
         }
-        if (pe == 0 && best_per)
-            printf("%s %s best: %9zu B/PE x %d PEs: %3d blocks/peer %9.2f us/call  busbw %7.2f GB/s\n", what,
-                   bf16 ? "bf16" : "f32", bytes, np, best_per, best_t * 1e6,
-                   (double)bytes * (allreduce ? 2.0 : 1.0) * (np - 1) / np / best_t / 1e9);
+        double bus = (double)bytes * (allreduce ? 2.0 : 1.0) * (np - 1) / np / 1e9;
+        for (int form = 0; allreduce && pe == 0 && form < 2; form++)
+            if (best_per[form])
+                printf("%s %s %s best: %9zu B/PE x %d PEs: %3d blocks/peer %9.2f us/call  busbw %7.2f GB/s\n", what, tn,
+                       forms[form], bytes, np, best_per[form], best_t[form] * 1e6, bus / best_t[form]);
+        int f = allreduce && bytes <= o->ar_switch && best_per[1] ? 1 : 0;   /* the form this size chooses */
+        const char *other = best_per[!f] && best_t[!f] < best_t[f] ? "; the other form was faster)" : ")";
+        if (pe == 0 && best_per[f])
+            printf("%s %s best: %9zu B/PE x %d PEs: %3d blocks/peer %9.2f us/call  busbw %7.2f GB/s%s%s%s\n", what, tn,
+                   bytes, np, best_per[f], best_t[f] * 1e6, bus / best_t[f], allreduce ? " (" : "",
+                   allreduce ? forms[f] : "", allreduce ? other : "");
         fflush(stdout);
     }
     free(h);
     free(back);
     TRY(tile_shmem_free(s, inbox));
     TRY(tile_shmem_free(s, sig));
+    if (max1) {
+        TRY(tile_shmem_free(s, inbox1));
+        TRY(tile_shmem_free(s, sig1));
+    }
     if (allreduce) TRY(tile_shmem_free(s, out));
     else TRY(tile_free(d, out));
     TRY(tile_shmem_module_unload(s, m));
@@ -770,13 +812,31 @@ static int pe_main(int pe, int npes, void *user)
 int main(int argc, char **argv)
 {
     Opts o = {.npes = 2, .max_bytes = (size_t)256 << 20, .iters = 10000, .per = {1, 8, 32, 64, 128, 256}, .nper = 6,
-              .dtypes = 3, .ag_iters = 20, .ag_pw = {3}, .nag_pw = 1, .nag = 4,
+              .dtypes = 3, .ar_switch = (size_t)1 << 20, .ar_oneshot_max = (size_t)16 << 20,
+              .tile_bytes = 64, .ag_iters = 20, .ag_pw = {3}, .nag_pw = 1, .nag = 4,
               .ag_shapes = {{4096, 7168, 8192}, {8192, 7168, 8192}, {1000, 1000, 520}, {200, 136, 72}}};
     int any = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--npes") && i + 1 < argc) o.npes = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--max-bytes") && i + 1 < argc) o.max_bytes = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--iters") && i + 1 < argc) o.iters = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--ar-switch") && i + 1 < argc) o.ar_switch = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--ar-oneshot-max") && i + 1 < argc) o.ar_oneshot_max = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--ar-send") && i + 1 < argc) {
+            const char *t = argv[++i];
+            o.ar_send_part = !strcmp(t, "part");
+            if (!o.ar_send_part && strcmp(t, "tile")) {
+                fprintf(stderr, "shmem_check: --ar-send takes tile or part, not '%s'\n", t);
+                return 2;
+            }
+        }
+        else if (!strcmp(argv[i], "--tile-bytes") && i + 1 < argc) {
+            o.tile_bytes = atoi(argv[++i]);
+            if (o.tile_bytes < 16 || o.tile_bytes > 128 || (o.tile_bytes & (o.tile_bytes - 1))) {
+                fprintf(stderr, "shmem_check: --tile-bytes takes 16, 32, 64 or 128, not '%s'\n", argv[i]);
+                return 2;
+            }
+        }
         else if (!strcmp(argv[i], "--per") && i + 1 < argc) {
             o.nper = 0;
             for (char *t = strtok(argv[++i], ","); t && o.nper < 16; t = strtok(NULL, ",")) {
@@ -830,7 +890,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "qp")) o.qp = any = 1;
         else {
             fprintf(stderr, "usage: shmem_check [--npes N] [--max-bytes B] [--iters I] [--per P,P,...] [--dtype f32|bf16|both] "
-                            "[--ag-shapes MxNxK,...] [--ag-iters I] [--ag-pw W,...] [allgather] [aggemm] [reducescatter] [allreduce] [pingpong] "
+                            "[--ar-switch B] [--ar-oneshot-max B] [--ar-send tile|part] [--tile-bytes B] [--ag-shapes MxNxK,...] [--ag-iters I] [--ag-pw W,...] [allgather] [aggemm] [reducescatter] [allreduce] [pingpong] "
                             "[order] [qp]\n");
             return 2;
         }

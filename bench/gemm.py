@@ -15,9 +15,12 @@ C = A @ B^T into its own bf16 C from those same tensors. tilec's kernel is compi
 through the Python package (python/tilec; libtile from $TILEC_LIB or the build tree) on the torch
 tensors themselves: the runtime encodes the tensor maps from the arguments and the kernel's boxes
 (the compile time of each variant, in process, and ptxas's on its PTX are printed). Each timed launch sits between CUDA events on the default stream, after warm-up, preceded by
-an L2 flush and a spin that hide the host's launch overhead (time_one); every contender of a shape
-is timed once per round, R rounds interleaved (so that clock or temperature drift reaches all
-alike), and the median of its R times is reported. TFLOP/s = 2 M N K / time; the fraction is of
+an L2 flush and a GPU spin that hide the host's time in the call (time_one): the warm-up measures
+each contender's host time per call, and the spin is twice the longest plus 20 us (at least 50 us),
+so that a contender of two launches (split-K) is timed as its kernels too; Python's garbage
+collector is off while timing. Every contender of a shape is timed once per round, R rounds
+interleaved (so that clock or temperature drift reaches all alike), and the median of its R times
+is reported. TFLOP/s = 2 M N K / time; the fraction is of
 the H100 SXM's 989 dense bf16 TFLOP/s. Every result is compared with cuBLAS's (relative Frobenius
 error ||C - C_ref|| / ||C_ref||, about 2^-9 for bf16 output) before timing; a variant above 1e-2 is
 reported as FAIL and not timed.
@@ -58,6 +61,7 @@ every variant (PTX, parameters, cubin when ptxas is found) and prints the compil
 """
 import argparse
 import atexit
+import gc
 import math
 import os
 import shutil
@@ -77,7 +81,8 @@ SAMPLES = {"plain": "gemm_sm90", "persistent": "gemm_persistent_sm90",
            "pingpong": "gemm_pingpong_sm90", "cluster": "gemm_cluster_sm90", "splitk": "gemm_splitk_sm90"}
 WHOLE_C = "src=bench/gemm_variants/persistent_whole_c.tile"
 # split-K with the whole waves of tiles kept whole (every tile split where they are fewer than the SMs)
-SPLITK_SWEEP = "splitk splits=2 dp=waves;splitk BN=64 STAGES=6 splits=2 dp=waves;splitk BN=256 STAGES=3 splits=4 dp=waves"
+SPLITK_SWEEP = ("splitk splits=2 dp=waves;splitk BN=64 STAGES=6 splits=2 dp=waves;"
+                "splitk BN=256 STAGES=4 CW=32 PW=16 splits=4 dp=waves")
 FIVE = "4096x4096x4096,8192x8192x8192,8192x1024x8192,16384x4096x1024,128x8192x8192"
 
 torch = None   # imported by need_torch() when timing
@@ -443,15 +448,18 @@ class Variant:
                 red(ws=ws, c=c, M=M, N=N, P=slots, splits=S, dp=dp, grid=rgrid, device="cuda")
         return launch
 
-    def estimate(self, M, N, K):
-        """tilec.gemm's cost model for this variant at M x N x K (us), or None."""
+    def config_at(self, M, N, K):
+        """config() at M x N x K: dp=waves as the number of tiles it is there."""
         cfg = self.config()
-        if cfg is None:
-            return None
-        if cfg.kind == "splitk" and self.dp == "waves":
+        if cfg is not None and cfg.kind == "splitk" and self.dp == "waves":
             cfg = tgemm.Config("splitk", cfg.defines, splits=cfg.splits,
                                dp=self.splitk_dp(((M + self.tile[0] - 1) // self.tile[0]) * ((N + self.tile[1] - 1) // self.tile[1])))
-        return tgemm.estimate_us(cfg, M, N, K, SMS)
+        return cfg
+
+    def estimate(self, M, N, K):
+        """tilec.gemm's cost model for this variant at M x N x K (us), or None."""
+        cfg = self.config_at(M, N, K)
+        return None if cfg is None else tgemm.estimate_us(cfg, M, N, K, SMS)
 
 
 # ---- the correctness loop (--check) ----------------------------------------------------------
@@ -539,15 +547,20 @@ def need_torch():
 FLUSH = None   # 256 MiB written before each timed launch: L2 (50 MiB) holds none of the operands
 
 
-def time_one(fn):
+SPIN_CYCLES_PER_US = 2000   # torch.cuda._sleep counts SM clocks: the H100's 1980 MHz, rounded up (a
+                            # slower clock makes the spin longer, never shorter than meant)
+
+
+def time_one(fn, spin_us=50.0):
     """One launch between events. Before the start event the GPU is kept busy (an L2 flush, then a
-    ~50 us spin) so that the host's launch overhead of fn (Python, torch's dispatcher, Triton's
-    launcher, ctypes) is hidden: the events see the kernel alone, for every contender alike."""
+    spin of spin_us) so that the host's time in fn (Python, torch's dispatcher, Triton's launcher,
+    ctypes; both launches of a split-K) is hidden: the events see the kernels alone, for every
+    contender alike, as long as the spin outlasts the host's time in fn (time_interleaved sees to it)."""
     global FLUSH
     if FLUSH is None:
         FLUSH = torch.empty(64 << 20, dtype=torch.int32, device="cuda")
     FLUSH.zero_()
-    torch.cuda._sleep(100_000)
+    torch.cuda._sleep(int(spin_us * SPIN_CYCLES_PER_US))
     s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     s.record()
     fn()
@@ -556,18 +569,42 @@ def time_one(fn):
     return s.elapsed_time(e)
 
 
+class Timing:
+    """time_interleaved's result: each contender's median time (ms), the host's time in one call of
+    each (us, the longest of the warm-up's last two calls) and the spin every timed launch waited
+    behind (us)."""
+
+    def __init__(self, medians, host_us, spin_us):
+        self.medians, self.host_us, self.spin_us = medians, host_us, spin_us
+
+
 def time_interleaved(fns, reps):
     """Median times of several contenders measured in rounds (each round times every contender once,
-    in turn), so that clock and temperature drift during the run reaches all of them alike."""
-    for fn in fns:
-        for _ in range(3):
+    in turn), so that clock and temperature drift during the run reaches all of them alike. The
+    warm-up measures the host's time in each contender's call; the spin before each timed launch is
+    twice the longest of them plus 20 us (at least 50 us), so that the host's time is hidden for all:
+    a contender of two launches (split-K) is timed as its kernels, not as the host's time between
+    them. Python's garbage collector is off while timing (a collection inside a timed call would be
+    host time the spin did not plan for)."""
+    host = [0.0] * len(fns)
+    for i, fn in enumerate(fns):
+        for j in range(3):
+            t0 = time.perf_counter()
             fn()
+            if j:
+                host[i] = max(host[i], (time.perf_counter() - t0) * 1e6)
     torch.cuda.synchronize()
+    spin_us = min(max(50.0, 2 * max(host) + 20), 5000.0)
     ts = [[] for _ in fns]
-    for _ in range(reps):
-        for i, fn in enumerate(fns):
-            ts[i].append(time_one(fn))
-    return [statistics.median(t) for t in ts]
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(reps):
+            for i, fn in enumerate(fns):
+                ts[i].append(time_one(fn, spin_us))
+    finally:
+        gc.enable()
+    return Timing([statistics.median(t) for t in ts], host, spin_us)
 
 
 def rel_fro(c, ref):
@@ -716,9 +753,11 @@ def compare(variants, shapes, reps):
             rows.append((f"{tname} (1st call: autotune+compile {tcomp:.0f} ms)",
                          (lambda go, ct: lambda: go(a, b, ct))(triton_run, ct), err))
         rows += variant_rows(variants, a, b, ref, f"{M}x{N}x{K}")
-        times = time_interleaved([r[1] for r in rows], reps)
+        timing = time_interleaved([r[1] for r in rows], reps)
+        times = timing.medians
         t_cublas = times[0]
-        print(f"== {M} x {N} x {K}  (median of {reps} interleaved rounds)")
+        print(f"== {M} x {N} x {K}  (median of {reps} interleaved rounds; each launch behind a "
+              f"{timing.spin_us:.0f} us spin, the host's longest call {max(timing.host_us):.0f} us)")
         for (name, _, err), t in zip(rows, times):
             tf = flop / (t * 1e-3) / 1e12
             print(f"  {name:60s} {t * 1e3:9.1f} us {tf:7.1f} TFLOP/s {tf / PEAK:6.3f} of peak "
@@ -733,6 +772,9 @@ def tune(variants, shapes, reps, ranked=True):
     tp = make_triton_persistent()
     torch.manual_seed(1)
     best_rows = []
+    host_max = []   # per shape: (the host's longest call in us, shape, contender, the spin in us)
+    chosen_host = []   # the host's time in the chooser's call, per shape (us)
+    same = []       # (shape, the chooser's time over that of the variant of the same configuration)
     for shape in shapes:
         M, N, K = shape
         a, b, ref, cublas = make_inputs(M, N, K)
@@ -755,21 +797,31 @@ def tune(variants, shapes, reps, ranked=True):
             rows.append((f"chosen {cfg}", (lambda cc, cfg: lambda: tgemm.matmul(a, b, out=cc, config=cfg))(cc, cfg), 0.0))
         else:
             print(f"{M}x{N}x{K} tilec.gemm {cfg}: FAIL rel. Frobenius error {rel_fro(cc, ref):.3g}")
-        times = time_interleaved([r[1] for r in rows], reps)
+        timing = time_interleaved([r[1] for r in rows], reps)
+        times = timing.medians
         tune_s = time.perf_counter() - t_check
+        slowest = max(range(len(rows)), key=lambda i: timing.host_us[i])
+        host_max.append((timing.host_us[slowest], f"{M}x{N}x{K}", rows[slowest][0], timing.spin_us))
         flop = 2.0 * M * N * K
         order = sorted(range(len(rows)), key=lambda i: times[i])
         if ranked:
             print(f"== {M} x {N} x {K}: {len(rows) - 1} contenders checked and timed in {tune_s:.1f} s "
-                  f"(median of {reps} interleaved rounds)")
+                  f"(median of {reps} interleaved rounds; each launch behind a {timing.spin_us:.0f} us spin; "
+                  f"host: the host's time in one call)")
         for i in order if ranked else ():
             tf = flop / (times[i] * 1e-3) / 1e12
             model = f"   model {est[rows[i][0]]:7.1f} us" if est.get(rows[i][0]) else ""
             print(f"  {rows[i][0]:55s} {times[i] * 1e3:9.1f} us {tf:7.1f} TFLOP/s {tf / PEAK:6.3f} of peak "
-                  f"{times[0] / times[i]:6.3f}x cuBLAS{model}")
+                  f"{times[0] / times[i]:6.3f}x cuBLAS  host {timing.host_us[i]:5.0f} us{model}")
         tl = [i for i in order if rows[i][0].startswith("tilec")]
         tr = [i for i in order if rows[i][0].startswith("Triton")]
         ch = [i for i in order if rows[i][0].startswith("chosen")]
+        twin = next((f"tilec [{v.label}]" for v in variants if v.config_at(M, N, K) == cfg), None)
+        twin = next((i for i in range(len(rows)) if rows[i][0] == twin), None)
+        if ch:
+            chosen_host.append(timing.host_us[ch[0]])
+            if twin is not None:
+                same.append((f"{M}x{N}x{K}", times[ch[0]] / times[twin], rows[twin][0]))
         best_rows.append((f"{M}x{N}x{K}", rows[tl[0]][0] if tl else "-", times[0] / times[tl[0]] if tl else 0.0,
                           times[0] / times[tr[0]] if tr else 0.0, flop / (times[tl[0]] * 1e-3) / 1e12 if tl else 0.0,
                           rows[ch[0]][0][7:] if ch else "-", times[0] / times[ch[0]] if ch else 0.0))
@@ -791,6 +843,15 @@ def tune(variants, shapes, reps, ranked=True):
         print(f"== {len(ok)} shapes: tilec (best variant per shape) geometric mean {gmean([r[2] for r in ok]):.3f}x cuBLAS, "
               f"worst {worst[2]:.3f}x at {worst[0]} ({worst[1]}); Triton persistent geometric mean "
               f"{gmean([r[3] for r in ok if r[3] > 0]):.3f}x")
+    if host_max:
+        h = max(host_max)
+        print(f"== the host's longest call: {h[0]:.0f} us ({h[2]} at {h[1]}), hidden behind a {h[3]:.0f} us spin; "
+              f"the chooser's rows: up to {max(t for t in chosen_host) if chosen_host else 0:.0f} us")
+    if same:
+        worst = max(same, key=lambda r: r[1])
+        print(f"== the chooser's row against the variant of the same configuration, where the preset has one: "
+              f"{len(same)} shapes, time ratio {min(r[1] for r in same):.3f} .. {worst[1]:.3f} "
+              f"(the most at {worst[0]}, {worst[2]})")
     okc = [r for r in best_rows if r[6] > 0]
     if okc:
         worst = min(okc, key=lambda r: r[6])

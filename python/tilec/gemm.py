@@ -15,15 +15,19 @@ chooser"): it counts the output tiles each tile shape gives against the device's
   fit in one wave (tiles <= SMs); past that, the ping-pong kernel for wide N (N >= 14336) and the
   persistent kernel with 128 x 128 tiles otherwise.
 - More rows: the persistent kernel, with 128 x 256 tiles (GROUP_M = 16 raster) unless 128 x 128
-  tiles take less time counted in waves: waves(128 x 128) x 0.6 < waves(128 x 256), a wave of
-  128 x 128 tiles costing 0.6 of one of 128 x 256 tiles (M = 512 against N = 4096: one wave of 64
-  tiles or one of 128 smaller ones; N = 10240: 2 waves or 3 smaller ones). Where that is one partial
+  tiles take less time counted in waves: waves(128 x 128) x 0.56 < waves(128 x 256), a wave of
+  128 x 128 tiles costing 0.56 of one of 128 x 256 tiles (M = 512 against N = 4096: one wave of 64
+  tiles or one of 128 smaller ones; N = 10240: 2 waves or 3 smaller ones; N = 28672: 4 waves or 7
+  smaller ones). Where that is one partial
   wave of 128 x 128 tiles and K is short (K <= PINGPONG_MAX_K), the ping-pong kernel.
 - Then split-K (kind "splitk", samples/gemm_splitk_sm90.tile: the first `dp` tiles whole, the others
   in `splits` slices of K, a second kernel adding the slices in order), where the cost model of
   SPLITK estimates it below SPLITK["gain"] of the choice above: few tiles for the SMs, or a last
-  partial wave of long-K tiles (`dp` = the whole waves, the rest split). `estimate_us` is that model;
-  its constants are meant to be fitted to measurements (bench/gemm.py --preset splitk).
+  partial wave of long-K tiles (`dp` = the whole waves, the rest split). `estimate_us` is that model,
+  its constants fitted to the H100's times of bench/gemm.py --preset splitk.
+
+matmul works out what a shape runs once (the choice, the kernels, their grids, a split-K workspace)
+and keeps it, so that a repeated shape costs its launches alone; `forget` drops what it kept.
 
 Arguments are CUDA torch tensors (device="cuda", the default; queued on torch's current stream)
 or NumPy uint16 arrays of bf16 bits (any device; copied in and out, e.g. on the simulator). K must
@@ -31,6 +35,7 @@ be a multiple of 8 (16-byte rows for the tensor maps), N too for the persistent 
 stored through TMA); otherwise `choose` falls back to the plain kernel with pointer stores.
 """
 import os
+import types
 
 import tilec
 
@@ -44,7 +49,8 @@ _REDUCE = "gemm_splitk_reduce_sm90"   # the splitk sample's second kernel
 class Config:
     """A GEMM configuration: the kernel kind (plain, persistent, pingpong, splitk; fp8_scaled for
     scaled_mm) and -D overrides; for splitk also the run-time split: `splits` (slices of K per split
-    tile, default 2) and `dp` (tiles computed whole before the split ones, default 0)."""
+    tile, default 2) and `dp` (tiles computed whole before the split ones, default 0). A value: its
+    fields do not change once made (defines is a read-only mapping)."""
 
     def __init__(self, kind="persistent", defines=None, splits=None, dp=None):
         if kind not in _SAMPLE:
@@ -57,16 +63,22 @@ class Config:
             if not isinstance(splits, int) or not 1 <= splits <= 1024 or not isinstance(dp, int) or dp < 0:
                 raise ValueError("tilec.gemm: splits must be an int in 1..1024 and dp an int >= 0, not %r and %r" %
                                  (splits, dp))
-        self.kind, self.defines, self.splits, self.dp = kind, dict(defines or {}), splits, dp
+        defines = types.MappingProxyType(dict(defines or {}))
+        key = (kind, tuple(sorted((k, str(v)) for k, v in defines.items())), splits, dp)
+        for name, v in (("kind", kind), ("defines", defines), ("splits", splits), ("dp", dp), ("_key", key)):
+            object.__setattr__(self, name, v)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("tilec.gemm.Config is a value (matmul keeps plans by it): make another one")
 
     def key(self):
-        return (self.kind, tuple(sorted((k, str(v)) for k, v in self.defines.items())), self.splits, self.dp)
+        return self._key
 
     def __eq__(self, other):
-        return isinstance(other, Config) and self.key() == other.key()
+        return isinstance(other, Config) and self._key == other._key
 
     def __hash__(self):
-        return hash(self.key())
+        return hash(self._key)
 
     def __repr__(self):
         d = " ".join("%s=%s" % kv for kv in sorted(self.defines.items()))
@@ -79,10 +91,10 @@ def _tiles(M, N, bm, bn):
     return -(-M // bm) * -(-N // bn)
 
 
-# A 128 x 128 tile takes about this fraction of a 128 x 256 tile's time in the persistent kernel
-# (half the work at about 0.8 of the throughput: the 128 x 128 variant's measured speed at shapes
-# with many waves, docs/PERFORMANCE.md).
-_BN128_COST = 0.6
+# A wave of 128 x 128 tiles takes about this fraction of a wave of 128 x 256 tiles in the persistent
+# kernel (half the work at about 0.9 of the throughput: M = 512 on the H100, 512 x 6144 x 4096 and
+# 512 x 10240 x 8192 both gave 0.56, docs/PERFORMANCE.md).
+_BN128_COST = 0.56
 
 
 def _waves(tiles, sms):
@@ -93,51 +105,57 @@ def _waves(tiles, sms):
 # partial wave and K is short (each tile's prologue and epilogue weigh most; 1000 x 1496 x 1000).
 PINGPONG_MAX_K = 2048
 
-# The split-K cost model (estimate_us), in microseconds on one device. Fitted to the H100 by hand
-# from the sweep's times; refit from bench/gemm.py --preset splitk (each variant's time beside the
-# model's estimate).
+# The cost model (estimate_us), in microseconds on one device, fitted to the H100 SXM: the 80
+# kernel-bound times of bench/gemm.py --preset splitk, to a root-mean-square error of about 11%
+# (bench/fit_gemm_model.py fits them to such a log; docs/PERFORMANCE.md, "Split-K", says how).
 SPLITK = {
-    # TFLOP/s one SM sustains in the main loop, by tile width (BN): 128 x 256 tiles at about 740
-    # TFLOP/s over 132 SMs; 128 x 128 at 0.8 of that; 128 x 64 at 0.65
-    "sm_tflops": {256: 5.6, 128: 4.5, 64: 3.6},
-    "unit_us": 1.0,       # a unit's fixed cost: filling the ring, the epilogue's stores
-    "reduce_gbs": 3000.0, # GB/s the reduction's traffic moves at (its slots mostly still in L2)
-    "launch_us": 2.0,     # the reduction's launch and ramp behind the GEMM
-    "dram_gbs": 3000.0,   # GB/s of reading A and B once: no configuration is faster (M = 128, long K)
+    # TFLOP/s one SM sustains in the main loop, by tile width (BN); what a unit costs beyond its
+    # boxes (filling the ring, the epilogue's stores) is unit_us
+    "sm_tflops": {256: 6.1, 128: 5.8, 64: 4.0},
+    "unit_us": 3.7,
+    "kernel_us": 5.2,     # a GEMM launch's fixed cost: the launch, the first loads' latency, the last epilogue
+    "launch_us": 7.4,     # the reduction's launch behind the GEMM and its ramp
+    "reduce_gbs": 2770.0, # GB/s the reduction reads the slots and writes C at
+    "dram_gbs": 2500.0,   # GB/s of reading A and B once and writing the slots: no configuration is faster
     "gain": 0.9,          # split only where the estimate is below this fraction of the choice without it
     "max_splits": 8,
-    "stages": {256: 3, 128: 5, 64: 6},   # the splitk sample's deepest ring per tile width (227 KiB)
+    # the splitk sample's -D overrides per tile width: the deepest ring that fits 227 KiB; for 128 x 256
+    # tiles with 64-byte epilogue pieces, which leave room for a fourth stage (2-5% ahead where measured)
+    "defines": {256: {"STAGES": 4, "CW": 32, "PW": 16}, 128: {"STAGES": 5}, 64: {"STAGES": 6}},
 }
 
 
 _DEFAULT_BN = {"plain": 256, "persistent": 256, "pingpong": 128, "splitk": 128}   # the samples' BN
 
 
-def _unit_us(bn, k, sms_flops):
-    return 2.0 * 128 * bn * k / (sms_flops[bn] * 1e6) + SPLITK["unit_us"]
+def _unit_us(bn, boxes):
+    """A unit of `boxes` column boxes (BK = 64) of a 128 x bn tile on one SM."""
+    return 2.0 * 128 * bn * 64 * boxes / (SPLITK["sm_tflops"][bn] * 1e6) + SPLITK["unit_us"]
 
 
 def estimate_us(cfg, M, N, K, sms=132):
     """The cost model's time of configuration cfg for C[M, N] = A[M, K] B[N, K]^T, in microseconds:
-    the rounds of units each SM runs (a unit: a whole tile, or a slice of one, at the tile width's
-    rate plus a fixed cost), at least the time to read A and B once, and for splitk the reduction
-    (its slots written and read, C written, plus a launch). Only as good as SPLITK's constants; used
-    to compare configurations."""
+    a launch's fixed cost plus the rounds of units each SM runs (a unit: a whole tile, or a slice of
+    one, at the tile width's rate plus a fixed cost), at least the time to read A and B once (and
+    write the slots); for splitk also the reduction (its launch, the slots read and C written). Only
+    as good as SPLITK's constants; used to compare configurations."""
     bn = int(cfg.defines.get("BN", _DEFAULT_BN.get(cfg.kind, 256)))
     bn = min((256, 128, 64), key=lambda x: abs(x - bn))   # the rates the model has
-    rate = SPLITK["sm_tflops"]
     nk = -(-K // 64)
     tiles = _tiles(M, N, 128, bn)
-    operands_us = 2.0 * K * (M + N) / (SPLITK["dram_gbs"] * 1e3)
+    dram = SPLITK["dram_gbs"] * 1e3   # bytes per microsecond
+    operands_us = 2.0 * K * (M + N) / dram
     if cfg.kind != "splitk":
-        return max(_waves(tiles, sms) * _unit_us(bn, nk * 64, rate), operands_us)
+        return SPLITK["kernel_us"] + max(_waves(tiles, sms) * _unit_us(bn, nk), operands_us)
     dp, S = min(cfg.dp, tiles), cfg.splits
-    whole = _waves(dp, sms) * _unit_us(bn, nk * 64, rate) if dp else 0.0
     split = (tiles - dp) * S
-    t = whole + _waves(split, sms) * _unit_us(bn, -(-nk // S) * 64, rate) if split else whole
-    t = max(t, operands_us)
+    t = _waves(dp, sms) * _unit_us(bn, nk) if dp else 0.0
     if split:
-        t += SPLITK["launch_us"] + (2 * S + 0.5) * (tiles - dp) * 128 * bn * 4 / (SPLITK["reduce_gbs"] * 1e3)
+        t += _waves(split, sms) * _unit_us(bn, -(-nk // S))
+    slots_bytes = split * 128 * bn * 4
+    t = SPLITK["kernel_us"] + max(t, operands_us + slots_bytes / dram)
+    if split:
+        t += SPLITK["launch_us"] + (slots_bytes + (tiles - dp) * 128 * bn * 2) / (SPLITK["reduce_gbs"] * 1e3)
     return t
 
 
@@ -151,7 +169,7 @@ def _split_candidates(M, N, K, sms):
         full = tiles // sms * sms
         for dp in sorted({0, full if full < tiles else 0}):
             for S in range(2, min(SPLITK["max_splits"], nk) + 1):
-                yield Config("splitk", {"BN": bn, "STAGES": SPLITK["stages"][bn]}, splits=S, dp=dp)
+                yield Config("splitk", dict(SPLITK["defines"][bn], BN=bn), splits=S, dp=dp)
 
 
 def choose(M, N, K, sms=132):
@@ -184,13 +202,22 @@ def choose(M, N, K, sms=132):
     return base
 
 
-_chosen = {}   # matmul's choice per (M, N, K, SMs): choose weighs every split-K candidate (about 0.5 ms)
+# matmul's plans: what it launches for a shape, worked out on its first call (choose weighs every
+# split-K candidate, about 0.5 ms) and kept, so that a repeated shape costs its launches alone
+_plans = {}        # (M, N, K, SMs, config or None) -> _Plan
+_workspaces = {}   # (where, stream, slots, BM, BN) -> a splitk workspace, made once and kept
 
 
 def forget():
-    """Drops matmul's remembered choices, so that its next calls choose again (after changing SPLITK or
-    PINGPONG_MAX_K)."""
-    _chosen.clear()
+    """Drops matmul's plans and split-K workspaces, so that its next calls choose again (after changing
+    SPLITK, PINGPONG_MAX_K or choose). Waits for the GPU first when a workspace in GPU memory is kept,
+    since launches still queued may use it."""
+    import sys
+    torch = sys.modules.get("torch")
+    if torch is not None and any(k[0] is not None for k in _workspaces):
+        torch.cuda.synchronize()
+    _plans.clear()
+    _workspaces.clear()
 
 
 def samples_dir():
@@ -277,21 +304,56 @@ def matmul(a, b, out=None, *, config=None, device="cuda", stream=None):
                          "of a multiple of 16 bytes (K a multiple of 8)" % K)
     out = _output(a, out, M, N, "matmul")
     sms = _sm_count(device)
-    cfg = config or _chosen.get((M, N, K, sms))
-    if cfg is None:
-        cfg = _chosen[(M, N, K, sms)] = choose(M, N, K, sms)
-    if cfg.kind != "plain" and N % 8:
-        raise ValueError("tilec.gemm.matmul: %r stores C through TMA, which needs N a multiple of 8 (N = %d)" % (cfg, N))
-    k = kernel(cfg)
-    bm, bn = k.params[0].box[0], k.params[1].box[0]
-    grid = _tiles(M, N, bm, bn)
-    if cfg.kind == "splitk":
-        _splitk(cfg, a, b, out, M, N, K, grid, sms, device, stream)
+    plan = _plans.get((M, N, K, sms, config))
+    if plan is None:
+        plan = _Plan(config or choose(M, N, K, sms), M, N, K, sms)
+        _plans[(M, N, K, sms, config)] = plan
+    if plan.reduce is None:
+        plan.kernel(a, b, out, M, N, K, grid=plan.grid, device=device, stream=stream)
         return out
-    if cfg.kind != "plain":
-        grid = min(grid, sms)
-    k(a, b, out, M, N, K, grid=grid, device=device, stream=stream)
+    ws = _workspace_for(a, plan, device, stream)
+    cfg = plan.config
+    plan.kernel(a, b, out, ws, M, N, K, plan.P, cfg.splits, plan.dp, grid=plan.grid, device=device, stream=stream)
+    if plan.slots:
+        plan.reduce(ws, out, M, N, plan.slots, cfg.splits, plan.dp, grid=plan.rgrid, device=device, stream=stream)
     return out
+
+
+class _Plan:
+    """What matmul launches for one shape and configuration, worked out once: the kernel and its grid;
+    for splitk also the reduction (None otherwise), its grid, the whole tiles (dp), the slots of the
+    split ones and the workspace's shape [P, BM, BN] (P = max(1, slots))."""
+
+    def __init__(self, cfg, M, N, K, sms):
+        if cfg.kind != "plain" and N % 8:
+            raise ValueError("tilec.gemm.matmul: %r stores C through TMA, which needs N a multiple of 8 (N = %d)" %
+                             (cfg, N))
+        self.config, self.kernel, self.reduce, self.shape = cfg, kernel(cfg), None, (M, N, K)
+        bm, bn = self.kernel.params[0].box[0], self.kernel.params[1].box[0]
+        tiles = _tiles(M, N, bm, bn)
+        self.grid = tiles if cfg.kind == "plain" else min(tiles, sms)
+        if cfg.kind == "splitk":
+            self.dp = min(cfg.dp, tiles)
+            self.slots = (tiles - self.dp) * cfg.splits
+            self.P, self.bm, self.bn = max(1, self.slots), bm, bn
+            self.grid = min(self.dp + self.slots, sms)
+            self.reduce = reduce_kernel(cfg)
+            self.rgrid = (tiles - self.dp) * -(-bm // 16)   # a block per 16 rows of a split tile
+
+
+def _workspace_for(like, plan, device, stream):
+    """The workspace of a splitk plan, made on first use and kept per place, stream and size: a later
+    launch on the same stream is ordered after the previous one's reduction, which has read it. Shapes
+    with the same split tiles (any M within the same row tiles, say) share one."""
+    if hasattr(like, "new_empty"):   # a torch tensor: its device, and the stream the launches are queued on
+        s = stream if stream is not None else tilec._torch_current_stream(like.get_device())
+        key = (str(like.device), getattr(s, "cuda_stream", s), plan.P, plan.bm, plan.bn)
+    else:                            # NumPy: copied in and out by each launch, which returns when done
+        key = (None, None, plan.P, plan.bm, plan.bn)
+    ws = _workspaces.get(key)
+    if ws is None:
+        ws = _workspaces[key] = workspace(like, plan.config, *plan.shape)
+    return ws
 
 
 def workspace(like, config, M, N, K):
@@ -306,23 +368,6 @@ def workspace(like, config, M, N, K):
         return torch.empty((slots, bm, bn), device=like.device, dtype=torch.float32)
     import numpy as np
     return np.zeros((slots, bm, bn), np.float32)
-
-
-def _splitk(cfg, a, b, out, M, N, K, tiles, sms, device, stream, ws=None):
-    """The two launches of the splitk sample, on one stream: the GEMM over dp whole tiles and the
-    slices of the others (grid min(units, SMs)), then the reduction of the split tiles' slices into C
-    (a block per 16 rows of a split tile), which the stream orders after it."""
-    dp = min(cfg.dp, tiles)
-    slots = (tiles - dp) * cfg.splits
-    if ws is None:
-        ws = workspace(a, cfg, M, N, K)
-    k = kernel(cfg)
-    bm = k.params[0].box[0]
-    k(a=a, b=b, c=out, ws=ws, M=M, N=N, K=K, P=max(1, slots), splits=cfg.splits, dp=dp, grid=min(dp + slots, sms),
-      device=device, stream=stream)
-    if slots:
-        reduce_kernel(cfg)(ws=ws, c=out, M=M, N=N, P=slots, splits=cfg.splits, dp=dp, grid=(tiles - dp) * -(-bm // 16),
-                           device=device, stream=stream)
 
 
 def choose_fp8(M, N, K, sms=132):

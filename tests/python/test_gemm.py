@@ -23,26 +23,33 @@ class Choose(unittest.TestCase):
         self.assertEqual(gemm.choose(128, 8192, 8192, sms=64), gemm.Config("persistent", {"BN": 128, "STAGES": 6}))
 
     def test_large_m(self):
-        """The persistent kernel; 128 x 128 tiles only where their waves, at 0.6 the cost of a wave of
-        128 x 256 tiles, take less time."""
+        """The persistent kernel; 128 x 128 tiles only where their waves, at 0.56 the cost of a wave
+        of 128 x 256 tiles, take less time."""
         g16 = gemm.Config("persistent", {"GROUP_M": 16})
         bn128 = gemm.Config("persistent", {"BN": 128, "STAGES": 6})
         self.assertEqual(gemm.choose(512, 4096, 4096), bn128)     # 1 wave of 64 tiles, or of 128 smaller ones
         self.assertEqual(gemm.choose(512, 6144, 4096), g16)       # 1 wave of 96, or 2 of 192: 1.2
         self.assertEqual(gemm.choose(512, 14336, 4096), g16)      # 2 waves of 224, or 4 of 448: 2.4
-        self.assertEqual(gemm.choose(512, 28672, 8192), g16)      # 4 waves, or 7 smaller ones: 4.2
+        self.assertEqual(gemm.choose(512, 28672, 8192), bn128)    # 4 waves, or 7 smaller ones: 3.92
+        self.assertEqual(gemm.choose(512, 8192, 28672), g16)      # 1 wave, or 2 smaller ones: 1.12
+        self.assertEqual(gemm.choose(2048, 4096, 4096), g16)      # 2 waves, or 4 smaller ones: 2.24
         self.assertEqual(gemm.choose(4096, 4096, 4096), g16)
         self.assertEqual(gemm.choose(8192, 28672, 8192), g16)     # 55 waves, or 109 smaller ones
 
     def test_splitk(self):
-        """Split-K where the cost model puts it below 0.9 of the choice without it: few 128 x 64 tiles
-        with long K (M = 128), a last partial wave of 128 x 256 tiles (the whole waves computed whole,
-        dp, the rest in 4 slices); not where the tiles already fill their waves, nor where reading A
-        and B bounds the time (M = 128, K = 28672)."""
-        self.assertEqual(gemm.choose(128, 4096, 4096), gemm.Config("splitk", {"BN": 64, "STAGES": 6}, splits=2, dp=0))
+        """Split-K where the cost model puts it below 0.9 of the choice without it: a last partial wave
+        of 128 x 256 tiles with long K (the whole wave computed whole, dp, the other 28 tiles in 4
+        slices). Not where a launch's fixed cost and the reduction outweigh the idle SMs (M = 128, K =
+        4096: 64 tiles of 128 x 64, as measured on the H100), nor where reading A and B bounds the
+        time (M = 128, K = 14336 or 28672), nor where the tiles already fill their waves."""
+        plain64 = gemm.Config("plain", {"BN": 64, "STAGES": 8})
         self.assertEqual(gemm.choose(512, 10240, 8192),
-                         gemm.Config("splitk", {"BN": 256, "STAGES": 3}, splits=4, dp=132))
-        self.assertEqual(gemm.choose(128, 8192, 28672), gemm.Config("plain", {"BN": 64, "STAGES": 8}))
+                         gemm.Config("splitk", {"BN": 256, "STAGES": 4, "CW": 32, "PW": 16}, splits=4, dp=132))
+        self.assertEqual(gemm.choose(128, 4096, 4096), plain64)
+        self.assertEqual(gemm.choose(128, 4096, 14336), plain64)
+        self.assertEqual(gemm.choose(128, 8192, 28672), plain64)
+        self.assertEqual(gemm.choose(512, 6144, 4096), gemm.Config("persistent", {"GROUP_M": 16}))
+        self.assertEqual(gemm.choose(3000, 5000, 1064), gemm.Config("persistent", {"GROUP_M": 16}))
         self.assertEqual(gemm.choose(8192, 8192, 8192).kind, "persistent")
         self.assertEqual(gemm.choose(1000, 1496, 1000), gemm.Config("pingpong"))   # one partial wave, short K
         c = gemm.Config("splitk", splits=3)
@@ -97,6 +104,34 @@ class Matmul(unittest.TestCase):
         self.run_one(130, 264, 72, gemm.Config("splitk", splits=4, dp=1))
         self.run_one(130, 264, 200, gemm.Config("splitk", splits=1, dp=6))
         self.run_one(130, 264, 200, gemm.Config("splitk", {"BN": 256, "STAGES": 3}, splits=2))
+
+    def test_repeated_shape_is_planned_once(self):
+        """matmul chooses a shape's configuration and makes its split-K workspace on the first call
+        only: a repeated shape launches and nothing else, a shape with the same split tiles shares
+        the workspace, and forget() starts over."""
+        made = {"choose": 0, "workspace": 0}
+        choose, workspace = gemm.choose, gemm.workspace
+
+        def counting_choose(*args, **kw):
+            made["choose"] += 1
+            return gemm.Config("splitk", splits=2)
+
+        def counting_workspace(*args, **kw):
+            made["workspace"] += 1
+            return workspace(*args, **kw)
+        gemm.forget()
+        gemm.choose, gemm.workspace = counting_choose, counting_workspace
+        self.addCleanup(setattr, gemm, "choose", choose)
+        self.addCleanup(setattr, gemm, "workspace", workspace)
+        self.addCleanup(gemm.forget)
+        for _ in range(3):
+            self.run_one(200, 136, 264)
+        self.assertEqual(made, {"choose": 1, "workspace": 1})
+        self.run_one(150, 136, 264)   # the same 2 x 2 tiles of 128 x 128: the same workspace
+        self.assertEqual(made, {"choose": 2, "workspace": 1})
+        gemm.forget()
+        self.run_one(200, 136, 264)
+        self.assertEqual(made, {"choose": 3, "workspace": 2})
 
     def test_scaled_mm_fp8(self):
         """fp8 inputs with row and column scales: c = sa[i] sb[j] (A B^T)[i, j], the persistent kernel

@@ -96,7 +96,7 @@ def main():
                         ty = r.first_cta.y;
                         tz = r.first_cta.z;
                     }
-                } else {""")
+                } else {""", 2)   # the load warp (which asks) and the epilogue warp
     elif kind == "zero-trip":
         src = edit(src, loop, "            for i in 0 .. (lim < 0 ? 0 : nkb) {   // S of key block i")
     elif kind == "one-trip":

@@ -187,13 +187,9 @@ static int is_zero_splat(const Value *v)
 static int tc_sibling_yield(const Op *mma, const Op *user)
 {
     if (user->code != OP_YIELD) return 0;
-    for (const Op *y = user; y && y->parent && y->parent->parent; y = y->parent->parent->parent) {
-        const Region *ry = y->parent->parent;
-        for (const Op *x = mma; x && x->parent && x->parent->parent; x = x->parent->parent->parent) {
-            const Region *rx = x->parent->parent;
-            if (rx->parent && rx->parent == ry->parent) return rx != ry && rx->parent->code == OP_IF;
-        }
-    }
+    for (const Op *y = user; tc_owner(y); y = tc_owner(y))
+        for (const Op *x = mma; tc_owner(x); x = tc_owner(x))
+            if (tc_owner(x) == tc_owner(y)) return x->parent->parent != y->parent->parent && tc_owner(x)->code == OP_IF;
     return 0;
 }
 

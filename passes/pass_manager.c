@@ -193,6 +193,19 @@ int pass_run_pipeline(Module *m, const char *pipeline, const PassOptions *opts)
     return failed;
 }
 
+Op *pass_parent_op(const Op *op)
+{
+    return op->parent && op->parent->parent ? op->parent->parent->parent : NULL;
+}
+
+Loc pass_op_loc(const Module *m, const Kernel *k, const Op *op)
+{
+    while (op && !op->loc.line) op = pass_parent_op(op);
+    Loc l = op ? op->loc : k->loc;
+    if (l.line && !l.file) l.file = m->source;
+    return l;
+}
+
 void pass_oplist_push(OpList *l, Op *op)
 {
     if (l->n == l->cap) {

@@ -52,6 +52,9 @@ typedef struct OpList {
     Arena *a;              /* where the array grows (set before the first push) */
 } OpList;
 void pass_oplist_push(OpList *l, Op *op);
+Op *pass_parent_op(const Op *op);   /* the op whose region holds op, or NULL at the kernel's body */
+Loc pass_op_loc(const Module *m, const Kernel *k, const Op *op);   /* op's location, else the nearest
+                                                                     enclosing op's, else k's; with m's file */
 
 /* ================================ the passes ================================ */
 

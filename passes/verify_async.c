@@ -70,19 +70,9 @@ typedef struct AsyncCx {
 
 /* ---- helpers ---- */
 
-static Op *parent_op(const Op *op)
-{
-    return op->parent && op->parent->parent ? op->parent->parent->parent : NULL;
-}
+static Op *parent_op(const Op *op) { return pass_parent_op(op); }
 
-/* The op's location, else the nearest enclosing op's, else the kernel's; with the module's file. */
-static Loc loc_of(const AsyncCx *c, const Op *op)
-{
-    while (op && !op->loc.line) op = parent_op(op);
-    Loc l = op ? op->loc : c->k->loc;
-    if (l.line && !l.file) l.file = c->m->source;
-    return l;
-}
+static Loc loc_of(const AsyncCx *c, const Op *op) { return pass_op_loc(c->m, c->k, op); }
 
 static void err_at(AsyncCx *c, const Op *op, const char *fmt, ...)
 {

@@ -54,10 +54,7 @@ typedef struct ClcCx {
     uint32_t nissues;
 } ClcCx;
 
-static Op *parent_op(const Op *op)
-{
-    return op->parent && op->parent->parent ? op->parent->parent->parent : NULL;
-}
+static Op *parent_op(const Op *op) { return pass_parent_op(op); }
 
 static Loc loc_of(const ClcCx *c, const Op *op)
 {

@@ -27,13 +27,6 @@ typedef struct MmaCx {
 
 enum { W_OPEN, W_COVERED, W_UNKNOWN };   /* the state at the end of a walk */
 
-static Loc loc_near(const MmaCx *c, const Op *op)
-{
-    while (op && !op->loc.line) op = op->parent && op->parent->parent ? op->parent->parent->parent : NULL;
-    Loc l = op ? op->loc : c->k->loc;
-    if (l.line && !l.file) l.file = c->m->source;
-    return l;
-}
 
 static int reads(const Op *op, const Value *v)
 {
@@ -74,9 +67,9 @@ static int reads_in(const Block *b, const Value *v)
 
 static void report(MmaCx *c, const Op *use)
 {
-    diag_error(c->diag, loc_near(c, use), "this reads the result of an mma that may still be running: wait for it "
+    diag_error(c->diag, pass_op_loc(c->m, c->k, use), "this reads the result of an mma that may still be running: wait for it "
                 "first (mma_commit() then mma_wait(n) with fewer than the groups committed since the mma pending)");
-    diag_note(c->diag, loc_near(c, c->mma), "the mma is here; its result is written asynchronously until an "
+    diag_note(c->diag, pass_op_loc(c->m, c->k, c->mma), "the mma is here; its result is written asynchronously until an "
                 "mma_wait covers its commit group");
     c->errors++;
 }

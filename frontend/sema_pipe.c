@@ -700,6 +700,7 @@ static void commit_releases(Sema *s, Pipe *p)
             while (arr && arr->code != OP_MBAR_ARRIVE) arr = arr->next;
             if (!arr) continue;
             Op *c = ir_op_new(s->m, s->b.k, OP_TC_COMMIT, arr->loc, &r->bar, 1, NULL, 0);
+            if (p->pair) ir_attr_set_int(s->m, c, "cta_group", 2);   /* the leader's commit reaches both CTAs */
             ir_op_insert_before(arr, c);
             ir_op_remove(arr);
             if (r->meeting) ir_op_remove(r->meeting);

@@ -11,6 +11,7 @@
  * the kernel's total is checked where it is declared. An f32 tile of N columns takes N columns; a
  * bf16/f16 tile packs two elements to a column.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "sema_impl.h"
@@ -22,12 +23,21 @@ void sema_tmem_stmt(Sema *s, const Node *n)
 {
     char b1[96];
     if (!sema_at_top_level(s, n, "tmem")) return;
-    const Type *t = sema_resolve_type(s, n->a, 0);
-    if (!t) return;
-    if (t->kind != TY_TILE || t->rank != 2 || t->shape[0] != TMEM_LANES ||
-        (t->elem->kind != TY_F32 && t->elem->kind != TY_BF16 && t->elem->kind != TY_F16)) {
+    /* T[128, N]: the dims are read here, not by the tile-type rules (N need not be a power of two) */
+    const Type *t = NULL;
+    int64_t dims[2] = {0, 0};
+    if (n->a->kind == N_TYPE_TILE && n->a->b && n->a->b->nlist == 2) {
+        const Type *el = sema_resolve_type(s, n->a->a, 0);
+        if (!el) return;
+        for (int d = 0; d < 2; d++)
+            if (!sema_const_int(s, n->a->b->list[d], &dims[d], "a tensor-memory tile's dimension")) return;
+        if (dims[0] >= 1 && dims[1] >= 1 && dims[1] <= TMEM_COLUMNS * 2) t = ir_type_tile(s->m, el, 2, dims);
+    }
+    if (!t || t->shape[0] != TMEM_LANES || (t->elem->kind != TY_F32 && t->elem->kind != TY_BF16 && t->elem->kind != TY_F16)) {
+        if (t) TYNAME(t, b1);
+        else snprintf(b1, sizeof b1, "that type");
         diag_error(s->diag, n->a->loc, "a tensor-memory tile is [128, N] of f32, bf16 or f16 (128 lanes, one row each), "
-                   "not %s", TYNAME(t, b1));
+                   "not %s", b1);
         return;
     }
     int64_t N = t->shape[1];

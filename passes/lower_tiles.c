@@ -534,6 +534,13 @@ static void acc_check_op(Op *op, void *ctx)
         }
         return;
     }
+    if ((op->code == OP_TMEM_ALLOC || op->code == OP_TC_MMA || op->code == OP_TC_COMMIT) &&
+        !ir_target_has(l->m->target, TF_TCGEN05)) {
+        diag_error(l->diag, op->loc, "lower-tiles: '%s': tensor memory is sm_100a's (tcgen05), not --target %s's", name,
+                   l->m->target->name);
+        l->errors++;
+        return;
+    }
     if (op->code == OP_TMEM_LOAD || op->code == OP_TMEM_STORE) {   /* one warpgroup: thread t reaches lane t % 128 */
         const Op *g = thread_group(op);
         int64_t lo = g ? ir_attr_int(g, "lo", 0) : 0, threads = group_threads(l, g);

@@ -9,8 +9,9 @@ phase counter passed as the parity), q-pair-undoubled (the pair form's count of 
 cancel-after-failure (every role goes on after a response said the cancellation failed), zero-trip /
 one-trip (the MMA warp counts the key blocks from the block's first row, so it leaves the key loop
 after zero or one blocks where the load warp loaded more), no-release (the loop's V stage is never
-released: the front end), no-rescale-arrive (the correction warpgroup never says O is
-rescaled), no-rescale-wait (the MMA thread issues O += P V without waiting for the correction
+released: the front end), short-correction (the correction warpgroup's loop
+one key block short, so its last arrive on o_ready never runs), no-rescale-arrive (the correction warpgroup's own arrive on o_ready
+left out; -counted: and the barrier's count written by hand), no-rescale-wait (the MMA thread issues O += P V without waiting for the correction
 warpgroup's rescale of O), p-early (the softmax says P is stored before storing it).
 Each edit must apply exactly where expected: a sample that no longer matches is an error here, not
 a variant that silently tests nothing."""
@@ -121,11 +122,16 @@ def main():
             "let nkb = causal != 0 ? min(key_blocks(mb, half, seqlen_q, seqlen_k, causal), (mb * BM + seqlen_k - seqlen_q + BN) / BN) : key_blocks(mb, half, seqlen_q, seqlen_k, causal);"))
     elif kind == "no-release":
         src = edit(src, "                        release(vs);\n", "")
-    elif kind == "no-rescale-arrive":
+    elif kind == "short-correction":   # the correction loop one block short: the last rescale's arrive never runs
+        src = edit(src, "            for i in 1 .. nkb {                // before O += P(i) V(i)",
+                   "            for i in 1 .. nkb - 1 {            // before O += P(i) V(i)")
+    elif kind in ("no-rescale-arrive", "no-rescale-arrive-counted"):
         src = edit(src, """                store(acc, load(acc) * expand(alpha, 1));
                 arrive(o_ready);
 """, """                store(acc, load(acc) * expand(alpha, 1));
 """)
+        if kind == "no-rescale-arrive-counted":   # the count written by hand, as it would be without auto
+            src = edit(src, "    mbarrier o_ready(auto); ", "    mbarrier o_ready(128 * CG);")
     elif kind == "no-rescale-wait":
         src = edit(src, "                            wait(o_ready, orp);\n", "")
     elif kind == "p-early":

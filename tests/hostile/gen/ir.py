@@ -66,13 +66,13 @@ def decode(col):
 
 VALUES = {"i1": "%c", "i32": "%n", "i64": "%l", "u64": "%u", "scalar": "%f", "elt": "%f", "ptr": "%p",
           "view": "%v", "tile": "%t", "vec": "%w", "smem": "%s", "mbar": "%b", "tma": "%x", "parity": "%ph",
-          "any": "%n"}
+          "tmem": "%tm", "any": "%n"}
 TYPES = {"i1": "i1", "i32": "i32", "i64": "i64", "u64": "u64", "scalar": "f32", "elt": "f32", "ptr": "ptr<f32>",
          "view": "view<2xf32>", "tile": "tile<8x8xf32>", "vec": "vec<8xf32>", "smem": "smem<8x8xf32>", "mbar": "mbar",
-         "tma": "tma<8x8xf32>", "parity": "parity", "any": "i32"}
+         "tma": "tma<8x8xf32>", "tmem": "tmem<128x64xf32>", "parity": "parity", "any": "i32"}
 # the kinds each pool value (or type) has, as the verifier's ir_type_in_kinds sees them
 KINDS_OF = {"%c": {"i1", "scalar", "elt"}, "%n": {"i32", "scalar", "elt"}, "%f": {"scalar", "elt"},
-            "%p": {"ptr"}, "%b": {"mbar"}, "%ph": {"parity"}, "%s": {"smem"}, "%x": {"tma"}}
+            "%p": {"ptr"}, "%b": {"mbar"}, "%ph": {"parity"}, "%s": {"smem"}, "%x": {"tma"}, "%tm": {"tmem"}}
 WRONG_VALUES = ["%b", "%p", "%ph", "%n", "%f"]
 TYPE_KINDS = {"mbar": {"mbar"}, "ptr<f32>": {"ptr"}, "parity": {"parity"}, "i32": {"i32", "scalar", "elt"},
               "f32": {"scalar", "elt"}}
@@ -80,7 +80,7 @@ WRONG_TYPES = ["mbar", "ptr<f32>", "parity", "i32", "f32"]
 
 ATTR_VALUES = {"dim": "0", "value": "1", "pred": '"lt"', "vec": "1", "threads": "128", "align": "128",
                "offset": "0", "count": "1", "scope": '"cta"', "release": '"cta"', "cache": '"evict_first"',
-               "cta_group": "1", "pending": "0", "lo": "0", "hi": "4", "id": "1", "first": "0", "sig_op": '"set"',
+               "cta_group": "1", "pending": "0", "col": "0", "lo": "0", "hi": "4", "id": "1", "first": "0", "sig_op": '"set"',
                "cmp": '"eq"', "label": '"s0"', "priority": "1", "prio": "1", "stage": '"s0"'}
 TYPE_VALUES = {"AT_INT": "1", "AT_BOOL": "0", "AT_NUM": "1", "AT_STR": '"x"', "AT_INTS": "[64, 64]"}
 ILL_VALUES = {"AT_INT": '"str"', "AT_BOOL": "2", "AT_NUM": '"str"', "AT_STR": "7", "AT_INTS": "1.5"}
@@ -95,6 +95,7 @@ def module(op_text, lowered=False, amd=False, placement="top"):
     body = ["  tma_shape %x, %n, %n\n",
             "  %s = shared_alloc {align = 128} : smem<8x8xf32>\n",
             "  %b = mbar_alloc {count = 1} : mbar\n",
+            "  %tm = tmem_alloc {col = 0} : tmem<128x64xf32>\n",
             "  %ph = const {value = 0} : parity\n",
             "  %v = make_view %p, %n, %n : view<2xf32>\n",
             "  %t = splat %f : tile<8x8xf32>\n"]

@@ -203,7 +203,7 @@ def main():
                     if terr < 1e-2:
                         contenders.append(("triton", (lambda ot=ot, q=q, k=k, v=v, causal=causal, scale=scale:
                                                       tri(q, k, v, ot, causal, scale)), terr))
-                times = timing.time_interleaved([c[1] for c in contenders], args.reps)
+                times = timing.time_interleaved([c[1] for c in contenders], args.reps).medians
                 flops = 4.0 * b * h * s * s * d / (2 if causal else 1)
                 res = {c[0]: flops / (t * 1e-3) / 1e12 for c, t in zip(contenders, times)}
                 rows.append((d, causal, s, res))

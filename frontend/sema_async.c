@@ -440,8 +440,10 @@ void sema_mbarrier_stmt(Sema *s, const Node *n)
 {
     if (!sema_at_top_level(s, n, "mbarrier")) return;
     int64_t count, size = 0;
-    if (!sema_const_int(s, n->a, &count, "an mbarrier's arrival count")) return;
-    if (count < 1 || count >= (1 << 20)) {
+    int derived = n->a->kind == N_NAME && strcmp(n->a->name, "auto") == 0 && !sema_lookup(s, "auto");
+    if (derived) count = 0;   /* mbarrier NAME(auto): verify-async counts its arrive sites */
+    else if (!sema_const_int(s, n->a, &count, "an mbarrier's arrival count")) return;
+    if (!derived && (count < 1 || count >= (1 << 20))) {
         diag_error(s->diag, n->a->loc, "an mbarrier's arrival count must be 1..%d, not %lld", (1 << 20) - 1, (long long)count);
         return;
     }
@@ -455,6 +457,7 @@ void sema_mbarrier_stmt(Sema *s, const Node *n)
     const Type *t = ir_type_mbar(s->m, size);
     Op *op = ir_build(&s->b, OP_MBAR_ALLOC, n->loc, NULL, 0, t);
     ir_attr_set_int(s->m, op, "count", count);
+    if (derived) ir_attr_set_int(s->m, op, "derived", 1);
     op->results[0]->name = arena_strdup(&s->m->arena, n->name);
     Sym *y = sema_declare(s, n->name, SYM_LET, n->loc);
     y->type = t;

@@ -117,6 +117,10 @@ static int async_type_ok(const Type *t)
     case TY_MBAR:
         return (t->rank == 0 && (t->space == AS_GLOBAL || t->space == AS_CLUSTER)) ||
                (t->rank == 1 && t->shape[0] >= 1 && t->space == AS_GLOBAL);
+    case TY_TMEM:
+        return t->rank == 2 && t->shape[0] == 128 && t->shape[1] >= 1 && t->elem &&
+               (t->elem->kind == TY_F32 || ((t->elem->kind == TY_BF16 || t->elem->kind == TY_F16) && t->shape[1] % 2 == 0)) &&
+               ir_tmem_columns(t) <= 512;
     case TY_SMEM:
     case TY_TMA:
         if (ir_type_smem_is_dynamic(t))
@@ -141,7 +145,7 @@ static void check_type_form(Verifier *V, const Op *op, const Value *v, const cha
     if (!t) verr(V, op, "%s %u has no type", what, i);
     else if (t->kind == TY_VOID) verr(V, op, "%s %u has type void", what, i);
     else if (!async_type_ok(t)) verr(V, op, "%s %u has a malformed type %s", what, i, tstr(t).s);
-    else if (!op && (t->kind == TY_SMEM || t->kind == TY_MBAR))
+    else if (!op && (t->kind == TY_SMEM || t->kind == TY_MBAR || t->kind == TY_TMEM))
         verr(V, op, "%s %u has type %s: shared memory is declared in the body, not passed", what, i, tstr(t).s);
     else if (op && t->kind == TY_TMA)
         verr(V, op, "%s %u has type %s: TMA descriptors are kernel parameters only", what, i, tstr(t).s);
@@ -699,6 +703,7 @@ static void check_mma(Verifier *V, const Op *op)
 /* ---- asynchronous machinery (docs/IR.md, "Asynchronous machinery") ---- */
 
 static int is_kind(const Value *v, TypeKind k) { return v && v->type && v->type->kind == k; }
+static void check_tmem(Verifier *V, const Op *op);
 static int is_mbar1(const Value *v) { return is_kind(v, TY_MBAR) && v->type->rank == 0; }
 
 /* The innermost enclosing warps/elect op, or NULL (the whole block). */
@@ -761,7 +766,7 @@ static void check_shared_and_mbar(Verifier *V, Op *op)
         check_top_level(V, op);
         if (rt->kind != TY_MBAR) verr(V, op, "result must be an mbar type, got %s", tstr(rt).s);
         Attr *a = need_attr(V, op, "count", ATTR_INT, "an integer");
-        if (a && (a->i < 1 || a->i >= (1 << 20)))
+        if (a && (a->i < (ir_attr_int(op, "derived", 0) ? 0 : 1) || a->i >= (1 << 20)))   /* derived: 0 until verify-async */
             verr(V, op, "arrival count must be 1..%d, got %lld", (1 << 20) - 1, (long long)a->i);
         check_offset_attr(V, op);
         return;
@@ -1363,6 +1368,9 @@ static void check_op_types(Verifier *V, Op *op)
     case OP_COLUMNS:
         check_columns(V, op);
         return;
+    case OP_TMEM_ALLOC: case OP_TMEM_LOAD: case OP_TMEM_STORE: case OP_TC_MMA: case OP_TC_COMMIT:
+        check_tmem(V, op);
+        return;
     case OP_REDUCE: case OP_BROADCAST: case OP_RESHAPE: case OP_LD_LANES: case OP_ST_LANES: case OP_IOTA_LANES: {
         char why[200];
         const char *e = layout_check_op(op, V->lowered, why, sizeof why);
@@ -1385,6 +1393,61 @@ static void check_op_types(Verifier *V, Op *op)
     default:
         check_memory_and_tiles(V, op);
         return;
+    }
+}
+
+/* ---- tensor memory (docs/IR.md "Tensor memory") ---- */
+
+/* tmem_alloc {col}, tmem_load / tmem_store (tiles or, lowered, vecs of the tile's columns), tc_mma
+ * (an f32 d [128, N], a 16-bit a [128, K] in shared or tensor memory, b [N, K] or [K, N] of a's type,
+ * N / cta_group of b's rows or columns), tc_commit {cta_group}. */
+static void check_tmem(Verifier *V, const Op *op)
+{
+    Value *const *o = op->operands;
+    switch (op->code) {
+    case OP_TMEM_ALLOC: {
+        Attr *c = need_attr(V, op, "col", ATTR_INT, "an integer");
+        if (c && (c->i < 0 || c->i + ir_tmem_columns(op->results[0]->type) > 512))
+            verr(V, op, "columns %lld .. %lld of a tensor memory of 512", (long long)c->i,
+                 (long long)(c->i + ir_tmem_columns(op->results[0]->type) - 1));
+        return;
+    }
+    case OP_TMEM_LOAD: case OP_TMEM_STORE: {
+        const Type *tm = op->code == OP_TMEM_LOAD ? o[0]->type : o[1]->type;
+        const Type *v = op->code == OP_TMEM_LOAD ? op->results[0]->type : o[0]->type;
+        if (v->elem != tm->elem) verr(V, op, "moves %s values of a tmem tile of %s", ir_type_kind_name(v->elem->kind),
+                                      ir_type_kind_name(tm->elem->kind));
+        else if (v->kind == TY_TILE && (v->rank != 2 || v->shape[0] != tm->shape[0] || v->shape[1] != tm->shape[1]))
+            verr(V, op, "a tile of another shape than its tmem tile's [128, %lld]", (long long)tm->shape[1]);
+        else if (v->kind == TY_VEC && (v->shape[0] != tm->shape[1] || ir_attr_int(op, "threads", 0) != 128))
+            verr(V, op, "a vec of %lld lanes with threads = %lld: one warpgroup (threads = 128) moves the tile's %lld "
+                 "columns per thread", (long long)v->shape[0], (long long)ir_attr_int(op, "threads", 0),
+                 (long long)tm->shape[1]);
+        return;
+    }
+    case OP_TC_MMA: {
+        const Type *d = o[0]->type, *a = o[1]->type, *b = o[2]->type;
+        int64_t cg = ir_attr_int(op, "cta_group", 1), tb = ir_attr_int(op, "trans_b", 0);
+        int64_t N = d->shape[1], K = a->rank == 2 ? a->shape[1] : 0;
+        int half = a->elem && (a->elem->kind == TY_BF16 || a->elem->kind == TY_F16);
+        if (d->elem->kind != TY_F32) verr(V, op, "d is %s: tc_mma accumulates in f32", ir_type_kind_name(d->elem->kind));
+        else if (!half || b->elem != a->elem || a->rank != 2 || b->rank != 2 || (a->kind == TY_SMEM && a->stages != 1) ||
+                 b->stages != 1)
+            verr(V, op, "a and b are sized rank-2 tiles of one 16-bit float type");
+        else if (cg != 1 && cg != 2) verr(V, op, "cta_group is 1 or 2, not %lld", (long long)cg);
+        else if (a->shape[0] != 128 || K % 16 || N % 16 || N > 256 ||
+                 (tb ? b->shape[0] * cg != N || b->shape[1] != K : b->shape[0] != K || b->shape[1] * cg != N))
+            verr(V, op, "shapes: d [128, %lld], a [%lld, %lld], b [%lld, %lld] (trans_b = %lld, cta_group = %lld)",
+                 (long long)N, (long long)a->shape[0], (long long)K, (long long)b->shape[0], (long long)b->shape[1],
+                 (long long)tb, (long long)cg);
+        return;
+    }
+    default: {
+        int64_t cg = ir_attr_int(op, "cta_group", 1);
+        if (cg != 1 && cg != 2) verr(V, op, "cta_group is 1 or 2, not %lld", (long long)cg);
+        if (o[0]->type->kind == TY_MBAR && o[0]->type->rank) verr(V, op, "commits onto one mbarrier, not an array");
+        return;
+    }
     }
 }
 

@@ -140,10 +140,35 @@ static int64_t site_arrivals(const Kernel *k, const Op *op, char *desc, size_t n
 }
 
 /* 1 when an `if` lies between op and its thread group (so it may not run on every thread of it). */
+/* An `if` whose condition is a constant (a const that picks a form of a kernel, `if PAIR == 1`):
+ * 1 or 0; -1 for any other condition. */
+static int const_cond(const Op *iff)
+{
+    int64_t v;
+    const Value *c = iff->noperands ? iff->operands[0] : NULL;
+    if (!c || !c->def || c->def->code != OP_CONST || !ir_op_is_const(c->def, &v, NULL)) return -1;
+    return v != 0;
+}
+
+/* Whether an `if` that is not a constant's lies between op and its group (the site may run in some
+ * phases and not in others). */
 static int conditional_in_group(const Op *op)
 {
     for (Op *p = parent_op(op); p && p->code != OP_WARPS && p->code != OP_ELECT; p = parent_op(p))
-        if (p->code == OP_IF) return 1;
+        if (p->code == OP_IF && const_cond(p) < 0) return 1;
+    return 0;
+}
+
+/* Whether op lies in a branch that never runs: the then-branch of an `if` with a false constant
+ * condition (or the else-branch of a true one). */
+static int never_runs(const Op *op)
+{
+    for (const Op *x = op; parent_op((Op *)x); x = parent_op((Op *)x)) {
+        const Op *p = parent_op((Op *)x);
+        if (p->code != OP_IF || const_cond(p) < 0) continue;
+        int in_then = p->nregions && x->parent == p->regions[0].first;
+        if (in_then != const_cond(p)) return 1;
+    }
     return 0;
 }
 
@@ -739,6 +764,7 @@ static void collect(Op *op, void *ctx)
     case OP_MBAR_ARRIVE:
     case OP_MBAR_ARRIVE_REMOTE:
     case OP_MMA_ARRIVE:     /* one arrival: the commit of the group's issuing thread */
+    case OP_TC_COMMIT:      /* one arrival per executing thread (elect: one), a pair's on both CTAs' barriers */
     case OP_CLC_TRY_CANCEL: pass_oplist_push(&col->sites, op); break;   /* try_cancel: one arrive + expect_tx(16) per request */
     case OP_TMA_LOAD:
     case OP_TMA_BULK_LOAD: pass_oplist_push(&col->loads, op); break;
@@ -766,9 +792,24 @@ static int cmp_index(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
-static int site_uncountable(const Op *op, const BarRef *r)
+/* Whether a remote arrive names the other CTA of this CTA's pair (rank ^ 1, in an even cluster): the
+ * kernel is SPMD, so the peer's copy of the site arrives on this CTA's barrier with as many threads. */
+static int to_pair_peer(const Kernel *k, const Op *op)
 {
-    if (op->code == OP_MBAR_ARRIVE_REMOTE || r->remote || conditional_in_group(op)) return 1;
+    int64_t one;
+    const Value *r = op->code == OP_MBAR_ARRIVE_REMOTE && op->noperands == 2 ? op->operands[1] : NULL;
+    const Op *x = r ? r->def : NULL;
+    if ((k->cluster[0] * k->cluster[1] * k->cluster[2]) % 2 || !x || x->code != OP_XOR || x->noperands != 2) return 0;
+    for (int i = 0; i < 2; i++)
+        if (x->operands[i]->def && x->operands[i]->def->code == OP_CLUSTER_RANK && const_of(x->operands[1 - i], &one) &&
+            one == 1)
+            return 1;
+    return 0;
+}
+
+static int site_uncountable(const AsyncCx *c, const Op *op, const BarRef *r)
+{
+    if ((op->code == OP_MBAR_ARRIVE_REMOTE && !to_pair_peer(c->k, op)) || r->remote || conditional_in_group(op)) return 1;
     if (op->code == OP_CLC_TRY_CANCEL && ir_attr_int(op, "multicast", 0))   /* which CTAs issue is up to an if */
         for (Op *p = parent_op(op); p; p = parent_op(p))
             if (p->code == OP_IF) return 1;
@@ -823,6 +864,56 @@ static void check_pipeline_arrivals(AsyncCx *c, Op *alloc, const OpList *sites, 
     }
 }
 
+/* Two ops in different branches of one `if` (at most one of them runs). */
+static int exclusive(const Op *a, const Op *b)
+{
+    for (const Op *x = a; parent_op((Op *)x); x = parent_op((Op *)x))
+        for (const Op *y = b; parent_op((Op *)y); y = parent_op((Op *)y))
+            if (parent_op((Op *)x) == parent_op((Op *)y))
+                return parent_op((Op *)x)->code == OP_IF && x->parent != y->parent;
+    return 0;
+}
+
+/* mbarrier NAME(auto): its count is what its arrive sites make per phase. Every site counts once
+ * (a site under a run-time condition counts as if it runs: in a phase its group arrives, or no one
+ * waits on that phase), with its threads (one for elect, tcgen05 commits and requests), a remote
+ * arrive on the pair's other CTA as many as the peer's copy of the site brings here; every index of
+ * an array must sum the same. Sites in both branches of one `if`, or remote arrives on other
+ * CTAs, leave the count unknown: a located error that asks for it. */
+static void derive_count(AsyncCx *c, Op *alloc, const Op *vague, int64_t sum, const IndexSum *consts, uint32_t m,
+                         const IndexSum *any, int free_left, const OpList *sites)
+{
+    const char *bn = alloc->results[0]->name ? alloc->results[0]->name : "?";
+    if (vague) {
+        err_at(c, alloc, "the arrival count of mbarrier '%s' (auto) cannot be derived: write it", bn);
+        note_at(c, vague, "this arrive site reaches another CTA's barrier than the pair's other CTA's (rank ^ 1)");
+        return;
+    }
+    for (uint32_t i = 0; i < sites->n; i++)
+        for (uint32_t j = i + 1; j < sites->n; j++)
+            if (!never_runs(sites->ops[i]) && !never_runs(sites->ops[j]) && exclusive(sites->ops[i], sites->ops[j])) {
+                err_at(c, alloc, "the arrival count of mbarrier '%s' (auto) cannot be derived: write it", bn);
+                note_at(c, sites->ops[i], "this arrive site and the one at the next note lie in two branches of one if "
+                        "(at most one of them runs)");
+                note_at(c, sites->ops[j], "the other branch's site");
+                return;
+            }
+    int same = 1;
+    for (uint32_t i = 0; i < m; i++) same &= consts[i].sum + any->sum == sum;
+    if (m && free_left) same &= any->sum == sum;
+    if (!same) {
+        err_at(c, alloc, "the arrival count of mbarrier '%s' (auto) cannot be derived: its barriers' arrive sites make "
+               "different counts; write it", bn);
+        return;
+    }
+    if (sum < 1 || sum >= (1 << 20)) {
+        err_at(c, alloc, "the arrival count of mbarrier '%s' (auto) cannot be derived: %s", bn,
+               sum < 1 ? "nothing arrives on it" : "its sites make more than 2^20 - 1 arrivals");
+        return;
+    }
+    ir_attr_set_int(c->m, alloc, "count", sum);
+}
+
 /* The arrive sites on one declaration (sites, in program order) against its arrival count, for
  * each index of an array: the first index (in order) whose sites make another count is reported.
  * The indices without a constant site all sum the same, so one of them stands for all: the work
@@ -839,11 +930,14 @@ static void check_arrivals(AsyncCx *c, Op *alloc, const OpList *sites, Arena *sc
     IndexSum any = {-1, 0, 0, 0};   /* the run-time-index sites, which reach every index */
     IndexSum *consts = ARENA_ARRAY(scratch, IndexSum, sites->n + 1);
     uint32_t nconst = 0;
+    const Op *vague = NULL;   /* the first site whose arrivals per phase are not known */
     for (uint32_t s = 0; s < sites->n; s++) {
         Op *op = sites->ops[s];
+        if (never_runs(op)) continue;   /* the other form of a kernel (`if PAIR == 1` with PAIR = 0) */
         BarRef r = bar_ref(op->operands[0]);
         char d[64];
         int64_t arrivals = site_arrivals(c->k, op, d, sizeof d);
+        if (!vague && ((op->code == OP_MBAR_ARRIVE_REMOTE && !to_pair_peer(c->k, op)) || r.remote)) vague = op;
         IndexSum *to = &any;
         if (r.index && r.has_const) {
             if (r.cindex < 0 || r.cindex >= n) continue;   /* names no barrier of the array */
@@ -852,7 +946,7 @@ static void check_arrivals(AsyncCx *c, Op *alloc, const OpList *sites, Arena *sc
         }
         to->sum += arrivals;
         to->nsites++;
-        to->uncountable |= site_uncountable(op, &r);
+        to->uncountable |= site_uncountable(c, op, &r);
     }
     qsort(consts, nconst, sizeof *consts, cmp_index);
     /* merge equal indices; the first index without a constant site stands for all of those */
@@ -868,6 +962,10 @@ static void check_arrivals(AsyncCx *c, Op *alloc, const OpList *sites, Arena *sc
         }
     }
     for (uint32_t i = 0; i < m && consts[i].index == free_index; i++) free_index++;
+    if (ir_attr_int(alloc, "derived", 0)) {   /* mbarrier NAME(auto): the count is the sites' arrivals */
+        derive_count(c, alloc, vague, m ? consts[0].sum + any.sum : any.sum, consts, m, &any, free_index < n, sites);
+        return;
+    }
     /* the smallest failing index: the first failing constant one, or the free one if smaller */
     int64_t bad = -1, sum = 0;
     for (uint32_t i = 0; i < m && bad < 0; i++) {

@@ -11,7 +11,7 @@
  * Sections follow the files: sim_compile.c (IR to bytecode), sim_exec.c (a launch), sim_trace.c
  * (Chrome trace JSON), rt_sim.c (the RtBackend table: memory, modules, launches). The executor
  * behind sim_launch is split by hardware feature around its private header sim_impl.h (sim_exec.c
- * the interpreter and scheduler, sim_mbar.c, sim_tma.c, sim_mma.c, sim_clc.c, sim_report.c). The
+ * the interpreter and scheduler, sim_mbar.c, sim_tma.c, sim_mma.c, sim_tmem.c, sim_clc.c, sim_report.c). The
  * race detector is sim_race.h / sim_race.c.
  *
  * Memory: every block comes from the allocation layer of ir.h, so out of memory raises instead of
@@ -87,6 +87,10 @@ typedef enum SimOp {
     SI_CLC_QUERY,     /* a: response offset; aux c: the 4 result slots (canceled, x, y, z) */
     SI_MMA,           /* aux c: the MA_* header; d = a*b + acc in the accumulator layout (docs/IR.md "Matrix ops") */
     SI_ST_ACC,        /* aux c: the MA_* header; the thread's accumulator lanes to a view or an smem tile */
+    SI_TMEM_LD,       /* d[0..n) = the n elements of tensor-memory tile a (its first column) in lane lin % 128; ty: element */
+    SI_TMEM_ST,       /* the same lane and columns of tile b = a[0..n) */
+    SI_TC_MMA,        /* aux c: the TC_* header: a tcgen05 mma into tensor memory, computed at issue (sim_tmem.c) */
+    SI_TC_COMMIT,     /* a: mbar; c: site; n: cta_group: one arrival once the thread's mmas completed (at once) */
     SI_JMP,           /* -> d */
     SI_BRZ,           /* if a == 0 -> d */
     SI_FOR_STEP,      /* a (iv) += b (step); if a < c (hi) -> d; ty: the iv type */
@@ -191,6 +195,17 @@ enum { TA_RANK, TA_SMEM, TA_DESC, TA_BAR, TA_MASK, TA_SITE, TA_LAYOUT, TA_COORD 
 enum { MA_M, MA_N, MA_K, MA_G, MA_LO, MA_FLAG, MA_A, MA_B, MA_ACC, MA_D, MA_SWA, MA_SWB, MA_MFMA, MA_CG, MA_TYB, MA_TA, MA_RA,
        MA_COUNT };
 
+/* tc_mma: aux[c..] holds the slots of d, a, b and accumulate, N, K, trans_b, cta_group, whether a is a
+ * tensor-memory tile, the SimLayouts of a (smem) and b, and the element types of a and b. */
+enum { TC_D, TC_A, TC_B, TC_ACC, TC_N, TC_K, TC_TRANS, TC_CG, TC_ATMEM, TC_SWA, TC_SWB, TC_TYA, TC_TYB, TC_COUNT };
+
+/* Tensor memory (sm_100a): per CTA, 128 lanes of 512 32-bit columns; a tmem value's register holds its
+ * first column. Never-written columns hold the poison word, a NaN as f32 and as each 16-bit half
+ * (bf16 and f16), so a read of them shows in the results. */
+#define SIM_TMEM_LANES 128u
+#define SIM_TMEM_COLS 512u
+#define SIM_TMEM_POISON 0x7FFF7FFFu
+
 /* A thread group as the source writes it: warps lo..hi-1, and whether one elected thread. */
 typedef struct SimGroup {
     int lo, hi;        /* warps */
@@ -200,7 +215,7 @@ typedef struct SimGroup {
 /* An op that arrives on, adds tx to or completes tx on an mbarrier: what a hang report lists as
  * "expected arrivals". */
 typedef enum SimSiteKind { SS_ARRIVE, SS_ARRIVE_EXPECT, SS_EXPECT_TX, SS_REMOTE, SS_TMA_LOAD, SS_BULK_LOAD, SS_CLC,
-                             SS_MMA_ARRIVE } SimSiteKind;
+                             SS_MMA_ARRIVE, SS_TC_COMMIT, SS_TC_COMMIT_PAIR } SimSiteKind;
 typedef struct SimSite {
     SimSiteKind kind;
     uint32_t loc;
@@ -224,6 +239,13 @@ typedef struct SimSmemAlloc {
     uint32_t offset, bytes;
     uint32_t loc;
 } SimSmemAlloc;
+
+/* A tmem_alloc, for naming tensor-memory columns in reports: its columns [col, col + ncols). */
+typedef struct SimTmemAlloc {
+    const char *name;
+    uint32_t col, ncols;
+    uint32_t loc;
+} SimTmemAlloc;
 
 /* A kernel parameter as the launch passes it. */
 typedef struct SimParam {
@@ -262,6 +284,8 @@ typedef struct SimKernel {
     int warp_size;             /* 32, or 64 for an AMD program (ir_module_wave_size: gfx942/gfx90a wavefronts) */
     const char **strs;         /* the print formats */
     uint32_t nstrs;
+    SimTmemAlloc *tmems;       /* the tmem_allocs: a launch has tensor memory when there is one */
+    uint32_t ntmems;
 } SimKernel;
 
 typedef struct SimModule {

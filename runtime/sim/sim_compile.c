@@ -66,6 +66,8 @@ typedef struct Comp {
     uint32_t nsites, capsites;
     const char **strs;       /* print formats (in the module's arena) */
     uint32_t nstrs, capstrs;
+    SimTmemAlloc *tmems;     /* the tmem_allocs */
+    uint32_t ntmems, captmems;
     uint32_t scratch;        /* first scratch slot for parallel copies */
     uint32_t nscratch;
     int nwarps;
@@ -780,6 +782,113 @@ static void comp_mma(Comp *C, const Op *op)
     if (mma && !mfma && !tc) emit(C, op, SI_WG_SYNC);
 }
 
+/* The tensor-memory ops (sm_100a; sim_tmem.c runs them). A tmem value is one slot holding its first
+ * column: tmem_alloc is no instruction, only that constant and the allocation's name for reports. */
+static int tmem_elem_ok(const Type *t) { return t->kind == TY_F32 || t->kind == TY_BF16 || t->kind == TY_F16; }
+
+static int mma_elem_ok(const Type *t)
+{
+    return t->kind == TY_BF16 || t->kind == TY_F16 || t->kind == TY_E4M3 || t->kind == TY_E5M2;
+}
+
+static void comp_tmem(Comp *C, const Op *op)
+{
+    const char *name = ir_op_info[op->code].name;
+    if (op->code == OP_TMEM_ALLOC) {
+        const Type *t = op->nresults == 1 ? op->results[0]->type : NULL;
+        int64_t col = ir_attr_int(op, "col", -1), n = t ? ir_tmem_columns(t) : 0;
+        if (!t || t->kind != TY_TMEM || col < 0 || n < 1 || col + n > (int64_t)SIM_TMEM_COLS) {
+            fail(C, op, "'tmem_alloc' at column %lld (%lld columns) lies outside the 512 columns of tensor memory",
+                 (long long)col, (long long)n);
+            return;
+        }
+        uint32_t s = S(C, op->results[0], op);
+        C->init[s].u = (uint64_t)col;
+        GROW(C, C->tmems, C->ntmems, C->captmems);
+        const char *vn = op->results[0]->name;
+        C->tmems[C->ntmems++] = (SimTmemAlloc){vn ? arena_strdup(C->ar, vn) : "(tmem)", (uint32_t)col, (uint32_t)n,
+                                               loc_of(C, op)};
+        return;
+    }
+    if (op->code == OP_TMEM_LOAD || op->code == OP_TMEM_STORE) {
+        int st = op->code == OP_TMEM_STORE;
+        const Value *tm = st ? op->operands[1] : op->operands[0], *vec = st ? op->operands[0] : op->results[0];
+        const Type *t = tm->type;
+        if (t->kind != TY_TMEM || !tmem_elem_ok(t->elem) || vec->type->kind != TY_VEC || vec->type->elem != t->elem ||
+            vec->type->shape[0] != t->shape[1] || ir_attr_int(op, "threads", 0) != 128) {
+            fail(C, op, "malformed '%s': the lowered form moves a vec of the tile's %lld %s elements per thread, over "
+                 "one warpgroup (threads = 128)", name, t->kind == TY_TMEM ? (long long)t->shape[1] : 0LL,
+                 t->kind == TY_TMEM && t->elem ? ir_type_kind_name(t->elem->kind) : "?");
+            return;
+        }
+        SimIns *in = emitp(C, op, st ? SI_TMEM_ST : SI_TMEM_LD);
+        in->a = S(C, tm, op);
+        if (st) in->b = S(C, vec, op);
+        else in->d = S(C, vec, op);
+        in->n = (uint32_t)t->shape[1];
+        in->ty = (uint8_t)t->elem->kind;
+        return;
+    }
+    if (op->code == OP_TC_COMMIT) {
+        int64_t cg = ir_attr_int(op, "cta_group", 1);
+        if (op->noperands != 1 || op->operands[0]->type->kind != TY_MBAR || (cg != 1 && cg != 2)) {
+            fail(C, op, "malformed 'tc_commit': an mbar operand and cta_group 1 or 2");
+            return;
+        }
+        uint32_t site = add_site(C, op, cg == 2 ? SS_TC_COMMIT_PAIR : SS_TC_COMMIT, op->operands[0]);
+        SimIns *in = emitp(C, op, SI_TC_COMMIT);
+        in->a = S(C, op->operands[0], op);
+        in->c = site;
+        in->n = (uint32_t)cg;
+        return;
+    }
+    /* tc_mma d, a, b, accumulate {trans_b, cta_group} */
+    if (op->noperands != 4) {
+        fail(C, op, "malformed 'tc_mma': d, a, b and accumulate");
+        return;
+    }
+    const Type *d = op->operands[0]->type, *a = op->operands[1]->type, *b = op->operands[2]->type;
+    int64_t cg = ir_attr_int(op, "cta_group", 1), trans = ir_attr_int(op, "trans_b", 0) != 0;
+    int atmem = a->kind == TY_TMEM;
+    if (d->kind != TY_TMEM || d->elem->kind != TY_F32 || (cg != 1 && cg != 2) ||
+        (atmem ? a->elem->kind != TY_BF16 && a->elem->kind != TY_F16
+               : a->kind != TY_SMEM || a->rank != 2 || a->shape[0] != 128 || !mma_elem_ok(a->elem)) ||
+        b->kind != TY_SMEM || b->rank != 2 || !mma_elem_ok(b->elem)) {
+        fail(C, op, "malformed 'tc_mma': d must be an f32 tmem tile, a a [128, K] smem tile or a 16-bit tmem tile, b an "
+             "smem tile of 16-bit or fp8 elements, cta_group 1 or 2");
+        return;
+    }
+    int64_t N = d->shape[1], K = a->shape[1], nb = N / cg;
+    if (N % (8 * cg) || K < 1 || K > 1024 || b->shape[trans ? 0 : 1] != nb || b->shape[trans ? 1 : 0] != K) {
+        fail(C, op, "'tc_mma': b is %s %lldx%lld, but d [128, %lld] and a [128, %lld] with trans_b = %d and cta_group = "
+             "%lld need [%lld, %lld]", ir_type_kind_name(b->kind), (long long)b->shape[0], (long long)b->shape[1],
+             (long long)N, (long long)K, (int)trans, (long long)cg, (long long)(trans ? nb : K), (long long)(trans ? K : nb));
+        return;
+    }
+    if (cg == 2 && C->k->cluster[0] * C->k->cluster[1] * C->k->cluster[2] % 2) {
+        fail(C, op, "'tc_mma' with cta_group = 2 needs an even cluster (ranks 2k and 2k+1 form the pairs)");
+        return;
+    }
+    uint32_t h[TC_COUNT];
+    memset(h, 0, sizeof h);
+    h[TC_D] = S(C, op->operands[0], op);
+    h[TC_A] = S(C, op->operands[1], op);
+    h[TC_B] = S(C, op->operands[2], op);
+    h[TC_ACC] = S(C, op->operands[3], op);
+    h[TC_N] = (uint32_t)N;
+    h[TC_K] = (uint32_t)K;
+    h[TC_TRANS] = (uint32_t)trans;
+    h[TC_CG] = (uint32_t)cg;
+    h[TC_ATMEM] = (uint32_t)atmem;
+    if (!atmem && layout_of(C, op, a, &h[TC_SWA])) return;
+    if (layout_of(C, op, b, &h[TC_SWB])) return;
+    h[TC_TYA] = (uint32_t)a->elem->kind;
+    h[TC_TYB] = (uint32_t)b->elem->kind;
+    uint32_t at = C->naux;
+    for (int i = 0; i < TC_COUNT; i++) aux_push(C, h[i]);
+    emitp(C, op, SI_TC_MMA)->c = at;
+}
+
 static void comp_smem(Comp *C, const Op *op)
 {
     if (op->nresults != 1 || op->noperands < 1 || op->operands[0]->type->kind != TY_SMEM) {
@@ -1368,6 +1477,9 @@ static void comp_op(Comp *C, const Op *op, Flow *f)
     case OP_MMA_ACC: case OP_ST_ACC: case OP_ST_SMEM_ACC: case OP_LD_SMEM_ACC:
         comp_mma(C, op);
         return;
+    case OP_TMEM_ALLOC: case OP_TMEM_LOAD: case OP_TMEM_STORE: case OP_TC_MMA: case OP_TC_COMMIT:
+        comp_tmem(C, op);
+        return;
     case OP_TMA_COMMIT:
         emit(C, op, SI_TMA_COMMIT);
         return;
@@ -1498,7 +1610,7 @@ static void comp_block(Comp *C, const Block *b, Flow *f)
 /* Sets *ctx when op reads shared memory through the async proxy (an mma's operands, a TMA or bulk store). */
 static void find_async_read(Op *op, void *ctx)
 {
-    if (op->code == OP_MMA_ACC || op->code == OP_TMA_STORE || op->code == OP_TMA_REDUCE_ADD || op->code == OP_TMA_BULK_STORE)
+    if (op->code == OP_MMA_ACC || op->code == OP_TC_MMA || op->code == OP_TMA_STORE || op->code == OP_TMA_REDUCE_ADD || op->code == OP_TMA_BULK_STORE)
         *(int *)ctx = 1;
 }
 
@@ -1577,6 +1689,8 @@ static int compile_kernel(Arena *ar, const Module *m, const Kernel *k, SimKernel
     sk->nsites = C.nsites;
     COPY_OUT(&C, sk->strs, C.strs, C.nstrs);
     sk->nstrs = C.nstrs;
+    COPY_OUT(&C, sk->tmems, C.tmems, C.ntmems);
+    sk->ntmems = C.ntmems;
     COPY_OUT(&C, sk->ins_group, C.insgroup, C.ncode);
     COPY_OUT(&C, sk->groups, C.groups, C.ngroups);
     sk->ngroups = C.ngroups;
@@ -1604,6 +1718,7 @@ static int compile_kernel(Arena *ar, const Module *m, const Kernel *k, SimKernel
     ir_free(C.smems);
     ir_free(C.sites);
     ir_free(C.strs);
+    ir_free(C.tmems);
     return C.failed ? -1 : 0;
 }
 

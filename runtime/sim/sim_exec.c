@@ -12,7 +12,8 @@
  * flight, the launch has hung (sim_report.c explains it). Clusters run one after another: nothing
  * but global memory connects them. The hardware features live in their own files behind
  * sim_impl.h: mbarriers (sim_mbar.c), the TMA and bulk-copy engines (sim_tma.c), matrix ops
- * (sim_mma.c), cluster launch control (sim_clc.c); the switch of run_thread hands their ops over.
+ * (sim_mma.c), tensor memory (sim_tmem.c), cluster launch control (sim_clc.c); the switch of run_thread
+ * hands their ops over.
  *
  * Hardware semantics modelled here (docs/SIMULATOR.md): exited threads count as arrived at block and
  * cluster barriers (as on the hardware), never at mbarriers; elect is warp-synchronous (every live
@@ -869,6 +870,22 @@ static NOINLINE int run_thread(Sim *S, Thread *t, uint32_t budget)
             if (sim_st_acc_exec(S, t, pc)) goto fail;
             pc++;
             break;
+        case SI_TMEM_LD: case SI_TMEM_ST:
+            if (sim_tmem_ld_st_exec(S, t, pc)) goto fail;
+            pc++;
+            break;
+        case SI_TC_MMA:
+            if (sim_tc_mma_exec(S, t, pc)) goto fail;
+            pc++;
+            break;
+        case SI_TC_COMMIT:
+            if (sim_tc_commit_exec(S, t, pc)) goto fail;
+            pc++;
+            if (t->state != TS_RUN) {
+                t->pc = pc;
+                goto out;
+            }
+            break;
         case SI_LANES:
             if (sim_lanes_exec(S, t, pc)) goto fail;
             pc++;
@@ -1084,6 +1101,7 @@ static void start_cluster(Sim *S, const unsigned cl[3])
     S->rr = 0;
     for (uint32_t i = 0; S->pairq && i < S->nthreads; i++) S->pairq[i].head = S->pairq[i].n = 0;
     if (S->smem_all) memset(S->smem_all, 0, S->smem_size * S->ncta);
+    sim_tmem_reset(S);   /* poisoned, as the hardware's is not zeroed */
     memset(S->sitestats, 0, sizeof *S->sitestats * (size_t)(k->nsites ? k->nsites : 1) * (k->nbarriers ? k->nbarriers : 1) * S->ncta);
     uint32_t ci = 0;
     for (unsigned z = 0; z < D->cluster[2]; z++)
@@ -1095,6 +1113,7 @@ static void start_cluster(Sim *S, const unsigned cl[3])
                 c->id[2] = cl[2] * D->cluster[2] + z;
                 c->rank = ci;
                 c->smem = S->smem_all ? S->smem_all + S->smem_size * ci : NULL;
+                c->tmem = S->tmem_all ? S->tmem_all + (size_t)SIM_TMEM_LANES * SIM_TMEM_COLS * ci : NULL;
                 c->first = ci * S->cta_threads;
                 c->nlive = S->cta_threads;
                 memset(c->nb, 0, sizeof c->nb);
@@ -1124,7 +1143,9 @@ static void start_cluster(Sim *S, const unsigned cl[3])
                     }
                 if (S->race_on) {
                     sim_race_free(c->race);
-                    c->race = sim_race_new((int)S->cta_threads, S->smem_size);   /* NULL (too large): no checks */
+                    /* tensor memory is more bytes past shared memory for the detector (sim_tmem_race_off) */
+                    c->race = sim_race_new((int)S->cta_threads, S->smem_size + (S->tmem_all ? (size_t)SIM_TMEM_LANES *
+                                                                                              SIM_TMEM_COLS * 4 : 0));
                 }
                 if (S->proxy_on) {
                     sim_proxy_free(c->proxy);
@@ -1144,6 +1165,7 @@ static void start_cluster(Sim *S, const unsigned cl[3])
                     t->tid[1] = lin / D->block[0] % D->block[1];
                     t->tid[2] = lin / (D->block[0] * D->block[1]);
                     t->next = -1;
+                    t->tc_agent[0] = t->tc_agent[1] = -1;
                     t->state = TS_RUN;
                     t->runidx = S->nrun;
                     S->run[S->nrun++] = ti;
@@ -1304,6 +1326,7 @@ tile_status sim_launch(SimLaunch *L, char *report, size_t cap)
     S.cta = ir_calloc(S.ncta, sizeof *S.cta);
     S.run = ir_malloc(sizeof *S.run * S.nthreads);
     S.smem_all = S.smem_size ? ir_malloc(S.smem_size * S.ncta) : NULL;
+    S.tmem_all = k->ntmems ? ir_malloc(sizeof *S.tmem_all * SIM_TMEM_LANES * SIM_TMEM_COLS * S.ncta) : NULL;
     S.bars_all = ir_calloc(nbar * S.ncta, sizeof *S.bars_all);
     S.ws_all = ir_calloc((size_t)S.nwarps * S.ncta, sizeof *S.ws_all);
     S.coll = ir_calloc((size_t)16 * S.ncta, sizeof *S.coll);
@@ -1348,6 +1371,7 @@ tile_status sim_launch(SimLaunch *L, char *report, size_t cap)
     ir_free(S.cta);
     ir_free(S.run);
     ir_free(S.smem_all);
+    ir_free(S.tmem_all);
     ir_free(S.bars_all);
     ir_free(S.ws_all);
     sim_coll_free(&S);

@@ -6,11 +6,12 @@
  * flight. The files split the executor by hardware feature: sim_exec.c is the interpreter and the
  * scheduler (threads, warps, CTAs, clusters, block/named/cluster barriers, elect, the launch);
  * sim_mbar.c the mbarriers (arrivals, tx-counts, phases, parity waits) and the race detector's sync
- * keys for them; sim_warp.c the warp collectives (shfl, vote); sim_tma.c the asynchronous engines (TMA box copies, bulk copies, bulk groups, the
- * landing of every async operation); sim_mma.c the matrix ops; sim_clc.c cluster launch control; and
- * sim_report.c every report a kernel author reads (errors at an instruction, overshoots, races, hangs
- * with their wait-for cycle). A bytecode op that a feature owns is one call from the interpreter's
- * switch into that feature's file (its `_exec` or `_issue` function).
+ * keys for them; sim_warp.c the warp collectives (shfl, vote); sim_tma.c the asynchronous engines
+ * (TMA box copies, bulk copies, bulk groups, the landing of every async operation); sim_mma.c the
+ * matrix ops; sim_tmem.c tensor memory (sm_100a) and the tcgen05 mmas into it; sim_clc.c cluster
+ * launch control; and sim_report.c every report a kernel author reads (errors at an instruction,
+ * overshoots, races, hangs with their wait-for cycle). A bytecode op that a feature owns is one call
+ * from the interpreter's switch into that feature's file (its `_exec` or `_issue` function).
  *
  * Conventions: a function that reports returns -1 after writing the report into S->rep (nothing
  * more happens in the launch once S->failed is set); an op that may park its thread returns 1 when
@@ -58,6 +59,8 @@ typedef struct Thread {
     uint8_t nxw;           /* the last waits on SIM_XWAITS distinct barriers, newest first (sim_xcta_keys) */
     uint32_t xw_bar[SIM_XWAITS];
     uint64_t xw_phase[SIM_XWAITS];
+    int32_t tc_agent[2];   /* the race agent of this thread's newest tc_mma in its own CTA ([0]) and, for a pair's
+                              leader, in the odd CTA ([1]); -1 when none (sim_tmem.c) */
 } Thread;
 
 /* Per mbarrier and arrive site: arrivals in the current and the previous phase. */
@@ -104,6 +107,7 @@ typedef struct Cta {
     NamedBar nb[16 + 8 + 1];   /* named barriers 0..15, each warpgroup's wgmma rendezvous, the mma_arrive one */
     SimRace *race;
     SimProxy *proxy;       /* unfenced generic writes (sim_proxy.c), or NULL: no proxy checks */
+    uint32_t *tmem;        /* tensor memory: SIM_TMEM_LANES x SIM_TMEM_COLS words (lane-major), or NULL: the kernel has none */
     uint8_t clc_failed;    /* a clc_query of this CTA read a failed response (try_cancel is now UB) */
     uint32_t clc_fail_pc;  /* where */
 } Cta;
@@ -207,6 +211,7 @@ typedef struct Sim {
     PairQ *pairq;              /* per thread of the cluster (cta_group = 2 mmas), allocated at the first one */
     void *mma_tmp;             /* scratch of the mma being run (its lanes' sums), grown as needed */
     size_t mma_tmp_cap;        /* bytes */
+    uint32_t *tmem_all;        /* every CTA's tensor memory (Cta.tmem), or NULL */
 } Sim;
 
 #if defined(__GNUC__)
@@ -307,6 +312,29 @@ int sim_st_acc_exec(Sim *S, Thread *t, uint32_t pc);
 /* Every live lane of warp `warp` of CTA c is at the register-A mma its WarpSync holds: computes
  * every lane and wakes them; -1 after a report. */
 int sim_rs_release(Sim *S, uint32_t c, uint32_t warp);
+
+/* Operands of a tcgen05 mma into tensor memory (sim_tmem.c), read the way mma_acc reads them: a row of an
+ * smem operand of CTA cta (bounds checked; a read of race agent `agent` of that CTA's detector, none when
+ * -1), element k of such a row, and the launch's mma scratch of n bytes. */
+const unsigned char *sim_mma_row_async(Sim *S, Thread *t, uint32_t pc, uint32_t cta, int agent, uint32_t base,
+                                       uint32_t row, uint32_t rowbytes, uint32_t layout);
+float sim_mma_elem(const unsigned char *rowp, uint32_t row, uint32_t rowbytes, uint32_t k, int es, uint32_t layout, int ty);
+void *sim_mma_scratch(Sim *S, size_t n);
+
+/* ================================ sim_tmem.c: tensor memory ================================ */
+
+/* The race detector's offset of tensor-memory lane `lane`, column `col`: the words past the CTA's shared
+ * memory (S->smem_size), lane-major, 4 bytes a column; and the reverse, for reports. */
+uint64_t sim_tmem_race_off(const Sim *S, uint32_t lane, uint32_t col);
+int sim_tmem_is_race_off(const Sim *S, uint64_t off, uint32_t *lane, uint32_t *col);
+/* SI_TMEM_LD / SI_TMEM_ST: -1 after a report (a race), else 0. */
+int sim_tmem_ld_st_exec(Sim *S, Thread *t, uint32_t pc);
+/* SI_TC_MMA: the mma computed at issue by its async agent; the odd CTA of a pair does nothing. -1 after a report. */
+int sim_tc_mma_exec(Sim *S, Thread *t, uint32_t pc);
+/* SI_TC_COMMIT: the arrival(s), ordered after the thread's mmas; -1 after a report, 1 when the thread stopped. */
+int sim_tc_commit_exec(Sim *S, Thread *t, uint32_t pc);
+/* At a cluster's start: poisons every CTA's tensor memory and forgets the threads' mma agents. */
+void sim_tmem_reset(Sim *S);
 
 /* ================================ sim_proxy.c: the generic and async proxies ================================ */
 

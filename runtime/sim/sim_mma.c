@@ -22,6 +22,9 @@
  *
  * CTA pairs (cta_group = 2): the even CTA's thread computes its own lanes and the odd CTA's thread's
  * lanes of the pair's mma, which the odd thread takes when it reaches its own mma (pair_mma_exec).
+ *
+ * The operand reading is shared with sim_tmem.c's tc_mma (into tensor memory), whose reads are an
+ * async agent's for the race detector, not the issuing thread's (sim_mma_row_async).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -52,22 +55,57 @@ static void acc_pos(const uint32_t *h, uint32_t tix, uint32_t j, uint32_t *row, 
     *col = 8 * i + 2 * (l % 4) + (q % 2);
 }
 
+/* The bytes of [off, off + n) of CTA cta's shared memory read by an mma: by thread t (agent SIM_BY_THREAD,
+ * through sim_saddr), or by async agent `agent` of that CTA's race detector (a tcgen05 mma into tensor
+ * memory; -1: none, only the bounds checked). NULL after a report. */
+enum { SIM_BY_THREAD = -2 };
+static const unsigned char *operand_bytes(Sim *S, Thread *t, uint32_t pc, uint32_t cta, int agent, uint64_t off, size_t n)
+{
+    if (agent == SIM_BY_THREAD) return sim_saddr(S, t, pc, cta, off, n, 0);
+    if (off + n > S->smem_size || off + n < off) {
+        char what[256];
+        sim_smem_what(S->k, off, what, sizeof what);
+        sim_fail_at(S, t, pc, "out-of-bounds shared load",
+                    "the mma's operand read of %zu bytes at shared offset %llu of CTA rank %u (%s): the CTA has %zu bytes "
+                    "of shared memory", n, (unsigned long long)off, cta, what, S->smem_size);
+        return NULL;
+    }
+    SimRaceReport rr;
+    if (RACE(S) && agent >= 0 && sim_race_access(S->cta[cta].race, agent, (uint32_t)off, (uint32_t)n, 0, pc, &rr)) {
+        sim_race_report(S, cta, &rr);
+        return NULL;
+    }
+    return S->cta[cta].smem + off;
+}
+
 /* One row of an mma operand (rows are exactly one swizzle span, so a row is one contiguous range). */
-static const unsigned char *mma_row_of(Sim *S, Thread *t, uint32_t pc, uint32_t cta, uint32_t base, uint32_t row,
-                                       uint32_t rowbytes, uint32_t m)
+static const unsigned char *row_of(Sim *S, Thread *t, uint32_t pc, uint32_t cta, int agent, uint32_t base, uint32_t row,
+                                   uint32_t rowbytes, uint32_t m)
 {
     uint32_t n = sim_smem_spans(m);
     if (n > 1) {   /* a row of a tile in column spans is one W-byte piece per span (the swizzle stays inside it) */
         uint64_t w = rowbytes / n, span = (uint64_t)sim_smem_rows(m) * w;
         const unsigned char *p = NULL;
         for (uint32_t j = 0; j < n; j++) {   /* each piece checked (bounds, races) on its own */
-            const unsigned char *q = sim_saddr(S, t, pc, cta, (uint64_t)base + j * span + (uint64_t)row * w, w, 0);
+            const unsigned char *q = operand_bytes(S, t, pc, cta, agent, (uint64_t)base + j * span + (uint64_t)row * w, w);
             if (!q) return NULL;
             if (!j) p = q - (uint64_t)row * w;   /* the stage's start */
         }
         return p + (uint64_t)row * rowbytes;
     }
-    return sim_saddr(S, t, pc, cta, (uint64_t)base + (uint64_t)row * rowbytes, rowbytes, 0);
+    return operand_bytes(S, t, pc, cta, agent, (uint64_t)base + (uint64_t)row * rowbytes, rowbytes);
+}
+
+static const unsigned char *mma_row_of(Sim *S, Thread *t, uint32_t pc, uint32_t cta, uint32_t base, uint32_t row,
+                                       uint32_t rowbytes, uint32_t m)
+{
+    return row_of(S, t, pc, cta, SIM_BY_THREAD, base, row, rowbytes, m);
+}
+
+const unsigned char *sim_mma_row_async(Sim *S, Thread *t, uint32_t pc, uint32_t cta, int agent, uint32_t base,
+                                       uint32_t row, uint32_t rowbytes, uint32_t layout)
+{
+    return row_of(S, t, pc, cta, agent < 0 ? -1 : agent, base, row, rowbytes, layout);
 }
 
 static const unsigned char *mma_row(Sim *S, Thread *t, uint32_t pc, uint32_t base, uint32_t row, uint32_t rowbytes,
@@ -88,9 +126,14 @@ static float mma_elem(const unsigned char *rowp, uint32_t row, uint32_t rowbytes
     return ty == TY_BF16 ? sim_bf2f(h) : sim_h2f(h);
 }
 
+float sim_mma_elem(const unsigned char *rowp, uint32_t row, uint32_t rowbytes, uint32_t k, int es, uint32_t layout, int ty)
+{
+    return mma_elem(rowp, row, rowbytes, k, es, layout, ty);
+}
+
 /* n bytes of the launch's mma scratch: one mma runs at a time, so its lanes' sums reuse one block
  * (freed with the launch) instead of one allocation per thread and mma. */
-static void *mma_scratch(Sim *S, size_t n)
+void *sim_mma_scratch(Sim *S, size_t n)
 {
     if (n > S->mma_tmp_cap) {
         S->mma_tmp = ir_realloc(S->mma_tmp, n);
@@ -234,7 +277,7 @@ static int pair_mma_exec(Sim *S, Thread *t, uint32_t pc)
         q->head = 0;
     }
     q->e = E;
-    float *mine = mma_scratch(S, sizeof *mine * E);
+    float *mine = sim_mma_scratch(S, sizeof *mine * E);
     if (pair_products(S, t, pc, h, tix, lead, lead, h[MA_RA] ? r : NULL, mine) ||
         pair_products(S, t, pc, h, tix, lead + 1, lead, h[MA_RA] ? p->r : NULL,
                       q->v + (size_t)((q->head + q->n) % q->cap) * E))
@@ -279,7 +322,7 @@ static int rs_compute(Sim *S, Thread *t, uint32_t pc)
     int ta = (int)h[MA_TA], ra = (int)h[MA_RA];   /* A: registers, [K, M] rows (trans_a), or [M, K] rows */
     uint32_t arow = (ta ? M : K) * (uint32_t)es, brow = (trans ? K : N) * (uint32_t)es;
     /* rows indexed by k (an MN-major A or B) are the same for every lane: fetched once */
-    const unsigned char **krow = mma_scratch(S, sizeof *krow * 2 * K + sizeof(float) * E);
+    const unsigned char **krow = sim_mma_scratch(S, sizeof *krow * 2 * K + sizeof(float) * E);
     float *out = (float *)(krow + 2 * K);
     int rc = 0;
     for (uint32_t k = 0; k < K && !rc; k++) {
@@ -414,7 +457,7 @@ int sim_mma_exec(Sim *S, Thread *t, uint32_t pc)
     uint32_t tix = t->lin - 32 * h[MA_LO], abase = (uint32_t)r[h[MA_A]].u, bbase = (uint32_t)r[h[MA_B]].u;
     int ty = in->ty, tyb = (int)h[MA_TYB], es = ty == TY_E4M3 || ty == TY_E5M2 ? 1 : 2, trans = (int)h[MA_FLAG];
     uint32_t arow = K * (uint32_t)es, brow = (trans ? K : N) * (uint32_t)es;
-    float *out = mma_scratch(S, sizeof *out * E);
+    float *out = sim_mma_scratch(S, sizeof *out * E);
     for (uint32_t j = 0; j < E; j++) {
         uint32_t row, col;
         acc_pos(h, tix, j, &row, &col);

@@ -223,9 +223,27 @@ static const char *agent_str(Sim *S, uint32_t cta, int agent, uint32_t loc_pc, c
     } else {
         char loc[300];
         sim_loc_str(S, loc_pc, loc, sizeof loc);
-        snprintf(buf, n, "the TMA engine (async agent %d, the copy issued at %s)", agent, loc);
+        if (loc_pc < S->k->ncode && S->code[loc_pc].op == SI_TC_MMA)
+            snprintf(buf, n, "the tensor core (async agent %d, the tc_mma issued at %s)", agent, loc);
+        else snprintf(buf, n, "the TMA engine (async agent %d, the copy issued at %s)", agent, loc);
     }
     return buf;
+}
+
+/* "tensor memory lane 5 column 3 (column 3 of tmem tile 's', column 3 of tmem tile 'p')": the race
+ * detector's offset of a tensor-memory word (sim_tmem_race_off), with the tiles over that column. */
+static void tmem_where(const Sim *S, uint32_t lane, uint32_t col, char *buf, size_t n)
+{
+    int w = snprintf(buf, n, "tensor memory lane %u column %u", lane, col);
+    const char *sep = " (";
+    for (uint32_t i = 0; i < S->k->ntmems && w > 0 && (size_t)w < n; i++) {
+        const SimTmemAlloc *a = &S->k->tmems[i];
+        if (col < a->col || col >= a->col + a->ncols) continue;
+        w += snprintf(buf + w, n - (size_t)w, "%scolumn %u of tmem tile '%s'", sep, col - a->col, a->name);
+        sep = ", ";
+    }
+    if (w > 0 && (size_t)w < n && sep[0] == ',') snprintf(buf + w, n - (size_t)w, ")");
+    else if (w > 0 && (size_t)w < n) snprintf(buf + w, n - (size_t)w, " (no tmem tile of the kernel)");
 }
 
 int sim_race_report(Sim *S, uint32_t cta, const SimRaceReport *rr)
@@ -234,14 +252,25 @@ int sim_race_report(Sim *S, uint32_t cta, const SimRaceReport *rr)
     char l0[300], l1[300], a0[400], a1[400], what[256];
     sim_loc_str(S, rr->loc[0], l0, sizeof l0);
     sim_loc_str(S, rr->loc[1], l1, sizeof l1);
-    report_head(S, "shared-memory race");
+    uint32_t lane, col;
+    int tm = sim_tmem_is_race_off(S, rr->offset, &lane, &col);
+    report_head(S, tm ? "tensor-memory race" : "shared-memory race");
     sb_printf(&S->rep, " at %s and %s\n", l1, l0);
-    sim_smem_what(S->k, rr->offset, what, sizeof what);
-    sb_printf(&S->rep, "  shared offset %u (%s) of CTA (%u,%u,%u), after %llu steps:\n", rr->offset, what,
-              S->cta[cta].id[0], S->cta[cta].id[1], S->cta[cta].id[2], (unsigned long long)S->steps);
+    if (tm) {
+        tmem_where(S, lane, col, what, sizeof what);
+        sb_printf(&S->rep, "  %s of CTA (%u,%u,%u), after %llu steps:\n", what, S->cta[cta].id[0], S->cta[cta].id[1],
+                  S->cta[cta].id[2], (unsigned long long)S->steps);
+    } else {
+        sim_smem_what(S->k, rr->offset, what, sizeof what);
+        sb_printf(&S->rep, "  shared offset %u (%s) of CTA (%u,%u,%u), after %llu steps:\n", rr->offset, what,
+                  S->cta[cta].id[0], S->cta[cta].id[1], S->cta[cta].id[2], (unsigned long long)S->steps);
+    }
     sb_printf(&S->rep, "    %s by %s at %s\n", rr->write[0] ? "write" : "read", agent_str(S, cta, rr->agent[0], rr->loc[0], a0, sizeof a0), l0);
     sb_printf(&S->rep, "    %s by %s at %s\n", rr->write[1] ? "write" : "read", agent_str(S, cta, rr->agent[1], rr->loc[1], a1, sizeof a1), l1);
     sb_puts(&S->rep, "  no barrier, named barrier or mbarrier phase orders the two accesses\n");
+    if (tm)
+        sb_puts(&S->rep, "  a tc_mma's accesses are ordered only through a tc_commit of its issuing thread and a wait on "
+                         "the phase that commit arrives on\n");
     if (S->hint_bar >= 0) {   /* a TMA load whose barrier had not asked for its bytes */
         char bn[128];
         sim_bar_name(S->k, (uint32_t)S->hint_bar, bn, sizeof bn);
@@ -393,6 +422,14 @@ static uint32_t group_threads(Sim *S, const SimGroup *g, int c, uint32_t *out)
     return n;
 }
 
+/* The CTA whose threads run a site that arrives on a barrier of CTA c (-1: any CTA of the cluster). A
+ * TMA load (multicast) and a remote arrive may come from any CTA, a pair's commit from the pair's leader. */
+static int site_cta(const SimSite *s, uint32_t c)
+{
+    if (s->kind == SS_REMOTE || s->kind == SS_TMA_LOAD) return -1;
+    return s->kind == SS_TC_COMMIT_PAIR ? (int)(c & ~1u) : (int)c;
+}
+
 static const char *site_kind(SimSiteKind k)
 {
     switch (k) {
@@ -403,6 +440,8 @@ static const char *site_kind(SimSiteKind k)
     case SS_BULK_LOAD: return "tma_bulk_load";
     case SS_CLC: return "clc_try_cancel";
     case SS_MMA_ARRIVE: return "mma_arrive";
+    case SS_TC_COMMIT: return "tc_commit";
+    case SS_TC_COMMIT_PAIR: return "tc_commit {cta_group = 2}";
     default: return "tma_load";
     }
 }
@@ -473,9 +512,8 @@ static uint32_t node_needs(Sim *S, const WaitNode *w, uint32_t *out, uint32_t *t
             const SimSite *site = &S->k->sites[s];
             if (site->alloc != (int)alloc) continue;
             int tma = site->kind == SS_TMA_LOAD || site->kind == SS_BULK_LOAD;
-            int local = site->kind != SS_REMOTE && !tma;
             if (tma ? b->tx <= 0 && b->pending == 0 : b->pending == 0) continue;
-            uint32_t m = group_threads(S, &site->group, local ? (int)w->cta : -1, tmp);
+            uint32_t m = group_threads(S, &site->group, site->kind == SS_BULK_LOAD ? -1 : site_cta(site, w->cta), tmp);
             for (uint32_t i = 0; i < m; i++) {
                 int dup = 0;
                 for (uint32_t j = 0; j < n; j++) dup |= out[j] == tmp[i];
@@ -666,8 +704,7 @@ void sim_hang_report(Sim *S)
                     if (b->phase) sb_printf(&S->rep, ", %u in phase %llu", prev, (unsigned long long)(b->phase - 1));
                     sb_putc(&S->rep, '\n');
                 }
-                uint32_t m = group_threads(S, &site->group, site->kind == SS_REMOTE || site->kind == SS_TMA_LOAD ? -1 : (int)w->cta,
-                                           tmp);
+                uint32_t m = group_threads(S, &site->group, site_cta(site, w->cta), tmp);
                 put_states(S, &S->rep, tmp, m, "          ");
             }
             if (!any) sb_puts(&S->rep, "      no op of the kernel arrives on this barrier that the simulator can name (an index or rank computed at run time)\n");

@@ -1416,11 +1416,13 @@ static int setup_attention(ref_case *c, long long n, const ref_setting *set, int
     add_scalar(c, "seqlen_k", TILE_DTYPE_I32, (double)sk);
     add_scalar(c, "scale", TILE_DTYPE_F32, (double)(float)scale);
     add_scalar(c, "causal", TILE_DTYPE_I32, (double)cs);
-    /* a block's rows: 64 (the q box) per consumer warpgroup, every warpgroup but the producer's */
+    /* a block's rows: on sm_90a 64 (the q box) per consumer warpgroup, every warpgroup but the
+     * producer's; on sm_100a the q box of 128 rows (tensor memory's lanes: one query tile a CTA) */
     unsigned blk[3] = {384, 1, 1}, cl[3];
     if (c->prog) tile_program_kernel_block(c->prog, c->kernel_index, blk, cl);
     unsigned nwg = blk[0] / 128 > 1 ? blk[0] / 128 - 1 : 1, ncl = c->cluster[0] ? c->cluster[0] : 1;
-    c->grid[0] = (ref_blocks_for(sq, nwg * qb[2]) + ncl - 1) / ncl * ncl;   /* whole clusters (CTA pairs) */
+    long long rows = qb[2] >= 128 ? qb[2] : nwg * qb[2];
+    c->grid[0] = (ref_blocks_for(sq, rows) + ncl - 1) / ncl * ncl;   /* whole clusters (CTA pairs) */
     c->grid[1] = (unsigned)hd;
     c->grid[2] = (unsigned)bt;
     c->elements = nq + (size_t)(bt * hd * sq);

@@ -694,6 +694,63 @@ START_TEST(misaligned_tma_destination)
 }
 END_TEST
 
+/* ================================================================ tensor memory */
+
+/* Tensor memory (sm_100a) keeps what a warpgroup stores (f32 as it is, bf16 packed two to a column and
+ * unpacked by the load), and a tile never written reads as NaN (the simulator poisons tensor memory,
+ * which the hardware does not zero), under every schedule. */
+static const char tmem_src[] =
+    "kernel tmem_rt(x: tensor f32[R, C], y: tensor f32[R, C], z: tensor f32[R, C], w: tensor f32[R, C], R: i32,\n"
+    "               C: i32) block(128) {\n"
+    "    tmem t: f32[128, 16];\n"
+    "    tmem h: bf16[128, 16];\n"
+    "    tmem u: f32[128, 16];\n"
+    "    let v = load(x[0, 0], [128, 16]);\n"
+    "    store(t, v);\n"
+    "    store(h, v as bf16);\n"
+    "    store(y[0, 0], load(t));\n"
+    "    store(z[0, 0], load(h) as f32);\n"
+    "    store(w[0, 0], load(u));\n"
+    "}\n";
+
+static float bf16_round(float f)   /* to the nearest bf16, ties to even */
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    u = (u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF0000u;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+START_TEST(tensor_memory_keeps_stores_and_poisons_the_rest)
+{
+    SimRun s;
+    tile_compile_options o = {.target = TILE_TARGET_SM100A, .opt_level = 2};
+    sim_run_open(&s, tmem_src, "tmem_rt", &o);
+    enum { R = 128, C = 16 };
+    static float x[R * C], y[R * C], z[R * C], w[R * C];
+    for (int i = 0; i < R * C; i++) x[i] = rndf();
+    tile_devptr dx = sim_run_upload(&s, x, sizeof x), dy = sim_run_upload(&s, NULL, sizeof y);
+    tile_devptr dz = sim_run_upload(&s, NULL, sizeof z), dw = sim_run_upload(&s, NULL, sizeof w);
+    tile_arg args[] = {tile_arg_ptr(TILE_DTYPE_F32, dx), tile_arg_ptr(TILE_DTYPE_F32, dy), tile_arg_ptr(TILE_DTYPE_F32, dz),
+                       tile_arg_ptr(TILE_DTYPE_F32, dw), tile_arg_i32(R), tile_arg_i32(C)};
+    tile_launch_config cfg = {{1, 1, 1}, {0, 0, 0}, {0, 0, 0}, 0, NULL};
+    for (int si = 0; si < 3; si++) {
+        sim_run_configure(&s, schedules[si], 3, 1);
+        ck_assert_msg(tile_launch(s.k, &cfg, args, 6) == TILE_SUCCESS, "%s", tile_last_error());
+        ck_assert_int_eq(tile_memcpy_dtoh(s.d, y, dy, sizeof y), TILE_SUCCESS);
+        ck_assert_int_eq(tile_memcpy_dtoh(s.d, z, dz, sizeof z), TILE_SUCCESS);
+        ck_assert_int_eq(tile_memcpy_dtoh(s.d, w, dw, sizeof w), TILE_SUCCESS);
+        for (int i = 0; i < R * C; i++) {
+            ck_assert_msg(y[i] == x[i], "f32 tile: element %d is %g, stored %g", i, y[i], x[i]);
+            ck_assert_msg(z[i] == bf16_round(x[i]), "bf16 tile: element %d is %g, want %g", i, z[i], bf16_round(x[i]));
+            ck_assert_msg(isnan(w[i]), "never-written tile: element %d is %g, not NaN", i, w[i]);
+        }
+    }
+    sim_run_close(&s);
+}
+END_TEST
+
 /* ================================================================ trace and device */
 
 START_TEST(trace_file_is_written)
@@ -813,6 +870,7 @@ Suite *sim_suite(void)
     tcase_add_test(c, tma_strided_views_match_c);
     tcase_add_test(c, cluster_multicast_matches_c);
     tcase_add_test(c, bulk_copy_and_dsmem_match_c);
+    tcase_add_test(c, tensor_memory_keeps_stores_and_poisons_the_rest);
     suite_add_tcase(s, c);
     c = tcase_create("reports");
     tcase_set_timeout(c, 60);

@@ -5,6 +5,7 @@ docs/PERFORMANCE.md keeps the results.
 
     python3 bench/attention.py [--head-dims 64,128] [--seqlens 512,1024,...] [--causal 0,1]
                                [--reps R] [--no-triton] [--variant NAME=VALUE ...]
+                               [--config [dD:]NAME=VALUE[,NAME=VALUE...] ...]
 
 Shapes: batch x seqlen = 16k tokens, heads x head_dim = 2048, bf16, q, k and v [batch, heads,
 seqlen, head_dim] made once per shape by torch (normal, std 1; bf16, or f16 with --dtype f16),
@@ -22,6 +23,8 @@ contenders interleaved in R rounds, the median reported.
 
 tilec's configurations: the sample as written (two consumer warpgroups for head dim 128, three for
 64) and, for head dim 64, two (-DNWG=2); the table shows the faster, named when it is not the first.
+Each --config adds a configuration (its -D overrides; `d128:` limits it to one head dim), timed
+with the others in the same rounds, so variants compare side by side on one device.
 
 The Triton kernel: one program per 128 (or 64) query rows of one head, K and V blocks loaded with
 pointer loads, the online softmax in base 2, the causal mask only on the diagonal blocks;
@@ -123,6 +126,8 @@ def main():
     ap.add_argument("--dtype", default="bf16", choices=("bf16", "f16"), help="q, k, v and o (the sample's -DT=)")
     ap.add_argument("--no-triton", action="store_true")
     ap.add_argument("--variant", action="append", default=[], help="a -D override of the sample (NAME=VALUE)")
+    ap.add_argument("--config", action="append", default=[],
+                    help="one more configuration timed beside the others: [dD:]NAME=VALUE[,NAME=VALUE...]")
     args = ap.parse_args()
     timing.need_torch()
     torch = timing.torch
@@ -137,6 +142,11 @@ def main():
         # the sample's configurations for this head dim: as written, and for head dim 64 also two
         # consumer warpgroups (128 query rows a block: less waste on short causal rows)
         configs = [{}] if d != 64 or extra else [{}, {"NWG": 2}]
+        for c in args.config:
+            only, _, defs = c.rpartition(":")
+            if only and only != f"d{d}":
+                continue
+            configs.append(dict(x.split("=", 1) for x in defs.split(",")))
         kerns = []
         for cfg in configs:
             t0 = time.perf_counter()

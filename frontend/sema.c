@@ -263,9 +263,14 @@ int sema_resolve_shape(Sema *s, const Node *dims, int64_t *shape, int *rank)
     }
     for (int i = 0; i < dims->nlist; i++) {
         if (!sema_const_int(s, dims->list[i], &shape[i], "a tile dimension")) return 0;
-        if (!sema_is_pow2(shape[i])) {
-            diag_error(s->diag, dims->list[i]->loc, "tile dimension %lld is not a positive power of two",
-                       (long long)shape[i]);
+        /* the columns of a rank-2 tile may be a multiple of 8 up to 256: the accumulator layouts
+         * (an mma's N, a register A's K) take them; lower-tiles refuses such a tile in the blocked
+         * layout, which needs powers of two */
+        int cols = dims->nlist == 2 && i == 1 && shape[i] % 8 == 0 && shape[i] > 0 && shape[i] <= 256;
+        if (!sema_is_pow2(shape[i]) && !cols) {
+            diag_error(s->diag, dims->list[i]->loc, "tile dimension %lld is not a positive power of two%s",
+                       (long long)shape[i],
+                       dims->nlist == 2 && i == 1 ? " (nor a multiple of 8 up to 256, the columns of an mma accumulator)" : "");
             return 0;
         }
         if (!sema_tile_fits(s, dims->list[i]->loc, i + 1, shape)) return 0;

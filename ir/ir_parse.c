@@ -533,13 +533,15 @@ static int parse_shape(Parser *P, int64_t *dims, int *ndims, const Type **elem, 
 }
 
 /* Checks the dims of a tile, smem or tma type: 1..5 of them, each 1..2^30, at most 2^31 elements;
- * tiles also need powers of two. */
+ * tiles also need powers of two, except the columns of a rank-2 tile, which may be a multiple of 8
+ * up to 256 (the accumulator layouts take them; docs/LANGUAGE.md §4.3). */
 static int check_dims(Parser *P, Loc loc, const char *what, const int64_t *dims, int nd, int pow2)
 {
     if (nd == 0) return error_at(P, loc, "%s type needs at least one dimension", what);
     int64_t numel = 1;
     for (int i = 0; i < nd; i++) {
-        if (pow2 && (dims[i] < 1 || dims[i] > MAX_TILE_DIM || (dims[i] & (dims[i] - 1))))
+        int cols = nd == 2 && i == 1 && dims[i] > 0 && dims[i] <= 256 && dims[i] % 8 == 0;
+        if (pow2 && !cols && (dims[i] < 1 || dims[i] > MAX_TILE_DIM || (dims[i] & (dims[i] - 1))))
             return error_at(P, loc, "%s dimension %lld is not a power of two", what, (long long)dims[i]);
         if (dims[i] < 1 || dims[i] > MAX_TILE_DIM)
             return error_at(P, loc, "%s dimension %lld is out of range 1..%d", what, (long long)dims[i], MAX_TILE_DIM);

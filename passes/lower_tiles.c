@@ -18,7 +18,7 @@
  *    misaligned group element by element, as it does a group that crosses the view's end;
  *  - for every smem_load/smem_store: 16 / sizeof(elem) (a stage is at least 16-byte aligned and
  *    dense, and a swizzle moves whole 16-byte chunks, so such a group is one aligned access);
- *  - the innermost dim of every tile in the kernel (powers of two, so V divides them all);
+ *  - the innermost dim of every tile in the blocked layout (powers of two, so V divides them all);
  *  - when the kernel has no tile access at all: 16 / sizeof of its widest tile element.
  * Divisibility comes from pass_known_divisor (below): a power-of-two lower bound on the largest
  * power of two that divides an integer value.
@@ -36,7 +36,8 @@
  *
  * Assumes: the module verifies (tile-level). Guarantees: no tile type and no tile-level op is left;
  * anything it cannot lower (a tile parameter, a tile operand of another op, a tile shape that is not
- * powers of two, a rank mismatch between a tile and its view, a tile op inside `elect` or inside a
+ * powers of two outside the accumulator layouts (a rank-2 tile's columns may be a multiple of 8 up
+ * to 256 where it meets an mma: the wgmma fragment holds N / 8 column blocks), a rank mismatch between a tile and its view, a tile op inside `elect` or inside a
  * `warps` region of a non-power-of-two warp count, a tile operand from another thread group) is a
  * located error and the kernel is left
  * unchanged. The ops of the asynchronous machinery have no tile operands and are left alone.
@@ -211,7 +212,8 @@ static void check_type(Lower *l, Loc loc, const Type *t, const char *what)
     int64_t numel = 1;
     for (int i = 0; i < t->rank; i++) {
         int64_t d = t->shape[i];
-        if (d < 1 || (d & (d - 1)) || d > DIV_CAP) {
+        int cols = t->rank == 2 && i == 1 && d <= 256 && d % 8 == 0;   /* checked against the layout later */
+        if (d < 1 || ((d & (d - 1)) && !cols) || d > DIV_CAP) {
             diag_error(l->diag, loc, "lower-tiles: %s has tile dim %lld, which is not a power of two",
                        what, (long long)d);
             l->errors++;
@@ -803,6 +805,33 @@ static void assign_layouts(Lower *l, int kinds_only)
     ir_free(e.op);
 }
 
+/* A tile whose columns are not a power of two (a multiple of 8) has no blocked layout: it must
+ * meet an mma accumulator, or be a reduction's result or a broadcast's operand derived from one. */
+static void check_blocked_dims(Lower *l, const Op *op, const Value *v)
+{
+    const Type *t = v->type;
+    if (t->kind != TY_TILE || *kind_of(l, v) == LK_DERIVED || is_acc(l, v)) return;
+    for (int d = 0; d < t->rank; d++)
+        if (!is_pow2_64(t->shape[d])) {
+            diag_error(l->diag, op->loc, "lower-tiles: '%s' has a [%lld, %lld] tile in the blocked layout, which needs "
+                       "power-of-two dims: a tile with %lld columns must meet an mma accumulator (the wgmma fragment "
+                       "layout takes any multiple of 8)", ir_op_info[op->code].name, (long long)t->shape[0],
+                       (long long)t->shape[1], (long long)t->shape[d]);
+            l->errors++;
+            return;
+        }
+}
+
+static void check_blocked_op(Op *op, void *ctx)
+{
+    Lower *l = ctx;
+    int before = l->errors;
+    for (uint32_t i = 0; i < op->nresults && l->errors == before; i++) check_blocked_dims(l, op, op->results[i]);
+    for (uint32_t r = 0; r < op->nregions; r++)
+        for (Block *b = op->regions[r].first; b; b = b->next)
+            for (uint32_t i = 0; i < b->nargs && l->errors == before; i++) check_blocked_dims(l, op, b->args[i]);
+}
+
 /* V divides the innermost dim of every tile in the blocked layout (a lane group stays in a row). */
 static void constrain_vec(Op *op, void *ctx)
 {
@@ -1057,6 +1086,8 @@ static int lower_kernel(Module *m, Kernel *k, DiagCtx *diag, Arena *scratch, int
     if (l.errors) return 1;
     if (!l.accesses) l.vec = min64(l.vec, 16 / l.max_esz);
     assign_layouts(&l, 1);
+    ir_walk_region(&k->body, check_blocked_op, &l);
+    if (l.errors) return 1;
     ir_walk_region(&k->body, constrain_vec, &l);
     if (l.vec < 1) l.vec = 1;
     assign_layouts(&l, 0);

@@ -18,7 +18,9 @@
  *     and -DBK=16 (persistent); gemm_splitk_sm90 (two launches: the split GEMM and the reduction of
  *     its slices) at ragged shapes, split counts and whole-tile counts, C and every workspace slot
  *     checked, as written, with -DBN=256 -DSTAGES=3 and with the 64-byte pieces that leave room
- *     for a 4th stage (-DBN=256 -DSTAGES=4 -DCW=32 -DPW=16);
+ *     for a 4th stage (-DBN=256 -DSTAGES=4 -DCW=32 -DPW=16); attention_fwd with key blocks of 176
+ *     (-DBN=176, an accumulator N that is not a power of two), the row sum kept per thread
+ *     (-DROWSUM=1), and head dim 64 with two warpgroups and 192-key blocks;
  *   - two streams created with out-of-range priorities: the clamped priorities read back are the
  *     device's least and greatest, and a launch on each gives the right result;
  *   - events: elapsed time between timing events, query after synchronize, and an error (never a
@@ -902,7 +904,7 @@ int main(int argc, char **argv)
            g.target == TILE_TARGET_SM100A ? "sm_100a" : "sm_90a", (unsigned long long)g.seed);
 
     /* every sample as written, then the variants compiled with -D overrides */
-    enum { MAX_LOADED = 64 };
+    enum { MAX_LOADED = 80 };
     static const tile_define cluster4[] = {{"CLUSTER", "4"}};
     static const tile_define ring_min[] = {{"STAGES", "3"}, {"PENDING_READS", "2"}};
     static const tile_define reads0[] = {{"PENDING_READS", "0"}};
@@ -910,6 +912,9 @@ int main(int argc, char **argv)
     static const tile_define gemm_bk32[] = {{"BK", "32"}}, gemm_bk16[] = {{"BK", "16"}};
     static const tile_define head_dim64[] = {{"HEAD_DIM", "64"}}, head_dim64_nwg2[] = {{"HEAD_DIM", "64"}, {"NWG", "2"}};
     static const tile_define att_f16[] = {{"T", "f16"}}, att_f16_64[] = {{"T", "f16"}, {"HEAD_DIM", "64"}};
+    static const tile_define att_bn176[] = {{"BN", "176"}}, att_bn176_sum[] = {{"BN", "176"}, {"ROWSUM", "1"}};
+    static const tile_define att_sum[] = {{"ROWSUM", "1"}}, att_sum64[] = {{"HEAD_DIM", "64"}, {"ROWSUM", "1"}};
+    static const tile_define att_64_bn192[] = {{"HEAD_DIM", "64"}, {"NWG", "2"}, {"BN", "192"}, {"ROWSUM", "1"}};
     static const tile_define tb_e5m2[] = {{"TB", "e5m2"}}, fp8_bn64[] = {{"BN", "64"}, {"STAGES", "8"}};
     static const tile_define bn8192_t1024[] = {{"BN", "8192"}, {"THREADS", "1024"}};
     static const tile_define bn8192_t256[] = {{"BN", "8192"}, {"THREADS", "256"}};
@@ -933,6 +938,11 @@ int main(int argc, char **argv)
         {"attention_fwd", head_dim64_nwg2, 2, " (-DHEAD_DIM=64 -DNWG=2)"},
         {"attention_fwd", att_f16, 1, " (-DT=f16)"},
         {"attention_fwd", att_f16_64, 2, " (-DT=f16 -DHEAD_DIM=64)"},
+        {"attention_fwd", att_bn176, 1, " (-DBN=176)"},
+        {"attention_fwd", att_bn176_sum, 2, " (-DBN=176 -DROWSUM=1)"},
+        {"attention_fwd", att_sum, 1, " (-DROWSUM=1)"},
+        {"attention_fwd", att_sum64, 2, " (-DHEAD_DIM=64 -DROWSUM=1)"},
+        {"attention_fwd", att_64_bn192, 4, " (-DHEAD_DIM=64 -DNWG=2 -DBN=192 -DROWSUM=1)"},
         {"gemm_fp8_scaled_sm90", tb_e5m2, 1, " (-DTB=e5m2)"},
         {"gemm_fp8_scaled_sm90", fp8_bn64, 2, " (-DBN=64 -DSTAGES=8)"},
         /* the norms at the bench's thread counts: 8 and 32 columns per thread in one pass, and

@@ -404,7 +404,9 @@ static int run_collective(tile_shmem *s, int pe, const Opts *o, int allreduce, i
         int have_first = 0;   /* first_back holds the result of this size's first configuration */
         double best_t[4] = {1e30, 1e30, 1e30, 1e30};
         int best_per[4] = {0, 0, 0, 0};
-        for (int form = 3; form >= 0; form--) {
+        static const int order[4] = {1, 0, 3, 2};   /* the staged forms first, then the direct ones */
+        for (int fi = 0; fi < 4; fi++) {
+            int form = order[fi];
             if (form & 1 && !(allreduce && bytes <= max1)) continue;   /* one-shot forms: all-reduce, up to max1 */
             if (form >= 2 ? !direct : direct == 2) continue;
             int df = form >= 2;

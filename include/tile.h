@@ -416,6 +416,10 @@ TILE_API int tile_shmem_n_pes(const tile_shmem *s);
 TILE_API tile_status tile_shmem_malloc(tile_shmem *s, size_t bytes, tile_devptr *out);
 TILE_API tile_status tile_shmem_free(tile_shmem *s, tile_devptr p);
 TILE_API tile_status tile_shmem_barrier_all(tile_shmem *s);        /* host barrier over all PEs */
+/* The address at which this PE's kernels reach PE pe's copy of the symmetric allocation p
+ * (nvshmem_ptr): loads and stores through it go over NVLink; p itself for pe = this PE.
+ * TILE_ERROR_NO_SHMEM where PE pe's memory is not mapped here (no peer access). */
+TILE_API tile_status tile_shmem_ptr(tile_shmem *s, tile_devptr p, int pe, tile_devptr *out);
 /* Collective: n queue-pair handles into handles[]. With NVSHMEM 3.5.19+ nvshmemx_qp_create makes
  * them; without the QP API (3.4.x) every handle is QP_DEFAULT (1), the fallback the QP API itself
  * documents. *defaulted (optional) is 1 when every handle is QP_DEFAULT. */

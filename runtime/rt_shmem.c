@@ -85,6 +85,7 @@ _Static_assert(sizeof(ShUid) == 128 && sizeof(ShUidArgs) == 24 && sizeof(ShInitA
     X(nvshmem_malloc, void *, (size_t), 1)                                                                  \
     X(nvshmem_free, void, (void *), 1)                                                                     \
     X(nvshmem_barrier_all, void, (void), 1)                                                                \
+    X(nvshmem_ptr, void *, (const void *, int), 0)                                                          \
     X(nvshmemx_cumodule_init, int, (void *), 1)                                                            \
     X(nvshmemx_cumodule_finalize, int, (void *), 1)                                                        \
     X(nvshmemx_vendor_get_version_info, void, (int *, int *, int *), 0)                                    \
@@ -508,6 +509,22 @@ tile_status tile_shmem_free(tile_shmem *s, tile_devptr p)
 {
     NEED_SHMEM("tile_shmem_free", s);
     s->nvshmem_free((void *)(uintptr_t)p);
+    return TILE_SUCCESS;
+}
+
+tile_status tile_shmem_ptr(tile_shmem *s, tile_devptr p, int pe, tile_devptr *out)
+{
+    NEED_SHMEM("tile_shmem_ptr", s);
+    if (!out) return rt_error(TILE_ERROR_INVALID_ARGUMENT, "tile_shmem_ptr: out is NULL");
+    *out = 0;
+    if (pe < 0 || pe >= s->npes)
+        return rt_error(TILE_ERROR_INVALID_ARGUMENT, "tile_shmem_ptr: PE %d is not one of the %d PEs", pe, s->npes);
+    if (!s->nvshmem_ptr) return rt_error(TILE_ERROR_NO_SHMEM, "tile_shmem_ptr: %s has no nvshmem_ptr", s->libpath);
+    void *q = s->nvshmem_ptr((const void *)(uintptr_t)p, pe);
+    if (!q)
+        return rt_error(TILE_ERROR_NO_SHMEM, "tile_shmem_ptr: PE %d's memory is not mapped into PE %d's (no "
+                        "NVLink or PCIe peer access between them, or p is not symmetric)", pe, s->pe);
+    *out = (tile_devptr)(uintptr_t)q;
     return TILE_SUCCESS;
 }
 

@@ -3,6 +3,7 @@
  *
  *   shmem_check [--npes N] [--max-bytes B] [--iters I] [--per P,P,...] [--dtype f32|bf16|both]
  *               [--ar-switch B] [--ar-oneshot-max B] [--ar-send tile|part] [--tile-bytes B]
+ *               [--direct 0|1|2] [--ar-direct-switch B]
  *               [--ag-shapes MxNxK,...] [--ag-iters I] [--ag-pw W,...]
  *               [allgather] [aggemm] [reducescatter] [allreduce] [pingpong] [order] [qp]
  *
@@ -17,7 +18,11 @@
  *   chosen up to --ar-switch (default 1 MiB), the two-shot above; --ar-send: the two-shot sends
  *   each reduced tile at once (tile, default) or each block's whole part after its sums (part: the
  *   sample's SEND_EACH_TILE = 0). --tile-bytes: the bytes a thread of either sums per step from each
- *   PE (default 64: the samples' TILE x 4 / 256 for f32, x 2 / 256 for bf16).
+ *   PE (default 64: the samples' TILE x 4 / 256 for f32, x 2 / 256 for bf16). --direct 1 runs
+ *   the samples' direct forms as well (reduce_scatter_direct, all_reduce_direct: src, and the
+ *   all-reduce's out, in symmetric memory, read and written through the peers' mappings; grids of
+ *   n_pes * per blocks for the same --per), 2 the direct forms alone, 0 (default) the staged forms
+ *   alone; the direct all-reduce's one-shot form is chosen up to --ar-direct-switch (default 1 MiB).
  * aggemm:    samples/multi/ag_gemm.tile, the all-gather fused with C = all_gather(A) B^T (bf16, f32
  *   accumulation), at the shapes of --ag-shapes (M x N x K with M the gathered rows, a multiple of
  *   n_pes; default 4096x7168x8192, 8192x7168x8192 (Llama-70B's gate projection at TP = 4), 1000x1000x520
@@ -61,6 +66,8 @@ typedef struct Opts {
     size_t ar_oneshot_max;  /* all-reduce: the one-shot form is measured up to these bytes per PE */
     int tile_bytes;         /* reduce-scatter, all-reduce: bytes a thread sums from each PE per step */
     int ar_send_part;       /* two-shot all-reduce: send each part after its sums (SEND_EACH_TILE = 0) */
+    int direct;             /* collectives: 0 the staged forms, 1 the direct forms too, 2 the direct forms alone */
+    size_t ar_direct_switch;   /* direct all-reduce: the largest bytes per PE that choose its one-shot form */
     int per[16], nper;   /* blocks per peer the all-gather tries at each size */
     uint64_t seed;
 } Opts;
@@ -295,12 +302,15 @@ static double coll_in(uint64_t seed, int q, size_t j, int bf16)
  * least 4 KiB, and the best of them per size. The all-reduce runs in both of the sample's forms
  * up to --ar-oneshot-max (the one-shot all_reduce_oneshot, form 1, and the two-shot all_reduce,
  * form 0), the two-shot alone above; its `best` line is the form the size chooses (one-shot up
- * to --ar-switch bytes per PE), each form's best is printed too. */
+ * to --ar-switch bytes per PE), each form's best is printed too. With --direct, the direct forms
+ * (forms 2 and 3: the samples' reduce_scatter_direct, all_reduce_direct with whole = 0 and 1), on
+ * the same data and checks, with their own `direct best` line (the all-reduce's one-shot up to
+ * --ar-direct-switch). */
 static int run_collective(tile_shmem *s, int pe, const Opts *o, int allreduce, int bf16)
 {
     int np = tile_shmem_n_pes(s);
     const char *what = allreduce ? "allreduce" : "reducescatter", *tn = bf16 ? "bf16" : "f32";
-    static const char *const forms[2] = {"two-shot", "one-shot"};
+    static const char *const forms[4] = {"two-shot", "one-shot", "direct two-shot", "direct one-shot"};
     tile_device *d = tile_shmem_device(s);
     tile_device_info info;
     TRY(tile_device_info_get(d, &info));
@@ -311,12 +321,19 @@ static int run_collective(tile_shmem *s, int pe, const Opts *o, int allreduce, i
     size_t tile = coll_tile(o, bf16);
     char tile_text[24];
     snprintf(tile_text, sizeof tile_text, "%zu", tile);
-    tile_define defs[3] = {{"T", bf16 ? "bf16" : "f32"}, {"TILE", tile_text},
+    char np_text[16];
+    snprintf(np_text, sizeof np_text, "%d", np < 2 ? 2 : np);
+    tile_define defs[4] = {{"T", bf16 ? "bf16" : "f32"}, {"TILE", tile_text}, {"NP", np_text},
                            {"SEND_EACH_TILE", o->ar_send_part ? "0" : "1"}};   /* the last: all_reduce.tile only */
-    TRY(compile_defs(path, defs, allreduce ? 3 : 2, &p));
+    TRY(compile_defs(path, defs, allreduce ? 4 : 3, &p));
     TRY(tile_shmem_module_load(s, p, &m));
     TRY(tile_module_get_kernel(m, allreduce ? "all_reduce" : "reduce_scatter", &k[0]));
     if (allreduce) TRY(tile_module_get_kernel(m, "all_reduce_oneshot", &k[1]));
+    /* the direct forms read every PE's src through its mapping: 2 to 8 PEs */
+    int direct = np >= 2 && np <= 8 ? o->direct : 0;
+    if (o->direct && !direct && pe == 0) printf("%s: the direct forms need 2 to 8 PEs; staged forms only\n", what);
+    tile_kernel *kd = NULL;
+    if (direct) TRY(tile_module_get_kernel(m, allreduce ? "all_reduce_direct" : "reduce_scatter_direct", &kd));
     int32_t qps[64];
     int defaulted = 0;
     TRY(tile_shmem_qp_create(s, np, qps, &defaulted));
@@ -331,7 +348,8 @@ static int run_collective(tile_shmem *s, int pe, const Opts *o, int allreduce, i
                 pe, what);
         return 1;
     }
-    tile_devptr inbox, inbox1 = 0, out, sig, sig1 = 0, src, dq;
+    tile_devptr inbox, inbox1 = 0, out, sig, sig1 = 0, src, dq, srcs = 0, sigd = 0;
+    tile_devptr peer_src[8], peer_out[8];   /* direct forms: each PE's src and out as this PE reaches them */
     TRY(tile_shmem_malloc(s, 2 * cmax * (size_t)np * es, &inbox));
     TRY(tile_shmem_malloc(s, allreduce ? cmax * (size_t)np * es : 16, &out));
     TRY(tile_shmem_malloc(s, 8 * 3 * (size_t)np, &sig));
@@ -342,18 +360,32 @@ static int run_collective(tile_shmem *s, int pe, const Opts *o, int allreduce, i
     }
     TRY(tile_malloc(d, maxb, &src));
     if (!allreduce) TRY(tile_malloc(d, cmax * es, &out));
+    if (direct) {
+        TRY(tile_shmem_malloc(s, maxb, &srcs));
+        TRY(tile_shmem_malloc(s, 8 * 2 * (size_t)np, &sigd));
+        TRY(tile_memset_d8(d, sigd, 0, 8 * 2 * (size_t)np));
+        for (int q = 0; q < 8; q++) {
+            peer_src[q] = srcs;   /* the views past n_pes are not read */
+            peer_out[q] = out;
+            if (q < np) {
+                TRY(tile_shmem_ptr(s, srcs, q, &peer_src[q]));
+                if (allreduce) TRY(tile_shmem_ptr(s, out, q, &peer_out[q]));
+            }
+        }
+    }
     TRY(tile_malloc(d, sizeof(int32_t) * (size_t)np, &dq));
     TRY(tile_memcpy_htod(d, dq, qps, sizeof(int32_t) * (size_t)np));
     TRY(tile_memset_d8(d, sig, 0, 8 * 3 * (size_t)np));
     TRY(tile_device_synchronize(d));
     TRY(tile_shmem_barrier_all(s));
     void *h = malloc(maxb), *back = malloc(allreduce ? cmax * (size_t)np * es : cmax * es);
-    if (!h || !back) return 1;
+    void *first_back = malloc(allreduce ? cmax * (size_t)np * es : cmax * es);
+    if (!h || !back || !first_back) return 1;
     tile_event *e0, *e1;
     TRY(tile_event_create(d, 0, &e0));
     TRY(tile_event_create(d, 0, &e1));
     /* the signals' running sums, per form: per staging buffer, and (two-shot) the gathered parts */
-    uint64_t tgt[2][2] = {{0, 0}, {0, 0}}, tgt2 = 0;
+    uint64_t tgt[2][2] = {{0, 0}, {0, 0}}, tgt2 = 0, tgtd = 0, tgtd2 = 0;   /* direct forms: calls, blocks */
     int call[2] = {0, 0}, fails = 0;
     for (size_t bytes = 4096; bytes <= maxb; bytes *= 4) {
         size_t total = bytes / es, n = ((total + (size_t)np - 1) / (size_t)np + tile - 1) / tile * tile;
@@ -365,13 +397,20 @@ static int run_collective(tile_shmem *s, int pe, const Opts *o, int allreduce, i
             else ((float *)h)[j] = v;
         }
         TRY(tile_memcpy_htod(d, src, h, bytes));
+        if (direct) TRY(tile_memcpy_htod(d, srcs, h, bytes));
         /* the reference: float64 sums of the elements this PE checks, and their bound */
         size_t lo = allreduce ? 0 : (size_t)pe * n, hi = allreduce ? total : (pe + 1) * n < total ? (pe + 1) * n : total;
         if (lo > hi) lo = hi;
-        double best_t[2] = {1e30, 1e30};
-        int best_per[2] = {0, 0};
-        for (int form = bytes <= max1 ? 1 : 0; form >= 0; form--) {
-            size_t len = form ? total : n;   /* what the slices split: a PE's chunk, or (one-shot) all of src */
+        int have_first = 0;   /* first_back holds the result of this size's first configuration */
+        double best_t[4] = {1e30, 1e30, 1e30, 1e30};
+        int best_per[4] = {0, 0, 0, 0};
+        static const int order[4] = {1, 0, 3, 2};   /* the staged forms first, then the direct ones */
+        for (int fi = 0; fi < 4; fi++) {
+            int form = order[fi];
+            if (form & 1 && !(allreduce && bytes <= max1)) continue;   /* one-shot forms: all-reduce, up to max1 */
+            if (form >= 2 ? !direct : direct == 2) continue;
+            int df = form >= 2;
+            size_t len = form & 1 ? total : n;   /* what the slices split: a PE's chunk, or (one-shot) all of src */
             for (int pi = 0; pi < o->nper; pi++) {
                 int want = o->per[pi];
                 if (want > 1 && (size_t)want * 4096 > len * es) continue;
@@ -380,10 +419,22 @@ static int run_collective(tile_shmem *s, int pe, const Opts *o, int allreduce, i
                 ch = (ch + tile - 1) / tile * tile;
                 int per = (int)((len + ch - 1) / ch);
                 if (per < 1) per = 1;
+                if (df) per = want;   /* direct: n_pes * per blocks share the tiles */
                 tile_launch_config cfg = {.grid = {(unsigned)(np * per), 1, 1}};
-                tile_arg a[20];
-                int na = 0;
+                tile_arg a[40];
+                int na = 0, ibuf = -1, itgt = -1, itgt2 = -1;
                 tile_dtype dt = bf16 ? TILE_DTYPE_BF16 : TILE_DTYPE_F32;
+                if (df) {
+                    for (int q = 0; q < 8; q++) a[na++] = tile_arg_ptr(dt, peer_src[q]);
+                    for (int q = 0; allreduce && q < 8; q++) a[na++] = tile_arg_ptr(dt, peer_out[q]);
+                    a[na++] = tile_arg_ptr(dt, out);
+                    a[na++] = tile_arg_ptr(TILE_DTYPE_U64, sigd);
+                    a[na++] = tile_arg_i32((int32_t)total);
+                    a[na++] = tile_arg_i32((int32_t)n);
+                    a[na++] = tile_arg_i32(allreduce ? form & 1 : (int32_t)(hi - lo));   /* whole, or mine */
+                    itgt = na++;
+                    itgt2 = na++;
+                } else {
                 /* the staging area, src and out each as the pointer the transfers take and the view the tiles use */
                 a[na++] = tile_arg_ptr(dt, form ? inbox1 : inbox);
                 a[na++] = tile_arg_ptr(dt, form ? inbox1 : inbox);
@@ -400,11 +451,19 @@ static int run_collective(tile_shmem *s, int pe, const Opts *o, int allreduce, i
                 a[na++] = tile_arg_i32((int32_t)(form ? n1 : n));
                 a[na++] = tile_arg_i32((int32_t)ch);
                 a[na++] = tile_arg_i32(per);
-                int ibuf = na++, itgt = na++, itgt2 = allreduce && !form ? na++ : -1;
+                ibuf = na++, itgt = na++, itgt2 = allreduce && !form ? na++ : -1;
                 a[na++] = tile_arg_i32((int32_t)(2 * (form ? n1 : n) * (size_t)np));   /* slots: the staging view */
                 if (!allreduce) a[na++] = tile_arg_i32((int32_t)(hi - lo));   /* mine: the out view */
+                }
 #define SET_CALL()                                                                                           \
     do {                                                                                                     \
+        if (df) {                                                                                            \
+            a[itgt] = tile_arg_scalar(TILE_DTYPE_U64, 0);                                                    \
+            a[itgt].value.u = ++tgtd;                                                                        \
+            a[itgt2] = tile_arg_scalar(TILE_DTYPE_U64, 0);                                                   \
+            a[itgt2].value.u = tgtd2 += (uint64_t)(np * per);                                                \
+            break;                                                                                           \
+        }                                                                                                    \
         int b_ = call[form]++ % 2;                                                                           \
         a[ibuf] = tile_arg_i32(b_);                                                                          \
         a[itgt] = tile_arg_scalar(TILE_DTYPE_U64, 0);                                                        \
@@ -418,7 +477,8 @@ static int run_collective(tile_shmem *s, int pe, const Opts *o, int allreduce, i
                 TRY(tile_device_synchronize(d));
                 TRY(tile_shmem_barrier_all(s));
                 SET_CALL();
-                TRY(tile_launch(k[form], &cfg, a, na));
+                tile_kernel *kf = df ? kd : k[form];
+                TRY(tile_launch(kf, &cfg, a, na));
                 TRY(tile_device_synchronize(d));
                 if (hi > lo) TRY(tile_memcpy_dtoh(d, back, out, (hi - lo) * es + (allreduce ? lo * es : 0)));
                 size_t bad = 0, first = (size_t)-1;
@@ -441,12 +501,23 @@ static int run_collective(tile_shmem *s, int pe, const Opts *o, int allreduce, i
                     }
                     if (err > worst) worst = err;
                 }
+                /* every form and block count sums in PE order from 0 in f32, rounding once: the same bits */
+                size_t rbytes = (hi - lo) * es, roff = allreduce ? lo * es : 0, differ = 0;
+                if (!have_first) memcpy(first_back, (char *)back + roff, rbytes), have_first = 1;
+                else if (memcmp(first_back, (char *)back + roff, rbytes))
+                    for (size_t j = 0; j < hi - lo; j++)
+                        differ += memcmp((char *)first_back + j * es, (char *)back + roff + j * es, es) != 0;
+                if (differ) {
+                    printf("  PE %d: %zu elements differ in their bits from the first configuration's at this size\n", pe,
+                           differ);
+                    if (!bad) fails++;
+                }
                 int reps = bytes >= ((size_t)64 << 20) ? 5 : 50;
                 TRY(tile_shmem_barrier_all(s));
                 TRY(tile_event_record(e0, NULL));
                 for (int r = 0; r < reps; r++) {
                     SET_CALL();
-                    TRY(tile_launch(k[form], &cfg, a, na));
+                    TRY(tile_launch(kf, &cfg, a, na));
                 }
                 TRY(tile_event_record(e1, NULL));
                 TRY(tile_event_synchronize(e1));
@@ -456,7 +527,8 @@ static int run_collective(tile_shmem *s, int pe, const Opts *o, int allreduce, i
                 double busbw = (double)bytes * (allreduce ? 2.0 : 1.0) * (np - 1) / np / t / 1e9;
                 if (pe == 0 || bad)
                     printf("%s %s%s%s PE %d: %9zu B/PE x %d PEs, %3d blocks/peer: %s (%zu of %zu wrong, max error %.3g) "
-                           "%9.2f us/call  busbw %7.2f GB/s\n", what, tn, allreduce ? " " : "", allreduce ? forms[form] : "",
+                           "%9.2f us/call  busbw %7.2f GB/s\n", what, tn, allreduce || df ? " " : "",
+                           allreduce ? forms[form] : df ? "direct" : "",
                            pe, bytes, np, per, bad ? "FAIL" : "ok", bad, hi - lo, worst, t * 1e6, busbw);
                 if (bad) {
                     printf("  PE %d first wrong element: %zu\n", pe, first);
@@ -469,20 +541,30 @@ static int run_collective(tile_shmem *s, int pe, const Opts *o, int allreduce, i
             }
         }
         double bus = (double)bytes * (allreduce ? 2.0 : 1.0) * (np - 1) / np / 1e9;
-        for (int form = 0; allreduce && pe == 0 && form < 2; form++)
+        for (int form = 0; allreduce && pe == 0 && form < 4; form++)
             if (best_per[form])
                 printf("%s %s %s best: %9zu B/PE x %d PEs: %3d blocks/peer %9.2f us/call  busbw %7.2f GB/s\n", what, tn,
                        forms[form], bytes, np, best_per[form], best_t[form] * 1e6, bus / best_t[form]);
-        int f = allreduce && bytes <= o->ar_switch && best_per[1] ? 1 : 0;   /* the form this size chooses */
-        const char *other = best_per[!f] && best_t[!f] < best_t[f] ? "; the other form was faster)" : ")";
-        if (pe == 0 && best_per[f])
-            printf("%s %s best: %9zu B/PE x %d PEs: %3d blocks/peer %9.2f us/call  busbw %7.2f GB/s%s%s%s\n", what, tn,
-                   bytes, np, best_per[f], best_t[f] * 1e6, bus / best_t[f], allreduce ? " (" : "",
-                   allreduce ? forms[f] : "", allreduce ? other : "");
+        /* the staged forms' `best` line, then the direct forms' (each family's one-shot up to its switch) */
+        for (int fam = 0; fam < 4; fam += 2) {
+            size_t sw = fam ? o->ar_direct_switch : o->ar_switch;
+            int f = fam + (allreduce && bytes <= sw && best_per[fam + 1] ? 1 : 0);   /* the form this size chooses */
+            int g = f ^ 1;
+            const char *other = best_per[g] && best_t[g] < best_t[f] ? "; the other form was faster)" : ")";
+            if (pe == 0 && best_per[f])
+                printf("%s %s %sbest: %9zu B/PE x %d PEs: %3d blocks/peer %9.2f us/call  busbw %7.2f GB/s%s%s%s\n", what,
+                       tn, fam ? "direct " : "", bytes, np, best_per[f], best_t[f] * 1e6, bus / best_t[f],
+                       allreduce ? " (" : "", allreduce ? forms[f] : "", allreduce ? other : "");
+        }
         fflush(stdout);
     }
     free(h);
     free(back);
+    free(first_back);
+    if (direct) {
+        TRY(tile_shmem_free(s, srcs));
+        TRY(tile_shmem_free(s, sigd));
+    }
     TRY(tile_shmem_free(s, inbox));
     TRY(tile_shmem_free(s, sig));
     if (max1) {
@@ -813,6 +895,7 @@ int main(int argc, char **argv)
 {
     Opts o = {.npes = 2, .max_bytes = (size_t)256 << 20, .iters = 10000, .per = {1, 8, 32, 64, 128, 256}, .nper = 6,
               .dtypes = 3, .ar_switch = (size_t)1 << 20, .ar_oneshot_max = (size_t)16 << 20,
+              .ar_direct_switch = (size_t)1 << 20,
               .tile_bytes = 64, .ag_iters = 20, .ag_pw = {3}, .nag_pw = 1, .nag = 4,
               .ag_shapes = {{4096, 7168, 8192}, {8192, 7168, 8192}, {1000, 1000, 520}, {200, 136, 72}}};
     int any = 0;
@@ -822,6 +905,14 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--iters") && i + 1 < argc) o.iters = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--ar-switch") && i + 1 < argc) o.ar_switch = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--ar-oneshot-max") && i + 1 < argc) o.ar_oneshot_max = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--ar-direct-switch") && i + 1 < argc) o.ar_direct_switch = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--direct") && i + 1 < argc) {
+            o.direct = atoi(argv[++i]);
+            if (o.direct < 0 || o.direct > 2 || argv[i][1]) {
+                fprintf(stderr, "shmem_check: --direct takes 0, 1 or 2, not '%s'\n", argv[i]);
+                return 2;
+            }
+        }
         else if (!strcmp(argv[i], "--ar-send") && i + 1 < argc) {
             const char *t = argv[++i];
             o.ar_send_part = !strcmp(t, "part");
@@ -890,7 +981,8 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "qp")) o.qp = any = 1;
         else {
             fprintf(stderr, "usage: shmem_check [--npes N] [--max-bytes B] [--iters I] [--per P,P,...] [--dtype f32|bf16|both] "
-                            "[--ar-switch B] [--ar-oneshot-max B] [--ar-send tile|part] [--tile-bytes B] [--ag-shapes MxNxK,...] [--ag-iters I] [--ag-pw W,...] [allgather] [aggemm] [reducescatter] [allreduce] [pingpong] "
+                            "[--ar-switch B] [--ar-oneshot-max B] [--ar-send tile|part] [--tile-bytes B] [--direct 0|1|2] "
+                            "[--ar-direct-switch B] [--ag-shapes MxNxK,...] [--ag-iters I] [--ag-pw W,...] [allgather] [aggemm] [reducescatter] [allreduce] [pingpong] "
                             "[order] [qp]\n");
             return 2;
         }

@@ -546,6 +546,9 @@ START_TEST(shmem_entries)
     HAS(tile_last_error(), "tile_shmem_malloc: the shmem handle is not live");
     ck_assert_int_eq(tile_shmem_free(s, 0), TILE_ERROR_INVALID_ARGUMENT);
     ck_assert_int_eq(tile_shmem_barrier_all(s), TILE_ERROR_INVALID_ARGUMENT);
+    tile_devptr q = 7;
+    ck_assert_int_eq(tile_shmem_ptr(s, p, 0, &q), TILE_ERROR_INVALID_ARGUMENT);
+    HAS(tile_last_error(), "tile_shmem_ptr: the shmem handle is not live");
     ck_assert_int_eq(tile_shmem_finalize(s), TILE_ERROR_INVALID_ARGUMENT);
     int32_t h[2];
     ck_assert_int_eq(tile_shmem_qp_create(s, 2, h, NULL), TILE_ERROR_INVALID_ARGUMENT);

@@ -263,9 +263,9 @@ int sema_resolve_shape(Sema *s, const Node *dims, int64_t *shape, int *rank)
     }
     for (int i = 0; i < dims->nlist; i++) {
         if (!sema_const_int(s, dims->list[i], &shape[i], "a tile dimension")) return 0;
-        if (!sema_is_pow2(shape[i])) {
-            diag_error(s->diag, dims->list[i]->loc, "tile dimension %lld is not a positive power of two",
-                       (long long)shape[i]);
+        if (shape[i] < 1 || (!sema_is_pow2(shape[i]) && shape[i] % 8)) {
+            diag_error(s->diag, dims->list[i]->loc, "tile dimension %lld is neither a positive power of two nor a "
+                       "multiple of 8", (long long)shape[i]);
             return 0;
         }
         if (!sema_tile_fits(s, dims->list[i]->loc, i + 1, shape)) return 0;

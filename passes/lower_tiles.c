@@ -36,7 +36,7 @@
  *
  * Assumes: the module verifies (tile-level). Guarantees: no tile type and no tile-level op is left;
  * anything it cannot lower (a tile parameter, a tile operand of another op, a tile shape that is not
- * powers of two, a rank mismatch between a tile and its view, a tile op inside `elect` or inside a
+ * powers of two outside an mma accumulator (whose N may be any multiple of 8), a rank mismatch between a tile and its view, a tile op inside `elect` or inside a
  * `warps` region of a non-power-of-two warp count, a tile operand from another thread group) is a
  * located error and the kernel is left
  * unchanged. The ops of the asynchronous machinery have no tile operands and are left alone.
@@ -211,9 +211,9 @@ static void check_type(Lower *l, Loc loc, const Type *t, const char *what)
     int64_t numel = 1;
     for (int i = 0; i < t->rank; i++) {
         int64_t d = t->shape[i];
-        if (d < 1 || (d & (d - 1)) || d > DIV_CAP) {
-            diag_error(l->diag, loc, "lower-tiles: %s has tile dim %lld, which is not a power of two",
-                       what, (long long)d);
+        if (d < 1 || ((d & (d - 1)) && d % 8) || d > DIV_CAP) {
+            diag_error(l->diag, loc, "lower-tiles: %s has tile dim %lld, which is neither a power of two nor a "
+                       "multiple of 8", what, (long long)d);
             l->errors++;
             return;
         }
@@ -773,23 +773,34 @@ static void assign_layouts(Lower *l, int kinds_only)
     ir_free(e.op);
 }
 
-/* V divides the innermost dim of every tile in the blocked layout (a lane group stays in a row). */
+/* A tile in the blocked layout: V divides its innermost dim (a lane group stays in a row), and its dims
+ * are powers of two (the blocked layout's lane and thread factors are; a dim that is only a multiple
+ * of 8 belongs to an mma accumulator, whose wgmma fragment layout has a factor of N / 8, or to a
+ * tile laid out from one). */
+static void constrain_blocked(Lower *l, const Op *op, const Value *v)
+{
+    if (v->type->kind != TY_TILE || *kind_of(l, v) == LK_DERIVED || is_acc(l, v)) return;
+    for (int d = 0; d < v->type->rank; d++)
+        if (!is_pow2_64(v->type->shape[d])) {
+            diag_error(l->diag, op->loc, "lower-tiles: '%s' makes a tile of dim %lld in the blocked layout, which needs "
+                       "powers of two (other multiples of 8 are for an mma accumulator and the tiles computed from it)",
+                       ir_op_info[op->code].name, (long long)v->type->shape[d]);
+            l->errors++;
+            return;
+        }
+    l->vec = min64(l->vec, v->type->shape[v->type->rank - 1]);
+}
+
 static void constrain_vec(Op *op, void *ctx)
 {
     Lower *l = ctx;
     for (uint32_t i = 0; i < op->nresults + op->nregions; i++) {
         if (i < op->nresults) {
-            const Value *v = op->results[i];
-            if (v->type->kind == TY_TILE && *kind_of(l, v) != LK_DERIVED && !is_acc(l, v))
-                l->vec = min64(l->vec, v->type->shape[v->type->rank - 1]);
+            constrain_blocked(l, op, op->results[i]);
             continue;
         }
         for (Block *b = op->regions[i - op->nresults].first; b; b = b->next)
-            for (uint32_t a = 0; a < b->nargs; a++) {
-                const Value *v = b->args[a];
-                if (v->type->kind == TY_TILE && *kind_of(l, v) != LK_DERIVED && !is_acc(l, v))
-                    l->vec = min64(l->vec, v->type->shape[v->type->rank - 1]);
-            }
+            for (uint32_t a = 0; a < b->nargs; a++) constrain_blocked(l, op, b->args[a]);
     }
 }
 

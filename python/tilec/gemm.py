@@ -20,6 +20,9 @@ chooser"): it counts the output tiles each tile shape gives against the device's
   tiles or one of 128 smaller ones; N = 10240: 2 waves or 3 smaller ones; N = 28672: 4 waves or 7
   smaller ones). Where that is one partial
   wave of 128 x 128 tiles and K is short (K <= PINGPONG_MAX_K), the ping-pong kernel.
+- More rows, then: the persistent kernel with a tile width that is not a power of two (WIDE: 128 x 192
+  or 128 x 96) where those tiles fit one wave and the cost model puts it below WIDE_GAIN of that
+  choice (one nearly full wave instead of a partial one: 512 x 6144, 1000 x 1496).
 - Then split-K (kind "splitk", samples/gemm_splitk_sm90.tile: the first `dp` tiles whole, the others
   in `splits` slices of K, a second kernel adding the slices in order), where the cost model of
   SPLITK estimates it below SPLITK["gain"] of the choice above: few tiles for the SMs, or a last
@@ -110,8 +113,10 @@ PINGPONG_MAX_K = 2048
 # (bench/fit_gemm_model.py fits them to such a log; docs/PERFORMANCE.md, "Split-K", says how).
 SPLITK = {
     # TFLOP/s one SM sustains in the main loop, by tile width (BN); what a unit costs beyond its
-    # boxes (filling the ring, the epilogue's stores) is unit_us
-    "sm_tflops": {256: 6.1, 128: 5.8, 64: 4.0},
+    # boxes (filling the ring, the epilogue's stores) is unit_us. 256, 128 and 64 are fitted; 192 and
+    # 96 are interpolated from them by the shared-memory bytes a wgmma reads per MAC, which go as
+    # 1 / BN + 1 / 64 (0.0195 at 256, 0.0234 at 128: 6.1 and 5.8, so 6.0 at 192 and 5.6 at 96)
+    "sm_tflops": {256: 6.1, 192: 6.0, 128: 5.8, 96: 5.6, 64: 4.0},
     "unit_us": 3.7,
     "kernel_us": 5.2,     # a GEMM launch's fixed cost: the launch, the first loads' latency, the last epilogue
     "launch_us": 7.4,     # the reduction's launch behind the GEMM and its ramp
@@ -140,7 +145,7 @@ def estimate_us(cfg, M, N, K, sms=132):
     write the slots); for splitk also the reduction (its launch, the slots read and C written). Only
     as good as SPLITK's constants; used to compare configurations."""
     bn = int(cfg.defines.get("BN", _DEFAULT_BN.get(cfg.kind, 256)))
-    bn = min((256, 128, 64), key=lambda x: abs(x - bn))   # the rates the model has
+    bn = min(SPLITK["sm_tflops"], key=lambda x: abs(x - bn))   # the rates the model has
     nk = -(-K // 64)
     tiles = _tiles(M, N, 128, bn)
     dram = SPLITK["dram_gbs"] * 1e3   # bytes per microsecond
@@ -172,6 +177,18 @@ def _split_candidates(M, N, K, sms):
                 yield Config("splitk", dict(SPLITK["defines"][bn], BN=bn), splits=S, dp=dp)
 
 
+# The persistent kernel's tile widths that are not powers of two (an accumulator's N is any multiple of
+# 8), with their -D overrides: an even number of epilogue pieces of power-of-two width (the sample's
+# rule), the deepest ring that fits 227 KiB. They fill the SMs where the power-of-two widths leave a
+# wave partly idle: 512 x 6144 is 96 tiles of 128 x 256 but 128 of 128 x 192; 1000 x 1496 is 96 of
+# 128 x 128 but 128 of 128 x 96; 3000 x 5000 is 3.6 waves of 128 x 256 but 4.9 of 128 x 192.
+WIDE = {192: {"BN": 192, "CW": 32, "STAGES": 5, "GROUP_M": 16}, 96: {"BN": 96, "CW": 16, "STAGES": 7, "GROUP_M": 16}}
+# A WIDE tile replaces the choice below where its tiles fit one wave and the cost model (estimate_us)
+# puts it below this fraction of it: the model's rates for 192 and 96 are interpolated, not measured,
+# so only one full wave against a partial one, a clear gain, counts.
+WIDE_GAIN = 0.95
+
+
 def choose(M, N, K, sms=132):
     """The configuration for C[M, N] = A[M, K] B[N, K]^T on a device of `sms` SMs."""
     for v, what in ((M, "M"), (N, "N"), (K, "K"), (sms, "sms")):
@@ -194,6 +211,10 @@ def choose(M, N, K, sms=132):
                 base = Config("pingpong")
         else:
             base = Config("persistent", {"GROUP_M": 16})
+        wide = min((Config("persistent", d) for bn, d in WIDE.items() if _tiles(M, N, 128, bn) <= sms),
+                   key=lambda c: estimate_us(c, M, N, K, sms), default=None)
+        if wide is not None and estimate_us(wide, M, N, K, sms) < WIDE_GAIN * estimate_us(base, M, N, K, sms):
+            base = wide
     if K % 8:
         return base
     best = min(_split_candidates(M, N, K, sms), key=lambda c: estimate_us(c, M, N, K, sms), default=None)

@@ -28,7 +28,10 @@ class Choose(unittest.TestCase):
         g16 = gemm.Config("persistent", {"GROUP_M": 16})
         bn128 = gemm.Config("persistent", {"BN": 128, "STAGES": 6})
         self.assertEqual(gemm.choose(512, 4096, 4096), bn128)     # 1 wave of 64 tiles, or of 128 smaller ones
-        self.assertEqual(gemm.choose(512, 6144, 4096), g16)       # 1 wave of 96, or 2 of 192: 1.2
+        # 1 wave of 96, or 2 of 192: 1.2; but one wave of 128 tiles of 128 x 192 (an accumulator's N a
+        # multiple of 8) fills the SMs
+        self.assertEqual(gemm.choose(512, 6144, 4096), gemm.Config("persistent", gemm.WIDE[192]))
+        self.assertEqual(gemm.choose(1000, 1496, 1000), gemm.Config("persistent", gemm.WIDE[96]))   # 128 tiles
         self.assertEqual(gemm.choose(512, 14336, 4096), g16)      # 2 waves of 224, or 4 of 448: 2.4
         self.assertEqual(gemm.choose(512, 28672, 8192), bn128)    # 4 waves, or 7 smaller ones: 3.92
         self.assertEqual(gemm.choose(512, 8192, 28672), g16)      # 1 wave, or 2 smaller ones: 1.12
@@ -48,10 +51,10 @@ class Choose(unittest.TestCase):
         self.assertEqual(gemm.choose(128, 4096, 4096), plain64)
         self.assertEqual(gemm.choose(128, 4096, 14336), plain64)
         self.assertEqual(gemm.choose(128, 8192, 28672), plain64)
-        self.assertEqual(gemm.choose(512, 6144, 4096), gemm.Config("persistent", {"GROUP_M": 16}))
+        self.assertEqual(gemm.choose(512, 6144, 4096).kind, "persistent")   # not split
         self.assertEqual(gemm.choose(3000, 5000, 1064), gemm.Config("persistent", {"GROUP_M": 16}))
         self.assertEqual(gemm.choose(8192, 8192, 8192).kind, "persistent")
-        self.assertEqual(gemm.choose(1000, 1496, 1000), gemm.Config("pingpong"))   # one partial wave, short K
+        self.assertEqual(gemm.choose(1100, 1496, 1000), gemm.Config("pingpong"))   # one partial wave, short K
         c = gemm.Config("splitk", splits=3)
         self.assertEqual((c.splits, c.dp), (3, 0))
         self.assertLess(gemm.estimate_us(gemm.choose(512, 10240, 8192), 512, 10240, 8192),

@@ -397,6 +397,14 @@ static void emit_op(Emit *e, const Op *op, Flow *f)
     case OP_LD_SMEM_ACC:
         emit_mma(e, op);
         return;
+    case OP_TMEM_ALLOC: case OP_TMEM_LOAD: case OP_TMEM_STORE: case OP_TC_MMA: case OP_TC_COMMIT:
+        if (e->target != PTX_SM100A) {
+            ptx_error_at(e, op, "'%s': tensor memory is sm_100a's (tcgen05), not --target %s's", ir_op_info[op->code].name,
+                         ptx_target_name(e->target));
+            return;
+        }
+        ptx_tc_emit(e, op);
+        return;
     case OP_SHMEM_MY_PE: case OP_SHMEM_N_PES: case OP_SHMEM_PUT: case OP_SHMEM_GET: case OP_SHMEM_P: case OP_SHMEM_G:
     case OP_SHMEM_PUT_SIGNAL: case OP_SHMEM_SIGNAL_OP: case OP_SHMEM_FENCE: case OP_SHMEM_QUIET: case OP_SHMEM_SIGNAL_WAIT:
         ptx_emit_shmem(e, op);

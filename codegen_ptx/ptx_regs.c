@@ -39,7 +39,7 @@ RegClass ptx_class_of(const Type *t)
     case TY_F32: return RC_F32;
     case TY_F64: return RC_F64;
     case TY_PTR: return t->space == AS_SHARED || t->space == AS_CLUSTER ? RC_B32 : RC_B64;
-    case TY_PARITY: case TY_MBAR: case TY_SMEM: return RC_B32;
+    case TY_PARITY: case TY_MBAR: case TY_SMEM: case TY_TMEM: return RC_B32;
     case TY_TMA: return RC_B64;
     default: break;
     }
@@ -125,7 +125,7 @@ const char *ptx_tmp(Emit *e, RegClass c) { return ptx_reg(e, ptx_tmp_index(e, c)
 int ptx_type_lanes(const Type *t)
 {
     if (ir_type_is_scalar(t) || t->kind == TY_PTR || t->kind == TY_PARITY || t->kind == TY_MBAR ||
-        t->kind == TY_SMEM || t->kind == TY_TMA)
+        t->kind == TY_SMEM || t->kind == TY_TMA || t->kind == TY_TMEM)
         return 1;
     if (t->kind == TY_VEC && t->elem && ir_type_is_scalar(t->elem) && t->shape[0] > 0 && t->shape[0] <= IR_MAX_THREAD_VALUES)
         return (int)t->shape[0];

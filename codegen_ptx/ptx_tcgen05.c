@@ -88,6 +88,7 @@ typedef struct TcState {
     int bad;                   /* an error was reported: emit nothing more */
     int synced;                /* the last op emitted was a thread synchronisation (a wait, a barrier):
                                   tcgen05.fence::after_thread_sync goes before the next op */
+    int64_t xcols;             /* the columns of the kernel's declared tmem tiles (the accumulators follow) */
 } TcState;
 
 static uint32_t uf_find(TcState *s, uint32_t x)
@@ -675,6 +676,152 @@ static void tc_st_acc(Emit *e, const Op *op)
     }
 }
 
+/* ---- tensor-memory tiles the kernel declares (tmem; docs/IR.md "Tensor memory") ----
+ * A tmem value is its TMEM address (lane 0, its first column) in a b32 register. The group that
+ * reads or writes one is a warpgroup (lower-tiles): warp w reaches lanes 32 (w % 4) ..+31, so
+ * thread t's row is t % 128 (bits 5..6 of its index give the lane quarter). A 16-bit tile packs
+ * elements 2c and 2c + 1 into column c (the low half first). tc_mma and tc_commit are issued by
+ * each thread that runs them (the kernel elects one); with cta_group = 2 only the pair's even CTA
+ * issues them. */
+
+/* The register holding this thread's row of tmem value t: t + (32 (warp % 4)) << 16. */
+static const char *tm_row_addr(Emit *e, const Value *t)
+{
+    const char *a = ptx_tmp(e, RC_B32), *x = ptx_tmp(e, RC_B32);
+    ptx_ins(e, "bfe.u32 %s, %s, 5, 2", x, ptx_reg(e, e->tlin));
+    ptx_ins(e, "shl.b32 %s, %s, 21", a, x);
+    ptx_ins(e, "add.u32 %s, %s, %s", a, a, ptx_vr(e, t, 0));
+    return a;
+}
+
+/* tcgen05.ld / tcgen05.st of a vec (f32 lanes, or 16-bit lanes packed in pairs) from / to tmem tile t,
+ * in chunks of up to 32 columns, then wait::ld / wait::st. */
+static void tm_move(Emit *e, const Op *op, const Value *v, const Value *t, int load)
+{
+    int64_t cols = ir_tmem_columns(t->type), E = ptx_nlanes_of(v);
+    int pack = ir_type_bits(t->type->elem) == 16;
+    if (E != t->type->shape[1] || v->type->elem != t->type->elem) {
+        ptx_error_at(e, op, "'%s' of %lld lanes of %s for a tmem tile of %lld columns of %s", ir_op_info[op->code].name,
+                     (long long)E, ir_type_kind_name(v->type->elem->kind), (long long)t->type->shape[1],
+                     ir_type_kind_name(t->type->elem->kind));
+        return;
+    }
+    const char *a = tm_row_addr(e, t);
+    const char **w = ARENA_ARRAY(&e->arena, const char *, cols);   /* column c's register */
+    for (int64_t c = 0; c < cols; c++) {
+        if (!pack) {
+            w[c] = ptx_vr(e, v, (int)c);
+            continue;
+        }
+        w[c] = ptx_tmp(e, RC_B32);
+        if (!load) ptx_ins(e, "mov.b32 %s, {%s, %s}", w[c], ptx_vr(e, v, (int)(2 * c)), ptx_vr(e, v, (int)(2 * c + 1)));
+    }
+    for (int64_t c = 0; c < cols;) {
+        int64_t n = 32;
+        while (n > cols - c) n /= 2;
+        StrBuf regs;
+        sb_init(&regs);
+        for (int64_t j = 0; j < n; j++) sb_printf(&regs, "%s%s", j ? ", " : "", w[c + j]);
+        if (load)
+            ptx_ins(e, "tcgen05.ld.sync.aligned.32x32b.x%lld.b32 {%s}, [%s+%lld]", (long long)n, regs.data, a, (long long)c);
+        else
+            ptx_ins(e, "tcgen05.st.sync.aligned.32x32b.x%lld.b32 [%s+%lld], {%s}", (long long)n, a, (long long)c, regs.data);
+        sb_free(&regs);
+        c += n;
+    }
+    ptx_ins(e, load ? "tcgen05.wait::ld.sync.aligned" : "tcgen05.wait::st.sync.aligned");
+    for (int64_t c = 0; load && pack && c < cols; c++)
+        ptx_ins(e, "mov.b32 {%s, %s}, %s", ptx_vr(e, v, (int)(2 * c)), ptx_vr(e, v, (int)(2 * c + 1)), w[c]);
+}
+
+/* The predicate "this CTA issues a cta_group = cg op": NULL (every thread that runs it) for 1, the
+ * pair's even CTA for 2. */
+static const char *tm_leader(Emit *e, int64_t cg)
+{
+    if (cg != 2) return NULL;
+    const char *r = ptx_tmp(e, RC_B32), *p = ptx_tmp(e, RC_PRED);
+    ptx_ins(e, "mov.u32 %s, %%cluster_ctarank", r);
+    ptx_ins(e, "and.b32 %s, %s, 1", r, r);
+    ptx_ins(e, "setp.eq.u32 %s, %s, 0", p, r);
+    return p;
+}
+
+/* tc_mma d, a, b, accumulate: one tcgen05.mma per k16 step, A from shared memory (a descriptor) or
+ * from tensor memory ([column], 8 packed columns per k16 step). */
+static void tm_mma(Emit *e, const Op *op)
+{
+    const Value *d = op->operands[0], *a = op->operands[1], *b = op->operands[2], *acc = op->operands[3];
+    const Type *at = a->type, *bt = b->type;
+    int64_t cg = ir_attr_int(op, "cta_group", 1), N = d->type->shape[1], K = at->shape[1];
+    int nmaj = !ir_attr_int(op, "trans_b", 0), es = ptx_mem_bytes(at->elem), tm_a = at->kind == TY_TMEM;
+    if ((!tm_a && !ptx_mma_rows_ok(at, es)) || !ptx_mma_rows_ok(bt, es)) {
+        ptx_error_at(e, op, "'tc_mma' operands need rows of exactly their swizzle span (32, 64 or 128 bytes) or "
+                            "128-byte column spans of a multiple of 8 rows");
+        return;
+    }
+    int bf = at->elem->kind == TY_BF16;
+    uint32_t idesc = (1u << 4) | ((uint32_t)bf << 7) | ((uint32_t)bf << 10) | ((uint32_t)nmaj << 16) |
+                     ((uint32_t)(N >> 3) << 17) | ((uint32_t)((128 * cg) >> 4) << 24);
+    const char *p = tm_leader(e, cg), *da = tm_a ? NULL : tc_sdesc(e, a, 0), *db = tc_sdesc(e, b, nmaj);
+    const char *id = ptx_tmp(e, RC_B32), *en = ptx_tmp(e, RC_PRED);
+    ptx_ins(e, "mov.b32 %s, 0x%08x", id, idesc);
+    ptx_ins(e, "mov.pred %s, %s", en, ptx_vr(e, acc, 0));
+    char guard[32] = "";
+    if (p) snprintf(guard, sizeof guard, "@%s ", p);
+    for (int64_t ks = 0; ks < K / 16; ks++) {
+        int64_t ao = tm_a ? 0 : ptx_mma_piece(at, 0, 0, ks * 16, es), bo = ptx_mma_piece(bt, nmaj, 0, ks * 16, es);
+        const char *xa = da, *xb = db;
+        if (tm_a) {
+            const char *t = ptx_tmp(e, RC_B32);
+            ptx_ins(e, "add.u32 %s, %s, %lld", t, ptx_vr(e, a, 0), (long long)(ks * 8));
+            char *br = arena_alloc(&e->arena, strlen(t) + 3);
+            snprintf(br, strlen(t) + 3, "[%s]", t);
+            xa = br;
+        } else if (ao) {
+            xa = ptx_tmp(e, RC_B64);
+            ptx_ins(e, "add.s64 %s, %s, %lld", xa, da, (long long)(ao >> 4));
+        }
+        if (bo) {
+            xb = ptx_tmp(e, RC_B64);
+            ptx_ins(e, "add.s64 %s, %s, %lld", xb, db, (long long)(bo >> 4));
+        }
+        ptx_ins(e, "%stcgen05.mma.cta_group::%lld.kind::f16 [%s], %s, %s, %s, %s", guard, (long long)cg, ptx_vr(e, d, 0), xa, xb,
+                id, ks ? "1" : en);
+    }
+}
+
+/* tc_commit bar: the executing thread's tcgen05.commit (a pair's even CTA multicasts it to both). */
+static void tm_commit(Emit *e, const Op *op)
+{
+    int64_t cg = ir_attr_int(op, "cta_group", 1);
+    const char *bar = ptx_operand_of(e, op, 0, TY_MBAR, "an mbar");
+    if (!bar) return;
+    if (cg == 2) {
+        const char *p = tm_leader(e, 2), *r = ptx_tmp(e, RC_B32), *m = ptx_tmp(e, RC_B16);
+        ptx_ins(e, "mov.u32 %s, %%cluster_ctarank", r);
+        ptx_ins(e, "and.b32 %s, %s, 0xfffffffe", r, r);
+        ptx_ins(e, "shl.b32 %s, 3, %s", r, r);
+        ptx_ins(e, "cvt.u16.u32 %s, %s", m, r);
+        ptx_ins(e, "@%s tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%s], %s",
+                p, bar, m);
+    } else {
+        ptx_ins(e, "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%s]", bar);
+    }
+}
+
+static void tm_emit(Emit *e, const Op *op)
+{
+    switch (op->code) {
+    case OP_TMEM_ALLOC:
+        ptx_ins(e, "add.u32 %s, %%tc_t, %lld", ptx_vr(e, op->results[0], 0), (long long)ir_attr_int(op, "col", 0));
+        return;
+    case OP_TMEM_LOAD: tm_move(e, op, op->results[0], op->operands[0], 1); return;
+    case OP_TMEM_STORE: tm_move(e, op, op->operands[0], op->operands[1], 0); return;
+    case OP_TC_MMA: tm_mma(e, op); return;
+    default: tm_commit(e, op); return;
+    }
+}
+
 /* ---- the hooks ptx_emit.c calls ---- */
 
 /* The matrix ops on sm_100a (emit_mma in ptx_emit.c picks this on that target). */
@@ -685,6 +832,7 @@ void ptx_tc_emit(Emit *e, const Op *op)
         return;
     }
     switch (op->code) {
+    case OP_TMEM_ALLOC: case OP_TMEM_LOAD: case OP_TMEM_STORE: case OP_TC_MMA: case OP_TC_COMMIT: tm_emit(e, op); return;
     case OP_MMA_COMMIT: tc_commit(e); return;
     case OP_MMA_ARRIVE: tc_arrive(e, op); return;
     case OP_MMA_WAIT: tc_wait(e, ir_attr_int(op, "pending", 0)); return;
@@ -735,6 +883,22 @@ void ptx_tc_copy(Emit *e, Value *const *src, uint32_t ns, Value *const *dst, uin
 }
 
 static int is_mma_acc_op(OpCode c) { return c == OP_MMA_ACC; }
+static int is_tmem_op(OpCode c) { return c == OP_TMEM_ALLOC; }
+
+/* The declared tmem tiles' columns (their last column + 1) and the cta_group of their mmas (2 when
+ * any tc_mma is a pair's). */
+static void tm_scan(const Block *b, int64_t *cols, int64_t *cg)
+{
+    for (const Op *op = b ? b->first : NULL; op; op = op->next) {
+        if (op->code == OP_TMEM_ALLOC && op->nresults == 1) {
+            int64_t end = ir_attr_int(op, "col", 0) + ir_tmem_columns(op->results[0]->type);
+            if (end > *cols) *cols = end;
+        }
+        if (op->code == OP_TC_MMA && ir_attr_int(op, "cta_group", 1) == 2) *cg = 2;
+        for (uint32_t r = 0; r < op->nregions; r++)
+            for (const Block *nb = op->regions[r].first; nb; nb = nb->next) tm_scan(nb, cols, cg);
+    }
+}
 
 /* After the kernel prologue: sets e->tc when the kernel has mma on sm_100a, allocates TMEM and the
  * barrier ring. */
@@ -742,7 +906,8 @@ void ptx_tc_kernel_begin(Emit *e, const Kernel *k)
 {
     e->tc = NULL;
     const Block *entry = k->body.first;
-    if (e->target != PTX_SM100A || !ptx_block_has(entry, is_mma_acc_op)) return;
+    int has_acc = ptx_block_has(entry, is_mma_acc_op);
+    if (e->target != PTX_SM100A || (!has_acc && !ptx_block_has(entry, is_tmem_op))) return;
     TcState *s = ARENA_NEW(&e->arena, TcState);
     memset(s, 0, sizeof *s);
     s->cls = ARENA_ARRAY(&e->arena, uint32_t, k->nvalues + 1);
@@ -751,8 +916,17 @@ void ptx_tc_kernel_begin(Emit *e, const Kernel *k)
     memset(s->uses, 0, sizeof *s->uses * (k->nvalues + 1));
     s->mma = ARENA_ARRAY(&e->arena, const Op *, k->nvalues + 1);   /* an mma_acc has a result value */
     e->tc = s;
+    int64_t xcg = 1;
+    tm_scan(entry, &s->xcols, &xcg);
     tc_count_uses(e, entry);
-    if (tc_scan(e, entry, NULL) < 0 || !s->first) {   /* collects the mma_acc ops, checks the rules */
+    if (tc_scan(e, entry, NULL) < 0 || (has_acc && !s->first)) {   /* collects the mma_acc ops, checks the rules */
+        s->bad = 1;
+        return;
+    }
+    if (!has_acc) s->G = 1, s->cg = xcg;
+    else if (s->xcols && s->cg != xcg) {
+        ptx_error_at(e, s->first, "the kernel's mma and tc.mma use different CTA groups (%lld and %lld): tensor memory is "
+                     "allocated for one", (long long)s->cg, (long long)xcg);
         s->bad = 1;
         return;
     }
@@ -763,7 +937,7 @@ void ptx_tc_kernel_begin(Emit *e, const Kernel *k)
     while (tc_propagate(e, entry)) {}
     /* one accumulator per class of mma_acc ops that accumulate into each other's results, each with
      * its own TMEM columns (starting at multiples of 32) and its own "still zero" predicate */
-    int64_t need = 0;
+    int64_t need = (s->xcols + 31) / 32 * 32;   /* the declared tiles first */
     for (uint32_t i = 0; i < n; i++) {
         const Op *op = s->mma[i];
         const Attr *sh = ir_attr_find(op, "shape");

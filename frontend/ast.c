@@ -123,7 +123,7 @@ static const char *const kind_names[N_KIND_COUNT] = {
     [N_BOOL] = "bool", [N_STRING] = "string", [N_NAME] = "name", [N_UNARY] = "unary",
     [N_BINARY] = "binary", [N_TERNARY] = "ternary", [N_CAST] = "cast", [N_CALL] = "call",
     [N_INDEX] = "index", [N_MEMBER] = "member", [N_ARRAY] = "array", [N_LIST] = "list",
-    [N_TYPE_TMA] = "tma", [N_SHARED] = "shared", [N_MBARRIER] = "mbarrier", [N_NAMED_BARRIER] = "named_barrier", [N_GROUP] = "group",
+    [N_TYPE_TMA] = "tma", [N_SHARED] = "shared", [N_MBARRIER] = "mbarrier", [N_TMEM] = "tmem", [N_NAMED_BARRIER] = "named_barrier", [N_GROUP] = "group",
     [N_STAGE] = "stage", [N_FN] = "fn", [N_TYPE_SMEM] = "shared_tile", [N_TYPE_MBAR] = "mbarrier_type",
     [N_NAMEDARG] = "namedarg", [N_PIPELINE] = "pipeline", [N_RANGE] = "range",
 };

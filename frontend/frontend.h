@@ -80,6 +80,7 @@ typedef enum NodeKind {
     N_RETURN,      /* a: the result of a fn, or NULL */
     N_SHARED,      /* name; a: tile type; list: attributes (N_CALL: swizzle(W), stages(S), align(N); op = 1 for a bare word: dynamic) */
     N_MBARRIER,    /* name; a: arrival count; b: array size or NULL */
+    N_TMEM,        /* name; a: tile type; b: the word after it (`over`) and c: the base tile's name, or NULL */
     N_NAMED_BARRIER, /* name; a: thread count */
     N_GROUP,       /* op: TK_ELECT, TK_WARP, TK_WARPS, TK_WARPGROUP; a, b: warp bounds; d: body; list: attributes */
     N_STAGE,       /* list: arguments (a label string, priority = P); d: body */

@@ -227,6 +227,7 @@ again:
         "global"   { TOK(TK_GLOBAL); }
         "shared"   { TOK(TK_SHARED); }
         "mbarrier" { TOK(TK_MBARRIER); }
+        "tmem"     { TOK(TK_TMEM); }
         "named_barrier" { TOK(TK_NAMED_BARRIER); }
         "pipeline" { TOK(TK_PIPELINE); }
         "elect"    { TOK(TK_ELECT); }

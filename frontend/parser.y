@@ -178,7 +178,7 @@ static Node *un(ParseCtx *ctx, Token op, Node *a)
 }
 
 %token KERNEL CONST LET VAR IF ELSE FOR IN STEP WHILE LOOP BREAK CONTINUE RETURN TRUE FALSE
-       BLOCK CLUSTER TENSOR GLOBAL SHARED MBARRIER NAMED_BARRIER PIPELINE ELECT WARP WARPS WARPGROUP STAGE IDENT INT FLOAT STRING TYPENAME
+       BLOCK CLUSTER TENSOR GLOBAL SHARED MBARRIER TMEM NAMED_BARRIER PIPELINE ELECT WARP WARPS WARPGROUP STAGE IDENT INT FLOAT STRING TYPENAME
        LPAREN RPAREN LBRACKET RBRACKET LBRACE RBRACE COMMA SEMI COLON DOTDOT DOT ASSIGN ASSIGN_OP FN ARROW.
 
 %right QUESTION COLON.
@@ -308,6 +308,10 @@ simple(A) ::= SHARED(K) IDENT(N) COLON type(T) attrs(X) SEMI.
 /* shared NAME: clc_response; (a named shared object: the word is checked by sema) */
 simple(A) ::= SHARED(K) IDENT(N) COLON IDENT(W) attrs(X) SEMI.
     { A = take_list(NAME(N_SHARED, N), X); A->loc = L(ctx, K); A->a = NAME(N_NAME, W); }
+/* tmem NAME: T[128, N]; tmem NAME: T[128, N] over BASE; (a tensor-memory tile; sema_tmem.c) */
+simple(A) ::= TMEM(K) IDENT(N) COLON type(T) SEMI. { A = NAME(N_TMEM, N); A->loc = L(ctx, K); A->a = T; }
+simple(A) ::= TMEM(K) IDENT(N) COLON type(T) IDENT(O) IDENT(B) SEMI.
+    { A = NAME(N_TMEM, N); A->loc = L(ctx, K); A->a = T; A->b = NAME(N_NAME, O); A->c = NAME(N_NAME, B); }
 /* mbarrier NAME(count); mbarrier NAME[n](count); */
 simple(A) ::= MBARRIER(K) IDENT(N) LPAREN expr(C) RPAREN SEMI. { A = NAME(N_MBARRIER, N); A->loc = L(ctx, K); A->a = C; }
 /* named_barrier NAME(threads); a hardware named barrier that sync(NAME) uses */

@@ -1776,6 +1776,7 @@ static void stmt(Sema *s, const Node *n)
     switch (n->kind) {
     case N_SHARED: sema_shared_stmt(s, n); break;
     case N_MBARRIER: sema_mbarrier_stmt(s, n); break;
+    case N_TMEM: sema_tmem_stmt(s, n); break;
     case N_PIPELINE: {
         int before = s->diag->errors;
         sema_pipeline_stmt(s, n);
@@ -1985,6 +1986,7 @@ static void kernel_item(Sema *s, const Node *n)
     s->group = &blk;
     s->next_sync_id = 1;
     s->dynamic_smem = NULL;
+    s->tmem_cols = 0;
     s->top_depth = s->depth + 1;
     s->kbody = n->a;
     s->expanded = 0;

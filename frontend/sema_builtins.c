@@ -27,6 +27,8 @@ static const char *const wait_named[] = {"scope", NULL};
 static const char *const tma_load_named[] = {"multicast", "cache", "cta_group", NULL};
 static const char *const mma_named[] = {"trans_b", "cta_group", "trans_a", NULL};
 static const char *const clc_cancel_named[] = {"multicast", NULL};
+static const char *const tc_mma_named[] = {"accumulate", "trans_b", "cta_group", NULL};
+static const char *const tc_commit_named[] = {"cta_group", NULL};
 static const char *const shmem_named[] = {"qp", NULL};
 static const char *const shmem_fence_named[] = {"pe", "qp", NULL};
 static const char *const math_named[] = {"approx", NULL};
@@ -39,6 +41,7 @@ FITS_CALL(wait_named);
 FITS_CALL(tma_load_named);
 FITS_CALL(mma_named);
 FITS_CALL(clc_cancel_named);
+FITS_CALL(tc_mma_named);
 FITS_CALL(shmem_named);
 FITS_CALL(shmem_fence_named);
 FITS_CALL(math_named);
@@ -120,6 +123,9 @@ static const Builtin builtins[] = {
     {NULL,    "mma",                3, 3, mma_named,         SG_WARPGROUPS, mma_why,   OP_MMA,               sema_mma},
     {NULL,    "mma_commit",         0, 0, NULL,              SG_WARPGROUPS, mma_why,   OP_MMA_COMMIT,        sema_mma_commit},
     {NULL,    "mma_wait",           1, 1, NULL,              SG_WARPGROUPS, mma_why,   OP_MMA_WAIT,          sema_mma_wait},
+    /* tensor memory and its matrix ops (sm_100a): sema_tmem.c */
+    {"tc",    "mma",                3, 3, tc_mma_named,      SG_ANY,        NULL,      OP_TC_MMA,            sema_tc_mma},
+    {"tc",    "commit",             1, 1, tc_commit_named,   SG_ANY,        NULL,      OP_TC_COMMIT,         sema_tc_commit},
     /* clusters, distributed shared memory, cluster launch control: sema_cluster.c */
     {NULL,    "cluster_sync",       0, 0, NULL,              SG_ANY,        NULL,      OP_CLUSTER_SYNC,      sema_cluster_sync},
     {NULL,    "mapa",               2, 2, NULL,              SG_ANY,        NULL,      OP_MAPA,              sema_mapa},
@@ -147,6 +153,7 @@ static const struct Namespace {
 } namespaces[] = {
     {"tma", "unknown TMA operation 'tma.%s'"},
     {"clc", "unknown cluster launch control operation 'clc.%s'"},
+    {"tc", "unknown tensor-memory matrix operation 'tc.%s' (tc.mma, tc.commit)"},
     {"shmem", "unknown NVSHMEM operation shmem.%s()"},
 };
 

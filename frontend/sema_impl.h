@@ -124,6 +124,7 @@ typedef struct Sema {
     const Node *stage;   /* the warp-pipeline stage being checked, or NULL */
     int warned_unreachable; /* the current block's unreachable code was reported once already */
     Sym *dynamic_smem;   /* the kernel's dynamic shared tile, or NULL */
+    int64_t tmem_cols;   /* tensor-memory columns the kernel's tmem tiles take so far (sema_tmem.c) */
     const Node *kbody;   /* the body of the kernel being checked (shared tiles choose swizzles from their uses) */
     const Node *uses_of; /* the body `uses` was made for (sema_shared.c), or NULL */
     NameMap uses;        /* name -> how that body uses a shared tile of that name (sema_shared.c) */
@@ -345,6 +346,15 @@ void sema_named_barrier_stmt(Sema *s, const Node *n);
 /* ================================ sema_shared.c ================================ */
 
 void sema_shared_stmt(Sema *s, const Node *n);
+
+/* ================================ sema_tmem.c ================================ */
+
+void sema_tmem_stmt(Sema *s, const Node *n);    /* tmem NAME: T[128, N] [over BASE]; */
+Ex sema_tc_mma(Sema *s, const Call *c);         /* tc.mma(d, a, b, accumulate = e, trans_b = , cta_group = ) */
+Ex sema_tc_commit(Sema *s, const Call *c);      /* tc.commit(bar, cta_group = ) */
+Ex sema_tmem_access(Sema *s, const Node *n, Ex t, int is_store);   /* load(t), store(t, v) */
+/* sema_mma.c: one shared operand of an mma (or a register a), checked as mma() checks it; NULL after an error */
+Value *sema_mma_operand(Sema *s, const Node *n, const char *which);
 
 /* ================================ sema_fn.c ================================ */
 

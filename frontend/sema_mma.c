@@ -18,7 +18,7 @@ static int64_t smem_row_bytes(const Type *t) { return t->shape[t->rank - 1] * (i
 /* One shared operand of mma(): a sized stage of a rank-2 bf16/f16 tile whose rows are 32, 64 or
  * 128 bytes and whose swizzle equals its row size (what both TMA and the wgmma descriptor need).
  * `a` may instead be a rank-2 bf16/f16 register tile (register-sourced A, docs/LANGUAGE.md §19). */
-static Value *mma_smem_operand(Sema *s, const Node *n, const char *which)
+Value *sema_mma_operand(Sema *s, const Node *n, const char *which)
 {
     char b1[96];
     Ex t = sema_expr(s, n);
@@ -109,14 +109,14 @@ Ex sema_mma(Sema *s, const Call *c)
     }
     int64_t trans = 0, trans_a = 0;   /* trans_a: a stored [K, M] (M innermost); register A has no transpose */
     if (!const_flag(s, named[0], "trans_b", &trans) || !const_flag(s, named[2], "trans_a", &trans_a)) return sema_ex_err();
-    Value *a = mma_smem_operand(s, n->list[0], "a");
+    Value *a = sema_mma_operand(s, n->list[0], "a");
     if (!a) return sema_ex_err();
     if (trans_a && a->type->kind == TY_TILE) {
         diag_error(s->diag, named[2]->loc, "mma(): trans_a = true needs a shared a stored [K, M]; a register a is always "
                    "[M, K] (wgmma has no transpose for register A)");
         return sema_ex_err();
     }
-    Value *b = mma_smem_operand(s, n->list[1], "b");
+    Value *b = sema_mma_operand(s, n->list[1], "b");
     if (!b) return sema_ex_err();
     const Type *at = a->type, *bt = b->type;
     int fp8 = ir_type_is_fp8(at->elem);   /* e4m3/e5m2 may mix (wgmma ...f32.e4m3.e5m2) */

@@ -611,6 +611,7 @@ typedef struct RingUses {
     int nfields;
     int other;                 /* a use by anything else (a thread reads or writes the tiles) */
     int mmas, tc_mmas;         /* mmas reading the ring; those with a cta_group (tcgen05) issued by `group` */
+    int tmem_mmas;             /* of those, tc.mma (tensor-memory tiles: issued by each thread that runs it) */
     WarpRange group;           /* the consumer group (commit_releases) */
 } RingUses;
 
@@ -639,6 +640,13 @@ static void ring_use(Op *op, void *ctx)
         int stage = v->def && v->def->code == OP_SMEM_STAGE && v->def->noperands && is_field(u, v->def->operands[0]);
         if (!field && !stage) continue;
         if (field && op->code == OP_SMEM_STAGE && i == 0) continue;
+        if (op->code == OP_TC_MMA && (i == 1 || i == 2)) {
+            WarpRange w = op_warps(op);
+            u->mmas++;
+            u->tmem_mmas++;
+            u->tc_mmas += w.lo == u->group.lo && w.hi == u->group.hi;
+            continue;
+        }
         if (op->code == OP_MMA && i < 2) {
             WarpRange w = op_warps(op);
             u->mmas++;
@@ -661,7 +669,7 @@ static void ring_use(Op *op, void *ctx)
 static void drop_meetings(Sema *s, Pipe *p)
 {
     if (!p->nmeetings || !p->nfields || p->nfields > PIPE_MAX_FIELDS || !s->b.k) return;
-    RingUses u = {p->fields, p->nfields, 0, 0, 0, {0, 0}};
+    RingUses u = {p->fields, p->nfields, 0, 0, 0, 0, {0, 0}};
     ir_walk_region(&s->b.k->body, ring_use, &u);
     if (u.other) return;
     for (int i = 0; i < p->nmeetings; i++) ir_op_remove(p->meetings[i]);
@@ -679,14 +687,24 @@ static void commit_releases(Sema *s, Pipe *p)
     if (!p->nreleases || !p->nfields || p->nfields > PIPE_MAX_FIELDS || !s->b.k || p->nconsumers != 1 ||
         p->alternating || p->ctas > 1)
         return;
-    RingUses u = {p->fields, p->nfields, 0, 0, 0, p->consumers[0]};
+    RingUses u = {p->fields, p->nfields, 0, 0, 0, 0, p->consumers[0]};
     const Kernel *k = s->b.k;
     if (u.group.lo == 0 && (int64_t)u.group.hi * 32 == k->block[0] * k->block[1] * k->block[2])
         u.group.hi = -1;   /* the whole block: its mmas lie in no warps region */
     ir_walk_region(&s->b.k->body, ring_use, &u);
-    if (u.other || !u.mmas || u.tc_mmas != u.mmas) return;
+    if (u.other || !u.mmas || u.tc_mmas != u.mmas || (u.tmem_mmas && u.tmem_mmas != u.mmas)) return;
     for (int i = 0; i < p->nreleases; i++) {
         PipeRelease *r = &p->releases[i];
+        if (u.tmem_mmas) {   /* tc.mma: the elected thread's tcgen05.commit in place of its arrive */
+            Op *arr = r->elect->nregions && r->elect->regions[0].first ? r->elect->regions[0].first->first : NULL;
+            while (arr && arr->code != OP_MBAR_ARRIVE) arr = arr->next;
+            if (!arr) continue;
+            Op *c = ir_op_new(s->m, s->b.k, OP_TC_COMMIT, arr->loc, &r->bar, 1, NULL, 0);
+            ir_op_insert_before(arr, c);
+            ir_op_remove(arr);
+            if (r->meeting) ir_op_remove(r->meeting);
+            continue;
+        }
         Op *a = ir_op_new(s->m, s->b.k, OP_MMA_ARRIVE, r->elect->loc, &r->bar, 1, NULL, 0);
         ir_op_insert_before(r->elect, a);
         ir_op_remove(r->elect);

@@ -15,7 +15,7 @@
 
 /* How the kernel body uses a shared tile, as bits of Sema.uses (by the tile's name). */
 enum {
-    USE_MMA = 1,         /* the first or second argument of mma(...) */
+    USE_MMA = 1,         /* the first or second argument of mma(...), the second or third of tc.mma(...) */
     USE_TMA_TENSOR = 2,  /* moved by a tensor copy: tma.load's first argument, tma.store's or tma.reduce_add's second */
     USE_TMA_COPY = 4,    /* an argument of tma.copy (plain bytes) */
     USE_STORE = 8,       /* a whole-tile store(NAME, ...) */
@@ -38,6 +38,8 @@ static void collect_uses(NameMap *uses, const Node *n)
         int tma = n->a && n->a->kind == N_NAME && strcmp(n->a->name, "tma") == 0;
         if (!n->a && strcmp(n->name, "mma") == 0)
             for (int i = 0; i < n->nlist && i < 2; i++) add_use(uses, n->list[i], USE_MMA);
+        if (n->a && n->a->kind == N_NAME && strcmp(n->a->name, "tc") == 0 && strcmp(n->name, "mma") == 0)
+            for (int i = 1; i < n->nlist && i < 3; i++) add_use(uses, n->list[i], USE_MMA);   /* tc.mma(d, a, b) */
         if (!n->a && strcmp(n->name, "store") == 0 && n->nlist >= 1) add_use(uses, n->list[0], USE_STORE);
         if (tma && strcmp(n->name, "load") == 0 && n->nlist >= 1) add_use(uses, n->list[0], USE_TMA_TENSOR);
         if (tma && (strcmp(n->name, "store") == 0 || strcmp(n->name, "reduce_add") == 0) && n->nlist >= 2)

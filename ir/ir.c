@@ -51,6 +51,7 @@ static const struct { const char *word; unsigned kind; const char *said; } kind_
     {"scalar", IR_K_SCALAR, "a scalar"}, {"elt", IR_K_ELT, "a number (scalar, tile or vec)"}, {"ptr", IR_K_PTR, "a ptr"},
     {"view", IR_K_VIEW, "a view"}, {"tile", IR_K_TILE, "a tile"}, {"vec", IR_K_VEC, "a vec"},
     {"smem", IR_K_SMEM, "an smem tile"}, {"mbar", IR_K_MBAR, "an mbar"}, {"tma", IR_K_TMA, "a TMA descriptor"},
+    {"tmem", IR_K_TMEM, "a tensor-memory tile"},
     {"parity", IR_K_PARITY, "a parity"}, {"any", IR_K_ANY, "a value of any type"},
 };
 enum { NKIND_WORDS = sizeof kind_words / sizeof kind_words[0] };
@@ -158,6 +159,7 @@ int ir_type_in_kinds(const Type *t, unsigned kinds)
     case TY_SMEM: return (kinds & IR_K_SMEM) != 0;
     case TY_MBAR: return (kinds & IR_K_MBAR) != 0;
     case TY_TMA: return (kinds & IR_K_TMA) != 0;
+    case TY_TMEM: return (kinds & IR_K_TMEM) != 0;
     case TY_PARITY: return (kinds & IR_K_PARITY) != 0;
     case TY_TILE:
     case TY_VEC:
@@ -188,7 +190,7 @@ static const char *const kind_names[TY_KIND_COUNT] = {
     [TY_F16] = "f16",   [TY_BF16] = "bf16", [TY_F32] = "f32", [TY_F64] = "f64", [TY_E4M3] = "e4m3",
     [TY_E5M2] = "e5m2", [TY_PTR] = "ptr",
     [TY_VIEW] = "view", [TY_TILE] = "tile", [TY_VEC] = "vec", [TY_PARITY] = "parity",
-    [TY_MBAR] = "mbar", [TY_SMEM] = "smem", [TY_TMA] = "tma",
+    [TY_MBAR] = "mbar", [TY_SMEM] = "smem", [TY_TMA] = "tma", [TY_TMEM] = "tmem",
 };
 
 /* The types without parameters: the scalars, void and parity (indexed by kind; the compound kinds
@@ -316,6 +318,17 @@ const Type *ir_type_smem(Module *m, const Type *elem, int rank, const int64_t *s
     return intern(m, &p);
 }
 
+const Type *ir_type_tmem(Module *m, const Type *elem, int64_t rows, int64_t cols)
+{
+    Type p = {.kind = TY_TMEM, .elem = elem, .rank = 2, .shape = {rows, cols}};
+    return intern(m, &p);
+}
+
+int64_t ir_tmem_columns(const Type *t)
+{
+    return t->kind == TY_TMEM ? t->shape[1] * ir_type_bits(t->elem) / 32 : 0;
+}
+
 const Type *ir_type_tma(Module *m, const Type *elem, int rank, const int64_t *box)
 {
     Type p = {.kind = TY_TMA, .elem = elem, .rank = rank};
@@ -386,7 +399,7 @@ int ir_type_bits(const Type *t)
 const Type *ir_type_elem(const Type *t)
 {
     return (t->kind == TY_TILE || t->kind == TY_VEC || t->kind == TY_PTR || t->kind == TY_VIEW ||
-            t->kind == TY_SMEM || t->kind == TY_TMA) ? t->elem : t;
+            t->kind == TY_SMEM || t->kind == TY_TMA || t->kind == TY_TMEM) ? t->elem : t;
 }
 
 int64_t ir_type_numel(const Type *t)
@@ -418,6 +431,7 @@ void ir_type_print(const Type *t, StrBuf *sb)
     case TY_VEC:
     case TY_SMEM:
     case TY_TMA:
+    case TY_TMEM:
         sb_puts(sb, kind_names[t->kind]);
         sb_putc(sb, '<');
         for (int i = 0; i < t->rank; i++) {

@@ -250,6 +250,7 @@ typedef enum TypeKind {
     TY_MBAR,   /* one mbarrier (rank 0) or an array of shape[0] mbarriers (rank 1), in shared memory */
     TY_SMEM,   /* a shared-memory tile: elem, rank, shape; stages (1 = not a ring), swizzle bytes */
     TY_TMA,    /* a TMA tensor descriptor parameter: elem, rank, shape = the box */
+    TY_TMEM,   /* a tensor-memory tile (sm_100a): elem (f32, or bf16/f16 packed two to a column), [128, N] */
     TY_KIND_COUNT
 } TypeKind;
 
@@ -296,6 +297,8 @@ const Type *ir_type_mbar_cluster(Module *m);                 /* mbar<cluster>: o
 const Type *ir_type_smem(Module *m, const Type *elem, int rank, const int64_t *shape, int stages, int swizzle);
 const Type *ir_type_smem_dynamic(Module *m, const Type *elem); /* smem<?xT>: sized by the launch's dynamic shared memory */
 int ir_type_smem_is_dynamic(const Type *t);
+const Type *ir_type_tmem(Module *m, const Type *elem, int64_t rows, int64_t cols);   /* tmem<RxCxT> */
+int64_t ir_tmem_columns(const Type *t);   /* the 32-bit tensor-memory columns of a tmem tile */
 const Type *ir_type_tma(Module *m, const Type *elem, int rank, const int64_t *box);
 int64_t ir_type_smem_bytes(const Type *t);   /* SMEM: bytes of one stage (0 when dynamic); MBAR: 8 per barrier */
 /* Column spans (docs/IR.md): a swizzled smem tile whose rows are longer than its swizzle span W is
@@ -380,6 +383,7 @@ enum {
     IR_K_PTR = 1 << 6, IR_K_VIEW = 1 << 7, IR_K_TILE = 1 << 8, IR_K_VEC = 1 << 9, IR_K_SMEM = 1 << 10,
     IR_K_MBAR = 1 << 11, IR_K_TMA = 1 << 12, IR_K_PARITY = 1 << 13,
     IR_K_ANY = 1 << 14,     /* any type */
+    IR_K_TMEM = 1 << 15,
 };
 #define IR_SIG_MAX 8        /* the most values a kind column writes out */
 

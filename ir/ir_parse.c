@@ -584,7 +584,7 @@ static int parse_smem_options(Parser *P, int64_t *stages, int64_t *swizzle)
 /* type := SCALAR | "parity" | "mbar" ["<" (N | "cluster") ">"] | "ptr<" SCALAR ["," ("shared" | "cluster")] ">"
  *       | "view<" R "x" SCALAR ">" | "tile<" D ("x" D)* "x" SCALAR ">" | "vec<" N "x" SCALAR ">"
  *       | "smem<" D ("x" D)* "x" SCALAR ["," "stages=" S] ["," "swizzle=" W] ">" | "smem<?x" SCALAR ">"
- *       | "tma<" B ("x" B)* "x" SCALAR ">" */
+ *       | "tma<" B ("x" B)* "x" SCALAR ">" | "tmem<128x" C "x" (f32|bf16|f16) ">" */
 static const Type *parse_type(Parser *P)
 {
     Tok t = take(P);
@@ -603,7 +603,8 @@ static const Type *parse_type(Parser *P)
     int is_vec = t.len == 3 && memcmp(t.s, "vec", 3) == 0;
     int is_smem = t.len == 4 && memcmp(t.s, "smem", 4) == 0;
     int is_tma = t.len == 3 && memcmp(t.s, "tma", 3) == 0;
-    if (!is_ptr && !is_view && !is_tile && !is_vec && !is_mbar && !is_smem && !is_tma) {
+    int is_tmem = t.len == 4 && memcmp(t.s, "tmem", 4) == 0;
+    if (!is_ptr && !is_view && !is_tile && !is_vec && !is_mbar && !is_smem && !is_tma && !is_tmem) {
         error_at(P, t.loc, "unknown type %s", tok_desc(P, &t));
         return NULL;
     }
@@ -658,7 +659,7 @@ static const Type *parse_type(Parser *P)
         int64_t dims[IR_MAX_RANK];
         int nd;
         const Type *elem = NULL;
-        const char *what = is_view ? "view" : is_tile ? "tile" : is_vec ? "vec" : is_smem ? "smem" : "tma";
+        const char *what = is_view ? "view" : is_tile ? "tile" : is_vec ? "vec" : is_smem ? "smem" : is_tmem ? "tmem" : "tma";
         if (!parse_shape(P, dims, &nd, &elem, what)) return NULL;
         if (is_view) {
             if (nd != 1 || dims[0] < 1 || dims[0] > IR_MAX_RANK) {
@@ -675,6 +676,15 @@ static const Type *parse_type(Parser *P)
         } else if (is_tile) {
             if (!check_dims(P, t.loc, what, dims, nd, 1)) return NULL;
             res = ir_type_tile(P->m, elem, nd, dims);
+        } else if (is_tmem) {
+            if (nd != 2 || dims[0] != 128 || dims[1] < 1 || dims[1] > 512 ||
+                (elem->kind != TY_F32 && elem->kind != TY_BF16 && elem->kind != TY_F16) ||
+                (elem->kind != TY_F32 && dims[1] % 2)) {
+                error_at(P, t.loc, "tmem type needs 128 rows, 1..512 columns and an f32, bf16 or f16 element (a whole "
+                         "number of 32-bit columns), as in tmem<128x64xf32>");
+                return NULL;
+            }
+            res = ir_type_tmem(P->m, elem, dims[0], dims[1]);
         } else {
             if (!check_dims(P, t.loc, what, dims, nd, 0)) return NULL;
             if (elem->kind == TY_I1) {

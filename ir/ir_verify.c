@@ -117,6 +117,10 @@ static int async_type_ok(const Type *t)
     case TY_MBAR:
         return (t->rank == 0 && (t->space == AS_GLOBAL || t->space == AS_CLUSTER)) ||
                (t->rank == 1 && t->shape[0] >= 1 && t->space == AS_GLOBAL);
+    case TY_TMEM:
+        return t->rank == 2 && t->shape[0] == 128 && t->shape[1] >= 1 && t->elem &&
+               (t->elem->kind == TY_F32 || ((t->elem->kind == TY_BF16 || t->elem->kind == TY_F16) && t->shape[1] % 2 == 0)) &&
+               ir_tmem_columns(t) <= 512;
     case TY_SMEM:
     case TY_TMA:
         if (ir_type_smem_is_dynamic(t))
@@ -141,7 +145,7 @@ static void check_type_form(Verifier *V, const Op *op, const Value *v, const cha
     if (!t) verr(V, op, "%s %u has no type", what, i);
     else if (t->kind == TY_VOID) verr(V, op, "%s %u has type void", what, i);
     else if (!async_type_ok(t)) verr(V, op, "%s %u has a malformed type %s", what, i, tstr(t).s);
-    else if (!op && (t->kind == TY_SMEM || t->kind == TY_MBAR))
+    else if (!op && (t->kind == TY_SMEM || t->kind == TY_MBAR || t->kind == TY_TMEM))
         verr(V, op, "%s %u has type %s: shared memory is declared in the body, not passed", what, i, tstr(t).s);
     else if (op && t->kind == TY_TMA)
         verr(V, op, "%s %u has type %s: TMA descriptors are kernel parameters only", what, i, tstr(t).s);

@@ -134,6 +134,12 @@ static int async_reads(const Op *op, Value **out)
         out[n++] = op->operands[1];
         return n;
     }
+    case OP_TC_MMA: {   /* d, a (smem or tensor memory), b */
+        int n = 0;
+        if (op->operands[1]->type->kind == TY_SMEM) out[n++] = op->operands[1];
+        out[n++] = op->operands[2];
+        return n;
+    }
     case OP_TMA_STORE: case OP_TMA_REDUCE_ADD: out[0] = op->operands[op->noperands - 1]; return 1;
     case OP_TMA_BULK_STORE: out[0] = op->operands[1]; return 1;
     default: return 0;

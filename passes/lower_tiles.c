@@ -359,7 +359,7 @@ static void check_op(Op *op, void *ctx)
         return;
     case OP_SPLAT: case OP_IOTA: case OP_IF: case OP_FOR: case OP_LOOP:
     case OP_YIELD: case OP_BREAK: case OP_CONTINUE: case OP_MMA: case OP_COLUMNS:
-    case OP_REDUCE: case OP_BROADCAST: case OP_RESHAPE:
+    case OP_REDUCE: case OP_BROADCAST: case OP_RESHAPE: case OP_TMEM_LOAD: case OP_TMEM_STORE:
         return;
     default:
         if ((ir_op_info[op->code].props & IR_PELEM) || !has_tile(op)) return;
@@ -433,6 +433,12 @@ static void acc_union_op(Op *op, void *ctx)
         return;
     case OP_COLUMNS:   /* a column slice keeps its operand's layout class (the accumulator's: n8 blocks) */
         uf_union(l, op->operands[0], op->results[0]);
+        return;
+    case OP_TMEM_LOAD:   /* tensor-memory rows: the tcgen05 accumulator layout (a row per thread) */
+        if (op->results[0]->type->kind == TY_TILE) l->acc[uf_find(l, op->results[0]->id)] = 1;
+        return;
+    case OP_TMEM_STORE:
+        if (op->operands[0]->type->kind == TY_TILE) l->acc[uf_find(l, op->operands[0]->id)] = 1;
         return;
     case OP_FOR: case OP_LOOP:
         first = op->code == OP_FOR ? 3 : 0;
@@ -524,6 +530,23 @@ static void acc_check_op(Op *op, void *ctx)
             diag_error(l->diag, op->loc, "lower-tiles: 'columns' %lld .. %lld of a [%lld, %lld] tile%s%s: %s", (long long)first,
                        (long long)(first + r->shape[1] - 1), (long long)t->shape[0], (long long)t->shape[1],
                        wgmma ? "" : " on --target ", wgmma ? "" : l->m->target->name, why);
+            l->errors++;
+        }
+        return;
+    }
+    if (op->code == OP_TMEM_LOAD || op->code == OP_TMEM_STORE) {   /* one warpgroup: thread t reaches lane t % 128 */
+        const Op *g = thread_group(op);
+        int64_t lo = g ? ir_attr_int(g, "lo", 0) : 0, threads = group_threads(l, g);
+        char b[64];
+        group_text(g, b, sizeof b);
+        if (!ir_target_has(l->m->target, TF_TCGEN05)) {
+            diag_error(l->diag, op->loc, "lower-tiles: '%s': tensor memory is sm_100a's (tcgen05), not --target %s's", name,
+                       l->m->target->name);
+            l->errors++;
+        } else if (threads != 128 || lo % 4) {
+            diag_error(l->diag, op->loc, "lower-tiles: '%s' in %s (%lld threads): tensor memory is read and written by one "
+                       "warpgroup (warps 4k..4k+3; warp w reaches lanes 32 (w %% 4) .. +31, so thread t holds row t %% 128)",
+                       name, b, (long long)threads);
             l->errors++;
         }
         return;
@@ -889,6 +912,9 @@ static void rewrite_op(Op *op, void *ctx)
         break;
     case OP_REDUCE:
         if (op->operands[0]->type->kind == TY_TILE) lower_reduce(l, op);
+        break;
+    case OP_TMEM_LOAD: case OP_TMEM_STORE:
+        ir_attr_set_int(l->m, op, "threads", group_threads(l, thread_group(op)));
         break;
     case OP_BROADCAST:
         if (op->results[0]->type->kind == TY_TILE) {

@@ -739,6 +739,7 @@ static void collect(Op *op, void *ctx)
     case OP_MBAR_ARRIVE:
     case OP_MBAR_ARRIVE_REMOTE:
     case OP_MMA_ARRIVE:     /* one arrival: the commit of the group's issuing thread */
+    case OP_TC_COMMIT:      /* one arrival per executing thread (elect: one), a pair's on both CTAs' barriers */
     case OP_CLC_TRY_CANCEL: pass_oplist_push(&col->sites, op); break;   /* try_cancel: one arrive + expect_tx(16) per request */
     case OP_TMA_LOAD:
     case OP_TMA_BULK_LOAD: pass_oplist_push(&col->loads, op); break;

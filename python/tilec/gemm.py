@@ -11,15 +11,20 @@ gemm_pingpong_sm90.tile, gemm_splitk_sm90.tile, gemm_fp8_scaled_sm90.tile), comp
 configuration and kept. `choose` is a rule measured on an H100 (docs/PERFORMANCE.md, "GEMM: the
 chooser"): it counts the output tiles each tile shape gives against the device's SMs, in waves.
 
-- At most 256 rows (M <= 256): 128 x 64 tiles with 8 stages, one block per tile, while those tiles
-  fit in one wave (tiles <= SMs); past that, the ping-pong kernel for wide N (N >= 14336) and the
+- At most 256 rows (M <= 256): 128 x 32 tiles with 10 stages, one block per tile, while they fit
+  one wave (tiles <= SMs: 128 x 64 tiles would leave half the SMs idle); then 128 x 64 tiles with 8
+  stages while those fit one wave; past that, the ping-pong kernel for wide N (N >= 14336) and the
   persistent kernel with 128 x 128 tiles otherwise.
 - More rows: the persistent kernel, with 128 x 256 tiles (GROUP_M = 16 raster) unless 128 x 128
   tiles take less time counted in waves: waves(128 x 128) x 0.56 < waves(128 x 256), a wave of
   128 x 128 tiles costing 0.56 of one of 128 x 256 tiles (M = 512 against N = 4096: one wave of 64
   tiles or one of 128 smaller ones; N = 10240: 2 waves or 3 smaller ones; N = 28672: 4 waves or 7
-  smaller ones). Where that is one partial
-  wave of 128 x 128 tiles and K is short (K <= PINGPONG_MAX_K), the ping-pong kernel.
+  smaller ones). Where that is one partial wave of 128 x 128 tiles and K is short (K <=
+  PINGPONG_MAX_K), 128 x 192 tiles instead (one wave too, of fewer tiles).
+- More rows, then: the persistent kernel with a tile width that is not a power of two (WIDE: 128 x
+  192 or 128 x 160) where the cost model puts it below WIDE_GAIN of that choice (fuller waves:
+  512 x 6144 is one wave of 128 tiles of 128 x 192 instead of 96 of 128 x 256; 512 x 10240 is 2
+  waves of 256 tiles of 128 x 160 instead of 3 of 128 x 128).
 - Then split-K (kind "splitk", samples/gemm_splitk_sm90.tile: the first `dp` tiles whole, the others
   in `splits` slices of K, a second kernel adding the slices in order), where the cost model of
   SPLITK estimates it below SPLITK["gain"] of the choice above: few tiles for the SMs, or a last
@@ -101,8 +106,9 @@ def _waves(tiles, sms):
     return -(-tiles // sms)
 
 
-# The ping-pong kernel with 128 x 128 tiles is ahead of the persistent one where those tiles are one
-# partial wave and K is short (each tile's prologue and epilogue weigh most; 1000 x 1496 x 1000).
+# Where 128 x 128 tiles are one partial wave and K is short (each tile's prologue and epilogue weigh
+# most; 1000 x 1496 x 1000), the ping-pong kernel with 128 x 128 tiles was ahead of the persistent one
+# with 128 x 128 or 128 x 256 tiles; the persistent one with 128 x 192 tiles is ahead of both.
 PINGPONG_MAX_K = 2048
 
 # The cost model (estimate_us), in microseconds on one device, fitted to the H100 SXM: the 80
@@ -110,8 +116,13 @@ PINGPONG_MAX_K = 2048
 # (bench/fit_gemm_model.py fits them to such a log; docs/PERFORMANCE.md, "Split-K", says how).
 SPLITK = {
     # TFLOP/s one SM sustains in the main loop, by tile width (BN); what a unit costs beyond its
-    # boxes (filling the ring, the epilogue's stores) is unit_us
-    "sm_tflops": {256: 6.1, 128: 5.8, 64: 4.0},
+    # boxes (filling the ring, the epilogue's stores) is unit_us. 256, 128 and 64 are fitted; 192, 160
+    # and 96 are interpolated from them by the shared-memory bytes a wgmma reads per MAC, which go as
+    # 1 / BN + 1 / 64 (0.0195 at 256, 0.0234 at 128: 6.1 and 5.8, so 6.0 at 192, 5.9 at 160 and 5.6
+    # at 96). The H100 agreed within 3% where the new widths ran long enough to be kernel-bound:
+    # 512x6144x4096 with 128 x 192 tiles 41.1 us (model 42.4), 512x10240x8192 with 128 x 160 tiles
+    # 125.7 us (model 126.0; docs/PERFORMANCE.md, "GEMM: the chooser")
+    "sm_tflops": {256: 6.1, 192: 6.0, 160: 5.9, 128: 5.8, 96: 5.6, 64: 4.0},
     "unit_us": 3.7,
     "kernel_us": 5.2,     # a GEMM launch's fixed cost: the launch, the first loads' latency, the last epilogue
     "launch_us": 7.4,     # the reduction's launch behind the GEMM and its ramp
@@ -140,7 +151,7 @@ def estimate_us(cfg, M, N, K, sms=132):
     write the slots); for splitk also the reduction (its launch, the slots read and C written). Only
     as good as SPLITK's constants; used to compare configurations."""
     bn = int(cfg.defines.get("BN", _DEFAULT_BN.get(cfg.kind, 256)))
-    bn = min((256, 128, 64), key=lambda x: abs(x - bn))   # the rates the model has
+    bn = min(SPLITK["sm_tflops"], key=lambda x: abs(x - bn))   # the rates the model has
     nk = -(-K // 64)
     tiles = _tiles(M, N, 128, bn)
     dram = SPLITK["dram_gbs"] * 1e3   # bytes per microsecond
@@ -172,6 +183,27 @@ def _split_candidates(M, N, K, sms):
                 yield Config("splitk", dict(SPLITK["defines"][bn], BN=bn), splits=S, dp=dp)
 
 
+# The persistent kernel's tile widths that are not powers of two (an accumulator's N is any multiple of
+# 8), with their -D overrides: an even number of epilogue pieces of power-of-two width (the sample's
+# rule), the deepest ring that fits 227 KiB. They fill the SMs where the power-of-two widths leave a
+# wave partly idle: 512 x 6144 is 96 tiles of 128 x 256 but 128 of 128 x 192; 512 x 10240 is 160
+# tiles of 128 x 256 (2 waves, the second a fifth full) or 320 of 128 x 128 (3 waves) but 256 of
+# 128 x 160 (2 full waves). 128 x 96 tiles are not among them: at 1000 x 1496 x 1000 (128 of them)
+# they ran at 0.837x cuBLAS against 0.883x for 128 x 192 (64 of them) in the same H100 run.
+WIDE = {192: {"BN": 192, "CW": 32, "STAGES": 5, "GROUP_M": 16}, 160: {"BN": 160, "CW": 16, "STAGES": 5, "GROUP_M": 16}}
+# A WIDE tile replaces the choice below where the cost model (estimate_us) puts it below this fraction
+# of it: the model's rates for 192 and 160 are interpolated, so only a clear gain (a fuller last wave)
+# counts. Measured: 512x6144x4096 0.999x cuBLAS with 128 x 192 tiles (model 0.80 of 128 x 256 tiles;
+# those ran at 0.837x), 512x10240x8192 0.966x with 128 x 160 tiles (model 0.81 of 128 x 128 tiles;
+# the split-K form chosen before ran at 0.922x). At 3000x5000x1064 the model keeps 128 x 256 tiles
+# (128 x 192: 1.02 of it), and 128 x 192 and 128 x 160 did not beat them there.
+WIDE_GAIN = 0.95
+# M <= 256: the plain kernel's 128 x 32 tiles (10 stages) where they fit one wave. At 128x4096x4096
+# (128 tiles of 128 x 32, 64 of 128 x 64) 0.949x cuBLAS against 0.870x, at 128x4096x14336 1.043x
+# against 0.956x (H100, one run): twice the SMs read B at once, which bounds these shapes.
+NARROW = {"BN": 32, "STAGES": 10}
+
+
 def choose(M, N, K, sms=132):
     """The configuration for C[M, N] = A[M, K] B[N, K]^T on a device of `sms` SMs."""
     for v, what in ((M, "M"), (N, "N"), (K, "K"), (sms, "sms")):
@@ -180,7 +212,9 @@ def choose(M, N, K, sms=132):
     if N % 8:   # the persistent kernels store C through TMA: 16-byte rows
         return Config("plain", {"BN": 64, "STAGES": 8} if M <= 256 else {})
     if M <= 256:
-        if _tiles(M, N, 128, 64) <= sms:
+        if _tiles(M, N, 128, 32) <= sms:
+            base = Config("plain", NARROW)
+        elif _tiles(M, N, 128, 64) <= sms:
             base = Config("plain", {"BN": 64, "STAGES": 8})
         elif N >= 14336:
             base = Config("pingpong")
@@ -188,12 +222,21 @@ def choose(M, N, K, sms=132):
             base = Config("persistent", {"BN": 128, "STAGES": 6})
     else:
         t256, t128 = _tiles(M, N, 128, 256), _tiles(M, N, 128, 128)
+        pingpong = False
         if _waves(t128, sms) * _BN128_COST < _waves(t256, sms):
             base = Config("persistent", {"BN": 128, "STAGES": 6})
-            if t128 <= sms and K <= PINGPONG_MAX_K:
-                base = Config("pingpong")
+            pingpong = t128 <= sms and K <= PINGPONG_MAX_K
         else:
             base = Config("persistent", {"GROUP_M": 16})
+        wide = min((Config("persistent", d) for d in WIDE.values()), key=lambda c: estimate_us(c, M, N, K, sms))
+        if pingpong:
+            # one partial wave, short K: 128 x 192 tiles are fewer still (one wave too). The model (one
+            # tile per SM either way) favours the smaller tiles, the H100 the wider ones: 1000x1496x1000
+            # 0.883x cuBLAS with 128 x 192 tiles (64) against the ping-pong kernel's 0.860x (96 tiles
+            # of 128 x 128), 1000x1504x1000 0.899x
+            base = Config("persistent", WIDE[192])
+        elif estimate_us(wide, M, N, K, sms) < WIDE_GAIN * estimate_us(base, M, N, K, sms):
+            base = wide
     if K % 8:
         return base
     best = min(_split_candidates(M, N, K, sms), key=lambda c: estimate_us(c, M, N, K, sms), default=None)

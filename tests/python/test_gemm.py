@@ -14,8 +14,14 @@ import tilec.gemm as gemm  # noqa: E402
 
 class Choose(unittest.TestCase):
     def test_small_m(self):
-        """M <= 256: 128 x 64 tiles while they fit one wave of 132 SMs, then ping-pong for wide N,
-        else the persistent kernel with 128 x 128 tiles."""
+        """M <= 256: 128 x 32 tiles while they fit one wave of 132 SMs, then 128 x 64 tiles while
+        those fit one wave, then ping-pong for wide N, else the persistent kernel with 128 x 128 tiles."""
+        narrow = gemm.Config("plain", {"BN": 32, "STAGES": 10})
+        self.assertEqual(gemm.choose(128, 4096, 4096), narrow)     # 128 tiles of 128 x 32, 64 of 128 x 64
+        self.assertEqual(gemm.choose(128, 4096, 14336), narrow)
+        self.assertEqual(gemm.choose(128, 4224, 4096), narrow)     # 132: still one wave
+        self.assertEqual(gemm.choose(128, 4232, 4096), gemm.Config("plain", {"BN": 64, "STAGES": 8}))   # 133
+        self.assertEqual(gemm.choose(128, 6144, 4096), gemm.Config("plain", {"BN": 64, "STAGES": 8}))
         self.assertEqual(gemm.choose(256, 3000, 2000), gemm.Config("plain", {"BN": 64, "STAGES": 8}))
         self.assertEqual(gemm.choose(128, 8192, 8192), gemm.Config("plain", {"BN": 64, "STAGES": 8}))
         self.assertEqual(gemm.choose(128, 10240, 8192), gemm.Config("persistent", {"BN": 128, "STAGES": 6}))
@@ -28,7 +34,16 @@ class Choose(unittest.TestCase):
         g16 = gemm.Config("persistent", {"GROUP_M": 16})
         bn128 = gemm.Config("persistent", {"BN": 128, "STAGES": 6})
         self.assertEqual(gemm.choose(512, 4096, 4096), bn128)     # 1 wave of 64 tiles, or of 128 smaller ones
-        self.assertEqual(gemm.choose(512, 6144, 4096), g16)       # 1 wave of 96, or 2 of 192: 1.2
+        # 1 wave of 96, or 2 of 192: 1.2; but one wave of 128 tiles of 128 x 192 (an accumulator's N a
+        # multiple of 8) fills the SMs
+        self.assertEqual(gemm.choose(512, 6144, 4096), gemm.Config("persistent", gemm.WIDE[192]))
+        # 2 waves of 160 tiles of 128 x 256, 3 of 320 of 128 x 128, or 2 full waves of 256 of 128 x 160
+        self.assertEqual(gemm.choose(512, 10240, 8192), gemm.Config("persistent", gemm.WIDE[160]))
+        # one partial wave with short K: 64 tiles of 128 x 192 rather than the ping-pong kernel's 96
+        self.assertEqual(gemm.choose(1000, 1496, 1000), gemm.Config("persistent", gemm.WIDE[192]))
+        self.assertEqual(gemm.choose(1100, 1496, 1000), gemm.Config("persistent", gemm.WIDE[192]))
+        self.assertEqual(gemm.choose(1100, 1496, 3000), gemm.Config("persistent", {"BN": 128, "STAGES": 6}))   # long K
+        self.assertNotIn(96, gemm.WIDE)
         self.assertEqual(gemm.choose(512, 14336, 4096), g16)      # 2 waves of 224, or 4 of 448: 2.4
         self.assertEqual(gemm.choose(512, 28672, 8192), bn128)    # 4 waves, or 7 smaller ones: 3.92
         self.assertEqual(gemm.choose(512, 8192, 28672), g16)      # 1 wave, or 2 smaller ones: 1.12
@@ -37,25 +52,27 @@ class Choose(unittest.TestCase):
         self.assertEqual(gemm.choose(8192, 28672, 8192), g16)     # 55 waves, or 109 smaller ones
 
     def test_splitk(self):
-        """Split-K where the cost model puts it below 0.9 of the choice without it: a last partial wave
-        of 128 x 256 tiles with long K (the whole wave computed whole, dp, the other 28 tiles in 4
-        slices). Not where a launch's fixed cost and the reduction outweigh the idle SMs (M = 128, K =
-        4096: 64 tiles of 128 x 64, as measured on the H100), nor where reading A and B bounds the
-        time (M = 128, K = 14336 or 28672), nor where the tiles already fill their waves."""
+        """Split-K where the cost model puts it below 0.9 of the choice without it: few tiles with long
+        K (512 x 2048: 64 tiles of 128 x 128, each in 2 slices), a last partial wave of long-K tiles
+        (640 x 10240 x 16384: 3 whole waves, the other tiles in 8 slices). Not where 128 x 160 tiles
+        fill two waves (512 x 10240 x 8192, measured on the H100: 0.966x cuBLAS against the split's
+        0.922x), nor where a launch's fixed cost and the reduction outweigh the idle SMs (M = 128, K =
+        4096), nor where reading A and B bounds the time (M = 128, K = 14336 or 28672), nor where
+        the tiles already fill their waves."""
         plain64 = gemm.Config("plain", {"BN": 64, "STAGES": 8})
-        self.assertEqual(gemm.choose(512, 10240, 8192),
-                         gemm.Config("splitk", {"BN": 256, "STAGES": 4, "CW": 32, "PW": 16}, splits=4, dp=132))
-        self.assertEqual(gemm.choose(128, 4096, 4096), plain64)
-        self.assertEqual(gemm.choose(128, 4096, 14336), plain64)
+        self.assertEqual(gemm.choose(512, 2048, 8192), gemm.Config("splitk", {"BN": 128, "STAGES": 5}, splits=2))
+        self.assertEqual(gemm.choose(640, 10240, 16384), gemm.Config("splitk", {"BN": 128, "STAGES": 5}, splits=8, dp=396))
+        self.assertEqual(gemm.choose(512, 10240, 8192).kind, "persistent")
+        self.assertEqual(gemm.choose(128, 4096, 4096).kind, "plain")
+        self.assertEqual(gemm.choose(128, 4096, 14336).kind, "plain")
         self.assertEqual(gemm.choose(128, 8192, 28672), plain64)
-        self.assertEqual(gemm.choose(512, 6144, 4096), gemm.Config("persistent", {"GROUP_M": 16}))
+        self.assertEqual(gemm.choose(512, 6144, 4096).kind, "persistent")   # not split
         self.assertEqual(gemm.choose(3000, 5000, 1064), gemm.Config("persistent", {"GROUP_M": 16}))
         self.assertEqual(gemm.choose(8192, 8192, 8192).kind, "persistent")
-        self.assertEqual(gemm.choose(1000, 1496, 1000), gemm.Config("pingpong"))   # one partial wave, short K
         c = gemm.Config("splitk", splits=3)
         self.assertEqual((c.splits, c.dp), (3, 0))
-        self.assertLess(gemm.estimate_us(gemm.choose(512, 10240, 8192), 512, 10240, 8192),
-                        gemm.estimate_us(gemm.Config("persistent", {"BN": 128, "STAGES": 6}), 512, 10240, 8192))
+        self.assertLess(gemm.estimate_us(gemm.choose(512, 2048, 8192), 512, 2048, 8192),
+                        0.9 * gemm.estimate_us(gemm.Config("persistent", {"BN": 128, "STAGES": 6}), 512, 2048, 8192))
         with self.assertRaises(ValueError):
             gemm.Config("persistent", splits=2)
         with self.assertRaises(ValueError):

@@ -544,6 +544,38 @@ static void tc_store_a(Emit *e, const Op *at, const Value *a, int64_t M, int64_t
     tc_st_meet(e);
 }
 
+/* The tcgen05.mma of each k16 step of one 128-row block (rows m0..): A through the shared-memory
+ * descriptor da (K-major: a step is 32 bytes along the row, in the next 128-byte span past the
+ * swizzle) or, with a_tm (a register holding a tensor-memory address), from tensor memory at
+ * [a_tm + a_col + 8 ks] (16 packed elements per step); B through db (an MN-major B steps 16 rows);
+ * enable_input_d = en for the first step, 1 after it; under predicate p when it is given. */
+static void tc_issue_steps(Emit *e, const char *p, int64_t cg, const char *d, const Value *a, const Value *b, const char *da,
+                           const char *db, const char *a_tm, int64_t a_col, int64_t m0, int64_t K, int nmaj, const char *id,
+                           const char *en)
+{
+    int es = ptx_mem_bytes(b->type->elem);
+    for (int64_t ks = 0; ks < K / 16; ks++) {
+        int64_t ao = a_tm ? 0 : ptx_mma_piece(a->type, 0, m0, ks * 16, es), bo = ptx_mma_piece(b->type, nmaj, 0, ks * 16, es);
+        const char *xa = da, *xb = db;
+        if (a_tm) {
+            const char *t = ptx_tmp(e, RC_B32);
+            ptx_ins(e, "add.u32 %s, %s, %lld", t, a_tm, (long long)(a_col + ks * 8));
+            char *br = arena_alloc(&e->arena, strlen(t) + 3);
+            snprintf(br, strlen(t) + 3, "[%s]", t);
+            xa = br;
+        } else if (ao) {
+            xa = ptx_tmp(e, RC_B64);
+            ptx_ins(e, "add.s64 %s, %s, %lld", xa, da, (long long)(ao >> 4));
+        }
+        if (bo) {
+            xb = ptx_tmp(e, RC_B64);
+            ptx_ins(e, "add.s64 %s, %s, %lld", xb, db, (long long)(bo >> 4));
+        }
+        ptx_ins(e, "%s%s%stcgen05.mma.cta_group::%lld.kind::f16 [%s], %s, %s, %s, %s", p ? "@" : "", p ? p : "", p ? " " : "",
+                (long long)cg, d, xa, xb, id, ks ? "1" : en);
+    }
+}
+
 static void tc_mma(Emit *e, const Op *op)
 {
     TcState *s = e->tc;
@@ -574,29 +606,7 @@ static void tc_mma(Emit *e, const Op *op)
     ptx_ins(e, "not.pred %s, %%tc_z%d", en, ai);
     for (int64_t r = 0; r < ta->M / 128; r++) {
         ptx_ins(e, "add.u32 %s, %%tc_t, %lld", d, (long long)(ta->off + r * ta->N));
-        for (int64_t ks = 0; ks < K / 16; ks++) {
-            /* K-major: a k16 step is 32 bytes along the row, in the next 128-byte span past W; an
-             * MN-major B ([K, N]) steps 16 rows */
-            int64_t ao = reg_a ? 0 : ptx_mma_piece(at, 0, r * 128, ks * 16, es), bo = ptx_mma_piece(bt, nmaj, 0, ks * 16, es);
-            const char *xa = da, *xb = db;
-            if (reg_a) {   /* A from tensor memory: [column], 8 columns (16 packed elements) per k16 step */
-                const char *t = ptx_tmp(e, RC_B32);
-                ptx_ins(e, "add.u32 %s, %%tc_t, %lld", t, (long long)(s->a_off + r * (K / 2) + ks * 8));
-                char *br = arena_alloc(&e->arena, strlen(t) + 3);
-                snprintf(br, strlen(t) + 3, "[%s]", t);
-                xa = br;
-            } else if (ao) {
-                xa = ptx_tmp(e, RC_B64);
-                ptx_ins(e, "add.s64 %s, %s, %lld", xa, da, (long long)(ao >> 4));
-            }
-            if (bo) {
-                xb = ptx_tmp(e, RC_B64);
-                ptx_ins(e, "add.s64 %s, %s, %lld", xb, db, (long long)(bo >> 4));
-            }
-            ptx_ins(e, "@%s tcgen05.mma.cta_group::%lld.kind::f16 [%s], %s, %s, %s, %s", p, (long long)s->cg, d, xa, xb, id,
-                    ks ? "1" : en);
-            (void)0;
-        }
+        tc_issue_steps(e, p, s->cg, d, a, b, da, db, reg_a ? "%tc_t" : NULL, s->a_off + r * (K / 2), r * 128, K, nmaj, id, en);
     }
     ptx_ins(e, "setp.ne.b32 %%tc_z%d, 0, 0", ai);
     if (reg_a) ptx_ins(e, "add.s32 %%tc_aneed, %%tc_cnt, 1");   /* complete once that many commits are */
@@ -766,28 +776,7 @@ static void tm_mma(Emit *e, const Op *op)
     const char *id = ptx_tmp(e, RC_B32), *en = ptx_tmp(e, RC_PRED);
     ptx_ins(e, "mov.b32 %s, 0x%08x", id, idesc);
     ptx_ins(e, "mov.pred %s, %s", en, ptx_vr(e, acc, 0));
-    char guard[32] = "";
-    if (p) snprintf(guard, sizeof guard, "@%s ", p);
-    for (int64_t ks = 0; ks < K / 16; ks++) {
-        int64_t ao = tm_a ? 0 : ptx_mma_piece(at, 0, 0, ks * 16, es), bo = ptx_mma_piece(bt, nmaj, 0, ks * 16, es);
-        const char *xa = da, *xb = db;
-        if (tm_a) {
-            const char *t = ptx_tmp(e, RC_B32);
-            ptx_ins(e, "add.u32 %s, %s, %lld", t, ptx_vr(e, a, 0), (long long)(ks * 8));
-            char *br = arena_alloc(&e->arena, strlen(t) + 3);
-            snprintf(br, strlen(t) + 3, "[%s]", t);
-            xa = br;
-        } else if (ao) {
-            xa = ptx_tmp(e, RC_B64);
-            ptx_ins(e, "add.s64 %s, %s, %lld", xa, da, (long long)(ao >> 4));
-        }
-        if (bo) {
-            xb = ptx_tmp(e, RC_B64);
-            ptx_ins(e, "add.s64 %s, %s, %lld", xb, db, (long long)(bo >> 4));
-        }
-        ptx_ins(e, "%stcgen05.mma.cta_group::%lld.kind::f16 [%s], %s, %s, %s, %s", guard, (long long)cg, ptx_vr(e, d, 0), xa, xb,
-                id, ks ? "1" : en);
-    }
+    tc_issue_steps(e, p, cg, ptx_vr(e, d, 0), a, b, da, db, tm_a ? ptx_vr(e, a, 0) : NULL, 0, 0, K, nmaj, id, en);
 }
 
 /* tc_commit bar: the executing thread's tcgen05.commit (a pair's even CTA multicasts it to both). */

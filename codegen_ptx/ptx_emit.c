@@ -472,6 +472,52 @@ static int entry_reg_budget(const Kernel *k)
     return r > 255 ? 255 : (int)r;
 }
 
+/* The warpgroups' setmaxnreg counts against the registers the block is launched with: a CTA keeps
+ * the registers it started with (the entry budget per thread), and setmaxnreg.inc waits until
+ * other warpgroups' setmaxnreg.dec have given back enough, so counts that add up to more than
+ * budget x warpgroups make the increasing warpgroups wait forever on the GPU: a located error here.
+ * A warpgroup without setmaxnreg keeps the budget. */
+static void collect_maxnreg(const Block *b, int64_t *count, int64_t nwg, const Op **first)
+{
+    for (const Op *op = b ? b->first : NULL; op; op = op->next) {
+        if (op->code == OP_SETMAXNREG) {
+            int64_t lo = 0, hi = 4 * nwg;
+            for (const Op *p = op->parent && op->parent->parent ? op->parent->parent->parent : NULL; p;
+                 p = p->parent && p->parent->parent ? p->parent->parent->parent : NULL)
+                if (p->code == OP_WARPS) {
+                    lo = ir_attr_int(p, "lo", 0), hi = ir_attr_int(p, "hi", 0);
+                    break;
+                }
+            for (int64_t g = lo / 4; g < (hi + 3) / 4 && g < nwg; g++)
+                if (ir_attr_int(op, "count", 0) > count[g]) count[g] = ir_attr_int(op, "count", 0);
+            if (!*first) *first = op;
+        }
+        for (uint32_t r = 0; r < op->nregions; r++)
+            for (const Block *nb = op->regions[r].first; nb; nb = nb->next) collect_maxnreg(nb, count, nwg, first);
+    }
+}
+
+static void check_reg_budget(Emit *e, const Kernel *k)
+{
+    int64_t nwg = (ptx_kernel_threads(k) + 127) / 128, count[8] = {0}, sum = 0;
+    const Op *first = NULL;
+    if (nwg > 8) return;
+    collect_maxnreg(k->body.first, count, nwg, &first);
+    StrBuf l;
+    sb_init(&l);
+    for (int64_t g = 0; g < nwg; g++) {
+        int64_t c = count[g] ? count[g] : e->reg_budget;
+        sum += c;
+        sb_printf(&l, "%swarpgroup %lld: %lld%s", g ? ", " : "", (long long)g, (long long)c, count[g] ? "" : " (no setmaxnreg)");
+    }
+    if (first && sum > e->reg_budget * nwg)
+        ptx_error_at(e, first, "setmaxnreg asks for %lld registers per thread over the block's %lld warpgroups (%s), more "
+                     "than the %lld x %lld it is launched with (%lld threads: %d registers each): a setmaxnreg.inc would "
+                     "wait forever for registers no warpgroup gives back", (long long)sum, (long long)nwg, l.data,
+                     (long long)e->reg_budget, (long long)nwg, (long long)ptx_kernel_threads(k), e->reg_budget);
+    sb_free(&l);
+}
+
 /* The prologue of the asynchronous machinery: the addresses of the top-level shared_alloc and
  * mbar_alloc ops (tilec_smem + offset), then thread 0 initialises every mbarrier, fences the init
  * to the cluster and the async proxy, and the block (and cluster) synchronises. (The window is
@@ -672,6 +718,7 @@ static void emit_kernel(Emit *e, const Kernel *k, StrBuf *out)
         }
     /* setmaxnreg is ignored by ptxas (C7508) unless it can tell the entry's register count */
     e->reg_budget = ptx_block_has(entry, is_setmaxnreg) ? entry_reg_budget(k) : 0;
+    if (e->reg_budget) check_reg_budget(e, k);
     sb_printf(out, "%s %lld, %lld, %lld\n", e->reg_budget ? ".maxntid" : ".reqntid", (long long)k->block[0],
               (long long)k->block[1], (long long)k->block[2]);
     if (e->reg_budget) sb_puts(out, ".minnctapersm 1\n");

@@ -5,7 +5,7 @@ docs/PERFORMANCE.md keeps the results.
 
     python3 bench/attention.py [--head-dims 64,128] [--seqlens 512,1024,...] [--causal 0,1]
                                [--reps R] [--no-triton] [--variant NAME=VALUE ...]
-                               [--config [dD:]NAME=VALUE[,NAME=VALUE...] ...]
+                               [--config [dD:]NAME=VALUE[,NAME=VALUE...] ...] [--chooser]
 
 Shapes: batch x seqlen = 16k tokens, heads x head_dim = 2048, bf16, q, k and v [batch, heads,
 seqlen, head_dim] made once per shape by torch (normal, std 1; bf16, or f16 with --dtype f16),
@@ -24,7 +24,10 @@ contenders interleaved in R rounds, the median reported.
 tilec's configurations: the sample as written (two consumer warpgroups for head dim 128, three for
 64) and, for head dim 64, two (-DNWG=2); the table shows the faster, named when it is not the first.
 Each --config adds a configuration (its -D overrides; `d128:` limits it to one head dim), timed
-with the others in the same rounds, so variants compare side by side on one device.
+with the others in the same rounds, so variants compare side by side on one device. --chooser adds
+tilec.attention.forward (the build chosen per shape by tilec.attention.choose, on its own output
+buffers) as one more contender, "tilec chooser", named with its choice; the summary's best-of
+column counts it like any build.
 
 The Triton kernel: one program per 128 (or 64) query rows of one head, K and V blocks loaded with
 pointer loads, the online softmax in base 2, the causal mask only on the diagonal blocks;
@@ -126,6 +129,7 @@ def main():
     ap.add_argument("--dtype", default="bf16", choices=("bf16", "f16"), help="q, k, v and o (the sample's -DT=)")
     ap.add_argument("--no-triton", action="store_true")
     ap.add_argument("--variant", action="append", default=[], help="a -D override of the sample (NAME=VALUE)")
+    ap.add_argument("--chooser", action="store_true", help="time tilec.attention.forward (the chosen build) too")
     ap.add_argument("--config", action="append", default=[],
                     help="one more configuration timed beside the others: [dD:]NAME=VALUE[,NAME=VALUE...]")
     args = ap.parse_args()
@@ -193,6 +197,23 @@ def main():
                           f"lse max |err| {lerr:.2e}{'' if ok else '  FAIL'}")
                     if ok:
                         contenders.append((name, run_tilec, err))
+                if args.chooser:
+                    import tilec.attention as tattn
+                    oc = torch.empty_like(q)
+                    lc = torch.empty(b, h, s, dtype=torch.float32, device="cuda")
+                    choice = tattn.choose(d, s, s, causal)
+
+                    def run_chooser(q=q, k=k, v=v, oc=oc, lc=lc, causal=causal, scale=scale):
+                        tattn.forward(q, k, v, bool(causal), scale, out=oc, lse=lc)
+                    oc.fill_(float("nan"))
+                    run_chooser()
+                    torch.cuda.synchronize()
+                    err = timing.rel_fro(oc, ref)
+                    ok = err < 1e-2
+                    print(f"  d={d} causal={causal} seqlen={s}: tilec chooser {choice} o rel. err {err:.2e}"
+                          f"{'' if ok else '  FAIL'}")
+                    if ok:
+                        contenders.append(("tilec chooser", run_chooser, err))
                 if tri:
                     ot = torch.empty_like(q)
                     t1 = time.perf_counter()
@@ -209,7 +230,7 @@ def main():
                 rows.append((d, causal, s, res))
                 print("    " + "  ".join(f"{n} {tf:.0f}" for n, tf in res.items()) + " TFLOP/s")
     print("\nhead_dim causal seqlen | TFLOP/s: tilec cudnn fa2 triton | tilec / cudnn, / fa2, / triton "
-          "(tilec: its best configuration)")
+          "(tilec: its best configuration)" + (" | chooser / cudnn, / best" if args.chooser else ""))
     for d, causal, s, res in rows:
         tl = {n: v for n, v in res.items() if n.startswith("tilec")}
         best = max(tl, key=tl.get) if tl else None
@@ -218,7 +239,10 @@ def main():
         t = res.get("tilec")
         cols = " ".join(f"{res[n]:6.0f}" if n in res else "     -" for n in ("tilec", "cudnn", "fa2", "triton"))
         rat = " ".join(f"{t / res[n]:5.2f}" if t and n in res else "    -" for n in ("cudnn", "fa2", "triton"))
-        print(f"{d:8d} {causal:6d} {s:6d} | {cols} | {rat}" + (f"  ({best})" if best and best != "tilec" else ""))
+        ch = res.get("tilec chooser")
+        chs = (f" | {ch / res['cudnn']:5.2f} {ch / t:5.2f}" if ch and t and "cudnn" in res else " |     -     -") \
+            if args.chooser else ""
+        print(f"{d:8d} {causal:6d} {s:6d} | {cols} | {rat}{chs}" + (f"  ({best})" if best and best != "tilec" else ""))
     return 0
 
 

@@ -34,6 +34,9 @@
  *    equal constants in a scope, and hoisting would only reorder the printed IR.
  *  - `if` with a constant condition whose taken region ends in `yield` is replaced by the taken
  *    region's ops; its results become the yielded values. Other constant `if`s are kept.
+ *  - A `while c` loop that runs once (c a constant true on entry, its only continue passing a
+ *    constant false, no other break or continue) is replaced by its body's ops; its results become
+ *    the values its head would break with on the second iteration.
  *  - `parity_next` of a constant parity becomes the other constant parity. No other op of the
  *    asynchronous machinery is touched (they are not elementwise and have effects or regions).
  * Ops whose results become unused are left to dce.
@@ -532,6 +535,68 @@ static int fold_if(Canon *c, Op *op, Op **resume)
     return 1;
 }
 
+/* Whether a break or continue of the loop whose body is `r` sits in r other than the ops `head`
+ * and `cont` (nested loops' own breaks and continues do not count). */
+static int exits_loop(Region *r, const Op *head, const Op *cont)
+{
+    for (Block *b = r->first; b; b = b->next)
+        for (Op *o = b->first; o; o = o->next) {
+            if (o == head || o == cont || o->code == OP_FOR || o->code == OP_LOOP) continue;
+            if (o->code == OP_BREAK || o->code == OP_CONTINUE) return 1;
+            for (uint32_t i = 0; i < o->nregions; i++)
+                if (exits_loop(&o->regions[i], head, cont)) return 1;
+        }
+    return 0;
+}
+
+/* A `loop` that runs its body once: a `while c` (the body starts with `if c { yield } else { break
+ * X }`) whose c starts as a constant true and whose only continue, at the body's end, passes a
+ * constant false for it, with no other break or continue. The body's ops move before the loop
+ * with its arguments mapped to the inits, and the loop's results become X with the arguments
+ * mapped to the continue's operands (the second iteration's head). *resume is the first moved op. */
+static int fold_loop_once(Canon *c, Op *op, Op **resume)
+{
+    if (op->nregions != 1) return 0;
+    Block *blk = op->regions[0].first;
+    if (!blk || blk->next || blk->nargs != op->noperands || !blk->first || !blk->last) return 0;
+    Op *head = blk->first, *cont = blk->last;
+    if (head->code != OP_IF || head->nresults || cont->code != OP_CONTINUE || cont == head ||
+        cont->noperands != blk->nargs)
+        return 0;
+    Value *cv = head->operands[0];
+    if (cv->def || cv->block != blk) return 0;
+    CVal init, next;
+    if (!get_const(op->operands[cv->index], &init) || !init.i || !get_const(cont->operands[cv->index], &next) || next.i)
+        return 0;
+    Block *yes = head->regions[0].first, *no = head->regions[1].first;
+    if (!yes || yes->first != yes->last || yes->first->code != OP_YIELD || yes->first->noperands || !no ||
+        no->first != no->last || no->first->code != OP_BREAK || no->first->noperands != op->nresults)
+        return 0;
+    Op *brk = no->first;
+    for (uint32_t i = 0; i < brk->noperands; i++) {
+        Value *v = brk->operands[i];
+        if (!v->def && v->block != blk && v->block && v->block->parent == &op->regions[0]) return 0;
+    }
+    if (exits_loop(&op->regions[0], head, cont)) return 0;
+    for (uint32_t i = 0; i < op->nresults; i++) {
+        Value *v = brk->operands[i];
+        set_repl(c, op->results[i], !v->def && v->block == blk ? cont->operands[v->index] : v);
+    }
+    for (uint32_t i = 0; i < blk->nargs; i++) set_repl(c, blk->args[i], op->operands[i]);
+    Op *first = head->next != cont ? head->next : NULL;
+    for (Op *o = head->next, *n; o != cont; o = n) {
+        n = o->next;
+        o->prev = o->next = NULL;
+        ir_op_insert_before(op, o);
+    }
+    head->next = cont;
+    cont->prev = head;
+    ir_op_remove(op);
+    *resume = first;
+    c->changed = 1;
+    return 1;
+}
+
 static void canon_region(Canon *c, Region *r)
 {
     for (Block *b = r->first; b; b = b->next)
@@ -544,6 +609,13 @@ static void canon_region(Canon *c, Region *r)
             if (op->code == OP_CONST) {
                 normalize_const(c, op);
                 continue;
+            }
+            if (op->code == OP_LOOP) {
+                Op *resume = NULL;
+                if (fold_loop_once(c, op, &resume)) {
+                    if (resume) next = resume;
+                    continue;
+                }
             }
             if (op->code == OP_IF) {
                 Op *resume = NULL;

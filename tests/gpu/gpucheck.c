@@ -323,12 +323,13 @@ static void test_samples(gpu *g, loaded *ls, int nls)
         if (strcmp(name, "attention_fwd") == 0) {
             /* batch, heads, kv_heads, seqlen_q, seqlen_k, causal: one key; partial blocks; several blocks;
              * seqlen_q != seqlen_k both ways (causal rows that see no key); grouped-query heads; 8 heads of
-             * 1k keys, causal and not */
+             * 1k keys, causal and not; 80 heads of 256 causal (more tiles than an H100 holds blocks: the
+             * persistent builds take the rest through the work-stealing counter) */
             static const int cases[][6] = {
                 {1, 1, 1, 1, 1, 0},        {1, 2, 1, 63, 63, 1},      {1, 2, 2, 65, 65, 0},   {2, 3, 1, 200, 200, 1},
                 {1, 2, 1, 1000, 1000, 0},  {1, 2, 1, 1000, 1000, 1},  {1, 1, 1, 2049, 2049, 1}, {1, 2, 1, 300, 77, 1},
                 {1, 2, 1, 77, 300, 1},     {1, 4, 2, 129, 1025, 0},   {2, 8, 2, 513, 513, 1},  {1, 1, 1, 130, 1, 1},
-                {1, 8, 8, 1024, 1024, 0},  {1, 8, 8, 1024, 1024, 1},
+                {1, 8, 8, 1024, 1024, 0},  {1, 8, 8, 1024, 1024, 1},  {1, 80, 8, 256, 256, 1},
             };
             static const int quick_cases[][6] = {{1, 2, 1, 77, 77, 1}, {1, 2, 2, 200, 65, 0}};
             size_t nc = quick ? 2 : sizeof cases / sizeof cases[0];
@@ -915,6 +916,9 @@ int main(int argc, char **argv)
     static const tile_define att_bn176[] = {{"BN", "176"}}, att_bn176_sum[] = {{"BN", "176"}, {"ROWSUM", "1"}};
     static const tile_define att_sum[] = {{"ROWSUM", "1"}}, att_sum64[] = {{"HEAD_DIM", "64"}, {"ROWSUM", "1"}};
     static const tile_define att_64_bn192[] = {{"HEAD_DIM", "64"}, {"NWG", "2"}, {"BN", "192"}, {"ROWSUM", "1"}};
+    static const tile_define att_persist[] = {{"PERSIST", "1"}}, att_persist64[] = {{"HEAD_DIM", "64"}, {"PERSIST", "1"}};
+    static const tile_define att_persist176[] = {{"BN", "176"}, {"ROWSUM", "1"}, {"PERSIST", "1"}};
+    static const tile_define att_persist64_2[] = {{"HEAD_DIM", "64"}, {"NWG", "2"}, {"ROWSUM", "1"}, {"PERSIST", "1"}};
     static const tile_define tb_e5m2[] = {{"TB", "e5m2"}}, fp8_bn64[] = {{"BN", "64"}, {"STAGES", "8"}};
     static const tile_define bn8192_t1024[] = {{"BN", "8192"}, {"THREADS", "1024"}};
     static const tile_define bn8192_t256[] = {{"BN", "8192"}, {"THREADS", "256"}};
@@ -943,6 +947,11 @@ int main(int argc, char **argv)
         {"attention_fwd", att_sum, 1, " (-DROWSUM=1)"},
         {"attention_fwd", att_sum64, 2, " (-DHEAD_DIM=64 -DROWSUM=1)"},
         {"attention_fwd", att_64_bn192, 4, " (-DHEAD_DIM=64 -DNWG=2 -DBN=192 -DROWSUM=1)"},
+        /* the persistent form: tiles taken through the work-stealing counter, longest first when causal */
+        {"attention_fwd", att_persist, 1, " (-DPERSIST=1)"},
+        {"attention_fwd", att_persist64, 2, " (-DHEAD_DIM=64 -DPERSIST=1)"},
+        {"attention_fwd", att_persist176, 3, " (-DBN=176 -DROWSUM=1 -DPERSIST=1)"},
+        {"attention_fwd", att_persist64_2, 4, " (-DHEAD_DIM=64 -DNWG=2 -DROWSUM=1 -DPERSIST=1)"},
         {"gemm_fp8_scaled_sm90", tb_e5m2, 1, " (-DTB=e5m2)"},
         {"gemm_fp8_scaled_sm90", fp8_bn64, 2, " (-DBN=64 -DSTAGES=8)"},
         /* the norms at the bench's thread counts: 8 and 32 columns per thread in one pass, and

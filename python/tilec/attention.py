@@ -1,0 +1,235 @@
+"""tilec.attention: the FlashAttention forward on sm_90a with the build chosen from the shape.
+
+    import tilec.attention
+    o = tilec.attention.forward(q, k, v, causal=True)             # softmax(q k^T scale [+ mask]) v
+    o, lse = tilec.attention.forward(q, k, v, scale=0.1, return_lse=True)
+    cfg = tilec.attention.choose(head_dim, seqlen_q, seqlen_k, causal)   # what forward would run
+    tilec.attention.forward(q, k, v, config=tilec.attention.Config({"BN": 176, "ROWSUM": 1}))
+
+The kernel is samples/attention_fwd_sm90.tile (its comment has the semantics: q [batch, heads,
+seqlen_q, D], k and v [batch, kv_heads, seqlen_k, D] with kv_heads dividing heads, o like q, lse f32
+[batch, heads, seqlen_q] in natural log; causal masks aligned bottom-right; a row that sees no key
+gives o = 0 and lse = -inf), compiled once per configuration, head dim and element type, and kept.
+Its -D overrides that change speed and not results are the configuration: BN (keys per block),
+ROWSUM (per-thread row sums), NWG (consumer warpgroups) and PERSIST (the persistent schedule).
+
+`choose` is a rule read off the H100 table of docs/PERFORMANCE.md ("Attention (sm_90a)", "Key
+blocks of 176 and per-thread row sums"), measured at seqlen_q = seqlen_k with batch x seqlen = 16k
+tokens; the length it goes by is seqlen_k (the keys each query row reads, which sets a block's
+work against its fixed costs). RULE holds the thresholds:
+
+- head dim 128: key blocks of 176 with per-thread row sums (BN=176 ROWSUM=1) from 2k keys
+  non-causal (0.90 / 0.94 / 0.98 / 0.99x cuDNN at 2k / 4k / 8k / 16k, against 0.87-0.91x for the
+  sample as written) and from 4k causal (0.93 / 1.00 / 1.05x at 4k / 8k / 16k); below that 128-key
+  blocks with per-thread row sums (ROWSUM=1: 0.78 / 0.84x non-causal at 512 / 1k, 0.75 / 0.82 /
+  0.89x causal at 512 / 1k / 2k; the wide block lost 3-17% there).
+- head dim 64: per-thread row sums with the sample's three warpgroups (0.75 / 0.80 / 0.91 / 0.99x
+  non-causal at 512 / 1k / 2k / 8k, causal 0.94x at 8k), but two warpgroups (NWG=2 ROWSUM=1) for
+  causal masks up to 2k keys (0.65 / 0.72 / 0.78x at 512 / 1k / 2k against 0.50 / 0.56 / 0.75x):
+  128 query rows a block waste less of the short causal rows; blocks of 176 or 192 keys lost.
+- the persistent schedule (PERSIST=1) where RULE["persist_max"] (per head dim and causal) reaches
+  the sequence: none until the H100 has timed it against the table's builds.
+
+forward works out what a shape runs once (the configuration, the kernel and its grid) and keeps it;
+`forget` drops what it kept. Arguments are CUDA torch tensors (bf16 or f16, contiguous; queued on
+torch's current stream) or NumPy arrays of bf16 bits (uint16) or float16 (any device, e.g. the
+simulator; copied in and out).
+"""
+import math
+import os
+import types
+
+import tilec
+
+_FILE, _KERNEL = "attention_fwd_sm90.tile", "attention_fwd"
+
+# The rule's thresholds (keys per query row, seqlen_k), from the table named above: the wide key
+# block from these lengths on, per causal (0, 1); head dim 64's two warpgroups for causal masks up to
+# nwg2_max keys; the persistent schedule up to persist_max[(head dim, causal)] keys (0: never).
+RULE = {
+    "bn176_min": {0: 2048, 1: 4096},
+    "nwg2_max": 2048,
+    "persist_max": {(128, 0): 0, (128, 1): 0, (64, 0): 0, (64, 1): 0},
+}
+
+_KNOBS = ("BN", "ROWSUM", "NWG", "PERSIST", "STAGES")
+
+
+class Config:
+    """A configuration: the sample's -D overrides (BN, ROWSUM, NWG, PERSIST, STAGES) other than the
+    head dim and the element type, which come from q. A value: it does not change once made."""
+
+    def __init__(self, defines=None):
+        defines = dict(defines or {})
+        for k, v in defines.items():
+            if k not in _KNOBS:
+                raise ValueError("tilec.attention: %r is not one of the sample's settings (%s); the head dim and "
+                                 "element type come from q" % (k, ", ".join(_KNOBS)))
+            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                raise ValueError("tilec.attention: %s must be a non-negative int, not %r" % (k, v))
+        key = tuple(sorted(defines.items()))
+        object.__setattr__(self, "defines", types.MappingProxyType(defines))
+        object.__setattr__(self, "_key", key)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("tilec.attention.Config is a value (forward keeps plans by it): make another one")
+
+    def key(self):
+        return self._key
+
+    def __eq__(self, other):
+        return isinstance(other, Config) and self._key == other._key
+
+    def __hash__(self):
+        return hash(self._key)
+
+    def __repr__(self):
+        return "Config(%s)" % " ".join("%s=%s" % kv for kv in self._key)
+
+
+def choose(head_dim, seqlen_q, seqlen_k, causal):
+    """The configuration for head dim 64 or 128, seqlen_q query rows against seqlen_k keys, causal or
+    not (RULE; the module's comment gives the measurements behind it)."""
+    if head_dim not in (64, 128):
+        raise ValueError("tilec.attention.choose: head_dim must be 64 or 128, not %r" % (head_dim,))
+    for v, what in ((seqlen_q, "seqlen_q"), (seqlen_k, "seqlen_k")):
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise ValueError("tilec.attention.choose: %s must be a positive int, not %r" % (what, v))
+    if causal not in (0, 1):   # False and True too
+        raise ValueError("tilec.attention.choose: causal must be 0 or 1, not %r" % (causal,))
+    c = int(causal)
+    d = {"ROWSUM": 1}
+    if head_dim == 128 and seqlen_k >= RULE["bn176_min"][c]:
+        d["BN"] = 176
+    if head_dim == 64 and c and seqlen_k <= RULE["nwg2_max"]:
+        d["NWG"] = 2
+    if seqlen_k <= RULE["persist_max"][(head_dim, c)]:
+        d["PERSIST"] = 1
+    return Config(d)
+
+
+_programs = {}   # (config key, head dim, element type) -> the compiled sample
+_plans = {}      # (shape, dtype, causal, config or None) -> (kernel, grid)
+
+
+def forget():
+    """Drops forward's plans and compiled builds, so that its next calls choose again (after changing
+    RULE or choose)."""
+    _plans.clear()
+    _programs.clear()
+
+
+def samples_dir():
+    """Where the sample is read from: as tilec.gemm.samples_dir ($TILEC_SAMPLES, the source tree, an
+    install)."""
+    import tilec.gemm
+    return tilec.gemm.samples_dir()
+
+
+def kernel(config, head_dim=128, dtype="bf16"):
+    """The compiled kernel of a configuration at a head dim and element type (bf16 or f16)."""
+    key = (config.key(), head_dim, dtype)
+    if key not in _programs:
+        path = os.path.join(samples_dir(), _FILE)
+        with open(path) as f:
+            src = f.read()
+        defines = dict(config.defines, HEAD_DIM=head_dim, T=dtype)
+        _programs[key] = tilec.compile(src, target="sm_90a", defines=defines, filename=path)
+    return _programs[key][_KERNEL]
+
+
+def _dtype(x, what):
+    """bf16 or f16: a torch tensor's dtype, or a NumPy array's (uint16: bf16 bits; float16)."""
+    name = str(getattr(x, "dtype", ""))
+    if name in ("torch.bfloat16", "uint16"):
+        return "bf16"
+    if name in ("torch.float16", "float16"):
+        return "f16"
+    raise ValueError("tilec.attention.forward: %s holds %s; the kernel takes bf16 or f16 (torch.bfloat16 or "
+                     "torch.float16 tensors, NumPy uint16 bf16 bits or float16)" % (what, name or type(x).__name__))
+
+
+def _shape4(x, what):
+    s = getattr(x, "shape", None)
+    if s is None or len(s) != 4:
+        raise ValueError("tilec.attention.forward: %s must be a 4-d array [batch, heads, seqlen, head_dim], not %r" %
+                         (what, tuple(s) if s is not None else type(x).__name__))
+    if hasattr(x, "is_contiguous") and not x.is_contiguous():
+        raise ValueError("tilec.attention.forward: %s must be contiguous (the kernel's tensor maps read "
+                         "[batch, heads, seqlen, head_dim] rows)" % what)
+    if hasattr(x, "flags") and not x.flags["C_CONTIGUOUS"]:
+        raise ValueError("tilec.attention.forward: %s must be C-contiguous" % what)
+    return tuple(int(n) for n in s)
+
+
+def check(q, k, v, causal=False, scale=None):
+    """The argument checks of forward: returns (batch, heads, kv_heads, seqlen_q, seqlen_k, head_dim,
+    dtype, causal as 0 or 1, scale) or raises ValueError."""
+    bq, h, sq, d = _shape4(q, "q")
+    bk, kvh, sk, dk = _shape4(k, "k")
+    if _shape4(v, "v") != (bk, kvh, sk, dk):
+        raise ValueError("tilec.attention.forward: k is %r and v %r: they must have one shape" %
+                         ((bk, kvh, sk, dk), tuple(v.shape)))
+    if bk != bq or dk != d:
+        raise ValueError("tilec.attention.forward: q is %r and k %r: batch and head_dim must agree" %
+                         ((bq, h, sq, d), (bk, kvh, sk, dk)))
+    if d not in (64, 128):
+        raise ValueError("tilec.attention.forward: head_dim %d: the kernel is built for 64 and 128" % d)
+    if kvh < 1 or h % kvh:
+        raise ValueError("tilec.attention.forward: %d heads and %d kv heads: kv_heads must divide heads" % (h, kvh))
+    if bq > 65535 or h > 65535:
+        raise ValueError("tilec.attention.forward: batch %d, heads %d: each must be at most 65535 (grid dims)" % (bq, h))
+    if sq > (1 << 20) or sk > (1 << 20):
+        raise ValueError("tilec.attention.forward: seqlen_q %d, seqlen_k %d: at most 2^20 each" % (sq, sk))
+    dt = _dtype(q, "q")
+    for x, what in ((k, "k"), (v, "v")):
+        if _dtype(x, what) != dt:
+            raise ValueError("tilec.attention.forward: q is %s and %s is %s: one element type" % (dt, what, _dtype(x, what)))
+    if causal not in (0, 1):
+        raise ValueError("tilec.attention.forward: causal must be a bool (or 0 / 1), not %r" % (causal,))
+    if scale is None:
+        scale = 1.0 / math.sqrt(d)
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not 0 < scale < 1e3:
+        raise ValueError("tilec.attention.forward: scale must be a positive number below 1000, not %r" % (scale,))
+    return bq, h, kvh, sq, sk, d, dt, int(causal), float(scale)
+
+
+def _empty(like, shape, f32):
+    if hasattr(like, "new_empty"):
+        import torch
+        return torch.empty(shape, device=like.device, dtype=torch.float32 if f32 else like.dtype)
+    import numpy as np
+    return np.empty(shape, np.float32 if f32 else like.dtype)
+
+
+def forward(q, k, v, causal=False, scale=None, *, out=None, lse=None, return_lse=False, config=None,
+            device="cuda", stream=None):
+    """o = softmax(q k^T scale [+ causal mask]) v (the sample's semantics; scale defaults to
+    1 / sqrt(head_dim)). out and lse, when given, receive o [batch, heads, seqlen_q, head_dim] and
+    lse f32 [batch, heads, seqlen_q]; otherwise they are allocated like q. Returns o, or (o, lse)
+    with return_lse. config: a Config to run instead of choose()'s."""
+    b, h, kvh, sq, sk, d, dt, c, scale = check(q, k, v, causal, scale)
+    if config is not None and not isinstance(config, Config):
+        raise ValueError("tilec.attention.forward: config must be a tilec.attention.Config, not %r" % (config,))
+    if out is None:
+        out = _empty(q, (b, h, sq, d), False)
+    elif tuple(out.shape) != (b, h, sq, d):
+        raise ValueError("tilec.attention.forward: out is %r, not %r" % (tuple(out.shape), (b, h, sq, d)))
+    if lse is None:
+        lse = _empty(q, (b, h, sq), True)
+    elif tuple(lse.shape) != (b, h, sq):
+        raise ValueError("tilec.attention.forward: lse is %r, not %r" % (tuple(lse.shape), (b, h, sq)))
+    if sq and sk:
+        key = ((b, h, kvh, sq, sk, d), dt, c, config)
+        plan = _plans.get(key)
+        if plan is None:
+            kern = kernel(config or choose(d, sq, sk, c), d, dt)
+            rows = 64 * (kern.block[0] // 128 - 1)   # 64 query rows per consumer warpgroup
+            plan = _plans[key] = (kern, (-(-sq // rows), h, b))
+        kern, grid = plan
+        kern(q, k, v, out, lse, batch=b, heads=h, kv_heads=kvh, seqlen_q=sq, seqlen_k=sk, scale=scale, causal=c,
+             grid=grid, device=device, stream=stream)
+    elif sq:   # no keys: every row sees none (a TMA descriptor cannot describe an empty tensor)
+        out[...] = 0
+        lse[...] = float("-inf")
+    return (out, lse) if return_lse else out

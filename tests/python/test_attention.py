@@ -1,0 +1,171 @@
+"""tilec.attention: the chooser's rule at the shapes of the measured table, the argument checks,
+forward on the simulator against a float64 reference (NumPy bf16 bits), and on the GPU with torch
+where there is one (skipped, with the reason, where there is none)."""
+import os
+import sys
+import unittest
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import bf16_bits, bf16_value  # noqa: E402
+import tilec.attention as attn  # noqa: E402
+
+C = attn.Config
+
+
+def reference(q, k, v, scale, causal):
+    """o and lse in float64 (grouped-query heads repeated; bottom-right causal mask)."""
+    h, kvh = q.shape[1], k.shape[1]
+    k, v = np.repeat(k, h // kvh, axis=1), np.repeat(v, h // kvh, axis=1)
+    sq, sk = q.shape[2], k.shape[2]
+    s = q @ k.transpose(0, 1, 3, 2) * scale
+    seen = np.arange(sk)[None, :] <= np.arange(sq)[:, None] + (sk - sq) if causal else np.ones((sq, sk), bool)
+    s = np.where(seen, s, -np.inf)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        m = s.max(axis=-1, keepdims=True)
+        p = np.where(seen, np.exp(s - np.where(np.isfinite(m), m, 0)), 0.0)
+        l = p.sum(axis=-1, keepdims=True)
+        o = np.where(l > 0, (p @ v) / np.where(l > 0, l, 1), 0.0)
+        lse = np.where(l[..., 0] > 0, (m + np.log(l))[..., 0], -np.inf)
+    return o, lse
+
+
+class Choose(unittest.TestCase):
+    def test_head_dim_128(self):
+        """Key blocks of 176 with per-thread row sums from 2k keys non-causal and 4k causal; below,
+        128-key blocks with per-thread row sums (docs/PERFORMANCE.md's table)."""
+        wide, narrow = C({"BN": 176, "ROWSUM": 1}), C({"ROWSUM": 1})
+        for s, want in ((512, narrow), (1024, narrow), (2047, narrow), (2048, wide), (16384, wide)):
+            self.assertEqual(attn.choose(128, s, s, False), want, s)
+        for s, want in ((512, narrow), (2048, narrow), (4095, narrow), (4096, wide), (16384, wide)):
+            self.assertEqual(attn.choose(128, s, s, True), want, s)
+        # the length the rule goes by is the keys a row reads
+        self.assertEqual(attn.choose(128, 100, 8192, 0), wide)
+        self.assertEqual(attn.choose(128, 8192, 100, 0), narrow)
+
+    def test_head_dim_64(self):
+        """Three warpgroups with per-thread row sums; two for causal masks up to 2k keys."""
+        three, two = C({"ROWSUM": 1}), C({"NWG": 2, "ROWSUM": 1})
+        for s in (512, 1024, 2048, 8192):
+            self.assertEqual(attn.choose(64, s, s, 0), three)
+        for s, want in ((512, two), (1024, two), (2048, two), (2049, three), (8192, three)):
+            self.assertEqual(attn.choose(64, s, s, 1), want, s)
+
+    def test_persist_rule(self):
+        """The persistent build where RULE says so (none by default: not yet measured)."""
+        self.assertTrue(all(v == 0 for v in attn.RULE["persist_max"].values()))
+        old = dict(attn.RULE["persist_max"])
+        try:
+            attn.RULE["persist_max"][(128, 1)] = 1024
+            self.assertEqual(attn.choose(128, 1024, 1024, 1), C({"ROWSUM": 1, "PERSIST": 1}))
+            self.assertEqual(attn.choose(128, 2048, 2048, 1), C({"ROWSUM": 1}))
+            self.assertEqual(attn.choose(128, 1024, 1024, 0), C({"ROWSUM": 1}))
+        finally:
+            attn.RULE["persist_max"].update(old)
+
+    def test_bad_arguments(self):
+        for args in ((96, 512, 512, 0), (128, 0, 512, 0), (128, 512, -1, 0), (128, 512, 512, 2), (128, 512.0, 512, 0)):
+            with self.assertRaises(ValueError):
+                attn.choose(*args)
+
+    def test_config_is_a_value(self):
+        a, b = C({"BN": 176, "ROWSUM": 1}), C({"ROWSUM": 1, "BN": 176})
+        self.assertEqual(a, b)
+        self.assertEqual(hash(a), hash(b))
+        self.assertEqual(repr(a), "Config(BN=176 ROWSUM=1)")
+        with self.assertRaises(AttributeError):
+            a.defines = {}
+        with self.assertRaises(TypeError):
+            a.defines["BN"] = 128
+        with self.assertRaises(ValueError):
+            C({"HEAD_DIM": 64})      # from q
+        with self.assertRaises(ValueError):
+            C({"BN": "176"})
+
+
+class Checks(unittest.TestCase):
+    def arrays(self, bq=1, h=2, sq=70, d=64, bk=None, kvh=1, sk=80, dk=None, dtype=np.uint16):
+        q = np.zeros((bq, h, sq, d), dtype)
+        k = np.zeros((bk or bq, kvh, sk, dk or d), dtype)
+        return q, k, k.copy()
+
+    def test_shapes(self):
+        bad = [dict(d=96), dict(kvh=3, h=2), dict(bk=2), dict(dk=128), dict(dtype=np.float32)]
+        for kw in bad:
+            with self.assertRaises(ValueError, msg=str(kw)):
+                attn.check(*self.arrays(**kw))
+        q, k, v = self.arrays()
+        with self.assertRaises(ValueError):
+            attn.check(q, k, v[:, :, :40])                 # k and v differ
+        with self.assertRaises(ValueError):
+            attn.check(q[0], k, v)                         # 3-d
+        with self.assertRaises(ValueError):
+            attn.check(q.transpose(0, 2, 1, 3), k, v)      # not contiguous
+        with self.assertRaises(ValueError):
+            attn.check(q, k.astype(np.float16), v.astype(np.float16))   # bf16 q, f16 k and v
+
+    def test_scalars(self):
+        q, k, v = self.arrays()
+        self.assertEqual(attn.check(q, k, v), (1, 2, 1, 70, 80, 64, "bf16", 0, 0.125))
+        self.assertEqual(attn.check(q, k, v, True, 0.5)[7:], (1, 0.5))
+        for causal, scale in ((2, None), (0, 0.0), (0, -1.0), (0, "x"), (0, float("nan"))):
+            with self.assertRaises(ValueError):
+                attn.check(q, k, v, causal, scale)
+
+    def test_outputs(self):
+        q, k, v = self.arrays()
+        with self.assertRaises(ValueError):
+            attn.forward(q, k, v, out=np.zeros((1, 2, 71, 64), np.uint16), device="sim")
+        with self.assertRaises(ValueError):
+            attn.forward(q, k, v, lse=np.zeros((1, 2, 70, 1), np.float32), device="sim")
+        with self.assertRaises(ValueError):
+            attn.forward(q, k, v, config={"BN": 176}, device="sim")
+
+    def test_no_keys(self):
+        """seqlen_k = 0: every row sees no key, o = 0 and lse = -inf, without a launch."""
+        q, k, v = self.arrays(sk=0)
+        o, lse = attn.forward(q, k, v, return_lse=True, device="sim")
+        self.assertTrue(np.all(o == 0) and np.all(lse == -np.inf))
+
+
+class Simulator(unittest.TestCase):
+    def test_forward(self):
+        """forward on NumPy bf16 bits: the chosen build (head dim 64, causal, two warpgroups) and the
+        persistent one given as config, grouped-query heads, rows that see no key."""
+        rng = np.random.default_rng(7)
+        bt, h, kvh, sq, sk, d = 1, 2, 1, 90, 70, 64
+        q = bf16_bits(rng.uniform(-2, 2, (bt, h, sq, d)))
+        k = bf16_bits(rng.uniform(-2, 2, (bt, kvh, sk, d)))
+        v = bf16_bits(rng.uniform(-2, 2, (bt, kvh, sk, d)))
+        want_o, want_lse = reference(*(bf16_value(x).astype(np.float64) for x in (q, k, v)), 0.125, True)
+        for cfg in (None, C({"NWG": 2, "ROWSUM": 1, "PERSIST": 1})):
+            o, lse = attn.forward(q, k, v, causal=True, return_lse=True, device="sim", config=cfg)
+            got = bf16_value(o).astype(np.float64)
+            self.assertLess(np.linalg.norm(got - want_o) / np.linalg.norm(want_o), 1e-2, cfg)
+            seen = np.isfinite(want_lse)
+            self.assertTrue((~seen).any() and np.all(lse[~seen] == -np.inf))
+            self.assertLess(np.abs(lse[seen] - want_lse[seen]).max(), 1e-3)
+
+
+class GPU(unittest.TestCase):
+    def test_forward_torch(self):
+        """forward on CUDA torch tensors against torch's SDPA, each chosen build of the table's rule."""
+        try:
+            import torch
+        except ImportError:
+            self.skipTest("SKIPPED (not a pass): torch is not installed")
+        if not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0):
+            self.skipTest("SKIPPED (not a pass): no sm_90 GPU")
+        import torch.nn.functional as F
+        torch.manual_seed(0)
+        for d, s, causal in ((128, 512, True), (128, 2048, False), (64, 1024, True), (64, 1024, False)):
+            q, k, v = (torch.randn(2, 4, s, d, dtype=torch.bfloat16, device="cuda") for _ in range(3))
+            o = attn.forward(q, k, v, causal=causal)
+            ref = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            err = ((o.float() - ref.float()).norm() / ref.float().norm()).item()
+            self.assertLess(err, 1e-2, (d, s, causal, attn.choose(d, s, s, causal)))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -422,23 +422,30 @@ static const char *tc_issuer(Emit *e)
     return p;
 }
 
-/* The issuing thread's tcgen05.commit onto barrier address bar: the hardware arrives on it once every
- * tcgen05 op this thread issued before it completes; a pair's leader multicasts it to the barrier
- * at the same offset in both CTAs. */
-static void tc_commit_on(Emit *e, const char *bar)
+/* tcgen05.commit onto barrier address bar, under predicate p (NULL: every thread that runs it): the
+ * hardware arrives on it once every tcgen05 op the thread issued before it completes; with
+ * cta_group = 2 (a pair's leader) multicast to the barrier at the same offset in both CTAs. */
+static void tc_commit_to(Emit *e, const char *p, int64_t cg, const char *bar)
 {
-    const char *p = tc_issuer(e);
-    if (e->tc->cg == 2) {
+    if (cg == 2) {
         const char *r = ptx_tmp(e, RC_B32), *m = ptx_tmp(e, RC_B16);
         ptx_ins(e, "mov.u32 %s, %%cluster_ctarank", r);
         ptx_ins(e, "and.b32 %s, %s, 0xfffffffe", r, r);
         ptx_ins(e, "shl.b32 %s, 3, %s", r, r);
         ptx_ins(e, "cvt.u16.u32 %s, %s", m, r);
-        ptx_ins(e, "@%s tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%s], %s",
-                p, bar, m);
+        ptx_ins(e, "%s%s%stcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%s], %s",
+                p ? "@" : "", p ? p : "", p ? " " : "", bar, m);
     } else {
-        ptx_ins(e, "@%s tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%s]", p, bar);
+        ptx_ins(e, "%s%s%stcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%s]", p ? "@" : "",
+                p ? p : "", p ? " " : "", bar);
     }
+}
+
+/* The issuing thread's tcgen05.commit onto barrier address bar (the group's cta_group). */
+static void tc_commit_on(Emit *e, const char *bar)
+{
+    const char *p = tc_issuer(e);
+    tc_commit_to(e, p, e->tc->cg, bar);
 }
 
 /* mma_commit: onto the compiler's ring barrier cnt % 8 (mma_wait's). */
@@ -785,17 +792,7 @@ static void tm_commit(Emit *e, const Op *op)
     int64_t cg = ir_attr_int(op, "cta_group", 1);
     const char *bar = ptx_operand_of(e, op, 0, TY_MBAR, "an mbar");
     if (!bar) return;
-    if (cg == 2) {
-        const char *p = tm_leader(e, 2), *r = ptx_tmp(e, RC_B32), *m = ptx_tmp(e, RC_B16);
-        ptx_ins(e, "mov.u32 %s, %%cluster_ctarank", r);
-        ptx_ins(e, "and.b32 %s, %s, 0xfffffffe", r, r);
-        ptx_ins(e, "shl.b32 %s, 3, %s", r, r);
-        ptx_ins(e, "cvt.u16.u32 %s, %s", m, r);
-        ptx_ins(e, "@%s tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%s], %s",
-                p, bar, m);
-    } else {
-        ptx_ins(e, "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%s]", bar);
-    }
+    tc_commit_to(e, tm_leader(e, cg), cg, bar);
 }
 
 static void tm_emit(Emit *e, const Op *op)

@@ -102,6 +102,26 @@ def _is_contiguous(shape, strides):
     return all(d <= 1 or s == c for d, s, c in zip(shape, strides, _contiguous_strides(shape)))
 
 
+class _ValueConfig:
+    """The base of tilec.gemm.Config and tilec.attention.Config: a configuration that is a value,
+    compared and hashed by its key (self._key, set with object.__setattr__ when made), and never
+    changed, since the entry points keep their plans by it. _WHAT names the class and its user."""
+
+    _WHAT = ("a configuration", "its entry point")
+
+    def __setattr__(self, name, value):
+        raise AttributeError("%s is a value (%s keeps plans by it): make another one" % self._WHAT)
+
+    def key(self):
+        return self._key
+
+    def __eq__(self, other):
+        return isinstance(other, type(self)) and self._key == other._key
+
+    def __hash__(self):
+        return hash(self._key)
+
+
 class TileError(Exception):
     """A libtile call failed: the status name and the runtime's message."""
 

@@ -55,9 +55,11 @@ RULE = {
 _KNOBS = ("BN", "ROWSUM", "NWG", "PERSIST", "STAGES")
 
 
-class Config:
+class Config(tilec._ValueConfig):
     """A configuration: the sample's -D overrides (BN, ROWSUM, NWG, PERSIST, STAGES) other than the
     head dim and the element type, which come from q. A value: it does not change once made."""
+
+    _WHAT = ("tilec.attention.Config", "forward")
 
     def __init__(self, defines=None):
         defines = dict(defines or {})
@@ -70,18 +72,6 @@ class Config:
         key = tuple(sorted(defines.items()))
         object.__setattr__(self, "defines", types.MappingProxyType(defines))
         object.__setattr__(self, "_key", key)
-
-    def __setattr__(self, name, value):
-        raise AttributeError("tilec.attention.Config is a value (forward keeps plans by it): make another one")
-
-    def key(self):
-        return self._key
-
-    def __eq__(self, other):
-        return isinstance(other, Config) and self._key == other._key
-
-    def __hash__(self):
-        return hash(self._key)
 
     def __repr__(self):
         return "Config(%s)" % " ".join("%s=%s" % kv for kv in self._key)

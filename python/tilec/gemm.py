@@ -51,11 +51,13 @@ _SAMPLE = {"plain": ("gemm_sm90.tile", "gemm_sm90"), "persistent": ("gemm_persis
 _REDUCE = "gemm_splitk_reduce_sm90"   # the splitk sample's second kernel
 
 
-class Config:
+class Config(tilec._ValueConfig):
     """A GEMM configuration: the kernel kind (plain, persistent, pingpong, splitk; fp8_scaled for
     scaled_mm) and -D overrides; for splitk also the run-time split: `splits` (slices of K per split
     tile, default 2) and `dp` (tiles computed whole before the split ones, default 0). A value: its
     fields do not change once made (defines is a read-only mapping)."""
+
+    _WHAT = ("tilec.gemm.Config", "matmul")
 
     def __init__(self, kind="persistent", defines=None, splits=None, dp=None):
         if kind not in _SAMPLE:
@@ -72,18 +74,6 @@ class Config:
         key = (kind, tuple(sorted((k, str(v)) for k, v in defines.items())), splits, dp)
         for name, v in (("kind", kind), ("defines", defines), ("splits", splits), ("dp", dp), ("_key", key)):
             object.__setattr__(self, name, v)
-
-    def __setattr__(self, name, value):
-        raise AttributeError("tilec.gemm.Config is a value (matmul keeps plans by it): make another one")
-
-    def key(self):
-        return self._key
-
-    def __eq__(self, other):
-        return isinstance(other, Config) and self._key == other._key
-
-    def __hash__(self):
-        return hash(self._key)
 
     def __repr__(self):
         d = " ".join("%s=%s" % kv for kv in sorted(self.defines.items()))

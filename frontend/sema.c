@@ -108,6 +108,19 @@ void sema_map_free(NameMap *m)
     m->cap = m->n = 0;
 }
 
+/* A top-level declaration of the kernel's memory (shared tile, mbarrier, tensor-memory tile): the
+ * allocation op `code` of type t (no operands), its result named n->name, and the symbol for it.
+ * The caller sets the op's attributes through its result's def. */
+Sym *sema_declare_alloc(Sema *s, const Node *n, OpCode code, const Type *t)
+{
+    Op *op = ir_build(&s->b, code, n->loc, NULL, 0, t);
+    op->results[0]->name = arena_strdup(&s->m->arena, n->name);
+    Sym *y = sema_declare(s, n->name, SYM_LET, n->loc);
+    y->type = t;
+    y->value = op->results[0];
+    return y;
+}
+
 Sym *sema_lookup(Sema *s, const char *name)
 {
     Sym *y = sema_map_get(&s->names, name);

@@ -455,12 +455,8 @@ void sema_mbarrier_stmt(Sema *s, const Node *n)
         }
     }
     const Type *t = ir_type_mbar(s->m, size);
-    Op *op = ir_build(&s->b, OP_MBAR_ALLOC, n->loc, NULL, 0, t);
+    Op *op = sema_declare_alloc(s, n, OP_MBAR_ALLOC, t)->value->def;
     ir_attr_set_int(s->m, op, "count", count);
     if (derived) ir_attr_set_int(s->m, op, "derived", 1);
-    op->results[0]->name = arena_strdup(&s->m->arena, n->name);
-    Sym *y = sema_declare(s, n->name, SYM_LET, n->loc);
-    y->type = t;
-    y->value = op->results[0];
 }
 

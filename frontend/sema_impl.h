@@ -154,6 +154,7 @@ Ex sema_ex_int(int64_t v, const Type *t);           /* an integer constant; t NU
  * visible (sema_fn_visible). */
 Sym *sema_lookup(Sema *s, const char *name);
 Sym *sema_declare(Sema *s, const char *name, SymKind kind, Loc loc);   /* reports a redeclaration */
+Sym *sema_declare_alloc(Sema *s, const Node *n, OpCode code, const Type *t);   /* a kernel-level memory declaration */
 /* Gives an existing `var` (or a symbol declared before the current statement) a new value; code
  * that never runs gets it back afterwards. Fresh declarations set Sym.value directly. */
 void sema_set_value(Sema *s, Sym *y, Value *v);

@@ -207,12 +207,8 @@ void sema_shared_stmt(Sema *s, const Node *n)
     (void)bytes;
     const Type *t = dynamic ? ir_type_smem_dynamic(s->m, T((TypeKind)n->a->a->op))
                             : ir_type_smem(s->m, T((TypeKind)n->a->a->op), dims->nlist, shape, (int)stages, (int)swizzle);
-    Op *op = ir_build(&s->b, OP_SHARED_ALLOC, n->loc, NULL, 0, t);
-    ir_attr_set_int(s->m, op, "align", align);
-    op->results[0]->name = arena_strdup(&s->m->arena, n->name);
-    Sym *y = sema_declare(s, n->name, SYM_LET, n->loc);
-    y->type = t;
-    y->value = op->results[0];
+    Sym *y = sema_declare_alloc(s, n, OP_SHARED_ALLOC, t);
+    ir_attr_set_int(s->m, y->value->def, "align", align);
     if (dynamic) s->dynamic_smem = y;
 }
 

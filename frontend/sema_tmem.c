@@ -76,12 +76,7 @@ void sema_tmem_stmt(Sema *s, const Node *n)
         }
         s->tmem_cols = col + cols;
     }
-    Op *op = ir_build(&s->b, OP_TMEM_ALLOC, n->loc, NULL, 0, tt);
-    ir_attr_set_int(s->m, op, "col", col);
-    op->results[0]->name = arena_strdup(&s->m->arena, n->name);
-    Sym *y = sema_declare(s, n->name, SYM_LET, n->loc);
-    y->type = tt;
-    y->value = op->results[0];
+    ir_attr_set_int(s->m, sema_declare_alloc(s, n, OP_TMEM_ALLOC, tt)->value->def, "col", col);
 }
 
 /* A tensor-memory tile argument (the name of one, or an expression giving one); NULL after an error. */
@@ -135,10 +130,9 @@ Ex sema_tc_mma(Sema *s, const Call *c)
         return sema_ex_err();
     }
     Value *a;
-    Ex ae = {0};
-    if (n->list[1]->kind == N_NAME && sema_lookup(s, n->list[1]->name) && sema_lookup(s, n->list[1]->name)->type &&
-        sema_lookup(s, n->list[1]->name)->type->kind == TY_TMEM) {
-        ae = sema_expr(s, n->list[1]);
+    const Sym *ay = n->list[1]->kind == N_NAME ? sema_lookup(s, n->list[1]->name) : NULL;
+    if (ay && ay->type && ay->type->kind == TY_TMEM) {
+        Ex ae = sema_expr(s, n->list[1]);
         if (ae.err) return ae;
         a = ae.v;
         if (a->type->elem->kind != TY_BF16 && a->type->elem->kind != TY_F16) {

@@ -508,6 +508,22 @@ static int fold_parity_next(Canon *c, Op *op)
     return 1;
 }
 
+/* Moves the ops of blk between `after` (NULL: from the block's first) and `end` (kept) before op,
+ * leaving `after` followed by `end`; returns the first op moved, or NULL when there was none. */
+static Op *hoist_before(Op *op, Block *blk, Op *after, Op *end)
+{
+    Op *from = after ? after->next : blk->first;
+    for (Op *o = from, *n; o != end; o = n) {
+        n = o->next;
+        o->prev = o->next = NULL;
+        ir_op_insert_before(op, o);
+    }
+    if (after) after->next = end;
+    else blk->first = end;
+    end->prev = after;
+    return from != end ? from : NULL;
+}
+
 /* `if` with a constant condition whose taken region ends in `yield`: move the region's ops before
  * the `if`, map its results to the yielded values, delete it. *resume is the first moved op, so
  * the walk visits the moved ops next. */
@@ -521,16 +537,8 @@ static int fold_if(Canon *c, Op *op, Op **resume)
     Op *term = blk->last;
     if (term->noperands != op->nresults) return 0;
     for (uint32_t i = 0; i < op->nresults; i++) set_repl(c, op->results[i], term->operands[i]);
-    Op *first = blk->first != term ? blk->first : NULL;
-    for (Op *o = blk->first, *n; o != term; o = n) {
-        n = o->next;
-        o->prev = o->next = NULL;
-        ir_op_insert_before(op, o);
-    }
-    blk->first = term;
-    term->prev = NULL;
+    *resume = hoist_before(op, blk, NULL, term);
     ir_op_remove(op);
-    *resume = first;
     c->changed = 1;
     return 1;
 }
@@ -583,16 +591,8 @@ static int fold_loop_once(Canon *c, Op *op, Op **resume)
         set_repl(c, op->results[i], !v->def && v->block == blk ? cont->operands[v->index] : v);
     }
     for (uint32_t i = 0; i < blk->nargs; i++) set_repl(c, blk->args[i], op->operands[i]);
-    Op *first = head->next != cont ? head->next : NULL;
-    for (Op *o = head->next, *n; o != cont; o = n) {
-        n = o->next;
-        o->prev = o->next = NULL;
-        ir_op_insert_before(op, o);
-    }
-    head->next = cont;
-    cont->prev = head;
+    *resume = hoist_before(op, blk, head, cont);
     ir_op_remove(op);
-    *resume = first;
     c->changed = 1;
     return 1;
 }

@@ -15,8 +15,11 @@ each launch after an L2 flush and a spin that hides the host's launch path, cont
 over R rounds, medians; TFLOP/s = 2 M N K / time. torch._scaled_mm runs with use_fast_accum=False
 (its default: partial sums promoted to f32) and, with --fast-accum, also with True (the fp8 tensor
 core's own accumulation, as tilec's kernel does: docs/PERFORMANCE.md, "fp8 GEMM"). tilec variants:
--D overrides of the sample (default: the sample as written, and BN=128 STAGES=6), launched on
-min(tiles, SMs) blocks; the best per shape is reported with the geometric mean over the shapes.
+-D overrides of the sample (default: the sample as written, and BN=128 STAGES=6), `splitk ...`
+for the fp8 split-K form (gemm_splitk_sm90.tile, `splits=S`), and `chosen` for what
+tilec.gemm.scaled_mm picks itself, all launched through tilec.gemm.scaled_mm on min(tiles, SMs)
+blocks; the best per shape is reported with the geometric mean over the shapes, and the chooser's
+own geometric mean when it is among the variants.
 """
 import argparse
 import math
@@ -28,27 +31,36 @@ sys.path.insert(0, os.path.join(ROOT, "bench"))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 import gemm as G  # noqa: E402  (bench/gemm.py: timing helpers)
 import tilec  # noqa: E402
+import tilec.gemm  # noqa: E402
 
 SHAPES = ("4096x4096x4096,8192x8192x8192,2048x8192x8192,8192x1024x8192,16384x4096x1024,"
           "512x6144x4096,512x14336x4096,2048x14336x4096,8192x28672x8192,128x8192x8192")
 
 
 class Variant:
+    """A contender: `[splitk] NAME=VALUE ...` (-D overrides of gemm_fp8_scaled_sm90.tile, or with
+    `splitk` of gemm_splitk_sm90.tile in its fp8 form, `splits=S` its run-time split), or `chosen`
+    (tilec.gemm.scaled_mm's own choice), launched through tilec.gemm.scaled_mm."""
+
     def __init__(self, text):
         self.label = text.strip() or "as written"
-        self.defines = dict(w.split("=", 1) for w in text.split() if "=" in w)
-        path = os.path.join(ROOT, "samples", "gemm_fp8_scaled_sm90.tile")
-        with open(path) as f:
-            src = f.read()
-        self.kern = tilec.compile(src, target="sm_90a", defines=self.defines, filename=path)["gemm_fp8_scaled_sm90"]
-        self.bm, self.bn = self.kern.params[0].box[0], self.kern.params[1].box[0]
+        words = text.split()
+        self.cfg = None
+        if words == ["chosen"]:
+            return
+        kind = "fp8_scaled"
+        if words and words[0] == "splitk":
+            kind, words = "fp8_splitk", words[1:]
+        defines = dict(w.split("=", 1) for w in words if "=" in w)
+        splits = int(defines.pop("splits")) if "splits" in defines else None
+        self.cfg = tilec.gemm.Config(kind, defines, splits=splits) if kind == "fp8_splitk" else tilec.gemm.Config(kind, defines)
 
     def launcher(self, a, b, c, sa, sb):
-        M, K = a.shape
-        N = b.shape[0]
-        grid = min(-(-M // self.bm) * -(-N // self.bn), G.SMS)
-        kern = self.kern
-        return lambda: kern(a, b, c, sa, sb, M, N, K, grid=grid, device="cuda")
+        cfg = self.cfg
+        if cfg is None:
+            M, K = a.shape
+            self.label = "chosen %r" % (tilec.gemm.choose_fp8(M, b.shape[0], K, G.SMS),)
+        return lambda: tilec.gemm.scaled_mm(a, b, sa, sb, out=c, config=cfg)
 
 
 def main():
@@ -69,6 +81,7 @@ def main():
     print(f"device: {torch.cuda.get_device_name(0)}  torch {torch.__version__}  SMs {G.SMS}")
     torch.manual_seed(0)
     ratios = {"row-wise": [], "per-tensor": []}
+    chosen = {k: [] for k in ("row-wise", "row-wise, fast accumulation", "per-tensor", "per-tensor, fast accumulation")}
     for M, N, K in shapes:
         a = (torch.rand(M, K, device="cuda") * 2 - 1).to(torch.float8_e4m3fn)
         b = (torch.rand(N, K, device="cuda") * 2 - 1).to(torch.float8_e4m3fn)
@@ -109,10 +122,10 @@ def main():
                 if not err < 2.0 ** -7:
                     print(f"{M}x{N}x{K} {mode} tilec [{v.label}]: FAIL rel. Frobenius error {err:.3g}")
                     continue
-                rows.append((f"tilec [{v.label}]", launch, err))
+                rows.append((f"tilec [{v.label}]", launch, err))   # (the label after launcher: chosen's config)
             if not rows or not rows[0][0].startswith("torch"):
                 continue
-            times = G.time_interleaved([r[1] for r in rows], args.reps)
+            times = G.time_interleaved([r[1] for r in rows], args.reps).medians
             print(f"== {M} x {N} x {K}, {mode} scales (median of {args.reps} interleaved rounds)")
             for (name, _, err), t in zip(rows, times):
                 tf = flop / (t * 1e-3) / 1e12
@@ -120,13 +133,20 @@ def main():
             tl = [t for (name, _, _), t in zip(rows, times) if name.startswith("tilec")]
             if tl:
                 ratios[mode].append((f"{M}x{N}x{K}", times[0] / min(tl)))
+            fast = [t for (name, _, _), t in zip(rows, times) if name.endswith("fast_accum")]
+            ch = [t for (name, _, _), t in zip(rows, times) if name.startswith("tilec [chosen")]
+            if ch:
+                chosen[mode].append((f"{M}x{N}x{K}", times[0] / ch[0]))
+                if fast:
+                    chosen[mode + ", fast accumulation"].append((f"{M}x{N}x{K}", fast[0] / ch[0]))
             sys.stdout.flush()
-    for mode, rs in ratios.items():
-        if rs:
-            gm = math.exp(sum(math.log(r) for _, r in rs) / len(rs))
-            worst = min(rs, key=lambda x: x[1])
-            print(f"== {mode}: tilec (best variant per shape) geometric mean {gm:.3f}x torch._scaled_mm over "
-                  f"{len(rs)} shapes, worst {worst[1]:.3f}x at {worst[0]}")
+    for what, table in (("best variant per shape", ratios), ("the chooser", chosen)):
+        for mode, rs in table.items():
+            if rs:
+                gm = math.exp(sum(math.log(r) for _, r in rs) / len(rs))
+                worst = min(rs, key=lambda x: x[1])
+                print(f"== {mode}: tilec ({what}) geometric mean {gm:.3f}x torch._scaled_mm over "
+                      f"{len(rs)} shapes, worst {worst[1]:.3f}x at {worst[0]}")
 
 
 if __name__ == "__main__":

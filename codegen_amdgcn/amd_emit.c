@@ -1037,13 +1037,19 @@ static int blocked_info(Emit *e, const Op *op, int rank, int64_t lanes, Blocked 
     return 0;
 }
 
-/* t*V (the flat index of this thread's lane group 0) and the validity predicate (NULL: always). */
-static LLVMValueRef blocked_base(Emit *e, const Blocked *bi, LLVMValueRef *valid)
+/* t*V (the flat index of this thread's lane group 0) and the validity predicate (NULL: always). A
+ * tile of fewer elements than threads x V leaves threads past its end: in the blocked layout they are
+ * replicas of threads t mod (T / V) (ir/layout.h), so a load or iota gives them those lanes and a
+ * store skips them. */
+static LLVMValueRef blocked_base(Emit *e, const Blocked *bi, int store, LLVMValueRef *valid)
 {
-    LLVMValueRef tv = LLVMBuildMul(e->b, e->tlin, ci32(e, bi->V), "");
+    LLVMValueRef t = e->tlin;
     *valid = NULL;
-    if (bi->T < bi->B * bi->V) *valid = LLVMBuildICmp(e->b, LLVMIntULT, e->tlin, ci32(e, bi->T / bi->V), "");
-    return tv;
+    if (bi->T < bi->B * bi->V) {
+        if (store) *valid = LLVMBuildICmp(e->b, LLVMIntULT, t, ci32(e, bi->T / bi->V), "");
+        else t = LLVMBuildURem(e->b, t, ci32(e, bi->T / bi->V), "");
+    }
+    return LLVMBuildMul(e->b, t, ci32(e, bi->V), "");
 }
 
 static LLVMValueRef tile_index(Emit *e, const Blocked *bi, LLVMValueRef f, int d)
@@ -1249,12 +1255,12 @@ static void emit_blocked_mem(Emit *e, const Op *op)
         return;
     }
     for (int d = 0; d < G.bi.rank; d++) G.org[d] = V(e, op, op->operands[vi + 1 + d]);
-    G.tv = blocked_base(e, &G.bi, &G.valid);
+    G.tv = blocked_base(e, &G.bi, store, &G.valid);
     LLVMValueRef r = each_group(e, &G, vec->type, store ? V(e, op, vec) : NULL, !store, group_mem);
     if (!store) e->val[vec->id] = r;
 }
 
-/* iota_blocked, one group: the index along dim of each lane (0 for a thread past the tile). */
+/* iota_blocked, one group: the index along dim of each lane (a replica thread's: its first replica's). */
 static LLVMValueRef group_iota(Emit *e, const Group *G, LLVMValueRef g, LLVMValueRef in)
 {
     (void)in;
@@ -1285,12 +1291,12 @@ static void emit_iota_blocked(Emit *e, const Op *op)
         error_at(e, op, "'iota_blocked': dim %lld out of range", (long long)G.dim);
         return;
     }
-    G.tv = blocked_base(e, &G.bi, &G.valid);
+    G.tv = blocked_base(e, &G.bi, 0, &G.valid);
     e->val[res->id] = each_group(e, &G, res->type, NULL, 1, group_iota);
 }
 
-/* ld_smem_blocked / st_smem_blocked, one group: one LDS vector access at the swizzled offset, skipped
- * (a load gives 0) by a thread past the tile. Aligned to the group's bytes up to 16: a swizzle moves
+/* ld_smem_blocked / st_smem_blocked, one group: one LDS vector access at the swizzled offset (a replica
+ * thread loads its first replica's lanes and stores nothing). Aligned to the group's bytes up to 16: a swizzle moves
  * 16-byte chunks. */
 static LLVMValueRef group_smem(Emit *e, const Group *G, LLVMValueRef g, LLVMValueRef in)
 {
@@ -1348,7 +1354,7 @@ static void emit_smem_blocked(Emit *e, const Op *op)
         return;
     }
     G.base = V(e, op, sm);
-    G.tv = blocked_base(e, &G.bi, &G.valid);
+    G.tv = blocked_base(e, &G.bi, store, &G.valid);
     LLVMValueRef r = each_group(e, &G, vec->type, store ? V(e, op, vec) : NULL, !store, group_smem);
     if (!store) e->val[vec->id] = r;
 }

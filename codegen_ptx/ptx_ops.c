@@ -805,8 +805,11 @@ const char *ptx_swizzled_addr(Emit *e, const char *base, const char *o, const Ty
     return a;
 }
 
-/* Flat index of lane group 0 of this thread (t*V), and the validity predicate (NULL: always). */
-static const char *blocked_base(Emit *e, const Blocked *bi, const char **valid)
+/* Flat index of lane group 0 of this thread (t*V), and the validity predicate (NULL: always). A tile
+ * of fewer elements than threads x V leaves threads past its end: in the blocked layout they are
+ * replicas of threads t mod (T / V) (ir/layout.h), so a load or iota gives them those lanes (a
+ * broadcast against a larger tile reads them) and a store skips them (the first replica stores). */
+static const char *blocked_base(Emit *e, const Blocked *bi, int store, const char **valid)
 {
     const char *tv = ptx_tmp(e, RC_B32), *t = ptx_reg(e, e->tlin);
     if (e->group_lo) {   /* a tile of a warp role: thread index within the role */
@@ -814,21 +817,28 @@ static const char *blocked_base(Emit *e, const Blocked *bi, const char **valid)
         ptx_ins(e, "sub.u32 %s, %s, %lld", g, t, (long long)(32 * e->group_lo));
         t = g;
     }
-    if (is_pow2(bi->V)) ptx_ins(e, "shl.b32 %s, %s, %d", tv, t, log2i(bi->V));
-    else ptx_ins(e, "mul.lo.u32 %s, %s, %lld", tv, t, (long long)bi->V);
     *valid = NULL;
     if (bi->T < bi->B * bi->V) {
-        const char *p = ptx_tmp(e, RC_PRED);
-        ptx_ins(e, "setp.lt.u32 %s, %s, %lld", p, t, (long long)(bi->T / bi->V));
-        *valid = p;
+        if (store) {   /* threads past the tile store nothing */
+            const char *p = ptx_tmp(e, RC_PRED);
+            ptx_ins(e, "setp.lt.u32 %s, %s, %lld", p, t, (long long)(bi->T / bi->V));
+            *valid = p;
+        } else {       /* they are replicas of the threads t mod T / V: they load (and count) those lanes */
+            const char *w = ptx_tmp(e, RC_B32);
+            if (is_pow2(bi->T / bi->V)) ptx_ins(e, "and.b32 %s, %s, %lld", w, t, (long long)(bi->T / bi->V - 1));
+            else ptx_ins(e, "rem.u32 %s, %s, %lld", w, t, (long long)(bi->T / bi->V));
+            t = w;
+        }
     }
+    if (is_pow2(bi->V)) ptx_ins(e, "shl.b32 %s, %s, %d", tv, t, log2i(bi->V));
+    else ptx_ins(e, "mul.lo.u32 %s, %s, %lld", tv, t, (long long)bi->V);
     return tv;
 }
 
 /* ld_smem_blocked / st_smem_blocked: lane group g of this thread is flat element f of the tile;
  * its byte offset f * esize in the stage, swizzled like smem_elem, is one vector access (lower-tiles
- * chose V so that a group is at most 16 aligned bytes, which a swizzle keeps together). Invalid
- * lanes (f >= T) touch no memory; loads give them 0. */
+ * chose V so that a group is at most 16 aligned bytes, which a swizzle keeps together). A replica
+ * thread (blocked_base) loads its first replica's lanes and stores nothing. */
 void ptx_emit_smem_blocked(Emit *e, const Op *op)
 {
     int store = op->code == OP_ST_SMEM_BLOCKED;
@@ -853,7 +863,7 @@ void ptx_emit_smem_blocked(Emit *e, const Op *op)
         return;
     }
     const char *valid;
-    const char *tv = blocked_base(e, &bi, &valid);
+    const char *tv = blocked_base(e, &bi, store, &valid);
     const char **lanes = ARENA_ARRAY(&e->arena, const char *, bi.E);
     for (int j = 0; j < bi.E; j++) lanes[j] = ptx_vr(e, vec, j);
     int id = e->nlabel++;
@@ -910,7 +920,8 @@ static const char *and_lt(Emit *e, const char *a, const char *b, const char *q, 
 }
 
 /* ld_blocked / st_blocked: per lane group, one vector access when the group is inside the view,
- * else per-lane predicated accesses (loads read 0 outside); invalid lanes touch no memory.
+ * else per-lane predicated accesses (loads read 0 outside); a replica thread (blocked_base) loads its
+ * first replica's lanes and stores nothing.
  *
  * When the tile's rows are whole multiples of a group sweep (B x V elements), group g's elements
  * sit g x B x V further along the same row as group 0's while that stays inside the first row (a
@@ -1049,7 +1060,7 @@ void ptx_emit_blocked_mem(Emit *e, const Op *op)
     if (blocked_info(e, op, m.rank, ptx_type_lanes(vec->type), &m.bi)) return;
     m.t = vec->type->elem;
     m.s = ptx_mem_bytes(m.t), m.V = (int)m.bi.V;
-    m.tv = blocked_base(e, &m.bi, &m.valid);
+    m.tv = blocked_base(e, &m.bi, store, &m.valid);
     m.lanes = ARENA_ARRAY(&e->arena, const char *, m.bi.E);
     for (int j = 0; j < m.bi.E; j++) m.lanes[j] = ptx_vr(e, vec, j);
     m.id = e->nlabel++;
@@ -1111,7 +1122,8 @@ void ptx_emit_blocked_mem(Emit *e, const Op *op)
         for (int64_t g = 0; g < m.bi.R; g++) unpack_words(e, m.t, m.W[g], m.nw, &m.lanes[g * m.V]);
 }
 
-/* iota_blocked: each lane's index along dim in the blocked layout (0 for invalid lanes). */
+/* iota_blocked: each lane's index along dim in the blocked layout (a replica thread's: its first
+ * replica's). */
 void ptx_emit_iota_blocked(Emit *e, const Op *op)
 {
     if (op->nresults != 1 || op->noperands != 0 || op->results[0]->type->kind != TY_VEC) {
@@ -1128,7 +1140,7 @@ void ptx_emit_iota_blocked(Emit *e, const Op *op)
     }
     int islast = dim == bi.rank - 1;
     const char *valid;
-    const char *tv = blocked_base(e, &bi, &valid);
+    const char *tv = blocked_base(e, &bi, 0, &valid);
     const char *rt = ptx_bty(res->type->elem);
     for (int64_t g = 0; g < bi.R; g++) {
         const char *f = tv;

@@ -629,8 +629,9 @@ static void acc_check_op(Op *op, void *ctx)
  * A reduce's result is laid out as the slice of its operand's layout, a broadcast's operand as the
  * slice of its result's, and a reshape keeps the lanes (the blocked layout depends only on the
  * element index; other layouts may only gain or lose dims of 1). Classes are decided from the
- * accumulators outwards; a class nothing decides gets the blocked layout, the highest rank first
- * (so a row vector takes the slice of its tile, never the reverse). Two derivations that disagree
+ * accumulators outwards; a class nothing decides gets the blocked layout, the highest rank first and
+ * of one rank the most elements (so a row or column vector takes the slice of its tile, never the
+ * reverse). Two derivations that disagree
  * are a located error: the compiler does not convert between layouts. */
 
 static uint8_t *kind_of(Lower *l, const Value *v) { return &l->kind[uf_find(l, v->id)]; }
@@ -757,11 +758,14 @@ static void assign_layouts(Lower *l, int kinds_only)
             }
         }
         if (progress) continue;
-        const Value *best = NULL;   /* nothing decides: the highest-rank open class is blocked */
-        for (uint32_t i = 0; i < e.n; i++)
+        const Value *best = NULL;   /* nothing decides: the highest-rank open class is blocked, the */
+        for (uint32_t i = 0; i < e.n; i++)   /* largest of those (a [16, 1] column is the slice of a [16, 128]) */
             for (int w = 0; w < 2; w++) {
                 const Value *v = w ? e.op[i]->results[0] : e.op[i]->operands[0];
-                if (*kind_of(l, v) == LK_NONE && (!best || v->type->rank > best->type->rank)) best = v;
+                if (*kind_of(l, v) == LK_NONE &&
+                    (!best || v->type->rank > best->type->rank ||
+                     (v->type->rank == best->type->rank && ir_type_numel(v->type) > ir_type_numel(best->type))))
+                    best = v;
             }
         if (!best) break;
         *kind_of(l, best) = LK_BLOCKED;

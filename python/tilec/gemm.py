@@ -47,24 +47,31 @@ import tilec
 _SAMPLE = {"plain": ("gemm_sm90.tile", "gemm_sm90"), "persistent": ("gemm_persistent_sm90.tile", "gemm_persistent_sm90"),
            "pingpong": ("gemm_pingpong_sm90.tile", "gemm_pingpong_sm90"),
            "splitk": ("gemm_splitk_sm90.tile", "gemm_splitk_sm90"),
-           "fp8_scaled": ("gemm_fp8_scaled_sm90.tile", "gemm_fp8_scaled_sm90")}
-_REDUCE = "gemm_splitk_reduce_sm90"   # the splitk sample's second kernel
+           "fp8_scaled": ("gemm_fp8_scaled_sm90.tile", "gemm_fp8_scaled_sm90"),
+           "fp8_splitk": ("gemm_splitk_sm90.tile", "gemm_splitk_sm90")}
+# the splitk sample's second kernel, per kind (fp8: the one that applies the scales)
+_REDUCE = {"splitk": "gemm_splitk_reduce_sm90", "fp8_splitk": "gemm_splitk_reduce_scaled_sm90"}
+_SPLIT = ("splitk", "fp8_splitk")
 
 
 class Config(tilec._ValueConfig):
-    """A GEMM configuration: the kernel kind (plain, persistent, pingpong, splitk; fp8_scaled for
-    scaled_mm) and -D overrides; for splitk also the run-time split: `splits` (slices of K per split
-    tile, default 2) and `dp` (tiles computed whole before the split ones, default 0). A value: its
-    fields do not change once made (defines is a read-only mapping)."""
+    """A GEMM configuration: the kernel kind (plain, persistent, pingpong, splitk; fp8_scaled and
+    fp8_splitk for scaled_mm) and -D overrides; for splitk also the run-time split: `splits` (slices
+    of K per split tile, default 2) and `dp` (tiles computed whole before the split ones, default 0);
+    fp8_splitk splits every tile (dp = 0: its reduction applies the scales). A value: its fields do
+    not change once made (defines is a read-only mapping)."""
 
     _WHAT = ("tilec.gemm.Config", "matmul")
 
     def __init__(self, kind="persistent", defines=None, splits=None, dp=None):
         if kind not in _SAMPLE:
             raise ValueError("tilec.gemm: kind %r is not one of %s" % (kind, ", ".join(_SAMPLE)))
-        if kind != "splitk" and (splits is not None or dp is not None):
-            raise ValueError("tilec.gemm: splits and dp are settings of the splitk kind, not of %s" % kind)
-        if kind == "splitk":
+        if kind not in _SPLIT and (splits is not None or dp is not None):
+            raise ValueError("tilec.gemm: splits and dp are settings of the splitk kinds, not of %s" % kind)
+        if kind == "fp8_splitk" and dp not in (None, 0):
+            raise ValueError("tilec.gemm: fp8_splitk splits every tile (its reduction applies the scales): dp must be 0, "
+                             "not %r" % (dp,))
+        if kind in _SPLIT:
             splits = 2 if splits is None else splits
             dp = 0 if dp is None else dp
             if not isinstance(splits, int) or not 1 <= splits <= 1024 or not isinstance(dp, int) or dp < 0:
@@ -77,7 +84,7 @@ class Config(tilec._ValueConfig):
 
     def __repr__(self):
         d = " ".join("%s=%s" % kv for kv in sorted(self.defines.items()))
-        if self.kind == "splitk":
+        if self.kind in _SPLIT:
             d = (d + " " if d else "") + "splits=%d dp=%d" % (self.splits, self.dp)
         return "Config(%s%s)" % (self.kind, " " + d if d else "")
 
@@ -196,6 +203,17 @@ NARROW = {"BN": 32, "STAGES": 10}
 
 def choose(M, N, K, sms=132):
     """The configuration for C[M, N] = A[M, K] B[N, K]^T on a device of `sms` SMs."""
+    base = _choose_tiles(M, N, K, sms)
+    if K % 8 or N % 8:
+        return base
+    best = min(_split_candidates(M, N, K, sms), key=lambda c: estimate_us(c, M, N, K, sms), default=None)
+    if best is not None and estimate_us(best, M, N, K, sms) < SPLITK["gain"] * estimate_us(base, M, N, K, sms):
+        return best
+    return base
+
+
+def _choose_tiles(M, N, K, sms):
+    """choose's tile shape and kernel before split-K is weighed (scaled_mm's choice follows it)."""
     for v, what in ((M, "M"), (N, "N"), (K, "K"), (sms, "sms")):
         if not isinstance(v, int) or v < 1:
             raise ValueError("tilec.gemm.choose: %s must be a positive int, not %r" % (what, v))
@@ -227,17 +245,12 @@ def choose(M, N, K, sms=132):
             base = Config("persistent", WIDE[192])
         elif estimate_us(wide, M, N, K, sms) < WIDE_GAIN * estimate_us(base, M, N, K, sms):
             base = wide
-    if K % 8:
-        return base
-    best = min(_split_candidates(M, N, K, sms), key=lambda c: estimate_us(c, M, N, K, sms), default=None)
-    if best is not None and estimate_us(best, M, N, K, sms) < SPLITK["gain"] * estimate_us(base, M, N, K, sms):
-        return best
     return base
 
 
 # matmul's plans: what it launches for a shape, worked out on its first call (choose weighs every
 # split-K candidate, about 0.5 ms) and kept, so that a repeated shape costs its launches alone
-_plans = {}        # (M, N, K, SMs, config or None) -> _Plan
+_plans = {}        # (M, N, K, SMs, config or None[, the fp8 types of A and B]) -> _Plan
 _workspaces = {}   # (where, stream, slots, BM, BN) -> a splitk workspace, made once and kept
 
 
@@ -288,8 +301,9 @@ def kernel(config):
 
 
 def reduce_kernel(config):
-    """The splitk sample's second kernel, which adds the slices of each split tile into C."""
-    return program(config)[_REDUCE]
+    """The splitk sample's second kernel, which adds the slices of each split tile into C (for
+    fp8_splitk, with the scales)."""
+    return program(config)[_REDUCE[config.kind]]
 
 
 def _shape(x, what):
@@ -365,7 +379,7 @@ class _Plan:
         bm, bn = self.kernel.params[0].box[0], self.kernel.params[1].box[0]
         tiles = _tiles(M, N, bm, bn)
         self.grid = tiles if cfg.kind == "plain" else min(tiles, sms)
-        if cfg.kind == "splitk":
+        if cfg.kind in _SPLIT:
             self.dp = min(cfg.dp, tiles)
             self.slots = (tiles - self.dp) * cfg.splits
             self.P, self.bm, self.bn = max(1, self.slots), bm, bn
@@ -403,16 +417,21 @@ def workspace(like, config, M, N, K):
     return np.zeros((slots, bm, bn), np.float32)
 
 
+# scaled_mm's -D overrides of gemm_fp8_scaled_sm90.tile per tile width: the deepest ring that fits
+# 227 KiB (a stage is 128 x 128 bytes of A and BN x 128 of B) and an even number of epilogue pieces
+FP8_DEFINES = {256: {}, 192: {"BN": 192, "CW": 32, "STAGES": 5}, 160: {"BN": 160, "CW": 16, "STAGES": 6},
+               128: {"BN": 128, "STAGES": 6}, 64: {"BN": 64, "STAGES": 8}, 32: {"BN": 32, "STAGES": 10}}
+
+
 def choose_fp8(M, N, K, sms=132):
-    """The configuration of scaled_mm (measured: docs/PERFORMANCE.md, "fp8 GEMM"): the persistent fp8
-    kernel with 128 x 256 tiles; for M <= 256, 128 x 64 tiles with 8 stages while they fit one wave
-    (tiles <= SMs), else 128 x 128 tiles with 6 stages (the bf16 rule's tile sizes)."""
-    choose(M, N, K, sms)   # the same argument checks
-    if M <= 256:
-        if _tiles(M, N, 128, 64) <= sms:
-            return Config("fp8_scaled", {"BN": 64, "STAGES": 8})
-        return Config("fp8_scaled", {"BN": 128, "STAGES": 6})
-    return Config("fp8_scaled")
+    """The configuration of scaled_mm: the fp8 persistent kernel with the tile width `choose` gives
+    the bf16 GEMM of the shape before split-K (the same count of tiles against the SMs; the ping-pong
+    kernel's 128 x 128). Measured on the H100 (docs/PERFORMANCE.md, "fp8 GEMM"): the bf16 rules
+    carried over were within 0.05 of the best fp8 width at every M <= 512 sweep shape; the fp8 form of
+    split-K (fp8_splitk) was behind the unsplit widths there, so it is not chosen."""
+    base = _choose_tiles(M, N, K, sms)
+    bn = int(base.defines.get("BN", _DEFAULT_BN[base.kind]))
+    return Config("fp8_scaled", FP8_DEFINES.get(bn, FP8_DEFINES[128]))
 
 
 def _fp8_type(x):
@@ -424,7 +443,8 @@ def scaled_mm(a, b, scale_a, scale_b, out=None, *, config=None, device="cuda", s
     """C = diag(scale_a) (A B^T) diag(scale_b) with fp8 A [M, K] and B [N, K] (torch.float8_e4m3fn or
     float8_e5m2 tensors, or uint8 arrays of e4m3 bits), f32 scale vectors scale_a [M] and scale_b
     [N] (per-tensor scaling: vectors of one value), bf16 C [M, N]. K and N must be multiples of 16
-    and 8 (TMA rows)."""
+    and 8 (TMA rows). config: a Config of kind fp8_scaled or fp8_splitk to run instead of
+    choose_fp8()'s."""
     M, K = _shape(a, "a")
     N, Kb = _shape(b, "b")
     if Kb != K:
@@ -438,12 +458,26 @@ def scaled_mm(a, b, scale_a, scale_b, out=None, *, config=None, device="cuda", s
     out = _output(a, out, M, N, "scaled_mm")
     sms = _sm_count(device)
     cfg = config or choose_fp8(M, N, K, sms)
-    if cfg.kind != "fp8_scaled":
-        raise ValueError("tilec.gemm.scaled_mm: %r is not an fp8_scaled configuration" % (cfg,))
-    defines = dict(cfg.defines)
-    defines.setdefault("TA", _fp8_type(a))
-    defines.setdefault("TB", _fp8_type(b))
-    k = kernel(Config("fp8_scaled", defines))
-    grid = min(_tiles(M, N, k.params[0].box[0], k.params[1].box[0]), sms)
-    k(a, b, out, scale_a, scale_b, M, N, K, grid=grid, device=device, stream=stream)
+    if cfg.kind not in ("fp8_scaled", "fp8_splitk"):
+        raise ValueError("tilec.gemm.scaled_mm: %r is not an fp8_scaled or fp8_splitk configuration" % (cfg,))
+    ta, tb = _fp8_type(a), _fp8_type(b)
+    key = (M, N, K, sms, cfg, ta, tb)
+    plan = _plans.get(key)
+    if plan is None:
+        defines = dict(cfg.defines)
+        defines.setdefault("TA", ta)
+        defines.setdefault("TB", tb)
+        if cfg.kind == "fp8_splitk":
+            defines.setdefault("BK", 128)   # a 128-byte row of fp8
+            run = Config(cfg.kind, defines, splits=cfg.splits)
+        else:
+            run = Config(cfg.kind, defines)
+        plan = _plans[key] = _Plan(run, M, N, K, sms)
+    if plan.reduce is None:
+        plan.kernel(a, b, out, scale_a, scale_b, M, N, K, grid=plan.grid, device=device, stream=stream)
+        return out
+    ws = _workspace_for(a, plan, device, stream)
+    splits = plan.config.splits
+    plan.kernel(a, b, out, ws, M, N, K, plan.P, splits, 0, grid=plan.grid, device=device, stream=stream)
+    plan.reduce(ws, out, scale_a, scale_b, M, N, plan.P, splits, grid=plan.rgrid, device=device, stream=stream)
     return out

@@ -601,6 +601,10 @@ static int blocked(Sim *S, Thread *t, uint32_t pc)
     SimReg *r = t->r, *vec = r + h[SB_VEC];
     int ty = in->ty, es = sim_size_of(ty);
     uint32_t tix = t->lin - 32 * h[SB_LO];   /* the thread's index in the group that computes the tile */
+    /* A tile of fewer elements than B x V leaves threads past its end: replicas of threads tix mod
+     * T / V (ir/layout.h), which load (and iota) those lanes and store nothing. */
+    int replica = (uint64_t)tix * V >= T && T < (uint64_t)B * V;
+    if (replica && in->op != SI_ST_BLOCKED && in->op != SI_ST_SMEM_BLOCKED) tix %= T / V;
     if (in->op == SI_LD_SMEM_BLOCKED || in->op == SI_ST_SMEM_BLOCKED) {
         int store = in->op == SI_ST_SMEM_BLOCKED;
         uint32_t base = (uint32_t)r[h[SB_VIEW]].u, m = h[SB_DIM];

@@ -54,7 +54,8 @@ tile_status ref_case_bind(tile_module *m, ref_case *c)
     return tile_module_get_kernel(m, c->then, &c->then_kernel);
 }
 
-/* The case's arguments that kernel k has a parameter for (the second kernel takes a subset). */
+/* The case's arguments that kernel k has a parameter for (each of a two-kernel case's kernels takes a
+ * subset: the split GEMM's scales go to its reduction alone). */
 static int args_for(tile_kernel *k, const ref_case *c, tile_arg *args, int max)
 {
     tile_arg all[REF_MAX_PARAMS];
@@ -75,7 +76,7 @@ tile_status ref_case_launch(tile_kernel *k, const ref_case *c, const tile_launch
     tile_launch_config lc = *cfg;
     if (lc.grid[0] == 0) memcpy(lc.grid, c->grid, sizeof lc.grid);
     tile_arg args[REF_MAX_PARAMS];
-    int n = ref_case_args(c, args, REF_MAX_PARAMS);
+    int n = c->then ? args_for(k, c, args, REF_MAX_PARAMS) : ref_case_args(c, args, REF_MAX_PARAMS);
     tile_status st = tile_launch(k, &lc, args, n);
     if (st != TILE_SUCCESS || !c->then || c->then_grid[0] == 0) return st;
     if (!c->then_kernel) return TILE_ERROR_NOT_FOUND;

@@ -1077,7 +1077,16 @@ static void ref_gemm(ref_case *c)
  * float64 partial sum (relative 2^-10 plus 1e-3: f32 sums of at most K products in [-1, 1),
  * where a wrong or missing slice is off by O(1)); zeros past M, N and K. P is derived, at least 1 (with
  * no split tile that slot is an input neither kernel may write). The slots follow the sample's tile
- * order with GROUP_M = 8: a -DGROUP_M override moves them (C stays right, the ws check fails). */
+ * order with GROUP_M = 8: a -DGROUP_M override moves them (C stays right, the ws check fails).
+ * fp8 inputs (the program's a and b e4m3 or e5m2): the gemm_fp8_scaled_sm90 case (scales per row of
+ * A and column of B, its bounds), dp must be 0, and the second kernel is gemm_splitk_reduce_scaled_sm90;
+ * a slot's bound is the fp8 accumulation's (ref_gemm_fp8) on the slice's own magnitude. */
+static int splitk_fp8(const ref_case *c)
+{
+    tile_dtype ta = param_dtype(c, "a", TILE_DTYPE_BF16);
+    return ta == TILE_DTYPE_E4M3 || ta == TILE_DTYPE_E5M2;
+}
+
 static int setup_gemm_splitk(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err,
                              size_t errlen)
 {
@@ -1087,13 +1096,18 @@ static int setup_gemm_splitk(ref_case *c, long long n, const ref_setting *set, i
     if (int_setting(set, nset, "splits", "gemm_splitk_sm90", &splits, err, errlen) < 0 ||
         int_setting(set, nset, "dp", "gemm_splitk_sm90", &dp, err, errlen) < 0)
         return -1;
-    if (setup_gemm(c, n, set, nset, rng, err, errlen)) return -1;
+    int fp8 = splitk_fp8(c);
+    if (fp8 && dp != 0)
+        return ref_fail(err, errlen, "gemm_splitk_sm90: dp = %lld: with fp8 inputs every tile is split (the scaled reduction "
+                        "applies the scales; the whole-tile epilogue has none), so dp must be 0", dp);
+    if (fp8 ? setup_gemm_fp8_scaled(c, n, set, nset, rng, err, errlen) : setup_gemm(c, n, set, nset, rng, err, errlen))
+        return -1;
     unsigned ba[2], bb[2];
     tma_box(c, "a", 2, (const unsigned[]){128, 64}, ba);
     tma_box(c, "b", 2, (const unsigned[]){128, 64}, bb);
     long long M = (long long)param(c, "M")->scalar, N = (long long)param(c, "N")->scalar;
     long long tiles = (long long)blocks_for(M, ba[0]) * blocks_for(N, bb[0]);
-    long long K = (long long)param(c, "K")->scalar, nk = (K + 63) / 64;
+    long long K = (long long)param(c, "K")->scalar, nk = (K + ba[1] - 1) / ba[1];
     if (splits < 1 || splits > 1024) return ref_fail(err, errlen, "gemm_splitk_sm90: splits = %lld must be 1..1024", splits);
     if (dp < 0 || dp > tiles) return ref_fail(err, errlen, "gemm_splitk_sm90: dp = %lld must be 0..%lld (the tiles)", dp, tiles);
     long long slots = (tiles - dp) * splits, units = dp + slots;
@@ -1103,7 +1117,7 @@ static int setup_gemm_splitk(ref_case *c, long long n, const ref_setting *set, i
     if (!slots) fill_f32(ws, rng, -1.0f, 1.0f);
     if (ws) {
         ws->has_tol = 1;
-        ws->tol = (ref_tol){REF_TOL_REL, 0, 1.0 / 1024, 1e-3};
+        ws->tol = (ref_tol){REF_TOL_REL, 0, fp8 ? 1.0 / 64 : 1.0 / 1024, 1e-3};
         ws->rank = 3;
         ws->shape[0] = slots ? slots : 1, ws->shape[1] = ba[0], ws->shape[2] = bb[0];
     }
@@ -1111,21 +1125,39 @@ static int setup_gemm_splitk(ref_case *c, long long n, const ref_setting *set, i
     add_scalar(c, "splits", TILE_DTYPE_I32, (double)splits);
     add_scalar(c, "dp", TILE_DTYPE_I32, (double)dp);
     c->grid[0] = units < REF_PERSISTENT_SMS ? (unsigned)units : REF_PERSISTENT_SMS;
-    c->then = "gemm_splitk_reduce_sm90";
+    c->then = fp8 ? "gemm_splitk_reduce_scaled_sm90" : "gemm_splitk_reduce_sm90";
     c->then_grid[0] = (unsigned)((tiles - dp) * ((ba[0] + 15) / 16));
     c->then_grid[1] = c->then_grid[2] = 1;
     c->bytes += 8.0 * (double)slots * ba[0] * bb[0];
+    char *at = strstr(c->shape, ", persistent grid");   /* the fp8 case's grid: replaced by the units' below */
+    if (at) *at = 0;
     size_t len = strlen(c->shape);
     snprintf(c->shape + len, sizeof c->shape - len, ", splits %lld of %lld boxes, dp %lld of %lld tiles, grid %u + %u", splits,
              nk, dp, tiles, c->grid[0], c->then_grid[0]);
     return 0;
 }
 
+/* The values of GEMM operand p (bf16, e4m3 or e5m2 bits) as doubles; NULL when out of memory. */
+static double *gemm_operand(const ref_param *p)
+{
+    double *v = malloc(sizeof *v * (p->count ? p->count : 1)), lut[256];
+    if (!v) return NULL;
+    int fp8 = p->dtype != TILE_DTYPE_BF16;
+    for (int i = 0; fp8 && i < 256; i++) lut[i] = fp8_value((uint8_t)i, p->dtype == TILE_DTYPE_E5M2);
+    for (size_t i = 0; i < p->count; i++)
+        v[i] = fp8 ? lut[((const uint8_t *)p->init)[i]] : ref_bf16_to_f32(((const uint16_t *)p->init)[i]);
+    return v;
+}
+
+/* One pass over the tiles: each split tile's slices (its slots, as float), C as the sum of a tile's
+ * slices (or of its whole K for the first dp tiles), times the scales in the fp8 form, rounded once
+ * to bf16. */
 static void ref_gemm_splitk(ref_case *c)
 {
-    ref_gemm(c);
-    const uint16_t *a = param(c, "a")->init, *b = param(c, "b")->init;
+    int fp8 = splitk_fp8(c);
     ref_param *pw = param(c, "ws");
+    uint16_t *out = param(c, "c")->expect;
+    const float *sa = fp8 ? param(c, "scale_a")->init : NULL, *sb = fp8 ? param(c, "scale_b")->init : NULL;
     long long M = (long long)param(c, "M")->scalar, N = (long long)param(c, "N")->scalar, K = (long long)param(c, "K")->scalar;
     long long splits = (long long)param(c, "splits")->scalar, dp = (long long)param(c, "dp")->scalar;
     unsigned ba[2], bb[2];
@@ -1133,22 +1165,44 @@ static void ref_gemm_splitk(ref_case *c)
     tma_box(c, "b", 2, (const unsigned[]){128, 64}, bb);
     long long BM = ba[0], BN = bb[0], BK = ba[1], GM = 8;
     long long npm = (M + BM - 1) / BM, npn = (N + BN - 1) / BN, nk = (K + BK - 1) / BK;
+    double *a = gemm_operand(param(c, "a")), *b = gemm_operand(param(c, "b"));
+    if (!a || !b) {
+        free(a), free(b);
+        return;   /* expect keeps the poison: the comparison fails loudly */
+    }
     float *ws = pw->expect;
-    for (long long t = dp; t < npm * npn; t++) {
+    double ss = 0.0, sw = 0.0;
+    size_t cnt = 0;
+    for (long long t = 0; t < npm * npn; t++) {
         long long first = t / (GM * npn) * GM, gsize = npm - first < GM ? npm - first : GM;
         long long m0 = (first + t % gsize) * BM, n0 = (t % (GM * npn)) / gsize * BN;
-        for (long long s = 0; s < splits; s++) {
-            long long k0 = s * nk / splits * BK, k1 = (s + 1) * nk / splits * BK;
-            float *slot = ws + (size_t)((t - dp) * splits + s) * (size_t)(BM * BN);
-            for (long long i = 0; i < BM; i++)
-                for (long long j = 0; j < BN; j++) {
-                    double acc = 0.0;
-                    for (long long k = k0; k < k1 && k < K && m0 + i < M && n0 + j < N; k++)
-                        acc += (double)ref_bf16_to_f32(a[(m0 + i) * K + k]) * ref_bf16_to_f32(b[(n0 + j) * K + k]);
-                    slot[i * BN + j] = (float)acc;
+        long long ns = t < dp ? 1 : splits;
+        for (long long i = 0; i < BM; i++)
+            for (long long j = 0; j < BN; j++) {
+                int in = m0 + i < M && n0 + j < N;
+                const double *ar = a + (in ? (m0 + i) * K : 0), *br = b + (in ? (n0 + j) * K : 0);
+                double acc = 0.0;
+                for (long long s = 0; s < ns; s++) {
+                    long long k0 = t < dp ? 0 : s * nk / splits * BK, k1 = t < dp ? K : (s + 1) * nk / splits * BK;
+                    double part = 0.0;
+                    for (long long k = k0; k < k1 && k < K && in; k++) part += ar[k] * br[k];
+                    if (t >= dp) {
+                        ws[(size_t)((t - dp) * splits + s) * (size_t)(BM * BN) + (size_t)(i * BN + j)] = (float)part;
+                        sw += part * part, cnt++;
+                    }
+                    acc += part;
                 }
-        }
+                if (!in) continue;
+                if (fp8) acc *= (double)sa[m0 + i] * (double)sb[n0 + j];
+                out[(m0 + i) * N + n0 + j] = ref_f32_to_bf16((float)acc);
+                ss += acc * acc;
+            }
     }
+    free(a);
+    free(b);
+    /* fp8: the accumulation's error (ref_gemm_fp8's model) on C's and the slots' root-mean-square values */
+    if (fp8 && M && N) c->atol_extra = sqrt(ss / (double)(M * N)) * fmax(1.0 / 128, (double)K / (1 << 18));
+    if (fp8 && cnt) pw->tol.atol = fmax(1e-3, sqrt(sw / (double)cnt) * fmax(1.0 / 128, (double)K / (1 << 18)));
 }
 
 /* The GEMM forms of mma (docs/LANGUAGE.md §19): gemm_nn_sm90 (B stored [K, N]), gemm_at_sm90 (A stored

@@ -90,7 +90,7 @@ typedef struct ref_case {
     unsigned grid[3];
     size_t elements;         /* output elements checked against the reference */
     double bytes;            /* bytes one launch must move at least (reads + writes), for GB/s */
-    char shape[128];         /* the sizes chosen, for messages: "n = 1000" or "rows = 3, cols = 7" */
+    char shape[256];         /* the sizes chosen, for messages: "n = 1000" or "rows = 3, cols = 7" */
     double atol_extra;       /* added to the kernel's atol for this case (0; gemm_fp8_sm90's reference sets it
                               * from the size of C: fp8 wgmma accumulates with bounded absolute precision) */
     size_t host_bytes;       /* host memory the buffers take (both copies) */

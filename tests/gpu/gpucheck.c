@@ -18,7 +18,8 @@
  *     and -DBK=16 (persistent); gemm_splitk_sm90 (two launches: the split GEMM and the reduction of
  *     its slices) at ragged shapes, split counts and whole-tile counts, C and every workspace slot
  *     checked, as written, with -DBN=256 -DSTAGES=3 and with the 64-byte pieces that leave room
- *     for a 4th stage (-DBN=256 -DSTAGES=4 -DCW=32 -DPW=16); attention_fwd with key blocks of 176
+ *     for a 4th stage (-DBN=256 -DSTAGES=4 -DCW=32 -DPW=16), and in its fp8 form (e4m3 x e4m3 and
+ *     e4m3 x e5m2 with the scaled reduction, dp = 0); attention_fwd with key blocks of 176
  *     (-DBN=176, an accumulator N that is not a power of two), the row sum kept per thread
  *     (-DROWSUM=1), and head dim 64 with two warpgroups and 192-key blocks;
  *   - two streams created with out-of-range priorities: the clamped priorities read back are the
@@ -280,11 +281,16 @@ static const long long splitk_quick[][6] = {{129, 264, 64, 4, 0, 0}, {300, 520, 
 
 static void test_gemm_splitk(gpu *g, loaded *l)
 {
-    int small = quick || l->tag[0];
+    /* the fp8 form (-DTA=e4m3 ...): the full list as written (the other tile widths the quick one), K
+     * rounded up to 16, dp = 0 only (the scaled reduction takes every tile) */
+    int fp8 = strstr(l->tag, "-DTA=e") != NULL;
+    int small = quick || (l->tag[0] && !(fp8 && !strstr(l->tag, "-DBN=")));
     const long long(*list)[6] = small ? splitk_quick : splitk_full;
     size_t n = small ? sizeof splitk_quick / sizeof splitk_quick[0] : sizeof splitk_full / sizeof splitk_full[0];
     for (size_t i = 0; i < n; i++) {
-        ref_setting set[5] = {{"M", (double)list[i][0]}, {"N", (double)list[i][1]}, {"K", (double)list[i][2]},
+        if (fp8 && list[i][4]) continue;
+        long long K = fp8 ? (list[i][2] + 15) / 16 * 16 : list[i][2];
+        ref_setting set[5] = {{"M", (double)list[i][0]}, {"N", (double)list[i][1]}, {"K", (double)K},
                               {"splits", (double)list[i][3]}, {"dp", (double)list[i][4]}};
         run_case_grid(g, l, 0, set, 5, NULL, list[i][5] ? " (grid forced)" : "", (unsigned)list[i][5]);
     }
@@ -920,12 +926,18 @@ int main(int argc, char **argv)
     static const tile_define att_persist176[] = {{"BN", "176"}, {"ROWSUM", "1"}, {"PERSIST", "1"}};
     static const tile_define att_persist64_2[] = {{"HEAD_DIM", "64"}, {"NWG", "2"}, {"ROWSUM", "1"}, {"PERSIST", "1"}};
     static const tile_define tb_e5m2[] = {{"TB", "e5m2"}}, fp8_bn64[] = {{"BN", "64"}, {"STAGES", "8"}};
+    static const tile_define fp8_bn192[] = {{"BN", "192"}, {"CW", "32"}, {"STAGES", "5"}};
+    static const tile_define fp8_bn32[] = {{"BN", "32"}, {"STAGES", "10"}};
+    static const tile_define fp8_bn160[] = {{"BN", "160"}, {"CW", "16"}, {"STAGES", "6"}};
     static const tile_define bn8192_t1024[] = {{"BN", "8192"}, {"THREADS", "1024"}};
     static const tile_define bn8192_t256[] = {{"BN", "8192"}, {"THREADS", "256"}};
     static const tile_define bn4096_t512[] = {{"BN", "4096"}, {"THREADS", "512"}};
     static const tile_define bn1024_t32[] = {{"BN", "1024"}, {"THREADS", "32"}};
     static const tile_define splitk_bn256[] = {{"BN", "256"}, {"STAGES", "3"}};
     static const tile_define splitk_bn256_4[] = {{"BN", "256"}, {"STAGES", "4"}, {"CW", "32"}, {"PW", "16"}};
+    static const tile_define splitk_fp8[] = {{"TA", "e4m3"}, {"TB", "e4m3"}, {"BK", "128"}};
+    static const tile_define splitk_fp8_64[] = {{"TA", "e4m3"}, {"TB", "e5m2"}, {"BK", "128"}, {"BN", "64"},
+                                                {"STAGES", "8"}, {"CW", "32"}, {"PW", "16"}};
     static const struct { const char *kernel; const tile_define *defs; int ndefs; const char *tag; } variants[] = {
         {"cluster_multicast", cluster4, 1, " (-DCLUSTER=4)"},
         /* the two ends of the ring's split: one load ahead and 3 stores reading; every stage loaded ahead */
@@ -938,6 +950,9 @@ int main(int argc, char **argv)
         {"gemm_persistent_sm90", gemm_bk16, 1, " (-DBK=16)"},
         {"gemm_splitk_sm90", splitk_bn256, 2, " (-DBN=256 -DSTAGES=3)"},
         {"gemm_splitk_sm90", splitk_bn256_4, 4, " (-DBN=256 -DSTAGES=4 -DCW=32 -DPW=16)"},
+        /* fp8 inputs with the scaled reduction (every tile split) */
+        {"gemm_splitk_sm90", splitk_fp8, 3, " (-DTA=e4m3 -DTB=e4m3 -DBK=128)"},
+        {"gemm_splitk_sm90", splitk_fp8_64, 7, " (-DTA=e4m3 -DTB=e5m2 -DBK=128 -DBN=64 -DSTAGES=8 -DCW=32 -DPW=16)"},
         {"attention_fwd", head_dim64, 1, " (-DHEAD_DIM=64)"},
         {"attention_fwd", head_dim64_nwg2, 2, " (-DHEAD_DIM=64 -DNWG=2)"},
         {"attention_fwd", att_f16, 1, " (-DT=f16)"},
@@ -954,6 +969,9 @@ int main(int argc, char **argv)
         {"attention_fwd", att_persist64_2, 4, " (-DHEAD_DIM=64 -DNWG=2 -DROWSUM=1 -DPERSIST=1)"},
         {"gemm_fp8_scaled_sm90", tb_e5m2, 1, " (-DTB=e5m2)"},
         {"gemm_fp8_scaled_sm90", fp8_bn64, 2, " (-DBN=64 -DSTAGES=8)"},
+        {"gemm_fp8_scaled_sm90", fp8_bn192, 3, " (-DBN=192 -DCW=32 -DSTAGES=5)"},
+        {"gemm_fp8_scaled_sm90", fp8_bn32, 2, " (-DBN=32 -DSTAGES=10)"},
+        {"gemm_fp8_scaled_sm90", fp8_bn160, 3, " (-DBN=160 -DCW=16 -DSTAGES=6)"},
         /* the norms at the bench's thread counts: 8 and 32 columns per thread in one pass, and
          * rows longer than BN read in chunks of 8 per thread */
         {"softmax", bn8192_t1024, 2, " (-DBN=8192 -DTHREADS=1024)"},

@@ -168,6 +168,27 @@ class Matmul(unittest.TestCase):
         with self.assertRaises(ValueError):
             gemm.scaled_mm(a, b, sa[:10], sb, device="sim")
 
+    def test_scaled_mm_fp8_splitk(self):
+        """fp8 split-K: every tile in 3 slices of K (ragged: 5 column boxes of 128), the slices added
+        in order and scaled by the third kernel; e5m2 B. Against float64, and dp is refused."""
+        M, N, K = 150, 136, 560
+        a = fp8_bits(self.rng.uniform(-1, 1, (M, K)), False)
+        b = fp8_bits(self.rng.uniform(-1, 1, (N, K)), True)
+        sa = self.rng.uniform(0.5, 2, M).astype(np.float32)
+        sb = self.rng.uniform(0.5, 2, N).astype(np.float32)
+        # NumPy arrays of fp8 bits are e4m3 unless the configuration says otherwise
+        cfg = gemm.Config("fp8_splitk", {"BN": 64, "STAGES": 8, "CW": 32, "PW": 16, "TB": "e5m2"}, splits=3)
+        self.addCleanup(gemm.forget)
+        c = gemm.scaled_mm(a, b, sa, sb, config=cfg, device="sim")
+        want = (fp8_value(a, False) @ fp8_value(b, True).T) * sa[:, None].astype(np.float64) * sb[None, :]
+        got = bf16_value(c).astype(np.float64)
+        self.assertLess(np.linalg.norm(got - want) / np.linalg.norm(want), 2.0 ** -8)
+        self.assertIn("splits=3 dp=0", repr(cfg))
+        with self.assertRaises(ValueError):
+            gemm.Config("fp8_splitk", splits=2, dp=1)
+        with self.assertRaises(ValueError):
+            gemm.scaled_mm(a, b, sa, sb, config=gemm.Config("splitk"), device="sim")
+
     def test_errors(self):
         a = np.zeros((64, 60), np.uint16)
         with self.assertRaises(ValueError):

@@ -442,7 +442,10 @@ START_TEST(test_blocked_types)
     char *ptx = both(&t);
     HAS(ptx, "ld.global.v4.f32");
     HAS(ptx, "st.global.v4.f32");
-    HAS(ptx, "setp.lt.u32 %_p0, %tlin, 4");   /* 16 elements / vec 4: threads 4.. hold nothing */
+    /* 16 elements / vec 4: threads 4.. are replicas of threads t mod 4, whose lanes they load; the
+     * store is left to the first replica */
+    HAS(ptx, "and.b32 %_r1, %tlin, 3");
+    HAS(ptx, "setp.lt.u32 %_p5, %tlin, 4");
     HAS(ptx, "bfe.s32");
     HAS(ptx, "bfe.u32");
     HAS(ptx, "bfi.b32");

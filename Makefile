@@ -190,11 +190,13 @@ python-test: $(LIBSO)
 	$(Q)$(PY_SAN) PYTHONPATH=$(abspath python) TILEC_LIB=$(abspath $(LIBSO)) $(PYTHON_NUMPY) -m unittest discover -s tests/python
 	$(Q)rm -rf $(BUILD)/pyinstall && $(MAKE) -s install PREFIX=$(abspath $(BUILD))/pyinstall >/dev/null
 	$(Q)cd / && env -u TILEC_LIB $(PY_SAN) PYTHONPATH=$(abspath $(BUILD))/pyinstall/lib/python3/dist-packages $(PYTHON_NUMPY) -c \
-	  "import tilec, tilec.gemm, sys; p = tilec.compile('kernel k(x: f32*) block(32) { x[0] = 1.0; }'); \
+	  "import tilec, tilec.gemm, tilec.attention, sys; p = tilec.compile('kernel k(x: f32*) block(32) { x[0] = 1.0; }'); \
 	   assert p.kernels == ['k'] and tilec._find_lib().startswith('$(abspath $(BUILD))/pyinstall/'), tilec._find_lib(); \
 	   d = tilec.gemm.samples_dir(); assert d == '$(abspath $(BUILD))/pyinstall/share/tilec/samples', d; \
 	   k = tilec.gemm.kernel(tilec.gemm.choose(4096, 4096, 4096)); \
-	   print('python: the installed package imports and compiles (' + tilec._find_lib() + '), its GEMM too (' + k.name + ')')"
+	   f = tilec.gemm.kernel(tilec.gemm.Config('fp8_narrow')); a = tilec.attention.kernel(tilec.attention.Config()); \
+	   print('python: the installed package imports and compiles (' + tilec._find_lib() + '), its kernels too (' + \
+	         ', '.join((k.name, f.name, a.name)) + ')')"
 
 check: all $(BUILD)/unit_tests regen-check layout link-check
 	@$(MAKE) lit
@@ -285,10 +287,12 @@ install: all
 	$(if $(AMDSO_IF),install -d $(DESTDIR)$(AMDDIR) && install -m 755 $(AMDSO) $(DESTDIR)$(AMDDIR)/libtile_amdgcn.so)
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|0.1.0|g' scripts/tile.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/tile.pc
 	install -d $(DESTDIR)$(PREFIX)/lib/python3/dist-packages/tilec
-	install -m 644 python/tilec/__init__.py python/tilec/gemm.py $(DESTDIR)$(PREFIX)/lib/python3/dist-packages/tilec/
+	install -m 644 python/tilec/__init__.py python/tilec/gemm.py python/tilec/attention.py \
+		$(DESTDIR)$(PREFIX)/lib/python3/dist-packages/tilec/
 	install -d $(DESTDIR)$(PREFIX)/share/tilec/samples
 	install -m 644 samples/gemm_sm90.tile samples/gemm_persistent_sm90.tile samples/gemm_pingpong_sm90.tile \
-		samples/gemm_splitk_sm90.tile samples/gemm_fp8_scaled_sm90.tile $(DESTDIR)$(PREFIX)/share/tilec/samples/
+		samples/gemm_splitk_sm90.tile samples/gemm_fp8_scaled_sm90.tile samples/gemm_fp8_narrow_sm90.tile \
+		samples/attention_fwd_sm90.tile $(DESTDIR)$(PREFIX)/share/tilec/samples/
 
 clean:
 	rm -rf build build-asan

@@ -16,7 +16,8 @@ over R rounds, medians; TFLOP/s = 2 M N K / time. torch._scaled_mm runs with use
 (its default: partial sums promoted to f32) and, with --fast-accum, also with True (the fp8 tensor
 core's own accumulation, as tilec's kernel does: docs/PERFORMANCE.md, "fp8 GEMM"). tilec variants:
 -D overrides of the sample (default: the sample as written, and BN=128 STAGES=6), `splitk ...`
-for the fp8 split-K form (gemm_splitk_sm90.tile, `splits=S`), and `chosen` for what
+for the fp8 split-K form (gemm_splitk_sm90.tile, `splits=S`), `narrow ...` for the 2-CTA clusters
+sharing A (gemm_fp8_narrow_sm90.tile), and `chosen` for what
 tilec.gemm.scaled_mm picks itself, all launched through tilec.gemm.scaled_mm on min(tiles, SMs)
 blocks; the best per shape is reported with the geometric mean over the shapes, and the chooser's
 own geometric mean when it is among the variants.
@@ -38,9 +39,10 @@ SHAPES = ("4096x4096x4096,8192x8192x8192,2048x8192x8192,8192x1024x8192,16384x409
 
 
 class Variant:
-    """A contender: `[splitk] NAME=VALUE ...` (-D overrides of gemm_fp8_scaled_sm90.tile, or with
-    `splitk` of gemm_splitk_sm90.tile in its fp8 form, `splits=S` its run-time split), or `chosen`
-    (tilec.gemm.scaled_mm's own choice), launched through tilec.gemm.scaled_mm."""
+    """A contender: `[splitk | narrow] NAME=VALUE ...` (-D overrides of gemm_fp8_scaled_sm90.tile;
+    with `splitk` of gemm_splitk_sm90.tile in its fp8 form, `splits=S` its run-time split; with
+    `narrow` of gemm_fp8_narrow_sm90.tile), or `chosen` (tilec.gemm.scaled_mm's own choice),
+    launched through tilec.gemm.scaled_mm."""
 
     def __init__(self, text):
         self.label = text.strip() or "as written"
@@ -49,8 +51,8 @@ class Variant:
         if words == ["chosen"]:
             return
         kind = "fp8_scaled"
-        if words and words[0] == "splitk":
-            kind, words = "fp8_splitk", words[1:]
+        if words and words[0] in ("splitk", "narrow"):
+            kind, words = "fp8_" + words[0], words[1:]
         defines = dict(w.split("=", 1) for w in words if "=" in w)
         splits = int(defines.pop("splits")) if "splits" in defines else None
         self.cfg = tilec.gemm.Config(kind, defines, splits=splits) if kind == "fp8_splitk" else tilec.gemm.Config(kind, defines)

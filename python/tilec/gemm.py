@@ -48,15 +48,16 @@ _SAMPLE = {"plain": ("gemm_sm90.tile", "gemm_sm90"), "persistent": ("gemm_persis
            "pingpong": ("gemm_pingpong_sm90.tile", "gemm_pingpong_sm90"),
            "splitk": ("gemm_splitk_sm90.tile", "gemm_splitk_sm90"),
            "fp8_scaled": ("gemm_fp8_scaled_sm90.tile", "gemm_fp8_scaled_sm90"),
-           "fp8_splitk": ("gemm_splitk_sm90.tile", "gemm_splitk_sm90")}
+           "fp8_splitk": ("gemm_splitk_sm90.tile", "gemm_splitk_sm90"),
+           "fp8_narrow": ("gemm_fp8_narrow_sm90.tile", "gemm_fp8_narrow_sm90")}
 # the splitk sample's second kernel, per kind (fp8: the one that applies the scales)
 _REDUCE = {"splitk": "gemm_splitk_reduce_sm90", "fp8_splitk": "gemm_splitk_reduce_scaled_sm90"}
 _SPLIT = ("splitk", "fp8_splitk")
 
 
 class Config(tilec._ValueConfig):
-    """A GEMM configuration: the kernel kind (plain, persistent, pingpong, splitk; fp8_scaled and
-    fp8_splitk for scaled_mm) and -D overrides; for splitk also the run-time split: `splits` (slices
+    """A GEMM configuration: the kernel kind (plain, persistent, pingpong, splitk; fp8_scaled,
+    fp8_narrow and fp8_splitk for scaled_mm) and -D overrides; for splitk also the run-time split: `splits` (slices
     of K per split tile, default 2) and `dp` (tiles computed whole before the split ones, default 0);
     fp8_splitk splits every tile (dp = 0: its reduction applies the scales). A value: its fields do
     not change once made (defines is a read-only mapping)."""
@@ -379,6 +380,9 @@ class _Plan:
         bm, bn = self.kernel.params[0].box[0], self.kernel.params[1].box[0]
         tiles = _tiles(M, N, bm, bn)
         self.grid = tiles if cfg.kind == "plain" else min(tiles, sms)
+        if cfg.kind == "fp8_narrow":   # box a is half a tile's rows; 2-CTA clusters, a pair of N tiles each
+            pairs = -(-M // (2 * bm)) * ((-(-N // bn) + 1) // 2)
+            self.grid = 2 * min(pairs, max(1, sms // 2))
         if cfg.kind in _SPLIT:
             self.dp = min(cfg.dp, tiles)
             self.slots = (tiles - self.dp) * cfg.splits
@@ -458,8 +462,8 @@ def scaled_mm(a, b, scale_a, scale_b, out=None, *, config=None, device="cuda", s
     out = _output(a, out, M, N, "scaled_mm")
     sms = _sm_count(device)
     cfg = config or choose_fp8(M, N, K, sms)
-    if cfg.kind not in ("fp8_scaled", "fp8_splitk"):
-        raise ValueError("tilec.gemm.scaled_mm: %r is not an fp8_scaled or fp8_splitk configuration" % (cfg,))
+    if cfg.kind not in ("fp8_scaled", "fp8_narrow", "fp8_splitk"):
+        raise ValueError("tilec.gemm.scaled_mm: %r is not an fp8_scaled, fp8_narrow or fp8_splitk configuration" % (cfg,))
     ta, tb = _fp8_type(a), _fp8_type(b)
     key = (M, N, K, sms, cfg, ta, tb)
     plan = _plans.get(key)

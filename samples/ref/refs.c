@@ -998,6 +998,26 @@ static void ref_gemm_fp8_scaled(ref_case *c)
     c->atol_extra = M && N ? sqrt(ss / (double)(M * N)) * fmax(1.0 / 128, (double)K / (1 << 18)) : 0.0;
 }
 
+/* gemm_fp8_narrow_sm90: the gemm_fp8_scaled_sm90 case on 2-CTA clusters sharing A (box a is half of
+ * a 128-row tile): a pair is a row of tiles of M and two neighbouring tiles of N, the grid two CTAs
+ * per pair up to 66 clusters. */
+static int setup_gemm_fp8_narrow(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err,
+                                 size_t errlen)
+{
+    if (setup_gemm_fp8_scaled(c, n, set, nset, rng, err, errlen)) return -1;
+    unsigned ba[2], bb[2];
+    tma_box(c, "a", 2, (const unsigned[]){64, 128}, ba);
+    tma_box(c, "b", 2, (const unsigned[]){32, 128}, bb);
+    long long M = (long long)param(c, "M")->scalar, N = (long long)param(c, "N")->scalar;
+    unsigned pairs = blocks_for(M, 2 * ba[0]) * ((blocks_for(N, bb[0]) + 1) / 2);
+    unsigned clusters = pairs < REF_PERSISTENT_SMS / 2 ? pairs : REF_PERSISTENT_SMS / 2;
+    c->grid[0] = 2 * clusters;
+    snprintf(c->shape, sizeof c->shape, "M = %lld, N = %lld, K = %lld, %s x %s (tiles %u x %u, %u pairs sharing A, %u clusters of 2)",
+             M, N, (long long)param(c, "K")->scalar, tile_dtype_name(param(c, "a")->dtype), tile_dtype_name(param(c, "b")->dtype),
+             2 * ba[0], bb[0], pairs, clusters);
+    return 0;
+}
+
 /* fp8_convert: q4 = x as e4m3, q5 = x as e5m2, y4 / y5 their f32 values; x spans 2^-24 .. 2^16 in
  * magnitude (underflow, subnormals, saturation) with infinities and signed zeros mixed in. Exact. */
 static int setup_fp8_convert(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
@@ -1586,6 +1606,8 @@ const ref_kernel ref_kernels[] = {
      setup_gemm_fp8, ref_gemm_fp8, 0},
     {"gemm_fp8_scaled_sm90", "samples/gemm_fp8_scaled_sm90.tile", 384, 128 * 256,
      {REF_TOL_REL_FRO, 1.0 / 256, 1.0 / 64, 1e-3}, setup_gemm_fp8_scaled, ref_gemm_fp8_scaled, 0},
+    {"gemm_fp8_narrow_sm90", "samples/gemm_fp8_narrow_sm90.tile", 384, 128 * 32,
+     {REF_TOL_REL_FRO, 1.0 / 256, 1.0 / 64, 1e-3}, setup_gemm_fp8_narrow, ref_gemm_fp8_scaled, 0},
     /* the mma forms: B stored [K, N], A stored [K, M], register-sourced A (docs/LANGUAGE.md §19) */
     {"gemm_nn_sm90", "samples/gemm_nn_sm90.tile", 384, 128 * 64, {REF_TOL_REL_FRO, 1.0 / 256, 1.0 / 64, 1e-3}, setup_gemm_nn,
      ref_gemm_nn, 0},

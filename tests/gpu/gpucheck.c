@@ -10,7 +10,8 @@
  *     tma_copy_persistent with its own grid and with forced grids (1 to 7 blocks, so that one
  *     block's ring wraps up to 144 times; more blocks than boxes), as written and compiled with
  *     -DSTAGES=3 -DPENDING_READS=2 and with -DPENDING_READS=0; the GEMMs (gemm_sm90 and
- *     gemm_persistent_sm90, the fp8 gemm_fp8_sm90 and gemm_fp8_scaled_sm90 with K rounded up to a
+ *     gemm_persistent_sm90, the fp8 gemm_fp8_sm90, gemm_fp8_scaled_sm90 and gemm_fp8_narrow_sm90 (2-CTA
+ *     clusters sharing A) with K rounded up to a
  *     multiple of 16, and the mma forms gemm_nn_sm90 / gemm_at_sm90 / gemm_scaled_a_sm90 with N / M
  *     rounded up to a multiple of 8) at square
  *     and ragged M x N x K against a float64 reference (per element and the relative Frobenius error
@@ -251,9 +252,10 @@ static void test_gemm(gpu *g, loaded *l)
     const long long(*list)[4] = small ? gemm_quick : gemm_full;
     size_t n = small ? sizeof gemm_quick / sizeof gemm_quick[0] : sizeof gemm_full / sizeof gemm_full[0];
     int scaled = strcmp(l->ref->name, "gemm_fp8_scaled_sm90") == 0;
+    int narrow = strcmp(l->ref->name, "gemm_fp8_narrow_sm90") == 0;   /* clusters of 2: no forced odd grids */
     int persistent = strcmp(l->ref->name, "gemm_persistent_sm90") == 0 || strcmp(l->ref->name, "gemm_pingpong_sm90") == 0 ||
                      scaled;
-    int kmul = strcmp(l->ref->name, "gemm_fp8_sm90") == 0 || scaled ? 16 : 8;   /* 16-byte TMA rows: 16 fp8, 8 bf16 */
+    int kmul = strcmp(l->ref->name, "gemm_fp8_sm90") == 0 || scaled || narrow ? 16 : 8;   /* 16-byte TMA rows: 16 fp8, 8 bf16 */
     for (size_t i = 0; i < n; i++) {
         if (list[i][3] && !persistent) continue;   /* one block per tile: its grid is the tile count */
         long long K = (list[i][2] + kmul - 1) / kmul * kmul;
@@ -929,6 +931,7 @@ int main(int argc, char **argv)
     static const tile_define fp8_bn192[] = {{"BN", "192"}, {"CW", "32"}, {"STAGES", "5"}};
     static const tile_define fp8_bn32[] = {{"BN", "32"}, {"STAGES", "10"}};
     static const tile_define fp8_bn160[] = {{"BN", "160"}, {"CW", "16"}, {"STAGES", "6"}};
+    static const tile_define narrow_bn64[] = {{"BN", "64"}, {"STAGES", "8"}}, narrow_e5m2[] = {{"TB", "e5m2"}};
     static const tile_define bn8192_t1024[] = {{"BN", "8192"}, {"THREADS", "1024"}};
     static const tile_define bn8192_t256[] = {{"BN", "8192"}, {"THREADS", "256"}};
     static const tile_define bn4096_t512[] = {{"BN", "4096"}, {"THREADS", "512"}};
@@ -972,6 +975,8 @@ int main(int argc, char **argv)
         {"gemm_fp8_scaled_sm90", fp8_bn192, 3, " (-DBN=192 -DCW=32 -DSTAGES=5)"},
         {"gemm_fp8_scaled_sm90", fp8_bn32, 2, " (-DBN=32 -DSTAGES=10)"},
         {"gemm_fp8_scaled_sm90", fp8_bn160, 3, " (-DBN=160 -DCW=16 -DSTAGES=6)"},
+        {"gemm_fp8_narrow_sm90", narrow_bn64, 2, " (-DBN=64 -DSTAGES=8)"},
+        {"gemm_fp8_narrow_sm90", narrow_e5m2, 1, " (-DTB=e5m2)"},
         /* the norms at the bench's thread counts: 8 and 32 columns per thread in one pass, and
          * rows longer than BN read in chunks of 8 per thread */
         {"softmax", bn8192_t1024, 2, " (-DBN=8192 -DTHREADS=1024)"},

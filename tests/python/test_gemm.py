@@ -189,6 +189,20 @@ class Matmul(unittest.TestCase):
         with self.assertRaises(ValueError):
             gemm.scaled_mm(a, b, sa, sb, config=gemm.Config("splitk"), device="sim")
 
+    def test_scaled_mm_fp8_narrow(self):
+        """fp8 with few rows on 2-CTA clusters sharing A: an odd number of 32-column tiles (the last
+        pair's second tile past N) and two rows of tiles, against float64."""
+        M, N, K = 150, 200, 272
+        a = fp8_bits(self.rng.uniform(-1, 1, (M, K)), False)
+        b = fp8_bits(self.rng.uniform(-1, 1, (N, K)), False)
+        sa = self.rng.uniform(0.5, 2, M).astype(np.float32)
+        sb = self.rng.uniform(0.5, 2, N).astype(np.float32)
+        self.addCleanup(gemm.forget)
+        c = gemm.scaled_mm(a, b, sa, sb, config=gemm.Config("fp8_narrow"), device="sim")
+        want = (fp8_value(a, False) @ fp8_value(b, False).T) * sa[:, None].astype(np.float64) * sb[None, :]
+        got = bf16_value(c).astype(np.float64)
+        self.assertLess(np.linalg.norm(got - want) / np.linalg.norm(want), 2.0 ** -8)
+
     def test_errors(self):
         a = np.zeros((64, 60), np.uint16)
         with self.assertRaises(ValueError):

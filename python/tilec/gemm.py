@@ -11,10 +11,10 @@ gemm_pingpong_sm90.tile, gemm_splitk_sm90.tile, gemm_fp8_scaled_sm90.tile), comp
 configuration and kept. `choose` is a rule measured on an H100 (docs/PERFORMANCE.md, "GEMM: the
 chooser"): it counts the output tiles each tile shape gives against the device's SMs, in waves.
 
-- At most 256 rows (M <= 256): 128 x 32 tiles with 10 stages, one block per tile, while they fit
-  one wave (tiles <= SMs: 128 x 64 tiles would leave half the SMs idle); then 128 x 64 tiles with 8
-  stages while those fit one wave; past that, the ping-pong kernel for wide N (N >= 14336) and the
-  persistent kernel with 128 x 128 tiles otherwise.
+- At most 256 rows (M <= 256): the plain kernel with one consumer warpgroup, 64 x 64 tiles with 12
+  stages, one block per tile, while they fit one wave (tiles <= SMs: 64 x 128 tiles would leave half
+  the SMs idle); then 64 x 128 tiles with 8 stages while those fit one wave; past that, the
+  ping-pong kernel for wide N (N >= 14336) and the persistent kernel with 128 x 128 tiles otherwise.
 - More rows: the persistent kernel, with 128 x 256 tiles (GROUP_M = 16 raster) unless 128 x 128
   tiles take less time counted in waves: waves(128 x 128) x 0.56 < waves(128 x 256), a wave of
   128 x 128 tiles costing 0.56 of one of 128 x 256 tiles (M = 512 against N = 4096: one wave of 64
@@ -137,9 +137,9 @@ SPLITK = {
 _DEFAULT_BN = {"plain": 256, "persistent": 256, "pingpong": 128, "splitk": 128}   # the samples' BN
 
 
-def _unit_us(bn, boxes):
-    """A unit of `boxes` column boxes (BK = 64) of a 128 x bn tile on one SM."""
-    return 2.0 * 128 * bn * 64 * boxes / (SPLITK["sm_tflops"][bn] * 1e6) + SPLITK["unit_us"]
+def _unit_us(bn, boxes, bm=128):
+    """A unit of `boxes` column boxes (BK = 64) of a bm x bn tile on one SM."""
+    return 2.0 * bm * bn * 64 * boxes / (SPLITK["sm_tflops"][bn] * 1e6) + SPLITK["unit_us"]
 
 
 def estimate_us(cfg, M, N, K, sms=132):
@@ -150,12 +150,13 @@ def estimate_us(cfg, M, N, K, sms=132):
     as good as SPLITK's constants; used to compare configurations."""
     bn = int(cfg.defines.get("BN", _DEFAULT_BN.get(cfg.kind, 256)))
     bn = min(SPLITK["sm_tflops"], key=lambda x: abs(x - bn))   # the rates the model has
+    bm = int(cfg.defines.get("BM", 128))
     nk = -(-K // 64)
-    tiles = _tiles(M, N, 128, bn)
+    tiles = _tiles(M, N, bm, bn)
     dram = SPLITK["dram_gbs"] * 1e3   # bytes per microsecond
     operands_us = 2.0 * K * (M + N) / dram
     if cfg.kind != "splitk":
-        return SPLITK["kernel_us"] + max(_waves(tiles, sms) * _unit_us(bn, nk), operands_us)
+        return SPLITK["kernel_us"] + max(_waves(tiles, sms) * _unit_us(bn, nk, bm), operands_us)
     dp, S = min(cfg.dp, tiles), cfg.splits
     split = (tiles - dp) * S
     t = _waves(dp, sms) * _unit_us(bn, nk) if dp else 0.0
@@ -196,10 +197,13 @@ WIDE = {192: {"BN": 192, "CW": 32, "STAGES": 5, "GROUP_M": 16}, 160: {"BN": 160,
 # the split-K form chosen before ran at 0.922x). At 3000x5000x1064 the model keeps 128 x 256 tiles
 # (128 x 192: 1.02 of it), and 128 x 192 and 128 x 160 did not beat them there.
 WIDE_GAIN = 0.95
-# M <= 256: the plain kernel's 128 x 32 tiles (10 stages) where they fit one wave. At 128x4096x4096
-# (128 tiles of 128 x 32, 64 of 128 x 64) 0.949x cuBLAS against 0.870x, at 128x4096x14336 1.043x
-# against 0.956x (H100, one run): twice the SMs read B at once, which bounds these shapes.
-NARROW = {"BN": 32, "STAGES": 10}
+# M <= 256: the plain kernel with one consumer warpgroup (BM = 64) where its tiles fit one wave: 64 x 64
+# tiles (12 stages) while they do, else 64 x 128 (8 stages). The same tile counts as the 128 x 32
+# and 128 x 64 tiles that came before them, with half the bytes per MAC of 128 x 32. H100, one run
+# (docs/PERFORMANCE.md, "One consumer warpgroup for few rows"): 128x4096x4096 1.010x cuBLAS against
+# 0.953x for 128 x 32 tiles, 128x4096x14336 1.059x against 1.013x, 128x8192x8192 0.995x against 0.966x
+# for 128 x 64 tiles, 128x8192x28672 1.039x against 1.004x, 256x3000x2000 0.981x against 0.960x.
+SMALL_M = {64: {"BM": 64, "BN": 64, "STAGES": 12}, 128: {"BM": 64, "BN": 128, "STAGES": 8}}
 
 
 def choose(M, N, K, sms=132):
@@ -221,10 +225,10 @@ def _choose_tiles(M, N, K, sms):
     if N % 8:   # the persistent kernels store C through TMA: 16-byte rows
         return Config("plain", {"BN": 64, "STAGES": 8} if M <= 256 else {})
     if M <= 256:
-        if _tiles(M, N, 128, 32) <= sms:
-            base = Config("plain", NARROW)
-        elif _tiles(M, N, 128, 64) <= sms:
-            base = Config("plain", {"BN": 64, "STAGES": 8})
+        if _tiles(M, N, 64, 64) <= sms:
+            base = Config("plain", SMALL_M[64])
+        elif _tiles(M, N, 64, 128) <= sms:
+            base = Config("plain", SMALL_M[128])
         elif N >= 14336:
             base = Config("pingpong")
         else:
@@ -423,19 +427,21 @@ def workspace(like, config, M, N, K):
 
 # scaled_mm's -D overrides of gemm_fp8_scaled_sm90.tile per tile width: the deepest ring that fits
 # 227 KiB (a stage is 128 x 128 bytes of A and BN x 128 of B) and an even number of epilogue pieces
-FP8_DEFINES = {256: {}, 192: {"BN": 192, "CW": 32, "STAGES": 5}, 160: {"BN": 160, "CW": 16, "STAGES": 6},
-               128: {"BN": 128, "STAGES": 6}, 64: {"BN": 64, "STAGES": 8}, 32: {"BN": 32, "STAGES": 10}}
+FP8_DEFINES = {(128, 256): {}, (128, 192): {"BN": 192, "CW": 32, "STAGES": 5},
+               (128, 160): {"BN": 160, "CW": 16, "STAGES": 6}, (128, 128): {"BN": 128, "STAGES": 6},
+               (128, 64): {"BN": 64, "STAGES": 8}, (128, 32): {"BN": 32, "STAGES": 10},
+               (64, 128): {"BM": 64, "BN": 128, "STAGES": 8}, (64, 64): {"BM": 64, "BN": 64, "STAGES": 12}}
 
 
 def choose_fp8(M, N, K, sms=132):
-    """The configuration of scaled_mm: the fp8 persistent kernel with the tile width `choose` gives
-    the bf16 GEMM of the shape before split-K (the same count of tiles against the SMs; the ping-pong
+    """The configuration of scaled_mm: the fp8 persistent kernel with the tile `choose` gives the
+    bf16 GEMM of the shape before split-K (the same count of tiles against the SMs; the ping-pong
     kernel's 128 x 128). Measured on the H100 (docs/PERFORMANCE.md, "fp8 GEMM"): the bf16 rules
     carried over were within 0.05 of the best fp8 width at every M <= 512 sweep shape; the fp8 form of
     split-K (fp8_splitk) was behind the unsplit widths there, so it is not chosen."""
     base = _choose_tiles(M, N, K, sms)
-    bn = int(base.defines.get("BN", _DEFAULT_BN[base.kind]))
-    return Config("fp8_scaled", FP8_DEFINES.get(bn, FP8_DEFINES[128]))
+    tile = (int(base.defines.get("BM", 128)), int(base.defines.get("BN", _DEFAULT_BN[base.kind])))
+    return Config("fp8_scaled", FP8_DEFINES.get(tile, FP8_DEFINES[(128, 128)]))
 
 
 def _fp8_type(x):

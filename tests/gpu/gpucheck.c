@@ -932,6 +932,7 @@ int main(int argc, char **argv)
     static const tile_define fp8_bn32[] = {{"BN", "32"}, {"STAGES", "10"}};
     static const tile_define fp8_bn160[] = {{"BN", "160"}, {"CW", "16"}, {"STAGES", "6"}};
     static const tile_define narrow_bn64[] = {{"BN", "64"}, {"STAGES", "8"}}, narrow_e5m2[] = {{"TB", "e5m2"}};
+    static const tile_define bm64[] = {{"BM", "64"}, {"BN", "64"}, {"STAGES", "12"}};
     static const tile_define bn8192_t1024[] = {{"BN", "8192"}, {"THREADS", "1024"}};
     static const tile_define bn8192_t256[] = {{"BN", "8192"}, {"THREADS", "256"}};
     static const tile_define bn4096_t512[] = {{"BN", "4096"}, {"THREADS", "512"}};
@@ -976,6 +977,9 @@ int main(int argc, char **argv)
         {"gemm_fp8_scaled_sm90", fp8_bn32, 2, " (-DBN=32 -DSTAGES=10)"},
         {"gemm_fp8_scaled_sm90", fp8_bn160, 3, " (-DBN=160 -DCW=16 -DSTAGES=6)"},
         {"gemm_fp8_narrow_sm90", narrow_bn64, 2, " (-DBN=64 -DSTAGES=8)"},
+        /* one consumer warpgroup: 64 x 64 tiles in blocks of 256 threads */
+        {"gemm_sm90", bm64, 3, " (-DBM=64 -DBN=64 -DSTAGES=12)"},
+        {"gemm_fp8_scaled_sm90", bm64, 3, " (-DBM=64 -DBN=64 -DSTAGES=12)"},
         {"gemm_fp8_narrow_sm90", narrow_e5m2, 1, " (-DTB=e5m2)"},
         /* the norms at the bench's thread counts: 8 and 32 columns per thread in one pass, and
          * rows longer than BN read in chunks of 8 per thread */

@@ -14,19 +14,23 @@ import tilec.gemm as gemm  # noqa: E402
 
 class Choose(unittest.TestCase):
     def test_small_m(self):
-        """M <= 256: 128 x 32 tiles while they fit one wave of 132 SMs, then 128 x 64 tiles while
-        those fit one wave, then ping-pong for wide N, else the persistent kernel with 128 x 128 tiles."""
-        narrow = gemm.Config("plain", {"BN": 32, "STAGES": 10})
-        self.assertEqual(gemm.choose(128, 4096, 4096), narrow)     # 128 tiles of 128 x 32, 64 of 128 x 64
-        self.assertEqual(gemm.choose(128, 4096, 14336), narrow)
-        self.assertEqual(gemm.choose(128, 4224, 4096), narrow)     # 132: still one wave
-        self.assertEqual(gemm.choose(128, 4232, 4096), gemm.Config("plain", {"BN": 64, "STAGES": 8}))   # 133
-        self.assertEqual(gemm.choose(128, 6144, 4096), gemm.Config("plain", {"BN": 64, "STAGES": 8}))
-        self.assertEqual(gemm.choose(256, 3000, 2000), gemm.Config("plain", {"BN": 64, "STAGES": 8}))
-        self.assertEqual(gemm.choose(128, 8192, 8192), gemm.Config("plain", {"BN": 64, "STAGES": 8}))
+        """M <= 256: 64 x 64 tiles (one consumer warpgroup) while they fit one wave of 132 SMs, then
+        64 x 128 tiles while those fit one wave, then ping-pong for wide N, else the persistent kernel
+        with 128 x 128 tiles."""
+        t64 = gemm.Config("plain", {"BM": 64, "BN": 64, "STAGES": 12})
+        t128 = gemm.Config("plain", {"BM": 64, "BN": 128, "STAGES": 8})
+        self.assertEqual(gemm.choose(128, 4096, 4096), t64)     # 128 tiles of 64 x 64, 64 of 64 x 128
+        self.assertEqual(gemm.choose(128, 4096, 14336), t64)
+        self.assertEqual(gemm.choose(128, 4224, 4096), t64)     # 132: still one wave
+        self.assertEqual(gemm.choose(128, 4232, 4096), t128)    # 133
+        self.assertEqual(gemm.choose(128, 6144, 4096), t128)
+        self.assertEqual(gemm.choose(256, 3000, 2000), t128)
+        self.assertEqual(gemm.choose(128, 8192, 8192), t128)
+        self.assertEqual(gemm.choose(200, 4096, 4096), t128)    # 4 rows of 64 x 64 tiles: 256
         self.assertEqual(gemm.choose(128, 10240, 8192), gemm.Config("persistent", {"BN": 128, "STAGES": 6}))
         self.assertEqual(gemm.choose(128, 14336, 4096), gemm.Config("pingpong"))
         self.assertEqual(gemm.choose(128, 8192, 8192, sms=64), gemm.Config("persistent", {"BN": 128, "STAGES": 6}))
+        self.assertEqual(gemm.choose_fp8(128, 4096, 4096), gemm.Config("fp8_scaled", {"BM": 64, "BN": 64, "STAGES": 12}))
 
     def test_large_m(self):
         """The persistent kernel; 128 x 128 tiles only where their waves, at 0.56 the cost of a wave
@@ -59,7 +63,7 @@ class Choose(unittest.TestCase):
         0.922x), nor where a launch's fixed cost and the reduction outweigh the idle SMs (M = 128, K =
         4096), nor where reading A and B bounds the time (M = 128, K = 14336 or 28672), nor where
         the tiles already fill their waves."""
-        plain64 = gemm.Config("plain", {"BN": 64, "STAGES": 8})
+        plain64 = gemm.Config("plain", {"BM": 64, "BN": 128, "STAGES": 8})
         self.assertEqual(gemm.choose(512, 2048, 8192), gemm.Config("splitk", {"BN": 128, "STAGES": 5}, splits=2))
         self.assertEqual(gemm.choose(640, 10240, 16384), gemm.Config("splitk", {"BN": 128, "STAGES": 5}, splits=8, dp=396))
         self.assertEqual(gemm.choose(512, 10240, 8192).kind, "persistent")
@@ -162,7 +166,7 @@ class Matmul(unittest.TestCase):
         want = (fp8_value(a, False) @ fp8_value(b, False).T) * sa[:, None].astype(np.float64) * sb[None, :]
         got = bf16_value(c).astype(np.float64)
         self.assertLess(np.linalg.norm(got - want) / np.linalg.norm(want), 2.0 ** -8)
-        self.assertEqual(gemm.choose_fp8(128, 8192, 8192), gemm.Config("fp8_scaled", {"BN": 64, "STAGES": 8}))
+        self.assertEqual(gemm.choose_fp8(128, 8192, 8192), gemm.Config("fp8_scaled", {"BM": 64, "BN": 128, "STAGES": 8}))
         self.assertEqual(gemm.choose_fp8(128, 14336, 4096), gemm.Config("fp8_scaled", {"BN": 128, "STAGES": 6}))
         self.assertEqual(gemm.choose_fp8(4096, 4096, 4096), gemm.Config("fp8_scaled"))
         with self.assertRaises(ValueError):

@@ -115,7 +115,8 @@ void fe_ast_free(Node *n)
 }
 
 static const char *const kind_names[N_KIND_COUNT] = {
-    [N_PROGRAM] = "program", [N_CONST] = "const", [N_TYPE_CONST] = "type_const", [N_KERNEL] = "kernel", [N_PARAM] = "param",
+    [N_PROGRAM] = "program", [N_CONST] = "const", [N_TYPE_CONST] = "type_const",
+    [N_STATIC_ASSERT] = "static_assert", [N_KERNEL] = "kernel", [N_PARAM] = "param",
     [N_TYPE_SCALAR] = "type", [N_TYPE_PTR] = "ptr", [N_TYPE_TILE] = "tile", [N_TYPE_TENSOR] = "tensor",
     [N_BLOCK] = "block", [N_LET] = "let", [N_ASSIGN] = "assign", [N_EXPR_STMT] = "expr",
     [N_IF] = "if", [N_FOR] = "for", [N_WHILE] = "while", [N_LOOP] = "loop", [N_BREAK] = "break",

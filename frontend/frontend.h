@@ -59,6 +59,7 @@ typedef enum NodeKind {
     N_PARAM,       /* name; a: type; op = 1: a const parameter of a fn (const N: i32) */
     N_FN,          /* name; list: params (N_PARAM); a: body (N_BLOCK); b: result type or NULL */
     N_TYPE_CONST,  /* name; op: the TypeKind it names (const T = bf16;) */
+    N_STATIC_ASSERT, /* name: the message (the string's text); a: the condition */
     /* types */
     N_TYPE_SCALAR, /* op: TypeKind, or 0 (TY_VOID) with name: a type const's name, resolved by sema */
     N_TYPE_PTR,    /* a: element type (scalar); op: AddrSpace */

@@ -206,6 +206,7 @@ again:
         "kernel"   { TOK(TK_KERNEL); }
         "fn"       { TOK(TK_FN); }
         "const"    { TOK(TK_CONST); }
+        "static_assert" { TOK(TK_STATIC_ASSERT); }
         "let"      { TOK(TK_LET); }
         "var"      { TOK(TK_VAR); }
         "if"       { TOK(TK_IF); }
@@ -334,6 +335,7 @@ const char *fe_token_name(int kind)
     case TK_TYPENAME: return "type name";
     case TK_KERNEL: return "'kernel'";
     case TK_CONST: return "'const'";
+    case TK_STATIC_ASSERT: return "'static_assert'";
     case TK_LET: return "'let'";
     case TK_VAR: return "'var'";
     case TK_IF: return "'if'";

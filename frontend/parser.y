@@ -179,7 +179,8 @@ static Node *un(ParseCtx *ctx, Token op, Node *a)
 
 %token KERNEL CONST LET VAR IF ELSE FOR IN STEP WHILE LOOP BREAK CONTINUE RETURN TRUE FALSE
        BLOCK CLUSTER TENSOR GLOBAL SHARED MBARRIER TMEM NAMED_BARRIER PIPELINE ELECT WARP WARPS WARPGROUP STAGE IDENT INT FLOAT STRING TYPENAME
-       LPAREN RPAREN LBRACKET RBRACKET LBRACE RBRACE COMMA SEMI COLON DOTDOT DOT ASSIGN ASSIGN_OP FN ARROW.
+       LPAREN RPAREN LBRACKET RBRACKET LBRACE RBRACE COMMA SEMI COLON DOTDOT DOT ASSIGN ASSIGN_OP FN ARROW
+       STATIC_ASSERT.
 
 %right QUESTION COLON.
 %left OROR.
@@ -207,6 +208,8 @@ item(A) ::= CONST IDENT(N) ASSIGN expr(E) SEMI. { A = NAME(N_CONST, N); A->a = E
 item(A) ::= CONST IDENT(N) COLON type(T) ASSIGN expr(E) SEMI. { A = NAME(N_CONST, N); A->a = E; A->b = T; }
 /* const T = bf16;  a type const (parse.c makes T a TYPENAME in the whole file; -DT=f16 overrides) */
 item(A) ::= CONST TYPENAME(N) ASSIGN scalar(T) SEMI. { A = NAME(N_TYPE_CONST, N); A->a = T; }
+item(A) ::= STATIC_ASSERT(K) LPAREN expr(E) COMMA STRING(M) RPAREN SEMI.
+    { A = fe_node_name(N_STATIC_ASSERT, L(ctx, K), M.start + 1, M.len - 2); A->a = E; }
 /* kernel NAME ( params ) launch { body } */
 item(A) ::= KERNEL IDENT(N) LPAREN params(P) RPAREN launch(S) block(B).
     { A = take_list(NAME(N_KERNEL, N), P); A->a = B; A->b = S->b; A->c = S->c; S->b = S->c = NULL; fe_ast_free(S); }

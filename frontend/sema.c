@@ -2180,6 +2180,20 @@ static void const_item(Sema *s, const Node *n, Defines *ds)
     y->type = t;
 }
 
+/* static_assert(cond, "message"): cond, a compile-time constant over the consts declared before it
+ * (with their -D values), must be true (nonzero); else the message, located at cond. */
+static void static_assert_item(Sema *s, const Node *n)
+{
+    Ex e = sema_expr_hint(s, n->a, NULL);
+    if (e.err) return;   /* reported */
+    if (!e.is_const) {
+        diag_error(s->diag, n->a->loc, "static_assert: the condition is not a compile-time constant (consts and "
+                   "literals only)");
+        return;
+    }
+    if (e.c.is_float ? e.c.f == 0.0 : e.c.i == 0) diag_error(s->diag, n->a->loc, "static_assert failed: %s", n->name);
+}
+
 Module *fe_sema(const Node *program, const char *file, const FeDefine *defines, int ndefines, DiagCtx *diag)
 {
     Module *m = ir_module_new(file);
@@ -2196,6 +2210,7 @@ Module *fe_sema(const Node *program, const char *file, const FeDefine *defines, 
         const Node *it = program->list[i];
         s.item = i;
         if (it->kind == N_CONST) const_item(&s, it, &ds);
+        else if (it->kind == N_STATIC_ASSERT) static_assert_item(&s, it);
         else if (it->kind == N_KERNEL) kernel_item(&s, it);
     }
     sema_map_free(&s.names);

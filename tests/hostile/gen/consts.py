@@ -197,6 +197,9 @@ TEMPLATES = [
     ("define_typed_u32", "const C: u32 = 1;\n" + body("    p[0] = C as i32;"), int_in(0, 2**32 - 1), "-DC=@"),
     ("define_tile", "const T = 64;\n" + body("    let t = load(x[0], [T]);\n    store(x[0], t);"), pow2_in(1, 2**19), "-DT=@"),
     ("define_block", "const B = 64;\n" + body("    p[0] = 1;", "B"), int_in(1, 1024), "-DB=@"),
+    # static_assert over an overridden const: true for a positive value, a located error otherwise
+    ("define_static_assert", "const C = 1;\nstatic_assert(C > 0, \"C must be positive\");\n" + body("    p[0] = 1;"),
+     lambda v: finite(v) and v > 0, "-DC=@"),
 ]
 
 

@@ -1295,9 +1295,9 @@ static void emit_iota_blocked(Emit *e, const Op *op)
     e->val[res->id] = each_group(e, &G, res->type, NULL, 1, group_iota);
 }
 
-/* ld_smem_blocked / st_smem_blocked, one group: one LDS vector access at the swizzled offset (a replica
- * thread loads its first replica's lanes and stores nothing). Aligned to the group's bytes up to 16: a swizzle moves
- * 16-byte chunks. */
+/* ld_smem_blocked / st_smem_blocked, one group: one LDS vector access at the swizzled offset (a
+ * replica thread loads its first replica's lanes and stores nothing). Aligned to the group's bytes up
+ * to 16: a swizzle moves 16-byte chunks. */
 static LLVMValueRef group_smem(Emit *e, const Group *G, LLVMValueRef g, LLVMValueRef in)
 {
     const Blocked *bi = &G->bi;

@@ -823,7 +823,7 @@ static const char *blocked_base(Emit *e, const Blocked *bi, int store, const cha
             const char *p = ptx_tmp(e, RC_PRED);
             ptx_ins(e, "setp.lt.u32 %s, %s, %lld", p, t, (long long)(bi->T / bi->V));
             *valid = p;
-        } else {       /* they are replicas of the threads t mod T / V: they load (and count) those lanes */
+        } else {       /* replicas of the threads t mod T / V: they load those threads' lanes */
             const char *w = ptx_tmp(e, RC_B32);
             if (is_pow2(bi->T / bi->V)) ptx_ins(e, "and.b32 %s, %s, %lld", w, t, (long long)(bi->T / bi->V - 1));
             else ptx_ins(e, "rem.u32 %s, %s, %lld", w, t, (long long)(bi->T / bi->V));

@@ -57,10 +57,10 @@ _SPLIT = ("splitk", "fp8_splitk")
 
 class Config(tilec._ValueConfig):
     """A GEMM configuration: the kernel kind (plain, persistent, pingpong, splitk; fp8_scaled,
-    fp8_narrow and fp8_splitk for scaled_mm) and -D overrides; for splitk also the run-time split: `splits` (slices
-    of K per split tile, default 2) and `dp` (tiles computed whole before the split ones, default 0);
-    fp8_splitk splits every tile (dp = 0: its reduction applies the scales). A value: its fields do
-    not change once made (defines is a read-only mapping)."""
+    fp8_narrow and fp8_splitk for scaled_mm) and -D overrides; for splitk also the run-time split:
+    `splits` (slices of K per split tile, default 2) and `dp` (tiles computed whole before the split
+    ones, default 0); fp8_splitk splits every tile (dp = 0: its reduction applies the scales). A
+    value: its fields do not change once made (defines is a read-only mapping)."""
 
     _WHAT = ("tilec.gemm.Config", "matmul")
 

@@ -1104,7 +1104,8 @@ static void start_cluster(Sim *S, const unsigned cl[3])
     S->nas = 0;
     S->rr = 0;
     for (uint32_t i = 0; S->pairq && i < S->nthreads; i++) S->pairq[i].head = S->pairq[i].n = 0;
-    if (S->smem_all) memset(S->smem_all, 0, S->smem_size * S->ncta);
+    /* shared memory poisoned (0xFF: NaN in every float type), as the hardware's is not zeroed */
+    if (S->smem_all) memset(S->smem_all, 0xFF, S->smem_size * S->ncta);
     sim_tmem_reset(S);   /* poisoned, as the hardware's is not zeroed */
     memset(S->sitestats, 0, sizeof *S->sitestats * (size_t)(k->nsites ? k->nsites : 1) * (k->nbarriers ? k->nbarriers : 1) * S->ncta);
     uint32_t ci = 0;

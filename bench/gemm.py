@@ -265,7 +265,8 @@ PRESETS = {
                     "squares and ragged shapes; the samples' main variants checked and timed beside cuBLAS "
                     "and Triton's persistent kernel, the best per shape, its geometric mean and worst shape, "
                     "and tilec.gemm's choice per shape (timed as its own row)",
-                    f"plain;plain BN=128 STAGES=6;plain BN=64 STAGES=8;persistent;persistent GROUP_M=16;"
+                    f"plain;plain BN=128 STAGES=6;plain BN=64 STAGES=8;plain BM=64 BN=64 STAGES=12;"
+                    f"plain BM=64 BN=128 STAGES=8;persistent;persistent GROUP_M=16;"
                     f"persistent BN=128 STAGES=6;persistent BN=64 STAGES=8;persistent {WHOLE_C};pingpong;"
                     f"pingpong BN=128 STAGES=4;cluster;{SPLITK_SWEEP}",
                     shapes=sweep_shapes(), reps=10, mode="sweep"),

@@ -922,36 +922,59 @@ static int setup_gemm_fp8(ref_case *c, long long n, const ref_setting *set, int 
     return 0;
 }
 
-static void ref_gemm_fp8(ref_case *c)
+/* The values of GEMM operand p (bf16, e4m3 or e5m2 bits) as doubles; NULL when out of memory. */
+static double *gemm_operand(const ref_param *p)
 {
-    const ref_param *pa = param(c, "a"), *pb = param(c, "b");
-    const uint8_t *a = pa->init, *b = pb->init;
-    ref_param *pc = param(c, "c");
+    double *v = malloc(sizeof *v * (p->count ? p->count : 1)), lut[256];
+    if (!v) return NULL;
+    int fp8 = p->dtype != TILE_DTYPE_BF16;
+    for (int i = 0; fp8 && i < 256; i++) lut[i] = fp8_value((uint8_t)i, p->dtype == TILE_DTYPE_E5M2);
+    for (size_t i = 0; i < p->count; i++)
+        v[i] = fp8 ? lut[((const uint8_t *)p->init)[i]] : ref_bf16_to_f32(((const uint16_t *)p->init)[i]);
+    return v;
+}
+
+/* C = diag(sa) A B^T diag(sb) (no scales where sa and sb are NULL), summed in float64 and rounded
+ * once to bf16, and the per-element bound's extra: max(2^-7, K x 2^-18) of C's root-mean-square
+ * value (the fp8 accumulation's error, above). */
+static void gemm_fp8_expect(ref_case *c, const float *sa, const float *sb)
+{
+    uint16_t *out = param(c, "c")->expect;
     size_t M = (size_t)param(c, "M")->scalar, N = (size_t)param(c, "N")->scalar, K = (size_t)param(c, "K")->scalar;
-    uint16_t *out = pc->expect;
-    double *ad = malloc(sizeof *ad * M * K), *bd = malloc(sizeof *bd * N * K), va[256], vb[256];
+    double *ad = gemm_operand(param(c, "a")), *bd = gemm_operand(param(c, "b"));
     if (!ad || !bd) {
         free(ad), free(bd);
         return;   /* expect keeps the poison: the comparison fails loudly */
     }
-    for (int i = 0; i < 256; i++) {
-        va[i] = fp8_value((uint8_t)i, pa->dtype == TILE_DTYPE_E5M2);
-        vb[i] = fp8_value((uint8_t)i, pb->dtype == TILE_DTYPE_E5M2);
-    }
-    for (size_t i = 0; i < M * K; i++) ad[i] = va[a[i]];
-    for (size_t i = 0; i < N * K; i++) bd[i] = vb[b[i]];
     double ss = 0.0;
     for (size_t i = 0; i < M; i++)
         for (size_t j = 0; j < N; j++) {
             double acc = 0.0;
             for (size_t k = 0; k < K; k++) acc += ad[i * K + k] * bd[j * K + k];
+            if (sa) acc *= (double)sa[i] * (double)sb[j];
             out[i * N + j] = ref_f32_to_bf16((float)acc);
             ss += acc * acc;
         }
-    /* max(2^-7, K x 2^-18) of C's root-mean-square value (the accumulation's error, above) */
     c->atol_extra = M && N ? sqrt(ss / (double)(M * N)) * fmax(1.0 / 128, (double)K / (1 << 18)) : 0.0;
     free(ad);
     free(bd);
+}
+
+static void ref_gemm_fp8(ref_case *c) { gemm_fp8_expect(c, NULL, NULL); }
+
+/* The gemm_fp8_sm90 case with scale_a [M] and scale_b [N], random in [0.25, 4); the grid is the
+ * caller's to set. */
+static int setup_gemm_fp8_scales(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err,
+                                 size_t errlen)
+{
+    if (setup_gemm_fp8(c, n, set, nset, rng, err, errlen)) return -1;
+    long long M = (long long)param(c, "M")->scalar, N = (long long)param(c, "N")->scalar;
+    fill_f32(add_buffer(c, "scale_a", REF_IN, TILE_DTYPE_F32, (size_t)M, 64), rng, 0.25f, 4.0f);
+    fill_f32(add_buffer(c, "scale_b", REF_IN, TILE_DTYPE_F32, (size_t)N, 64), rng, 0.25f, 4.0f);
+    c->bytes += 4.0 * (double)(M + N);
+    size_t len = strlen(c->shape);
+    snprintf(c->shape + len, sizeof c->shape - len, ", scaled");
+    return 0;
 }
 
 /* gemm_fp8_scaled_sm90: the gemm_fp8_sm90 case on a persistent grid of min(tiles, 132) blocks with
@@ -961,41 +984,17 @@ static void ref_gemm_fp8(ref_case *c)
 static int setup_gemm_fp8_scaled(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err,
                                  size_t errlen)
 {
-    if (setup_gemm_fp8(c, n, set, nset, rng, err, errlen)) return -1;
-    long long M = (long long)param(c, "M")->scalar, N = (long long)param(c, "N")->scalar;
-    fill_f32(add_buffer(c, "scale_a", REF_IN, TILE_DTYPE_F32, (size_t)M, 64), rng, 0.25f, 4.0f);
-    fill_f32(add_buffer(c, "scale_b", REF_IN, TILE_DTYPE_F32, (size_t)N, 64), rng, 0.25f, 4.0f);
+    if (setup_gemm_fp8_scales(c, n, set, nset, rng, err, errlen)) return -1;
     unsigned tiles = c->grid[0];
     c->grid[0] = tiles < REF_PERSISTENT_SMS ? tiles : REF_PERSISTENT_SMS;
-    c->bytes += 4.0 * (double)(M + N);
     size_t len = strlen(c->shape);
-    snprintf(c->shape + len, sizeof c->shape - len, ", scaled, persistent grid %u", c->grid[0]);
+    snprintf(c->shape + len, sizeof c->shape - len, ", persistent grid %u", c->grid[0]);
     return 0;
 }
 
 static void ref_gemm_fp8_scaled(ref_case *c)
 {
-    ref_gemm_fp8(c);   /* the unscaled sums, rounded to bf16: recomputed below with the scales */
-    const ref_param *pa = param(c, "a"), *pb = param(c, "b");
-    const float *sa = param(c, "scale_a")->init, *sb = param(c, "scale_b")->init;
-    ref_param *pc = param(c, "c");
-    size_t M = (size_t)param(c, "M")->scalar, N = (size_t)param(c, "N")->scalar, K = (size_t)param(c, "K")->scalar;
-    const uint8_t *a = pa->init, *b = pb->init;
-    uint16_t *out = pc->expect;
-    double va[256], vb[256], ss = 0.0;
-    for (int i = 0; i < 256; i++) {
-        va[i] = fp8_value((uint8_t)i, pa->dtype == TILE_DTYPE_E5M2);
-        vb[i] = fp8_value((uint8_t)i, pb->dtype == TILE_DTYPE_E5M2);
-    }
-    for (size_t i = 0; i < M; i++)
-        for (size_t j = 0; j < N; j++) {
-            double acc = 0.0;
-            for (size_t k = 0; k < K; k++) acc += va[a[i * K + k]] * vb[b[j * K + k]];
-            acc *= (double)sa[i] * (double)sb[j];
-            out[i * N + j] = ref_f32_to_bf16((float)acc);
-            ss += acc * acc;
-        }
-    c->atol_extra = M && N ? sqrt(ss / (double)(M * N)) * fmax(1.0 / 128, (double)K / (1 << 18)) : 0.0;
+    gemm_fp8_expect(c, param(c, "scale_a")->init, param(c, "scale_b")->init);
 }
 
 /* gemm_fp8_narrow_sm90: the gemm_fp8_scaled_sm90 case on 2-CTA clusters sharing A (box a is half of
@@ -1004,7 +1003,7 @@ static void ref_gemm_fp8_scaled(ref_case *c)
 static int setup_gemm_fp8_narrow(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err,
                                  size_t errlen)
 {
-    if (setup_gemm_fp8_scaled(c, n, set, nset, rng, err, errlen)) return -1;
+    if (setup_gemm_fp8_scales(c, n, set, nset, rng, err, errlen)) return -1;
     unsigned ba[2], bb[2];
     tma_box(c, "a", 2, (const unsigned[]){64, 128}, ba);
     tma_box(c, "b", 2, (const unsigned[]){32, 128}, bb);
@@ -1120,7 +1119,7 @@ static int setup_gemm_splitk(ref_case *c, long long n, const ref_setting *set, i
     if (fp8 && dp != 0)
         return ref_fail(err, errlen, "gemm_splitk_sm90: dp = %lld: with fp8 inputs every tile is split (the scaled reduction "
                         "applies the scales; the whole-tile epilogue has none), so dp must be 0", dp);
-    if (fp8 ? setup_gemm_fp8_scaled(c, n, set, nset, rng, err, errlen) : setup_gemm(c, n, set, nset, rng, err, errlen))
+    if (fp8 ? setup_gemm_fp8_scales(c, n, set, nset, rng, err, errlen) : setup_gemm(c, n, set, nset, rng, err, errlen))
         return -1;
     unsigned ba[2], bb[2];
     tma_box(c, "a", 2, (const unsigned[]){128, 64}, ba);
@@ -1149,24 +1148,10 @@ static int setup_gemm_splitk(ref_case *c, long long n, const ref_setting *set, i
     c->then_grid[0] = (unsigned)((tiles - dp) * ((ba[0] + 15) / 16));
     c->then_grid[1] = c->then_grid[2] = 1;
     c->bytes += 8.0 * (double)slots * ba[0] * bb[0];
-    char *at = strstr(c->shape, ", persistent grid");   /* the fp8 case's grid: replaced by the units' below */
-    if (at) *at = 0;
     size_t len = strlen(c->shape);
     snprintf(c->shape + len, sizeof c->shape - len, ", splits %lld of %lld boxes, dp %lld of %lld tiles, grid %u + %u", splits,
              nk, dp, tiles, c->grid[0], c->then_grid[0]);
     return 0;
-}
-
-/* The values of GEMM operand p (bf16, e4m3 or e5m2 bits) as doubles; NULL when out of memory. */
-static double *gemm_operand(const ref_param *p)
-{
-    double *v = malloc(sizeof *v * (p->count ? p->count : 1)), lut[256];
-    if (!v) return NULL;
-    int fp8 = p->dtype != TILE_DTYPE_BF16;
-    for (int i = 0; fp8 && i < 256; i++) lut[i] = fp8_value((uint8_t)i, p->dtype == TILE_DTYPE_E5M2);
-    for (size_t i = 0; i < p->count; i++)
-        v[i] = fp8 ? lut[((const uint8_t *)p->init)[i]] : ref_bf16_to_f32(((const uint16_t *)p->init)[i]);
-    return v;
 }
 
 /* One pass over the tiles: each split tile's slices (its slots, as float), C as the sum of a tile's

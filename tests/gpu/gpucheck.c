@@ -283,10 +283,12 @@ static const long long splitk_quick[][6] = {{129, 264, 64, 4, 0, 0}, {300, 520, 
 
 static void test_gemm_splitk(gpu *g, loaded *l)
 {
-    /* the fp8 form (-DTA=e4m3 ...): the full list as written (the other tile widths the quick one), K
-     * rounded up to 16, dp = 0 only (the scaled reduction takes every tile) */
-    int fp8 = strstr(l->tag, "-DTA=e") != NULL;
-    int small = quick || (l->tag[0] && !(fp8 && !strstr(l->tag, "-DBN=")));
+    /* the fp8 form (a of e4m3 or e5m2): the full list in each variant, K rounded up to 16, dp = 0 only
+     * (the scaled reduction takes every tile) */
+    tile_param_info pa;
+    int fp8 = tile_kernel_param(l->kern, 0, &pa) == TILE_SUCCESS &&
+              (pa.dtype == TILE_DTYPE_E4M3 || pa.dtype == TILE_DTYPE_E5M2);
+    int small = quick || (l->tag[0] && !fp8);
     const long long(*list)[6] = small ? splitk_quick : splitk_full;
     size_t n = small ? sizeof splitk_quick / sizeof splitk_quick[0] : sizeof splitk_full / sizeof splitk_full[0];
     for (size_t i = 0; i < n; i++) {

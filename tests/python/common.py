@@ -1,5 +1,5 @@
-"""What the Python tests share: the repository's root, a sample's path, bf16 as uint16 bits and fp8
-as uint8 codes."""
+"""What the Python tests share: the repository's root, a sample's path, bf16 as uint16 bits, fp8
+as uint8 codes, and the float64 attention reference."""
 import os
 
 import numpy as np
@@ -53,3 +53,20 @@ def fp8_bits(x, e5m2):
     code = np.where((dlo < dhi) | ((dlo == dhi) & (lo % 2 == 0)), lo, hi)
     code = np.where(a >= mags[top], top, code)
     return (code | np.where(np.signbit(x), 0x80, 0)).astype(np.uint8)
+
+
+def attention_reference(q, k, v, scale, causal):
+    """o and lse in float64 (grouped-query heads repeated; bottom-right causal mask)."""
+    h, kvh = q.shape[1], k.shape[1]
+    k, v = np.repeat(k, h // kvh, axis=1), np.repeat(v, h // kvh, axis=1)
+    sq, sk = q.shape[2], k.shape[2]
+    s = q @ k.transpose(0, 1, 3, 2) * scale
+    seen = np.arange(sk)[None, :] <= np.arange(sq)[:, None] + (sk - sq) if causal else np.ones((sq, sk), bool)
+    s = np.where(seen, s, -np.inf)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        m = s.max(axis=-1, keepdims=True)
+        p = np.where(seen, np.exp(s - np.where(np.isfinite(m), m, 0)), 0.0)
+        l = p.sum(axis=-1, keepdims=True)
+        o = np.where(l > 0, (p @ v) / np.where(l > 0, l, 1), 0.0)
+        lse = np.where(l[..., 0] > 0, (m + np.log(l))[..., 0], -np.inf)
+    return o, lse

@@ -8,27 +8,10 @@ import unittest
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import bf16_bits, bf16_value  # noqa: E402
+from common import attention_reference, bf16_bits, bf16_value  # noqa: E402
 import tilec.attention as attn  # noqa: E402
 
 C = attn.Config
-
-
-def reference(q, k, v, scale, causal):
-    """o and lse in float64 (grouped-query heads repeated; bottom-right causal mask)."""
-    h, kvh = q.shape[1], k.shape[1]
-    k, v = np.repeat(k, h // kvh, axis=1), np.repeat(v, h // kvh, axis=1)
-    sq, sk = q.shape[2], k.shape[2]
-    s = q @ k.transpose(0, 1, 3, 2) * scale
-    seen = np.arange(sk)[None, :] <= np.arange(sq)[:, None] + (sk - sq) if causal else np.ones((sq, sk), bool)
-    s = np.where(seen, s, -np.inf)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        m = s.max(axis=-1, keepdims=True)
-        p = np.where(seen, np.exp(s - np.where(np.isfinite(m), m, 0)), 0.0)
-        l = p.sum(axis=-1, keepdims=True)
-        o = np.where(l > 0, (p @ v) / np.where(l > 0, l, 1), 0.0)
-        lse = np.where(l[..., 0] > 0, (m + np.log(l))[..., 0], -np.inf)
-    return o, lse
 
 
 class Choose(unittest.TestCase):
@@ -138,7 +121,7 @@ class Simulator(unittest.TestCase):
         q = bf16_bits(rng.uniform(-2, 2, (bt, h, sq, d)))
         k = bf16_bits(rng.uniform(-2, 2, (bt, kvh, sk, d)))
         v = bf16_bits(rng.uniform(-2, 2, (bt, kvh, sk, d)))
-        want_o, want_lse = reference(*(bf16_value(x).astype(np.float64) for x in (q, k, v)), 0.125, True)
+        want_o, want_lse = attention_reference(*(bf16_value(x).astype(np.float64) for x in (q, k, v)), 0.125, True)
         for cfg in (None, C({"NWG": 2, "ROWSUM": 1, "PERSIST": 1})):
             o, lse = attn.forward(q, k, v, causal=True, return_lse=True, device="sim", config=cfg)
             got = bf16_value(o).astype(np.float64)

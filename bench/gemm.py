@@ -370,7 +370,7 @@ class Variant:
     def config(self):
         """The tilec.gemm.Config of this variant (for the cost model's estimate), or None when it is
         not one of the package's kinds or is a rewritten source."""
-        if self.kind not in ("plain", "persistent", "pingpong", "splitk") or self.source != os.path.join(
+        if self.kind not in ("plain", "persistent", "pingpong", "cluster", "splitk") or self.source != os.path.join(
                 ROOT, "samples", self.kernel + ".tile"):
             return None
         defines = {k: int(v) if v.lstrip("-").isdigit() else v for k, v in (d.split("=", 1) for d in self.defines)}

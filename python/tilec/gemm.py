@@ -7,7 +7,7 @@
     tilec.gemm.matmul(a, b, out=c, config=tilec.gemm.Config("persistent", {"BN": 128, "STAGES": 6}))
 
 The kernels are the GEMM samples (samples/gemm_sm90.tile, gemm_persistent_sm90.tile,
-gemm_pingpong_sm90.tile, gemm_splitk_sm90.tile, gemm_fp8_scaled_sm90.tile), compiled once per
+gemm_pingpong_sm90.tile, gemm_cluster_sm90.tile, gemm_splitk_sm90.tile, gemm_fp8_scaled_sm90.tile), compiled once per
 configuration and kept. `choose` is a rule measured on an H100 (docs/PERFORMANCE.md, "GEMM: the
 chooser"): it counts the output tiles each tile shape gives against the device's SMs, in waves.
 
@@ -25,6 +25,10 @@ chooser"): it counts the output tiles each tile shape gives against the device's
   192 or 128 x 160) where the cost model puts it below WIDE_GAIN of that choice (fuller waves:
   512 x 6144 is one wave of 128 tiles of 128 x 192 instead of 96 of 128 x 256; 512 x 10240 is 2
   waves of 256 tiles of 128 x 160 instead of 3 of 128 x 128).
+- More rows with rows of A and B that are not a multiple of 128 bytes (K % 64 != 0) and at least
+  half a wave of 128 x 256 tiles: the cluster kernel (kind "cluster", samples/gemm_cluster_sm90.tile:
+  2-CTA clusters sharing B by TMA multicast) in place of any of those: misaligned rows make TMA ask
+  the L2 for about 2.6 times the pieces, and multicast halves B's.
 - Then split-K (kind "splitk", samples/gemm_splitk_sm90.tile: the first `dp` tiles whole, the others
   in `splits` slices of K, a second kernel adding the slices in order), where the cost model of
   SPLITK estimates it below SPLITK["gain"] of the choice above: few tiles for the SMs, or a last
@@ -46,6 +50,7 @@ import tilec
 
 _SAMPLE = {"plain": ("gemm_sm90.tile", "gemm_sm90"), "persistent": ("gemm_persistent_sm90.tile", "gemm_persistent_sm90"),
            "pingpong": ("gemm_pingpong_sm90.tile", "gemm_pingpong_sm90"),
+           "cluster": ("gemm_cluster_sm90.tile", "gemm_cluster_sm90"),
            "splitk": ("gemm_splitk_sm90.tile", "gemm_splitk_sm90"),
            "fp8_scaled": ("gemm_fp8_scaled_sm90.tile", "gemm_fp8_scaled_sm90"),
            "fp8_splitk": ("gemm_splitk_sm90.tile", "gemm_splitk_sm90"),
@@ -56,7 +61,7 @@ _SPLIT = ("splitk", "fp8_splitk")
 
 
 class Config(tilec._ValueConfig):
-    """A GEMM configuration: the kernel kind (plain, persistent, pingpong, splitk; fp8_scaled,
+    """A GEMM configuration: the kernel kind (plain, persistent, pingpong, cluster, splitk; fp8_scaled,
     fp8_narrow and fp8_splitk for scaled_mm) and -D overrides; for splitk also the run-time split:
     `splits` (slices of K per split tile, default 2) and `dp` (tiles computed whole before the split
     ones, default 0); fp8_splitk splits every tile (dp = 0: its reduction applies the scales). A
@@ -134,7 +139,7 @@ SPLITK = {
 }
 
 
-_DEFAULT_BN = {"plain": 256, "persistent": 256, "pingpong": 128, "splitk": 128}   # the samples' BN
+_DEFAULT_BN = {"plain": 256, "persistent": 256, "pingpong": 128, "cluster": 256, "splitk": 128}   # the samples' BN
 
 
 def _unit_us(bn, boxes, bm=128):
@@ -203,6 +208,18 @@ WIDE_GAIN = 0.95
 # (docs/PERFORMANCE.md, "One consumer warpgroup for few rows"): 128x4096x4096 1.010x cuBLAS against
 # 0.953x for 128 x 32 tiles, 128x4096x14336 1.059x against 1.013x, 128x8192x8192 0.995x against 0.966x
 # for 128 x 64 tiles, 128x8192x28672 1.039x against 1.004x, 256x3000x2000 0.981x against 0.960x.
+# M > 256 with rows of A and B that are not a multiple of 128 bytes (K % 64 != 0 in bf16) and at
+# least half a wave of 128 x 256 tiles: the cluster kernel (2-CTA clusters sharing B by multicast)
+# whatever the rules above chose. A misaligned row straddles two L2 lines in 7 of every 8 box rows,
+# and TMA then asks the L2 for about 2.6 pieces per 128-byte row instead of one: the loads become
+# bound by the L2's request rate (ncu at 3000x5000x1064: 7.4 M read requests against 2.0 M at K =
+# 1088, 79 us against 66). Multicast halves B's requests (4.7 M). H100, one run (docs/PERFORMANCE.md,
+# "Rows that are not a multiple of 128 bytes"): 3000x5000x1064 0.955x cuBLAS against the persistent
+# kernel's 0.747x, 8192x8192x2008 0.985x against 0.705x, 1024x4096x1000 (128 tiles) 0.889x against
+# 0.832x, 2048x5000x3000 0.857x against 0.560x for the 128 x 128 tiles the rules above chose; with
+# fewer tiles (1000x1496x1000: 48) the 128 x 192 tiles stay ahead (0.855x against 0.666x). At
+# aligned shapes the persistent kernel stays 1-3% ahead of the cluster one.
+CLUSTER_PITCH = 64
 SMALL_M = {64: {"BM": 64, "BN": 64, "STAGES": 12}, 128: {"BM": 64, "BN": 128, "STAGES": 8}}
 
 
@@ -250,6 +267,8 @@ def _choose_tiles(M, N, K, sms):
             base = Config("persistent", WIDE[192])
         elif estimate_us(wide, M, N, K, sms) < WIDE_GAIN * estimate_us(base, M, N, K, sms):
             base = wide
+        if K % CLUSTER_PITCH and t256 >= sms // 2:
+            base = Config("cluster")
     return base
 
 
@@ -384,6 +403,9 @@ class _Plan:
         bm, bn = self.kernel.params[0].box[0], self.kernel.params[1].box[0]
         tiles = _tiles(M, N, bm, bn)
         self.grid = tiles if cfg.kind == "plain" else min(tiles, sms)
+        if cfg.kind == "cluster":   # box b is half a tile's columns; 2-CTA clusters, a pair of M tiles each
+            pairs = (-(-M // bm) + 1) // 2 * -(-N // (2 * bn))
+            self.grid = 2 * min(pairs, max(1, sms // 2))
         if cfg.kind == "fp8_narrow":   # box a is half a tile's rows; 2-CTA clusters, a pair of N tiles each
             pairs = -(-M // (2 * bm)) * ((-(-N // bn) + 1) // 2)
             self.grid = 2 * min(pairs, max(1, sms // 2))

@@ -255,14 +255,16 @@ static void test_gemm(gpu *g, loaded *l)
     int narrow = strcmp(l->ref->name, "gemm_fp8_narrow_sm90") == 0;   /* clusters of 2: no forced odd grids */
     int persistent = strcmp(l->ref->name, "gemm_persistent_sm90") == 0 || strcmp(l->ref->name, "gemm_pingpong_sm90") == 0 ||
                      scaled;
+    int cluster = strcmp(l->ref->name, "gemm_cluster_sm90") == 0;   /* clusters of 2, C stored with TMA */
     int kmul = strcmp(l->ref->name, "gemm_fp8_sm90") == 0 || scaled || narrow ? 16 : 8;   /* 16-byte TMA rows: 16 fp8, 8 bf16 */
     for (size_t i = 0; i < n; i++) {
         if (list[i][3] && !persistent) continue;   /* one block per tile: its grid is the tile count */
         long long K = (list[i][2] + kmul - 1) / kmul * kmul;
-        /* gemm_persistent_sm90 stores C with TMA: 16-byte rows, N rounded up to a multiple of 8; so
-         * are gemm_nn_sm90's B rows ([K, N]) and, for M, gemm_at_sm90's A rows ([K, M]) */
+        /* gemm_persistent_sm90 and gemm_cluster_sm90 store C with TMA: 16-byte rows, N rounded up to
+         * a multiple of 8; so are gemm_nn_sm90's B rows ([K, N]) and, for M, gemm_at_sm90's A rows
+         * ([K, M]) */
         int nn = strcmp(l->ref->name, "gemm_nn_sm90") == 0, at = strcmp(l->ref->name, "gemm_at_sm90") == 0;
-        long long N = persistent || nn ? (list[i][1] + 7) / 8 * 8 : list[i][1];
+        long long N = persistent || cluster || nn ? (list[i][1] + 7) / 8 * 8 : list[i][1];
         long long M = at ? (list[i][0] + 7) / 8 * 8 : list[i][0];
         ref_setting set[3] = {{"M", (double)M}, {"N", (double)N}, {"K", (double)K}};
         run_case_grid(g, l, 0, set, 3, NULL, list[i][3] ? " (grid forced)" : "", (unsigned)list[i][3]);

@@ -55,6 +55,21 @@ class Choose(unittest.TestCase):
         self.assertEqual(gemm.choose(4096, 4096, 4096), g16)
         self.assertEqual(gemm.choose(8192, 28672, 8192), g16)     # 55 waves, or 109 smaller ones
 
+    def test_misaligned_rows(self):
+        """M > 256 with rows of A and B that are not a multiple of 128 bytes (K % 64 != 0) and at least
+        half a wave of 128 x 256 tiles: the cluster kernel, whatever the tile rules chose; aligned
+        rows, few tiles or few rows keep their choice."""
+        cl = gemm.Config("cluster")
+        self.assertEqual(gemm.choose(3000, 5000, 1064), cl)        # 480 tiles of 128 x 256
+        self.assertEqual(gemm.choose(3000, 5000, 1088), gemm.Config("persistent", {"GROUP_M": 16}))   # 2176-byte rows
+        self.assertEqual(gemm.choose(2048, 5000, 3000), cl)        # the rules above: 128 x 128 tiles
+        self.assertEqual(gemm.choose(1024, 4096, 1000), cl)        # 128 tiles
+        self.assertEqual(gemm.choose(1024, 4096, 1024), gemm.Config("persistent", {"GROUP_M": 16}))
+        self.assertEqual(gemm.choose(520, 4096, 1000), cl)         # 5 x 16 = 80 tiles: 66 is half a wave
+        self.assertEqual(gemm.choose(1000, 1496, 1000), gemm.Config("persistent", gemm.WIDE[192]))   # 48 tiles
+        self.assertEqual(gemm.choose(256, 3000, 2000).kind, "plain")
+        self.assertEqual(gemm.choose_fp8(3000, 5008, 1072), gemm.Config("fp8_scaled", gemm.FP8_DEFINES[(128, 256)]))
+
     def test_splitk(self):
         """Split-K where the cost model puts it below 0.9 of the choice without it: few tiles with long
         K (512 x 2048: 64 tiles of 128 x 128, each in 2 slices), a last partial wave of long-K tiles
@@ -71,7 +86,7 @@ class Choose(unittest.TestCase):
         self.assertEqual(gemm.choose(128, 4096, 14336).kind, "plain")
         self.assertEqual(gemm.choose(128, 8192, 28672), plain64)
         self.assertEqual(gemm.choose(512, 6144, 4096).kind, "persistent")   # not split
-        self.assertEqual(gemm.choose(3000, 5000, 1064), gemm.Config("persistent", {"GROUP_M": 16}))
+        self.assertEqual(gemm.choose(3000, 5000, 1088), gemm.Config("persistent", {"GROUP_M": 16}))
         self.assertEqual(gemm.choose(8192, 8192, 8192).kind, "persistent")
         c = gemm.Config("splitk", splits=3)
         self.assertEqual((c.splits, c.dp), (3, 0))
@@ -115,6 +130,11 @@ class Matmul(unittest.TestCase):
     def test_pingpong_and_group_m(self):
         self.run_one(200, 264, 64, gemm.Config("pingpong"))
         self.run_one(260, 512, 48, gemm.Config("persistent", {"GROUP_M": 16}))
+
+    def test_cluster(self):
+        """The cluster kind (2-CTA clusters sharing B): an odd number of M tiles (the last pair's
+        second tile past M), K not a multiple of 64, and its grid of clusters."""
+        self.run_one(300, 264, 200, gemm.Config("cluster"))
 
     def test_splitk(self):
         """Both launches of the splitk sample (the GEMM, then the reduction of the slices), through

@@ -68,6 +68,7 @@ struct Sym {
     const struct Pipe *pipe;    /* SYM_PIPE: the pipeline */
     const struct Pipe *ring_of; /* a shared tile declared in a pipeline: that pipeline */
     int ring_tiles;      /* ring_of: its tiles per stage (tiles(n); 1 without) */
+    int one_stage;       /* a shared tile declared with stages(1): a ring of one stage, buf[s] is buf */
     const struct Pipe *state_of;/* a let/var holding a state of this pipeline (value: its i32 counter) */
     int turn_of;         /* with state_of: the state is a turn (ring.turn()) */
     int broken;          /* its declaration had an error (reported): its uses say nothing more */

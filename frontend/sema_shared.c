@@ -118,6 +118,7 @@ void sema_shared_stmt(Sema *s, const Node *n)
             return;
         }
     }
+    int has_stages = 0;
     int64_t shape[IR_MAX_RANK], stages = 1, swizzle = 0, align = 0, bytes = ir_type_bits(T((TypeKind)n->a->a->op)) / 8;
     for (int i = 0; i < dims->nlist; i++) {
         if (!sema_const_int(s, dims->list[i], &shape[i], "a shared tile dimension")) return;
@@ -153,6 +154,7 @@ void sema_shared_stmt(Sema *s, const Node *n)
                 return;
             }
             stages = v;
+            has_stages = 1;
         } else if (strcmp(a->name, "align") == 0) {
             if (v < 16 || v > 4096 || (v & (v - 1))) {
                 diag_error(s->diag, a->list[0]->loc, "align must be a power of two in 16..4096, not %lld", (long long)v);
@@ -208,6 +210,7 @@ void sema_shared_stmt(Sema *s, const Node *n)
     const Type *t = dynamic ? ir_type_smem_dynamic(s->m, T((TypeKind)n->a->a->op))
                             : ir_type_smem(s->m, T((TypeKind)n->a->a->op), dims->nlist, shape, (int)stages, (int)swizzle);
     Sym *y = sema_declare_alloc(s, n, OP_SHARED_ALLOC, t);
+    y->one_stage = has_stages && stages == 1;
     ir_attr_set_int(s->m, y->value->def, "align", align);
     if (dynamic) s->dynamic_smem = y;
 }

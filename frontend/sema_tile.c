@@ -82,7 +82,8 @@ static Ex tile_access(Sema *s, const Node *n, int is_store)
         if (buf.type && buf.type->kind == TY_TMEM) return sema_tmem_access(s, n, buf, is_store);
     } else if (n->nlist >= 1 && n->list[0]->a->kind == N_NAME) {
         Sym *y = sema_lookup(s, n->list[0]->a->name);
-        if (y && y->type && y->type->kind == TY_SMEM && (y->type->stages > 1 || y->ring_of) && n->list[0]->nlist == 1) {
+        if (y && y->type && y->type->kind == TY_SMEM && (y->type->stages > 1 || y->ring_of || y->one_stage) &&
+            n->list[0]->nlist == 1) {
             Ex buf = sema_expr(s, n->list[0]);
             if (buf.err) return buf;
             return shared_tile_access(s, n, buf, is_store);

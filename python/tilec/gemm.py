@@ -449,8 +449,11 @@ def workspace(like, config, M, N, K):
 
 # scaled_mm's -D overrides of gemm_fp8_scaled_sm90.tile per tile width: the deepest ring that fits
 # 227 KiB (a stage is 128 x 128 bytes of A and BN x 128 of B) and an even number of epilogue pieces
-FP8_DEFINES = {(128, 256): {}, (128, 192): {"BN": 192, "CW": 32, "STAGES": 5},
-               (128, 160): {"BN": 160, "CW": 16, "STAGES": 6}, (128, 128): {"BN": 128, "STAGES": 6},
+# and, as the bf16 rule has them, tiles grouped 16 rows of tiles at a time along M for 128 x 256, 192
+# and 160 (H100, one run: 0.6-1.4% ahead of GROUP_M = 8 at seven of eight shapes from 512 x 14336 to
+# 8192 x 28672 with 128 x 256 tiles, 5% at 512x6144x4096 with 128 x 192; docs/PERFORMANCE.md, "fp8 GEMM")
+FP8_DEFINES = {(128, 256): {"GROUP_M": 16}, (128, 192): {"BN": 192, "CW": 32, "STAGES": 5, "GROUP_M": 16},
+               (128, 160): {"BN": 160, "CW": 16, "STAGES": 6, "GROUP_M": 16}, (128, 128): {"BN": 128, "STAGES": 6},
                (128, 64): {"BN": 64, "STAGES": 8}, (128, 32): {"BN": 32, "STAGES": 10},
                (64, 128): {"BM": 64, "BN": 128, "STAGES": 8}, (64, 64): {"BM": 64, "BN": 64, "STAGES": 12}}
 

@@ -188,7 +188,8 @@ class Matmul(unittest.TestCase):
         self.assertLess(np.linalg.norm(got - want) / np.linalg.norm(want), 2.0 ** -8)
         self.assertEqual(gemm.choose_fp8(128, 8192, 8192), gemm.Config("fp8_scaled", {"BM": 64, "BN": 128, "STAGES": 8}))
         self.assertEqual(gemm.choose_fp8(128, 14336, 4096), gemm.Config("fp8_scaled", {"BN": 128, "STAGES": 6}))
-        self.assertEqual(gemm.choose_fp8(4096, 4096, 4096), gemm.Config("fp8_scaled"))
+        self.assertEqual(gemm.choose_fp8(4096, 4096, 4096), gemm.Config("fp8_scaled", {"GROUP_M": 16}))
+        self.assertEqual(gemm.choose_fp8(512, 6144, 4096), gemm.Config("fp8_scaled", gemm.FP8_DEFINES[(128, 192)]))
         with self.assertRaises(ValueError):
             gemm.scaled_mm(a, b, sa[:10], sb, device="sim")
 

@@ -121,11 +121,11 @@ SPLITK = {
     # TFLOP/s one SM sustains in the main loop, by tile width (BN); what a unit costs beyond its
     # boxes (filling the ring, the epilogue's stores) is unit_us. 256, 128 and 64 are fitted; 192, 160
     # and 96 are interpolated from them by the shared-memory bytes a wgmma reads per MAC, which go as
-    # 1 / BN + 1 / 64 (0.0195 at 256, 0.0234 at 128: 6.1 and 5.8, so 6.0 at 192, 5.9 at 160 and 5.6
-    # at 96). The H100 agreed within 3% where the new widths ran long enough to be kernel-bound:
+    # 1 / BN + 1 / 64 (0.0195 at 256, 0.0234 at 128: 6.1 and 5.8, so 6.05 at 224, 6.0 at 192, 5.9 at
+    # 160 and 5.6 at 96). The H100 agreed within 3% where the new widths ran long enough to be kernel-bound:
     # 512x6144x4096 with 128 x 192 tiles 41.1 us (model 42.4), 512x10240x8192 with 128 x 160 tiles
     # 125.7 us (model 126.0; docs/PERFORMANCE.md, "GEMM: the chooser")
-    "sm_tflops": {256: 6.1, 192: 6.0, 160: 5.9, 128: 5.8, 96: 5.6, 64: 4.0},
+    "sm_tflops": {256: 6.1, 224: 6.05, 192: 6.0, 160: 5.9, 128: 5.8, 96: 5.6, 64: 4.0},
     "unit_us": 3.7,
     "kernel_us": 5.2,     # a GEMM launch's fixed cost: the launch, the first loads' latency, the last epilogue
     "launch_us": 7.4,     # the reduction's launch behind the GEMM and its ramp
@@ -194,7 +194,12 @@ def _split_candidates(M, N, K, sms):
 # tiles of 128 x 256 (2 waves, the second a fifth full) or 320 of 128 x 128 (3 waves) but 256 of
 # 128 x 160 (2 full waves). 128 x 96 tiles are not among them: at 1000 x 1496 x 1000 (128 of them)
 # they ran at 0.837x cuBLAS against 0.883x for 128 x 192 (64 of them) in the same H100 run.
-WIDE = {192: {"BN": 192, "CW": 32, "STAGES": 5, "GROUP_M": 16}, 160: {"BN": 160, "CW": 16, "STAGES": 5, "GROUP_M": 16}}
+# 128 x 224 fills the waves at M = 512 against wide N: 512 x 28672 is 512 tiles (3.9 waves) where 128 x
+# 128 tiles made 6.8, 512 x 14336 256 tiles (1.9 waves) where 128 x 256 made 224 (1.7): H100, one run,
+# 0.976x cuBLAS against 0.935x and 1.055x against 0.983x (docs/PERFORMANCE.md, "Tile widths that fill
+# the waves").
+WIDE = {224: {"BN": 224, "CW": 16, "STAGES": 4, "GROUP_M": 16}, 192: {"BN": 192, "CW": 32, "STAGES": 5, "GROUP_M": 16},
+        160: {"BN": 160, "CW": 16, "STAGES": 5, "GROUP_M": 16}}
 # A WIDE tile replaces the choice below where the cost model (estimate_us) puts it below this fraction
 # of it: the model's rates for 192 and 160 are interpolated, so only a clear gain (a fuller last wave)
 # counts. Measured: 512x6144x4096 0.999x cuBLAS with 128 x 192 tiles (model 0.80 of 128 x 256 tiles;
@@ -220,7 +225,13 @@ WIDE_GAIN = 0.95
 # fewer tiles (1000x1496x1000: 48) the 128 x 192 tiles stay ahead (0.855x against 0.666x). At
 # aligned shapes the persistent kernel stays 1-3% ahead of the cluster one.
 CLUSTER_PITCH = 64
-SMALL_M = {64: {"BM": 64, "BN": 64, "STAGES": 12}, 128: {"BM": 64, "BN": 128, "STAGES": 8}}
+# The narrowest of these widths whose tiles fit one wave is taken (the fullest wave): 64 x 96 and 64 x
+# 160 fill the SMs where 64 x 64 and 64 x 128 tiles overflow a wave or leave it part empty
+# (128x6144x4096: 128 tiles of 64 x 96, 1.011x cuBLAS against 0.985x for 96 of 64 x 128; 256x3000x2000:
+# 128 of 64 x 96, 1.023x against 1.000x; 128x10240x8192: 128 of 64 x 160, 0.992x against 0.979x for
+# the persistent kernel's 80 of 128 x 128; H100, one run).
+SMALL_M = {64: {"BM": 64, "BN": 64, "STAGES": 12}, 96: {"BM": 64, "BN": 96, "STAGES": 10},
+           128: {"BM": 64, "BN": 128, "STAGES": 8}, 160: {"BM": 64, "BN": 160, "STAGES": 8}}
 
 
 def choose(M, N, K, sms=132):
@@ -242,10 +253,9 @@ def _choose_tiles(M, N, K, sms):
     if N % 8:   # the persistent kernels store C through TMA: 16-byte rows
         return Config("plain", {"BN": 64, "STAGES": 8} if M <= 256 else {})
     if M <= 256:
-        if _tiles(M, N, 64, 64) <= sms:
-            base = Config("plain", SMALL_M[64])
-        elif _tiles(M, N, 64, 128) <= sms:
-            base = Config("plain", SMALL_M[128])
+        fits = [bn for bn in sorted(SMALL_M) if _tiles(M, N, 64, bn) <= sms]
+        if fits:
+            base = Config("plain", SMALL_M[fits[0]])
         elif N >= 14336:
             base = Config("pingpong")
         else:
@@ -455,7 +465,14 @@ def workspace(like, config, M, N, K):
 FP8_DEFINES = {(128, 256): {"GROUP_M": 16}, (128, 192): {"BN": 192, "CW": 32, "STAGES": 5, "GROUP_M": 16},
                (128, 160): {"BN": 160, "CW": 16, "STAGES": 6, "GROUP_M": 16}, (128, 128): {"BN": 128, "STAGES": 6},
                (128, 64): {"BN": 64, "STAGES": 8}, (128, 32): {"BN": 32, "STAGES": 10},
-               (64, 128): {"BM": 64, "BN": 128, "STAGES": 8}, (64, 64): {"BM": 64, "BN": 64, "STAGES": 12}}
+               (64, 128): {"BM": 64, "BN": 128, "STAGES": 8}, (64, 64): {"BM": 64, "BN": 64, "STAGES": 12},
+               # where bf16 takes 128 x 224 tiles fp8 takes 128 x 256: 56.6 us against 62.5 at 512x14336x4096
+               # per-tensor, 194 against 192 at 512x28672x8192 (H100, two runs; the fp8 ring has 4 stages
+               # of 44 KiB at 224)
+               (128, 224): {"GROUP_M": 16},
+               # where bf16 takes 64 x 96 tiles fp8 keeps 64 x 128: at 128x6144x4096 64 x 96 ran at 0.894x of
+               # cuBLASLt's fast accumulation against 0.918x for 64 x 128 (H100, one run)
+               (64, 96): {"BM": 64, "BN": 128, "STAGES": 8}}
 
 
 def choose_fp8(M, N, K, sms=132):

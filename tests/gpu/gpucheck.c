@@ -917,7 +917,7 @@ int main(int argc, char **argv)
            g.target == TILE_TARGET_SM100A ? "sm_100a" : "sm_90a", (unsigned long long)g.seed);
 
     /* every sample as written, then the variants compiled with -D overrides */
-    enum { MAX_LOADED = 80 };
+    enum { MAX_LOADED = 160 };
     static const tile_define cluster4[] = {{"CLUSTER", "4"}};
     static const tile_define ring_min[] = {{"STAGES", "3"}, {"PENDING_READS", "2"}};
     static const tile_define reads0[] = {{"PENDING_READS", "0"}};
@@ -937,6 +937,11 @@ int main(int argc, char **argv)
     static const tile_define fp8_bn160[] = {{"BN", "160"}, {"CW", "16"}, {"STAGES", "6"}};
     static const tile_define narrow_bn64[] = {{"BN", "64"}, {"STAGES", "8"}}, narrow_e5m2[] = {{"TB", "e5m2"}};
     static const tile_define bm64[] = {{"BM", "64"}, {"BN", "64"}, {"STAGES", "12"}};
+    static const tile_define bm64_96[] = {{"BM", "64"}, {"BN", "96"}, {"STAGES", "10"}};
+    static const tile_define bm64_160[] = {{"BM", "64"}, {"BN", "160"}, {"STAGES", "8"}};
+    static const tile_define wide192[] = {{"BN", "192"}, {"CW", "32"}, {"STAGES", "5"}, {"GROUP_M", "16"}};
+    static const tile_define wide160[] = {{"BN", "160"}, {"CW", "16"}, {"STAGES", "5"}, {"GROUP_M", "16"}};
+    static const tile_define wide224[] = {{"BN", "224"}, {"CW", "16"}, {"STAGES", "4"}, {"GROUP_M", "16"}};
     static const tile_define bn8192_t1024[] = {{"BN", "8192"}, {"THREADS", "1024"}};
     static const tile_define bn8192_t256[] = {{"BN", "8192"}, {"THREADS", "256"}};
     static const tile_define bn4096_t512[] = {{"BN", "4096"}, {"THREADS", "512"}};
@@ -956,6 +961,11 @@ int main(int argc, char **argv)
         {"gemm_sm90", gemm_bn64, 1, " (-DBN=64)"},
         {"gemm_sm90", gemm_bk32, 1, " (-DBK=32)"},
         {"gemm_persistent_sm90", gemm_bk16, 1, " (-DBK=16)"},
+        /* the widths tilec.gemm chooses that are not powers of two */
+        {"gemm_persistent_sm90", wide192, 4, " (-DBN=192 -DCW=32 -DSTAGES=5 -DGROUP_M=16)"},
+        {"gemm_persistent_sm90", wide160, 4, " (-DBN=160 -DCW=16 -DSTAGES=5 -DGROUP_M=16)"},
+        {"gemm_persistent_sm90", wide224, 4, " (-DBN=224 -DCW=16 -DSTAGES=4 -DGROUP_M=16)"},
+        {"gemm_fp8_scaled_sm90", wide224, 4, " (-DBN=224 -DCW=16 -DSTAGES=4 -DGROUP_M=16)"},
         {"gemm_splitk_sm90", splitk_bn256, 2, " (-DBN=256 -DSTAGES=3)"},
         {"gemm_splitk_sm90", splitk_bn256_4, 4, " (-DBN=256 -DSTAGES=4 -DCW=32 -DPW=16)"},
         /* fp8 inputs with the scaled reduction (every tile split) */
@@ -983,6 +993,8 @@ int main(int argc, char **argv)
         {"gemm_fp8_narrow_sm90", narrow_bn64, 2, " (-DBN=64 -DSTAGES=8)"},
         /* one consumer warpgroup: 64 x 64 tiles in blocks of 256 threads */
         {"gemm_sm90", bm64, 3, " (-DBM=64 -DBN=64 -DSTAGES=12)"},
+        {"gemm_sm90", bm64_96, 3, " (-DBM=64 -DBN=96 -DSTAGES=10)"},
+        {"gemm_sm90", bm64_160, 3, " (-DBM=64 -DBN=160 -DSTAGES=8)"},
         {"gemm_fp8_scaled_sm90", bm64, 3, " (-DBM=64 -DBN=64 -DSTAGES=12)"},
         {"gemm_fp8_narrow_sm90", narrow_e5m2, 1, " (-DTB=e5m2)"},
         /* the norms at the bench's thread counts: 8 and 32 columns per thread in one pass, and
@@ -1022,6 +1034,10 @@ int main(int argc, char **argv)
         if (only && strcmp(variants[v].kernel, only) != 0) continue;
         const ref_kernel *rk = ref_kernel_find(variants[v].kernel);
         if (rk) load_sample(&g, rk, variants[v].defs, variants[v].ndefs, variants[v].tag, &ls[nls++]);
+    }
+    if (nls == MAX_LOADED) {   /* never silently fewer: the table outgrew the array */
+        printf("  FAIL gpucheck: more samples and variants than MAX_LOADED (%d): raise it\n", MAX_LOADED);
+        nfail++;
     }
     printf("-- samples against their C references%s\n", quick ? " (--quick: small sizes)" : "");
     test_samples(&g, ls, nls);

@@ -14,20 +14,22 @@ import tilec.gemm as gemm  # noqa: E402
 
 class Choose(unittest.TestCase):
     def test_small_m(self):
-        """M <= 256: 64 x 64 tiles (one consumer warpgroup) while they fit one wave of 132 SMs, then
-        64 x 128 tiles while those fit one wave, then ping-pong for wide N, else the persistent kernel
-        with 128 x 128 tiles."""
+        """M <= 256: the narrowest of 64 x 64, 96, 128 and 160 tiles (one consumer warpgroup) that fits
+        one wave of 132 SMs, then ping-pong for wide N, else the persistent kernel with 128 x 128
+        tiles."""
         t64 = gemm.Config("plain", {"BM": 64, "BN": 64, "STAGES": 12})
         t128 = gemm.Config("plain", {"BM": 64, "BN": 128, "STAGES": 8})
+        t96 = gemm.Config("plain", {"BM": 64, "BN": 96, "STAGES": 10})
         self.assertEqual(gemm.choose(128, 4096, 4096), t64)     # 128 tiles of 64 x 64, 64 of 64 x 128
         self.assertEqual(gemm.choose(128, 4096, 14336), t64)
         self.assertEqual(gemm.choose(128, 4224, 4096), t64)     # 132: still one wave
-        self.assertEqual(gemm.choose(128, 4232, 4096), t128)    # 133
-        self.assertEqual(gemm.choose(128, 6144, 4096), t128)
-        self.assertEqual(gemm.choose(256, 3000, 2000), t128)
+        self.assertEqual(gemm.choose(128, 4232, 4096), t96)     # 133 of 64 x 64, 90 of 64 x 96
+        self.assertEqual(gemm.choose(128, 6144, 4096), t96)     # 128 tiles of 64 x 96 (192 of 64 x 64)
+        self.assertEqual(gemm.choose(256, 3000, 2000), t96)
         self.assertEqual(gemm.choose(128, 8192, 8192), t128)
         self.assertEqual(gemm.choose(200, 4096, 4096), t128)    # 4 rows of 64 x 64 tiles: 256
-        self.assertEqual(gemm.choose(128, 10240, 8192), gemm.Config("persistent", {"BN": 128, "STAGES": 6}))
+        self.assertEqual(gemm.choose(128, 10240, 8192), gemm.Config("plain", gemm.SMALL_M[160]))   # 128 tiles
+        self.assertEqual(gemm.choose(128, 12288, 8192), gemm.Config("persistent", {"BN": 128, "STAGES": 6}))
         self.assertEqual(gemm.choose(128, 14336, 4096), gemm.Config("pingpong"))
         self.assertEqual(gemm.choose(128, 8192, 8192, sms=64), gemm.Config("persistent", {"BN": 128, "STAGES": 6}))
         self.assertEqual(gemm.choose_fp8(128, 4096, 4096), gemm.Config("fp8_scaled", {"BM": 64, "BN": 64, "STAGES": 12}))
@@ -48,8 +50,12 @@ class Choose(unittest.TestCase):
         self.assertEqual(gemm.choose(1100, 1496, 1000), gemm.Config("persistent", gemm.WIDE[192]))
         self.assertEqual(gemm.choose(1100, 1496, 3000), gemm.Config("persistent", {"BN": 128, "STAGES": 6}))   # long K
         self.assertNotIn(96, gemm.WIDE)
-        self.assertEqual(gemm.choose(512, 14336, 4096), g16)      # 2 waves of 224, or 4 of 448: 2.4
-        self.assertEqual(gemm.choose(512, 28672, 8192), bn128)    # 4 waves, or 7 smaller ones: 3.92
+        # 2 waves of 224 tiles, or 4 of 448 smaller ones (2.4); 256 tiles of 128 x 224 fill 2 waves
+        self.assertEqual(gemm.choose(512, 14336, 4096), gemm.Config("persistent", gemm.WIDE[224]))
+        # 4 waves, or 7 smaller ones (3.92); 512 tiles of 128 x 224 fill 4 waves
+        self.assertEqual(gemm.choose(512, 28672, 8192), gemm.Config("persistent", gemm.WIDE[224]))
+        self.assertEqual(gemm.choose_fp8(512, 28672, 8192), gemm.Config("fp8_scaled", {"GROUP_M": 16}))
+        self.assertEqual(gemm.choose_fp8(128, 6144, 4096), gemm.Config("fp8_scaled", {"BM": 64, "BN": 128, "STAGES": 8}))
         self.assertEqual(gemm.choose(512, 8192, 28672), g16)      # 1 wave, or 2 smaller ones: 1.12
         self.assertEqual(gemm.choose(2048, 4096, 4096), g16)      # 2 waves, or 4 smaller ones: 2.24
         self.assertEqual(gemm.choose(4096, 4096, 4096), g16)
@@ -73,14 +79,15 @@ class Choose(unittest.TestCase):
     def test_splitk(self):
         """Split-K where the cost model puts it below 0.9 of the choice without it: few tiles with long
         K (512 x 2048: 64 tiles of 128 x 128, each in 2 slices), a last partial wave of long-K tiles
-        (640 x 10240 x 16384: 3 whole waves, the other tiles in 8 slices). Not where 128 x 160 tiles
+        (512 x 11264 x 16384: one whole wave of 128 x 256 tiles, the other 44 in 3 slices). Not where 128 x 160 tiles
         fill two waves (512 x 10240 x 8192, measured on the H100: 0.966x cuBLAS against the split's
         0.922x), nor where a launch's fixed cost and the reduction outweigh the idle SMs (M = 128, K =
         4096), nor where reading A and B bounds the time (M = 128, K = 14336 or 28672), nor where
         the tiles already fill their waves."""
         plain64 = gemm.Config("plain", {"BM": 64, "BN": 128, "STAGES": 8})
         self.assertEqual(gemm.choose(512, 2048, 8192), gemm.Config("splitk", {"BN": 128, "STAGES": 5}, splits=2))
-        self.assertEqual(gemm.choose(640, 10240, 16384), gemm.Config("splitk", {"BN": 128, "STAGES": 5}, splits=8, dp=396))
+        self.assertEqual(gemm.choose(512, 11264, 16384),
+                         gemm.Config("splitk", {"BN": 256, "CW": 32, "PW": 16, "STAGES": 4}, splits=3, dp=132))
         self.assertEqual(gemm.choose(512, 10240, 8192).kind, "persistent")
         self.assertEqual(gemm.choose(128, 4096, 4096).kind, "plain")
         self.assertEqual(gemm.choose(128, 4096, 14336).kind, "plain")

@@ -11,10 +11,10 @@ gemm_pingpong_sm90.tile, gemm_cluster_sm90.tile, gemm_splitk_sm90.tile, gemm_fp8
 configuration and kept. `choose` is a rule measured on an H100 (docs/PERFORMANCE.md, "GEMM: the
 chooser"): it counts the output tiles each tile shape gives against the device's SMs, in waves.
 
-- At most 256 rows (M <= 256): the plain kernel with one consumer warpgroup, 64 x 64 tiles with 12
-  stages, one block per tile, while they fit one wave (tiles <= SMs: 64 x 128 tiles would leave half
-  the SMs idle); then 64 x 128 tiles with 8 stages while those fit one wave; past that, the
-  ping-pong kernel for wide N (N >= 14336) and the persistent kernel with 128 x 128 tiles otherwise.
+- At most 256 rows (M <= 256): the plain kernel with one consumer warpgroup, one block per tile, with
+  the narrowest of 64 x 64, 64 x 96, 64 x 128 and 64 x 160 tiles (SMALL_M) that fit one wave (tiles
+  <= SMs: the fullest wave); past that, the ping-pong kernel for wide N (N >= 14336) and the
+  persistent kernel with 128 x 128 tiles otherwise.
 - More rows: the persistent kernel, with 128 x 256 tiles (GROUP_M = 16 raster) unless 128 x 128
   tiles take less time counted in waves: waves(128 x 128) x 0.56 < waves(128 x 256), a wave of
   128 x 128 tiles costing 0.56 of one of 128 x 256 tiles (M = 512 against N = 4096: one wave of 64
@@ -22,9 +22,10 @@ chooser"): it counts the output tiles each tile shape gives against the device's
   smaller ones). Where that is one partial wave of 128 x 128 tiles and K is short (K <=
   PINGPONG_MAX_K), 128 x 192 tiles instead (one wave too, of fewer tiles).
 - More rows, then: the persistent kernel with a tile width that is not a power of two (WIDE: 128 x
-  192 or 128 x 160) where the cost model puts it below WIDE_GAIN of that choice (fuller waves:
+  224, 192 or 160) where the cost model puts it below WIDE_GAIN of that choice (fuller waves:
   512 x 6144 is one wave of 128 tiles of 128 x 192 instead of 96 of 128 x 256; 512 x 10240 is 2
-  waves of 256 tiles of 128 x 160 instead of 3 of 128 x 128).
+  waves of 256 tiles of 128 x 160 instead of 3 of 128 x 128; 512 x 28672 is 3.9 waves of 128 x 224
+  instead of 6.8 of 128 x 128).
 - More rows with rows of A and B that are not a multiple of 128 bytes (K % 64 != 0) and at least
   half a wave of 128 x 256 tiles: the cluster kernel (kind "cluster", samples/gemm_cluster_sm90.tile:
   2-CTA clusters sharing B by TMA multicast) in place of any of those: misaligned rows make TMA ask
@@ -245,15 +246,18 @@ def choose(M, N, K, sms=132):
     return base
 
 
-def _choose_tiles(M, N, K, sms):
-    """choose's tile shape and kernel before split-K is weighed (scaled_mm's choice follows it)."""
+def _choose_tiles(M, N, K, sms, small=None, wide=None):
+    """choose's tile shape and kernel before split-K is weighed (scaled_mm's choice follows it, with
+    its own lists of 64-row widths `small` and wide widths `wide`: keys of SMALL_M and WIDE)."""
+    small = sorted(SMALL_M) if small is None else small
+    wide = sorted(WIDE) if wide is None else wide
     for v, what in ((M, "M"), (N, "N"), (K, "K"), (sms, "sms")):
         if not isinstance(v, int) or v < 1:
             raise ValueError("tilec.gemm.choose: %s must be a positive int, not %r" % (what, v))
     if N % 8:   # the persistent kernels store C through TMA: 16-byte rows
         return Config("plain", {"BN": 64, "STAGES": 8} if M <= 256 else {})
     if M <= 256:
-        fits = [bn for bn in sorted(SMALL_M) if _tiles(M, N, 64, bn) <= sms]
+        fits = [bn for bn in small if _tiles(M, N, 64, bn) <= sms]
         if fits:
             base = Config("plain", SMALL_M[fits[0]])
         elif N >= 14336:
@@ -268,7 +272,7 @@ def _choose_tiles(M, N, K, sms):
             pingpong = t128 <= sms and K <= PINGPONG_MAX_K
         else:
             base = Config("persistent", {"GROUP_M": 16})
-        wide = min((Config("persistent", d) for d in WIDE.values()), key=lambda c: estimate_us(c, M, N, K, sms))
+        wide = min((Config("persistent", WIDE[w]) for w in wide), key=lambda c: estimate_us(c, M, N, K, sms))
         if pingpong:
             # one partial wave, short K: 128 x 192 tiles are fewer still (one wave too). The model (one
             # tile per SM either way) favours the smaller tiles, the H100 the wider ones: 1000x1496x1000
@@ -465,14 +469,12 @@ def workspace(like, config, M, N, K):
 FP8_DEFINES = {(128, 256): {"GROUP_M": 16}, (128, 192): {"BN": 192, "CW": 32, "STAGES": 5, "GROUP_M": 16},
                (128, 160): {"BN": 160, "CW": 16, "STAGES": 6, "GROUP_M": 16}, (128, 128): {"BN": 128, "STAGES": 6},
                (128, 64): {"BN": 64, "STAGES": 8}, (128, 32): {"BN": 32, "STAGES": 10},
-               (64, 128): {"BM": 64, "BN": 128, "STAGES": 8}, (64, 64): {"BM": 64, "BN": 64, "STAGES": 12},
-               # where bf16 takes 128 x 224 tiles fp8 takes 128 x 256: 56.6 us against 62.5 at 512x14336x4096
-               # per-tensor, 194 against 192 at 512x28672x8192 (H100, two runs; the fp8 ring has 4 stages
-               # of 44 KiB at 224)
-               (128, 224): {"GROUP_M": 16},
-               # where bf16 takes 64 x 96 tiles fp8 keeps 64 x 128: at 128x6144x4096 64 x 96 ran at 0.894x of
-               # cuBLASLt's fast accumulation against 0.918x for 64 x 128 (H100, one run)
-               (64, 96): {"BM": 64, "BN": 128, "STAGES": 8}}
+               (64, 128): {"BM": 64, "BN": 128, "STAGES": 8}, (64, 64): {"BM": 64, "BN": 64, "STAGES": 12}}
+# The widths the fp8 rule weighs: not bf16's 64 x 96, 64 x 160 and 128 x 224, which were behind where
+# measured in fp8 (H100: 128x6144x4096, 64 x 96 at 0.894x of cuBLASLt's fast accumulation against
+# 0.918x for 64 x 128; 512x14336x4096 per-tensor, 128 x 224 62.5 us against 56.6 us for 128 x 256)
+FP8_SMALL = (64, 128)
+FP8_WIDE = (160, 192)
 
 
 def choose_fp8(M, N, K, sms=132):
@@ -481,7 +483,7 @@ def choose_fp8(M, N, K, sms=132):
     kernel's 128 x 128). Measured on the H100 (docs/PERFORMANCE.md, "fp8 GEMM"): the bf16 rules
     carried over were within 0.05 of the best fp8 width at every M <= 512 sweep shape; the fp8 form of
     split-K (fp8_splitk) was behind the unsplit widths there, so it is not chosen."""
-    base = _choose_tiles(M, N, K, sms)
+    base = _choose_tiles(M, N, K, sms, small=FP8_SMALL, wide=FP8_WIDE)
     tile = (int(base.defines.get("BM", 128)), int(base.defines.get("BN", _DEFAULT_BN[base.kind])))
     return Config("fp8_scaled", FP8_DEFINES.get(tile, FP8_DEFINES[(128, 128)]))
 

@@ -54,7 +54,7 @@ class Choose(unittest.TestCase):
         self.assertEqual(gemm.choose(512, 14336, 4096), gemm.Config("persistent", gemm.WIDE[224]))
         # 4 waves, or 7 smaller ones (3.92); 512 tiles of 128 x 224 fill 4 waves
         self.assertEqual(gemm.choose(512, 28672, 8192), gemm.Config("persistent", gemm.WIDE[224]))
-        self.assertEqual(gemm.choose_fp8(512, 28672, 8192), gemm.Config("fp8_scaled", {"GROUP_M": 16}))
+        self.assertEqual(gemm.choose_fp8(512, 28672, 8192), gemm.Config("fp8_scaled", {"BN": 128, "STAGES": 6}))
         self.assertEqual(gemm.choose_fp8(128, 6144, 4096), gemm.Config("fp8_scaled", {"BM": 64, "BN": 128, "STAGES": 8}))
         self.assertEqual(gemm.choose(512, 8192, 28672), g16)      # 1 wave, or 2 smaller ones: 1.12
         self.assertEqual(gemm.choose(2048, 4096, 4096), g16)      # 2 waves, or 4 smaller ones: 2.24

@@ -35,6 +35,9 @@ chooser"): it counts the output tiles each tile shape gives against the device's
   SPLITK estimates it below SPLITK["gain"] of the choice above: few tiles for the SMs, or a last
   partial wave of long-K tiles (`dp` = the whole waves, the rest split). `estimate_us` is that model,
   its constants fitted to the H100's times of bench/gemm.py --preset splitk.
+- And where 128 x 256 tiles make at least 8 waves with the last at most half full (K >= 4096): the
+  whole waves whole and the last wave's tiles in 2-4 slices (TAIL), so that the last round costs a
+  fraction of a tile.
 
 matmul works out what a shape runs once (the choice, the kernels, their grids, a split-K workspace)
 and keeps it, so that a repeated shape costs its launches alone; `forget` drops what it kept.
@@ -243,7 +246,32 @@ def choose(M, N, K, sms=132):
     best = min(_split_candidates(M, N, K, sms), key=lambda c: estimate_us(c, M, N, K, sms), default=None)
     if best is not None and estimate_us(best, M, N, K, sms) < SPLITK["gain"] * estimate_us(base, M, N, K, sms):
         return best
-    return base
+    tail = _tail_split(base, M, N, K, sms)
+    return tail or base
+
+
+# Many waves of 128 x 256 tiles whose last wave is at most half full: that wave costs a whole round
+# of tiles for a few SMs. The split-K sample computes the whole waves' tiles whole and the last
+# wave's in TAIL["splits"] .. slices (as many as fill the SMs, at most 4), so that round takes a
+# fraction of a tile, for a reduction of a few tiles. H100, one run (docs/PERFORMANCE.md, "The last
+# wave"): 8192x14336x4096 (27.2 waves, 20 tiles left) 1205 us with 4 slices against 1219 us,
+# 8192x10240x8192 (19.4 waves, 52 left) 1693 us with 2 slices against 1726 us; at 8192x4096x4096
+# (7.8 waves, the last 76% full) splitting lost 6%.
+# Only from K = 4096 (the shapes measured; with short K a slice is a few boxes and the reduction
+# weighs more).
+TAIL = {"min_waves": 8, "max_fill": 0.5, "max_splits": 4, "min_k": 4096,
+        "defines": {"BN": 256, "CW": 32, "PW": 16, "STAGES": 4, "GROUP_M": 16}}
+
+
+def _tail_split(base, M, N, K, sms):
+    """choose's split of the last wave (TAIL), or None where it does not apply."""
+    if base.kind != "persistent" or "BN" in base.defines or K < TAIL["min_k"]:
+        return None
+    tiles = _tiles(M, N, 128, 256)
+    left = tiles % sms
+    if tiles < TAIL["min_waves"] * sms or left == 0 or left > TAIL["max_fill"] * sms:
+        return None
+    return Config("splitk", TAIL["defines"], splits=max(2, min(TAIL["max_splits"], sms // left)), dp=tiles - left)
 
 
 def _choose_tiles(M, N, K, sms, small=None, wide=None):

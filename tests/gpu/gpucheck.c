@@ -947,7 +947,7 @@ int main(int argc, char **argv)
     static const tile_define bn4096_t512[] = {{"BN", "4096"}, {"THREADS", "512"}};
     static const tile_define bn1024_t32[] = {{"BN", "1024"}, {"THREADS", "32"}};
     static const tile_define splitk_bn256[] = {{"BN", "256"}, {"STAGES", "3"}};
-    static const tile_define splitk_bn256_4[] = {{"BN", "256"}, {"STAGES", "4"}, {"CW", "32"}, {"PW", "16"}};
+    static const tile_define splitk_bn256_4[] = {{"BN", "256"}, {"STAGES", "4"}, {"CW", "32"}, {"PW", "16"}, {"GROUP_M", "16"}};
     static const tile_define splitk_fp8[] = {{"TA", "e4m3"}, {"TB", "e4m3"}, {"BK", "128"}};
     static const tile_define splitk_fp8_64[] = {{"TA", "e4m3"}, {"TB", "e5m2"}, {"BK", "128"}, {"BN", "64"},
                                                 {"STAGES", "8"}, {"CW", "32"}, {"PW", "16"}};
@@ -967,7 +967,7 @@ int main(int argc, char **argv)
         {"gemm_persistent_sm90", wide224, 4, " (-DBN=224 -DCW=16 -DSTAGES=4 -DGROUP_M=16)"},
         {"gemm_fp8_scaled_sm90", wide224, 4, " (-DBN=224 -DCW=16 -DSTAGES=4 -DGROUP_M=16)"},
         {"gemm_splitk_sm90", splitk_bn256, 2, " (-DBN=256 -DSTAGES=3)"},
-        {"gemm_splitk_sm90", splitk_bn256_4, 4, " (-DBN=256 -DSTAGES=4 -DCW=32 -DPW=16)"},
+        {"gemm_splitk_sm90", splitk_bn256_4, 5, " (-DBN=256 -DSTAGES=4 -DCW=32 -DPW=16 -DGROUP_M=16)"},
         /* fp8 inputs with the scaled reduction (every tile split) */
         {"gemm_splitk_sm90", splitk_fp8, 3, " (-DTA=e4m3 -DTB=e4m3 -DBK=128)"},
         {"gemm_splitk_sm90", splitk_fp8_64, 7, " (-DTA=e4m3 -DTB=e5m2 -DBK=128 -DBN=64 -DSTAGES=8 -DCW=32 -DPW=16)"},

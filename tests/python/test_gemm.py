@@ -59,7 +59,21 @@ class Choose(unittest.TestCase):
         self.assertEqual(gemm.choose(512, 8192, 28672), g16)      # 1 wave, or 2 smaller ones: 1.12
         self.assertEqual(gemm.choose(2048, 4096, 4096), g16)      # 2 waves, or 4 smaller ones: 2.24
         self.assertEqual(gemm.choose(4096, 4096, 4096), g16)
-        self.assertEqual(gemm.choose(8192, 28672, 8192), g16)     # 55 waves, or 109 smaller ones
+        # 55 waves of 128 x 256 tiles, or 109 of smaller ones (the last wave split in slices, below)
+        self.assertEqual(int(gemm.choose(8192, 28672, 8192).defines.get("BN", 256)), 256)
+
+    def test_last_wave(self):
+        """Many waves of 128 x 256 tiles with the last at most half full (K >= 4096): the whole waves
+        whole, the last wave's tiles in slices that fill the SMs (at most 4); not where the last wave
+        is fuller, there are few waves, or K is short."""
+        t = gemm.TAIL["defines"]
+        self.assertEqual(gemm.choose(8192, 14336, 4096), gemm.Config("splitk", t, splits=4, dp=27 * 132))   # 20 left
+        self.assertEqual(gemm.choose(8192, 10240, 8192), gemm.Config("splitk", t, splits=2, dp=19 * 132))   # 52 left
+        g16 = gemm.Config("persistent", {"GROUP_M": 16})
+        self.assertEqual(gemm.choose(8192, 8192, 8192), g16)     # 15.5 waves: 68 left
+        self.assertEqual(gemm.choose(8192, 4096, 4096), g16)     # 7.8 waves
+        self.assertEqual(gemm.choose(8192, 14336, 2048), g16)    # short K
+        self.assertEqual(gemm.choose(2048, 28672, 8192), g16)    # 13.6 waves, the last 58% full
 
     def test_misaligned_rows(self):
         """M > 256 with rows of A and B that are not a multiple of 128 bytes (K % 64 != 0) and at least

@@ -260,5 +260,29 @@ class Matmul(unittest.TestCase):
                         config=gemm.Config("persistent"))               # N = 60 with a TMA store of C
 
 
+class Profile(unittest.TestCase):
+    """bench/gemm_profile.py (the launches a profiler measures) on the simulator: a configuration
+    runs and its result is checked; a malformed one is refused with a message."""
+    SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "gemm_profile.py")
+
+    def run_script(self, *args):
+        import subprocess
+        return subprocess.run([sys.executable, self.SCRIPT] + list(args), capture_output=True, text=True, timeout=300)
+
+    def test_runs_and_checks(self):
+        p = self.run_script("300x264x200", "cluster", "--device", "sim", "--launches", "1")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("Config(cluster) on sim, 1 launches: relative Frobenius error", p.stdout)
+
+    def test_refuses(self):
+        for args, msg in ((("300x264", "cluster"), "the shape is MxNxK"),
+                          (("300x264x200", "persistent", "BN"), "is not NAME=VALUE"),
+                          (("300x264x200", "fp8_scaled"), "not cublas, chosen or a bf16 kind"),
+                          (("300x264x200", "cublas", "--device", "sim"), "cublas runs on CUDA only")):
+            p = self.run_script(*args)
+            self.assertEqual(p.returncode, 1, args)
+            self.assertIn(msg, p.stdout + p.stderr, args)
+
+
 if __name__ == "__main__":
     unittest.main()

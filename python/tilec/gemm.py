@@ -211,12 +211,6 @@ WIDE = {224: {"BN": 224, "CW": 16, "STAGES": 4, "GROUP_M": 16}, 192: {"BN": 192,
 # the split-K form chosen before ran at 0.922x). At 3000x5000x1064 the model keeps 128 x 256 tiles
 # (128 x 192: 1.02 of it), and 128 x 192 and 128 x 160 did not beat them there.
 WIDE_GAIN = 0.95
-# M <= 256: the plain kernel with one consumer warpgroup (BM = 64) where its tiles fit one wave: 64 x 64
-# tiles (12 stages) while they do, else 64 x 128 (8 stages). The same tile counts as the 128 x 32
-# and 128 x 64 tiles that came before them, with half the bytes per MAC of 128 x 32. H100, one run
-# (docs/PERFORMANCE.md, "One consumer warpgroup for few rows"): 128x4096x4096 1.010x cuBLAS against
-# 0.953x for 128 x 32 tiles, 128x4096x14336 1.059x against 1.013x, 128x8192x8192 0.995x against 0.966x
-# for 128 x 64 tiles, 128x8192x28672 1.039x against 1.004x, 256x3000x2000 0.981x against 0.960x.
 # M > 256 with rows of A and B that are not a multiple of 128 bytes (K % 64 != 0 in bf16) and at
 # least half a wave of 128 x 256 tiles: the cluster kernel (2-CTA clusters sharing B by multicast)
 # whatever the rules above chose. A misaligned row straddles two L2 lines in 7 of every 8 box rows,
@@ -229,8 +223,14 @@ WIDE_GAIN = 0.95
 # fewer tiles (1000x1496x1000: 48) the 128 x 192 tiles stay ahead (0.855x against 0.666x). At
 # aligned shapes the persistent kernel stays 1-3% ahead of the cluster one.
 CLUSTER_PITCH = 64
-# The narrowest of these widths whose tiles fit one wave is taken (the fullest wave): 64 x 96 and 64 x
-# 160 fill the SMs where 64 x 64 and 64 x 128 tiles overflow a wave or leave it part empty
+# M <= 256: the plain kernel with one consumer warpgroup (BM = 64) where its tiles fit one wave, the
+# narrowest of these widths whose tiles do (the fullest wave), each with the deepest ring that fits.
+# 64 x 64 and 64 x 128 make the same tile counts as the 128 x 32 and 128 x 64 tiles that came before
+# them, with half the bytes per MAC of 128 x 32. H100, one run (docs/PERFORMANCE.md, "One consumer
+# warpgroup for few rows"): 128x4096x4096 1.010x cuBLAS against 0.953x for 128 x 32 tiles,
+# 128x4096x14336 1.059x against 1.013x, 128x8192x8192 0.995x against 0.966x for 128 x 64 tiles,
+# 128x8192x28672 1.039x against 1.004x. 64 x 96 and 64 x 160 fill the SMs where 64 x 64 and 64 x 128
+# tiles overflow a wave or leave it part empty
 # (128x6144x4096: 128 tiles of 64 x 96, 1.011x cuBLAS against 0.985x for 96 of 64 x 128; 256x3000x2000:
 # 128 of 64 x 96, 1.023x against 1.000x; 128x10240x8192: 128 of 64 x 160, 0.992x against 0.979x for
 # the persistent kernel's 80 of 128 x 128; H100, one run).
@@ -252,7 +252,7 @@ def choose(M, N, K, sms=132):
 
 # Many waves of 128 x 256 tiles whose last wave is at most half full: that wave costs a whole round
 # of tiles for a few SMs. The split-K sample computes the whole waves' tiles whole and the last
-# wave's in TAIL["splits"] .. slices (as many as fill the SMs, at most 4), so that round takes a
+# wave's in as many slices as fill the SMs (2 to TAIL["max_splits"]), so that round takes a
 # fraction of a tile, for a reduction of a few tiles. H100, one run (docs/PERFORMANCE.md, "The last
 # wave"): 8192x14336x4096 (27.2 waves, 20 tiles left) 1205 us with 4 slices against 1219 us,
 # 8192x10240x8192 (19.4 waves, 52 left) 1693 us with 2 slices against 1726 us; at 8192x4096x4096
@@ -300,15 +300,15 @@ def _choose_tiles(M, N, K, sms, small=None, wide=None):
             pingpong = t128 <= sms and K <= PINGPONG_MAX_K
         else:
             base = Config("persistent", {"GROUP_M": 16})
-        wide = min((Config("persistent", WIDE[w]) for w in wide), key=lambda c: estimate_us(c, M, N, K, sms))
+        widest = min((Config("persistent", WIDE[w]) for w in wide), key=lambda c: estimate_us(c, M, N, K, sms))
         if pingpong:
             # one partial wave, short K: 128 x 192 tiles are fewer still (one wave too). The model (one
             # tile per SM either way) favours the smaller tiles, the H100 the wider ones: 1000x1496x1000
             # 0.883x cuBLAS with 128 x 192 tiles (64) against the ping-pong kernel's 0.860x (96 tiles
             # of 128 x 128), 1000x1504x1000 0.899x
             base = Config("persistent", WIDE[192])
-        elif estimate_us(wide, M, N, K, sms) < WIDE_GAIN * estimate_us(base, M, N, K, sms):
-            base = wide
+        elif estimate_us(widest, M, N, K, sms) < WIDE_GAIN * estimate_us(base, M, N, K, sms):
+            base = widest
         if K % CLUSTER_PITCH and t256 >= sms // 2:
             base = Config("cluster")
     return base

@@ -1182,17 +1182,9 @@ static Ex index_expr(Sema *s, const Node *n)
         Value *st = sema_pipe_stage(s, n, base.v, ry);
         return st ? sema_ex_val(st) : sema_ex_err();
     }
-    if (ry && ry->one_stage && bt && bt->kind == TY_SMEM && bt->stages == 1) {
-        /* stages(1): a ring of one stage, so that a kernel written for S stages runs with S = 1;
-         * buf[s] is buf itself (s evaluated and, when constant, checked to be 0) */
-        if (n->nlist != 1) {
-            diag_error(s->diag, n->loc, "a ring of shared tiles takes one index, not %d", n->nlist);
-            return sema_ex_err();
-        }
-        if (!sema_i32_in(s, n->list[0], 0, 0, "stage index")) return sema_ex_err();
-        return base;
-    }
-    if (bt && ((bt->kind == TY_SMEM && bt->stages > 1) || (bt->kind == TY_MBAR && bt->rank == 1))) {
+    /* stages(1): a ring of one stage, so that a kernel written for S stages runs with S = 1 */
+    int one = ry && ry->one_stage && bt && bt->kind == TY_SMEM && bt->stages == 1;
+    if (bt && ((bt->kind == TY_SMEM && (bt->stages > 1 || one)) || (bt->kind == TY_MBAR && bt->rank == 1))) {
         int ring = bt->kind == TY_SMEM;
         if (n->nlist != 1) {
             diag_error(s->diag, n->loc, "%s takes one index, not %d", ring ? "a ring of shared tiles" : "an mbarrier array",
@@ -1202,6 +1194,7 @@ static Ex index_expr(Sema *s, const Node *n)
         Value *ops[2] = {base.v, sema_i32_in(s, n->list[0], 0, (ring ? bt->stages : bt->shape[0]) - 1,
                                              ring ? "stage index" : "mbarrier index")};
         if (!ops[1]) return sema_ex_err();
+        if (one) return base;   /* buf[s] is buf itself */
         const Type *rt = ring ? ir_type_smem(s->m, bt->elem, bt->rank, bt->shape, 1, bt->swizzle) : ir_type_mbar(s->m, 0);
         return sema_ex_val(ir_build1(&s->b, ring ? OP_SMEM_STAGE : OP_MBAR_AT, n->loc, ops, 2, rt));
     }

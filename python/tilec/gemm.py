@@ -445,12 +445,11 @@ class _Plan:
         bm, bn = self.kernel.params[0].box[0], self.kernel.params[1].box[0]
         tiles = _tiles(M, N, bm, bn)
         self.grid = tiles if cfg.kind == "plain" else min(tiles, sms)
-        if cfg.kind == "cluster":   # box b is half a tile's columns; 2-CTA clusters, a pair of M tiles each
-            pairs = (-(-M // bm) + 1) // 2 * -(-N // (2 * bn))
-            self.grid = 2 * min(pairs, max(1, sms // 2))
-        if cfg.kind == "fp8_narrow":   # box a is half a tile's rows; 2-CTA clusters, a pair of N tiles each
-            pairs = -(-M // (2 * bm)) * ((-(-N // bn) + 1) // 2)
-            self.grid = 2 * min(pairs, max(1, sms // 2))
+        # 2-CTA clusters, one per pair of tiles, at most one CTA per SM
+        if cfg.kind == "cluster":      # box b is half a tile's columns; a pair: two tiles along M
+            self.grid = 2 * min((-(-M // bm) + 1) // 2 * -(-N // (2 * bn)), max(1, sms // 2))
+        if cfg.kind == "fp8_narrow":   # box a is half a tile's rows; a pair: two tiles along N
+            self.grid = 2 * min(-(-M // (2 * bm)) * ((-(-N // bn) + 1) // 2), max(1, sms // 2))
         if cfg.kind in _SPLIT:
             self.dp = min(cfg.dp, tiles)
             self.slots = (tiles - self.dp) * cfg.splits

@@ -751,11 +751,10 @@ const RtBackend *rt_device_backend(const tile_device *d) { return d ? d->be : NU
 
 tile_status tile_module_load(tile_device *d, const tile_program *p, tile_module **out)
 {
-    return rt_module_load_linked(d, p, NULL, NULL, out);
+    return rt_module_load_ptx(d, p, NULL, out);
 }
 
-tile_status rt_module_load_linked(tile_device *d, const tile_program *p, const char *extra_ptx, const char *extra_name,
-                                  tile_module **out)
+tile_status rt_module_load_ptx(tile_device *d, const tile_program *p, const char *ptx, tile_module **out)
 {
     GUARD();
     NEED_DEVICE("tile_module_load", d);
@@ -768,6 +767,9 @@ tile_status rt_module_load_linked(tile_device *d, const tile_program *p, const c
     const char *image = NULL;
     size_t len = 0;
     int is_text = 0;
+    if (ptx && (d->be->takes_ir || d->be->loads_hsaco))
+        return rt_error(TILE_ERROR_NOT_AVAILABLE, "tile_shmem_module_load: NVSHMEM kernels load on CUDA devices only, "
+                        "not on the %s", d->be->takes_ir ? "simulator" : "hip back end");
     if (d->be->takes_ir) {   /* the simulator runs the lowered IR of any target */
         if (tile_program_emit(p, TILE_STAGE_IR_LOWERED, &image, &len) != TILE_SUCCESS)
             return rt_error(TILE_ERROR_NOT_AVAILABLE, "tile_module_load: the program has no lowered IR");
@@ -782,6 +784,10 @@ tile_status rt_module_load_linked(tile_device *d, const tile_program *p, const c
     } else if ((st = rt_check_target(tile_program_target(p), d->info.cc_major, d->info.cc_minor, d->info.name,
                                      last_error, sizeof last_error)) != TILE_SUCCESS) {
         return st;
+    } else if (ptx) {   /* the caller's PTX for the program (rt_shmem.c: the kernel and NVSHMEM's functions) */
+        image = ptx;
+        len = strlen(ptx);
+        is_text = 1;
     } else if (tile_program_emit(p, TILE_STAGE_CUBIN, &image, &len) != TILE_SUCCESS) {
         if (tile_program_emit(p, TILE_STAGE_PTX, &image, &len) != TILE_SUCCESS)
             return rt_error(TILE_ERROR_NOT_AVAILABLE,
@@ -789,14 +795,10 @@ tile_status rt_module_load_linked(tile_device *d, const tile_program *p, const c
         is_text = 1;
     }
     char shfn[128];
-    if (!d->be->takes_ir && !extra_ptx && is_text && rt_ptx_shmem_extern(image, shfn, sizeof shfn))
+    if (!d->be->takes_ir && !ptx && is_text && rt_ptx_shmem_extern(image, shfn, sizeof shfn))
         return rt_error(TILE_ERROR_NOT_AVAILABLE,
                         "tile_module_load: the program calls NVSHMEM (%s): load it with tile_shmem_module_load "
                         "after tile_shmem_init (docs/RUNTIME.md, \"Multi-GPU\")", shfn);
-    if (extra_ptx && (!is_text || !d->be->module_link))
-        return rt_error(TILE_ERROR_NOT_AVAILABLE, "tile_shmem_module_load: %s",
-                        !d->be->module_link ? "the back end cannot link device libraries"
-                                            : "the program has a cubin, not PTX, to link (compile without assemble)");
     int n = tile_program_kernel_count(p);
     tile_module *m = calloc(1, sizeof *m);
     tile_kernel *ks = calloc((size_t)(n ? n : 1), sizeof *ks);
@@ -807,12 +809,7 @@ tile_status rt_module_load_linked(tile_device *d, const tile_program *p, const c
     }
     m->dev = d;
     m->kernels = ks;
-    if (extra_ptx) {
-        const char *imgs[2] = {image, extra_ptx}, *names[2] = {"kernel.ptx", extra_name ? extra_name : "lib.ptx"};
-        st = d->be->module_link(d->h, imgs, names, 2, &m->h);
-    } else {
-        st = d->be->module_load(d->h, image, len, is_text, &m->h);
-    }
+    st = d->be->module_load(d->h, image, len, is_text, &m->h);
     if (st != TILE_SUCCESS) {
         free(ks);
         free(m);

@@ -68,10 +68,6 @@
     X(ModuleUnload, PFN_cuModuleUnload_v2000)                                                                \
     X(ModuleGetFunction, PFN_cuModuleGetFunction_v2000)                                                      \
     X(ModuleGetGlobal, PFN_cuModuleGetGlobal_v3020)                                                          \
-    X(LinkCreate, PFN_cuLinkCreate_v6050)                                                                    \
-    X(LinkAddData, PFN_cuLinkAddData_v6050)                                                                  \
-    X(LinkComplete, PFN_cuLinkComplete_v5050)                                                                \
-    X(LinkDestroy, PFN_cuLinkDestroy_v5050)                                                                  \
     X(MemHostAlloc, PFN_cuMemHostAlloc_v2020)                                                                \
     X(MemHostGetDevicePointer, PFN_cuMemHostGetDevicePointer_v3020)                                          \
     X(MemFreeHost, PFN_cuMemFreeHost_v2000)                                                                  \
@@ -536,52 +532,6 @@ static tile_status cuda_module_load(void *h, const void *image, size_t n, int is
     return st;
 }
 
-/* Links PTX images (NUL-terminated) with the driver's JIT linker and loads the result: the kernel
- * and the device-library PTX it calls (NVSHMEM, rt_shmem.c). The linker's error log follows the
- * message on failure. */
-static tile_status cuda_module_link(void *h, const char *const *ptx, const char *const *names, int n, void **out)
-{
-    ENTER(h);
-    enum { LOG = 16384 };
-    char *elog = calloc(1, LOG);
-    if (!elog) return rt_error(TILE_ERROR_OUT_OF_MEMORY, "tile_module_load: out of memory");
-    CUjit_option o[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-    void *v[] = {elog, (void *)(size_t)LOG};
-    CUlinkState ls = NULL;
-    CUmodule m = NULL;
-    const char *what = "cuLinkCreate";
-    CUresult r = cu.LinkCreate(2, o, v, &ls);
-    for (int i = 0; i < n && r == CUDA_SUCCESS; i++) {
-        what = "cuLinkAddData (PTX)";
-        r = cu.LinkAddData(ls, CU_JIT_INPUT_PTX, (void *)ptx[i], strlen(ptx[i]) + 1, names[i], 0, NULL, NULL);
-    }
-    void *cubin = NULL;
-    size_t cubin_n = 0;
-    if (r == CUDA_SUCCESS) {
-        what = "cuLinkComplete";
-        r = cu.LinkComplete(ls, &cubin, &cubin_n);
-    }
-    if (r == CUDA_SUCCESS) {
-        what = "cuModuleLoadDataEx (linked cubin)";
-        r = cu.ModuleLoadDataEx(&m, cubin, 0, NULL, NULL);
-    }
-    tile_status st = TILE_SUCCESS;
-    if (r != CUDA_SUCCESS) {
-        elog[LOG - 1] = 0;
-        st = fail(r, what);
-        if (*elog) {
-            char *e = rt_error_buffer();
-            size_t used = strlen(e);
-            if (used + 16 < RT_ERR_LEN) snprintf(e + used, RT_ERR_LEN - used, "\nJIT linker log:\n%s", elog);
-        }
-    } else {
-        *out = m;
-    }
-    if (ls) cu.LinkDestroy(ls);
-    free(elog);
-    return st;
-}
-
 static tile_status cuda_module_unload(void *h, void *m)
 {
     ENTER(h);
@@ -778,7 +728,6 @@ const RtBackend rt_cuda_backend = {
     .event_query = cuda_event_query,
     .event_elapsed = cuda_event_elapsed,
     .module_load = cuda_module_load,
-    .module_link = cuda_module_link,
     .module_unload = cuda_module_unload,
     .module_function = cuda_module_function,
     .function_set_shared = cuda_function_set_shared,

@@ -19,10 +19,13 @@
  * a grace period and are then killed (a PE blocked in NVSHMEM's bootstrap on a dead peer would
  * otherwise wait for ever).
  *
- * Module load: the kernel's PTX declares NVSHMEM's device functions `.extern .func`; it is linked
- * with the device library's PTX through the driver's JIT linker (rt_cuda.c module_link), then
- * registered with nvshmemx_cumodule_init, which finds nvshmemi_device_state_d and
- * nvshmemi_device_lib_version_d in the linked module. The device-library PTX is made from
+ * Module load: the kernel's PTX declares NVSHMEM's device functions `.extern .func`; the runtime
+ * makes one PTX module of it and the device library's PTX (rt_ptx_merge_library: the library's
+ * functions and globals, then the kernel without those declarations) and loads that through the
+ * driver's JIT, which compiles the kernel with the functions it calls as one program. (Linked as
+ * separate objects, the calls stay extern, and ptxas then serialises every wgmma of the kernel:
+ * C7509.) The module is registered with nvshmemx_cumodule_init, which finds
+ * nvshmemi_device_state_d and nvshmemi_device_lib_version_d in it. The device-library PTX is made from
  * libnvshmem_device.bc by LLVM's NVPTX back end (scripts/nvshmem_devlib.sh) and cached outside the
  * source tree: NVSHMEM-derived code is never part of tilec.
  */
@@ -648,6 +651,95 @@ static int devlib_defines(const char *lib, const char *name)
     return 0;
 }
 
+/* The end of a PTX text's header (just past the `.address_size` line that closes it, or past
+ * `.target` when there is none), its `.version` as major * 100 + minor and its `.target` word;
+ * 0 when it has no `.version` or `.target` line before the first declaration. */
+static const char *ptx_header(const char *ptx, int *version, char target[64])
+{
+    *version = -1;
+    target[0] = 0;
+    const char *end = NULL;
+    for (const char *l = ptx; *l;) {
+        const char *eol = strchr(l, '\n');
+        const char *next = eol ? eol + 1 : l + strlen(l);
+        const char *t = l;
+        while (*t == ' ' || *t == '\t') t++;
+        int maj, min;
+        if (!strncmp(t, ".version", 8) && sscanf(t + 8, "%d.%d", &maj, &min) == 2) {
+            *version = maj * 100 + min;
+            end = next;
+        } else if (!strncmp(t, ".target", 7)) {
+            sscanf(t + 7, " %63[^ ,\t\n]", target);
+            end = next;
+        } else if (!strncmp(t, ".address_size", 13)) {
+            end = next;
+            break;
+        } else if (*t != '\n' && *t != '\r' && *t && strncmp(t, "//", 2)) {
+            break;   /* the first declaration: the header is over */
+        }
+        l = next;
+    }
+    return *version >= 0 && target[0] ? end : NULL;
+}
+
+/* The device library's `.visible`/`.weak` functions are defined in its text: a kernel line
+ * `.extern .func [(ret)] NAME(` naming one of them is dropped from the merged module. */
+static int drops_extern(const char *line, size_t n, const char *lib)
+{
+    if (n < 14 || strncmp(line, ".extern .func ", 14)) return 0;
+    const char *p = line + 14;
+    if (*p == '(') {   /* the return parameter */
+        const char *close = memchr(p, ')', n - 14);
+        if (!close) return 0;
+        p = close + 1;
+        while (*p == ' ') p++;
+    }
+    char name[128];
+    size_t k = 0;
+    while (p + k < line + n && p[k] != '(' && p[k] != ' ' && k + 1 < sizeof name) name[k] = p[k], k++;
+    name[k] = 0;
+    return k > 0 && devlib_defines(lib, name);
+}
+
+char *rt_ptx_merge_library(const char *kernel, const char *lib, char *why, size_t n)
+{
+    int kv, lv;
+    char kt[64], lt[64];
+    const char *kbody = ptx_header(kernel, &kv, kt), *lbody = ptx_header(lib, &lv, lt);
+    if (!kbody || !lbody) {
+        snprintf(why, n, "the %s PTX has no .version and .target header", !kbody ? "kernel's" : "device library's");
+        return NULL;
+    }
+    if (strcmp(kt, lt)) {
+        snprintf(why, n, "the device library is PTX for %s, the kernel for %s", lt, kt);
+        return NULL;
+    }
+    int v = kv > lv ? kv : lv;
+    size_t cap = strlen(lbody) + strlen(kbody) + 256;
+    char *out = malloc(cap);
+    if (!out) {
+        snprintf(why, n, "out of memory");
+        return NULL;
+    }
+    size_t len = (size_t)snprintf(out, cap, "// the kernel with NVSHMEM's device functions: one module\n"
+                                            ".version %d.%d\n.target %s\n.address_size 64\n\n", v / 100, v % 100, kt);
+    size_t ln = strlen(lbody);
+    memcpy(out + len, lbody, ln);
+    len += ln;
+    out[len++] = '\n';
+    for (const char *l = kbody; *l;) {
+        const char *eol = strchr(l, '\n');
+        size_t m = eol ? (size_t)(eol - l) + 1 : strlen(l);
+        if (!drops_extern(l, m, lib)) {
+            memcpy(out + len, l, m);
+            len += m;
+        }
+        l += m;
+    }
+    out[len] = 0;
+    return out;
+}
+
 tile_status tile_shmem_module_load(tile_shmem *s, const tile_program *p, tile_module **out)
 {
     NEED_SHMEM("tile_shmem_module_load", s);
@@ -674,8 +766,13 @@ tile_status tile_shmem_module_load(tile_shmem *s, const tile_program *p, tile_mo
                             !strncmp(name, "nvshmemx_qp_", 12) ? ": the queue-pair API needs NVSHMEM 3.5.19+ "
                             "(compile without shmem_qp / --shmem-qp)" : "");
     }
+    char why[256];
+    char *one = rt_ptx_merge_library(ptx, s->devlib, why, sizeof why);
+    if (!one)
+        return rt_error(TILE_ERROR_NO_SHMEM, "tile_shmem_module_load: %s (%s)", why, s->devlib_path);
     tile_module *m = NULL;
-    st = rt_module_load_linked(s->dev, p, s->devlib, "nvshmem_device.ptx", &m);
+    st = rt_module_load_ptx(s->dev, p, one, &m);
+    free(one);
     if (st != TILE_SUCCESS) return st;
     int r = s->nvshmemx_cumodule_init(rt_module_handle(m));
     if (r != 0) {

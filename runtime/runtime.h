@@ -219,9 +219,6 @@ typedef struct RtBackend {
     tile_status (*module_global)(void *dev, void *m, const char *name, tile_devptr *addr, size_t *bytes);
     tile_status (*host_alloc_mapped)(void *dev, size_t n, void **host, tile_devptr *dev_addr);
     void (*host_free_mapped)(void *dev, void *host);
-    /* Links n PTX images (NUL-terminated; names for the log) with the JIT linker and loads the
-     * result (NULL where the back end cannot): kernels calling NVSHMEM, rt_shmem.c. */
-    tile_status (*module_link)(void *dev, const char *const *ptx, const char *const *names, int n, void **out);
     /* 1: module_load takes the program's code object (TILE_STAGE_HSACO) and the program's AMD
      * target is checked against tile_device_info.arch (rt_check_amd_target): the hip back end. */
     int loads_hsaco;
@@ -282,10 +279,15 @@ void rt_watchdog_free(const RtBackend *be, void *dev, RtWatchdog *w);
 
 /* ================================ rt_api.c, for rt_shmem.c ================================ */
 
-/* tile_module_load with extra PTX linked in (extra_ptx NULL: the plain load; with extra, the
- * program's PTX and extra are linked through be->module_link). */
-tile_status rt_module_load_linked(tile_device *d, const tile_program *p, const char *extra_ptx, const char *extra_name,
-                                  tile_module **out);
+/* tile_module_load with the program's code given as PTX text (ptx NULL: the plain load; else
+ * NUL-terminated PTX that the CUDA back end loads instead of the program's, rt_shmem.c's module of
+ * the kernel and NVSHMEM's device functions). */
+tile_status rt_module_load_ptx(tile_device *d, const tile_program *p, const char *ptx, tile_module **out);
+/* One PTX module of a kernel's PTX and a device library's (rt_shmem.c): the kernel's header with
+ * the higher .version of the two, the library's functions and globals, then the kernel without
+ * its `.extern .func` declarations of functions the library defines. NULL with the reason in why
+ * when the two are for different targets or a header is missing; malloc'd. */
+char *rt_ptx_merge_library(const char *kernel, const char *lib, char *why, size_t n);
 /* The back end's handle of a module (a CUmodule on CUDA) and the back end of a device. */
 void *rt_module_handle(const tile_module *m);
 const RtBackend *rt_device_backend(const tile_device *d);

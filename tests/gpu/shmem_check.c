@@ -60,6 +60,8 @@ typedef struct Opts {
     int ag_iters;                    /* aggemm: timed calls per shape */
     int ag_pw[3], nag_pw;            /* aggemm: the sample's PW (warps per block that send the shard) to run */
     long long ag_shapes[8][3];       /* aggemm: M (gathered rows), N, K */
+    tile_define ag_defs[8];          /* aggemm: more -D overrides of the sample (GROUP_M, STAGES, ...) */
+    int nag_defs;
     int nag;
     int dtypes;          /* collectives: 1 f32, 2 bf16, 3 both */
     size_t ar_switch;       /* all-reduce: the largest bytes per PE that choose the one-shot form */
@@ -626,8 +628,9 @@ static int run_aggemm(tile_shmem *s, int pe, const Opts *o, int put_warps)
     tile_kernel *k = NULL;
     char pw[8];
     snprintf(pw, sizeof pw, "%d", put_warps);
-    tile_define def = {"PW", pw};
-    TRY(compile_defs("samples/multi/ag_gemm.tile", &def, 1, &p));
+    tile_define defs[9] = {{"PW", pw}};
+    memcpy(defs + 1, o->ag_defs, (size_t)o->nag_defs * sizeof *defs);
+    TRY(compile_defs("samples/multi/ag_gemm.tile", defs, 1 + o->nag_defs, &p));
     TRY(tile_shmem_module_load(s, p, &m));
     TRY(tile_module_get_kernel(m, "ag_gemm", &k));
     size_t maxa = 0, maxb = 0, maxc = 0, maxsh = 0;
@@ -951,6 +954,15 @@ int main(int argc, char **argv)
                 o.ag_pw[o.nag_pw++] = v;
             }
         }
+        else if (!strcmp(argv[i], "--ag-define") && i + 1 < argc) {
+            char *t = argv[++i], *eq = strchr(t, '=');
+            if (o.nag_defs == 8 || !eq || eq == t || !eq[1]) {
+                fprintf(stderr, "shmem_check: --ag-define takes NAME=VALUE (up to 8), not '%s'\n", t);
+                return 2;
+            }
+            *eq = 0;
+            o.ag_defs[o.nag_defs++] = (tile_define){t, eq + 1};
+        }
         else if (!strcmp(argv[i], "--ag-shapes") && i + 1 < argc) {
             o.nag = 0;
             for (char *t = strtok(argv[++i], ","); t; t = strtok(NULL, ",")) {
@@ -982,7 +994,7 @@ int main(int argc, char **argv)
         else {
             fprintf(stderr, "usage: shmem_check [--npes N] [--max-bytes B] [--iters I] [--per P,P,...] [--dtype f32|bf16|both] "
                             "[--ar-switch B] [--ar-oneshot-max B] [--ar-send tile|part] [--tile-bytes B] [--direct 0|1|2] "
-                            "[--ar-direct-switch B] [--ag-shapes MxNxK,...] [--ag-iters I] [--ag-pw W,...] [allgather] [aggemm] [reducescatter] [allreduce] [pingpong] "
+                            "[--ar-direct-switch B] [--ag-shapes MxNxK,...] [--ag-iters I] [--ag-pw W,...] [--ag-define NAME=VALUE] [allgather] [aggemm] [reducescatter] [allreduce] [pingpong] "
                             "[order] [qp]\n");
             return 2;
         }

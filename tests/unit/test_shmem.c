@@ -10,6 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ir.h"
+#include "ptx.h"
 #include "runtime.h"
 #include "suites.h"
 #include "tile.h"
@@ -136,6 +138,89 @@ START_TEST(programs_calling_nvshmem_are_recognised)
 }
 END_TEST
 
+static char *read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    ck_assert(s && fread(s, 1, (size_t)n, f) == (size_t)n);
+    s[n] = 0;
+    fclose(f);
+    return s;
+}
+
+/* A stand-in device library for `kernel`: every function it declares `.extern .func` defined with
+ * an empty body, a global, and a higher .version than tilec's. */
+static char *stand_in_library(const char *kernel)
+{
+    StrBuf b;
+    sb_init(&b);
+    sb_printf(&b, "// a stand-in device library\n.version 8.7\n.target sm_90a\n.address_size 64\n\n"
+                  ".visible .global .align 8 .b8 stand_in_state[64];\n");
+    for (const char *d = strstr(kernel, ".extern .func "); d; d = strstr(d + 1, ".extern .func ")) {
+        const char *eol = strchr(d, '\n');
+        ck_assert(eol && eol[-1] == ';');
+        sb_printf(&b, ".visible .func %.*s\n{\n\tret;\n}\n", (int)(eol - 1 - (d + 14)), d + 14);
+    }
+    return sb_take(&b);
+}
+
+START_TEST(kernel_and_library_make_one_module)
+{
+    /* the fused all-gather GEMM: wgmma pipelines and NVSHMEM calls in one kernel */
+    char *src = read_file("samples/multi/ag_gemm.tile");
+    tile_program *p = NULL;
+    tile_compile_options o = {.target = TILE_TARGET_SM90A, .opt_level = 2};
+    ck_assert_int_eq(tile_compile(src, strlen(src), "ag_gemm.tile", &o, &p), TILE_SUCCESS);
+    const char *ptx = NULL;
+    size_t n = 0;
+    ck_assert_int_eq(tile_program_emit(p, TILE_STAGE_PTX, &ptx, &n), TILE_SUCCESS);
+    ck_assert_ptr_nonnull(strstr(ptx, ".extern .func nvshmemx_bfloat16_put_signal_nbi_warp("));
+    char *lib = stand_in_library(ptx), why[256] = "";
+    char *one = rt_ptx_merge_library(ptx, lib, why, sizeof why);
+    ck_assert_msg(one != NULL, "%s", why);
+    /* one header, the higher version; the library before the kernel; no extern function left */
+    ck_assert(!strncmp(strstr(one, ".version"), ".version 8.7\n.target sm_90a\n.address_size 64\n", 44));
+    ck_assert_ptr_null(strstr(strstr(one, ".version") + 1, ".version"));
+    ck_assert_ptr_null(strstr(one, ".extern .func"));
+    ck_assert_ptr_nonnull(strstr(one, ".extern .shared"));   /* the kernel's other declarations stay */
+    char *state = strstr(one, "stand_in_state"), *entry = strstr(one, ".entry ag_gemm");
+    ck_assert(state && entry && state < entry);
+    /* ptxas compiles it as one program: no extern call, so no serialised wgmma (C7509) */
+    DiagCtx d;
+    diag_init(&d);
+    unsigned char *cubin = NULL;
+    size_t len = 0;
+    int rc = ptx_assemble(one, PTX_SM90A, &cubin, &len, &d);
+    StrBuf r;
+    sb_init(&r);
+    diag_render(&d, &r);
+    ck_assert_msg(rc == 0 && cubin && len > 64, "ptxas: %.2000s", r.data ? r.data : "");
+    ck_assert_msg(!r.data || !strstr(r.data, "C7509"), "ptxas: %.2000s", r.data);
+    sb_free(&r);
+    diag_free(&d);
+    free(cubin);
+    free(one);
+
+    /* a library for another target, and texts without a header, are refused with the reason */
+    char *other = strdup(lib);
+    memcpy(strstr(other, "sm_90a"), "sm_80 ", 6);
+    ck_assert_ptr_null(rt_ptx_merge_library(ptx, other, why, sizeof why));
+    ck_assert_str_eq(why, "the device library is PTX for sm_80, the kernel for sm_90a");
+    ck_assert_ptr_null(rt_ptx_merge_library(ptx, ".visible .func f()\n{\n\tret;\n}\n", why, sizeof why));
+    ck_assert_str_eq(why, "the device library's PTX has no .version and .target header");
+    ck_assert_ptr_null(rt_ptx_merge_library("", lib, why, sizeof why));
+    ck_assert_str_eq(why, "the kernel's PTX has no .version and .target header");
+    free(other);
+    ir_free(lib);
+    free(src);
+    tile_program_destroy(p);
+}
+END_TEST
+
 Suite *shmem_suite(void)
 {
     Suite *s = suite_create("shmem");
@@ -147,6 +232,7 @@ Suite *shmem_suite(void)
     tcase_add_test(c, a_pe_blocked_on_a_dead_peer_is_killed);
     tcase_add_test(c, launch_runs_a_program_per_pe);
     tcase_add_test(c, programs_calling_nvshmem_are_recognised);
+    tcase_add_test(c, kernel_and_library_make_one_module);
     suite_add_tcase(s, c);
     return s;
 }

@@ -4,7 +4,7 @@
  *   shmem_check [--npes N] [--max-bytes B] [--iters I] [--per P,P,...] [--dtype f32|bf16|both]
  *               [--ar-switch B] [--ar-oneshot-max B] [--ar-send tile|part] [--tile-bytes B]
  *               [--direct 0|1|2] [--ar-direct-switch B]
- *               [--ag-shapes MxNxK,...] [--ag-iters I] [--ag-pw W,...]
+ *               [--ag-shapes MxNxK,...] [--ag-iters I] [--ag-pw W,...] [--ag-define NAME=VALUE]
  *               [allgather] [aggemm] [reducescatter] [allreduce] [pingpong] [order] [qp]
  *
  * allgather: samples/multi/ring_allgather.tile at 4 KiB .. max-bytes (default 256 MiB) per PE, x4
@@ -34,7 +34,8 @@
  *   each 128-row tile. Then the time per call (CUDA events around --iters calls, default 20, after 2
  *   unchecked ones) and TFLOP/s; bench/ag_gemm.py times NCCL's all-gather followed by cuBLAS at the
  *   same shapes. --ag-pw: the warps per block that send the shard (the sample's PW, 1 to 3; default 3),
- *   each count in the list run at every shape.
+ *   each count in the list run at every shape; --ag-define (repeatable, up to 8): more -D overrides
+ *   of the sample (GROUP_M, STAGES, ...).
  * pingpong:  samples/multi/pingpong.tile, round-trip latency (2 PEs).
  * order:     tests/gpu/shmem/order.tile: data put_nbi, then fence (and again with quiet), then a flag
  *   on the same queue pair: the receiver never sees the flag before the data (2 PEs).

@@ -665,7 +665,7 @@ static const char *ptx_header(const char *ptx, int *version, char target[64])
         const char *t = l;
         while (*t == ' ' || *t == '\t') t++;
         int maj, min;
-        if (!strncmp(t, ".version", 8) && sscanf(t + 8, "%d.%d", &maj, &min) == 2) {
+        if (!strncmp(t, ".version", 8) && sscanf(t + 8, "%3d.%3d", &maj, &min) == 2 && maj >= 0 && min >= 0) {
             *version = maj * 100 + min;
             end = next;
         } else if (!strncmp(t, ".target", 7)) {

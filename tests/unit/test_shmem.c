@@ -212,6 +212,8 @@ START_TEST(kernel_and_library_make_one_module)
     ck_assert_str_eq(why, "the device library is PTX for sm_80, the kernel for sm_90a");
     ck_assert_ptr_null(rt_ptx_merge_library(ptx, ".visible .func f()\n{\n\tret;\n}\n", why, sizeof why));
     ck_assert_str_eq(why, "the device library's PTX has no .version and .target header");
+    ck_assert_ptr_null(rt_ptx_merge_library(".version 99999999999999999999.1\n.target sm_90a\n", lib, why, sizeof why));
+    ck_assert_str_eq(why, "the kernel's PTX has no .version and .target header");
     ck_assert_ptr_null(rt_ptx_merge_library("", lib, why, sizeof why));
     ck_assert_str_eq(why, "the kernel's PTX has no .version and .target header");
     free(other);

@@ -5,7 +5,8 @@
  *               [--ar-switch B] [--ar-oneshot-max B] [--ar-send tile|part] [--tile-bytes B]
  *               [--direct 0|1|2] [--ar-direct-switch B]
  *               [--ag-shapes MxNxK,...] [--ag-iters I] [--ag-pw W,...] [--ag-define NAME=VALUE]
- *               [allgather] [aggemm] [reducescatter] [allreduce] [pingpong] [order] [qp]
+ *               [--rs-shapes MxNxK,...]
+ *               [allgather] [aggemm] [gemmrs] [reducescatter] [allreduce] [pingpong] [order] [qp]
  *
  * allgather: samples/multi/ring_allgather.tile at 4 KiB .. max-bytes (default 256 MiB) per PE, x4
  *   steps, on fresh random data (the seed is the time; each PE regenerates every peer's block from
@@ -36,6 +37,16 @@
  *   same shapes. --ag-pw: the warps per block that send the shard (the sample's PW, 1 to 3; default 3),
  *   each count in the list run at every shape; --ag-define (repeatable, up to 8): more -D overrides
  *   of the sample (GROUP_M, STAGES, ...).
+ * gemmrs:    samples/multi/gemm_rs.tile, a GEMM fused with the reduce-scatter of its result: every PE's
+ *   A_q [M, K] and B_q [N, K] (K its shard), PE r's result the rows r M / n .. (r + 1) M / n of the
+ *   sum of A_q B_q^T, at the shapes of --rs-shapes (default 4096x8192x7168, 8192x8192x7168 (Llama-70B's
+ *   down projection at TP = 4), 1000x1000x520 and 200x136x72 (ragged)) on fresh random A and B, the
+ *   result poisoned before the checked call: every element scanned for poison, and rows against the
+ *   float64 sum of the PEs' products (each element within 2^-8 of |ref| plus 2^-8 of the sum of the
+ *   partial products' magnitudes (each rounded to bf16 once) plus 2^-15 of sum |a b|; every row at
+ *   the small shapes, at the large ones the first and last row and two random rows of each 128-row
+ *   tile). Timed as aggemm (--ag-iters calls); bench/gemm_rs.py times cuBLAS then NCCL's
+ *   reduce-scatter at the same shapes.
  * pingpong:  samples/multi/pingpong.tile, round-trip latency (2 PEs).
  * order:     tests/gpu/shmem/order.tile: data put_nbi, then fence (and again with quiet), then a flag
  *   on the same queue pair: the receiver never sees the flag before the data (2 PEs).
@@ -57,13 +68,15 @@ typedef struct Opts {
     int npes;
     size_t max_bytes;
     int iters;
-    int allgather, pingpong, order, qp, reducescatter, allreduce, aggemm;
+    int allgather, pingpong, order, qp, reducescatter, allreduce, aggemm, gemmrs;
     int ag_iters;                    /* aggemm: timed calls per shape */
     int ag_pw[3], nag_pw;            /* aggemm: the sample's PW (warps per block that send the shard) to run */
     long long ag_shapes[8][3];       /* aggemm: M (gathered rows), N, K */
     tile_define ag_defs[8];          /* aggemm: more -D overrides of the sample (GROUP_M, STAGES, ...) */
     int nag_defs;
     int nag;
+    long long rs_shapes[8][3];       /* gemmrs: M (all rows), N, K (each PE's shard of K) */
+    int nrs;
     int dtypes;          /* collectives: 1 f32, 2 bf16, 3 both */
     size_t ar_switch;       /* all-reduce: the largest bytes per PE that choose the one-shot form */
     size_t ar_oneshot_max;  /* all-reduce: the one-shot form is measured up to these bytes per PE */
@@ -776,6 +789,189 @@ static int run_aggemm(tile_shmem *s, int pe, const Opts *o, int put_warps)
     return fails ? 1 : 0;
 }
 
+/* samples/multi/gemm_rs.tile: PE q's A_q [M, K] and B_q [N, K] (K each PE's shard) from the seed, so
+ * that every PE can compute its rows of the sum over the PEs. */
+static float rs_a(uint64_t seed, int q, long long k_dim, long long i, long long k)
+{
+    return bf16_value(bf16_bits(gen(seed, q, (size_t)(i * k_dim + k))));
+}
+
+static float rs_b(uint64_t seed, int q, long long k_dim, long long n, long long k)
+{
+    return bf16_value(bf16_bits(gen(seed ^ 0xB0B0B0B0ull, 4096 + q, (size_t)(n * k_dim + k))));
+}
+
+/* samples/multi/gemm_rs.tile (the header of this file says what is checked). One staging buffer of
+ * the largest shape, twice (the kernel alternates buffers by call), and its 2 signal words, which
+ * count tiles and are never reset: tgt[b] is the count buffer b's word reaches after the last call on
+ * it. */
+static int run_gemmrs(tile_shmem *s, int pe, const Opts *o)
+{
+    int np = tile_shmem_n_pes(s);
+    if (np > 8) {
+        if (pe == 0) printf("gemmrs: the sample takes up to 8 PEs, not %d: skipped\n", np);
+        return 0;
+    }
+    tile_device *d = tile_shmem_device(s);
+    tile_device_info info;
+    TRY(tile_device_info_get(d, &info));
+    tile_program *p = NULL;
+    tile_module *m = NULL;
+    tile_kernel *k = NULL;
+    TRY(compile("samples/multi/gemm_rs.tile", &p));
+    TRY(tile_shmem_module_load(s, p, &m));
+    TRY(tile_module_get_kernel(m, "gemm_rs", &k));
+    size_t maxa = 0, maxb = 0, maxst = 0;
+    for (int i = 0; i < o->nrs; i++) {
+        const long long *sh = o->rs_shapes[i];
+        if (sh[0] % np) continue;
+        size_t a = (size_t)sh[0] * (size_t)sh[2], b = (size_t)sh[1] * (size_t)sh[2], st = (size_t)sh[0] * (size_t)sh[1];
+        maxa = a > maxa ? a : maxa, maxb = b > maxb ? b : maxb, maxst = st > maxst ? st : maxst;
+    }
+    if (!maxa) {
+        if (pe == 0) printf("gemmrs: no shape with M a multiple of %d PEs\n", np);
+        return 0;
+    }
+    tile_devptr stage, sig, ad, bd, outd, peer[2][8];
+    TRY(tile_shmem_malloc(s, 2 * maxst * 2, &stage));
+    TRY(tile_shmem_malloc(s, 2 * 8, &sig));
+    TRY(tile_malloc(d, maxa * 2, &ad));
+    TRY(tile_malloc(d, maxb * 2, &bd));
+    TRY(tile_malloc(d, maxst / (size_t)np * 2 + 16, &outd));
+    TRY(tile_memset_d8(d, sig, 0, 2 * 8));
+    for (int b_ = 0; b_ < 2; b_++)
+        for (int q = 0; q < 8; q++) {
+            peer[b_][q] = stage + (tile_devptr)b_ * maxst * 2;   /* the views past n_pes are not used */
+            if (q < np) TRY(tile_shmem_ptr(s, stage + (tile_devptr)b_ * maxst * 2, q, &peer[b_][q]));
+        }
+    TRY(tile_device_synchronize(d));
+    TRY(tile_shmem_barrier_all(s));
+    uint16_t *h = malloc((maxa > maxb ? maxa : maxb) * 2), *back = malloc(maxst / (size_t)np * 2 + 16);
+    float *bq = malloc(maxb * sizeof(float) * (size_t)np), *arow = malloc(sizeof(float) * 65536 * (size_t)np);
+    if (!h || !back || !bq || !arow) return 1;
+    tile_event *e0, *e1;
+    TRY(tile_event_create(d, 0, &e0));
+    TRY(tile_event_create(d, 0, &e1));
+    uint64_t tgt[2] = {0, 0};
+    int call = 0, fails = 0;
+    for (int si = 0; si < o->nrs; si++) {
+        long long M = o->rs_shapes[si][0], N = o->rs_shapes[si][1], K = o->rs_shapes[si][2];
+        if (M % np) {
+            if (pe == 0) printf("gemmrs: M = %lld is not a multiple of %d PEs: skipped\n", M, np);
+            continue;
+        }
+        long long ml = M / np, mine = ml * N;
+        uint64_t seed = o->seed ^ ((uint64_t)(M * 131 + N * 7 + K) * 0x9E3779B97F4A7C15ull);
+        for (long long j = 0; j < M * K; j++) h[j] = bf16_bits(gen(seed, pe, (size_t)j));
+        TRY(tile_memcpy_htod(d, ad, h, (size_t)(M * K) * 2));
+        for (long long j = 0; j < N * K; j++) h[j] = bf16_bits(rs_b(seed, pe, K, j / K, j % K));
+        TRY(tile_memcpy_htod(d, bd, h, (size_t)(N * K) * 2));
+        for (int q = 0; q < np; q++)   /* every PE's B, for the reference */
+            for (long long j = 0; j < N * K; j++) bq[(size_t)q * (size_t)(N * K) + (size_t)j] = rs_b(seed, q, K, j / K, j % K);
+        int grid = info.sm_count;
+        uint64_t per_shard = (uint64_t)((ml + 127) / 128) * (uint64_t)((N + 255) / 256);
+        tile_launch_config cfg = {.grid = {(unsigned)grid, 1, 1}};
+        tile_arg a[21];
+        a[0] = tile_arg_ptr(TILE_DTYPE_BF16, ad);
+        a[1] = tile_arg_ptr(TILE_DTYPE_BF16, bd);
+        a[11] = tile_arg_ptr(TILE_DTYPE_BF16, outd);
+        a[13] = tile_arg_i32((int32_t)M);
+        a[14] = tile_arg_i32(np);
+        a[15] = tile_arg_i32((int32_t)ml);
+        a[16] = tile_arg_i32((int32_t)N);
+        a[17] = tile_arg_i32((int32_t)K);
+        a[18] = tile_arg_scalar(TILE_DTYPE_U64, 0);
+        a[19] = tile_arg_i32((int32_t)(M * N));
+        a[20] = tile_arg_i32((int32_t)mine);
+#define RS_CALL()                                                                                           \
+    do {                                                                                                    \
+        int b_ = call++ % 2;                                                                                \
+        for (int q_ = 0; q_ < 8; q_++) a[2 + q_] = tile_arg_ptr(TILE_DTYPE_BF16, peer[b_][q_]);            \
+        a[10] = tile_arg_ptr(TILE_DTYPE_BF16, stage + (tile_devptr)b_ * maxst * 2);                         \
+        a[12] = tile_arg_ptr(TILE_DTYPE_U64, sig + (tile_devptr)b_ * 8);                                    \
+        a[18].value.u = tgt[b_] += (uint64_t)np * per_shard;                                                \
+        TRY(tile_launch(k, &cfg, a, 21));                                                                   \
+    } while (0)
+        TRY(tile_memset_d8(d, outd, 0xff, (size_t)mine * 2));   /* poisoned: 0xffff is a NaN */
+        TRY(tile_device_synchronize(d));
+        TRY(tile_shmem_barrier_all(s));
+        RS_CALL();
+        TRY(tile_device_synchronize(d));
+        TRY(tile_memcpy_dtoh(d, back, outd, (size_t)mine * 2));
+        size_t poison = 0, bad = 0, checked = 0;
+        long long first = -1;
+        for (long long j = 0; j < mine; j++) poison += back[j] == 0xffff;
+        /* the rows to check: all of a small result; else its first and last row and two random rows
+         * of each 128-row tile. Bound: one bf16 rounding of the result and of each PE's partial
+         * product, plus the f32 accumulation's */
+        int all = M * N * K * np <= (1ll << 31);
+        double worst = 0, err2 = 0, ref2 = 0;
+        for (long long i = 0; i < ml; i++) {
+            long long tile0 = i / 128 * 128, span = ml - tile0 < 128 ? ml - tile0 : 128;
+            uint64_t h1 = seed ^ (uint64_t)(tile0 + 1) * 0xff51afd7ed558ccdull;   /* two rows per tile */
+            h1 = (h1 ^ (h1 >> 31)) * 0x9E3779B97F4A7C15ull;
+            long long r1 = (long long)((h1 >> 20) % (uint64_t)span), r2 = (long long)((h1 >> 42) % (uint64_t)span);
+            if (!(all || i == 0 || i == ml - 1 || i - tile0 == r1 || i - tile0 == r2)) continue;
+            long long row = (long long)pe * ml + i;
+            for (int q = 0; q < np; q++)
+                for (long long kk = 0; kk < K; kk++) arow[(size_t)q * (size_t)K + (size_t)kk] = rs_a(seed, q, K, row, kk);
+            for (long long n = 0; n < N; n++) {
+                double ref = 0, mag = 0, parts = 0;
+                for (int q = 0; q < np; q++) {
+                    double r_, m_;
+                    ag_dot(arow + (size_t)q * (size_t)K, bq + (size_t)q * (size_t)(N * K) + (size_t)(n * K), K, &r_, &m_);
+                    ref += r_, mag += m_, parts += fabs(r_);
+                }
+                double got = bf16_value(back[i * N + n]), err = got - ref;
+                if (err < 0) err = -err;
+                if (!(err <= 0x1p-8 * (ref < 0 ? -ref : ref) + 0x1p-8 * parts + 0x1p-15 * mag)) {
+                    if (!bad++) first = i * N + n;
+                }
+                if (err > worst || err != err) worst = err;
+                err2 += err * err, ref2 += ref * ref;
+                checked++;
+            }
+        }
+        double frob = ref2 > 0 ? sqrt(err2 / ref2) : 0;
+        int ok = !poison && !bad && frob <= 0x1p-7;
+        /* time: 2 calls, then iters calls between two events, the PEs lined up by a barrier first */
+        RS_CALL();
+        RS_CALL();
+        TRY(tile_device_synchronize(d));
+        TRY(tile_shmem_barrier_all(s));
+        TRY(tile_event_record(e0, NULL));
+        for (int it = 0; it < o->ag_iters; it++) RS_CALL();
+        TRY(tile_event_record(e1, NULL));
+        TRY(tile_event_synchronize(e1));
+        float ms = 0;
+        TRY(tile_event_elapsed_ms(e0, e1, &ms));
+        double t = ms * 1e-3 / o->ag_iters;
+        if (pe == 0 || !ok)
+            printf("gemmrs PE %d: M %lld (%d x %lld) N %lld K %lld a PE, grid %d: %s (%zu poisoned of %lld, %zu of %zu checked "
+                   "wrong, max error %.3g, rel. Frobenius %.3g) %9.2f us/call %7.1f TFLOP/s a PE\n",
+                   pe, M, np, ml, N, K, grid, ok ? "ok" : "FAIL", poison, mine, bad, checked, worst, frob, t * 1e6,
+                   2.0 * (double)M * (double)N * (double)K / t / 1e12);
+        if (bad) printf("  PE %d first wrong element: row %lld column %lld\n", pe, first / N, first % N);
+        fails += !ok;
+        fflush(stdout);
+        TRY(tile_device_synchronize(d));
+        TRY(tile_shmem_barrier_all(s));
+#undef RS_CALL
+    }
+    free(h);
+    free(back);
+    free(bq);
+    free(arow);
+    TRY(tile_shmem_free(s, stage));
+    TRY(tile_shmem_free(s, sig));
+    TRY(tile_free(d, ad));
+    TRY(tile_free(d, bd));
+    TRY(tile_free(d, outd));
+    TRY(tile_shmem_module_unload(s, m));
+    tile_program_destroy(p);
+    return fails ? 1 : 0;
+}
+
 static int run_pingpong(tile_shmem *s, int pe, const Opts *o)
 {
     tile_device *d = tile_shmem_device(s);
@@ -885,6 +1081,7 @@ static int pe_main(int pe, int npes, void *user)
     if (o->allgather && (r = run_allgather(s, pe, o))) rc = r;
     for (int i = 0; o->aggemm && i < o->nag_pw; i++)
         if ((r = run_aggemm(s, pe, o, o->ag_pw[i]))) rc = r;
+    if (o->gemmrs && (r = run_gemmrs(s, pe, o))) rc = r;
     for (int bf = 0; bf < 2; bf++) {
         if (!(o->dtypes & (1 << bf))) continue;
         if (o->reducescatter && (r = run_collective(s, pe, o, 0, bf))) rc = r;
@@ -901,7 +1098,8 @@ int main(int argc, char **argv)
               .dtypes = 3, .ar_switch = (size_t)1 << 20, .ar_oneshot_max = (size_t)16 << 20,
               .ar_direct_switch = (size_t)1 << 20,
               .tile_bytes = 64, .ag_iters = 20, .ag_pw = {3}, .nag_pw = 1, .nag = 4,
-              .ag_shapes = {{4096, 7168, 8192}, {8192, 7168, 8192}, {1000, 1000, 520}, {200, 136, 72}}};
+              .ag_shapes = {{4096, 7168, 8192}, {8192, 7168, 8192}, {1000, 1000, 520}, {200, 136, 72}},
+              .nrs = 4, .rs_shapes = {{4096, 8192, 7168}, {8192, 8192, 7168}, {1000, 1000, 520}, {200, 136, 72}}};
     int any = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--npes") && i + 1 < argc) o.npes = atoi(argv[++i]);
@@ -977,6 +1175,20 @@ int main(int argc, char **argv)
                 memcpy(o.ag_shapes[o.nag++], v, sizeof v);
             }
         }
+        else if (!strcmp(argv[i], "--rs-shapes") && i + 1 < argc) {
+            o.nrs = 0;
+            for (char *t = strtok(argv[++i], ","); t; t = strtok(NULL, ",")) {
+                long long v[3];
+                if (o.nrs == 8 || sscanf(t, "%lldx%lldx%lld", &v[0], &v[1], &v[2]) != 3 || v[0] < 1 || v[1] < 8 ||
+                    v[2] < 8 || v[1] % 8 || v[2] % 8 || v[2] > 65536 || v[0] * v[1] >= (1ll << 31) ||
+                    v[0] * v[2] >= (1ll << 31)) {
+                    fprintf(stderr, "shmem_check: --rs-shapes takes up to 8 MxNxK, N and K multiples of 8, K <= 65536, "
+                                    "M N and M K < 2^31, not '%s'\n", t);
+                    return 2;
+                }
+                memcpy(o.rs_shapes[o.nrs++], v, sizeof v);
+            }
+        }
         else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) {
             const char *t = argv[++i];
             o.dtypes = !strcmp(t, "f32") ? 1 : !strcmp(t, "bf16") ? 2 : !strcmp(t, "both") ? 3 : 0;
@@ -987,6 +1199,7 @@ int main(int argc, char **argv)
         }
         else if (!strcmp(argv[i], "allgather")) o.allgather = any = 1;
         else if (!strcmp(argv[i], "aggemm")) o.aggemm = any = 1;
+        else if (!strcmp(argv[i], "gemmrs")) o.gemmrs = any = 1;
         else if (!strcmp(argv[i], "reducescatter")) o.reducescatter = any = 1;
         else if (!strcmp(argv[i], "allreduce")) o.allreduce = any = 1;
         else if (!strcmp(argv[i], "pingpong")) o.pingpong = any = 1;
@@ -995,12 +1208,12 @@ int main(int argc, char **argv)
         else {
             fprintf(stderr, "usage: shmem_check [--npes N] [--max-bytes B] [--iters I] [--per P,P,...] [--dtype f32|bf16|both] "
                             "[--ar-switch B] [--ar-oneshot-max B] [--ar-send tile|part] [--tile-bytes B] [--direct 0|1|2] "
-                            "[--ar-direct-switch B] [--ag-shapes MxNxK,...] [--ag-iters I] [--ag-pw W,...] [--ag-define NAME=VALUE] [allgather] [aggemm] [reducescatter] [allreduce] [pingpong] "
+                            "[--ar-direct-switch B] [--ag-shapes MxNxK,...] [--ag-iters I] [--ag-pw W,...] [--ag-define NAME=VALUE] [--rs-shapes MxNxK,...] [allgather] [aggemm] [gemmrs] [reducescatter] [allreduce] [pingpong] "
                             "[order] [qp]\n");
             return 2;
         }
     }
-    if (!any) o.allgather = o.aggemm = o.pingpong = o.order = o.qp = o.reducescatter = o.allreduce = 1;
+    if (!any) o.allgather = o.aggemm = o.gemmrs = o.pingpong = o.order = o.qp = o.reducescatter = o.allreduce = 1;
     o.seed = (uint64_t)time(NULL) * 0x9E3779B97F4A7C15ull ^ (uint64_t)clock();
     printf("shmem_check: %d PEs, seed 0x%016llx\n", o.npes, (unsigned long long)o.seed);
     fflush(stdout);

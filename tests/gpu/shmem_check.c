@@ -5,7 +5,7 @@
  *               [--ar-switch B] [--ar-oneshot-max B] [--ar-send tile|part] [--tile-bytes B]
  *               [--direct 0|1|2] [--ar-direct-switch B]
  *               [--ag-shapes MxNxK,...] [--ag-iters I] [--ag-pw W,...] [--ag-define NAME=VALUE]
- *               [--rs-shapes MxNxK,...]
+ *               [--rs-shapes MxNxK,...] [--rs-define NAME=VALUE]
  *               [allgather] [aggemm] [gemmrs] [reducescatter] [allreduce] [pingpong] [order] [qp]
  *
  * allgather: samples/multi/ring_allgather.tile at 4 KiB .. max-bytes (default 256 MiB) per PE, x4
@@ -46,7 +46,7 @@
  *   partial products' magnitudes (each rounded to bf16 once) plus 2^-15 of sum |a b|; every row at
  *   the small shapes, at the large ones the first and last row and two random rows of each 128-row
  *   tile). Timed as aggemm (--ag-iters calls); bench/gemm_rs.py times cuBLAS then NCCL's
- *   reduce-scatter at the same shapes.
+ *   reduce-scatter at the same shapes. --rs-define (repeatable, up to 8): -D overrides of the sample.
  * pingpong:  samples/multi/pingpong.tile, round-trip latency (2 PEs).
  * order:     tests/gpu/shmem/order.tile: data put_nbi, then fence (and again with quiet), then a flag
  *   on the same queue pair: the receiver never sees the flag before the data (2 PEs).
@@ -77,6 +77,8 @@ typedef struct Opts {
     int nag;
     long long rs_shapes[8][3];       /* gemmrs: M (all rows), N, K (each PE's shard of K) */
     int nrs;
+    tile_define rs_defs[8];          /* gemmrs: -D overrides of the sample (STAGES, SC, GROUP_M, ...) */
+    int nrs_defs;
     int dtypes;          /* collectives: 1 f32, 2 bf16, 3 both */
     size_t ar_switch;       /* all-reduce: the largest bytes per PE that choose the one-shot form */
     size_t ar_oneshot_max;  /* all-reduce: the one-shot form is measured up to these bytes per PE */
@@ -818,7 +820,7 @@ static int run_gemmrs(tile_shmem *s, int pe, const Opts *o)
     tile_program *p = NULL;
     tile_module *m = NULL;
     tile_kernel *k = NULL;
-    TRY(compile("samples/multi/gemm_rs.tile", &p));
+    TRY(compile_defs("samples/multi/gemm_rs.tile", o->rs_defs, o->nrs_defs, &p));
     TRY(tile_shmem_module_load(s, p, &m));
     TRY(tile_module_get_kernel(m, "gemm_rs", &k));
     size_t maxa = 0, maxb = 0, maxst = 0;
@@ -1153,14 +1155,16 @@ int main(int argc, char **argv)
                 o.ag_pw[o.nag_pw++] = v;
             }
         }
-        else if (!strcmp(argv[i], "--ag-define") && i + 1 < argc) {
+        else if ((!strcmp(argv[i], "--ag-define") || !strcmp(argv[i], "--rs-define")) && i + 1 < argc) {
+            int rs = argv[i][2] == 'r';
             char *t = argv[++i], *eq = strchr(t, '=');
-            if (o.nag_defs == 8 || !eq || eq == t || !eq[1]) {
-                fprintf(stderr, "shmem_check: --ag-define takes NAME=VALUE (up to 8), not '%s'\n", t);
+            if ((rs ? o.nrs_defs : o.nag_defs) == 8 || !eq || eq == t || !eq[1]) {
+                fprintf(stderr, "shmem_check: --%s-define takes NAME=VALUE (up to 8), not '%s'\n", rs ? "rs" : "ag", t);
                 return 2;
             }
             *eq = 0;
-            o.ag_defs[o.nag_defs++] = (tile_define){t, eq + 1};
+            if (rs) o.rs_defs[o.nrs_defs++] = (tile_define){t, eq + 1};
+            else o.ag_defs[o.nag_defs++] = (tile_define){t, eq + 1};
         }
         else if (!strcmp(argv[i], "--ag-shapes") && i + 1 < argc) {
             o.nag = 0;
@@ -1208,7 +1212,7 @@ int main(int argc, char **argv)
         else {
             fprintf(stderr, "usage: shmem_check [--npes N] [--max-bytes B] [--iters I] [--per P,P,...] [--dtype f32|bf16|both] "
                             "[--ar-switch B] [--ar-oneshot-max B] [--ar-send tile|part] [--tile-bytes B] [--direct 0|1|2] "
-                            "[--ar-direct-switch B] [--ag-shapes MxNxK,...] [--ag-iters I] [--ag-pw W,...] [--ag-define NAME=VALUE] [--rs-shapes MxNxK,...] [allgather] [aggemm] [gemmrs] [reducescatter] [allreduce] [pingpong] "
+                            "[--ar-direct-switch B] [--ag-shapes MxNxK,...] [--ag-iters I] [--ag-pw W,...] [--ag-define NAME=VALUE] [--rs-shapes MxNxK,...] [--rs-define NAME=VALUE] [allgather] [aggemm] [gemmrs] [reducescatter] [allreduce] [pingpong] "
                             "[order] [qp]\n");
             return 2;
         }

@@ -9,27 +9,10 @@
 # (every rank's shards are regenerated from their seeds).
 #   python3 bench/gemm_rs.py [NPES] [--shapes MxNxK,...] [--reps R]
 # NVLink multicast stays off (NCCL_NVLS_ENABLE=0), as the machines require.
-import argparse
-import os
-
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
 
-
-def timed(call, reps):
-    for _ in range(3):
-        call()
-    torch.cuda.synchronize()
-    dist.barrier()
-    torch.cuda.synchronize()
-    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    e0.record()
-    for _ in range(reps):
-        call()
-    e1.record()
-    torch.cuda.synchronize()
-    return e0.elapsed_time(e1) / 1e3 / reps
+from torch_dist import init, main, timed
 
 
 def operands(q, m, nn, k):
@@ -41,11 +24,7 @@ def operands(q, m, nn, k):
 
 
 def run(rank, n, shapes, reps):
-    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-    os.environ.setdefault("MASTER_PORT", "29541")
-    os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
-    torch.cuda.set_device(rank)
-    dist.init_process_group("nccl", rank=rank, world_size=n)
+    init(rank, n, 29541)
     for (m, nn, k) in shapes:
         ml = m // n
         a, b = operands(rank, m, nn, k)
@@ -80,14 +59,4 @@ def run(rank, n, shapes, reps):
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser()
-    ap.add_argument("npes", nargs="?", type=int, default=0)
-    ap.add_argument("--shapes", default="4096x8192x7168,8192x8192x7168,1000x1000x520,200x136x72")
-    ap.add_argument("--reps", type=int, default=20)
-    args = ap.parse_args()
-    n = args.npes or torch.cuda.device_count()
-    shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes.split(",")]
-    for s in shapes:
-        if s[0] % n:
-            raise SystemExit(f"gemm_rs.py: M = {s[0]} is not a multiple of {n} ranks")
-    mp.spawn(run, args=(n, shapes, args.reps), nprocs=n)
+    main("gemm_rs.py", run, "4096x8192x7168,8192x8192x7168,1000x1000x520,200x136x72")

@@ -629,6 +629,105 @@ static void ag_dot(const float *a, const float *b, long long k_dim, double *ref,
     *mag = (m[0] + m[1]) + (m[2] + m[3]);
 }
 
+/* What the fused GEMM checks (aggemm, gemmrs) share. */
+
+/* One call of a fused kernel: the next staging buffer (they alternate by call), its signals' target,
+ * the launch. `set` fills the arguments that depend on the buffer. */
+typedef struct FusedCall {
+    tile_kernel *k;
+    tile_launch_config cfg;
+    tile_arg a[24];
+    int na, call;
+    uint64_t tgt[2], step;   /* each buffer's signal target after its last call; what a call adds */
+    void (*set)(struct FusedCall *c, int buf);
+    const void *user;
+} FusedCall;
+
+static tile_status fused_call(FusedCall *c)
+{
+    int b = c->call++ % 2;
+    c->set(c, b);
+    c->tgt[b] += c->step;
+    return tile_launch(c->k, &c->cfg, c->a, c->na);
+}
+
+/* Seconds per call: 2 calls, then iters calls between two events, the PEs lined up by a barrier
+ * first. */
+static int fused_time(tile_shmem *s, int pe, FusedCall *c, tile_event *e0, tile_event *e1, int iters, double *t)
+{
+    tile_device *d = tile_shmem_device(s);
+    TRY(fused_call(c));
+    TRY(fused_call(c));
+    TRY(tile_device_synchronize(d));
+    TRY(tile_shmem_barrier_all(s));
+    TRY(tile_event_record(e0, NULL));
+    for (int it = 0; it < iters; it++) TRY(fused_call(c));
+    TRY(tile_event_record(e1, NULL));
+    TRY(tile_event_synchronize(e1));
+    float ms = 0;
+    TRY(tile_event_elapsed_ms(e0, e1, &ms));
+    *t = ms * 1e-3 / iters;
+    return 0;
+}
+
+/* Whether row i of a result (row r of its shard of ml rows, the shard starting at row i - r) is
+ * checked: all of a small result; else each shard's first and last row and two random rows of each
+ * 128-row tile. */
+static int checked_row(uint64_t seed, long long i, long long r, long long ml, int all)
+{
+    long long tile0 = r / 128 * 128, span = ml - tile0 < 128 ? ml - tile0 : 128;
+    uint64_t h = seed ^ (uint64_t)(i - r + tile0) * 0xff51afd7ed558ccdull;   /* two rows per tile */
+    h = (h ^ (h >> 31)) * 0x9E3779B97F4A7C15ull;
+    long long r1 = (long long)((h >> 20) % (uint64_t)span), r2 = (long long)((h >> 42) % (uint64_t)span);
+    return all || r == 0 || r == ml - 1 || r - tile0 == r1 || r - tile0 == r2;
+}
+
+/* The errors of the checked elements against their bounds. */
+typedef struct Tally {
+    size_t bad, checked;
+    long long first;   /* the first wrong element, -1 if none */
+    double worst, err2, ref2;
+} Tally;
+
+static void tally(Tally *t, long long at, double got, double ref, double bound)
+{
+    double err = got - ref;
+    if (err < 0) err = -err;
+    if (!(err <= bound) && !t->bad++) t->first = at;
+    if (err > t->worst || err != err) t->worst = err;
+    t->err2 += err * err, t->ref2 += ref * ref;
+    t->checked++;
+}
+
+static double tally_frobenius(const Tally *t) { return t->ref2 > 0 ? sqrt(t->err2 / t->ref2) : 0; }
+
+/* After a shape's line: where its first wrong element is, then the PEs lined up for the next. */
+static int fused_shape_done(tile_shmem *s, int pe, const Tally *t, long long n)
+{
+    if (t->bad) printf("  PE %d first wrong element: row %lld column %lld\n", pe, t->first / n, t->first % n);
+    fflush(stdout);
+    TRY(tile_device_synchronize(tile_shmem_device(s)));
+    TRY(tile_shmem_barrier_all(s));
+    return 0;
+}
+
+/* aggemm's arguments that follow the call's gather buffer: ag, the gather view and the signals. */
+typedef struct AgBufs {
+    tile_devptr ag, sig;
+    size_t maxa;
+    int np;
+} AgBufs;
+
+static void ag_set(FusedCall *c, int b)
+{
+    const AgBufs *u = c->user;
+    c->a[0] = tile_arg_ptr(TILE_DTYPE_BF16, u->ag + (tile_devptr)b * u->maxa * 2);
+    c->a[1] = tile_arg_ptr(TILE_DTYPE_U64, u->sig + (tile_devptr)b * 8 * (tile_devptr)u->np);
+    c->a[4] = c->a[0];
+    c->a[12] = tile_arg_scalar(TILE_DTYPE_U64, 0);
+    c->a[12].value.u = c->tgt[b] + c->step;
+}
+
 /* samples/multi/ag_gemm.tile (the header of this file says what is checked). One gather buffer of
  * the largest shape, twice (the kernel alternates buffers by call), and its 2 x n_pes signal words;
  * the signals count slices and are never reset: tgt[b] is the count every slot of buffer b reaches
@@ -697,85 +796,48 @@ static int run_aggemm(tile_shmem *s, int pe, const Opts *o, int put_warps)
         int grid = info.sm_count;
         long long shard = ml * K, nw = (long long)grid * put_warps, chunk = ((shard + nw - 1) / nw + 127) / 128 * 128;
         uint64_t nsl = (uint64_t)((shard + chunk - 1) / chunk);
-        tile_launch_config cfg = {.grid = {(unsigned)grid, 1, 1}};
-        tile_arg a[13];
-        a[2] = tile_arg_ptr(TILE_DTYPE_BF16, src);
-        a[3] = tile_arg_ptr(TILE_DTYPE_BF16, src);
-        a[5] = tile_arg_ptr(TILE_DTYPE_BF16, bd);
-        a[6] = tile_arg_ptr(TILE_DTYPE_BF16, cd);
-        a[7] = tile_arg_i32(np);
-        a[8] = tile_arg_i32((int32_t)ml);
-        a[9] = tile_arg_i32((int32_t)N);
-        a[10] = tile_arg_i32((int32_t)K);
-        a[11] = tile_arg_i32((int32_t)chunk);
-        a[12] = tile_arg_scalar(TILE_DTYPE_U64, 0);
-#define AG_CALL()                                                                                           \
-    do {                                                                                                    \
-        int b_ = call++ % 2;                                                                                \
-        a[0] = tile_arg_ptr(TILE_DTYPE_BF16, ag + (tile_devptr)b_ * maxa * 2);                              \
-        a[1] = tile_arg_ptr(TILE_DTYPE_U64, sig + (tile_devptr)b_ * 8 * (tile_devptr)np);                   \
-        a[4] = a[0];                                                                                        \
-        a[12].value.u = tgt[b_] += nsl;                                                                     \
-        TRY(tile_launch(k, &cfg, a, 13));                                                                   \
-    } while (0)
+        AgBufs bufs = {ag, sig, maxa, np};
+        FusedCall fc = {.k = k, .cfg = {.grid = {(unsigned)grid, 1, 1}}, .na = 13, .call = call, .tgt = {tgt[0], tgt[1]},
+                        .step = nsl, .set = ag_set, .user = &bufs};
+        fc.a[2] = tile_arg_ptr(TILE_DTYPE_BF16, src);
+        fc.a[3] = tile_arg_ptr(TILE_DTYPE_BF16, src);
+        fc.a[5] = tile_arg_ptr(TILE_DTYPE_BF16, bd);
+        fc.a[6] = tile_arg_ptr(TILE_DTYPE_BF16, cd);
+        fc.a[7] = tile_arg_i32(np);
+        fc.a[8] = tile_arg_i32((int32_t)ml);
+        fc.a[9] = tile_arg_i32((int32_t)N);
+        fc.a[10] = tile_arg_i32((int32_t)K);
+        fc.a[11] = tile_arg_i32((int32_t)chunk);
         TRY(tile_memset_d8(d, cd, 0xff, (size_t)(M * N) * 2));   /* poisoned: 0xffff is a NaN */
         TRY(tile_device_synchronize(d));
         TRY(tile_shmem_barrier_all(s));
-        AG_CALL();
+        TRY(fused_call(&fc));
         TRY(tile_device_synchronize(d));
         TRY(tile_memcpy_dtoh(d, back, cd, (size_t)(M * N) * 2));
-        size_t poison = 0, bad = 0, checked = 0;
-        long long first = -1;
+        size_t poison = 0;
         for (long long j = 0; j < M * N; j++) poison += back[j] == 0xffff;
-        /* the rows to check: all of a small C; else each shard's first and last row and two random rows
-         * of each 128-row tile */
         int all = M * N * K <= (1ll << 31);
-        double worst = 0, err2 = 0, ref2 = 0;
+        Tally ty = {.first = -1};
         for (long long i = 0; i < M; i++) {
-            long long in_sh = i % ml, tile0 = in_sh / 128 * 128, span = ml - tile0 < 128 ? ml - tile0 : 128;
-            uint64_t h1 = seed ^ (uint64_t)(i - in_sh + tile0) * 0xff51afd7ed558ccdull;   /* two rows per tile */
-            h1 = (h1 ^ (h1 >> 31)) * 0x9E3779B97F4A7C15ull;
-            long long r1 = (long long)((h1 >> 20) % (uint64_t)span), r2 = (long long)((h1 >> 42) % (uint64_t)span);
-            if (!(all || in_sh == 0 || in_sh == ml - 1 || in_sh - tile0 == r1 || in_sh - tile0 == r2)) continue;
+            if (!checked_row(seed, i, i % ml, ml, all)) continue;
             for (long long kk = 0; kk < K; kk++) arow[kk] = ag_a(seed, ml, K, i, kk);
             for (long long n = 0; n < N; n++) {
                 double ref, mag;
                 ag_dot(arow, bf + n * K, K, &ref, &mag);
-                double got = bf16_value(back[i * N + n]), err = got - ref;
-                if (err < 0) err = -err;
-                if (!(err <= 0x1p-8 * (ref < 0 ? -ref : ref) + 0x1p-15 * mag)) {
-                    if (!bad++) first = i * N + n;
-                }
-                if (err > worst || err != err) worst = err;
-                err2 += err * err, ref2 += ref * ref;
-                checked++;
+                tally(&ty, i * N + n, bf16_value(back[i * N + n]), ref, 0x1p-8 * fabs(ref) + 0x1p-15 * mag);
             }
         }
-        double frob = ref2 > 0 ? sqrt(err2 / ref2) : 0;
-        int ok = !poison && !bad && frob <= 0x1p-8;
-        /* time: 2 calls, then iters calls between two events, the PEs lined up by a barrier first */
-        AG_CALL();
-        AG_CALL();
-        TRY(tile_device_synchronize(d));
-        TRY(tile_shmem_barrier_all(s));
-        TRY(tile_event_record(e0, NULL));
-        for (int it = 0; it < o->ag_iters; it++) AG_CALL();
-        TRY(tile_event_record(e1, NULL));
-        TRY(tile_event_synchronize(e1));
-        float ms = 0;
-        TRY(tile_event_elapsed_ms(e0, e1, &ms));
-        double t = ms * 1e-3 / o->ag_iters;
+        double frob = tally_frobenius(&ty), t = 0;
+        int ok = !poison && !ty.bad && frob <= 0x1p-8;
+        TRY(fused_time(s, pe, &fc, e0, e1, o->ag_iters, &t));
+        call = fc.call, tgt[0] = fc.tgt[0], tgt[1] = fc.tgt[1];
         if (pe == 0 || !ok)
             printf("aggemm PE %d: M %lld (%d x %lld) N %lld K %lld, grid %d, %d put warps, %llu slices of %lld: %s (%zu poisoned of "
                    "%lld, %zu of %zu checked wrong, max error %.3g, rel. Frobenius %.3g) %9.2f us/call %7.1f TFLOP/s\n",
-                   pe, M, np, ml, N, K, grid, put_warps, (unsigned long long)nsl, chunk, ok ? "ok" : "FAIL", poison, M * N, bad,
-                   checked, worst, frob, t * 1e6, 2.0 * (double)M * (double)N * (double)K / t / 1e12);
-        if (bad) printf("  PE %d first wrong element: row %lld column %lld\n", pe, first / N, first % N);
+                   pe, M, np, ml, N, K, grid, put_warps, (unsigned long long)nsl, chunk, ok ? "ok" : "FAIL", poison, M * N, ty.bad,
+                   ty.checked, ty.worst, frob, t * 1e6, 2.0 * (double)M * (double)N * (double)K / t / 1e12);
         fails += !ok;
-        fflush(stdout);
-        TRY(tile_device_synchronize(d));
-        TRY(tile_shmem_barrier_all(s));
-#undef AG_CALL
+        TRY(fused_shape_done(s, pe, &ty, N));
     }
     free(h);
     free(back);
@@ -801,6 +863,24 @@ static float rs_a(uint64_t seed, int q, long long k_dim, long long i, long long 
 static float rs_b(uint64_t seed, int q, long long k_dim, long long n, long long k)
 {
     return bf16_value(bf16_bits(gen(seed ^ 0xB0B0B0B0ull, 4096 + q, (size_t)(n * k_dim + k))));
+}
+
+/* gemmrs's arguments that follow the call's staging buffer: every PE's staging view (d0 .. d7), this
+ * PE's, the signal word. */
+typedef struct RsBufs {
+    tile_devptr stage, sig;
+    size_t maxst;
+    tile_devptr (*peer)[8];   /* [buffer][PE]: the staging buffers as this PE reaches them */
+} RsBufs;
+
+static void rs_set(FusedCall *c, int b)
+{
+    const RsBufs *u = c->user;
+    for (int q = 0; q < 8; q++) c->a[2 + q] = tile_arg_ptr(TILE_DTYPE_BF16, u->peer[b][q]);
+    c->a[10] = tile_arg_ptr(TILE_DTYPE_BF16, u->stage + (tile_devptr)b * u->maxst * 2);
+    c->a[12] = tile_arg_ptr(TILE_DTYPE_U64, u->sig + (tile_devptr)b * 8);
+    c->a[18] = tile_arg_scalar(TILE_DTYPE_U64, 0);
+    c->a[18].value.u = c->tgt[b] + c->step;
 }
 
 /* samples/multi/gemm_rs.tile (the header of this file says what is checked). One staging buffer of
@@ -872,48 +952,33 @@ static int run_gemmrs(tile_shmem *s, int pe, const Opts *o)
             for (long long j = 0; j < N * K; j++) bq[(size_t)q * (size_t)(N * K) + (size_t)j] = rs_b(seed, q, K, j / K, j % K);
         int grid = info.sm_count;
         uint64_t per_shard = (uint64_t)((ml + 127) / 128) * (uint64_t)((N + 255) / 256);
-        tile_launch_config cfg = {.grid = {(unsigned)grid, 1, 1}};
-        tile_arg a[21];
-        a[0] = tile_arg_ptr(TILE_DTYPE_BF16, ad);
-        a[1] = tile_arg_ptr(TILE_DTYPE_BF16, bd);
-        a[11] = tile_arg_ptr(TILE_DTYPE_BF16, outd);
-        a[13] = tile_arg_i32((int32_t)M);
-        a[14] = tile_arg_i32(np);
-        a[15] = tile_arg_i32((int32_t)ml);
-        a[16] = tile_arg_i32((int32_t)N);
-        a[17] = tile_arg_i32((int32_t)K);
-        a[18] = tile_arg_scalar(TILE_DTYPE_U64, 0);
-        a[19] = tile_arg_i32((int32_t)(M * N));
-        a[20] = tile_arg_i32((int32_t)mine);
-#define RS_CALL()                                                                                           \
-    do {                                                                                                    \
-        int b_ = call++ % 2;                                                                                \
-        for (int q_ = 0; q_ < 8; q_++) a[2 + q_] = tile_arg_ptr(TILE_DTYPE_BF16, peer[b_][q_]);            \
-        a[10] = tile_arg_ptr(TILE_DTYPE_BF16, stage + (tile_devptr)b_ * maxst * 2);                         \
-        a[12] = tile_arg_ptr(TILE_DTYPE_U64, sig + (tile_devptr)b_ * 8);                                    \
-        a[18].value.u = tgt[b_] += (uint64_t)np * per_shard;                                                \
-        TRY(tile_launch(k, &cfg, a, 21));                                                                   \
-    } while (0)
+        RsBufs bufs = {stage, sig, maxst, peer};
+        FusedCall fc = {.k = k, .cfg = {.grid = {(unsigned)grid, 1, 1}}, .na = 21, .call = call, .tgt = {tgt[0], tgt[1]},
+                        .step = (uint64_t)np * per_shard, .set = rs_set, .user = &bufs};
+        fc.a[0] = tile_arg_ptr(TILE_DTYPE_BF16, ad);
+        fc.a[1] = tile_arg_ptr(TILE_DTYPE_BF16, bd);
+        fc.a[11] = tile_arg_ptr(TILE_DTYPE_BF16, outd);
+        fc.a[13] = tile_arg_i32((int32_t)M);
+        fc.a[14] = tile_arg_i32(np);
+        fc.a[15] = tile_arg_i32((int32_t)ml);
+        fc.a[16] = tile_arg_i32((int32_t)N);
+        fc.a[17] = tile_arg_i32((int32_t)K);
+        fc.a[19] = tile_arg_i32((int32_t)(M * N));
+        fc.a[20] = tile_arg_i32((int32_t)mine);
         TRY(tile_memset_d8(d, outd, 0xff, (size_t)mine * 2));   /* poisoned: 0xffff is a NaN */
         TRY(tile_device_synchronize(d));
         TRY(tile_shmem_barrier_all(s));
-        RS_CALL();
+        TRY(fused_call(&fc));
         TRY(tile_device_synchronize(d));
         TRY(tile_memcpy_dtoh(d, back, outd, (size_t)mine * 2));
-        size_t poison = 0, bad = 0, checked = 0;
-        long long first = -1;
+        size_t poison = 0;
         for (long long j = 0; j < mine; j++) poison += back[j] == 0xffff;
-        /* the rows to check: all of a small result; else its first and last row and two random rows
-         * of each 128-row tile. Bound: one bf16 rounding of the result and of each PE's partial
-         * product, plus the f32 accumulation's */
+        /* bound: one bf16 rounding of the result and of each PE's partial product, plus the f32
+         * accumulation's */
         int all = M * N * K * np <= (1ll << 31);
-        double worst = 0, err2 = 0, ref2 = 0;
+        Tally ty = {.first = -1};
         for (long long i = 0; i < ml; i++) {
-            long long tile0 = i / 128 * 128, span = ml - tile0 < 128 ? ml - tile0 : 128;
-            uint64_t h1 = seed ^ (uint64_t)(tile0 + 1) * 0xff51afd7ed558ccdull;   /* two rows per tile */
-            h1 = (h1 ^ (h1 >> 31)) * 0x9E3779B97F4A7C15ull;
-            long long r1 = (long long)((h1 >> 20) % (uint64_t)span), r2 = (long long)((h1 >> 42) % (uint64_t)span);
-            if (!(all || i == 0 || i == ml - 1 || i - tile0 == r1 || i - tile0 == r2)) continue;
+            if (!checked_row(seed, i, i, ml, all)) continue;
             long long row = (long long)pe * ml + i;
             for (int q = 0; q < np; q++)
                 for (long long kk = 0; kk < K; kk++) arow[(size_t)q * (size_t)K + (size_t)kk] = rs_a(seed, q, K, row, kk);
@@ -924,41 +989,20 @@ static int run_gemmrs(tile_shmem *s, int pe, const Opts *o)
                     ag_dot(arow + (size_t)q * (size_t)K, bq + (size_t)q * (size_t)(N * K) + (size_t)(n * K), K, &r_, &m_);
                     ref += r_, mag += m_, parts += fabs(r_);
                 }
-                double got = bf16_value(back[i * N + n]), err = got - ref;
-                if (err < 0) err = -err;
-                if (!(err <= 0x1p-8 * (ref < 0 ? -ref : ref) + 0x1p-8 * parts + 0x1p-15 * mag)) {
-                    if (!bad++) first = i * N + n;
-                }
-                if (err > worst || err != err) worst = err;
-                err2 += err * err, ref2 += ref * ref;
-                checked++;
+                tally(&ty, i * N + n, bf16_value(back[i * N + n]), ref, 0x1p-8 * fabs(ref) + 0x1p-8 * parts + 0x1p-15 * mag);
             }
         }
-        double frob = ref2 > 0 ? sqrt(err2 / ref2) : 0;
-        int ok = !poison && !bad && frob <= 0x1p-7;
-        /* time: 2 calls, then iters calls between two events, the PEs lined up by a barrier first */
-        RS_CALL();
-        RS_CALL();
-        TRY(tile_device_synchronize(d));
-        TRY(tile_shmem_barrier_all(s));
-        TRY(tile_event_record(e0, NULL));
-        for (int it = 0; it < o->ag_iters; it++) RS_CALL();
-        TRY(tile_event_record(e1, NULL));
-        TRY(tile_event_synchronize(e1));
-        float ms = 0;
-        TRY(tile_event_elapsed_ms(e0, e1, &ms));
-        double t = ms * 1e-3 / o->ag_iters;
+        double frob = tally_frobenius(&ty), t = 0;
+        int ok = !poison && !ty.bad && frob <= 0x1p-7;
+        TRY(fused_time(s, pe, &fc, e0, e1, o->ag_iters, &t));
+        call = fc.call, tgt[0] = fc.tgt[0], tgt[1] = fc.tgt[1];
         if (pe == 0 || !ok)
             printf("gemmrs PE %d: M %lld (%d x %lld) N %lld K %lld a PE, grid %d: %s (%zu poisoned of %lld, %zu of %zu checked "
                    "wrong, max error %.3g, rel. Frobenius %.3g) %9.2f us/call %7.1f TFLOP/s a PE\n",
-                   pe, M, np, ml, N, K, grid, ok ? "ok" : "FAIL", poison, mine, bad, checked, worst, frob, t * 1e6,
+                   pe, M, np, ml, N, K, grid, ok ? "ok" : "FAIL", poison, mine, ty.bad, ty.checked, ty.worst, frob, t * 1e6,
                    2.0 * (double)M * (double)N * (double)K / t / 1e12);
-        if (bad) printf("  PE %d first wrong element: row %lld column %lld\n", pe, first / N, first % N);
         fails += !ok;
-        fflush(stdout);
-        TRY(tile_device_synchronize(d));
-        TRY(tile_shmem_barrier_all(s));
-#undef RS_CALL
+        TRY(fused_shape_done(s, pe, &ty, N));
     }
     free(h);
     free(back);

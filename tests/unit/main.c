@@ -4,9 +4,25 @@
  * CK_FORK=no runs in one process (what `make unit` and debuggers want). The exit status is 1 when
  * any test failed.
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "suites.h"
+
+char *unit_read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    ck_assert(s != NULL && n >= 0);
+    ck_assert_uint_eq(fread(s, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    s[n] = 0;
+    return s;
+}
 
 static Suite *(*const suites[])(void) = {
     ir_suite,

@@ -27,4 +27,8 @@ Suite *cache_suite(void);    /* test_cache.c: the kernel cache against hostile d
 Suite *layout_suite(void);   /* test_layout.c: ir/layout.c against the layouts written out element by element */
 Suite *entries_suite(void);  /* test_entries.c: every tile.h entry with hostile sizes, counts, enums and dead handles */
 
+/* Shared by the suites (main.c): the whole file at path (relative to the repository root, where the
+ * tests run), NUL-terminated, malloc'd; a file that cannot be read fails the test. */
+char *unit_read_file(const char *path);
+
 #endif

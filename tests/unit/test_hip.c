@@ -40,20 +40,6 @@ static const char types_src[] =
     "    }\n"
     "}\n";
 
-static char *read_text(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    ck_assert(s && fread(s, 1, (size_t)n, f) == (size_t)n);
-    s[n] = 0;
-    fclose(f);
-    return s;
-}
-
 static tile_program *compile_amd(const char *src, const char *name, tile_target t)
 {
     tile_compile_options o = {.target = t, .opt_level = 2, .assemble = 1};
@@ -155,7 +141,7 @@ START_TEST(kernarg_layout_matches_every_amd_sample)
     ck_assert_int_eq(glob("samples/amd/*.tile", 0, NULL, &g), 0);
     ck_assert_uint_ge(g.gl_pathc, 5);
     for (size_t i = 0; i < g.gl_pathc; i++) {
-        char *src = read_text(g.gl_pathv[i]);
+        char *src = unit_read_file(g.gl_pathv[i]);
         tile_program *p = compile_amd(src, g.gl_pathv[i], TILE_TARGET_GFX942);
         check_layout(p, g.gl_pathv[i]);
         tile_program_destroy(p);
@@ -381,7 +367,7 @@ START_TEST(fake_hip_whole_path)
     ck_assert_int_eq(tile_event_create(d, TILE_EVENT_DEFAULT, &e1), TILE_SUCCESS);
 
     /* a module: vector_add for gfx942, launched with the declared block on the stream */
-    char *src = read_text("samples/amd/vector_add.tile");
+    char *src = unit_read_file("samples/amd/vector_add.tile");
     tile_program *p = compile_amd(src, "vector_add.tile", TILE_TARGET_GFX942);
     free(src);
     tile_module *m = NULL;
@@ -473,7 +459,7 @@ START_TEST(fake_hip_whole_path)
     tile_program_destroy(p);
 
     /* targets: gfx90a and sm_90a programs do not load on a gfx942 device; an unknown kernel name */
-    src = read_text("samples/amd/saxpy.tile");
+    src = unit_read_file("samples/amd/saxpy.tile");
     p = compile_amd(src, "saxpy.tile", TILE_TARGET_GFX90A);
     tile_module *m2 = NULL;
     ck_assert_int_eq(tile_module_load(d, p, &m2), TILE_ERROR_TARGET);

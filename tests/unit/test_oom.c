@@ -30,21 +30,8 @@
 
 #include "ir.h"
 #include "program.h"
+#include "suites.h"
 #include "tile.h"
-
-static char *read_sample(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    ck_assert_uint_eq(fread(s, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    s[n] = 0;
-    return s;
-}
 
 /* Everything a program shows, as one string (malloc): status, diagnostics, kernels, every stage. */
 static char *snapshot(tile_status st, const tile_program *p)
@@ -139,7 +126,7 @@ static long fail_each(const char *what, const char *src, const tile_compile_opti
 
 static void fail_each_sample(const char *path, tile_target t, int debug_hangs)
 {
-    char *src = read_sample(path);
+    char *src = unit_read_file(path);
     tile_compile_options o = {.target = t, .debug_hangs = debug_hangs};
     long total = fail_each(path, src, &o, plain_compile, NULL, 0);
     ck_assert_int_gt(total, 100);
@@ -179,7 +166,7 @@ static void *compile_beside(void *arg)
 
 START_TEST(oom_threads)
 {
-    char *src = read_sample("samples/saxpy.tile");
+    char *src = unit_read_file("samples/saxpy.tile");
     Beside b = {.src = src};
     atomic_init(&b.stop, 0);
     pthread_t t;
@@ -202,7 +189,7 @@ END_TEST
 START_TEST(oom_ir_text)
 {
     /* saxpy's lowered IR, read back as IR text */
-    char *src = read_sample("samples/saxpy.tile");
+    char *src = unit_read_file("samples/saxpy.tile");
     tile_program *p = NULL;
     ck_assert_int_eq(tile_compile(src, strlen(src), "saxpy.tile", NULL, &p), TILE_SUCCESS);
     const char *ir = NULL;
@@ -262,7 +249,7 @@ END_TEST
  * TILE_ERROR_OUT_OF_MEMORY and leaves the program as it was, so a later request makes it. */
 START_TEST(oom_ast_stage)
 {
-    char *src = read_sample("samples/saxpy.tile");
+    char *src = unit_read_file("samples/saxpy.tile");
     tile_program *p = NULL, *q = NULL;
     ck_assert_int_eq(tile_compile(src, strlen(src), "oom.tile", NULL, &p), TILE_SUCCESS);
     ck_assert_int_eq(tile_compile(src, strlen(src), "oom.tile", NULL, &q), TILE_SUCCESS);
@@ -291,7 +278,7 @@ END_TEST
 
 START_TEST(oom_defines)
 {
-    char *src = read_sample("samples/saxpy.tile");
+    char *src = unit_read_file("samples/saxpy.tile");
     tile_define defs[] = {{"TILE", "2048"}, {"BLOCK", "256"}};
     tile_compile_options o = {.defines = defs, .ndefines = 2};
     fail_each("saxpy -DTILE=2048 -DBLOCK=256", src, &o, plain_compile, NULL, 0);
@@ -353,7 +340,7 @@ START_TEST(oom_ptxas)
     /* the temporary directory, the child process and its output: whether ptxas is there or not */
     PrivateTmp tmp;
     private_tmp_begin(&tmp);
-    char *src = read_sample("samples/saxpy.tile");
+    char *src = unit_read_file("samples/saxpy.tile");
     tile_compile_options o = {.target = TILE_TARGET_SM90A, .assemble = 1};
     fail_each("saxpy through ptxas", src, &o, plain_compile, NULL, 0);
     /* a tool that prints and fails (its output read through the pipe), and one that is not there */
@@ -374,7 +361,7 @@ START_TEST(oom_amd)
 {
     PrivateTmp tmp;
     private_tmp_begin(&tmp);
-    char *src = read_sample("samples/amd/saxpy.tile");
+    char *src = unit_read_file("samples/amd/saxpy.tile");
     tile_compile_options o = {.target = TILE_TARGET_GFX942};
     fail_each("amd saxpy", src, &o, plain_compile, NULL, 0);
     o.assemble = 1; /* the object, ld.lld's HSACO, the assembly made on request */
@@ -417,7 +404,7 @@ START_TEST(oom_cache)
     const char *base = getenv("TMPDIR");
     snprintf(c.root, sizeof c.root, "%s/tilec-oom-test-XXXXXX", base && *base ? base : "/tmp");
     ck_assert_ptr_nonnull(mkdtemp(c.root));
-    char *src = read_sample("samples/saxpy.tile");
+    char *src = unit_read_file("samples/saxpy.tile");
     tile_compile_options o = {.target = TILE_TARGET_SM90A, .opt_level = 2};
     char shared[320];
     snprintf(shared, sizeof shared, "%s/shared", c.root);

@@ -138,20 +138,6 @@ START_TEST(programs_calling_nvshmem_are_recognised)
 }
 END_TEST
 
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    ck_assert(s && fread(s, 1, (size_t)n, f) == (size_t)n);
-    s[n] = 0;
-    fclose(f);
-    return s;
-}
-
 /* A stand-in device library for `kernel`: every function it declares `.extern .func` defined with
  * an empty body, a global, and a higher .version than tilec's. */
 static char *stand_in_library(const char *kernel)
@@ -171,7 +157,7 @@ static char *stand_in_library(const char *kernel)
 START_TEST(kernel_and_library_make_one_module)
 {
     /* the fused all-gather GEMM: wgmma pipelines and NVSHMEM calls in one kernel */
-    char *src = read_file("samples/multi/ag_gemm.tile");
+    char *src = unit_read_file("samples/multi/ag_gemm.tile");
     tile_program *p = NULL;
     tile_compile_options o = {.target = TILE_TARGET_SM90A, .opt_level = 2};
     ck_assert_int_eq(tile_compile(src, strlen(src), "ag_gemm.tile", &o, &p), TILE_SUCCESS);

@@ -22,23 +22,9 @@
 #include "suites.h"
 #include "tile.h"
 
-static char *read_sample(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    ck_assert_uint_eq(fread(s, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    s[n] = 0;
-    return s;
-}
-
 static tile_program *compile_sample(const char *path, tile_target target)
 {
-    char *src = read_sample(path);
+    char *src = unit_read_file(path);
     tile_compile_options o;
     memset(&o, 0, sizeof o);
     o.target = target;
@@ -188,7 +174,7 @@ static void rowsum(int trace)
     tile_program_destroy(p);
     if (trace) {
         /* the trace holds the good launches only: three of them (the first run, the loop's last, the one after) */
-        char *t = read_sample(path);
+        char *t = unit_read_file(path);
         int launches = 0;
         for (const char *s = t; (s = strstr(s, "\"name\":\"pipelined_rowsum\"")); s++) launches++;
         ck_assert_int_eq(launches, 3);

@@ -19,7 +19,8 @@
  *   chosen up to --ar-switch (default 1 MiB), the two-shot above; --ar-send: the two-shot sends
  *   each reduced tile at once (tile, default) or each block's whole part after its sums (part: the
  *   sample's SEND_EACH_TILE = 0). --tile-bytes: the bytes a thread of either sums per step from each
- *   PE (default 64: the samples' TILE x 4 / 256 for f32, x 2 / 256 for bf16). --direct 1 runs
+ *   PE (default: the samples' TILE, 8192 elements for the reduce-scatter (128 bytes f32, 64 bf16)
+ *   and 64 bytes for the all-reduce). --direct 1 runs
  *   the samples' direct forms as well (reduce_scatter_direct, all_reduce_direct: src, and the
  *   all-reduce's out, in symmetric memory, read and written through the peers' mappings; grids of
  *   n_pes * per blocks for the same --per), 2 the direct forms alone, 0 (default) the staged forms
@@ -281,10 +282,12 @@ static int run_allgather(tile_shmem *s, int pe, const Opts *o)
 }
 
 /* The TILE shmem_check compiles samples/multi/reduce_scatter.tile and all_reduce.tile with, and
- * rounds chunks and slices to: --tile-bytes (default 64) a thread per step of their sums from each
- * PE, whatever the type (256 threads a block). */
-static size_t coll_tile(const Opts *o, int bf16)
+ * rounds chunks and slices to: --tile-bytes a thread per step of their sums from each PE (256
+ * threads a block), by default the samples' own TILE (8192 elements for the reduce-scatter: 128
+ * bytes f32, 64 bf16; 64 bytes for the all-reduce). */
+static size_t coll_tile(const Opts *o, int bf16, int allreduce)
 {
+    if (!o->tile_bytes) return !allreduce || bf16 ? 8192 : 4096;
     return (size_t)o->tile_bytes * 256 / (bf16 ? 2 : 4);
 }
 
@@ -336,7 +339,7 @@ static int run_collective(tile_shmem *s, int pe, const Opts *o, int allreduce, i
     tile_module *m = NULL;
     tile_kernel *k[2] = {NULL, NULL};
     const char *path = allreduce ? "samples/multi/all_reduce.tile" : "samples/multi/reduce_scatter.tile";
-    size_t tile = coll_tile(o, bf16);
+    size_t tile = coll_tile(o, bf16, allreduce);
     char tile_text[24];
     snprintf(tile_text, sizeof tile_text, "%zu", tile);
     char np_text[16];
@@ -1143,7 +1146,7 @@ int main(int argc, char **argv)
     Opts o = {.npes = 2, .max_bytes = (size_t)256 << 20, .iters = 10000, .per = {1, 8, 32, 64, 128, 256}, .nper = 6,
               .dtypes = 3, .ar_switch = (size_t)1 << 20, .ar_oneshot_max = (size_t)16 << 20,
               .ar_direct_switch = (size_t)1 << 20,
-              .tile_bytes = 64, .ag_iters = 20, .ag_pw = {3}, .nag_pw = 1, .nag = 4,
+              .tile_bytes = 0, .ag_iters = 20, .ag_pw = {3}, .nag_pw = 1, .nag = 4,
               .ag_shapes = {{4096, 7168, 8192}, {8192, 7168, 8192}, {1000, 1000, 520}, {200, 136, 72}},
               .nrs = 4, .rs_shapes = {{4096, 8192, 7168}, {8192, 8192, 7168}, {1000, 1000, 520}, {200, 136, 72}}};
     int any = 0;

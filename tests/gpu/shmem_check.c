@@ -654,6 +654,23 @@ static tile_status fused_call(FusedCall *c)
     return tile_launch(c->k, &c->cfg, c->a, c->na);
 }
 
+/* The checked call: the result (n bf16 elements at out) poisoned with 0xffff (a NaN), the PEs lined
+ * up, one call, the result back in back; *poison: the elements still poisoned. */
+static int fused_checked_call(tile_shmem *s, int pe, FusedCall *c, tile_devptr out, uint16_t *back, long long n,
+                              size_t *poison)
+{
+    tile_device *d = tile_shmem_device(s);
+    TRY(tile_memset_d8(d, out, 0xff, (size_t)n * 2));
+    TRY(tile_device_synchronize(d));
+    TRY(tile_shmem_barrier_all(s));
+    TRY(fused_call(c));
+    TRY(tile_device_synchronize(d));
+    TRY(tile_memcpy_dtoh(d, back, out, (size_t)n * 2));
+    *poison = 0;
+    for (long long j = 0; j < n; j++) *poison += back[j] == 0xffff;
+    return 0;
+}
+
 /* Seconds per call: 2 calls, then iters calls between two events, the PEs lined up by a barrier
  * first. */
 static int fused_time(tile_shmem *s, int pe, FusedCall *c, tile_event *e0, tile_event *e1, int iters, double *t)
@@ -811,14 +828,8 @@ static int run_aggemm(tile_shmem *s, int pe, const Opts *o, int put_warps)
         fc.a[9] = tile_arg_i32((int32_t)N);
         fc.a[10] = tile_arg_i32((int32_t)K);
         fc.a[11] = tile_arg_i32((int32_t)chunk);
-        TRY(tile_memset_d8(d, cd, 0xff, (size_t)(M * N) * 2));   /* poisoned: 0xffff is a NaN */
-        TRY(tile_device_synchronize(d));
-        TRY(tile_shmem_barrier_all(s));
-        TRY(fused_call(&fc));
-        TRY(tile_device_synchronize(d));
-        TRY(tile_memcpy_dtoh(d, back, cd, (size_t)(M * N) * 2));
         size_t poison = 0;
-        for (long long j = 0; j < M * N; j++) poison += back[j] == 0xffff;
+        TRY(fused_checked_call(s, pe, &fc, cd, back, M * N, &poison));
         int all = M * N * K <= (1ll << 31);
         Tally ty = {.first = -1};
         for (long long i = 0; i < M; i++) {
@@ -968,14 +979,8 @@ static int run_gemmrs(tile_shmem *s, int pe, const Opts *o)
         fc.a[17] = tile_arg_i32((int32_t)K);
         fc.a[19] = tile_arg_i32((int32_t)(M * N));
         fc.a[20] = tile_arg_i32((int32_t)mine);
-        TRY(tile_memset_d8(d, outd, 0xff, (size_t)mine * 2));   /* poisoned: 0xffff is a NaN */
-        TRY(tile_device_synchronize(d));
-        TRY(tile_shmem_barrier_all(s));
-        TRY(fused_call(&fc));
-        TRY(tile_device_synchronize(d));
-        TRY(tile_memcpy_dtoh(d, back, outd, (size_t)mine * 2));
         size_t poison = 0;
-        for (long long j = 0; j < mine; j++) poison += back[j] == 0xffff;
+        TRY(fused_checked_call(s, pe, &fc, outd, back, mine, &poison));
         /* bound: one bf16 rounding of the result and of each PE's partial product, plus the f32
          * accumulation's */
         int all = M * N * K * np <= (1ll << 31);

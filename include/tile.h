@@ -392,9 +392,9 @@ TILE_API const char *tile_cache_dir(void);    /* the directory in use (created o
  * library (libnvshmem_host.so.3: $TILE_NVSHMEM_LIB, else $NVSHMEM_HOME/lib, else the
  * nvidia-nvshmem Python wheel, else the loader's path), opens GPU (PE % GPUs) and joins the job: PE
  * 0 makes NVSHMEM's unique id and passes it to the others through a pipe the launcher made.
- * Programs that call NVSHMEM are loaded with tile_shmem_module_load: their PTX is linked with the
- * NVSHMEM device library's PTX (made once from libnvshmem_device.bc by scripts/nvshmem_devlib.sh,
- * kept outside the source tree) and registered with nvshmemx_cumodule_init. */
+ * Programs that call NVSHMEM are loaded with tile_shmem_module_load: their PTX and the NVSHMEM
+ * device library's PTX (made once from libnvshmem_device.bc by scripts/nvshmem_devlib.sh, kept
+ * outside the source tree) are compiled as one module, then registered with nvshmemx_cumodule_init. */
 
 typedef struct tile_shmem tile_shmem;
 typedef int (*tile_shmem_main)(int pe, int npes, void *user);   /* a PE's body: 0 on success */
@@ -417,7 +417,8 @@ TILE_API tile_status tile_shmem_malloc(tile_shmem *s, size_t bytes, tile_devptr 
 TILE_API tile_status tile_shmem_free(tile_shmem *s, tile_devptr p);
 TILE_API tile_status tile_shmem_barrier_all(tile_shmem *s);        /* host barrier over all PEs */
 /* The address at which this PE's kernels reach PE pe's copy of the symmetric allocation p
- * (nvshmem_ptr): loads and stores through it go over NVLink; p itself for pe = this PE.
+ * (nvshmem_ptr): loads and stores through it go over NVLink, and so do TMA transfers of a tensor
+ * view made on it (samples/multi/gemm_rs.tile); p itself for pe = this PE.
  * TILE_ERROR_NO_SHMEM where PE pe's memory is not mapped here (no peer access). */
 TILE_API tile_status tile_shmem_ptr(tile_shmem *s, tile_devptr p, int pe, tile_devptr *out);
 /* Collective: n queue-pair handles into handles[]. With NVSHMEM 3.5.19+ nvshmemx_qp_create makes

@@ -752,7 +752,7 @@ tile_status tile_shmem_module_load(tile_shmem *s, const tile_program *p, tile_mo
     tile_status st = load_devlib(s, tile_program_target(p));
     if (st != TILE_SUCCESS) return st;
     /* Every NVSHMEM function the kernel calls must be in the library: a specific message instead of
-     * the JIT linker's "unresolved extern". */
+     * the JIT's "unresolved extern". */
     for (const char *d = strstr(ptx, ".extern .func "); d; d = strstr(d + 1, ".extern .func ")) {
         const char *nm = strstr(d, "nvshmem"), *eol = strchr(d, '\n');
         if (!nm || (eol && nm > eol)) continue;

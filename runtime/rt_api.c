@@ -728,21 +728,27 @@ tile_status rt_check_target(tile_target t, int cc_major, int cc_minor, const cha
     return TILE_ERROR_TARGET;
 }
 
-/* The first NVSHMEM function a PTX text declares `.extern .func [(.param ...)] NAME(`. */
+/* Whether the PTX at line (to eol, or to the end when eol is NULL) declares an NVSHMEM function,
+ * `.extern .func [(.param ...)] NAME(` with NAME starting `nvshmem`: NAME copied to buf. */
+int rt_ptx_shmem_extern_line(const char *line, const char *eol, char *buf, size_t n)
+{
+    if (strncmp(line, ".extern .func ", 14)) return 0;
+    const char *nm = strstr(line, "nvshmem");
+    if (!nm || (eol && nm > eol)) return 0;
+    size_t k = 0;
+    while (nm[k] && nm[k] != '(' && nm[k] != ' ' && k + 1 < n) {
+        buf[k] = nm[k];
+        k++;
+    }
+    buf[k] = 0;
+    return 1;
+}
+
+/* The first NVSHMEM function a PTX text declares. */
 int rt_ptx_shmem_extern(const char *ptx, char *buf, size_t n)
 {
-    for (const char *s = ptx ? strstr(ptx, ".extern .func ") : NULL; s; s = strstr(s + 1, ".extern .func ")) {
-        const char *eol = strchr(s, '\n');
-        const char *nm = strstr(s, "nvshmem");
-        if (!nm || (eol && nm > eol)) continue;
-        size_t k = 0;
-        while (nm[k] && nm[k] != '(' && nm[k] != ' ' && k + 1 < n) {
-            buf[k] = nm[k];
-            k++;
-        }
-        buf[k] = 0;
-        return 1;
-    }
+    for (const char *s = ptx ? strstr(ptx, ".extern .func ") : NULL; s; s = strstr(s + 1, ".extern .func "))
+        if (rt_ptx_shmem_extern_line(s, strchr(s, '\n'), buf, n)) return 1;
     return 0;
 }
 

@@ -682,23 +682,12 @@ static const char *ptx_header(const char *ptx, int *version, char target[64])
     return *version >= 0 && target[0] ? end : NULL;
 }
 
-/* The device library's `.visible`/`.weak` functions are defined in its text: a kernel line
- * `.extern .func [(ret)] NAME(` naming one of them is dropped from the merged module. */
+/* A kernel line declaring an NVSHMEM function the device library defines: dropped from the merged
+ * module, which has the definition. */
 static int drops_extern(const char *line, size_t n, const char *lib)
 {
-    if (n < 14 || strncmp(line, ".extern .func ", 14)) return 0;
-    const char *p = line + 14;
-    if (*p == '(') {   /* the return parameter */
-        const char *close = memchr(p, ')', n - 14);
-        if (!close) return 0;
-        p = close + 1;
-        while (*p == ' ') p++;
-    }
     char name[128];
-    size_t k = 0;
-    while (p + k < line + n && p[k] != '(' && p[k] != ' ' && k + 1 < sizeof name) name[k] = p[k], k++;
-    name[k] = 0;
-    return k > 0 && devlib_defines(lib, name);
+    return rt_ptx_shmem_extern_line(line, line + n, name, sizeof name) && devlib_defines(lib, name);
 }
 
 char *rt_ptx_merge_library(const char *kernel, const char *lib, char *why, size_t n)
@@ -754,12 +743,8 @@ tile_status tile_shmem_module_load(tile_shmem *s, const tile_program *p, tile_mo
     /* Every NVSHMEM function the kernel calls must be in the library: a specific message instead of
      * the JIT's "unresolved extern". */
     for (const char *d = strstr(ptx, ".extern .func "); d; d = strstr(d + 1, ".extern .func ")) {
-        const char *nm = strstr(d, "nvshmem"), *eol = strchr(d, '\n');
-        if (!nm || (eol && nm > eol)) continue;
         char name[128];
-        size_t k = 0;
-        while (nm[k] && nm[k] != '(' && k + 1 < sizeof name) name[k] = nm[k], k++;
-        name[k] = 0;
+        if (!rt_ptx_shmem_extern_line(d, strchr(d, '\n'), name, sizeof name)) continue;
         if (!devlib_defines(s->devlib, name))
             return rt_error(TILE_ERROR_NO_SHMEM, "tile_shmem_module_load: the kernel calls %s, which the NVSHMEM %s "
                             "device library (%s) does not define%s", name, s->version, s->devlib_path,

@@ -291,7 +291,9 @@ char *rt_ptx_merge_library(const char *kernel, const char *lib, char *why, size_
 /* The back end's handle of a module (a CUmodule on CUDA) and the back end of a device. */
 void *rt_module_handle(const tile_module *m);
 const RtBackend *rt_device_backend(const tile_device *d);
-/* The name of the first NVSHMEM function a PTX text declares `.extern`, copied to buf; 0 if none. */
+/* The name of the first NVSHMEM function a PTX text declares `.extern`, copied to buf; 0 if none.
+ * _line: the same for the declaration at line (up to eol, NULL: the end of the text). */
 int rt_ptx_shmem_extern(const char *ptx, char *buf, size_t n);
+int rt_ptx_shmem_extern_line(const char *line, const char *eol, char *buf, size_t n);
 
 #endif

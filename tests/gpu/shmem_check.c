@@ -649,8 +649,8 @@ typedef struct FusedCall {
 static tile_status fused_call(FusedCall *c)
 {
     int b = c->call++ % 2;
-    c->set(c, b);
     c->tgt[b] += c->step;
+    c->set(c, b);
     return tile_launch(c->k, &c->cfg, c->a, c->na);
 }
 
@@ -745,7 +745,7 @@ static void ag_set(FusedCall *c, int b)
     c->a[1] = tile_arg_ptr(TILE_DTYPE_U64, u->sig + (tile_devptr)b * 8 * (tile_devptr)u->np);
     c->a[4] = c->a[0];
     c->a[12] = tile_arg_scalar(TILE_DTYPE_U64, 0);
-    c->a[12].value.u = c->tgt[b] + c->step;
+    c->a[12].value.u = c->tgt[b];
 }
 
 /* samples/multi/ag_gemm.tile (the header of this file says what is checked). One gather buffer of
@@ -795,8 +795,9 @@ static int run_aggemm(tile_shmem *s, int pe, const Opts *o, int put_warps)
     tile_event *e0, *e1;
     TRY(tile_event_create(d, 0, &e0));
     TRY(tile_event_create(d, 0, &e1));
-    uint64_t tgt[2] = {0, 0};
-    int call = 0, fails = 0;
+    AgBufs bufs = {ag, sig, maxa, np};
+    FusedCall fc = {.k = k, .na = 13, .set = ag_set, .user = &bufs};   /* its call count and targets span the shapes */
+    int fails = 0;
     for (int si = 0; si < o->nag; si++) {
         long long M = o->ag_shapes[si][0], N = o->ag_shapes[si][1], K = o->ag_shapes[si][2];
         if (M % np) continue;
@@ -816,9 +817,8 @@ static int run_aggemm(tile_shmem *s, int pe, const Opts *o, int put_warps)
         int grid = info.sm_count;
         long long shard = ml * K, nw = (long long)grid * put_warps, chunk = ((shard + nw - 1) / nw + 127) / 128 * 128;
         uint64_t nsl = (uint64_t)((shard + chunk - 1) / chunk);
-        AgBufs bufs = {ag, sig, maxa, np};
-        FusedCall fc = {.k = k, .cfg = {.grid = {(unsigned)grid, 1, 1}}, .na = 13, .call = call, .tgt = {tgt[0], tgt[1]},
-                        .step = nsl, .set = ag_set, .user = &bufs};
+        fc.cfg = (tile_launch_config){.grid = {(unsigned)grid, 1, 1}};
+        fc.step = nsl;
         fc.a[2] = tile_arg_ptr(TILE_DTYPE_BF16, src);
         fc.a[3] = tile_arg_ptr(TILE_DTYPE_BF16, src);
         fc.a[5] = tile_arg_ptr(TILE_DTYPE_BF16, bd);
@@ -844,7 +844,6 @@ static int run_aggemm(tile_shmem *s, int pe, const Opts *o, int put_warps)
         double frob = tally_frobenius(&ty), t = 0;
         int ok = !poison && !ty.bad && frob <= 0x1p-8;
         TRY(fused_time(s, pe, &fc, e0, e1, o->ag_iters, &t));
-        call = fc.call, tgt[0] = fc.tgt[0], tgt[1] = fc.tgt[1];
         if (pe == 0 || !ok)
             printf("aggemm PE %d: M %lld (%d x %lld) N %lld K %lld, grid %d, %d put warps, %llu slices of %lld: %s (%zu poisoned of "
                    "%lld, %zu of %zu checked wrong, max error %.3g, rel. Frobenius %.3g) %9.2f us/call %7.1f TFLOP/s\n",
@@ -894,7 +893,7 @@ static void rs_set(FusedCall *c, int b)
     c->a[10] = tile_arg_ptr(TILE_DTYPE_BF16, u->stage + (tile_devptr)b * u->maxst * 2);
     c->a[12] = tile_arg_ptr(TILE_DTYPE_U64, u->sig + (tile_devptr)b * 8);
     c->a[18] = tile_arg_scalar(TILE_DTYPE_U64, 0);
-    c->a[18].value.u = c->tgt[b] + c->step;
+    c->a[18].value.u = c->tgt[b];
 }
 
 /* samples/multi/gemm_rs.tile (the header of this file says what is checked). One staging buffer of
@@ -948,8 +947,9 @@ static int run_gemmrs(tile_shmem *s, int pe, const Opts *o)
     tile_event *e0, *e1;
     TRY(tile_event_create(d, 0, &e0));
     TRY(tile_event_create(d, 0, &e1));
-    uint64_t tgt[2] = {0, 0};
-    int call = 0, fails = 0;
+    RsBufs bufs = {stage, sig, maxst, peer};
+    FusedCall fc = {.k = k, .na = 21, .set = rs_set, .user = &bufs};   /* its call count and targets span the shapes */
+    int fails = 0;
     for (int si = 0; si < o->nrs; si++) {
         long long M = o->rs_shapes[si][0], N = o->rs_shapes[si][1], K = o->rs_shapes[si][2];
         if (M % np) {
@@ -966,9 +966,8 @@ static int run_gemmrs(tile_shmem *s, int pe, const Opts *o)
             for (long long j = 0; j < N * K; j++) bq[(size_t)q * (size_t)(N * K) + (size_t)j] = rs_b(seed, q, K, j / K, j % K);
         int grid = info.sm_count;
         uint64_t per_shard = (uint64_t)((ml + 127) / 128) * (uint64_t)((N + 255) / 256);
-        RsBufs bufs = {stage, sig, maxst, peer};
-        FusedCall fc = {.k = k, .cfg = {.grid = {(unsigned)grid, 1, 1}}, .na = 21, .call = call, .tgt = {tgt[0], tgt[1]},
-                        .step = (uint64_t)np * per_shard, .set = rs_set, .user = &bufs};
+        fc.cfg = (tile_launch_config){.grid = {(unsigned)grid, 1, 1}};
+        fc.step = (uint64_t)np * per_shard;
         fc.a[0] = tile_arg_ptr(TILE_DTYPE_BF16, ad);
         fc.a[1] = tile_arg_ptr(TILE_DTYPE_BF16, bd);
         fc.a[11] = tile_arg_ptr(TILE_DTYPE_BF16, outd);
@@ -1003,7 +1002,6 @@ static int run_gemmrs(tile_shmem *s, int pe, const Opts *o)
         double frob = tally_frobenius(&ty), t = 0;
         int ok = !poison && !ty.bad && frob <= 0x1p-7;
         TRY(fused_time(s, pe, &fc, e0, e1, o->ag_iters, &t));
-        call = fc.call, tgt[0] = fc.tgt[0], tgt[1] = fc.tgt[1];
         if (pe == 0 || !ok)
             printf("gemmrs PE %d: M %lld (%d x %lld) N %lld K %lld a PE, grid %d: %s (%zu poisoned of %lld, %zu of %zu checked "
                    "wrong, max error %.3g, rel. Frobenius %.3g) %9.2f us/call %7.1f TFLOP/s a PE\n",

@@ -244,10 +244,19 @@ static void emit_mma_acc(Emit *e, const Op *op)
     int64_t E = ptx_type_lanes(res->type), half = N / 2, reps = M / G / 64;
     if (ptx_val_lanes(e, res) != ptx_val_lanes(e, acc))
         for (int64_t j = 0; j < E; j++) ptx_ins(e, "mov.f32 %s, %s", ptx_vr(e, res, (int)j), ptx_vr(e, acc, (int)j));
-    const char *w, *ln, *g;
-    mma_thread(e, &w, &ln, &g);
-    const char *aoff = ptx_tmp(e, RC_B32), *da = NULL, **pa = NULL;
-    ptx_ins(e, "mul.lo.u32 %s, %s, %lld", aoff, g, (long long)(reg_a ? 0 : ptx_mma_piece(at, trans_a, M / G, 0, es)));
+    /* A shared-memory A starts at this warpgroup's rows: g (M / G) rows in. With one warpgroup there
+     * is no offset; with several, g comes through shfl.sync from lane 0, which ptxas sees as
+     * warp-uniform (a value it derives from %tid is not), so the descriptors and their k-step
+     * additions can live in uniform registers instead of being moved there before every wgmma. */
+    const char *aoff = NULL, *da = NULL, **pa = NULL;
+    if (!reg_a && G > 1) {
+        const char *w, *ln, *g;
+        mma_thread(e, &w, &ln, &g);
+        const char *gu = ptx_tmp(e, RC_B32);
+        aoff = ptx_tmp(e, RC_B32);
+        ptx_ins(e, "shfl.sync.idx.b32 %s, %s, 0, 31, -1", gu, g);
+        ptx_ins(e, "mul.lo.u32 %s, %s, %lld", aoff, gu, (long long)ptx_mma_piece(at, trans_a, M / G, 0, es));
+    }
     if (!reg_a) da = mma_desc(e, a, aoff, trans_a);
     const char *db = mma_desc(e, b, NULL, !trans);
     const char *p = ptx_tmp(e, RC_PRED);

@@ -15,7 +15,9 @@
  *  - pure ops without regions whose results are all unused;
  *  - `if`s with all results unused whose regions have no effect and no break/continue leaving them;
  *  - `for`s with all results unused whose body has no effect (a `for` always terminates: its
- *    break/continue stay inside it).
+ *    break/continue stay inside it);
+ *  - shared tiles and mbarriers (`shared_alloc`, `mbar_alloc`) that nothing uses, so a declaration
+ *    that only code folded away named takes no shared memory (and no barrier initialisation).
  * A `loop` is never deleted (it may not terminate). Unused results of kept ops stay.
  */
 #include "passes.h"
@@ -54,6 +56,10 @@ static unsigned dce_op(Op *op)
     case OP_LOOP:
         return FX_EFFECT;
     case OP_YIELD:
+        return 0;
+    case OP_SHARED_ALLOC:
+    case OP_MBAR_ALLOC: /* a shared tile or mbarrier nothing names takes no shared memory */
+        if (results_unused(op)) ir_op_remove(op);
         return 0;
     case OP_BREAK:
     case OP_CONTINUE:

@@ -28,7 +28,8 @@ work against its fixed costs). RULE holds the thresholds:
   causal masks up to 2k keys (0.65 / 0.72 / 0.78x at 512 / 1k / 2k against 0.50 / 0.56 / 0.75x):
   128 query rows a block waste less of the short causal rows; blocks of 176 or 192 keys lost.
 - the persistent schedule (PERSIST=1) where RULE["persist_max"] (per head dim and causal) reaches
-  the sequence: none until the H100 has timed it against the table's builds.
+  the sequence and the block stays at 128 keys: none, since the H100 timed it level with the
+  one-tile-a-block builds non-causal and behind them causal below 4k (docs/PERFORMANCE.md).
 
 forward works out what a shape runs once (the configuration, the kernel and its grid) and keeps it;
 `forget` drops what it kept. Arguments are CUDA torch tensors (bf16 or f16, contiguous; queued on
@@ -93,7 +94,7 @@ def choose(head_dim, seqlen_q, seqlen_k, causal):
         d["BN"] = 176
     if head_dim == 64 and c and seqlen_k <= RULE["nwg2_max"]:
         d["NWG"] = 2
-    if seqlen_k <= RULE["persist_max"][(head_dim, c)]:
+    if seqlen_k <= RULE["persist_max"][(head_dim, c)] and "BN" not in d:   # its own O tiles leave no room for BN=176
         d["PERSIST"] = 1
     return Config(d)
 

@@ -929,7 +929,7 @@ int main(int argc, char **argv)
     static const tile_define att_sum[] = {{"ROWSUM", "1"}}, att_sum64[] = {{"HEAD_DIM", "64"}, {"ROWSUM", "1"}};
     static const tile_define att_64_bn192[] = {{"HEAD_DIM", "64"}, {"NWG", "2"}, {"BN", "192"}, {"ROWSUM", "1"}};
     static const tile_define att_persist[] = {{"PERSIST", "1"}}, att_persist64[] = {{"HEAD_DIM", "64"}, {"PERSIST", "1"}};
-    static const tile_define att_persist176[] = {{"BN", "176"}, {"ROWSUM", "1"}, {"PERSIST", "1"}};
+    static const tile_define att_persist_sum[] = {{"ROWSUM", "1"}, {"PERSIST", "1"}};
     static const tile_define att_persist64_2[] = {{"HEAD_DIM", "64"}, {"NWG", "2"}, {"ROWSUM", "1"}, {"PERSIST", "1"}};
     static const tile_define tb_e5m2[] = {{"TB", "e5m2"}}, fp8_bn64[] = {{"BN", "64"}, {"STAGES", "8"}};
     static const tile_define fp8_bn192[] = {{"BN", "192"}, {"CW", "32"}, {"STAGES", "5"}};
@@ -983,7 +983,7 @@ int main(int argc, char **argv)
         /* the persistent form: tiles taken through the work-stealing counter, longest first when causal */
         {"attention_fwd", att_persist, 1, " (-DPERSIST=1)"},
         {"attention_fwd", att_persist64, 2, " (-DHEAD_DIM=64 -DPERSIST=1)"},
-        {"attention_fwd", att_persist176, 3, " (-DBN=176 -DROWSUM=1 -DPERSIST=1)"},
+        {"attention_fwd", att_persist_sum, 2, " (-DROWSUM=1 -DPERSIST=1)"},
         {"attention_fwd", att_persist64_2, 4, " (-DHEAD_DIM=64 -DNWG=2 -DROWSUM=1 -DPERSIST=1)"},
         {"gemm_fp8_scaled_sm90", tb_e5m2, 1, " (-DTB=e5m2)"},
         {"gemm_fp8_scaled_sm90", fp8_bn64, 2, " (-DBN=64 -DSTAGES=8)"},

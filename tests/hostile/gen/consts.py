@@ -157,7 +157,7 @@ TEMPLATES = [
     # shared memory and mbarrier declarations
     ("smem_dim", body("    shared buf: f32[@];\n    buf[0] = 1.0;"), int_in(1, 58112), ""),
     ("smem_dim2", body("    shared buf: f32[64, @];\n    buf[0, 0] = 1.0;"), int_in(1, 907), ""),
-    ("smem_dim5", body("    shared buf: u8[@, @, @, @, @];\n    p[0] = 1;"), int_in(1, 11), ""),
+    ("smem_dim5", body("    shared buf: u8[@, @, @, @, @];\n    buf[0, 0, 0, 0, 0] = 1 as u8;\n    p[0] = 1;"), int_in(1, 11), ""),
     ("smem_stages", body("    shared buf: f32[64] stages(@);\n    buf[0][0] = 1.0;"), int_in(1, 64), ""),  # stages(1): buf[0] is buf
     ("smem_swizzle", body("    shared buf: bf16[64, 64] swizzle(@);\n    buf[0, 0] = 1.0 as bf16;"),
      one_of(0, 32, 64, 128), ""),

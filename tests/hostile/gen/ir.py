@@ -374,20 +374,24 @@ def clc_cases():
 
 
 def smem_cases():
-    # 100,000 shared tiles and 100,000 TMA loads (smem-layout searched the loads for each tile)
+    # 100,000 shared tiles, each the destination of a TMA load (smem-layout searched the loads for
+    # each tile; a tile nothing uses takes no space, so each is used)
     n = 100000
-    body = ["  tma_shape %x, %M, %K\n", "  %t = shared_alloc {align = 128} : smem<1x4xf32>\n",
-            "  %b = mbar_alloc {count = 1} : mbar\n", "  %z = const {value = 0} : i32\n"]
-    body += ["  %%s%d = shared_alloc : smem<4xf32>\n" % i for i in range(n)]
+    body = ["  tma_shape %x, %M, %K\n", "  %b = mbar_alloc {count = 1} : mbar\n", "  %z = const {value = 0} : i32\n"]
+    body += ["  %%s%d = shared_alloc : smem<1x4xf32>\n" % i for i in range(n)]
     body += ["  warps {lo = 0, hi = 1} {\n", "    elect {\n", "      mbar_arrive_expect %b {scope = \"cta\"}\n"]
-    body += ["      tma_load %t, %x, %z, %z, %b {multicast = 0}\n"] * n
+    body += ["      tma_load %%s%d, %%x, %%z, %%z, %%b {multicast = 0}\n" % i for i in range(n)]
     body += ["      yield\n", "    }\n", "    yield\n", "  }\n"]
     text = HEAD + "kernel @k(%x: tma<1x4xf32>, %M: i32, %K: i32) block(128, 1, 1) cluster(1, 1, 1) {\n"
     yield ("smem_many_tma_tiles", ".ir", (text + "".join(body) + "}\n").encode(), None,
-           [r"smem_many_tma_tiles\.ir:3:1: error: kernel 'k' needs 1600032 bytes of shared memory"])
-    # 8,200 allocations of 2^50 bytes each: the total passes 2^63
-    body = ["  %%s%d = shared_alloc : smem<1073741824x2xf64, stages=65536>\n" % i for i in range(8200)]
-    text = HEAD + "kernel @k() block(128, 1, 1) cluster(1, 1, 1) {\n" + "".join(body) + "}\n"
+           [r"smem_many_tma_tiles\.ir:3:1: error: kernel 'k' needs 12800016 bytes of shared memory"])
+    # 8,200 allocations of 2^50 bytes each, each written once: the total passes 2^63
+    body = ["  %z = const {value = 0} : i32\n"]
+    for i in range(8200):
+        body += ["  %%s%d = shared_alloc : smem<1073741824x2xf64, stages=65536>\n" % i,
+                 "  %%t%d = smem_stage %%s%d, %%z : smem<1073741824x2xf64>\n" % (i, i),
+                 "  %%p%d = smem_elem %%t%d, %%z, %%z : ptr<f64, shared>\n" % (i, i), "  store %%c, %%p%d\n" % i]
+    text = HEAD + "kernel @k(%c: f64) block(128, 1, 1) cluster(1, 1, 1) {\n" + "".join(body) + "}\n"
     yield ("smem_total_overflow", ".ir", text.encode(), None,
            [r"smem_total_overflow\.ir:3:1: error: kernel 'k' needs more than 4503599627370496 bytes of shared memory"])
 

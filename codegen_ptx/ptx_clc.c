@@ -34,15 +34,21 @@ int ptx_is_clc_op(OpCode c) { return c == OP_CLC_TRY_CANCEL || c == OP_CLC_QUERY
 
 /* sm_90a: the hidden last parameters of the kernel `kname` (its PTX name): the CLC emulation's state
  * word and this launch's sequence number (rt_api.c keeps both per stream), loaded into %clc_state
- * (a global address) and %clc_seq. */
+ * (a global address) and %clc_seq, and the launch's grid in clusters (the virtual one: a launch of a
+ * kernel that drains the queue starts fewer), loaded into %clc_n0..2. */
 void ptx_clc_params(Emit *e, const Kernel *k, const char *kname, StrBuf *out)
 {
-    sb_printf(out, "%s\n\t.param .u64 %s_param___clc_state,\n\t.param .u32 %s_param___clc_seq",
-              k->nparams ? "," : "", kname, kname);
-    sb_puts(&e->decl, "\t.reg .b64 %clc_state;\n\t.reg .b32 %clc_seq;\n");
+    sb_printf(out, "%s\n\t.param .u64 %s_param___clc_state,\n\t.param .u32 %s_param___clc_seq", k->nparams ? "," : "",
+              kname, kname);
+    for (int d = 0; d < 3; d++) sb_printf(out, ",\n\t.param .u32 %s_param___clc_grid_%c", kname, "xyz"[d]);
+    sb_puts(&e->decl, "\t.reg .b64 %clc_state;\n\t.reg .b32 %clc_seq;\n\t.reg .b32 %clc_n<3>;\n");
+    if (k->clc_drains)
+        sb_puts(&e->decl, "\t// clc: every CTA takes clusters until a request fails; a launch may start only those "
+                          "that fit at once\n");
     ptx_ins(e, "ld.param.u64 %%clc_state, [%s_param___clc_state]", kname);
     ptx_ins(e, "cvta.to.global.u64 %%clc_state, %%clc_state");
     ptx_ins(e, "ld.param.u32 %%clc_seq, [%s_param___clc_seq]", kname);
+    for (int d = 0; d < 3; d++) ptx_ins(e, "ld.param.u32 %%clc_n%d, [%s_param___clc_grid_%c]", d, kname, "xyz"[d]);
 }
 
 static const Op *clc_group(const Op *op)
@@ -202,17 +208,17 @@ static void emit_clc_claim_run(Emit *e)
     const char *x = ptx_tmp(e, RC_B32), *t = ptx_tmp(e, RC_B32), *n = ptx_tmp(e, RC_B32), *q = ptx_tmp(e, RC_PRED);
     int id = e->nlabel++;
     ptx_ins(e, "ld.shared.u32 %s, [__clc_w]", x);
-    ptx_ins(e, "mov.u32 %s, %%nclusterid.x", n);
-    ptx_ins(e, "mov.u32 %s, %%nclusterid.y", t);
+    ptx_ins(e, "mov.u32 %s, %%clc_n0", n);
+    ptx_ins(e, "mov.u32 %s, %%clc_n1", t);
     ptx_ins(e, "mul.lo.u32 %s, %s, %s", n, n, t);
-    ptx_ins(e, "mov.u32 %s, %%nclusterid.z", t);
+    ptx_ins(e, "mov.u32 %s, %%clc_n2", t);
     ptx_ins(e, "mul.lo.u32 %s, %s, %s", n, n, t);
     ptx_ins(e, "setp.ge.u32 %s, %s, %s", q, x, n);
     sb_printf(&e->body, "\t@%s bra $L_claim_%d_exit;\n", q, id);
-    ptx_ins(e, "mov.u32 %s, %%nclusterid.x", t);
+    ptx_ins(e, "mov.u32 %s, %%clc_n0", t);
     ptx_ins(e, "rem.u32 %%clc_clid0, %s, %s", x, t);
     ptx_ins(e, "div.u32 %s, %s, %s", x, x, t);
-    ptx_ins(e, "mov.u32 %s, %%nclusterid.y", t);
+    ptx_ins(e, "mov.u32 %s, %%clc_n1", t);
     ptx_ins(e, "rem.u32 %%clc_clid1, %s, %s", x, t);
     ptx_ins(e, "div.u32 %%clc_clid2, %s, %s", x, t);
     for (int d = 0; d < 3; d++) {
@@ -253,10 +259,10 @@ static void emit_clc_steal(Emit *e, const char *const w[4])
     const char *n = ptx_tmp(e, RC_B32), *t = ptx_tmp(e, RC_B32), *v = ptx_tmp(e, RC_B32), *p = ptx_tmp(e, RC_PRED);
     int id = e->nlabel++;
     emit_clc_take(e, v);
-    ptx_ins(e, "mov.u32 %s, %%nclusterid.x", n);
-    ptx_ins(e, "mov.u32 %s, %%nclusterid.y", t);
+    ptx_ins(e, "mov.u32 %s, %%clc_n0", n);
+    ptx_ins(e, "mov.u32 %s, %%clc_n1", t);
     ptx_ins(e, "mul.lo.u32 %s, %s, %s", n, n, t);
-    ptx_ins(e, "mov.u32 %s, %%nclusterid.z", t);
+    ptx_ins(e, "mov.u32 %s, %%clc_n2", t);
     ptx_ins(e, "mul.lo.u32 %s, %s, %s", n, n, t);
     ptx_ins(e, "mov.u32 %s, 0", w[0]);
     ptx_ins(e, "mov.u32 %s, 0", w[1]);
@@ -264,10 +270,10 @@ static void emit_clc_steal(Emit *e, const char *const w[4])
     ptx_ins(e, "mov.u32 %s, 0", w[3]);
     ptx_ins(e, "setp.ge.u32 %s, %s, %s", p, v, n);
     sb_printf(&e->body, "\t@%s bra $L_steal_%d_done;\n", p, id);
-    ptx_ins(e, "mov.u32 %s, %%nclusterid.x", t);
+    ptx_ins(e, "mov.u32 %s, %%clc_n0", t);
     ptx_ins(e, "rem.u32 %s, %s, %s", w[1], v, t);
     ptx_ins(e, "div.u32 %s, %s, %s", v, v, t);
-    ptx_ins(e, "mov.u32 %s, %%nclusterid.y", t);
+    ptx_ins(e, "mov.u32 %s, %%clc_n1", t);
     ptx_ins(e, "rem.u32 %s, %s, %s", w[2], v, t);
     ptx_ins(e, "div.u32 %s, %s, %s", w[3], v, t);
     for (int d = 0; d < 3; d++) {

@@ -541,7 +541,10 @@ void ptx_emit_geometry(Emit *e, const Op *op)
     }
     int which = op->code == OP_THREAD_ID ? 0 : op->code == OP_BLOCK_ID ? 1 : op->code == OP_BLOCK_DIM ? 2 : 3;
     if (which == 1 && e->clc90) ptx_ins(e, "mov.u32 %s, %%clc_ctaid%d", d, (int)dim);   /* the CLC emulation's virtual block */
-    else ptx_ins(e, "mov.u32 %s, %%%s.%c", d, sreg[which], "xyz"[dim]);
+    else if (which == 3 && e->clc90) {   /* and its virtual grid: the launch may start fewer clusters */
+        ptx_ins(e, "mov.u32 %s, %%cluster_nctaid.%c", d, "xyz"[dim]);
+        ptx_ins(e, "mul.lo.u32 %s, %s, %%clc_n%d", d, d, (int)dim);
+    } else ptx_ins(e, "mov.u32 %s, %%%s.%c", d, sreg[which], "xyz"[dim]);
 }
 
 /* ---------------------------------------------------------------- memory */

@@ -18,12 +18,15 @@
 #define TILE_ABI_TMA_ALIGN 128   /* CUtensorMap is alignas(128) */
 
 /* ---- Cluster launch control state (sm_90a) ----
- * sm_90a has no clusterlaunchcontrol instructions; a kernel using clc.try_cancel there takes two
+ * sm_90a has no clusterlaunchcontrol instructions; a kernel using clc.try_cancel there takes five
  * hidden last parameters: `__clc_state`, the device address of a u64 word {seq (low 32 bits),
- * count (high 32 bits)} that the runtime zeroes once when it allocates it (never per launch), and
+ * count (high 32 bits)} that the runtime zeroes once when it allocates it (never per launch),
  * `__clc_seq`, the launch's sequence number (u32, never 0, never the seq of the word's previous
- * launch). The first try_cancel of a launch that finds a stale seq resets the count
- * (docs/IR.md, "Cluster launch control on sm_90a"). */
+ * launch), and `__clc_grid_x`, `_y`, `_z`, the launch's grid in clusters (u32 each: the virtual
+ * grid that block_id, grid_dim and the cluster indices range over). The first try_cancel of a
+ * launch that finds a stale seq resets the count. For a kernel that drains the queue the runtime
+ * starts only the clusters that fit on the device at once, in a grid of its own (docs/IR.md,
+ * "Cluster launch control on sm_90a"). */
 #define TILE_ABI_CLC_STATE_BYTES 8
 #define TILE_ABI_CLC_STREAMS 8   /* streams whose CLC state a kernel keeps at once */
 

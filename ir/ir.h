@@ -500,6 +500,8 @@ struct Kernel {
     int64_t block[3];      /* block(x, y, z) launch shape; 1 for absent dims */
     int64_t cluster[3];    /* cluster(x, y, z), all 1 when absent */
     int64_t smem_bytes;    /* shared memory laid out by smem-layout (0 before it runs) */
+    int clc_drains;        /* verify-clc: some thread of every CTA sees a failed clc request before the CTA
+                            * ends, so an sm_90a launch may start only the clusters that fit at once */
     Region body;           /* one block; its args are the params */
     Value **values;        /* values[id]; grows as values are made */
     uint32_t nvalues, capvalues;

@@ -434,6 +434,7 @@ static tile_status compile_program(volatile CompileRun *run, const char *source,
         record_signature(p, p->nkernels, k);
         p->smem[p->nkernels] = (size_t)k->smem_bytes;
         if (o->target == TILE_TARGET_SM90A) ir_walk_region(&k->body, find_clc, &p->clc[p->nkernels]);
+        if (p->clc[p->nkernels] && k->clc_drains) p->clc[p->nkernels] = 2;
         for (int d = 0; d < 3; d++) {
             p->kernel_dims[p->nkernels][d] = (unsigned)k->block[d];
             p->kernel_dims[p->nkernels][3 + d] = (unsigned)k->cluster[d];

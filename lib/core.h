@@ -36,7 +36,8 @@ struct tile_program {
     tile_param_info **params;   /* params[k][i]; names owned */
     tile_tensor_info **tensors; /* tensors[k][i]: a tensor or TMA parameter's dims and block walk (tile_program_tensor_info) */
     size_t *smem;               /* smem[k]: shared memory bytes of kernel k */
-    int *clc;                   /* clc[k]: 1 when kernel k takes the sm_90a CLC emulation's state (hidden last parameter) */
+    int *clc;                   /* clc[k]: 1 when kernel k takes the sm_90a CLC emulation's state (hidden last parameters),
+                                 * 2 when it also drains the queue (Kernel.clc_drains) */
     int *nparams;
     tile_target target;
     int debug_hangs;            /* compiled with bounded waits */

@@ -28,7 +28,9 @@ const TileWaitSite *tile_program_wait_site_(const tile_program *p, int i);
 const char *tile_program_source_name_(const tile_program *p);
 
 /* 1 when kernel `kernel` was compiled for sm_90a with cluster launch control: it takes the CLC
- * emulation's state as two hidden last parameters (tile_abi.h, "Cluster launch control state"). */
+ * emulation's state and the launch's grid in clusters as hidden last parameters (tile_abi.h,
+ * "Cluster launch control state"); 2 when, besides, every CTA takes clusters until a request fails
+ * (verify-clc), so that a launch may start only the clusters that fit on the device at once. */
 int tile_program_kernel_clc_state_(const tile_program *p, int kernel);
 
 /* The seconds the program's compilation spent inside LLVM and in ld.lld (AMD targets; 0

@@ -37,6 +37,8 @@
  *  - A `while c` loop that runs once (c a constant true on entry, its only continue passing a
  *    constant false, no other break or continue) is replaced by its body's ops; its results become
  *    the values its head would break with on the second iteration.
+ *  - A `loop` argument whose init is a constant and that every continue of the loop passes on
+ *    unchanged (or as that constant) is the constant throughout the body.
  *  - `parity_next` of a constant parity becomes the other constant parity. No other op of the
  *    asynchronous machinery is touched (they are not elementwise and have effects or regions).
  * Ops whose results become unused are left to dce.
@@ -597,6 +599,42 @@ static int fold_loop_once(Canon *c, Op *op, Op **resume)
     return 1;
 }
 
+/* Whether every continue of the loop whose body is `r` (not those of nested loops) passes, as its
+ * operand i, the body's argument `arg` itself or a constant equal to `init`. */
+static int continues_keep(Region *r, uint32_t i, const Value *arg, const CVal *init)
+{
+    for (Block *b = r->first; b; b = b->next)
+        for (Op *o = b->first; o; o = o->next) {
+            if (o->code == OP_FOR || o->code == OP_LOOP) continue;
+            if (o->code == OP_CONTINUE) {
+                CVal v;
+                if (i >= o->noperands) return 0;
+                if (o->operands[i] != arg && !(get_const(o->operands[i], &v) && v.i == init->i && v.f == init->f))
+                    return 0;
+            }
+            for (uint32_t j = 0; j < o->nregions; j++)
+                if (!continues_keep(&o->regions[j], i, arg, init)) return 0;
+        }
+    return 1;
+}
+
+/* A loop-carried value that never changes: a body argument whose init is a constant and that
+ * every continue passes on unchanged (or as the same constant) is that constant in the whole body
+ * (`var more = true; while more { ... }` where only a folded branch assigned it). Its uses become
+ * the init; the `if` of a `while` on it then folds, and with it the break it guarded. */
+static void fold_invariant_args(Canon *c, Op *op)
+{
+    Block *blk = op->nregions == 1 ? op->regions[0].first : NULL;
+    if (!blk || blk->next || blk->nargs != op->noperands) return;
+    for (uint32_t i = 0; i < blk->nargs; i++) {
+        CVal init;
+        Value *arg = blk->args[i];
+        if (!arg->uses || !get_const(op->operands[i], &init) || !continues_keep(&op->regions[0], i, arg, &init)) continue;
+        set_repl(c, arg, op->operands[i]);
+        c->changed = 1;
+    }
+}
+
 static void canon_region(Canon *c, Region *r)
 {
     for (Block *b = r->first; b; b = b->next)
@@ -616,6 +654,7 @@ static void canon_region(Canon *c, Region *r)
                     if (resume) next = resume;
                     continue;
                 }
+                fold_invariant_args(c, op);
             }
             if (op->code == OP_IF) {
                 Op *resume = NULL;

@@ -25,8 +25,11 @@
  * Rules 2 and 3 walk the kernel once or a few times per query, so a kernel may hold at most
  * MAX_QUERIES queries (a located error beyond): the pass stays linear in the kernel's size.
  *
+ * And it records whether the kernel drains the queue (Kernel.clc_drains: some thread of every CTA
+ * sees a failed request before the CTA ends; "draining" below).
+ *
  * Assumes: the module verifies. Guarantees: on success, every clc_query is immediately followed
- * by a fence_proxy_async; nothing else changes.
+ * by a fence_proxy_async and Kernel.clc_drains is set; nothing else changes.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -165,21 +168,22 @@ static void check_read_after_wait(ClcCx *c, Op *q)
 enum { OUT_FALL = 1, OUT_BREAK = 2, OUT_CONTINUE = 4, OUT_RETURN = 8 };
 enum { TV_UNKNOWN = -1, TV_FALSE = 0, TV_TRUE = 1 };
 
-/* The value of an i1 v when the query's `canceled` is false, or TV_UNKNOWN. */
-static int eval_failed(ClcCx *c, const Value *v, int depth)
+/* The value of an i1 v when query q's `canceled` is `canceled` (TV_FALSE or TV_TRUE), or
+ * TV_UNKNOWN. */
+static int eval_when(const Op *q, const Value *v, int canceled, int depth)
 {
     if (depth > 16 || !v) return TV_UNKNOWN;
-    if (v == c->query->results[0]) return TV_FALSE;
+    if (v == q->results[0]) return canceled;
     const Op *d = v->def;
     if (!d) return TV_UNKNOWN;
     int64_t k;
     if (d->code == OP_CONST && ir_op_is_const(d, &k, NULL)) return k != 0;
     if (d->code == OP_NOT) {
-        int a = eval_failed(c, d->operands[0], depth + 1);
+        int a = eval_when(q, d->operands[0], canceled, depth + 1);
         return a == TV_UNKNOWN ? a : !a;
     }
     if (d->code == OP_AND || d->code == OP_OR || d->code == OP_XOR) {
-        int a = eval_failed(c, d->operands[0], depth + 1), b = eval_failed(c, d->operands[1], depth + 1);
+        int a = eval_when(q, d->operands[0], canceled, depth + 1), b = eval_when(q, d->operands[1], canceled, depth + 1);
         if (d->code == OP_AND) return a == TV_FALSE || b == TV_FALSE ? TV_FALSE : a == TV_TRUE && b == TV_TRUE ? TV_TRUE : TV_UNKNOWN;
         if (d->code == OP_OR) return a == TV_TRUE || b == TV_TRUE ? TV_TRUE : a == TV_FALSE && b == TV_FALSE ? TV_FALSE : TV_UNKNOWN;
         return a == TV_UNKNOWN || b == TV_UNKNOWN ? TV_UNKNOWN : a ^ b;
@@ -187,11 +191,14 @@ static int eval_failed(ClcCx *c, const Value *v, int depth)
     if (d->code == OP_CMP && d->operands[0]->type == ir_type_scalar(TY_I1)) {
         const char *p = ir_attr_str(d, "pred", "");
         int eq = strcmp(p, "eq") == 0, ne = strcmp(p, "ne") == 0;
-        int a = eval_failed(c, d->operands[0], depth + 1), b = eval_failed(c, d->operands[1], depth + 1);
+        int a = eval_when(q, d->operands[0], canceled, depth + 1), b = eval_when(q, d->operands[1], canceled, depth + 1);
         if ((eq || ne) && a != TV_UNKNOWN && b != TV_UNKNOWN) return (a == b) == eq;
     }
     return TV_UNKNOWN;
 }
+
+/* The value of an i1 v when the query being checked says canceled = false, or TV_UNKNOWN. */
+static int eval_failed(ClcCx *c, const Value *v, int depth) { return eval_when(c->query, v, TV_FALSE, depth); }
 
 static void report_after_failure(ClcCx *c, Op *t)
 {
@@ -272,6 +279,101 @@ static void check_after_failure(ClcCx *c, Op *q)
     }
 }
 
+/* ---- draining: every CTA takes work until a request fails ---- */
+
+/* A kernel drains the queue when some thread of every CTA, on every path to its end, observes a
+ * failed request: then, whenever the CTAs that started have all ended, every cluster index has
+ * been handed out (a failure is only answered once all are), so a launch may start only as many
+ * clusters as fit at once (docs/IR.md, "Cluster launch control on sm_90a"). The proof is a
+ * forward walk of a thread group's code in which a path "has seen a failure" from a branch that
+ * is only taken when some query's `canceled` is false (an `if` whose condition evaluates to the
+ * branch's side with canceled = false and to the other with canceled = true). Loops leave only
+ * by their breaks (their bodies are walked once: a later iteration starts from a path at least
+ * as far along); `for` loops may not run. A thread group counts when at least one thread runs it
+ * on every path: the kernel body, and the groups (warps present in the block, elect) at the top
+ * level of a counted group before anything that may return. */
+typedef struct Drain {
+    const OpList *queries;
+    const Kernel *k;
+    int ok;                /* no path returned without having seen a failure */
+} Drain;
+
+/* Whether taking branch `side` (1: then) of an if on `cond` means some query said canceled = false. */
+static int branch_fails(const Drain *d, const Value *cond, int side)
+{
+    for (uint32_t i = 0; i < d->queries->n; i++) {
+        const Op *q = d->queries->ops[i];
+        int f = eval_when(q, cond, TV_FALSE, 0), t = eval_when(q, cond, TV_TRUE, 0);
+        if (f == side && t == !side) return 1;
+    }
+    return 0;
+}
+
+/* Whether the paths through block b that reach its end (a yield or the region's end) have seen a
+ * failure, given f at its start: 1 or 0, or -1 when no path falls through. A break ANDs its path
+ * into *brk (NULL outside a loop); a return without a failure clears d->ok. */
+static int drain_block(Drain *d, Block *b, int f, int *brk)
+{
+    for (Op *op = b ? b->first : NULL; op; op = op->next) {
+        switch (op->code) {
+        case OP_YIELD: return f;
+        case OP_CONTINUE: return -1;
+        case OP_BREAK:
+            if (brk) *brk &= f;
+            else d->ok = 0;
+            return -1;
+        case OP_RETURN:
+            if (!f) d->ok = 0;
+            return -1;
+        case OP_IF: {
+            int t = drain_block(d, op->regions[0].first, f || branch_fails(d, op->operands[0], 1), brk);
+            int e = op->nregions > 1 ? drain_block(d, op->regions[1].first, f || branch_fails(d, op->operands[0], 0), brk)
+                                     : f;
+            if (t < 0 && e < 0) return -1;
+            f = t < 0 ? e : e < 0 ? t : t && e;
+            break;
+        }
+        case OP_LOOP: {
+            int out = 1;   /* a loop without a break never ends: nothing after it runs */
+            drain_block(d, op->regions[0].first, f, &out);
+            f = out;
+            break;
+        }
+        default:   /* a for (it may not run), a thread group (the other threads skip it), anything else */
+            for (uint32_t r = 0; r < op->nregions; r++) {
+                int out = 1;
+                drain_block(d, op->regions[r].first, f, op->code == OP_FOR ? &out : brk);
+            }
+            break;
+        }
+    }
+    return f;
+}
+
+static int may_return(const Op *op)
+{
+    if (op->code == OP_RETURN) return 1;
+    for (uint32_t r = 0; r < op->nregions; r++)
+        for (const Block *b = op->regions[r].first; b; b = b->next)
+            for (const Op *o = b->first; o; o = o->next)
+                if (may_return(o)) return 1;
+    return 0;
+}
+
+static int drains_group(Drain *d, Block *b)
+{
+    d->ok = 1;
+    int f = drain_block(d, b, 0, NULL);
+    if (d->ok && f != 0) return 1;
+    int64_t threads = d->k->block[0] * d->k->block[1] * d->k->block[2];
+    for (Op *op = b ? b->first : NULL; op; op = op->next) {
+        int present = op->code == OP_ELECT || (op->code == OP_WARPS && 32 * ir_attr_int(op, "lo", 0) < threads);
+        if (present && op->nregions == 1 && drains_group(d, op->regions[0].first)) return 1;
+        if (may_return(op)) return 0;
+    }
+    return 0;
+}
+
 /* ---- the walk ---- */
 
 
@@ -321,6 +423,8 @@ int pass_verify_clc(Module *m, DiagCtx *diag)
             check_after_failure(&c, f.queries.ops[i]);
         }
         if (c.errors) continue;
+        Drain d = {&f.queries, k, 1};
+        k->clc_drains = f.issues.n && f.queries.n && drains_group(&d, k->body.first);
         for (uint32_t i = 0; i < f.queries.n; i++) {
             Op *q = f.queries.ops[i];
             if (q->next && q->next->code == OP_FENCE_PROXY_ASYNC) continue;

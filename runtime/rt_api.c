@@ -123,7 +123,8 @@ struct tile_kernel {
     size_t kernel_smem;            /* shared memory the compiler laid out (tiles, mbarriers): dynamic */
     _Atomic size_t shared_optin;   /* dynamic shared memory the function is allowed so far */
     RtTmaCache tma_cache;          /* encoded tensor maps of recent launches; under the device lock */
-    int clc_state;                 /* takes the sm_90a CLC emulation's state as hidden last parameters */
+    int clc_state;                 /* takes the sm_90a CLC emulation's state and grid as hidden last parameters;
+                                    * 2: drains the queue, so a launch starts only the clusters that fit */
     struct {                       /* that state, one word per stream (zeroed once, when allocated) */
         void *stream;
         tile_devptr buf;
@@ -847,7 +848,7 @@ tile_status rt_module_load_ptx(tile_device *d, const tile_program *p, const char
         tile_program_kernel_block(p, i, k->block, k->cluster);
         /* an AMD code object holds its LDS statically (the group segment, reported as static_shared) */
         k->kernel_smem = d->be->loads_hsaco ? 0 : tile_program_kernel_smem(p, i);
-        k->clc_state = tile_program_kernel_clc_state_(p, i) && !d->be->takes_ir;
+        k->clc_state = d->be->takes_ir ? 0 : tile_program_kernel_clc_state_(p, i);
         atomic_init(&k->shared_optin, RT_SHARED_DEFAULT);
         st = d->be->module_function(d->h, m->h, k->name, &k->fn, &k->static_shared);
         if (st == TILE_SUCCESS && d->be->function_params)
@@ -1569,7 +1570,7 @@ tile_status tile_launch(tile_kernel *k, const tile_launch_config *cfg, const til
     if (st) return st;
     _Alignas(TILE_ABI_TMA_ALIGN) unsigned char buf[RT_MAX_PARAM_BYTES];
     size_t offsets[RT_MAX_PARAMS];
-    void *ptrs[RT_MAX_PARAMS + 2];   /* + the hidden CLC state and sequence number */
+    void *ptrs[RT_MAX_PARAMS + 5];   /* + the hidden CLC state, sequence number and grid in clusters */
     RtTmaSlot tma[RT_MAX_TMA];
     int ntma = 0;
     RtLaunchDims dims;
@@ -1603,12 +1604,29 @@ tile_status tile_launch(tile_kernel *k, const tile_launch_config *cfg, const til
     }
     for (int i = 0; i < k->nparams; i++) ptrs[i] = buf + offsets[i];
     tile_devptr clc_state = 0;
-    uint32_t clc_seq = 0;
+    uint32_t clc_seq = 0, clc_grid[3];
     if (k->clc_state) {
         st = clc_state_for(k, cfg->stream ? cfg->stream->h : NULL, &clc_state, &clc_seq);
         if (st) return st;
         ptrs[k->nparams] = &clc_state;
         ptrs[k->nparams + 1] = &clc_seq;
+        for (int i = 0; i < 3; i++) {
+            clc_grid[i] = dims.grid[i] / dims.cluster[i];
+            ptrs[k->nparams + 2 + i] = &clc_grid[i];
+        }
+        if (k->clc_state == 2 && d->be->occupancy) {
+            /* every CTA takes clusters until a request fails: those that fit at once do all the work
+             * (the others would only start, find every index taken and leave), in a grid of them */
+            uint64_t fit = 0, all = dims.blocks / ((uint64_t)dims.cluster[0] * dims.cluster[1] * dims.cluster[2]);
+            st = d->be->occupancy(d->h, k->fn, &dims, &fit);
+            if (st) return st;
+            if (fit < all) {
+                dims.grid[0] = (unsigned)fit * dims.cluster[0];
+                dims.grid[1] = dims.cluster[1];
+                dims.grid[2] = dims.cluster[2];
+                dims.blocks = fit * dims.cluster[0] * dims.cluster[1] * dims.cluster[2];
+            }
+        }
     }
     return hang_or(d, d->be->launch(d->h, k->fn, &dims, cfg->stream ? cfg->stream->h : NULL, ptrs));
 }

@@ -75,6 +75,8 @@
     X(FuncSetAttribute, PFN_cuFuncSetAttribute_v9000)                                                        \
     X(LaunchKernel, PFN_cuLaunchKernel_v4000)                                                                \
     X(LaunchKernelEx, PFN_cuLaunchKernelEx_v11060)                                                           \
+    X(OccupancyMaxActiveBlocksPerMultiprocessor, PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050)      \
+    X(OccupancyMaxActiveClusters, PFN_cuOccupancyMaxActiveClusters_v11070)                                   \
     X(TensorMapEncodeTiled, PFN_cuTensorMapEncodeTiled_v12000)                                               \
     X(GetErrorName, PFN_cuGetErrorName_v6000)                                                                \
     X(GetErrorString, PFN_cuGetErrorString_v6000)
@@ -638,6 +640,44 @@ static tile_status cuda_launch(void *h, void *fn, const RtLaunchDims *l, void *s
     return TILE_SUCCESS;
 }
 
+/* The clusters (blocks without a cluster) of fn that fit on the device at once: the blocks per SM
+ * times the SMs, or the driver's count of active clusters for a cluster launch. */
+static tile_status cuda_occupancy(void *h, void *fn, const RtLaunchDims *l, uint64_t *out)
+{
+    ENTER(h);
+    int n = 0;
+    unsigned threads = l->block[0] * l->block[1] * l->block[2];
+    if (!l->has_cluster) {
+        int sms = 0;
+        CALL(cu.DeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, ((CuDev *)h)->dev),
+             "cuDeviceGetAttribute");
+        CALL(cu.OccupancyMaxActiveBlocksPerMultiprocessor(&n, (CUfunction)fn, (int)threads, l->shared),
+             "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+        n *= sms;
+    } else {
+        CUlaunchAttribute a;
+        memset(&a, 0, sizeof a);
+        a.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        a.value.clusterDim.x = l->cluster[0];
+        a.value.clusterDim.y = l->cluster[1];
+        a.value.clusterDim.z = l->cluster[2];
+        CUlaunchConfig c;
+        memset(&c, 0, sizeof c);
+        c.gridDimX = l->grid[0];
+        c.gridDimY = l->grid[1];
+        c.gridDimZ = l->grid[2];
+        c.blockDimX = l->block[0];
+        c.blockDimY = l->block[1];
+        c.blockDimZ = l->block[2];
+        c.sharedMemBytes = (unsigned)l->shared;
+        c.attrs = &a;
+        c.numAttrs = l->cluster_in_code ? 0 : 1;
+        CALL(cu.OccupancyMaxActiveClusters(&n, (CUfunction)fn, &c), "cuOccupancyMaxActiveClusters");
+    }
+    *out = n > 0 ? (uint64_t)n : 1;
+    return TILE_SUCCESS;
+}
+
 /* tile_dtype -> CUtensorMapDataType. TMA moves bits, so signedness only matters for the
  * out-of-bounds fill (zeros either way with FLOAT_OOB_FILL_NONE): i8/u8/i1 are UINT8, i16/u16 UINT16;
  * fp8 (e4m3, e5m2) is UINT8 too (CUDA 13's map types have no fp8 entry; zero bytes are +0 in both). */
@@ -732,6 +772,7 @@ const RtBackend rt_cuda_backend = {
     .module_function = cuda_module_function,
     .function_set_shared = cuda_function_set_shared,
     .launch = cuda_launch,
+    .occupancy = cuda_occupancy,
     .encode_tma = cuda_encode_tma,
     .module_global = cuda_module_global,
     .host_alloc_mapped = cuda_host_alloc_mapped,

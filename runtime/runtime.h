@@ -203,6 +203,10 @@ typedef struct RtBackend {
     tile_status (*module_function)(void *dev, void *m, const char *name, void **fn, size_t *static_shared);
     tile_status (*function_set_shared)(void *dev, void *fn, size_t dynamic_bytes);
     tile_status (*launch)(void *dev, void *fn, const RtLaunchDims *dims, void *stream, void **params);
+    /* How many clusters of dims (blocks when dims has none) of fn can be resident on the whole device
+     * at once, at least 1 (NULL where the back end cannot tell): a launch of a kernel that drains the
+     * sm_90a CLC queue starts only that many. */
+    tile_status (*occupancy)(void *dev, void *fn, const RtLaunchDims *dims, uint64_t *clusters);
     /* Encodes a checked descriptor into a CUtensorMap at out (TILE_ABI_TMA_ALIGN-aligned, TILE_ABI_TMA_BYTES).
      * NULL when the back end has no TMA. */
     tile_status (*encode_tma)(void *dev, const RtTmaDesc *t, void *out);

@@ -28,8 +28,9 @@ work against its fixed costs). RULE holds the thresholds:
   causal masks up to 2k keys (0.65 / 0.72 / 0.78x at 512 / 1k / 2k against 0.50 / 0.56 / 0.75x):
   128 query rows a block waste less of the short causal rows; blocks of 176 or 192 keys lost.
 - the persistent schedule (PERSIST=1) where RULE["persist_max"] (per head dim and causal) reaches
-  the sequence and the block stays at 128 keys: none, since the H100 timed it level with the
-  one-tile-a-block builds non-causal and behind them causal below 4k (docs/PERFORMANCE.md).
+  the sequence and the block stays at 128 keys: head dim 128 non-causal up to 1k keys (410 / 513
+  TFLOP/s at 512 / 1k against 398 / 502 for one tile a block; level at 2k and 4k); causal, and head
+  dim 64, lose with it (docs/PERFORMANCE.md, "Where a short sequence's time goes").
 
 forward works out what a shape runs once (the configuration, the kernel and its grid) and keeps it;
 `forget` drops what it kept. Arguments are CUDA torch tensors (bf16 or f16, contiguous; queued on
@@ -50,7 +51,7 @@ _FILE, _KERNEL = "attention_fwd_sm90.tile", "attention_fwd"
 RULE = {
     "bn176_min": {0: 2048, 1: 4096},
     "nwg2_max": 2048,
-    "persist_max": {(128, 0): 0, (128, 1): 0, (64, 0): 0, (64, 1): 0},
+    "persist_max": {(128, 0): 1024, (128, 1): 0, (64, 0): 0, (64, 1): 0},
 }
 
 _KNOBS = ("BN", "ROWSUM", "NWG", "PERSIST", "STAGES")

@@ -17,15 +17,16 @@ C = attn.Config
 class Choose(unittest.TestCase):
     def test_head_dim_128(self):
         """Key blocks of 176 with per-thread row sums from 2k keys non-causal and 4k causal; below,
-        128-key blocks with per-thread row sums (docs/PERFORMANCE.md's table)."""
-        wide, narrow = C({"BN": 176, "ROWSUM": 1}), C({"ROWSUM": 1})
-        for s, want in ((512, narrow), (1024, narrow), (2047, narrow), (2048, wide), (16384, wide)):
+        128-key blocks with per-thread row sums (docs/PERFORMANCE.md's table), persistent up to 1k
+        keys non-causal."""
+        wide, narrow, pers = C({"BN": 176, "ROWSUM": 1}), C({"ROWSUM": 1}), C({"ROWSUM": 1, "PERSIST": 1})
+        for s, want in ((512, pers), (1024, pers), (1025, narrow), (2047, narrow), (2048, wide), (16384, wide)):
             self.assertEqual(attn.choose(128, s, s, False), want, s)
         for s, want in ((512, narrow), (2048, narrow), (4095, narrow), (4096, wide), (16384, wide)):
             self.assertEqual(attn.choose(128, s, s, True), want, s)
         # the length the rule goes by is the keys a row reads
         self.assertEqual(attn.choose(128, 100, 8192, 0), wide)
-        self.assertEqual(attn.choose(128, 8192, 100, 0), narrow)
+        self.assertEqual(attn.choose(128, 8192, 100, 0), pers)
 
     def test_head_dim_64(self):
         """Three warpgroups with per-thread row sums; two for causal masks up to 2k keys."""
@@ -36,17 +37,20 @@ class Choose(unittest.TestCase):
             self.assertEqual(attn.choose(64, s, s, 1), want, s)
 
     def test_persist_rule(self):
-        """The persistent build where RULE says so (none by default: it did not beat the others), never
-        with 176-key blocks (its O tiles leave no room for them)."""
-        self.assertTrue(all(v == 0 for v in attn.RULE["persist_max"].values()))
+        """The persistent build where RULE says so (head dim 128 non-causal up to 1k keys by default),
+        never with 176-key blocks (its O tiles leave no room for them)."""
+        self.assertEqual(attn.RULE["persist_max"], {(128, 0): 1024, (128, 1): 0, (64, 0): 0, (64, 1): 0})
+        self.assertEqual(attn.choose(128, 512, 512, 0), C({"ROWSUM": 1, "PERSIST": 1}))
+        self.assertEqual(attn.choose(128, 1024, 1024, 0), C({"ROWSUM": 1, "PERSIST": 1}))
+        self.assertEqual(attn.choose(128, 1025, 1025, 0), C({"ROWSUM": 1}))
+        self.assertEqual(attn.choose(128, 512, 512, 1), C({"ROWSUM": 1}))
         old = dict(attn.RULE["persist_max"])
         try:
             attn.RULE["persist_max"][(128, 1)] = 1024
             self.assertEqual(attn.choose(128, 1024, 1024, 1), C({"ROWSUM": 1, "PERSIST": 1}))
             self.assertEqual(attn.choose(128, 2048, 2048, 1), C({"ROWSUM": 1}))
-            self.assertEqual(attn.choose(128, 1024, 1024, 0), C({"ROWSUM": 1}))
             attn.RULE["persist_max"][(128, 0)] = 4096
-            self.assertEqual(attn.choose(128, 1024, 1024, 0), C({"ROWSUM": 1, "PERSIST": 1}))
+            self.assertEqual(attn.choose(128, 2048, 2048, 0), C({"BN": 176, "ROWSUM": 1}))
             self.assertEqual(attn.choose(128, 4096, 4096, 0), C({"BN": 176, "ROWSUM": 1}))
         finally:
             attn.RULE["persist_max"].update(old)

@@ -901,6 +901,10 @@ static struct {
     int capture;                    /* launches copy this many params whole (128 bytes each) into raw */
     unsigned char raw[8][128];
     int encodes;                    /* tensor maps encoded */
+    int grid_at;                    /* > 0: launches copy the 3 u32 params from there (the CLC grid) into grid */
+    uint32_t grid[3];
+    uint64_t fit;                   /* what occupancy says fits at once */
+    int occupancy_calls;
 } fk;
 
 static tile_status fk_count(int *count, char *why, size_t n) { *count = 1; (void)why; (void)n; return TILE_SUCCESS; }
@@ -941,6 +945,11 @@ static tile_status fk_dtoh(void *dev, void *d, tile_devptr s, size_t n, void *st
 }
 static tile_status fk_dtod(void *dev, tile_devptr d, tile_devptr s, size_t n) { (void)dev; (void)d; (void)s; (void)n; return TILE_SUCCESS; }
 static tile_status fk_memset(void *dev, tile_devptr d, unsigned char v, size_t n) { (void)dev; (void)d; (void)v; (void)n; return TILE_SUCCESS; }
+static tile_status fk_memset_async(void *dev, tile_devptr d, unsigned char v, size_t n, void *s)
+{
+    (void)s;
+    return fk_memset(dev, d, v, n);
+}
 static tile_status fk_stream_create(void *dev, unsigned f, int prio, void **out)
 {
     (void)dev; (void)f;
@@ -991,6 +1000,7 @@ static tile_status fk_launch(void *dev, void *fn, const RtLaunchDims *dims, void
     (void)dev; (void)fn; (void)s;
     fk.launches++;
     fk.last = *dims;
+    for (int i = 0; fk.grid_at > 0 && i < 3; i++) memcpy(&fk.grid[i], params[fk.grid_at + i], 4);
     if (fk.capture) {
         for (int i = 0; i < fk.capture && i < 8; i++) memcpy(fk.raw[i], params[i], 128);
         return TILE_SUCCESS;
@@ -1000,6 +1010,14 @@ static tile_status fk_launch(void *dev, void *fn, const RtLaunchDims *dims, void
     memcpy(fk.params + 8, params[1], 8);
     memcpy(fk.params + 16, params[2], 8);
     memcpy(fk.params + 24, params[3], 4);
+    return TILE_SUCCESS;
+}
+
+static tile_status fk_occupancy(void *dev, void *fn, const RtLaunchDims *dims, uint64_t *out)
+{
+    (void)dev; (void)fn; (void)dims;
+    fk.occupancy_calls++;
+    *out = fk.fit;
     return TILE_SUCCESS;
 }
 
@@ -1015,13 +1033,14 @@ static tile_status fk_encode(void *dev, const RtTmaDesc *t, void *out)
 static const RtBackend fake = {
     .name = "fake", .count = fk_count, .open = fk_open, .close = fk_close, .set_sync_mode = fk_sync_mode,
     .synchronize = fk_sync, .mem_alloc = fk_alloc, .mem_free = fk_free, .memcpy_htod = fk_htod,
-    .memcpy_dtoh = fk_dtoh, .memcpy_dtod = fk_dtod, .memset_d8 = fk_memset, .stream_create = fk_stream_create,
+    .memcpy_dtoh = fk_dtoh, .memcpy_dtod = fk_dtod, .memset_d8 = fk_memset, .memset_d8_async = fk_memset_async,
+    .stream_create = fk_stream_create,
     .stream_destroy = fk_stream_destroy, .stream_synchronize = fk_stream_op, .stream_query = fk_stream_op,
     .stream_add_callback = fk_callback, .event_create = fk_event_create, .event_destroy = fk_event_destroy,
     .event_record = fk_event_record, .event_synchronize = fk_event_op, .event_query = fk_event_op,
     .event_elapsed = fk_elapsed, .module_load = fk_module_load, .module_unload = fk_module_unload,
     .module_function = fk_function, .function_set_shared = fk_set_shared, .launch = fk_launch,
-    .encode_tma = fk_encode,
+    .occupancy = fk_occupancy, .encode_tma = fk_encode,
 };
 
 static tile_device *open_fake(void)
@@ -1112,6 +1131,63 @@ START_TEST(fake_launch)
     close_fake(d); /* frees the module and the two allocations still alive */
     ck_assert_int_eq(fk.allocs, 0);
     ck_assert_int_eq(fk.modules, 0);
+}
+END_TEST
+
+/* sm_90a cluster launch control: the kernel takes the launch's grid in clusters as hidden parameters
+ * after the state and sequence number; a kernel whose every CTA takes clusters until a request fails
+ * is started with only the clusters that fit at once (the back end's occupancy), one that may stop
+ * earlier with its whole grid. */
+static const char clc_src[] =
+    "kernel drains(out: i32*) block(128) cluster(2) {\n"
+    "    shared resp: clc_response;\n    mbarrier bar(1);\n    var t = block_id.x;\n    var ph = parity(0);\n"
+    "    loop {\n        elect { out[t] = 1; }\n        cluster_sync();\n"
+    "        if cluster_rank == 0 { warp(0) { clc.try_cancel(resp, bar, multicast = true); } }\n"
+    "        wait(bar, ph);\n        ph = ph.next();\n        let r = clc.query(resp);\n"
+    "        if !r.canceled { break; }\n        t = r.first_cta.x + cluster_rank;\n    }\n}\n"
+    "kernel once(out: i32*) block(128) {\n"
+    "    shared resp: clc_response;\n    mbarrier bar(1);\n    elect { out[block_id.x] = 1; }\n"
+    "    elect { clc.try_cancel(resp, bar); }\n    wait(bar, parity(0));\n    let r = clc.query(resp);\n"
+    "    if r.canceled { elect { out[r.first_cta.x] = 1; } }\n}\n";
+
+START_TEST(fake_clc_resident_grid)
+{
+    tile_device *d = open_fake();
+    tile_program *p = compile_src(clc_src, TILE_TARGET_SM90A);
+    tile_module *m = NULL;
+    ck_assert_int_eq(tile_module_load(d, p, &m), TILE_SUCCESS);
+    tile_program_destroy(p);
+    tile_kernel *drains = NULL, *once = NULL;
+    ck_assert_int_eq(tile_module_get_kernel(m, "drains", &drains), TILE_SUCCESS);
+    ck_assert_int_eq(tile_module_get_kernel(m, "once", &once), TILE_SUCCESS);
+    tile_devptr out = 0;
+    ck_assert_int_eq(tile_malloc(d, 4096, &out), TILE_SUCCESS);
+    tile_arg a[1] = {tile_arg_ptr(TILE_DTYPE_I32, out)};
+    tile_launch_config cfg = {.grid = {300, 1, 1}, .block = {128, 1, 1}};
+    fk.grid_at = 3;   /* out, state, seq, then the grid */
+    fk.fit = 7;
+    ck_assert_int_eq(tile_launch(drains, &cfg, a, 1), TILE_SUCCESS);
+    ck_assert_uint_eq(fk.last.grid[0], 14);   /* 7 clusters of 2 */
+    ck_assert_uint_eq(fk.last.grid[1], 1);
+    ck_assert_uint_eq(fk.grid[0], 150);        /* the virtual grid: 150 clusters */
+    ck_assert_uint_eq(fk.grid[1], 1);
+    ck_assert_uint_eq(fk.grid[2], 1);
+    fk.fit = 1000;   /* everything fits: the grid as asked */
+    ck_assert_int_eq(tile_launch(drains, &cfg, a, 1), TILE_SUCCESS);
+    ck_assert_uint_eq(fk.last.grid[0], 300);
+    int calls = fk.occupancy_calls;
+    fk.fit = 7;
+    cfg.grid[0] = 40;
+    cfg.grid[1] = 3;
+    ck_assert_int_eq(tile_launch(once, &cfg, a, 1), TILE_SUCCESS);
+    ck_assert_uint_eq(fk.last.grid[0], 40);   /* may stop before every index is taken: the whole grid */
+    ck_assert_uint_eq(fk.last.grid[1], 3);
+    ck_assert_uint_eq(fk.grid[0], 40);
+    ck_assert_uint_eq(fk.grid[1], 3);
+    ck_assert_int_eq(fk.occupancy_calls, calls);
+    ck_assert_int_eq(tile_free(d, out), TILE_SUCCESS);
+    tile_module_unload(m);
+    close_fake(d);
 }
 END_TEST
 
@@ -1587,6 +1663,7 @@ Suite *runtime_suite(void)
     suite_add_tcase(s, cfg);
     TCase *fake_tc = tcase_create("fake_device");
     tcase_add_test(fake_tc, fake_launch);
+    tcase_add_test(fake_tc, fake_clc_resident_grid);
     tcase_add_test(fake_tc, fake_tma_launch);
     tcase_add_test(fake_tc, fake_streams_events_callbacks);
     tcase_add_test(fake_tc, fake_target_mismatch);

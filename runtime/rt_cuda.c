@@ -609,6 +609,27 @@ static tile_status cuda_function_set_shared(void *h, void *fn, size_t bytes)
     return TILE_SUCCESS;
 }
 
+/* The launch configuration of dims l on stream s with its cluster shape as the one attribute a. */
+static void launch_config(const RtLaunchDims *l, void *s, CUlaunchAttribute *a, CUlaunchConfig *c)
+{
+    memset(a, 0, sizeof *a);
+    a->id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    a->value.clusterDim.x = l->cluster[0];
+    a->value.clusterDim.y = l->cluster[1];
+    a->value.clusterDim.z = l->cluster[2];
+    memset(c, 0, sizeof *c);
+    c->gridDimX = l->grid[0];
+    c->gridDimY = l->grid[1];
+    c->gridDimZ = l->grid[2];
+    c->blockDimX = l->block[0];
+    c->blockDimY = l->block[1];
+    c->blockDimZ = l->block[2];
+    c->sharedMemBytes = (unsigned)l->shared;
+    c->hStream = (CUstream)s;
+    c->attrs = a;
+    c->numAttrs = 1;
+}
+
 static tile_status cuda_launch(void *h, void *fn, const RtLaunchDims *l, void *s, void **params)
 {
     ENTER(h);
@@ -619,23 +640,8 @@ static tile_status cuda_launch(void *h, void *fn, const RtLaunchDims *l, void *s
         return TILE_SUCCESS;
     }
     CUlaunchAttribute a;
-    memset(&a, 0, sizeof a);
-    a.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    a.value.clusterDim.x = l->cluster[0];
-    a.value.clusterDim.y = l->cluster[1];
-    a.value.clusterDim.z = l->cluster[2];
     CUlaunchConfig c;
-    memset(&c, 0, sizeof c);
-    c.gridDimX = l->grid[0];
-    c.gridDimY = l->grid[1];
-    c.gridDimZ = l->grid[2];
-    c.blockDimX = l->block[0];
-    c.blockDimY = l->block[1];
-    c.blockDimZ = l->block[2];
-    c.sharedMemBytes = (unsigned)l->shared;
-    c.hStream = (CUstream)s;
-    c.attrs = &a;
-    c.numAttrs = 1;
+    launch_config(l, s, &a, &c);
     CALL(cu.LaunchKernelEx(&c, (CUfunction)fn, params, NULL), "cuLaunchKernelEx (cluster)");
     return TILE_SUCCESS;
 }
@@ -656,22 +662,9 @@ static tile_status cuda_occupancy(void *h, void *fn, const RtLaunchDims *l, uint
         n *= sms;
     } else {
         CUlaunchAttribute a;
-        memset(&a, 0, sizeof a);
-        a.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-        a.value.clusterDim.x = l->cluster[0];
-        a.value.clusterDim.y = l->cluster[1];
-        a.value.clusterDim.z = l->cluster[2];
         CUlaunchConfig c;
-        memset(&c, 0, sizeof c);
-        c.gridDimX = l->grid[0];
-        c.gridDimY = l->grid[1];
-        c.gridDimZ = l->grid[2];
-        c.blockDimX = l->block[0];
-        c.blockDimY = l->block[1];
-        c.blockDimZ = l->block[2];
-        c.sharedMemBytes = (unsigned)l->shared;
-        c.attrs = &a;
-        c.numAttrs = l->cluster_in_code ? 0 : 1;
+        launch_config(l, NULL, &a, &c);
+        if (l->cluster_in_code) c.numAttrs = 0;   /* the function's own cluster shape */
         CALL(cu.OccupancyMaxActiveClusters(&n, (CUfunction)fn, &c), "cuOccupancyMaxActiveClusters");
     }
     *out = n > 0 ? (uint64_t)n : 1;

@@ -1618,8 +1618,9 @@ tile_status tile_launch(tile_kernel *k, const tile_launch_config *cfg, const til
             /* every CTA takes clusters until a request fails: those that fit at once do all the work
              * (the others would only start, find every index taken and leave), in a grid of them */
             uint64_t fit = 0, all = dims.blocks / ((uint64_t)dims.cluster[0] * dims.cluster[1] * dims.cluster[2]);
-            st = d->be->occupancy(d->h, k->fn, &dims, &fit);
-            if (st) return st;
+            /* a back end that cannot tell gets the whole grid: slower, never wrong */
+            if (d->be->occupancy(d->h, k->fn, &dims, &fit) != TILE_SUCCESS) fit = all;
+            if (fit < 1) fit = 1;
             if (fit < all) {
                 dims.grid[0] = (unsigned)fit * dims.cluster[0];
                 dims.grid[1] = dims.cluster[1];

@@ -1175,6 +1175,10 @@ START_TEST(fake_clc_resident_grid)
     fk.fit = 1000;   /* everything fits: the grid as asked */
     ck_assert_int_eq(tile_launch(drains, &cfg, a, 1), TILE_SUCCESS);
     ck_assert_uint_eq(fk.last.grid[0], 300);
+    fk.fit = 0;      /* a back end that says nothing fits still gets one cluster */
+    ck_assert_int_eq(tile_launch(drains, &cfg, a, 1), TILE_SUCCESS);
+    ck_assert_uint_eq(fk.last.grid[0], 2);
+    ck_assert_uint_eq(fk.grid[0], 150);
     int calls = fk.occupancy_calls;
     fk.fit = 7;
     cfg.grid[0] = 40;

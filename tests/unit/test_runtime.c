@@ -1000,7 +1000,10 @@ static tile_status fk_launch(void *dev, void *fn, const RtLaunchDims *dims, void
     (void)dev; (void)fn; (void)s;
     fk.launches++;
     fk.last = *dims;
-    for (int i = 0; fk.grid_at > 0 && i < 3; i++) memcpy(&fk.grid[i], params[fk.grid_at + i], 4);
+    if (fk.grid_at > 0) {   /* a CLC kernel: only its hidden grid */
+        for (int i = 0; i < 3; i++) memcpy(&fk.grid[i], params[fk.grid_at + i], 4);
+        return TILE_SUCCESS;
+    }
     if (fk.capture) {
         for (int i = 0; i < fk.capture && i < 8; i++) memcpy(fk.raw[i], params[i], 128);
         return TILE_SUCCESS;

@@ -53,7 +53,11 @@ static int mma_swizzle_mode(int w) { return w == 128 ? 1 : w == 64 ? 2 : w == 32
 /* The descriptor of an smem operand at byte offset `off` (a register or NULL) from its start. An
  * MN-major operand in column spans (rows wider than its 128-byte swizzle: docs/IR.md) has its atoms
  * along M or N one span apart: LBO = rows x W (the canonical MN-major layout's stride between
- * 64-element groups); K-major operands and single-span ones keep LBO = 1 (unused). */
+ * 64-element groups); K-major operands and single-span ones keep LBO = 1 (unused). The address
+ * is the same in every lane of a warp (a wgmma is issued by whole warps, converged), and it goes
+ * through shfl.sync from lane 0 so that ptxas knows it: a ring stage's address comes from a
+ * loop-carried state that ptxas otherwise treats as varying across the warp, and then builds each
+ * k step's descriptor in per-thread registers and moves it to uniform ones before every wgmma. */
 static const char *mma_desc(Emit *e, const Value *sm, const char *off, int mn_major)
 {
     const Type *t = sm->type;
@@ -63,6 +67,7 @@ static const char *mma_desc(Emit *e, const Value *sm, const char *off, int mn_ma
     const char *a = ptx_tmp(e, RC_B32), *d = ptx_tmp(e, RC_B64);
     if (off) ptx_ins(e, "add.u32 %s, %s, %s", a, ptx_vr(e, sm, 0), off);
     else ptx_ins(e, "mov.b32 %s, %s", a, ptx_vr(e, sm, 0));
+    ptx_ins(e, "shfl.sync.idx.b32 %s, %s, 0, 31, -1", a, a);
     ptx_ins(e, "shr.u32 %s, %s, 4", a, a);
     ptx_ins(e, "and.b32 %s, %s, 16383", a, a);
     ptx_ins(e, "cvt.u64.u32 %s, %s", d, a);
@@ -244,18 +249,14 @@ static void emit_mma_acc(Emit *e, const Op *op)
     int64_t E = ptx_type_lanes(res->type), half = N / 2, reps = M / G / 64;
     if (ptx_val_lanes(e, res) != ptx_val_lanes(e, acc))
         for (int64_t j = 0; j < E; j++) ptx_ins(e, "mov.f32 %s, %s", ptx_vr(e, res, (int)j), ptx_vr(e, acc, (int)j));
-    /* A shared-memory A starts at this warpgroup's rows: g (M / G) rows in. With one warpgroup there
-     * is no offset; with several, g comes through shfl.sync from lane 0, which ptxas sees as
-     * warp-uniform (a value it derives from %tid is not), so the descriptors and their k-step
-     * additions can live in uniform registers instead of being moved there before every wgmma. */
+    /* A shared-memory A starts at this warpgroup's rows: g (M / G) rows in (no offset with one
+     * warpgroup); mma_desc makes the address warp-uniform for ptxas. */
     const char *aoff = NULL, *da = NULL, **pa = NULL;
     if (!reg_a && G > 1) {
         const char *w, *ln, *g;
         mma_thread(e, &w, &ln, &g);
-        const char *gu = ptx_tmp(e, RC_B32);
         aoff = ptx_tmp(e, RC_B32);
-        ptx_ins(e, "shfl.sync.idx.b32 %s, %s, 0, 31, -1", gu, g);
-        ptx_ins(e, "mul.lo.u32 %s, %s, %lld", aoff, gu, (long long)ptx_mma_piece(at, trans_a, M / G, 0, es));
+        ptx_ins(e, "mul.lo.u32 %s, %s, %lld", aoff, g, (long long)ptx_mma_piece(at, trans_a, M / G, 0, es));
     }
     if (!reg_a) da = mma_desc(e, a, aoff, trans_a);
     const char *db = mma_desc(e, b, NULL, !trans);

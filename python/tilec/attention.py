@@ -18,11 +18,11 @@ blocks of 176 and per-thread row sums"), measured at seqlen_q = seqlen_k with ba
 tokens; the length it goes by is seqlen_k (the keys each query row reads, which sets a block's
 work against its fixed costs). RULE holds the thresholds:
 
-- head dim 128: key blocks of 176 with per-thread row sums (BN=176 ROWSUM=1) from 2k keys
-  non-causal (0.90 / 0.94 / 0.98 / 0.99x cuDNN at 2k / 4k / 8k / 16k, against 0.87-0.91x for the
-  sample as written) and from 4k causal (0.93 / 1.00 / 1.05x at 4k / 8k / 16k); below that 128-key
-  blocks with per-thread row sums (ROWSUM=1: 0.78 / 0.84x non-causal at 512 / 1k, 0.75 / 0.82 /
-  0.89x causal at 512 / 1k / 2k; the wide block lost 3-17% there).
+- head dim 128: key blocks of 176 with per-thread row sums (BN=176 ROWSUM=1) from 4k keys
+  (non-causal 0.94 / 0.98 / 0.99x cuDNN at 4k / 8k / 16k, against 0.87-0.91x for the sample as
+  written; causal 0.93 / 1.00 / 1.05x); below that 128-key blocks with per-thread row sums
+  (ROWSUM=1; the wide block lost 3-17% at 512 to 2k causal and, since the wgmma descriptors became
+  warp-uniform, 1.5% at 2k non-causal: 599 against 590 TFLOP/s).
 - head dim 64: per-thread row sums with the sample's three warpgroups (0.75 / 0.80 / 0.91 / 0.99x
   non-causal at 512 / 1k / 2k / 8k, causal 0.94x at 8k), but two warpgroups (NWG=2 ROWSUM=1) for
   causal masks up to 2k keys (0.65 / 0.72 / 0.78x at 512 / 1k / 2k against 0.50 / 0.56 / 0.75x):
@@ -49,7 +49,7 @@ _FILE, _KERNEL = "attention_fwd_sm90.tile", "attention_fwd"
 # block from these lengths on, per causal (0, 1); head dim 64's two warpgroups for causal masks up to
 # nwg2_max keys; the persistent schedule up to persist_max[(head dim, causal)] keys (0: never).
 RULE = {
-    "bn176_min": {0: 2048, 1: 4096},
+    "bn176_min": {0: 4096, 1: 4096},
     "nwg2_max": 2048,
     "persist_max": {(128, 0): 1024, (128, 1): 0, (64, 0): 0, (64, 1): 0},
 }

@@ -16,11 +16,11 @@ C = attn.Config
 
 class Choose(unittest.TestCase):
     def test_head_dim_128(self):
-        """Key blocks of 176 with per-thread row sums from 2k keys non-causal and 4k causal; below,
-        128-key blocks with per-thread row sums (docs/PERFORMANCE.md's table), persistent up to 1k
-        keys non-causal."""
+        """Key blocks of 176 with per-thread row sums from 4k keys; below, 128-key blocks with
+        per-thread row sums (docs/PERFORMANCE.md's table), persistent up to 1k keys non-causal."""
         wide, narrow, pers = C({"BN": 176, "ROWSUM": 1}), C({"ROWSUM": 1}), C({"ROWSUM": 1, "PERSIST": 1})
-        for s, want in ((512, pers), (1024, pers), (1025, narrow), (2047, narrow), (2048, wide), (16384, wide)):
+        for s, want in ((512, pers), (1024, pers), (1025, narrow), (2048, narrow), (4095, narrow), (4096, wide),
+                        (16384, wide)):
             self.assertEqual(attn.choose(128, s, s, False), want, s)
         for s, want in ((512, narrow), (2048, narrow), (4095, narrow), (4096, wide), (16384, wide)):
             self.assertEqual(attn.choose(128, s, s, True), want, s)
@@ -49,8 +49,8 @@ class Choose(unittest.TestCase):
             attn.RULE["persist_max"][(128, 1)] = 1024
             self.assertEqual(attn.choose(128, 1024, 1024, 1), C({"ROWSUM": 1, "PERSIST": 1}))
             self.assertEqual(attn.choose(128, 2048, 2048, 1), C({"ROWSUM": 1}))
-            attn.RULE["persist_max"][(128, 0)] = 4096
-            self.assertEqual(attn.choose(128, 2048, 2048, 0), C({"BN": 176, "ROWSUM": 1}))
+            attn.RULE["persist_max"][(128, 0)] = 8192
+            self.assertEqual(attn.choose(128, 2048, 2048, 0), C({"ROWSUM": 1, "PERSIST": 1}))
             self.assertEqual(attn.choose(128, 4096, 4096, 0), C({"BN": 176, "ROWSUM": 1}))
         finally:
             attn.RULE["persist_max"].update(old)

@@ -130,6 +130,12 @@ struct tile_kernel {
         tile_devptr buf;
         uint32_t seq;              /* the last launch's sequence number on this word */
     } clc[TILE_ABI_CLC_STREAMS];         /* under the device lock */
+    struct {                       /* the clusters that fit at once, for the last block, cluster and shared
+                                    * memory a launch asked (clc_state 2); under the device lock */
+        unsigned block[3], cluster[3];
+        size_t shared;
+        uint64_t fit;              /* 0: not asked yet */
+    } resident;
 };
 
 struct tile_module {
@@ -1527,6 +1533,29 @@ tile_status rt_check_config(const RtLimits *lim, const char *kname, const unsign
  * the stream, when allocated; after that no launch clears it: each launch passes a new sequence
  * number, and the kernel's first take resets a word tagged with an older one. A slot taken over by
  * another stream is handed on only after its old stream has drained. */
+/* How many clusters of k fit on the device at once with dims' block, cluster and shared memory (the
+ * back end's occupancy, at least 1, asked once per such shape), or 0 when the back end cannot tell. */
+static uint64_t clc_resident(tile_device *d, tile_kernel *k, const RtLaunchDims *dims)
+{
+    if (!d->be->occupancy) return 0;
+    pthread_mutex_lock(&d->lock);
+    uint64_t fit = 0;
+    if (k->resident.fit && !memcmp(k->resident.block, dims->block, sizeof dims->block) &&
+        !memcmp(k->resident.cluster, dims->cluster, sizeof dims->cluster) && k->resident.shared == dims->shared)
+        fit = k->resident.fit;
+    else if (d->be->occupancy(d->h, k->fn, dims, &fit) == TILE_SUCCESS) {
+        if (!fit) fit = 1;   /* one cluster at least: the launch itself says whether it fits */
+        memcpy(k->resident.block, dims->block, sizeof dims->block);
+        memcpy(k->resident.cluster, dims->cluster, sizeof dims->cluster);
+        k->resident.shared = dims->shared;
+        k->resident.fit = fit;
+    } else {
+        fit = 0;
+    }
+    pthread_mutex_unlock(&d->lock);
+    return fit;
+}
+
 static tile_status clc_state_for(tile_kernel *k, void *stream, tile_devptr *out, uint32_t *seq)
 {
     tile_device *d = k->mod->dev;
@@ -1614,14 +1643,13 @@ tile_status tile_launch(tile_kernel *k, const tile_launch_config *cfg, const til
             clc_grid[i] = dims.grid[i] / dims.cluster[i];
             ptrs[k->nparams + 2 + i] = &clc_grid[i];
         }
-        if (k->clc_state == 2 && d->be->occupancy) {
+        if (k->clc_state == 2) {
             /* every CTA takes clusters until a request fails: those that fit at once do all the work
-             * (the others would only start, find every index taken and leave), in a grid of them */
-            uint64_t fit = 0, all = dims.blocks / ((uint64_t)dims.cluster[0] * dims.cluster[1] * dims.cluster[2]);
-            /* a back end that cannot tell gets the whole grid: slower, never wrong */
-            if (d->be->occupancy(d->h, k->fn, &dims, &fit) != TILE_SUCCESS) fit = all;
-            if (fit < 1) fit = 1;
-            if (fit < all) {
+             * (the others would only start, find every index taken and leave), in a grid of them; a
+             * back end that cannot tell gets the whole grid: slower, never wrong */
+            uint64_t all = dims.blocks / ((uint64_t)dims.cluster[0] * dims.cluster[1] * dims.cluster[2]);
+            uint64_t fit = clc_resident(d, k, &dims);
+            if (fit && fit < all) {
                 dims.grid[0] = (unsigned)fit * dims.cluster[0];
                 dims.grid[1] = dims.cluster[1];
                 dims.grid[2] = dims.cluster[2];

@@ -1175,14 +1175,21 @@ START_TEST(fake_clc_resident_grid)
     ck_assert_uint_eq(fk.grid[0], 150);        /* the virtual grid: 150 clusters */
     ck_assert_uint_eq(fk.grid[1], 1);
     ck_assert_uint_eq(fk.grid[2], 1);
-    fk.fit = 1000;   /* everything fits: the grid as asked */
+    int calls = fk.occupancy_calls;
+    ck_assert_int_eq(tile_launch(drains, &cfg, a, 1), TILE_SUCCESS);   /* the same shape: asked once */
+    ck_assert_uint_eq(fk.last.grid[0], 14);
+    ck_assert_int_eq(fk.occupancy_calls, calls);
+    fk.fit = 1000;   /* everything fits: the grid as asked (another shape: more shared memory) */
+    cfg.dynamic_shared = 1024;
     ck_assert_int_eq(tile_launch(drains, &cfg, a, 1), TILE_SUCCESS);
     ck_assert_uint_eq(fk.last.grid[0], 300);
+    ck_assert_int_eq(fk.occupancy_calls, calls + 1);
     fk.fit = 0;      /* a back end that says nothing fits still gets one cluster */
+    cfg.dynamic_shared = 2048;
     ck_assert_int_eq(tile_launch(drains, &cfg, a, 1), TILE_SUCCESS);
     ck_assert_uint_eq(fk.last.grid[0], 2);
     ck_assert_uint_eq(fk.grid[0], 150);
-    int calls = fk.occupancy_calls;
+    calls = fk.occupancy_calls;
     fk.fit = 7;
     cfg.grid[0] = 40;
     cfg.grid[1] = 3;

@@ -372,6 +372,14 @@ typedef struct tile_launch_config {
  * declared shape, then launches asynchronously on the stream. */
 TILE_API tile_status tile_launch(tile_kernel *k, const tile_launch_config *cfg, const tile_arg *args, int nargs);
 
+/* How many blocks of k (clusters of cfg's or the kernel's cluster shape, for a cluster launch) can be
+ * resident on the device at once with cfg's block, cluster and dynamic shared memory: the driver's
+ * occupancy over every SM (cfg's grid and stream are not used). A kernel whose blocks wait for one
+ * another (the NVSHMEM collectives of samples/multi) needs its whole grid resident: launch at most
+ * this many. TILE_ERROR_LAUNCH_CONFIG for a config tile_launch would refuse, TILE_ERROR_NOT_AVAILABLE
+ * where the back end cannot tell (the simulator). */
+TILE_API tile_status tile_kernel_max_resident(tile_kernel *k, const tile_launch_config *cfg, uint64_t *out);
+
 /* ---- kernel cache ---- */
 /* Compiles with the on-disk cache: the cubin/PTX of (source, options, target, compiler version,
  * driver version) is stored under $TILEC_CACHE_DIR, else $XDG_CACHE_HOME/tilec, else

@@ -1588,6 +1588,51 @@ static tile_status clc_state_for(tile_kernel *k, void *stream, tile_devptr *out,
     return st;
 }
 
+/* Raises k's dynamic shared-memory limit to `shared` bytes once (a launch or an occupancy query with
+ * more than 48 KiB needs the function's attribute set first). */
+static tile_status shared_optin(tile_device *d, tile_kernel *k, size_t shared)
+{
+    tile_status st = TILE_SUCCESS;
+    if (shared > atomic_load_explicit(&k->shared_optin, memory_order_acquire)) {
+        pthread_mutex_lock(&d->lock);
+        if (shared > atomic_load(&k->shared_optin)) {
+            st = d->be->function_set_shared(d->h, k->fn, shared);
+            if (st == TILE_SUCCESS) atomic_store_explicit(&k->shared_optin, shared, memory_order_release);
+        }
+        pthread_mutex_unlock(&d->lock);
+    }
+    return st;
+}
+
+tile_status tile_kernel_max_resident(tile_kernel *k, const tile_launch_config *cfg, uint64_t *out)
+{
+    GUARD();
+    NEED_LIVE("tile_kernel_max_resident", k, TILE_H_KERNEL, "kernel");
+    NEED(cfg && out, "tile_kernel_max_resident: cfg or out is NULL");
+    tile_device *d = k->mod->dev;
+    /* the config as tile_launch checks it, with a grid of one cluster (the grid is not asked about) */
+    tile_launch_config c = *cfg;
+    for (int i = 0; i < 3; i++) c.grid[i] = c.cluster[i] ? c.cluster[i] : k->cluster[i] ? k->cluster[i] : 1;
+    RtLaunchDims dims;
+    tile_status st = rt_check_config(&d->lim, k->name, k->block, k->cluster, k->static_shared, k->kernel_smem, &c,
+                                     &dims, last_error, sizeof last_error);
+    if (st) {
+        char reason[RT_ERR_LEN];
+        memcpy(reason, last_error, sizeof reason);
+        return rt_error(st, "tile_kernel_max_resident: %s", reason);
+    }
+    if (!d->be->occupancy)
+        return rt_error(TILE_ERROR_NOT_AVAILABLE, "tile_kernel_max_resident: the %s back end cannot tell how many "
+                        "blocks fit at once", d->be->name);
+    st = shared_optin(d, k, dims.shared);
+    if (st) return st;
+    uint64_t fit = 0;
+    st = d->be->occupancy(d->h, k->fn, &dims, &fit);
+    if (st) return st;
+    *out = fit;
+    return TILE_SUCCESS;
+}
+
 tile_status tile_launch(tile_kernel *k, const tile_launch_config *cfg, const tile_arg *args, int nargs)
 {
     GUARD();
@@ -1613,15 +1658,8 @@ tile_status tile_launch(tile_kernel *k, const tile_launch_config *cfg, const til
         memcpy(reason, last_error, sizeof reason);
         return rt_error(st, "tile_launch: %s", reason);
     }
-    if (dims.shared > atomic_load_explicit(&k->shared_optin, memory_order_acquire)) {
-        pthread_mutex_lock(&d->lock);
-        if (dims.shared > atomic_load(&k->shared_optin)) {
-            st = d->be->function_set_shared(d->h, k->fn, dims.shared);
-            if (st == TILE_SUCCESS) atomic_store_explicit(&k->shared_optin, dims.shared, memory_order_release);
-        }
-        pthread_mutex_unlock(&d->lock);
-        if (st) return st;
-    }
+    st = shared_optin(d, k, dims.shared);
+    if (st) return st;
     for (int j = 0; j < ntma; j++) {
         st = rt_tma_fill(&k->tma_cache, &d->lock, d->be, d->h, &tma[j].desc, buf + tma[j].offset);
         if (st) {

@@ -3,7 +3,7 @@
  *
  *   shmem_check [--npes N] [--max-bytes B] [--iters I] [--per P,P,...] [--dtype f32|bf16|both]
  *               [--ar-switch B] [--ar-oneshot-max B] [--ar-send tile|part] [--tile-bytes B]
- *               [--direct 0|1|2] [--ar-direct-switch B]
+ *               [--direct 0|1|2] [--ar-direct-switch B] [--rounds 0|1|2] [--piece E]
  *               [--ag-shapes MxNxK,...] [--ag-iters I] [--ag-pw W,...] [--ag-define NAME=VALUE]
  *               [--rs-shapes MxNxK,...] [--rs-define NAME=VALUE]
  *               [allgather] [aggemm] [gemmrs] [reducescatter] [allreduce] [pingpong] [order] [qp]
@@ -25,6 +25,11 @@
  *   all-reduce's out, in symmetric memory, read and written through the peers' mappings; grids of
  *   n_pes * per blocks for the same --per), 2 the direct forms alone, 0 (default) the staged forms
  *   alone; the direct all-reduce's one-shot form is chosen up to --ar-direct-switch (default 1 MiB).
+ *   --rounds 1 (default) runs the rounds forms as well (reduce_scatter_rounds, all_reduce_rounds:
+ *   sender and summer blocks, each slice sent in pieces that are summed as they arrive; (2 n_pes - 1)
+ *   * per blocks, kept to what the device holds at once), each with its own `rounds best` line, 2
+ *   them instead of the staged (two-shot) forms, 0 the staged forms alone;
+ *   --piece: their fewest elements a piece (rounded up to a tile; default the samples' PIECE).
  * aggemm:    samples/multi/ag_gemm.tile, the all-gather fused with C = all_gather(A) B^T (bf16, f32
  *   accumulation), at the shapes of --ag-shapes (M x N x K with M the gathered rows, a multiple of
  *   n_pes; default 4096x7168x8192, 8192x7168x8192 (Llama-70B's gate projection at TP = 4), 1000x1000x520
@@ -87,6 +92,8 @@ typedef struct Opts {
     int ar_send_part;       /* two-shot all-reduce: send each part after its sums (SEND_EACH_TILE = 0) */
     int direct;             /* collectives: 0 the staged forms, 1 the direct forms too, 2 the direct forms alone */
     size_t ar_direct_switch;   /* direct all-reduce: the largest bytes per PE that choose its one-shot form */
+    int rounds;             /* collectives: 0 the staged forms, 1 the rounds forms too, 2 instead of the two-shot */
+    size_t piece;           /* rounds forms: the fewest elements a piece (0: the samples' PIECE) */
     int per[16], nper;   /* blocks per peer the all-gather tries at each size */
     uint64_t seed;
 } Opts;
@@ -285,6 +292,11 @@ static int run_allgather(tile_shmem *s, int pe, const Opts *o)
  * rounds chunks and slices to: --tile-bytes a thread per step of their sums from each PE (256
  * threads a block), by default the samples' own TILE (8192 elements for the reduce-scatter: 128
  * bytes f32, 64 bf16; 64 bytes for the all-reduce). */
+/* The rounds forms keep a signal word per buffer, PE, slice (at most RS_MAXS) and piece (at most
+ * RS_ROUNDS): their MAXS and ROUNDS. */
+#define RS_MAXS 256
+#define RS_ROUNDS 8
+
 static size_t coll_tile(const Opts *o, int bf16, int allreduce)
 {
     if (!o->tile_bytes) return !allreduce || bf16 ? 8192 : 4096;
@@ -331,7 +343,7 @@ static int run_collective(tile_shmem *s, int pe, const Opts *o, int allreduce, i
 {
     int np = tile_shmem_n_pes(s);
     const char *what = allreduce ? "allreduce" : "reducescatter", *tn = bf16 ? "bf16" : "f32";
-    static const char *const forms[4] = {"two-shot", "one-shot", "direct two-shot", "direct one-shot"};
+    static const char *const forms[5] = {"two-shot", "one-shot", "direct two-shot", "direct one-shot", "rounds"};
     tile_device *d = tile_shmem_device(s);
     tile_device_info info;
     TRY(tile_device_info_get(d, &info));
@@ -344,9 +356,17 @@ static int run_collective(tile_shmem *s, int pe, const Opts *o, int allreduce, i
     snprintf(tile_text, sizeof tile_text, "%zu", tile);
     char np_text[16];
     snprintf(np_text, sizeof np_text, "%d", np < 2 ? 2 : np);
-    tile_define defs[4] = {{"T", bf16 ? "bf16" : "f32"}, {"TILE", tile_text}, {"NP", np_text},
-                           {"SEND_EACH_TILE", o->ar_send_part ? "0" : "1"}};   /* the last: all_reduce.tile only */
-    TRY(compile_defs(path, defs, allreduce ? 4 : 3, &p));
+    char maxs_text[16], rounds_text[16], piece_text[24];
+    snprintf(maxs_text, sizeof maxs_text, "%d", RS_MAXS);
+    snprintf(rounds_text, sizeof rounds_text, "%d", RS_ROUNDS);
+    /* the rounds forms' fewest elements a piece: --piece rounded up to a tile, else the sample's PIECE */
+    snprintf(piece_text, sizeof piece_text, "%zu", (o->piece + tile - 1) / tile * tile);
+    tile_define defs[7] = {{"T", bf16 ? "bf16" : "f32"}, {"TILE", tile_text}, {"NP", np_text}, {"MAXS", maxs_text},
+                           {"ROUNDS", rounds_text}, {"SEND_EACH_TILE", o->ar_send_part ? "0" : "1"},
+                           {"PIECE", piece_text}};
+    int ndefs = 4 + 1 + allreduce;   /* SEND_EACH_TILE: all_reduce.tile only */
+    if (o->piece) defs[ndefs++] = defs[6];
+    TRY(compile_defs(path, defs, ndefs, &p));
     TRY(tile_shmem_module_load(s, p, &m));
     TRY(tile_module_get_kernel(m, allreduce ? "all_reduce" : "reduce_scatter", &k[0]));
     if (allreduce) TRY(tile_module_get_kernel(m, "all_reduce_oneshot", &k[1]));
@@ -355,6 +375,15 @@ static int run_collective(tile_shmem *s, int pe, const Opts *o, int allreduce, i
     if (o->direct && !direct && pe == 0) printf("%s: the direct forms need 2 to 8 PEs; staged forms only\n", what);
     tile_kernel *kd = NULL;
     if (direct) TRY(tile_module_get_kernel(m, allreduce ? "all_reduce_direct" : "reduce_scatter_direct", &kd));
+    int rounds = o->rounds;
+    tile_kernel *kr = NULL;
+    uint64_t rfit = 0;   /* rounds form: the blocks the device holds at once */
+    if (rounds) {
+        TRY(tile_module_get_kernel(m, allreduce ? "all_reduce_rounds" : "reduce_scatter_rounds", &kr));
+        tile_launch_config rc = {.grid = {1, 1, 1}};
+        TRY(tile_kernel_max_resident(kr, &rc, &rfit));
+        if (pe == 0) printf("%s: the rounds form holds %llu blocks at once\n", what, (unsigned long long)rfit);
+    }
     int32_t qps[64];
     int defaulted = 0;
     TRY(tile_shmem_qp_create(s, np, qps, &defaulted));
@@ -369,7 +398,7 @@ static int run_collective(tile_shmem *s, int pe, const Opts *o, int allreduce, i
                 pe, what);
         return 1;
     }
-    tile_devptr inbox, inbox1 = 0, out, sig, sig1 = 0, src, dq, srcs = 0, sigd = 0;
+    tile_devptr inbox, inbox1 = 0, out, sig, sig1 = 0, src, dq, srcs = 0, sigd = 0, sigr = 0;
     tile_devptr peer_src[8], peer_out[8];   /* direct forms: each PE's src and out as this PE reaches them */
     TRY(tile_shmem_malloc(s, 2 * cmax * (size_t)np * es, &inbox));
     TRY(tile_shmem_malloc(s, allreduce ? cmax * (size_t)np * es : 16, &out));
@@ -378,6 +407,11 @@ static int run_collective(tile_shmem *s, int pe, const Opts *o, int allreduce, i
         TRY(tile_shmem_malloc(s, 2 * n1max * (size_t)np * es, &inbox1));
         TRY(tile_shmem_malloc(s, 8 * 2 * (size_t)np, &sig1));
         TRY(tile_memset_d8(d, sig1, 0, 8 * 2 * (size_t)np));
+    }
+    if (rounds) {   /* one word per buffer, PE and slice, then (all-reduce) one per PE's gathered chunk */
+        size_t words = 2 * (size_t)np * RS_MAXS * RS_ROUNDS + (size_t)np;
+        TRY(tile_shmem_malloc(s, 8 * words, &sigr));
+        TRY(tile_memset_d8(d, sigr, 0, 8 * words));
     }
     TRY(tile_malloc(d, maxb, &src));
     if (!allreduce) TRY(tile_malloc(d, cmax * es, &out));
@@ -406,8 +440,9 @@ static int run_collective(tile_shmem *s, int pe, const Opts *o, int allreduce, i
     TRY(tile_event_create(d, 0, &e0));
     TRY(tile_event_create(d, 0, &e1));
     /* the signals' running sums, per form: per staging buffer, and (two-shot) the gathered parts */
-    uint64_t tgt[2][2] = {{0, 0}, {0, 0}}, tgt2 = 0, tgtd = 0, tgtd2 = 0;   /* direct forms: calls, blocks */
-    int call[2] = {0, 0}, fails = 0;
+    /* (the rounds form, 4: the calls on each buffer) */
+    uint64_t tgt[5][2] = {{0, 0}}, tgt2r[2] = {0, 0}, tgtd = 0, tgtd2 = 0;   /* direct forms: calls, blocks */
+    int call[5] = {0}, fails = 0;
     for (size_t bytes = 4096; bytes <= maxb; bytes *= 4) {
         size_t total = bytes / es, n = ((total + (size_t)np - 1) / (size_t)np + tile - 1) / tile * tile;
         size_t n1 = (total + tile - 1) / tile * tile;   /* one-shot: a staging slot holds a whole src */
@@ -423,25 +458,30 @@ static int run_collective(tile_shmem *s, int pe, const Opts *o, int allreduce, i
         size_t lo = allreduce ? 0 : (size_t)pe * n, hi = allreduce ? total : (pe + 1) * n < total ? (pe + 1) * n : total;
         if (lo > hi) lo = hi;
         int have_first = 0;   /* first_back holds the result of this size's first configuration */
-        double best_t[4] = {1e30, 1e30, 1e30, 1e30};
-        int best_per[4] = {0, 0, 0, 0};
-        static const int order[4] = {1, 0, 3, 2};   /* the staged forms first, then the direct ones */
-        for (int fi = 0; fi < 4; fi++) {
+        double best_t[5] = {1e30, 1e30, 1e30, 1e30, 1e30};
+        int best_per[5] = {0};
+        static const int order[5] = {1, 0, 4, 3, 2};   /* the staged forms first, then the direct ones */
+        for (int fi = 0; fi < 5; fi++) {
             int form = order[fi];
-            if (form & 1 && !(allreduce && bytes <= max1)) continue;   /* one-shot forms: all-reduce, up to max1 */
-            if (form >= 2 ? !direct : direct == 2) continue;
-            int df = form >= 2;
+            if (form == 4 ? !rounds : form & 1 && !(allreduce && bytes <= max1)) continue;   /* one-shot: all-reduce, up to max1 */
+            if (form == 4 ? 0 : form >= 2 ? !direct : direct == 2 || rounds == 2) continue;
+            int df = form == 2 || form == 3;
             size_t len = form & 1 ? total : n;   /* what the slices split: a PE's chunk, or (one-shot) all of src */
             for (int pi = 0; pi < o->nper; pi++) {
                 int want = o->per[pi];
                 if (want > 1 && (size_t)want * 4096 > len * es) continue;
-                if (np * want > info.sm_count) continue;   /* one block per SM: the grid is resident at once */
+                if (form != 4 && np * want > info.sm_count) continue;   /* one block per SM: the grid is resident at once */
                 size_t ch = (len + (size_t)want - 1) / (size_t)want;
                 ch = (ch + tile - 1) / tile * tile;
                 int per = (int)((len + ch - 1) / ch);
                 if (per < 1) per = 1;
                 if (df) per = want;   /* direct: n_pes * per blocks share the tiles */
-                tile_launch_config cfg = {.grid = {(unsigned)(np * per), 1, 1}};
+                unsigned grid = (unsigned)(np * per);
+                if (form == 4) {      /* per slices: (n_pes - 1) * per senders, n_pes * per summers */
+                    grid = (unsigned)((2 * np - 1) * per);
+                    if (per > RS_MAXS || grid > rfit) continue;
+                }
+                tile_launch_config cfg = {.grid = {grid, 1, 1}};
                 tile_arg a[40];
                 int na = 0, ibuf = -1, itgt = -1, itgt2 = -1;
                 tile_dtype dt = bf16 ? TILE_DTYPE_BF16 : TILE_DTYPE_F32;
@@ -457,23 +497,23 @@ static int run_collective(tile_shmem *s, int pe, const Opts *o, int allreduce, i
                     itgt2 = na++;
                 } else {
                 /* the staging area, src and out each as the pointer the transfers take and the view the tiles use */
-                a[na++] = tile_arg_ptr(dt, form ? inbox1 : inbox);
-                a[na++] = tile_arg_ptr(dt, form ? inbox1 : inbox);
-                if (allreduce && !form) {
+                a[na++] = tile_arg_ptr(dt, form == 1 ? inbox1 : inbox);
+                a[na++] = tile_arg_ptr(dt, form == 1 ? inbox1 : inbox);
+                if (allreduce && (form == 0 || form == 4)) {
                     a[na++] = tile_arg_ptr(dt, out);
                     a[na++] = tile_arg_ptr(dt, out);
                 }
-                a[na++] = tile_arg_ptr(TILE_DTYPE_U64, form ? sig1 : sig);
+                a[na++] = tile_arg_ptr(TILE_DTYPE_U64, form == 4 ? sigr : form ? sig1 : sig);
                 a[na++] = tile_arg_ptr(dt, src);
                 a[na++] = tile_arg_ptr(dt, src);
-                if (!allreduce || form) a[na++] = tile_arg_ptr(dt, out);
+                if (!allreduce || form == 1) a[na++] = tile_arg_ptr(dt, out);
                 a[na++] = tile_arg_ptr(TILE_DTYPE_I32, dq);
                 a[na++] = tile_arg_i32((int32_t)total);
-                a[na++] = tile_arg_i32((int32_t)(form ? n1 : n));
+                a[na++] = tile_arg_i32((int32_t)(form == 1 ? n1 : n));
                 a[na++] = tile_arg_i32((int32_t)ch);
                 a[na++] = tile_arg_i32(per);
-                ibuf = na++, itgt = na++, itgt2 = allreduce && !form ? na++ : -1;
-                a[na++] = tile_arg_i32((int32_t)(2 * (form ? n1 : n) * (size_t)np));   /* slots: the staging view */
+                ibuf = na++, itgt = na++, itgt2 = allreduce && (form == 0 || form == 4) ? na++ : -1;
+                a[na++] = tile_arg_i32((int32_t)(2 * (form == 1 ? n1 : n) * (size_t)np));   /* slots: the staging view */
                 if (!allreduce) a[na++] = tile_arg_i32((int32_t)(hi - lo));   /* mine: the out view */
                 }
 #define SET_CALL()                                                                                           \
@@ -488,17 +528,17 @@ static int run_collective(tile_shmem *s, int pe, const Opts *o, int allreduce, i
         int b_ = call[form]++ % 2;                                                                           \
         a[ibuf] = tile_arg_i32(b_);                                                                          \
         a[itgt] = tile_arg_scalar(TILE_DTYPE_U64, 0);                                                        \
-        a[itgt].value.u = tgt[form][b_] += (uint64_t)per;                                                    \
+        a[itgt].value.u = tgt[form][b_] += form == 4 ? 1 : (uint64_t)per;                                   \
         if (itgt2 >= 0) {                                                                                    \
             a[itgt2] = tile_arg_scalar(TILE_DTYPE_U64, 0);                                                   \
-            a[itgt2].value.u = tgt2 += (uint64_t)(np * per);                                                 \
+            a[itgt2].value.u = tgt2r[form == 4] += (uint64_t)(np * per);                                   \
         }                                                                                                    \
     } while (0)
                 if (hi > lo) TRY(tile_memset_d8(d, out, 0xff, allreduce ? total * es : (hi - lo) * es));   /* poisoned */
                 TRY(tile_device_synchronize(d));
                 TRY(tile_shmem_barrier_all(s));
                 SET_CALL();
-                tile_kernel *kf = df ? kd : k[form];
+                tile_kernel *kf = df ? kd : form == 4 ? kr : k[form];
                 TRY(tile_launch(kf, &cfg, a, na));
                 TRY(tile_device_synchronize(d));
                 if (hi > lo) TRY(tile_memcpy_dtoh(d, back, out, (hi - lo) * es + (allreduce ? lo * es : 0)));
@@ -548,8 +588,8 @@ static int run_collective(tile_shmem *s, int pe, const Opts *o, int allreduce, i
                 double busbw = (double)bytes * (allreduce ? 2.0 : 1.0) * (np - 1) / np / t / 1e9;
                 if (pe == 0 || bad)
                     printf("%s %s%s%s PE %d: %9zu B/PE x %d PEs, %3d blocks/peer: %s (%zu of %zu wrong, max error %.3g) "
-                           "%9.2f us/call  busbw %7.2f GB/s\n", what, tn, allreduce || df ? " " : "",
-                           allreduce ? forms[form] : df ? "direct" : "",
+                           "%9.2f us/call  busbw %7.2f GB/s\n", what, tn, allreduce || df || form == 4 ? " " : "",
+                           allreduce ? forms[form] : df ? "direct" : form == 4 ? "rounds" : "",
                            pe, bytes, np, per, bad ? "FAIL" : "ok", bad, hi - lo, worst, t * 1e6, busbw);
                 if (bad) {
                     printf("  PE %d first wrong element: %zu\n", pe, first);
@@ -562,7 +602,7 @@ static int run_collective(tile_shmem *s, int pe, const Opts *o, int allreduce, i
             }
         }
         double bus = (double)bytes * (allreduce ? 2.0 : 1.0) * (np - 1) / np / 1e9;
-        for (int form = 0; allreduce && pe == 0 && form < 4; form++)
+        for (int form = 0; allreduce && pe == 0 && form < 5; form++)
             if (best_per[form])
                 printf("%s %s %s best: %9zu B/PE x %d PEs: %3d blocks/peer %9.2f us/call  busbw %7.2f GB/s\n", what, tn,
                        forms[form], bytes, np, best_per[form], best_t[form] * 1e6, bus / best_t[form]);
@@ -577,6 +617,9 @@ static int run_collective(tile_shmem *s, int pe, const Opts *o, int allreduce, i
                        tn, fam ? "direct " : "", bytes, np, best_per[f], best_t[f] * 1e6, bus / best_t[f],
                        allreduce ? " (" : "", allreduce ? forms[f] : "", allreduce ? other : "");
         }
+        if (pe == 0 && best_per[4] && !allreduce)
+            printf("%s %s rounds best: %9zu B/PE x %d PEs: %3d slices %9.2f us/call  busbw %7.2f GB/s\n", what, tn, bytes,
+                   np, best_per[4], best_t[4] * 1e6, bus / best_t[4]);
         fflush(stdout);
     }
     free(h);
@@ -588,6 +631,7 @@ static int run_collective(tile_shmem *s, int pe, const Opts *o, int allreduce, i
     }
     TRY(tile_shmem_free(s, inbox));
     TRY(tile_shmem_free(s, sig));
+    if (rounds) TRY(tile_shmem_free(s, sigr));
     if (max1) {
         TRY(tile_shmem_free(s, inbox1));
         TRY(tile_shmem_free(s, sig1));
@@ -1146,7 +1190,7 @@ static int pe_main(int pe, int npes, void *user)
 
 int main(int argc, char **argv)
 {
-    Opts o = {.npes = 2, .max_bytes = (size_t)256 << 20, .iters = 10000, .per = {1, 8, 32, 64, 128, 256}, .nper = 6,
+    Opts o = {.npes = 2, .rounds = 1, .max_bytes = (size_t)256 << 20, .iters = 10000, .per = {1, 8, 32, 64, 128, 256}, .nper = 6,
               .dtypes = 3, .ar_switch = (size_t)1 << 20, .ar_oneshot_max = (size_t)16 << 20,
               .ar_direct_switch = (size_t)1 << 20,
               .tile_bytes = 0, .ag_iters = 20, .ag_pw = {3}, .nag_pw = 1, .nag = 4,
@@ -1164,6 +1208,14 @@ int main(int argc, char **argv)
             o.direct = atoi(argv[++i]);
             if (o.direct < 0 || o.direct > 2 || argv[i][1]) {
                 fprintf(stderr, "shmem_check: --direct takes 0, 1 or 2, not '%s'\n", argv[i]);
+                return 2;
+            }
+        }
+        else if (!strcmp(argv[i], "--piece") && i + 1 < argc) o.piece = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) {
+            o.rounds = atoi(argv[++i]);
+            if (o.rounds < 0 || o.rounds > 2 || argv[i][1]) {
+                fprintf(stderr, "shmem_check: --rounds takes 0, 1 or 2, not '%s'\n", argv[i]);
                 return 2;
             }
         }
@@ -1262,7 +1314,7 @@ int main(int argc, char **argv)
         else {
             fprintf(stderr, "usage: shmem_check [--npes N] [--max-bytes B] [--iters I] [--per P,P,...] [--dtype f32|bf16|both] "
                             "[--ar-switch B] [--ar-oneshot-max B] [--ar-send tile|part] [--tile-bytes B] [--direct 0|1|2] "
-                            "[--ar-direct-switch B] [--ag-shapes MxNxK,...] [--ag-iters I] [--ag-pw W,...] [--ag-define NAME=VALUE] [--rs-shapes MxNxK,...] [--rs-define NAME=VALUE] [allgather] [aggemm] [gemmrs] [reducescatter] [allreduce] [pingpong] "
+                            "[--ar-direct-switch B] [--rounds 0|1|2] [--piece E] [--ag-shapes MxNxK,...] [--ag-iters I] [--ag-pw W,...] [--ag-define NAME=VALUE] [--rs-shapes MxNxK,...] [--rs-define NAME=VALUE] [allgather] [aggemm] [gemmrs] [reducescatter] [allreduce] [pingpong] "
                             "[order] [qp]\n");
             return 2;
         }

@@ -1205,6 +1205,52 @@ START_TEST(fake_clc_resident_grid)
 }
 END_TEST
 
+/* tile_kernel_max_resident: the back end's occupancy for the config tile_launch would take, after the
+ * checks tile_launch makes; the grid is not asked about. */
+START_TEST(fake_max_resident)
+{
+    tile_device *d = open_fake();
+    tile_program *p = compile_src(clc_src, TILE_TARGET_SM90A);
+    tile_module *m = NULL;
+    ck_assert_int_eq(tile_module_load(d, p, &m), TILE_SUCCESS);
+    tile_program_destroy(p);
+    tile_kernel *drains = NULL, *once = NULL;
+    ck_assert_int_eq(tile_module_get_kernel(m, "drains", &drains), TILE_SUCCESS);
+    ck_assert_int_eq(tile_module_get_kernel(m, "once", &once), TILE_SUCCESS);
+    tile_launch_config cfg = {.grid = {3, 1, 1}};   /* not a multiple of the cluster: not asked about */
+    uint64_t fit = 0;
+    fk.fit = 5;
+    ck_assert_int_eq(tile_kernel_max_resident(drains, &cfg, &fit), TILE_SUCCESS);
+    ck_assert_uint_eq(fit, 5);
+    ck_assert_uint_eq(fk.last.cluster[0], 0);   /* nothing launched */
+    fk.fit = 264;
+    ck_assert_int_eq(tile_kernel_max_resident(once, &cfg, &fit), TILE_SUCCESS);
+    ck_assert_uint_eq(fit, 264);
+    cfg.block[0] = 64;   /* tile_launch's checks and message */
+    ck_assert_int_eq(tile_kernel_max_resident(once, &cfg, &fit), TILE_ERROR_LAUNCH_CONFIG);
+    HAS(tile_last_error(), "tile_kernel_max_resident: block (64, 1, 1) does not match kernel 'once'");
+    cfg.block[0] = 0;
+    cfg.cluster[0] = 4;
+    ck_assert_int_eq(tile_kernel_max_resident(drains, &cfg, &fit), TILE_ERROR_LAUNCH_CONFIG);
+    HAS(tile_last_error(), "does not match kernel 'drains''s declared cluster(2, 1, 1)");
+    ck_assert_int_eq(tile_kernel_max_resident(drains, NULL, &fit), TILE_ERROR_INVALID_ARGUMENT);
+    ck_assert_int_eq(tile_kernel_max_resident(NULL, &cfg, &fit), TILE_ERROR_INVALID_ARGUMENT);
+    tile_module_unload(m);
+    close_fake(d);
+    /* the simulator runs any grid: it has no occupancy to tell */
+    ck_assert_int_eq(tile_device_open(TILE_BACKEND_SIM, 0, &d), TILE_SUCCESS);
+    p = compile_src(clc_src, TILE_TARGET_SM90A);
+    ck_assert_int_eq(tile_module_load(d, p, &m), TILE_SUCCESS);
+    tile_program_destroy(p);
+    ck_assert_int_eq(tile_module_get_kernel(m, "once", &once), TILE_SUCCESS);
+    cfg = (tile_launch_config){.grid = {1, 1, 1}};
+    ck_assert_int_eq(tile_kernel_max_resident(once, &cfg, &fit), TILE_ERROR_NOT_AVAILABLE);
+    HAS(tile_last_error(), "tile_kernel_max_resident: the sim back end cannot tell");
+    tile_module_unload(m);
+    tile_device_close(d);
+}
+END_TEST
+
 /* a copy of samples/tma_copy.tile, fixed here so that the test does not follow the sample */
 static const char tma_copy_src[] =
     "const BM = 128;\n"
@@ -1678,6 +1724,7 @@ Suite *runtime_suite(void)
     TCase *fake_tc = tcase_create("fake_device");
     tcase_add_test(fake_tc, fake_launch);
     tcase_add_test(fake_tc, fake_clc_resident_grid);
+    tcase_add_test(fake_tc, fake_max_resident);
     tcase_add_test(fake_tc, fake_tma_launch);
     tcase_add_test(fake_tc, fake_streams_events_callbacks);
     tcase_add_test(fake_tc, fake_target_mismatch);

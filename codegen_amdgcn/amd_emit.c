@@ -917,6 +917,11 @@ static void emit_vote(Emit *e, const Op *op)
     const char *mode = ir_attr_s(op, A_VOTE_mode);
     LLVMTypeRef t64 = i64t(e);
     LLVMValueRef c = V(e, op, op->operands[0]);
+    if (op->operands[0]->type->kind == TY_VEC) {   /* a bool tile's lanes: this lane's any / all of them first */
+        LLVMTypeRef vt = LLVMTypeOf(c);
+        c = intrinsic(e, mode && strcmp(mode, "all") == 0 ? "llvm.vector.reduce.and" : "llvm.vector.reduce.or", &vt, 1,
+                      &c, 1);
+    }
     LLVMValueRef bal = intrinsic(e, "llvm.amdgcn.ballot", &t64, 1, &c, 1), r;
     if (mode && strcmp(mode, "any") == 0) r = LLVMBuildICmp(e->b, LLVMIntNE, bal, ci64(e, 0), "");
     else if (mode && strcmp(mode, "all") == 0) {

@@ -68,7 +68,16 @@ static void emit_shfl(Emit *e, const Op *op)
 static void emit_vote(Emit *e, const Op *op)
 {
     const char *mode = ir_attr_s(op, A_VOTE_mode);
-    const char *p = ptx_operand_of(e, op, 0, TY_I1, "an i1 condition");
+    const Value *c = op->operands[0];
+    const char *p;
+    if (c->type->kind == TY_VEC) {   /* a bool tile's lanes: this lane's any / all of them first */
+        int all = mode && strcmp(mode, "all") == 0, n = ptx_nlanes_of(c);
+        p = ptx_tmp(e, RC_PRED);
+        ptx_ins(e, "mov.pred %s, %s", p, ptx_vr(e, c, 0));
+        for (int i = 1; i < n; i++) ptx_ins(e, "%s.pred %s, %s, %s", all ? "and" : "or", p, p, ptx_vr(e, c, i));
+    } else {
+        p = ptx_operand_of(e, op, 0, TY_I1, "an i1 condition");
+    }
     if (!p) return;
     const char *d = ptx_vr(e, op->results[0], 0);
     if (mode && (strcmp(mode, "any") == 0 || strcmp(mode, "all") == 0)) {

@@ -188,7 +188,8 @@ void sema_type_str(const Type *t, char *buf, size_t n)
     sb_init(&sb);
     if (!t) sb_puts(&sb, "untyped constant");
     else if (t->kind == TY_TILE) {
-        ir_type_print(t->elem, &sb);
+        if (t->elem->kind == TY_I1) sb_puts(&sb, "bool");   /* the language's name, as for a scalar */
+        else ir_type_print(t->elem, &sb);
         sb_putc(&sb, '[');
         for (int i = 0; i < t->rank; i++) sb_printf(&sb, i ? ", %lld" : "%lld", (long long)t->shape[i]);
         sb_putc(&sb, ']');

@@ -1,5 +1,5 @@
 /* sema_warp.c: the warp collectives (docs/LANGUAGE.md section 22): shfl_xor, shfl_up, shfl_down,
- * shfl_idx and vote_any, vote_all, vote_ballot, on scalars.
+ * shfl_idx and vote_any, vote_all, vote_ballot, on scalars (vote_any and vote_all also on bool tiles).
  *
  * The one idea: these are the escape hatch below tiles. Each is one `shfl {mode, width}` or
  * `vote {mode}` op on a per-thread scalar, executed by every lane of the warp together; the table
@@ -80,14 +80,30 @@ Ex sema_shfl(Sema *s, const Call *c)
     return sema_ex_val(op->results[0]);
 }
 
-/* vote_any(c), vote_all(c) -> bool; vote_ballot(c) -> u64 (bit i: c of lane i). */
+/* vote_any(c), vote_all(c) -> bool; vote_ballot(c) -> u64 (bit i: c of lane i). vote_any and
+ * vote_all also take a bool tile: each lane brings the any / all of the elements it holds (the
+ * tile's layout decides which), so the warp decides for the elements its lanes hold. */
 Ex sema_vote(Sema *s, const Call *c)
 {
     const Node *n = c->n, *a = n->list[0];
     const char *mode = n->name + strlen("vote_");
-    char ctx[64];
+    char ctx[64], b1[96];
     snprintf(ctx, sizeof ctx, "%s() condition", n->name);
-    Value *cv = sema_coerce(s, sema_expr_hint(s, a, T(TY_I1)), T(TY_I1), a->loc, ctx);
+    Ex e = sema_expr_hint(s, a, T(TY_I1));
+    if (e.err) return sema_ex_err();
+    if (e.type && e.type->kind == TY_TILE) {
+        if (strcmp(mode, "ballot") == 0 || e.type->elem->kind != TY_I1) {
+            diag_error(s->diag, a->loc, "%s() takes a bool%s, not %s", n->name,
+                       strcmp(mode, "ballot") == 0 ? "" : " or a bool tile", TYNAME(e.type, b1));
+            return sema_ex_err();
+        }
+        Value *tv = sema_value_of(s, e, a->loc);
+        if (!tv) return sema_ex_err();
+        Op *op = ir_build(&s->b, OP_VOTE, n->loc, &tv, 1, T(TY_I1));
+        ir_attr_set_str(s->m, op, "mode", mode);
+        return sema_ex_val(op->results[0]);
+    }
+    Value *cv = sema_coerce(s, e, T(TY_I1), a->loc, ctx);
     if (!cv) return sema_ex_err();
     Op *op = ir_build(&s->b, OP_VOTE, n->loc, &cv, 1, T(strcmp(mode, "ballot") == 0 ? TY_U64 : TY_I1));
     ir_attr_set_str(s->m, op, "mode", mode);

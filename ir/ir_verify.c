@@ -1018,6 +1018,12 @@ static void check_warp_collective(Verifier *V, Op *op)
             verr(V, op, "needs a {mode} attribute, one of \"any\" \"all\" \"ballot\"");
         else if (rt && rt->kind != (ballot ? TY_U64 : TY_I1))
             verr(V, op, "result of vote %s must be %s, got %s", mode, ballot ? "u64" : "i1", tstr(rt).s);
+        /* the condition: i1, or (any, all) a tile or vec of i1, each lane bringing its elements' any / all */
+        const Type *ct = op->noperands == 1 ? op->operands[0]->type : NULL;
+        int many = ct && (ct->kind == TY_TILE || ct->kind == TY_VEC);
+        if (!ct || (many ? ballot || ct->elem->kind != TY_I1 : ct->kind != TY_I1))
+            verr(V, op, "vote %s takes one i1%s condition, got %s", mode ? mode : "?",
+                 ballot ? "" : " (or tile/vec of i1)", ct ? tstr(ct).s : "none");
         return;
     }
     static const char *const modes[] = {"xor", "up", "down", "idx"};

@@ -362,6 +362,7 @@ static void check_op(Op *op, void *ctx)
     case OP_SPLAT: case OP_IOTA: case OP_IF: case OP_FOR: case OP_LOOP:
     case OP_YIELD: case OP_BREAK: case OP_CONTINUE: case OP_MMA: case OP_COLUMNS:
     case OP_REDUCE: case OP_BROADCAST: case OP_RESHAPE: case OP_TMEM_LOAD: case OP_TMEM_STORE:
+    case OP_VOTE:   /* any / all of a bool tile: each lane brings its own elements' (a vec after lowering) */
         return;
     default:
         if ((ir_op_info[op->code].props & IR_PELEM) || !has_tile(op)) return;

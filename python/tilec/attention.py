@@ -19,14 +19,15 @@ tokens; the length it goes by is seqlen_k (the keys each query row reads, which 
 work against its fixed costs). RULE holds the thresholds:
 
 - head dim 128: key blocks of 176 with per-thread row sums (BN=176 ROWSUM=1) from 4k keys
-  (non-causal 0.94 / 0.98 / 0.99x cuDNN at 4k / 8k / 16k, against 0.87-0.91x for the sample as
-  written; causal 0.93 / 1.00 / 1.05x); below that 128-key blocks with per-thread row sums
+  (non-causal 0.97 / 1.00x cuDNN at 4k / 16k, causal 0.97 / 1.03 / 1.10x at 4k / 8k / 16k, against
+  0.94-0.97x and 0.95-1.04x with 128-key blocks); below that 128-key blocks with per-thread row sums
   (ROWSUM=1; the wide block lost 3-17% at 512 to 2k causal and, since the wgmma descriptors became
   warp-uniform, 1.5% at 2k non-causal: 599 against 590 TFLOP/s).
-- head dim 64: per-thread row sums with the sample's three warpgroups (0.75 / 0.80 / 0.91 / 0.99x
-  non-causal at 512 / 1k / 2k / 8k, causal 0.94x at 8k), but two warpgroups (NWG=2 ROWSUM=1) for
-  causal masks up to 2k keys (0.65 / 0.72 / 0.78x at 512 / 1k / 2k against 0.50 / 0.56 / 0.75x):
-  128 query rows a block waste less of the short causal rows; blocks of 176 or 192 keys lost.
+- head dim 64: per-thread row sums with the sample's three warpgroups (0.79 / 0.86 / 0.98 / 1.10x
+  non-causal at 512 / 1k / 2k / 8k, causal 0.81 / 0.92 / 1.02x at 2k / 4k / 8k), but two warpgroups
+  (NWG=2 ROWSUM=1) for causal masks up to 1k keys (0.67 / 0.73x at 512 / 1k against 0.53 / 0.61x):
+  128 query rows a block waste less of the short causal rows (at 2k three warpgroups won once the
+  warps skipped most rescales: 322 against 311 TFLOP/s); blocks of 176 or 192 keys lost.
 - the persistent schedule (PERSIST=1) where RULE["persist_max"] (per head dim and causal) reaches
   the sequence and the block stays at 128 keys: head dim 128 non-causal up to 1k keys (410 / 513
   TFLOP/s at 512 / 1k against 398 / 502 for one tile a block; level at 2k and 4k); causal, and head
@@ -50,7 +51,7 @@ _FILE, _KERNEL = "attention_fwd_sm90.tile", "attention_fwd"
 # nwg2_max keys; the persistent schedule up to persist_max[(head dim, causal)] keys (0: never).
 RULE = {
     "bn176_min": {0: 4096, 1: 4096},
-    "nwg2_max": 2048,
+    "nwg2_max": 1024,
     "persist_max": {(128, 0): 1024, (128, 1): 0, (64, 0): 0, (64, 1): 0},
 }
 

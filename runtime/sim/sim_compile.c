@@ -367,10 +367,25 @@ static void comp_warp(Comp *C, const Op *op)
         fail(C, op, "'%s' has no mode \"%s\"", ir_op_info[op->code].name, m);
         return;
     }
+    uint32_t a = S(C, op->operands[0], op), lanes = nslots_of(op->operands[0]->type);
+    if (vote && lanes > 1) {   /* a bool tile's lanes: this lane's any / all of them first */
+        uint32_t f = new_slots(C, 1);
+        for (uint32_t j = 1; j < lanes; j++) {
+            SimIns *e = emitp(C, op, SI_ELEM);
+            e->irop = (uint16_t)(mode == SW_VOTE_ALL ? OP_AND : OP_OR);
+            e->ty = e->rty = TY_I1;
+            e->n = 1;
+            e->d = f;
+            e->a = j == 1 ? a : f;
+            e->b = a + j;
+            e->c = SIM_NONE;
+        }
+        a = f;
+    }
     SimIns *in = emitp(C, op, SI_WARP);
     in->n = (uint32_t)mode;
-    in->ty = (uint8_t)op->operands[0]->type->kind;
-    in->a = S(C, op->operands[0], op);
+    in->ty = (uint8_t)(vote ? TY_I1 : op->operands[0]->type->kind);
+    in->a = a;
     in->b = vote ? SIM_NONE : S(C, op->operands[1], op);
     in->c = vote ? 0 : (uint32_t)ir_attr_int(op, "width", 0);
     in->d = S(C, op->results[0], op);

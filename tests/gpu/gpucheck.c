@@ -351,6 +351,15 @@ static void test_samples(gpu *g, loaded *ls, int nls)
                                       {"seqlen_k", a[4]}, {"causal", a[5]}};
                 run_case(g, l, 0, set, 6, NULL, "");
             }
+            /* scale 8: the rows' maxima keep growing past RESCALE_OVER from block to block, so the warps
+             * rescale O in the key-block loop (at 1 / sqrt(d) they settle in the first block) */
+            static const int scaled[][6] = {{1, 2, 1, 300, 300, 1}, {1, 2, 1, 1000, 1000, 0}};
+            for (size_t i = 0; i < (quick ? 1u : 2u); i++) {
+                const int *a = scaled[i];
+                ref_setting set[7] = {{"batch", a[0]}, {"heads", a[1]}, {"kv_heads", a[2]}, {"seqlen_q", a[3]},
+                                      {"seqlen_k", a[4]}, {"causal", a[5]}, {"scale", 8.0}};
+                run_case(g, l, 0, set, 7, NULL, " (scale 8)");
+            }
             continue;
         }
         const long long *sz = sizes_va;

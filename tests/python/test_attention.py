@@ -29,11 +29,11 @@ class Choose(unittest.TestCase):
         self.assertEqual(attn.choose(128, 8192, 100, 0), pers)
 
     def test_head_dim_64(self):
-        """Three warpgroups with per-thread row sums; two for causal masks up to 2k keys."""
+        """Three warpgroups with per-thread row sums; two for causal masks up to 1k keys."""
         three, two = C({"ROWSUM": 1}), C({"NWG": 2, "ROWSUM": 1})
         for s in (512, 1024, 2048, 8192):
             self.assertEqual(attn.choose(64, s, s, 0), three)
-        for s, want in ((512, two), (1024, two), (2048, two), (2049, three), (8192, three)):
+        for s, want in ((512, two), (1024, two), (1025, three), (2048, three), (8192, three)):
             self.assertEqual(attn.choose(64, s, s, 1), want, s)
 
     def test_persist_rule(self):

@@ -5,7 +5,7 @@ docs/PERFORMANCE.md keeps the results.
 
     python3 bench/attention.py [--head-dims 64,128] [--seqlens 512,1024,...] [--causal 0,1]
                                [--reps R] [--no-triton] [--variant NAME=VALUE ...]
-                               [--config [dD:]NAME=VALUE[,NAME=VALUE...] ...] [--chooser]
+                               [--config [dD:]NAME=VALUE[,NAME=VALUE...] ...] [--chooser] [--base FILE]
 
 Shapes: batch x seqlen = 16k tokens, heads x head_dim = 2048, bf16, q, k and v [batch, heads,
 seqlen, head_dim] made once per shape by torch (normal, std 1; bf16, or f16 with --dtype f16),
@@ -27,7 +27,8 @@ Each --config adds a configuration (its -D overrides; `d128:` limits it to one h
 with the others in the same rounds, so variants compare side by side on one device. --chooser adds
 tilec.attention.forward (the build chosen per shape by tilec.attention.choose, on its own output
 buffers) as one more contender, "tilec chooser", named with its choice; the summary's best-of
-column counts it like any build.
+column counts it like any build. --base FILE times each configuration of another copy of the
+sample too ("tilec base ..."): an edit against the source before it, in the same rounds.
 
 The Triton kernel: one program per 128 (or 64) query rows of one head, K and V blocks loaded with
 pointer loads, the online softmax in base 2, the causal mask only on the diagonal blocks;
@@ -132,6 +133,8 @@ def main():
     ap.add_argument("--chooser", action="store_true", help="time tilec.attention.forward (the chosen build) too")
     ap.add_argument("--config", action="append", default=[],
                     help="one more configuration timed beside the others: [dD:]NAME=VALUE[,NAME=VALUE...]")
+    ap.add_argument("--base", help="another copy of the sample (the source before an edit): each configuration "
+                    "of it is timed beside the sample's, named 'base ...'")
     args = ap.parse_args()
     timing.need_torch()
     torch = timing.torch
@@ -152,10 +155,11 @@ def main():
                 continue
             configs.append(dict(x.split("=", 1) for x in defs.split(",")))
         kerns = []
-        for cfg in configs:
+        for src, cfg in [(SAMPLE, c) for c in configs] + [(args.base, c) for c in configs if args.base]:
             t0 = time.perf_counter()
-            prog = tilec.compile(SAMPLE, target="sm_90a", defines={"HEAD_DIM": d, "T": args.dtype, **extra, **cfg})
-            kerns.append((" ".join(f"{k}={v}" for k, v in cfg.items()), prog["attention_fwd"]))
+            prog = tilec.compile(src, target="sm_90a", defines={"HEAD_DIM": d, "T": args.dtype, **extra, **cfg})
+            name = " ".join(f"{k}={v}" for k, v in cfg.items())
+            kerns.append((("base " + name).strip() if src != SAMPLE else name, prog["attention_fwd"]))
             ms = (time.perf_counter() - t0) * 1e3
             print(f"tilec attention_fwd HEAD_DIM={d} {extra or ''}{cfg or ''}: compiled in {ms:.1f} ms (to PTX and "
                   f"cubin), {kerns[-1][1].block[0] // 128 - 1} consumer warpgroups")

@@ -1153,16 +1153,23 @@ static const char clc_src[] =
     "    elect { clc.try_cancel(resp, bar); }\n    wait(bar, parity(0));\n    let r = clc.query(resp);\n"
     "    if r.canceled { elect { out[r.first_cta.x] = 1; } }\n}\n";
 
-START_TEST(fake_clc_resident_grid)
+/* clc_src's module on d, and its two kernels. */
+static tile_module *load_clc(tile_device *d, tile_kernel **drains, tile_kernel **once)
 {
-    tile_device *d = open_fake();
     tile_program *p = compile_src(clc_src, TILE_TARGET_SM90A);
     tile_module *m = NULL;
     ck_assert_int_eq(tile_module_load(d, p, &m), TILE_SUCCESS);
     tile_program_destroy(p);
+    ck_assert_int_eq(tile_module_get_kernel(m, "drains", drains), TILE_SUCCESS);
+    ck_assert_int_eq(tile_module_get_kernel(m, "once", once), TILE_SUCCESS);
+    return m;
+}
+
+START_TEST(fake_clc_resident_grid)
+{
+    tile_device *d = open_fake();
     tile_kernel *drains = NULL, *once = NULL;
-    ck_assert_int_eq(tile_module_get_kernel(m, "drains", &drains), TILE_SUCCESS);
-    ck_assert_int_eq(tile_module_get_kernel(m, "once", &once), TILE_SUCCESS);
+    tile_module *m = load_clc(d, &drains, &once);
     tile_devptr out = 0;
     ck_assert_int_eq(tile_malloc(d, 4096, &out), TILE_SUCCESS);
     tile_arg a[1] = {tile_arg_ptr(TILE_DTYPE_I32, out)};
@@ -1210,13 +1217,8 @@ END_TEST
 START_TEST(fake_max_resident)
 {
     tile_device *d = open_fake();
-    tile_program *p = compile_src(clc_src, TILE_TARGET_SM90A);
-    tile_module *m = NULL;
-    ck_assert_int_eq(tile_module_load(d, p, &m), TILE_SUCCESS);
-    tile_program_destroy(p);
     tile_kernel *drains = NULL, *once = NULL;
-    ck_assert_int_eq(tile_module_get_kernel(m, "drains", &drains), TILE_SUCCESS);
-    ck_assert_int_eq(tile_module_get_kernel(m, "once", &once), TILE_SUCCESS);
+    tile_module *m = load_clc(d, &drains, &once);
     tile_launch_config cfg = {.grid = {3, 1, 1}};   /* not a multiple of the cluster: not asked about */
     uint64_t fit = 0;
     fk.fit = 5;
@@ -1239,10 +1241,7 @@ START_TEST(fake_max_resident)
     close_fake(d);
     /* the simulator runs any grid: it has no occupancy to tell */
     ck_assert_int_eq(tile_device_open(TILE_BACKEND_SIM, 0, &d), TILE_SUCCESS);
-    p = compile_src(clc_src, TILE_TARGET_SM90A);
-    ck_assert_int_eq(tile_module_load(d, p, &m), TILE_SUCCESS);
-    tile_program_destroy(p);
-    ck_assert_int_eq(tile_module_get_kernel(m, "once", &once), TILE_SUCCESS);
+    m = load_clc(d, &drains, &once);
     cfg = (tile_launch_config){.grid = {1, 1, 1}};
     ck_assert_int_eq(tile_kernel_max_resident(once, &cfg, &fit), TILE_ERROR_NOT_AVAILABLE);
     HAS(tile_last_error(), "tile_kernel_max_resident: the sim back end cannot tell");

@@ -29,9 +29,10 @@ work against its fixed costs). RULE holds the thresholds:
   128 query rows a block waste less of the short causal rows (at 2k three warpgroups won once the
   warps skipped most rescales: 322 against 311 TFLOP/s); blocks of 176 or 192 keys lost.
 - the persistent schedule (PERSIST=1) where RULE["persist_max"] (per head dim and causal) reaches
-  the sequence and the block stays at 128 keys: head dim 128 non-causal up to 1k keys (410 / 513
-  TFLOP/s at 512 / 1k against 398 / 502 for one tile a block; level at 2k and 4k); causal, and head
-  dim 64, lose with it (docs/PERFORMANCE.md, "Where a short sequence's time goes").
+  the sequence and the block stays at 128 keys: head dim 128 non-causal up to 2k keys (422 / 536 /
+  603 TFLOP/s at 512 / 1k / 2k against 401 / 517 / 592 for one tile a block, with the rescales
+  skipped); causal (214 against 246 at 512), and head dim 64 (causal 136 against 168 with two
+  warpgroups), lose with it (docs/PERFORMANCE.md, "Rescaling only where a maximum grew").
 
 forward works out what a shape runs once (the configuration, the kernel and its grid) and keeps it;
 `forget` drops what it kept. Arguments are CUDA torch tensors (bf16 or f16, contiguous; queued on
@@ -52,7 +53,7 @@ _FILE, _KERNEL = "attention_fwd_sm90.tile", "attention_fwd"
 RULE = {
     "bn176_min": {0: 4096, 1: 4096},
     "nwg2_max": 1024,
-    "persist_max": {(128, 0): 1024, (128, 1): 0, (64, 0): 0, (64, 1): 0},
+    "persist_max": {(128, 0): 2048, (128, 1): 0, (64, 0): 0, (64, 1): 0},
 }
 
 _KNOBS = ("BN", "ROWSUM", "NWG", "PERSIST", "STAGES")

@@ -17,9 +17,9 @@ C = attn.Config
 class Choose(unittest.TestCase):
     def test_head_dim_128(self):
         """Key blocks of 176 with per-thread row sums from 4k keys; below, 128-key blocks with
-        per-thread row sums (docs/PERFORMANCE.md's table), persistent up to 1k keys non-causal."""
+        per-thread row sums (docs/PERFORMANCE.md's table), persistent up to 2k keys non-causal."""
         wide, narrow, pers = C({"BN": 176, "ROWSUM": 1}), C({"ROWSUM": 1}), C({"ROWSUM": 1, "PERSIST": 1})
-        for s, want in ((512, pers), (1024, pers), (1025, narrow), (2048, narrow), (4095, narrow), (4096, wide),
+        for s, want in ((512, pers), (1024, pers), (2048, pers), (2049, narrow), (4095, narrow), (4096, wide),
                         (16384, wide)):
             self.assertEqual(attn.choose(128, s, s, False), want, s)
         for s, want in ((512, narrow), (2048, narrow), (4095, narrow), (4096, wide), (16384, wide)):
@@ -37,12 +37,12 @@ class Choose(unittest.TestCase):
             self.assertEqual(attn.choose(64, s, s, 1), want, s)
 
     def test_persist_rule(self):
-        """The persistent build where RULE says so (head dim 128 non-causal up to 1k keys by default),
+        """The persistent build where RULE says so (head dim 128 non-causal up to 2k keys by default),
         never with 176-key blocks (its O tiles leave no room for them)."""
-        self.assertEqual(attn.RULE["persist_max"], {(128, 0): 1024, (128, 1): 0, (64, 0): 0, (64, 1): 0})
+        self.assertEqual(attn.RULE["persist_max"], {(128, 0): 2048, (128, 1): 0, (64, 0): 0, (64, 1): 0})
         self.assertEqual(attn.choose(128, 512, 512, 0), C({"ROWSUM": 1, "PERSIST": 1}))
-        self.assertEqual(attn.choose(128, 1024, 1024, 0), C({"ROWSUM": 1, "PERSIST": 1}))
-        self.assertEqual(attn.choose(128, 1025, 1025, 0), C({"ROWSUM": 1}))
+        self.assertEqual(attn.choose(128, 2048, 2048, 0), C({"ROWSUM": 1, "PERSIST": 1}))
+        self.assertEqual(attn.choose(128, 2049, 2049, 0), C({"ROWSUM": 1}))
         self.assertEqual(attn.choose(128, 512, 512, 1), C({"ROWSUM": 1}))
         old = dict(attn.RULE["persist_max"])
         try:

@@ -302,6 +302,10 @@ START_TEST(device_entries)
     cfg.stream = NULL;
     ck_assert_int_eq(tile_launch(k, &cfg, args, 1), TILE_ERROR_INVALID_ARGUMENT);
     HAS(tile_last_error(), "tile_launch: kernel is not live");
+    uint64_t fit = 7;
+    ck_assert_int_eq(tile_kernel_max_resident(k, &cfg, &fit), TILE_ERROR_INVALID_ARGUMENT);
+    HAS(tile_last_error(), "tile_kernel_max_resident: kernel is not live");
+    ck_assert_uint_eq(fit, 7);
     tile_kernel *got = NULL;
     ck_assert_int_eq(tile_module_get_kernel(e.m, "spin", &got), TILE_ERROR_INVALID_ARGUMENT);
 
@@ -319,6 +323,7 @@ START_TEST(device_entries)
     ck_assert_int_eq(tile_event_destroy(e2), TILE_ERROR_INVALID_ARGUMENT);
     ck_assert_int_eq(tile_module_unload(m2), TILE_ERROR_INVALID_ARGUMENT);
     ck_assert_int_eq(tile_launch(k, &cfg, args, 1), TILE_ERROR_INVALID_ARGUMENT);
+    ck_assert_int_eq(tile_kernel_max_resident(k, &cfg, &fit), TILE_ERROR_INVALID_ARGUMENT);
     ck_assert_int_eq(tile_free(d, e.buf), TILE_ERROR_INVALID_ARGUMENT);
     ck_assert_int_eq(tile_device_info_get(d, &info), TILE_ERROR_INVALID_ARGUMENT);
     tile_device_close(d);   /* twice: refused, not freed again */

@@ -126,9 +126,9 @@ def main():
         src = edit(src, "            for i in 1 .. nkb {                // before O += P(i) V(i)",
                    "            for i in 1 .. nkb - 1 {            // before O += P(i) V(i)")
     elif kind in ("no-rescale-arrive", "no-rescale-arrive-counted"):
-        src = edit(src, """                store(acc, load(acc) * expand(alpha, 1));
+        src = edit(src, """                }
                 arrive(o_ready);
-""", """                store(acc, load(acc) * expand(alpha, 1));
+""", """                }
 """)
         if kind == "no-rescale-arrive-counted":   # the count written by hand, as it would be without auto
             src = edit(src, "    mbarrier o_ready(auto); ", "    mbarrier o_ready(128 * CG);")

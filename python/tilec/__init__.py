@@ -264,6 +264,7 @@ def _L():
         "tile_event_query": (c_int, [c_void_p]),
         "tile_event_elapsed_ms": (c_int, [c_void_p, c_void_p, P(ctypes.c_float)]),
         "tile_launch": (c_int, [c_void_p, P(_LaunchConfig), P(_Arg), c_int]),
+        "tile_kernel_max_resident": (c_int, [c_void_p, P(_LaunchConfig), P(ctypes.c_uint64)]),
         "tile_cache_dir": (c_char_p, []),
     }
     for name, (res, args) in protos.items():
@@ -652,6 +653,25 @@ class Kernel:
 
     def __repr__(self):
         return "Kernel(%s(%s))" % (self.name, ", ".join("%s: %s %s" % (p.name, p.kind, p.dtype) for p in self.params))
+
+    def max_resident(self, block=None, cluster=None, dynamic_shared=0, device="cuda"):
+        """How many blocks of the kernel (clusters, for a cluster launch) the device holds at once with
+        that block, cluster and dynamic shared memory: the driver's occupancy over every SM
+        (tile_kernel_max_resident). A kernel whose blocks wait for one another needs its whole grid
+        resident: launch at most this many. LaunchError for a shape a launch would refuse; TileError
+        on the simulator, which runs any grid and cannot tell."""
+        dev = _device(device)
+        lib = _L()
+        cfg = _LaunchConfig()
+        cfg.grid[:] = (1, 1, 1)
+        cfg.block[:] = _dims(block, "block")
+        cfg.cluster[:] = _dims(cluster, "cluster")
+        cfg.dynamic_shared = int(dynamic_shared)
+        out = ctypes.c_uint64()
+        st = lib.tile_kernel_max_resident(self.program._kernel_handle(dev, self.name), ctypes.byref(cfg),
+                                          ctypes.byref(out))
+        _check(st, "tilec: %s: blocks resident at once" % self.name, LaunchError if st == 14 else TileError)
+        return int(out.value)
 
     def __call__(self, *args, grid=1, block=None, cluster=None, dynamic_shared=0, device="sim", stream=None, **kwargs):
         dev = _device(device)

@@ -172,6 +172,18 @@ class Launch(unittest.TestCase):
             k(a, a, a, 16, grid=1, block=2048)
         self.assertIn("launch vector_add", str(cm.exception))
 
+    def test_max_resident(self):
+        """Kernel.max_resident asks the device how many blocks it holds at once: the shape a launch
+        would refuse is a LaunchError, and the simulator, which runs any grid, cannot tell."""
+        k = tilec.compile(sample("vector_add.tile"))["vector_add"]
+        with self.assertRaises(tilec.LaunchError) as cm:
+            k.max_resident(block=64, device="sim")
+        self.assertIn("tile_kernel_max_resident: block (64, 1, 1) does not match kernel 'vector_add'", str(cm.exception))
+        with self.assertRaises(tilec.TileError) as cm:
+            k.max_resident(device="sim")
+        self.assertIn("the sim back end cannot tell how many blocks fit at once", str(cm.exception))
+        self.assertNotIsInstance(cm.exception, tilec.LaunchError)
+
     def test_gpu_arrays(self):
         """Arrays in GPU memory (__cuda_array_interface__) pass by address to a CUDA launch only; their
         element type and layout are checked before anything is launched."""

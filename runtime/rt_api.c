@@ -1527,12 +1527,6 @@ tile_status rt_check_config(const RtLimits *lim, const char *kname, const unsign
 
 /* ---------------------------------------------------------------- launch */
 
-/* The sm_90a cluster-launch-control emulation (docs/IR.md, "Cluster launch control on sm_90a"): the
- * kernel's state word for a launch on `stream` and the launch's sequence number. One word per
- * stream: launches on one stream never overlap, so they can share it. The word is zeroed once, on
- * the stream, when allocated; after that no launch clears it: each launch passes a new sequence
- * number, and the kernel's first take resets a word tagged with an older one. A slot taken over by
- * another stream is handed on only after its old stream has drained. */
 /* How many clusters of k fit on the device at once with dims' block, cluster and shared memory (the
  * back end's occupancy, at least 1, asked once per such shape), or 0 when the back end cannot tell. */
 static uint64_t clc_resident(tile_device *d, tile_kernel *k, const RtLaunchDims *dims)
@@ -1556,6 +1550,12 @@ static uint64_t clc_resident(tile_device *d, tile_kernel *k, const RtLaunchDims 
     return fit;
 }
 
+/* The sm_90a cluster-launch-control emulation (docs/IR.md, "Cluster launch control on sm_90a"): the
+ * kernel's state word for a launch on `stream` and the launch's sequence number. One word per
+ * stream: launches on one stream never overlap, so they can share it. The word is zeroed once, on
+ * the stream, when allocated; after that no launch clears it: each launch passes a new sequence
+ * number, and the kernel's first take resets a word tagged with an older one. A slot taken over by
+ * another stream is handed on only after its old stream has drained. */
 static tile_status clc_state_for(tile_kernel *k, void *stream, tile_devptr *out, uint32_t *seq)
 {
     tile_device *d = k->mod->dev;

@@ -949,6 +949,70 @@ static void mem_store(Emit *e, const Type *t, LLVMValueRef v, LLVMValueRef p)
     LLVMSetAlignment(s, (unsigned)mem_bytes(t));
 }
 
+/* The LLVM ordering of a memory-model order name. */
+static LLVMAtomicOrdering ordering(const char *order)
+{
+    if (!strcmp(order, "acquire")) return LLVMAtomicOrderingAcquire;
+    if (!strcmp(order, "release")) return LLVMAtomicOrderingRelease;
+    if (!strcmp(order, "acq_rel")) return LLVMAtomicOrderingAcquireRelease;
+    if (!strcmp(order, "sc")) return LLVMAtomicOrderingSequentiallyConsistent;
+    return LLVMAtomicOrderingMonotonic;   /* relaxed */
+}
+
+/* atomic {kind}, atomic_load, atomic_store, fence (docs/IR.md "Atomics"): LLVM's atomicrmw,
+ * cmpxchg, atomic load / store and fence with the op's order. LLVM 19's C API sets no syncscope, so
+ * every scope is LLVM's default, the system scope: at least as strong as the one asked for. */
+static void emit_atomic(Emit *e, const Op *op)
+{
+    if (op->code == OP_FENCE) {
+        LLVMBuildFence(e->b, ordering(ir_attr_s(op, A_FENCE_order)), 0, "");
+        return;
+    }
+    const Value *p = op->operands[op->code == OP_ATOMIC_STORE ? 1 : 0];
+    if (p->type->kind != TY_PTR || p->type->space != AS_GLOBAL || !lty(e, p->type)) {
+        error_at(e, op, "'%s' needs a global pointer", ir_op_info[op->code].name);
+        return;
+    }
+    const Type *t = p->type->elem;
+    LLVMValueRef ptr = V(e, op, p);
+    if (op->code == OP_ATOMIC_LOAD) {
+        LLVMValueRef x = mem_load(e, t, ptr);
+        LLVMSetOrdering(x, ordering(ir_attr_s(op, A_ATOMIC_LOAD_order)));
+        e->val[op->results[0]->id] = x;
+        return;
+    }
+    if (op->code == OP_ATOMIC_STORE) {
+        LLVMValueRef st = LLVMBuildStore(e->b, V(e, op, op->operands[0]), ptr);
+        LLVMSetAlignment(st, (unsigned)mem_bytes(t));
+        LLVMSetOrdering(st, ordering(ir_attr_s(op, A_ATOMIC_STORE_order)));
+        return;
+    }
+    const char *kind = ir_attr_s(op, A_ATOMIC_kind), *order = ir_attr_s(op, A_ATOMIC_order);
+    LLVMAtomicOrdering o = ordering(order);
+    LLVMValueRef v = V(e, op, op->operands[1]);
+    if (!strcmp(kind, "cas")) {   /* cmpxchg takes integers: a float is compared and swapped as its bits */
+        LLVMTypeRef it = LLVMIntTypeInContext(e->ctx, (unsigned)ir_type_bits(t));
+        LLVMValueRef want = V(e, op, op->operands[2]);
+        if (ir_type_is_float(t)) {
+            v = LLVMBuildBitCast(e->b, v, it, "");
+            want = LLVMBuildBitCast(e->b, want, it, "");
+        }
+        LLVMAtomicOrdering fail = o == LLVMAtomicOrderingAcquire || o == LLVMAtomicOrderingAcquireRelease
+                                      ? LLVMAtomicOrderingAcquire : LLVMAtomicOrderingMonotonic;
+        LLVMValueRef pair = LLVMBuildAtomicCmpXchg(e->b, ptr, v, want, o, fail, 0);
+        LLVMValueRef old = LLVMBuildExtractValue(e->b, pair, 0, "");
+        e->val[op->results[0]->id] = ir_type_is_float(t) ? LLVMBuildBitCast(e->b, old, scalar_type(e, t->kind), "") : old;
+        return;
+    }
+    int sgn = ir_type_is_signed(t);
+    LLVMAtomicRMWBinOp bop = !strcmp(kind, "add") ? (ir_type_is_float(t) ? LLVMAtomicRMWBinOpFAdd : LLVMAtomicRMWBinOpAdd)
+                             : !strcmp(kind, "min") ? (sgn ? LLVMAtomicRMWBinOpMin : LLVMAtomicRMWBinOpUMin)
+                             : !strcmp(kind, "max") ? (sgn ? LLVMAtomicRMWBinOpMax : LLVMAtomicRMWBinOpUMax)
+                             : !strcmp(kind, "and") ? LLVMAtomicRMWBinOpAnd : !strcmp(kind, "or") ? LLVMAtomicRMWBinOpOr
+                             : !strcmp(kind, "xor") ? LLVMAtomicRMWBinOpXor : LLVMAtomicRMWBinOpXchg;
+    e->val[op->results[0]->id] = LLVMBuildAtomicRMW(e->b, bop, ptr, v, o, 0);
+}
+
 /* The integer (vector) type a buffer access of n bytes moves. */
 static LLVMTypeRef carrier(Emit *e, int n)
 {
@@ -2148,6 +2212,9 @@ static void emit_op(Emit *e, const Op *op, Flow *f)
     case OP_STORE:
         if (op->operands[1]->type->kind != TY_PTR || !lty(e, op->operands[1]->type)) break;
         mem_store(e, op->operands[0]->type, V(e, op, op->operands[0]), V(e, op, op->operands[1]));
+        return;
+    case OP_ATOMIC: case OP_ATOMIC_LOAD: case OP_ATOMIC_STORE: case OP_FENCE:
+        emit_atomic(e, op);
         return;
     case OP_BARRIER:
         call_void(e, "tilec.block_barrier");

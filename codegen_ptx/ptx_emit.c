@@ -314,6 +314,9 @@ static void emit_op(Emit *e, const Op *op, Flow *f)
     case OP_LOAD: case OP_STORE:
         ptx_emit_load_store(e, op);
         return;
+    case OP_ATOMIC: case OP_ATOMIC_LOAD: case OP_ATOMIC_STORE: case OP_FENCE:
+        ptx_emit_atomic(e, op);
+        return;
     case OP_BARRIER:
         ptx_ins(e, "bar.sync 0");
         return;

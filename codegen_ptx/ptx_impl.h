@@ -134,6 +134,7 @@ void ptx_emit_columns(Emit *e, const Op *op);
 void ptx_emit_geometry(Emit *e, const Op *op);
 void ptx_emit_ptr_add(Emit *e, const Op *op);
 void ptx_emit_load_store(Emit *e, const Op *op);
+void ptx_emit_atomic(Emit *e, const Op *op);   /* atomic, atomic_load, atomic_store, fence */
 void ptx_emit_make_view(Emit *e, const Op *op);
 void ptx_emit_view_dim(Emit *e, const Op *op);
 void ptx_emit_view_elem(Emit *e, const Op *op);

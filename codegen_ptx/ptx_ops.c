@@ -1199,6 +1199,53 @@ void ptx_emit_load_store(Emit *e, const Op *op)
     emit_scalar_mem(e, st, ptx_space_of(p->type), v->type, ptx_vr(e, v, 0), ptx_vr(e, p, 0), 0, NULL);
 }
 
+/* atomic {kind}, atomic_load, atomic_store, fence: one PTX instruction each, with the op's order
+ * and scope (docs/IR.md "Atomics"): atom.<order>.<scope>.global.<kind>.<type>, ld.<order>.<scope>,
+ * st.<order>.<scope>, fence.<order>.<scope>. add takes u32, s32, u64 (i64 too: the same bits), f32,
+ * f64; min and max the signed or unsigned integer; the bitwise kinds, exch and cas the bits. */
+void ptx_emit_atomic(Emit *e, const Op *op)
+{
+    const char *scope = ir_attr_s(op, op->code == OP_ATOMIC ? A_ATOMIC_scope : op->code == OP_ATOMIC_LOAD
+                                      ? A_ATOMIC_LOAD_scope : op->code == OP_ATOMIC_STORE ? A_ATOMIC_STORE_scope
+                                      : A_FENCE_scope);
+    if (op->code == OP_FENCE) {
+        ptx_ins(e, "fence.%s.%s", ir_attr_s(op, A_FENCE_order), scope);
+        return;
+    }
+    const Value *p = op->operands[op->code == OP_ATOMIC_STORE ? 1 : 0];
+    const Type *t = p->type->kind == TY_PTR ? p->type->elem : NULL;
+    if (!t || p->type->space != AS_GLOBAL || (ir_type_bits(t) != 32 && ir_type_bits(t) != 64)) {
+        ptx_error_at(e, op, "'%s' needs a global pointer to a 32- or 64-bit scalar", ir_op_info[op->code].name);
+        return;
+    }
+    int w = ir_type_bits(t);
+    if (op->code == OP_ATOMIC_LOAD) {
+        ptx_ins(e, "ld.%s.%s.global.%s %s, [%s]", ir_attr_s(op, A_ATOMIC_LOAD_order), scope, ptx_mty(t),
+                ptx_vr(e, op->results[0], 0), ptx_vr(e, p, 0));
+        return;
+    }
+    if (op->code == OP_ATOMIC_STORE) {
+        ptx_ins(e, "st.%s.%s.global.%s [%s], %s", ir_attr_s(op, A_ATOMIC_STORE_order), scope, ptx_mty(t),
+                ptx_vr(e, p, 0), ptx_vr(e, op->operands[0], 0));
+        return;
+    }
+    const char *kind = ir_attr_s(op, A_ATOMIC_kind), *ty;
+    char buf[8];
+    if (!strcmp(kind, "add"))
+        ty = ir_type_is_float(t) ? ptx_mty(t) : t->kind == TY_I32 ? "s32" : w == 32 ? "u32" : "u64";
+    else if (!strcmp(kind, "min") || !strcmp(kind, "max"))
+        ty = ir_type_is_signed(t) ? (w == 32 ? "s32" : "s64") : (w == 32 ? "u32" : "u64");
+    else {
+        snprintf(buf, sizeof buf, "b%d", w);
+        ty = buf;
+    }
+    const char *d = ptx_vr(e, op->results[0], 0), *a = ptx_vr(e, p, 0), *v = ptx_vr(e, op->operands[1], 0);
+    if (!strcmp(kind, "cas"))
+        ptx_ins(e, "atom.%s.%s.global.cas.%s %s, [%s], %s, %s", ir_attr_s(op, A_ATOMIC_order), scope, ty, d, a, v,
+                ptx_vr(e, op->operands[2], 0));
+    else ptx_ins(e, "atom.%s.%s.global.%s.%s %s, [%s], %s", ir_attr_s(op, A_ATOMIC_order), scope, kind, ty, d, a, v);
+}
+
 /* make_view: no code, the view is its operands' registers; only its form is checked. */
 void ptx_emit_make_view(Emit *e, const Op *op)
 {

@@ -33,6 +33,7 @@ static const char *const shmem_named[] = {"qp", NULL};
 static const char *const shmem_fence_named[] = {"pe", "qp", NULL};
 static const char *const math_named[] = {"approx", NULL};
 static const char *const print_named[] = {"each", "block", NULL};
+static const char *const atomic_named[] = {"order", "scope", NULL};
 #define FITS_CALL(named) \
     _Static_assert(sizeof named / sizeof named[0] <= SEMA_MAX_NAMED + 1, #named " has too many names for Call.named")
 FITS_CALL(arrive_named);
@@ -45,6 +46,7 @@ FITS_CALL(tc_mma_named);
 FITS_CALL(shmem_named);
 FITS_CALL(shmem_fence_named);
 FITS_CALL(math_named);
+FITS_CALL(atomic_named);
 
 #define SG_WARPGROUPS (SG_BLOCK | SG_WARP | SG_WARPS)   /* whole warps: not one elected thread */
 #define SG_SHMEM (SG_BLOCK | SG_WARP | SG_ELECT)        /* NVSHMEM's per-block, per-warp and per-thread variants */
@@ -91,6 +93,18 @@ static const Builtin builtins[] = {
     {NULL,    "vote_any",           1, 1, NULL,              SG_WARPGROUPS, warp_why,  OP_VOTE,              sema_vote},
     {NULL,    "vote_all",           1, 1, NULL,              SG_WARPGROUPS, warp_why,  OP_VOTE,              sema_vote},
     {NULL,    "vote_ballot",        1, 1, NULL,              SG_WARPGROUPS, warp_why,  OP_VOTE,              sema_vote},
+    /* atomics and ordered accesses of global memory: sema_atomic.c */
+    {NULL,    "atomic_add",         2, 2, atomic_named,      SG_ANY,        NULL,      OP_ATOMIC,            sema_atomic},
+    {NULL,    "atomic_min",         2, 2, atomic_named,      SG_ANY,        NULL,      OP_ATOMIC,            sema_atomic},
+    {NULL,    "atomic_max",         2, 2, atomic_named,      SG_ANY,        NULL,      OP_ATOMIC,            sema_atomic},
+    {NULL,    "atomic_and",         2, 2, atomic_named,      SG_ANY,        NULL,      OP_ATOMIC,            sema_atomic},
+    {NULL,    "atomic_or",          2, 2, atomic_named,      SG_ANY,        NULL,      OP_ATOMIC,            sema_atomic},
+    {NULL,    "atomic_xor",         2, 2, atomic_named,      SG_ANY,        NULL,      OP_ATOMIC,            sema_atomic},
+    {NULL,    "atomic_exch",        2, 2, atomic_named,      SG_ANY,        NULL,      OP_ATOMIC,            sema_atomic},
+    {NULL,    "atomic_cas",         3, 3, atomic_named,      SG_ANY,        NULL,      OP_ATOMIC,            sema_atomic},
+    {NULL,    "atomic_load",        1, 1, atomic_named,      SG_ANY,        NULL,      OP_ATOMIC_LOAD,       sema_atomic_load},
+    {NULL,    "atomic_store",       2, 2, atomic_named,      SG_ANY,        NULL,      OP_ATOMIC_STORE,      sema_atomic_store},
+    {NULL,    "fence",              0, 0, atomic_named,      SG_ANY,        NULL,      OP_FENCE,             sema_fence},
     /* mbarriers and parity: sema_async.c */
     {NULL,    "parity",             1, 1, NULL,              SG_ANY,        NULL,      OP_COUNT,             sema_parity},
     {NULL,    "arrive",             1, 1, arrive_named,      SG_ANY,        NULL,      OP_MBAR_ARRIVE,       sema_arrive},

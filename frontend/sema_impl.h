@@ -336,6 +336,11 @@ Ex sema_shmem_member(Sema *s, const Node *n);
 
 Ex sema_shfl(Sema *s, const Call *c);        /* shfl_xor, shfl_up, shfl_down, shfl_idx (v, lane [, width]) */
 Ex sema_vote(Sema *s, const Call *c);        /* vote_any, vote_all, vote_ballot (c) */
+/* sema_atomic.c */
+Ex sema_atomic(Sema *s, const Call *c);          /* atomic_add .. atomic_xor, atomic_exch (x, v), atomic_cas (x, e, d) */
+Ex sema_atomic_load(Sema *s, const Call *c);     /* atomic_load(x) */
+Ex sema_atomic_store(Sema *s, const Call *c);    /* atomic_store(x, v) */
+Ex sema_fence(Sema *s, const Call *c);           /* fence() */
 
 /* ================================ sema_groups.c ================================ */
 

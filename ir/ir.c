@@ -382,6 +382,31 @@ int ir_type_is_int(const Type *t) { return t->kind >= TY_I1 && t->kind <= TY_U64
 int ir_type_is_signed(const Type *t) { return t->kind >= TY_I8 && t->kind <= TY_I64; }
 int ir_type_is_float(const Type *t) { return t->kind >= TY_F16 && t->kind <= TY_F64; }
 int ir_type_is_fp8(const Type *t) { return t->kind == TY_E4M3 || t->kind == TY_E5M2; }
+
+const char *ir_atomic_types(const char *kind, const Type *t)
+{
+    int bits = ir_type_bits(t), wide = bits == 32 || bits == 64;
+    int integer = ir_type_is_int(t) && t->kind != TY_I1, fl = t->kind == TY_F32 || t->kind == TY_F64;
+    if (!strcmp(kind, "add")) return integer && wide ? NULL : fl ? NULL : "i32, u32, i64, u64, f32 or f64";
+    if (!strcmp(kind, "min") || !strcmp(kind, "max") || !strcmp(kind, "and") || !strcmp(kind, "or") || !strcmp(kind, "xor"))
+        return integer && wide ? NULL : "i32, u32, i64 or u64";
+    /* exch, cas, load, store: 32 or 64 bits, compared and moved as bits */
+    return (integer || fl) && wide ? NULL : "a 32- or 64-bit integer or float (i32, u32, i64, u64, f32, f64)";
+}
+
+int ir_atomic_order_ok(const char *kind, const char *order)
+{
+    if (!order) return 0;
+    if (!strcmp(kind, "load")) return !strcmp(order, "relaxed") || !strcmp(order, "acquire");
+    if (!strcmp(kind, "store")) return !strcmp(order, "relaxed") || !strcmp(order, "release");
+    if (!strcmp(kind, "fence")) return !strcmp(order, "acq_rel") || !strcmp(order, "sc");
+    return !strcmp(order, "relaxed") || !strcmp(order, "acquire") || !strcmp(order, "release") || !strcmp(order, "acq_rel");
+}
+
+int ir_atomic_scope_ok(const char *scope)
+{
+    return scope && (!strcmp(scope, "cta") || !strcmp(scope, "cluster") || !strcmp(scope, "gpu") || !strcmp(scope, "sys"));
+}
 int ir_type_is_scalar(const Type *t) { return ir_type_is_int(t) || ir_type_is_float(t) || ir_type_is_fp8(t); }
 
 int ir_type_bits(const Type *t)

@@ -321,6 +321,14 @@ int ir_type_bits(const Type *t);         /* scalar width in bits; pointer 64 */
 const Type *ir_type_elem(const Type *t); /* element of tile/vec/ptr/view, or t itself for scalars */
 int64_t ir_type_numel(const Type *t);    /* tile: product of dims; vec: lanes; scalar: 1 */
 const char *ir_type_kind_name(TypeKind k); /* "i32", "f16", ... for scalars */
+/* The element types an atomic of `kind` takes ("add", "min", "max", "and", "or", "xor", "exch",
+ * "cas", or "load" / "store" for atomic_load / atomic_store): NULL when t is one of them, else what
+ * the op needs ("i32, u32, i64, u64, f32 or f64"), for the front end's and the verifier's messages. */
+const char *ir_atomic_types(const char *kind, const Type *t);
+/* 1 when `order` is one of the orders an atomic of `kind` takes (the rmw kinds: relaxed, acquire,
+ * release, acq_rel; "load": relaxed, acquire; "store": relaxed, release; "fence": acq_rel, sc). */
+int ir_atomic_order_ok(const char *kind, const char *order);
+int ir_atomic_scope_ok(const char *scope);   /* cta, cluster, gpu, sys */
 /* Prints the type exactly as the IR parser reads it: i32, ptr<f32>, ptr<f32, shared>,
  * ptr<f32, cluster>, view<2xbf16>, tile<64x64xbf16>, vec<8xbf16>, parity, mbar, mbar<4>, mbar<cluster>,
  * smem<64x64xbf16>, smem<64x64xbf16, stages=4, swizzle=128>, smem<?xf32>, tma<64x64xbf16>. */

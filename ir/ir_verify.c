@@ -1005,6 +1005,50 @@ static void check_clc(Verifier *V, Op *op)
             verr(V, op, "result %u must be %s, got %s", i, i ? "i32" : "i1", tstr(op->results[i]->type).s);
 }
 
+/* atomic, atomic_load, atomic_store, fence: each thread's own access of global memory, with the
+ * order and scope of the PTX memory model. */
+static void check_atomic(Verifier *V, Op *op)
+{
+    IrAttr ao = op->code == OP_ATOMIC ? A_ATOMIC_order : op->code == OP_ATOMIC_LOAD ? A_ATOMIC_LOAD_order
+                : op->code == OP_ATOMIC_STORE ? A_ATOMIC_STORE_order : A_FENCE_order;
+    IrAttr as = op->code == OP_ATOMIC ? A_ATOMIC_scope : op->code == OP_ATOMIC_LOAD ? A_ATOMIC_LOAD_scope
+                : op->code == OP_ATOMIC_STORE ? A_ATOMIC_STORE_scope : A_FENCE_scope;
+    const char *kind = op->code == OP_ATOMIC ? ir_attr_s(op, A_ATOMIC_kind)
+                       : op->code == OP_ATOMIC_LOAD ? "load" : op->code == OP_ATOMIC_STORE ? "store" : "fence";
+    const char *order = ir_attr_s(op, ao), *scope = ir_attr_s(op, as);
+    if (op->code == OP_ATOMIC) {
+        static const char *const kinds[] = {"add", "min", "max", "and", "or", "xor", "exch", "cas"};
+        int ok = 0;
+        for (size_t i = 0; kind && i < sizeof kinds / sizeof kinds[0]; i++) ok |= !strcmp(kind, kinds[i]);
+        if (!ok) {
+            verr(V, op, "needs a {kind} attribute, one of \"add\" \"min\" \"max\" \"and\" \"or\" \"xor\" \"exch\" \"cas\"");
+            return;
+        }
+        if (op->noperands != (strcmp(kind, "cas") ? 2u : 3u))
+            verr(V, op, "atomic %s takes %s, got %u operands", kind,
+                 strcmp(kind, "cas") ? "a pointer and a value" : "a pointer, the expected and the desired value", op->noperands);
+    }
+    if (!ir_atomic_order_ok(kind, order))
+        verr(V, op, "order \"%s\" is not one of %s", order ? order : "?",
+             !strcmp(kind, "load") ? "relaxed, acquire" : !strcmp(kind, "store") ? "relaxed, release"
+             : !strcmp(kind, "fence") ? "acq_rel, sc" : "relaxed, acquire, release, acq_rel");
+    if (!ir_atomic_scope_ok(scope)) verr(V, op, "scope \"%s\" is not one of cta, cluster, gpu, sys", scope ? scope : "?");
+    if (op->code == OP_FENCE) return;
+    const Value *p = op->operands[op->code == OP_ATOMIC_STORE ? 1 : 0];
+    const Type *pt = p->type;
+    if (!pt || pt->kind != TY_PTR || pt->space != AS_GLOBAL) {
+        verr(V, op, "needs a global pointer, got %s", tstr(pt).s);
+        return;
+    }
+    const char *need = ir_atomic_types(kind, pt->elem);
+    if (need) verr(V, op, "atomic %s of %s: the element must be %s", kind, tstr(pt->elem).s, need);
+    for (uint32_t i = 0; i < op->noperands; i++)
+        if (op->operands[i] != p && op->operands[i]->type != pt->elem)
+            verr(V, op, "operand %u is %s, not the pointer's element %s", i, tstr(op->operands[i]->type).s, tstr(pt->elem).s);
+    if (op->nresults && op->results[0]->type != pt->elem)
+        verr(V, op, "result is %s, not the pointer's element %s", tstr(op->results[0]->type).s, tstr(pt->elem).s);
+}
+
 /* shfl and vote: warp collectives. Every lane of the warp takes part, so neither runs inside elect. */
 static void check_warp_collective(Verifier *V, Op *op)
 {
@@ -1348,6 +1392,9 @@ static void check_op_types(Verifier *V, Op *op)
         return;
     case OP_SHFL: case OP_VOTE:
         check_warp_collective(V, op);
+        return;
+    case OP_ATOMIC: case OP_ATOMIC_LOAD: case OP_ATOMIC_STORE: case OP_FENCE:
+        check_atomic(V, op);
         return;
     case OP_IF: case OP_FOR: case OP_LOOP: case OP_YIELD: case OP_BREAK: case OP_CONTINUE: case OP_RETURN:
         check_control(V, op);

@@ -82,6 +82,7 @@ typedef enum SimOp {
     SI_MAPA,          /* d = the cluster address of offset a in CTA rank b */
     SI_PTR_ADD_C,     /* d = a + b * n within a's CTA (32-bit offset) */
     SI_LOAD_C, SI_STORE_C,       /* through a ptr<T, cluster>: load d <- [a]; store [b] <- a */
+    SI_ATOMIC_G,      /* ty: element; n: SimAtomic; d <- [a]; [a] <- d op b (cas: [a] <- c where d == b) */
     SI_TMA_BULK,      /* aux c: dst, src, bytes, bar (or SIM_NONE), site; n: 0 load, 1 store */
     SI_CLC_TRY,       /* a: mbar; b: response offset; c: site; n: multicast (every CTA of the cluster) */
     SI_CLC_QUERY,     /* a: response offset; aux c: the 4 result slots (canceled, x, y, z) */
@@ -108,6 +109,9 @@ typedef enum SimOp {
     SI_PRINT,         /* aux c: format (index into SimKernel.strs), n args, then (slot, TypeKind) per arg (sim_print.c) */
     SI_COUNT
 } SimOp;
+
+/* The kind of an SI_ATOMIC_G (the IR op's {kind}). */
+typedef enum SimAtomic { SA_ADD, SA_MIN, SA_MAX, SA_AND, SA_OR, SA_XOR, SA_EXCH, SA_CAS } SimAtomic;
 
 /* SI_LANES header: what, dim (iota), the vec's and view's slots, the group's first thread, the
  * rank, the origin slots (rank of them), then the layout (SIM_LAYOUT_* words). */

@@ -1344,6 +1344,40 @@ static void comp_op(Comp *C, const Op *op, Flow *f)
         }
         return;
     }
+    case OP_ATOMIC_LOAD: case OP_ATOMIC_STORE: {   /* the simulator's memory is sequentially consistent */
+        int st = op->code == OP_ATOMIC_STORE;
+        in = emitp(C, op, st ? SI_STORE_G : SI_LOAD_G);
+        in->ty = (uint8_t)(st ? op->operands[0] : op->results[0])->type->kind;
+        if (st) {
+            in->a = S(C, op->operands[0], op);
+            in->b = S(C, op->operands[1], op);
+        } else {
+            in->d = S(C, op->results[0], op);
+            in->a = S(C, op->operands[0], op);
+        }
+        return;
+    }
+    case OP_ATOMIC: {
+        static const char *const kinds[] = {[SA_ADD] = "add", [SA_MIN] = "min", [SA_MAX] = "max", [SA_AND] = "and",
+                                            [SA_OR] = "or", [SA_XOR] = "xor", [SA_EXCH] = "exch", [SA_CAS] = "cas"};
+        const char *kind = ir_attr_s(op, A_ATOMIC_kind);
+        uint32_t k = 0;
+        while (k < 8 && (!kind || strcmp(kind, kinds[k]))) k++;
+        if (k == 8 || op->operands[0]->type->space != AS_GLOBAL) {
+            fail(C, op, "this 'atomic' is not supported by the simulator");
+            return;
+        }
+        in = emitp(C, op, SI_ATOMIC_G);
+        in->ty = (uint8_t)op->results[0]->type->kind;
+        in->n = k;
+        in->d = S(C, op->results[0], op);
+        in->a = S(C, op->operands[0], op);
+        in->b = S(C, op->operands[1], op);
+        in->c = k == SA_CAS ? S(C, op->operands[2], op) : 0;
+        return;
+    }
+    case OP_FENCE:   /* orders nothing the sequentially consistent memory has not ordered */
+        return;
     case OP_BARRIER:
     case OP_AMD_STAGE_BARRIER:   /* s_barrier counts arrivals of the whole block, wherever they come from */
         in = emitp(C, op, SI_BARRIER);

@@ -767,6 +767,33 @@ static NOINLINE int run_thread(Sim *S, Thread *t, uint32_t budget)
             pc++;
             break;
         }
+        case SI_ATOMIC_G: {   /* one read-modify-write: no other thread runs in between */
+            unsigned char *p = sim_gaddr(S, t, pc, r[in->a].u, (size_t)sim_size_of(in->ty), "atomic");
+            if (!p) goto fail;
+            SimReg old = sim_load_typed(in->ty, p), v = r[in->b], nv = v;
+            int sg = is_s(in->ty), fl = is_f(in->ty), w64 = bits_of(in->ty) == 64;
+            uint64_t mask = w64 ? ~0ull : 0xFFFFFFFFull;
+            switch ((SimAtomic)in->n) {
+            case SA_ADD: nv = fl ? fput(sim_fget(old, in->ty) + sim_fget(v, in->ty), in->ty) : inorm(in->ty, old.u + v.u); break;
+            case SA_MIN: nv = (sg ? old.i < v.i : (old.u & mask) < (v.u & mask)) ? old : v; break;
+            case SA_MAX: nv = (sg ? old.i > v.i : (old.u & mask) > (v.u & mask)) ? old : v; break;
+            case SA_AND: nv = inorm(in->ty, old.u & v.u); break;
+            case SA_OR: nv = inorm(in->ty, old.u | v.u); break;
+            case SA_XOR: nv = inorm(in->ty, old.u ^ v.u); break;
+            case SA_EXCH: break;
+            case SA_CAS: {   /* compared as bits, as the hardware does */
+                unsigned char ob[8], vb[8];
+                sim_store_typed(in->ty, ob, old);
+                sim_store_typed(in->ty, vb, v);
+                nv = memcmp(ob, vb, (size_t)sim_size_of(in->ty)) ? old : r[in->c];
+                break;
+            }
+            }
+            sim_store_typed(in->ty, p, nv);
+            r[in->d] = old;
+            pc++;
+            break;
+        }
         case SI_LOAD_S: case SI_STORE_S: {
             int st = in->op == SI_STORE_S;
             unsigned char *p = sim_saddr(S, t, pc, t->cta, (uint32_t)r[st ? in->b : in->a].u, (size_t)sim_size_of(in->ty), st);

@@ -708,6 +708,23 @@ static void emit_kernel(Emit *e, const Kernel *k, StrBuf *out)
         }
         sb_free(&pn);
     }
+    /* The tensor maps' descriptors into the TMA unit's cache before the first copy needs them (as
+     * CUTLASS's kernels do): one prefetch.tensormap per map, by the block's thread 0. */
+    const char *first = NULL;
+    for (uint32_t i = 0; i < k->nparams; i++) {
+        if (k->params[i].value->type->kind != TY_TMA) continue;
+        if (!first) {
+            const char *x = ptx_tmp(e, RC_B32), *y = ptx_tmp(e, RC_B32);
+            first = ptx_tmp(e, RC_PRED);
+            ptx_ins(e, "mov.u32 %s, %%tid.x", x);
+            ptx_ins(e, "mov.u32 %s, %%tid.y", y);
+            ptx_ins(e, "or.b32 %s, %s, %s", x, x, y);
+            ptx_ins(e, "mov.u32 %s, %%tid.z", y);
+            ptx_ins(e, "or.b32 %s, %s, %s", x, x, y);
+            ptx_ins(e, "setp.eq.u32 %s, %s, 0", first, x);
+        }
+        ptx_ins(e, "@%s prefetch.tensormap [%s]", first, ptx_vr(e, k->params[i].value, 0));
+    }
     int clc90 = e->target == PTX_SM90A && ptx_block_has(entry, ptx_is_clc_op);
     e->clc90 = clc90;
     if (clc90) ptx_clc_params(e, k, kname.data, out);

@@ -151,6 +151,7 @@ void ptx_emit_sync(Emit *e, const Op *op);
 void ptx_emit_reduce(Emit *e, const Op *op);      /* reduce (lowered) */
 void ptx_emit_broadcast(Emit *e, const Op *op);   /* broadcast, reshape (lowered) */
 void ptx_emit_lanes(Emit *e, const Op *op);       /* ld_lanes, st_lanes, iota_lanes */
+void ptx_wgmma_ld_acc(Emit *e, const Op *op, int64_t M, int64_t N, int64_t G);   /* ld_lanes in the wgmma accumulator layout */
 
 /* ================================ ptx_math.c ================================ */
 

@@ -323,6 +323,19 @@ void ptx_emit_lanes(Emit *e, const Op *op)
 {
     Layout L;
     if (op_layout(e, op, &L)) return;
+    if (op->code == OP_LD_LANES && e->target == PTX_SM90A && L.rank == 2 && L.threads % 128 == 0) {
+        int bits = ir_type_bits(op->results[0]->type->elem);
+        Layout A;   /* the wgmma accumulator layout: vector loads of adjacent column pairs */
+        if ((bits == 16 || bits == 32 || bits == 64) && !layout_acc(&A, e->m->target, L.shape[0], L.shape[1], L.threads)) {
+            Layout C = L;
+            layout_canon(&A);
+            layout_canon(&C);
+            if (layout_equal(&A, &C)) {
+                ptx_wgmma_ld_acc(e, op, L.shape[0], L.shape[1], L.threads / 128);
+                return;
+            }
+        }
+    }
     const char *tid = group_tid(e);
     const char *tc[IR_MAX_RANK];
     for (int d = 0; d < L.rank; d++) tc[d] = thread_coord(e, &L, tid, d);

@@ -431,6 +431,58 @@ static void emit_st_acc(Emit *e, const Op *op)
         }
 }
 
+/* ld_lanes of a global view into the sm_90a accumulator layout (a tile that meets an mma, read from
+ * global memory: a split GEMM's partial sums, an epilogue's C input): st_acc's pattern read back,
+ * each pair of adjacent columns one 2-element vector load where it lies inside the view and aligned,
+ * else per element; elements outside the view read 0. */
+void ptx_wgmma_ld_acc(Emit *e, const Op *op, int64_t M, int64_t N, int64_t G)
+{
+    const Value *vec = op->results[0], *view = op->operands[0];
+    const char **vr = ptx_view_regs(e, op, view);
+    if (!vr) return;
+    const Type *t = vec->type->elem;
+    int es = ptx_mem_bytes(t);
+    int64_t half = N / 2, reps = M / G / 64;
+    const char *r0, *c0;
+    acc_thread_origin(e, M, G, &r0, &c0);
+    const char *om = ptx_vr(e, op->operands[1], 0), *on = ptx_vr(e, op->operands[2], 0), *o = ptx_tmp(e, RC_B32);
+    ptx_ins(e, "add.s32 %s, %s, %s", r0, r0, om);
+    ptx_ins(e, "add.s32 %s, %s, %s", c0, c0, on);
+    ptx_ins(e, "or.b32 %s, %s, %s", o, on, vr[2]);
+    ptx_ins(e, "and.b32 %s, %s, 1", o, o);
+    const char *pairok = ptx_tmp(e, RC_PRED);
+    ptx_ins(e, "setp.eq.u32 %s, %s, 0", pairok, o);
+    const char *vsuf = ptx_mty(t), *mov = ptx_rc_mov[ptx_class_of(t)], *zero = ptx_rc_zero[ptx_class_of(t)];
+    for (int64_t r = 0; r < reps; r++)
+        for (int hrow = 0; hrow < 2; hrow++) {
+            const char *row = ptx_tmp(e, RC_B32), *rowp = ptx_tmp(e, RC_PRED);
+            ptx_ins(e, "add.u32 %s, %s, %lld", row, r0, (long long)(r * 64 + 8 * hrow));
+            ptx_ins(e, "setp.lt.u32 %s, %s, %s", rowp, row, vr[1]);   /* unsigned: a negative row is out too */
+            const char *c[2] = {row, c0};
+            const char *base64 = ptx_rowmajor_addr(e, vr, 2, c, es);
+            for (int64_t i = 0; i < half / 4; i++) {
+                const char *l0 = ptx_vr(e, vec, (int)(r * half + 4 * i + 2 * hrow));
+                const char *l1 = ptx_vr(e, vec, (int)(r * half + 4 * i + 2 * hrow + 1));
+                const char *col = ptx_tmp(e, RC_B32), *p0 = ptx_tmp(e, RC_PRED), *p1 = ptx_tmp(e, RC_PRED);
+                const char *pf = ptx_tmp(e, RC_PRED);
+                long long off = (long long)(8 * i * es);
+                ptx_ins(e, "add.s32 %s, %s, %lld", col, c0, (long long)(8 * i));
+                ptx_ins(e, "setp.lt.and.u32 %s, %s, %s, %s", p0, col, vr[2], rowp);
+                ptx_ins(e, "add.s32 %s, %s, 1", col, col);
+                ptx_ins(e, "setp.lt.and.u32 %s, %s, %s, %s", p1, col, vr[2], rowp);
+                ptx_ins(e, "and.pred %s, %s, %s", pf, p0, p1);
+                ptx_ins(e, "and.pred %s, %s, %s", pf, pf, pairok);
+                ptx_ins(e, "mov.%s %s, %s", mov, l0, zero);
+                ptx_ins(e, "mov.%s %s, %s", mov, l1, zero);
+                ptx_ins(e, "@%s ld.global.v2.%s {%s, %s}, [%s+%lld]", pf, vsuf, l0, l1, base64, off);
+                ptx_ins(e, "xor.pred %s, %s, %s", p0, p0, pf); /* pf implies p0 and p1: these become "and not pf" */
+                ptx_ins(e, "xor.pred %s, %s, %s", p1, p1, pf);
+                ptx_ins(e, "@%s ld.global.%s %s, [%s+%lld]", p0, vsuf, l0, base64, off);
+                ptx_ins(e, "@%s ld.global.%s %s, [%s+%lld]", p1, vsuf, l1, base64, off + es);
+            }
+        }
+}
+
 /* The matrix ops on sm_90a (ld_smem_acc on sm_100a is refused before this). */
 void ptx_wgmma_emit(Emit *e, const Op *op)
 {

@@ -270,6 +270,63 @@ static void ref_vector_add(ref_case *c)
     for (size_t i = 0; i < pc->count; i++) out[i] = a[i] + b[i];
 }
 
+/* ---- grid_sum: out[0] = the sum of x in one launch (samples/grid_sum.tile) ----
+ * The grid is P blocks (default: one per 2048 elements, at most 264; --arg P=G picks G), P partial
+ * slots. Each slot holds its block's sum, out[0] the total, count comes back 0. The bounds are those
+ * of f32 summation, k * 2^-24 * (the sum of |x|) with k the additions on the longest path (a
+ * thread's steps over x, 11 levels of the block's tree, and for out[0] the last block's steps and
+ * tree over the slots), doubled; a missing or doubled block is off by about its own sum, which is
+ * larger by orders of magnitude. */
+#define GRID_SUM_TILE 2048
+
+static int setup_grid_sum(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err,
+                          size_t errlen)
+{
+    if (int_setting(set, nset, "n", "grid_sum", &n, err, errlen) < 0) return -1;
+    if (n < 0 || n > INT32_MAX) return ref_fail(err, errlen, "grid_sum: n = %lld is out of range", n);
+    unsigned b = blocks_for(n, GRID_SUM_TILE);
+    long long P = b < 1 ? 1 : b > 264 ? 264 : b;
+    if (int_setting(set, nset, "P", "grid_sum", &P, err, errlen) < 0) return -1;
+    if (P < 1 || P > 65535) return ref_fail(err, errlen, "grid_sum: P = %lld (the blocks and partial slots) must be 1..65535", P);
+    fill_f32(add_buffer(c, "x", REF_IN, TILE_DTYPE_F32, (size_t)n, 64), rng, -1.0f, 1.0f);
+    ref_param *pp = add_buffer(c, "partial", REF_OUT, TILE_DTYPE_F32, (size_t)P, 64);
+    ref_param *pc = add_buffer(c, "count", REF_INOUT, TILE_DTYPE_I32, 1, 64);
+    ref_param *po = add_buffer(c, "out", REF_OUT, TILE_DTYPE_F32, 1, 64);
+    if (pc) memset(pc->init, 0, sizeof(int32_t));
+    if (pp) pp->has_tol = 1;
+    if (po) po->has_tol = 1;
+    add_scalar(c, "n", TILE_DTYPE_I32, (double)n);
+    add_scalar(c, "P", TILE_DTYPE_I32, (double)P);
+    c->grid[0] = (unsigned)P;
+    c->elements = (size_t)P + 1;
+    c->bytes = 4.0 * (double)n;
+    snprintf(c->shape, sizeof c->shape, "n = %lld, %lld blocks", n, P);
+    return 0;
+}
+
+static void ref_grid_sum(ref_case *c)
+{
+    const float *x = param(c, "x")->init;
+    ref_param *pp = param(c, "partial"), *po = param(c, "out");
+    long long n = (long long)param(c, "n")->scalar, G = (long long)param(c, "P")->scalar, T = GRID_SUM_TILE;
+    long long steps = (n + G * T - 1) / (G * T);
+    double total = 0.0, tabs = 0.0, worst = 0.0;
+    float *part = pp->expect;
+    for (long long b = 0; b < G; b++) {
+        double s = 0.0, a = 0.0;
+        for (long long i = b * T; i < n; i += G * T)
+            for (long long k = i; k < i + T && k < n; k++) s += x[k], a += fabs((double)x[k]);
+        part[b] = (float)s;
+        total += s, tabs += a;
+        if (a > worst) worst = a;
+    }
+    ((float *)po->expect)[0] = (float)total;
+    double u = ldexp(1.0, -24);
+    pp->tol = (ref_tol){REF_TOL_REL, 0, 0, 2.0 * (double)(steps + 11) * u * worst + 1e-30};
+    po->tol = (ref_tol){REF_TOL_REL, 0, 0, 2.0 * (double)(steps + 11 + (G + T - 1) / T + 11) * u * tabs + 1e-30};
+    ((int32_t *)param(c, "count")->expect)[0] = 0;
+}
+
 /* ---- saxpy: y = a * x + y (mul.rn then add.rn) ---- */
 
 static int setup_saxpy(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err, size_t errlen)
@@ -1568,6 +1625,8 @@ const ref_kernel ref_kernels[] = {
      ref_persistent_rowsum, 0},
     {"persistent_lcg", "samples/persistent_lcg.tile", 256, 256, {REF_TOL_EXACT, 0, 0, 0}, setup_persistent_lcg,
      ref_persistent_lcg, 0},
+    /* the sum of a vector in one launch: the last block adds the blocks' partial sums (global atomics) */
+    {"grid_sum", "samples/grid_sum.tile", 256, GRID_SUM_TILE, {REF_TOL_REL, 0, 0, 0}, setup_grid_sum, ref_grid_sum, 0},
     {"gemm_sm90", "samples/gemm_sm90.tile", 384, 128 * 256, {REF_TOL_REL_FRO, 1.0 / 256, 1.0 / 64, 1e-3}, setup_gemm, ref_gemm, 0},
     /* gemm_sm100, gemm_pair_sm100: the gemm_sm90 case and reference, with tcgen05 on sm_100a (cta_group 1 and 2,
      * persistent through cluster launch control; simulator only: no B200 here) */

@@ -23,6 +23,8 @@
  *     e4m3 x e5m2 with the scaled reduction, dp = 0); attention_fwd with key blocks of 176
  *     (-DBN=176, an accumulator N that is not a power of two), the row sum kept per thread
  *     (-DROWSUM=1), and head dim 64 with two warpgroups and 192-key blocks;
+ *   - grid_sum (global atomics: the last block of the grid adds the others' partial sums) at the
+ *     usual sizes and with forced grids of 1, 7, 4096 and 65535 blocks;
  *   - two streams created with out-of-range priorities: the clamped priorities read back are the
  *     device's least and greatest, and a launch on each gives the right result;
  *   - events: elapsed time between timing events, query after synchronize, and an error (never a
@@ -361,6 +363,15 @@ static void test_samples(gpu *g, loaded *ls, int nls)
                 run_case(g, l, 0, set, 7, NULL, " (scale 8)");
             }
             continue;
+        }
+        if (strcmp(name, "grid_sum") == 0) {
+            /* forced grids: one block, a ragged one, and more blocks than the device holds at once (the
+             * last to finish, whichever it is, adds the partials) */
+            static const long long cases[][2] = {{(1 << 24) + 1, 1}, {1000003, 7}, {(1 << 22) + 5, 4096}, {3000000, 65535}};
+            for (size_t i = 0; i < (quick ? 2u : 4u); i++) {
+                ref_setting set[2] = {{"n", (double)cases[i][0]}, {"P", (double)cases[i][1]}};
+                run_case(g, l, 0, set, 2, NULL, "");
+            }
         }
         const long long *sz = sizes_va;
         size_t nsz = sizeof sizes_va / sizeof sizes_va[0];

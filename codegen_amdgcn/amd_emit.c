@@ -969,8 +969,8 @@ static void emit_atomic(Emit *e, const Op *op)
         return;
     }
     const Value *p = op->operands[op->code == OP_ATOMIC_STORE ? 1 : 0];
-    if (p->type->kind != TY_PTR || p->type->space != AS_GLOBAL || !lty(e, p->type)) {
-        error_at(e, op, "'%s' needs a global pointer", ir_op_info[op->code].name);
+    if (p->type->kind != TY_PTR || (p->type->space != AS_GLOBAL && p->type->space != AS_SHARED) || !lty(e, p->type)) {
+        error_at(e, op, "'%s' needs a global or shared pointer", ir_op_info[op->code].name);
         return;
     }
     const Type *t = p->type->elem;

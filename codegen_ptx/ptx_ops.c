@@ -1214,18 +1214,19 @@ void ptx_emit_atomic(Emit *e, const Op *op)
     }
     const Value *p = op->operands[op->code == OP_ATOMIC_STORE ? 1 : 0];
     const Type *t = p->type->kind == TY_PTR ? p->type->elem : NULL;
-    if (!t || p->type->space != AS_GLOBAL || (ir_type_bits(t) != 32 && ir_type_bits(t) != 64)) {
-        ptx_error_at(e, op, "'%s' needs a global pointer to a 32- or 64-bit scalar", ir_op_info[op->code].name);
+    if (!t || (p->type->space != AS_GLOBAL && p->type->space != AS_SHARED) || (ir_type_bits(t) != 32 && ir_type_bits(t) != 64)) {
+        ptx_error_at(e, op, "'%s' needs a global or shared pointer to a 32- or 64-bit scalar", ir_op_info[op->code].name);
         return;
     }
     int w = ir_type_bits(t);
+    const char *sp = p->type->space == AS_SHARED ? "shared::cta" : "global";   /* a shared address: the 32-bit window */
     if (op->code == OP_ATOMIC_LOAD) {
-        ptx_ins(e, "ld.%s.%s.global.%s %s, [%s]", ir_attr_s(op, A_ATOMIC_LOAD_order), scope, ptx_mty(t),
+        ptx_ins(e, "ld.%s.%s.%s.%s %s, [%s]", ir_attr_s(op, A_ATOMIC_LOAD_order), scope, sp, ptx_mty(t),
                 ptx_vr(e, op->results[0], 0), ptx_vr(e, p, 0));
         return;
     }
     if (op->code == OP_ATOMIC_STORE) {
-        ptx_ins(e, "st.%s.%s.global.%s [%s], %s", ir_attr_s(op, A_ATOMIC_STORE_order), scope, ptx_mty(t),
+        ptx_ins(e, "st.%s.%s.%s.%s [%s], %s", ir_attr_s(op, A_ATOMIC_STORE_order), scope, sp, ptx_mty(t),
                 ptx_vr(e, p, 0), ptx_vr(e, op->operands[0], 0));
         return;
     }
@@ -1241,9 +1242,9 @@ void ptx_emit_atomic(Emit *e, const Op *op)
     }
     const char *d = ptx_vr(e, op->results[0], 0), *a = ptx_vr(e, p, 0), *v = ptx_vr(e, op->operands[1], 0);
     if (!strcmp(kind, "cas"))
-        ptx_ins(e, "atom.%s.%s.global.cas.%s %s, [%s], %s, %s", ir_attr_s(op, A_ATOMIC_order), scope, ty, d, a, v,
+        ptx_ins(e, "atom.%s.%s.%s.cas.%s %s, [%s], %s, %s", ir_attr_s(op, A_ATOMIC_order), scope, sp, ty, d, a, v,
                 ptx_vr(e, op->operands[2], 0));
-    else ptx_ins(e, "atom.%s.%s.global.%s.%s %s, [%s], %s", ir_attr_s(op, A_ATOMIC_order), scope, kind, ty, d, a, v);
+    else ptx_ins(e, "atom.%s.%s.%s.%s.%s %s, [%s], %s", ir_attr_s(op, A_ATOMIC_order), scope, sp, kind, ty, d, a, v);
 }
 
 /* make_view: no code, the view is its operands' registers; only its form is checked. */

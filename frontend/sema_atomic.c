@@ -1,11 +1,13 @@
-/* sema_atomic.c: atomics and ordered accesses of global memory (docs/LANGUAGE.md section 27):
+/* sema_atomic.c: atomics and ordered accesses of global and shared memory (docs/LANGUAGE.md section 27):
  * atomic_add, atomic_min, atomic_max, atomic_and, atomic_or, atomic_xor, atomic_exch, atomic_cas,
  * atomic_load, atomic_store and fence.
  *
  * The one idea: these are per-thread scalar operations, the way blocks of one grid talk to each
- * other (counters, flags, the fix-up of a split reduction). Each builds one op (`atomic {kind}`,
+ * other (counters, flags, the fix-up of a split reduction), and threads of a block without a barrier
+ * (a histogram in a shared tile). Each builds one op (`atomic {kind}`,
  * `atomic_load`, `atomic_store`, `fence`) whose `order` and `scope` are the PTX memory model's;
- * sema checks the address (a global pointer, `p + i`, or a view element `v[i, j]`), the element
+ * sema checks the address (a global pointer, `p + i`, a view element `v[i, j]`, a shared tile's
+ * element), the element
  * type the kind takes (ir_atomic_types, shared with the verifier) and the names of the order and
  * the scope, and the back ends map them to `atom.<order>.<scope>.global`, LLVM's atomicrmw with a
  * syncscope, and the simulator's sequentially consistent memory.
@@ -14,7 +16,8 @@
 
 #include "sema_impl.h"
 
-/* The address operand: a global pointer (p + i) or the element of a tensor view (v[i, j]). */
+/* The address operand: a global pointer (p + i), the element of a tensor view (v[i, j]) or of a
+ * shared tile (buf[i, j]). */
 static Value *atomic_address(Sema *s, const Call *c)
 {
     char b1[96];
@@ -22,9 +25,9 @@ static Value *atomic_address(Sema *s, const Call *c)
     Ex e = sema_address_operand(s, a, n->name);
     if (e.err) return NULL;
     const Type *t = e.type;
-    if (!t || t->kind != TY_PTR || t->space != AS_GLOBAL) {
-        diag_error(s->diag, a->loc, "%s() takes the address of global memory (a pointer plus an offset, p + i, or a "
-                   "tensor view's element, v[i, j]), not %s", n->name, TYNAME(t, b1));
+    if (!t || t->kind != TY_PTR || (t->space != AS_GLOBAL && t->space != AS_SHARED)) {
+        diag_error(s->diag, a->loc, "%s() takes the address of global or shared memory (a pointer plus an offset, p + i, "
+                   "a tensor view's element, v[i, j], or a shared tile's, buf[i]), not %s", n->name, TYNAME(t, b1));
         return NULL;
     }
     return e.v;

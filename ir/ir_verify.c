@@ -1036,8 +1036,8 @@ static void check_atomic(Verifier *V, Op *op)
     if (op->code == OP_FENCE) return;
     const Value *p = op->operands[op->code == OP_ATOMIC_STORE ? 1 : 0];
     const Type *pt = p->type;
-    if (!pt || pt->kind != TY_PTR || pt->space != AS_GLOBAL) {
-        verr(V, op, "needs a global pointer, got %s", tstr(pt).s);
+    if (!pt || pt->kind != TY_PTR || (pt->space != AS_GLOBAL && pt->space != AS_SHARED)) {
+        verr(V, op, "needs a global or shared pointer, got %s", tstr(pt).s);
         return;
     }
     const char *need = ir_atomic_types(kind, pt->elem);

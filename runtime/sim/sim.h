@@ -82,7 +82,8 @@ typedef enum SimOp {
     SI_MAPA,          /* d = the cluster address of offset a in CTA rank b */
     SI_PTR_ADD_C,     /* d = a + b * n within a's CTA (32-bit offset) */
     SI_LOAD_C, SI_STORE_C,       /* through a ptr<T, cluster>: load d <- [a]; store [b] <- a */
-    SI_ATOMIC_G,      /* ty: element; n: SimAtomic; d <- [a]; [a] <- d op b (cas: [a] <- c where d == b) */
+    SI_ATOMIC_G, SI_ATOMIC_S,   /* ty: element; n: SimAtomic; rty: 1 acquire | 2 release; d <- [a]; [a] <- d op b
+                                 * (cas: [a] <- c where d == b); SA_LOAD d <- [a], SA_STORE [a] <- b */
     SI_TMA_BULK,      /* aux c: dst, src, bytes, bar (or SIM_NONE), site; n: 0 load, 1 store */
     SI_CLC_TRY,       /* a: mbar; b: response offset; c: site; n: multicast (every CTA of the cluster) */
     SI_CLC_QUERY,     /* a: response offset; aux c: the 4 result slots (canceled, x, y, z) */
@@ -111,7 +112,7 @@ typedef enum SimOp {
 } SimOp;
 
 /* The kind of an SI_ATOMIC_G (the IR op's {kind}). */
-typedef enum SimAtomic { SA_ADD, SA_MIN, SA_MAX, SA_AND, SA_OR, SA_XOR, SA_EXCH, SA_CAS } SimAtomic;
+typedef enum SimAtomic { SA_ADD, SA_MIN, SA_MAX, SA_AND, SA_OR, SA_XOR, SA_EXCH, SA_CAS, SA_LOAD, SA_STORE } SimAtomic;
 
 /* SI_LANES header: what, dim (iota), the vec's and view's slots, the group's first thread, the
  * rank, the origin slots (rank of them), then the layout (SIM_LAYOUT_* words). */

@@ -1344,36 +1344,35 @@ static void comp_op(Comp *C, const Op *op, Flow *f)
         }
         return;
     }
-    case OP_ATOMIC_LOAD: case OP_ATOMIC_STORE: {   /* the simulator's memory is sequentially consistent */
-        int st = op->code == OP_ATOMIC_STORE;
-        in = emitp(C, op, st ? SI_STORE_G : SI_LOAD_G);
-        in->ty = (uint8_t)(st ? op->operands[0] : op->results[0])->type->kind;
-        if (st) {
-            in->a = S(C, op->operands[0], op);
-            in->b = S(C, op->operands[1], op);
-        } else {
-            in->d = S(C, op->results[0], op);
-            in->a = S(C, op->operands[0], op);
-        }
-        return;
-    }
-    case OP_ATOMIC: {
+    case OP_ATOMIC: case OP_ATOMIC_LOAD: case OP_ATOMIC_STORE: {
+        /* the simulator's memory is sequentially consistent: the order matters only to the shared-memory
+         * race detector (rty: 1 acquire, 2 release), which global memory does not have */
         static const char *const kinds[] = {[SA_ADD] = "add", [SA_MIN] = "min", [SA_MAX] = "max", [SA_AND] = "and",
                                             [SA_OR] = "or", [SA_XOR] = "xor", [SA_EXCH] = "exch", [SA_CAS] = "cas"};
-        const char *kind = ir_attr_s(op, A_ATOMIC_kind);
-        uint32_t k = 0;
-        while (k < 8 && (!kind || strcmp(kind, kinds[k]))) k++;
-        if (k == 8 || op->operands[0]->type->space != AS_GLOBAL) {
-            fail(C, op, "this 'atomic' is not supported by the simulator");
+        int st = op->code == OP_ATOMIC_STORE;
+        const Value *p = op->operands[st ? 1 : 0];
+        const char *kind = op->code == OP_ATOMIC ? ir_attr_s(op, A_ATOMIC_kind) : st ? "store" : "load";
+        const char *order = ir_attr_s(op, op->code == OP_ATOMIC ? A_ATOMIC_order
+                                              : st ? A_ATOMIC_STORE_order : A_ATOMIC_LOAD_order);
+        uint32_t k = op->code == OP_ATOMIC_LOAD ? SA_LOAD : st ? SA_STORE : 0;
+        while (op->code == OP_ATOMIC && k < 8 && (!kind || strcmp(kind, kinds[k]))) k++;
+        if ((op->code == OP_ATOMIC && k == 8) || p->type->kind != TY_PTR ||
+            (p->type->space != AS_GLOBAL && p->type->space != AS_SHARED)) {
+            fail(C, op, "this '%s' is not supported by the simulator", ir_op_info[op->code].name);
             return;
         }
-        in = emitp(C, op, SI_ATOMIC_G);
-        in->ty = (uint8_t)op->results[0]->type->kind;
+        in = emitp(C, op, p->type->space == AS_SHARED ? SI_ATOMIC_S : SI_ATOMIC_G);
+        in->ty = (uint8_t)p->type->elem->kind;
         in->n = k;
-        in->d = S(C, op->results[0], op);
-        in->a = S(C, op->operands[0], op);
-        in->b = S(C, op->operands[1], op);
-        in->c = k == SA_CAS ? S(C, op->operands[2], op) : 0;
+        in->rty = (uint8_t)((order && (!strcmp(order, "acquire") || !strcmp(order, "acq_rel"))) |
+                            (order && (!strcmp(order, "release") || !strcmp(order, "acq_rel"))) << 1);
+        in->a = S(C, p, op);
+        if (st) in->b = S(C, op->operands[0], op);
+        else {
+            in->d = S(C, op->results[0], op);
+            if (op->code == OP_ATOMIC) in->b = S(C, op->operands[1], op);
+            in->c = k == SA_CAS ? S(C, op->operands[2], op) : 0;
+        }
         return;
     }
     case OP_FENCE:   /* orders nothing the sequentially consistent memory has not ordered */

@@ -388,7 +388,8 @@ unsigned char *sim_gaddr(Sim *S, const Thread *t, uint32_t pc, uint64_t va, size
 }
 
 /* The bytes of [off, off + n) of CTA c's shared memory, or NULL after a report. */
-unsigned char *sim_saddr(Sim *S, const Thread *t, uint32_t pc, uint32_t cta, uint64_t off, size_t n, int write)
+/* [off, off + n) of CTA cta's shared memory, bounds and alignment checked (NULL after a report). */
+static unsigned char *saddr_checked(Sim *S, const Thread *t, uint32_t pc, uint32_t cta, uint64_t off, size_t n, int write)
 {
     if (off + n > S->smem_size || off + n < off) {
         char what[256];
@@ -406,6 +407,12 @@ unsigned char *sim_saddr(Sim *S, const Thread *t, uint32_t pc, uint32_t cta, uin
                     (unsigned long long)off, n);
         return NULL;
     }
+    return S->cta[cta].smem + off;
+}
+
+unsigned char *sim_saddr(Sim *S, const Thread *t, uint32_t pc, uint32_t cta, uint64_t off, size_t n, int write)
+{
+    if (!saddr_checked(S, t, pc, cta, off, n, write)) return NULL;
     if (write && S->proxy_on && t && t->cta == cta)   /* a generic write, unfenced until its thread fences */
         sim_proxy_write(S->cta[cta].proxy, (int)t->lin, off, n, pc);
     if (RACE(S) && t && t->cta == cta) {   /* another CTA's accesses (mapa) are not race-checked */
@@ -500,6 +507,8 @@ void sim_wake_list(Sim *S, int32_t *list)
 
 /* The race detector's key of the arrivals without waiting (bar.arrive) of generation gen of named
  * barrier id: each arriving thread releases onto it, the threads the completion releases acquire it. */
+/* The race detector's sync object of a shared-memory atomic's word (its byte offset). */
+static uint64_t key_atomic(uint32_t off) { return 2ull << 62 | 2ull << 48 | off; }
 static uint64_t key_named(uint32_t id, uint64_t gen) { return 2ull << 62 | 1ull << 48 | (uint64_t)(id & 0xFF) << 40 | (gen & 0xFFFFFFFFFFull); }
 
 /* Releases a block or named barrier; `last` (or -1) is the waiting thread whose arrival completed it
@@ -767,9 +776,25 @@ static NOINLINE int run_thread(Sim *S, Thread *t, uint32_t budget)
             pc++;
             break;
         }
-        case SI_ATOMIC_G: {   /* one read-modify-write: no other thread runs in between */
-            unsigned char *p = sim_gaddr(S, t, pc, r[in->a].u, (size_t)sim_size_of(in->ty), "atomic");
+        case SI_ATOMIC_G: case SI_ATOMIC_S: {   /* one indivisible step: no other thread runs in between */
+            unsigned char *p;
+            if (in->op == SI_ATOMIC_G) p = sim_gaddr(S, t, pc, r[in->a].u, (size_t)sim_size_of(in->ty), "atomic");
+            else {
+                /* shared: atomics are not races with each other (not recorded by the detector); an
+                 * acquire or release orders the thread's plain accesses through the word */
+                uint32_t off = (uint32_t)r[in->a].u;
+                p = saddr_checked(S, t, pc, t->cta, off, (size_t)sim_size_of(in->ty), in->n != SA_LOAD);
+                if (p && RACE(S) && (in->rty & 1)) sim_race_acquire(S->cta[t->cta].race, (int)t->lin, key_atomic(off));
+            }
             if (!p) goto fail;
+            if (in->n == SA_LOAD || in->n == SA_STORE) {
+                if (in->n == SA_LOAD) r[in->d] = sim_load_typed(in->ty, p);
+                else sim_store_typed(in->ty, p, r[in->b]);
+                if (in->op == SI_ATOMIC_S && RACE(S) && (in->rty & 2))
+                    sim_race_release(S->cta[t->cta].race, (int)t->lin, key_atomic((uint32_t)r[in->a].u));
+                pc++;
+                break;
+            }
             SimReg old = sim_load_typed(in->ty, p), v = r[in->b], nv = v;
             int sg = is_s(in->ty), fl = is_f(in->ty), w64 = bits_of(in->ty) == 64;
             uint64_t mask = w64 ? ~0ull : 0xFFFFFFFFull;
@@ -780,7 +805,7 @@ static NOINLINE int run_thread(Sim *S, Thread *t, uint32_t budget)
             case SA_AND: nv = inorm(in->ty, old.u & v.u); break;
             case SA_OR: nv = inorm(in->ty, old.u | v.u); break;
             case SA_XOR: nv = inorm(in->ty, old.u ^ v.u); break;
-            case SA_EXCH: break;
+            case SA_EXCH: case SA_LOAD: case SA_STORE: break;
             case SA_CAS: {   /* compared as bits, as the hardware does */
                 unsigned char ob[8], vb[8];
                 sim_store_typed(in->ty, ob, old);
@@ -791,6 +816,8 @@ static NOINLINE int run_thread(Sim *S, Thread *t, uint32_t budget)
             }
             sim_store_typed(in->ty, p, nv);
             r[in->d] = old;
+            if (in->op == SI_ATOMIC_S && RACE(S) && (in->rty & 2))
+                sim_race_release(S->cta[t->cta].race, (int)t->lin, key_atomic((uint32_t)r[in->a].u));
             pc++;
             break;
         }

@@ -150,7 +150,8 @@ static int async_reads(const Op *op, Value **out)
 static Value *generic_write(const Op *op)
 {
     switch (op->code) {
-    case OP_STORE: return op->operands[1]->type->space == AS_SHARED ? op->operands[1] : NULL;
+    case OP_STORE: case OP_ATOMIC_STORE: return op->operands[1]->type->space == AS_SHARED ? op->operands[1] : NULL;
+    case OP_ATOMIC: return op->operands[0]->type->space == AS_SHARED ? op->operands[0] : NULL;   /* a generic write too */
     case OP_SMEM_STORE: case OP_ST_SMEM_BLOCKED: case OP_ST_SMEM_ACC: return op->operands[1];
     default: return NULL;
     }

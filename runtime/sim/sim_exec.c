@@ -784,6 +784,8 @@ static NOINLINE int run_thread(Sim *S, Thread *t, uint32_t budget)
                  * acquire or release orders the thread's plain accesses through the word */
                 uint32_t off = (uint32_t)r[in->a].u;
                 p = saddr_checked(S, t, pc, t->cta, off, (size_t)sim_size_of(in->ty), in->n != SA_LOAD);
+                if (p && in->n != SA_LOAD && S->proxy_on)   /* a generic write, unfenced until its thread fences */
+                    sim_proxy_write(S->cta[t->cta].proxy, (int)t->lin, off, (size_t)sim_size_of(in->ty), pc);
                 if (p && RACE(S) && (in->rty & 1)) sim_race_acquire(S->cta[t->cta].race, (int)t->lin, key_atomic(off));
             }
             if (!p) goto fail;

@@ -2216,6 +2216,14 @@ static void emit_op(Emit *e, const Op *op, Flow *f)
     case OP_ATOMIC: case OP_ATOMIC_LOAD: case OP_ATOMIC_STORE: case OP_FENCE:
         emit_atomic(e, op);
         return;
+    case OP_CLOCK:   /* s_memtime (the shader clock), or s_memrealtime (a constant 100 MHz clock) in ns */
+        if (strcmp(ir_attr_s(op, A_CLOCK_kind), "ns")) {
+            e->val[op->results[0]->id] = intrinsic(e, "llvm.readcyclecounter", NULL, 0, NULL, 0);
+        } else {
+            LLVMValueRef t = intrinsic(e, "llvm.amdgcn.s.memrealtime", NULL, 0, NULL, 0);
+            e->val[op->results[0]->id] = LLVMBuildMul(e->b, t, ci64(e, 10), "");
+        }
+        return;
     case OP_BARRIER:
         call_void(e, "tilec.block_barrier");
         return;

@@ -317,6 +317,10 @@ static void emit_op(Emit *e, const Op *op, Flow *f)
     case OP_ATOMIC: case OP_ATOMIC_LOAD: case OP_ATOMIC_STORE: case OP_FENCE:
         ptx_emit_atomic(e, op);
         return;
+    case OP_CLOCK:   /* volatile reads: ptxas neither merges nor moves them */
+        ptx_ins(e, "mov.u64 %s, %s", ptx_vr(e, op->results[0], 0),
+                strcmp(ir_attr_s(op, A_CLOCK_kind), "ns") ? "%clock64" : "%globaltimer");
+        return;
     case OP_BARRIER:
         ptx_ins(e, "bar.sync 0");
         return;

@@ -113,7 +113,9 @@ static const Builtin builtins[] = {
     {NULL,    "wait",               1, 2, wait_named,        SG_ANY,        NULL,      OP_MBAR_WAIT,         sema_wait},
     {NULL,    "try_wait",           1, 2, wait_named,        SG_ANY,        NULL,      OP_MBAR_TRY_WAIT,     sema_wait},
     {NULL,    "test_wait",          2, 2, wait_named,        SG_ANY,        NULL,      OP_MBAR_TEST_WAIT,    sema_wait},
-    /* device printf: sema_print.c */
+    /* device printf and timestamps: sema_print.c */
+    {NULL,    "clock",              0, 0, NULL,              SG_ANY,        NULL,      OP_CLOCK,             sema_clock},
+    {NULL,    "global_time",        0, 0, NULL,              SG_ANY,        NULL,      OP_CLOCK,             sema_clock},
     {NULL,    "print",              1, 1 + IR_PRINTF_MAX_ARGS, print_named, SG_ANY, NULL,    OP_PRINT,             sema_print},
     /* pipelines: sema_pipe.c (wait(st) and try_wait(st) are the rows above, with one argument) */
     {NULL,    "acquire",            1, 1, NULL,              SG_ANY,        NULL,      OP_COUNT,             sema_pipe_op},

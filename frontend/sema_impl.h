@@ -399,6 +399,7 @@ void sema_pipe_end(Sema *s, const Sym *y);                /* a pipeline's scope 
 
 /* ================================ sema_print.c ================================ */
 
+Ex sema_clock(Sema *s, const Call *c);        /* clock(), global_time(): u64 timestamps */
 Ex sema_print(Sema *s, const Call *c);        /* print(format, args..., each = ..., block = b) */
 
 /* ================================ sema_amd.c ================================ */

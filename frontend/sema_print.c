@@ -137,3 +137,13 @@ Ex sema_print(Sema *s, const Call *c)
     if (iff) sema_if_end(s, iff, saved, loc);
     return sema_ex_none();
 }
+
+/* clock(): this SM's cycle counter; global_time(): the GPU's clock in nanoseconds. Both u64, read
+ * by each thread that runs the call, for timing the phases of a kernel (stored with the other
+ * results, or printed). */
+Ex sema_clock(Sema *s, const Call *c)
+{
+    Op *op = ir_build(&s->b, OP_CLOCK, c->n->loc, NULL, 0, T(TY_U64));
+    if (!strcmp(c->n->name, "global_time")) ir_attr_set_str(s->m, op, "kind", "ns");
+    return sema_ex_val(op->results[0]);
+}

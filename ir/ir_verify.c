@@ -1396,6 +1396,11 @@ static void check_op_types(Verifier *V, Op *op)
     case OP_ATOMIC: case OP_ATOMIC_LOAD: case OP_ATOMIC_STORE: case OP_FENCE:
         check_atomic(V, op);
         return;
+    case OP_CLOCK: {
+        const char *k = ir_attr_s(op, A_CLOCK_kind);
+        if (!k || (strcmp(k, "cycles") && strcmp(k, "ns"))) verr(V, op, "kind \"%s\" is not one of cycles, ns", k ? k : "?");
+        return;
+    }
     case OP_IF: case OP_FOR: case OP_LOOP: case OP_YIELD: case OP_BREAK: case OP_CONTINUE: case OP_RETURN:
         check_control(V, op);
         return;

@@ -82,6 +82,7 @@ typedef enum SimOp {
     SI_MAPA,          /* d = the cluster address of offset a in CTA rank b */
     SI_PTR_ADD_C,     /* d = a + b * n within a's CTA (32-bit offset) */
     SI_LOAD_C, SI_STORE_C,       /* through a ptr<T, cluster>: load d <- [a]; store [b] <- a */
+    SI_CLOCK,         /* d = the launch's thread steps so far (clock() and global_time() alike) */
     SI_ATOMIC_G, SI_ATOMIC_S,   /* ty: element; n: SimAtomic; rty: 1 acquire | 2 release; d <- [a]; [a] <- d op b
                                  * (cas: [a] <- c where d == b); SA_LOAD d <- [a], SA_STORE [a] <- b */
     SI_TMA_BULK,      /* aux c: dst, src, bytes, bar (or SIM_NONE), site; n: 0 load, 1 store */

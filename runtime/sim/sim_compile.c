@@ -1375,6 +1375,10 @@ static void comp_op(Comp *C, const Op *op, Flow *f)
         }
         return;
     }
+    case OP_CLOCK:
+        in = emitp(C, op, SI_CLOCK);
+        in->d = S(C, op->results[0], op);
+        return;
     case OP_FENCE:   /* orders nothing the sequentially consistent memory has not ordered */
         return;
     case OP_BARRIER:

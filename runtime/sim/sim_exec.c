@@ -776,6 +776,10 @@ static NOINLINE int run_thread(Sim *S, Thread *t, uint32_t budget)
             pc++;
             break;
         }
+        case SI_CLOCK:   /* the simulator's time: thread steps, monotonic and the same in every run of a schedule */
+            r[in->d].u = S->steps;
+            pc++;
+            break;
         case SI_ATOMIC_G: case SI_ATOMIC_S: {   /* one indivisible step: no other thread runs in between */
             unsigned char *p;
             if (in->op == SI_ATOMIC_G) p = sim_gaddr(S, t, pc, r[in->a].u, (size_t)sim_size_of(in->ty), "atomic");

@@ -284,5 +284,30 @@ class Profile(unittest.TestCase):
             self.assertIn(msg, p.stdout + p.stderr, args)
 
 
+class Phases(unittest.TestCase):
+    """bench/gemm_phases.py (the persistent sample with clock() timestamps per tile) on the
+    simulator: the instrumented copy still computes C, every tile is recorded and the phases are
+    printed; a grid smaller than the tiles gives the later tiles' row too."""
+    SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "gemm_phases.py")
+
+    def run_script(self, *args):
+        import subprocess
+        return subprocess.run([sys.executable, self.SCRIPT] + list(args), capture_output=True, text=True, timeout=600)
+
+    def test_phases(self):
+        p = self.run_script("130x264x72", "BN=128", "STAGES=6", "--grid", "2", "--device", "sim")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("130x264x72, 128 x 128 tiles (6), grid 2, BN=128 STAGES=6 on sim: relative Frobenius error", p.stdout)
+        for row in ("start to first stage (first tiles)", "previous tile's end to first stage",
+                    "main loop (first stage to last mma)", "epilogue (last mma to last store)"):
+            self.assertIn(row, p.stdout)
+
+    def test_refuses(self):
+        for args, msg in ((("300x264",), "the shape is MxNxK"), (("300x264x200", "BN"), "is not NAME=VALUE")):
+            p = self.run_script(*args)
+            self.assertNotEqual(p.returncode, 0, args)
+            self.assertIn(msg, p.stdout + p.stderr, args)
+
+
 if __name__ == "__main__":
     unittest.main()

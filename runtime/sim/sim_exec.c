@@ -425,6 +425,35 @@ unsigned char *sim_saddr(Sim *S, const Thread *t, uint32_t pc, uint32_t cta, uin
     return S->cta[cta].smem + off;
 }
 
+/* ---------------------------------------------------------------- spins that cannot end */
+
+/* A thread that has read the same value SIM_SPIN_READS times in a row with a global atomic_load at
+ * one place, without blocking in between, may be waiting for another cluster, which the simulator
+ * runs only after this one. It is stuck when no thread of the cluster can change anything: every
+ * live thread is blocked or spinning so, and no copy is in flight. */
+#define SIM_SPIN_READS (1u << 20)
+
+static int spin_stuck(const Sim *S)
+{
+    if (S->nas) return 0;
+    for (uint32_t i = 0; i < S->nthreads; i++) {
+        const Thread *o = &S->th[i];
+        if (o->state == TS_RUN && o->spin_n < SIM_SPIN_READS) return 0;
+    }
+    return 1;
+}
+
+static int spin_report(Sim *S, Thread *t, uint32_t pc)
+{
+    return sim_fail_at(S, t, pc, "spin that cannot end",
+                       "this thread has read %llu (0x%llx) %u times in a row with atomic_load here, and no thread of "
+                       "its cluster can change it: every other live thread is blocked or spinning too, and no copy is in "
+                       "flight. The simulator runs clusters one after another, so a value that a block of a later "
+                       "cluster would write never comes (on a GPU the two must be resident at once: launch no more "
+                       "blocks than the device holds, or wait only for blocks of lower index)",
+                       (unsigned long long)t->spin_val, (unsigned long long)t->spin_val, t->spin_n);
+}
+
 /* ---------------------------------------------------------------- scheduling primitives */
 
 /* The trace's process of a CTA: its linear index in the grid. */
@@ -485,6 +514,7 @@ void sim_block_on(Sim *S, Thread *t, int kind, int32_t *list, uint32_t wpc)
 {
     unrun(S, t);
     t->state = TS_BLOCKED;
+    t->spin_n = 0;   /* a spin that blocks in between waits for something that can come */
     t->wait = (uint8_t)kind;
     t->wpc = wpc;
     t->next = list ? *list : -1;
@@ -796,6 +826,18 @@ static NOINLINE int run_thread(Sim *S, Thread *t, uint32_t budget)
             if (in->n == SA_LOAD || in->n == SA_STORE) {
                 if (in->n == SA_LOAD) r[in->d] = sim_load_typed(in->ty, p);
                 else sim_store_typed(in->ty, p, r[in->b]);
+                if (in->op == SI_ATOMIC_G && in->n == SA_LOAD) {   /* a spin on global memory that cannot end? */
+                    if (t->spin_pc != pc || t->spin_val != r[in->d].u || !t->spin_n) {
+                        t->spin_pc = pc;
+                        t->spin_val = r[in->d].u;
+                        t->spin_n = 0;
+                    }
+                    if (++t->spin_n % SIM_SPIN_READS == 0 && spin_stuck(S)) {
+                        t->pc = pc;
+                        rc = spin_report(S, t, pc);
+                        goto out;
+                    }
+                }
                 if (in->op == SI_ATOMIC_S && RACE(S) && (in->rty & 2))
                     sim_race_release(S->cta[t->cta].race, (int)t->lin, key_atomic((uint32_t)r[in->a].u));
                 pc++;

@@ -1228,7 +1228,7 @@ static void comp_terminator(Comp *C, const Op *op, Flow *f)
         patch_add(&l->brk, emit(C, op, SI_JMP));
     } else {
         uint32_t skip = l->kind == FL_FOR ? 1 : 0;
-        copy_values(C, op, op->operands, op->noperands, lb->args + skip, lb->nargs - skip);
+        copy_values(C, op, op->operands, op->noperands, lb->nargs ? lb->args + skip : NULL, lb->nargs - skip);
         patch_add(&l->cont, emit(C, op, SI_JMP));
     }
 }

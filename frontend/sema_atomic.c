@@ -1,16 +1,16 @@
-/* sema_atomic.c: atomics and ordered accesses of global and shared memory (docs/LANGUAGE.md section 27):
- * atomic_add, atomic_min, atomic_max, atomic_and, atomic_or, atomic_xor, atomic_exch, atomic_cas,
- * atomic_load, atomic_store and fence.
+/* sema_atomic.c: atomics and ordered accesses of global and shared memory (docs/LANGUAGE.md
+ * section 27): atomic_add, atomic_min, atomic_max, atomic_and, atomic_or, atomic_xor, atomic_exch,
+ * atomic_cas, atomic_load, atomic_store and fence.
  *
  * The one idea: these are per-thread scalar operations, the way blocks of one grid talk to each
- * other (counters, flags, the fix-up of a split reduction), and threads of a block without a barrier
- * (a histogram in a shared tile). Each builds one op (`atomic {kind}`,
- * `atomic_load`, `atomic_store`, `fence`) whose `order` and `scope` are the PTX memory model's;
+ * other (counters, flags, the last block of a reduction) and the threads of a block update shared
+ * memory without a barrier (a histogram in a shared tile). Each builds one op (`atomic {kind}`,
+ * `atomic_load`, `atomic_store`, `fence`) whose `order` and `scope` are the PTX memory model's.
  * sema checks the address (a global pointer, `p + i`, a view element `v[i, j]`, a shared tile's
- * element), the element
- * type the kind takes (ir_atomic_types, shared with the verifier) and the names of the order and
- * the scope, and the back ends map them to `atom.<order>.<scope>.global`, LLVM's atomicrmw with a
- * syncscope, and the simulator's sequentially consistent memory.
+ * element), the element type the kind takes (ir_atomic_types, shared with the verifier) and the
+ * names of the order and the scope; the back ends map them to `atom.<order>.<scope>.<space>`,
+ * LLVM's atomicrmw / cmpxchg / atomic load and store, and the simulator's sequentially consistent
+ * memory.
  */
 #include <string.h>
 
@@ -26,8 +26,8 @@ static Value *atomic_address(Sema *s, const Call *c)
     if (e.err) return NULL;
     const Type *t = e.type;
     if (!t || t->kind != TY_PTR || (t->space != AS_GLOBAL && t->space != AS_SHARED)) {
-        diag_error(s->diag, a->loc, "%s() takes the address of global or shared memory (a pointer plus an offset, p + i, "
-                   "a tensor view's element, v[i, j], or a shared tile's, buf[i]), not %s", n->name, TYNAME(t, b1));
+        diag_error(s->diag, a->loc, "%s() takes the address of global or shared memory (a pointer, or one plus an offset, "
+                   "p + i, a tensor view's element, v[i, j], or a shared tile's, buf[i]), not %s", n->name, TYNAME(t, b1));
         return NULL;
     }
     return e.v;

@@ -1214,7 +1214,9 @@ void ptx_emit_atomic(Emit *e, const Op *op)
     }
     const Value *p = op->operands[op->code == OP_ATOMIC_STORE ? 1 : 0];
     const Type *t = p->type->kind == TY_PTR ? p->type->elem : NULL;
-    if (!t || (p->type->space != AS_GLOBAL && p->type->space != AS_SHARED) || (ir_type_bits(t) != 32 && ir_type_bits(t) != 64)) {
+    int half = t && (t->kind == TY_F16 || t->kind == TY_BF16) && op->code == OP_ATOMIC;   /* add only (the verifier) */
+    if (!t || (p->type->space != AS_GLOBAL && p->type->space != AS_SHARED) ||
+        (ir_type_bits(t) != 32 && ir_type_bits(t) != 64 && !half)) {
         ptx_error_at(e, op, "'%s' needs a global or shared pointer to a 32- or 64-bit scalar", ir_op_info[op->code].name);
         return;
     }
@@ -1233,7 +1235,8 @@ void ptx_emit_atomic(Emit *e, const Op *op)
     const char *kind = ir_attr_s(op, A_ATOMIC_kind), *ty;
     char buf[8];
     if (!strcmp(kind, "add"))
-        ty = ir_type_is_float(t) ? ptx_mty(t) : t->kind == TY_I32 ? "s32" : w == 32 ? "u32" : "u64";
+        ty = half ? (t->kind == TY_F16 ? "noftz.f16" : "noftz.bf16") : ir_type_is_float(t) ? ptx_mty(t)
+             : t->kind == TY_I32 ? "s32" : w == 32 ? "u32" : "u64";
     else if (!strcmp(kind, "min") || !strcmp(kind, "max"))
         ty = ir_type_is_signed(t) ? (w == 32 ? "s32" : "s64") : (w == 32 ? "u32" : "u64");
     else {

@@ -387,7 +387,9 @@ const char *ir_atomic_types(const char *kind, const Type *t)
 {
     int bits = ir_type_bits(t), wide = bits == 32 || bits == 64;
     int integer = ir_type_is_int(t) && t->kind != TY_I1, fl = t->kind == TY_F32 || t->kind == TY_F64;
-    if (!strcmp(kind, "add")) return integer && wide ? NULL : fl ? NULL : "i32, u32, i64, u64, f32 or f64";
+    if (!strcmp(kind, "add"))
+        return (integer && wide) || fl || t->kind == TY_F16 || t->kind == TY_BF16 ? NULL
+                                                                                  : "i32, u32, i64, u64, f16, bf16, f32 or f64";
     if (!strcmp(kind, "min") || !strcmp(kind, "max") || !strcmp(kind, "and") || !strcmp(kind, "or") || !strcmp(kind, "xor"))
         return integer && wide ? NULL : "i32, u32, i64 or u64";
     /* exch, cas, load, store: 32 or 64 bits, compared and moved as bits */

@@ -1188,6 +1188,17 @@ static int pe_main(int pe, int npes, void *user)
     return rc;
 }
 
+/* An option's value that is 0, 1 or 2 (one digit): into *out, or -1 after a message. */
+static int choice012(const char *opt, const char *arg, int *out)
+{
+    if (arg[0] < '0' || arg[0] > '2' || arg[1]) {
+        fprintf(stderr, "shmem_check: %s takes 0, 1 or 2, not '%s'\n", opt, arg);
+        return -1;
+    }
+    *out = arg[0] - '0';
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     Opts o = {.npes = 2, .rounds = 1, .max_bytes = (size_t)256 << 20, .iters = 10000, .per = {1, 8, 32, 64, 128, 256}, .nper = 6,
@@ -1205,19 +1216,11 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--ar-oneshot-max") && i + 1 < argc) o.ar_oneshot_max = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--ar-direct-switch") && i + 1 < argc) o.ar_direct_switch = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--direct") && i + 1 < argc) {
-            o.direct = atoi(argv[++i]);
-            if (o.direct < 0 || o.direct > 2 || argv[i][1]) {
-                fprintf(stderr, "shmem_check: --direct takes 0, 1 or 2, not '%s'\n", argv[i]);
-                return 2;
-            }
+            if (choice012("--direct", argv[++i], &o.direct)) return 2;
         }
         else if (!strcmp(argv[i], "--piece") && i + 1 < argc) o.piece = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) {
-            o.rounds = atoi(argv[++i]);
-            if (o.rounds < 0 || o.rounds > 2 || argv[i][1]) {
-                fprintf(stderr, "shmem_check: --rounds takes 0, 1 or 2, not '%s'\n", argv[i]);
-                return 2;
-            }
+            if (choice012("--rounds", argv[++i], &o.rounds)) return 2;
         }
         else if (!strcmp(argv[i], "--ar-send") && i + 1 < argc) {
             const char *t = argv[++i];

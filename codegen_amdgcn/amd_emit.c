@@ -964,8 +964,11 @@ static LLVMAtomicOrdering ordering(const char *order)
  * every scope is LLVM's default, the system scope: at least as strong as the one asked for. */
 static void emit_atomic(Emit *e, const Op *op)
 {
+    const char *kind, *order, *scope;
+    ir_atomic_info(op, &kind, &order, &scope);
+    (void)scope;   /* every scope is the system scope (above) */
     if (op->code == OP_FENCE) {
-        LLVMBuildFence(e->b, ordering(ir_attr_s(op, A_FENCE_order)), 0, "");
+        LLVMBuildFence(e->b, ordering(order), 0, "");
         return;
     }
     const Value *p = op->operands[op->code == OP_ATOMIC_STORE ? 1 : 0];
@@ -977,17 +980,16 @@ static void emit_atomic(Emit *e, const Op *op)
     LLVMValueRef ptr = V(e, op, p);
     if (op->code == OP_ATOMIC_LOAD) {
         LLVMValueRef x = mem_load(e, t, ptr);
-        LLVMSetOrdering(x, ordering(ir_attr_s(op, A_ATOMIC_LOAD_order)));
+        LLVMSetOrdering(x, ordering(order));
         e->val[op->results[0]->id] = x;
         return;
     }
     if (op->code == OP_ATOMIC_STORE) {
         LLVMValueRef st = LLVMBuildStore(e->b, V(e, op, op->operands[0]), ptr);
         LLVMSetAlignment(st, (unsigned)mem_bytes(t));
-        LLVMSetOrdering(st, ordering(ir_attr_s(op, A_ATOMIC_STORE_order)));
+        LLVMSetOrdering(st, ordering(order));
         return;
     }
-    const char *kind = ir_attr_s(op, A_ATOMIC_kind), *order = ir_attr_s(op, A_ATOMIC_order);
     LLVMAtomicOrdering o = ordering(order);
     LLVMValueRef v = V(e, op, op->operands[1]);
     if (!strcmp(kind, "cas")) {   /* cmpxchg takes integers: a float is compared and swapped as its bits */

@@ -1205,11 +1205,10 @@ void ptx_emit_load_store(Emit *e, const Op *op)
  * f64; min and max the signed or unsigned integer; the bitwise kinds, exch and cas the bits. */
 void ptx_emit_atomic(Emit *e, const Op *op)
 {
-    const char *scope = ir_attr_s(op, op->code == OP_ATOMIC ? A_ATOMIC_scope : op->code == OP_ATOMIC_LOAD
-                                      ? A_ATOMIC_LOAD_scope : op->code == OP_ATOMIC_STORE ? A_ATOMIC_STORE_scope
-                                      : A_FENCE_scope);
+    const char *kind, *order, *scope;
+    ir_atomic_info(op, &kind, &order, &scope);
     if (op->code == OP_FENCE) {
-        ptx_ins(e, "fence.%s.%s", ir_attr_s(op, A_FENCE_order), scope);
+        ptx_ins(e, "fence.%s.%s", order, scope);
         return;
     }
     const Value *p = op->operands[op->code == OP_ATOMIC_STORE ? 1 : 0];
@@ -1223,16 +1222,16 @@ void ptx_emit_atomic(Emit *e, const Op *op)
     int w = ir_type_bits(t);
     const char *sp = p->type->space == AS_SHARED ? "shared::cta" : "global";   /* a shared address: the 32-bit window */
     if (op->code == OP_ATOMIC_LOAD) {
-        ptx_ins(e, "ld.%s.%s.%s.%s %s, [%s]", ir_attr_s(op, A_ATOMIC_LOAD_order), scope, sp, ptx_mty(t),
+        ptx_ins(e, "ld.%s.%s.%s.%s %s, [%s]", order, scope, sp, ptx_mty(t),
                 ptx_vr(e, op->results[0], 0), ptx_vr(e, p, 0));
         return;
     }
     if (op->code == OP_ATOMIC_STORE) {
-        ptx_ins(e, "st.%s.%s.%s.%s [%s], %s", ir_attr_s(op, A_ATOMIC_STORE_order), scope, sp, ptx_mty(t),
+        ptx_ins(e, "st.%s.%s.%s.%s [%s], %s", order, scope, sp, ptx_mty(t),
                 ptx_vr(e, p, 0), ptx_vr(e, op->operands[0], 0));
         return;
     }
-    const char *kind = ir_attr_s(op, A_ATOMIC_kind), *ty;
+    const char *ty;
     char buf[8];
     if (!strcmp(kind, "add"))
         ty = half ? (t->kind == TY_F16 ? "noftz.f16" : "noftz.bf16") : ir_type_is_float(t) ? ptx_mty(t)
@@ -1245,9 +1244,9 @@ void ptx_emit_atomic(Emit *e, const Op *op)
     }
     const char *d = ptx_vr(e, op->results[0], 0), *a = ptx_vr(e, p, 0), *v = ptx_vr(e, op->operands[1], 0);
     if (!strcmp(kind, "cas"))
-        ptx_ins(e, "atom.%s.%s.%s.cas.%s %s, [%s], %s, %s", ir_attr_s(op, A_ATOMIC_order), scope, sp, ty, d, a, v,
+        ptx_ins(e, "atom.%s.%s.%s.cas.%s %s, [%s], %s, %s", order, scope, sp, ty, d, a, v,
                 ptx_vr(e, op->operands[2], 0));
-    else ptx_ins(e, "atom.%s.%s.%s.%s.%s %s, [%s], %s", ir_attr_s(op, A_ATOMIC_order), scope, sp, kind, ty, d, a, v);
+    else ptx_ins(e, "atom.%s.%s.%s.%s.%s %s, [%s], %s", order, scope, sp, kind, ty, d, a, v);
 }
 
 /* make_view: no code, the view is its operands' registers; only its form is checked. */

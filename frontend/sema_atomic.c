@@ -46,26 +46,37 @@ static const char *named_word(Sema *s, const Call *c, int i, const char *what, c
     return v->name;
 }
 
-/* order = and scope = (named arguments 0 and 1): checked against what `kind` takes and set on op. */
-static int order_and_scope(Sema *s, const Call *c, const char *kind, const char *dorder, Op *op)
+/* The order and scope of a call, and the order the op takes when none is named. */
+typedef struct Ordering {
+    const char *order, *scope, *dflt;
+} Ordering;
+
+/* order = and scope = (named arguments 0 and 1), checked against what `kind` takes: 1 and *o filled,
+ * or 0 after an error. */
+static int order_and_scope(Sema *s, const Call *c, const char *kind, const char *dflt, Ordering *o)
 {
-    const char *order = named_word(s, c, 0, "order", dorder), *scope = named_word(s, c, 1, "scope", "gpu");
-    if (!order || !scope) return 0;
-    if (!ir_atomic_order_ok(kind, order)) {
+    o->dflt = dflt;
+    o->order = named_word(s, c, 0, "order", dflt), o->scope = named_word(s, c, 1, "scope", "gpu");
+    if (!o->order || !o->scope) return 0;
+    if (!ir_atomic_order_ok(kind, o->order)) {
         diag_error(s->diag, c->named[0]->loc, "%s(): order must be %s, not '%s'", c->n->name,
                    !strcmp(kind, "load") ? "relaxed or acquire" : !strcmp(kind, "store") ? "relaxed or release"
-                   : !strcmp(kind, "fence") ? "acq_rel or sc" : "relaxed, acquire, release or acq_rel", order);
+                   : !strcmp(kind, "fence") ? "acq_rel or sc" : "relaxed, acquire, release or acq_rel", o->order);
         return 0;
     }
-    if (!ir_atomic_scope_ok(scope)) {
-        diag_error(s->diag, c->named[1]->loc, "%s(): scope must be cta, cluster, gpu or sys, not '%s'", c->n->name, scope);
+    if (!ir_atomic_scope_ok(o->scope)) {
+        diag_error(s->diag, c->named[1]->loc, "%s(): scope must be cta, cluster, gpu or sys, not '%s'", c->n->name,
+                   o->scope);
         return 0;
-    }
-    if (op) {
-        if (strcmp(order, dorder)) ir_attr_set_str(s->m, op, "order", order);
-        if (strcmp(scope, "gpu")) ir_attr_set_str(s->m, op, "scope", scope);
     }
     return 1;
+}
+
+/* The op's order and scope attributes, where they are not the defaults. */
+static void set_ordering(Sema *s, Op *op, const Ordering *o)
+{
+    if (strcmp(o->order, o->dflt)) ir_attr_set_str(s->m, op, "order", o->order);
+    if (strcmp(o->scope, "gpu")) ir_attr_set_str(s->m, op, "scope", o->scope);
 }
 
 /* A value operand of the pointer's element type (an untyped constant takes it). */
@@ -109,10 +120,11 @@ Ex sema_atomic(Sema *s, const Call *c)
     if (!atomic_elem_ok(s, c, et, kind)) return sema_ex_err();
     if (!(ops[1] = atomic_value(s, c, 1, et, cas ? "expected value" : "value"))) return sema_ex_err();
     if (cas && !(ops[2] = atomic_value(s, c, 2, et, "desired value"))) return sema_ex_err();
-    if (!order_and_scope(s, c, kind, "relaxed", NULL)) return sema_ex_err();
+    Ordering o;
+    if (!order_and_scope(s, c, kind, "relaxed", &o)) return sema_ex_err();
     Op *op = ir_build(&s->b, OP_ATOMIC, n->loc, ops, cas ? 3 : 2, et);
     ir_attr_set_str(s->m, op, "kind", kind);
-    order_and_scope(s, c, kind, "relaxed", op);
+    set_ordering(s, op, &o);
     return sema_ex_val(op->results[0]);
 }
 
@@ -120,10 +132,11 @@ Ex sema_atomic(Sema *s, const Call *c)
 Ex sema_atomic_load(Sema *s, const Call *c)
 {
     Value *p = atomic_address(s, c);
-    if (!p || !atomic_elem_ok(s, c, p->type->elem, "load") || !order_and_scope(s, c, "load", "acquire", NULL))
+    Ordering o;
+    if (!p || !atomic_elem_ok(s, c, p->type->elem, "load") || !order_and_scope(s, c, "load", "acquire", &o))
         return sema_ex_err();
     Op *op = ir_build(&s->b, OP_ATOMIC_LOAD, c->n->loc, &p, 1, p->type->elem);
-    order_and_scope(s, c, "load", "acquire", op);
+    set_ordering(s, op, &o);
     return sema_ex_val(op->results[0]);
 }
 
@@ -131,19 +144,21 @@ Ex sema_atomic_load(Sema *s, const Call *c)
 Ex sema_atomic_store(Sema *s, const Call *c)
 {
     Value *ops[2];
+    Ordering o;
     if (!(ops[1] = atomic_address(s, c)) || !atomic_elem_ok(s, c, ops[1]->type->elem, "store") ||
-        !(ops[0] = atomic_value(s, c, 1, ops[1]->type->elem, "value")) || !order_and_scope(s, c, "store", "release", NULL))
+        !(ops[0] = atomic_value(s, c, 1, ops[1]->type->elem, "value")) || !order_and_scope(s, c, "store", "release", &o))
         return sema_ex_err();
     Op *op = ir_build(&s->b, OP_ATOMIC_STORE, c->n->loc, ops, 2, NULL);
-    order_and_scope(s, c, "store", "release", op);
+    set_ordering(s, op, &o);
     return sema_ex_none();
 }
 
 /* fence([order = acq_rel | sc] [, scope = S]). */
 Ex sema_fence(Sema *s, const Call *c)
 {
-    if (!order_and_scope(s, c, "fence", "acq_rel", NULL)) return sema_ex_err();
+    Ordering o;
+    if (!order_and_scope(s, c, "fence", "acq_rel", &o)) return sema_ex_err();
     Op *op = ir_build(&s->b, OP_FENCE, c->n->loc, NULL, 0, NULL);
-    order_and_scope(s, c, "fence", "acq_rel", op);
+    set_ordering(s, op, &o);
     return sema_ex_none();
 }

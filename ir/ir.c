@@ -405,6 +405,26 @@ int ir_atomic_order_ok(const char *kind, const char *order)
     return !strcmp(order, "relaxed") || !strcmp(order, "acquire") || !strcmp(order, "release") || !strcmp(order, "acq_rel");
 }
 
+const char *const ir_atomic_kinds[IR_ATOMIC_KINDS] = {"add", "min", "max", "and", "or", "xor", "exch", "cas"};
+
+void ir_atomic_info(const Op *op, const char **kind, const char **order, const char **scope)
+{
+    switch (op->code) {
+    case OP_ATOMIC:
+        *kind = ir_attr_s(op, A_ATOMIC_kind), *order = ir_attr_s(op, A_ATOMIC_order), *scope = ir_attr_s(op, A_ATOMIC_scope);
+        return;
+    case OP_ATOMIC_LOAD:
+        *kind = "load", *order = ir_attr_s(op, A_ATOMIC_LOAD_order), *scope = ir_attr_s(op, A_ATOMIC_LOAD_scope);
+        return;
+    case OP_ATOMIC_STORE:
+        *kind = "store", *order = ir_attr_s(op, A_ATOMIC_STORE_order), *scope = ir_attr_s(op, A_ATOMIC_STORE_scope);
+        return;
+    default:
+        *kind = "fence", *order = ir_attr_s(op, A_FENCE_order), *scope = ir_attr_s(op, A_FENCE_scope);
+        return;
+    }
+}
+
 int ir_atomic_scope_ok(const char *scope)
 {
     return scope && (!strcmp(scope, "cta") || !strcmp(scope, "cluster") || !strcmp(scope, "gpu") || !strcmp(scope, "sys"));

@@ -329,6 +329,9 @@ const char *ir_atomic_types(const char *kind, const Type *t);
  * release, acq_rel; "load": relaxed, acquire; "store": relaxed, release; "fence": acq_rel, sc). */
 int ir_atomic_order_ok(const char *kind, const char *order);
 int ir_atomic_scope_ok(const char *scope);   /* cta, cluster, gpu, sys */
+/* The kinds of the `atomic` op, in the order the simulator numbers them (SimAtomic). */
+#define IR_ATOMIC_KINDS 8
+extern const char *const ir_atomic_kinds[IR_ATOMIC_KINDS];   /* add min max and or xor exch cas */
 /* Prints the type exactly as the IR parser reads it: i32, ptr<f32>, ptr<f32, shared>,
  * ptr<f32, cluster>, view<2xbf16>, tile<64x64xbf16>, vec<8xbf16>, parity, mbar, mbar<4>, mbar<cluster>,
  * smem<64x64xbf16>, smem<64x64xbf16, stages=4, swizzle=128>, smem<?xf32>, tma<64x64xbf16>. */
@@ -562,6 +565,9 @@ const char *ir_attr_str(const Op *op, const char *name, const char *dflt);
 /* Typed accessors through attrs.def: the value, or the table's default when absent. */
 int64_t ir_attr_i(const Op *op, IrAttr id);         /* AT_INT, AT_BOOL */
 const char *ir_attr_s(const Op *op, IrAttr id);     /* AT_STR */
+/* An atomic, atomic_load, atomic_store or fence op's kind (its {kind}, NULL when absent; "load",
+ * "store", "fence" for the others), order and scope, the attributes' defaults applied. */
+void ir_atomic_info(const Op *op, const char **kind, const char **order, const char **scope);
 /* The math functions (sqrt, exp, exp2, log2, log, rsqrt, tanh): whether code is one, and the form
  * op asks for: its approx attribute, or the op's default from attrs.def (1: fast, 0: accurate). */
 int ir_is_math_fn(OpCode code);

@@ -1005,21 +1005,15 @@ static void check_clc(Verifier *V, Op *op)
             verr(V, op, "result %u must be %s, got %s", i, i ? "i32" : "i1", tstr(op->results[i]->type).s);
 }
 
-/* atomic, atomic_load, atomic_store, fence: each thread's own access of global memory, with the
+/* atomic, atomic_load, atomic_store, fence: each thread's own access of global or shared memory, with the
  * order and scope of the PTX memory model. */
 static void check_atomic(Verifier *V, Op *op)
 {
-    IrAttr ao = op->code == OP_ATOMIC ? A_ATOMIC_order : op->code == OP_ATOMIC_LOAD ? A_ATOMIC_LOAD_order
-                : op->code == OP_ATOMIC_STORE ? A_ATOMIC_STORE_order : A_FENCE_order;
-    IrAttr as = op->code == OP_ATOMIC ? A_ATOMIC_scope : op->code == OP_ATOMIC_LOAD ? A_ATOMIC_LOAD_scope
-                : op->code == OP_ATOMIC_STORE ? A_ATOMIC_STORE_scope : A_FENCE_scope;
-    const char *kind = op->code == OP_ATOMIC ? ir_attr_s(op, A_ATOMIC_kind)
-                       : op->code == OP_ATOMIC_LOAD ? "load" : op->code == OP_ATOMIC_STORE ? "store" : "fence";
-    const char *order = ir_attr_s(op, ao), *scope = ir_attr_s(op, as);
+    const char *kind, *order, *scope;
+    ir_atomic_info(op, &kind, &order, &scope);
     if (op->code == OP_ATOMIC) {
-        static const char *const kinds[] = {"add", "min", "max", "and", "or", "xor", "exch", "cas"};
         int ok = 0;
-        for (size_t i = 0; kind && i < sizeof kinds / sizeof kinds[0]; i++) ok |= !strcmp(kind, kinds[i]);
+        for (int i = 0; kind && i < IR_ATOMIC_KINDS; i++) ok |= !strcmp(kind, ir_atomic_kinds[i]);
         if (!ok) {
             verr(V, op, "needs a {kind} attribute, one of \"add\" \"min\" \"max\" \"and\" \"or\" \"xor\" \"exch\" \"cas\"");
             return;

@@ -112,8 +112,10 @@ typedef enum SimOp {
     SI_COUNT
 } SimOp;
 
-/* The kind of an SI_ATOMIC_G (the IR op's {kind}). */
+/* The kind of an SI_ATOMIC_G / SI_ATOMIC_S: the IR op's {kind} by its index in ir_atomic_kinds (the
+ * same order), then atomic_load and atomic_store. */
 typedef enum SimAtomic { SA_ADD, SA_MIN, SA_MAX, SA_AND, SA_OR, SA_XOR, SA_EXCH, SA_CAS, SA_LOAD, SA_STORE } SimAtomic;
+_Static_assert(SA_LOAD == IR_ATOMIC_KINDS, "SimAtomic numbers the atomic kinds as ir_atomic_kinds does");
 
 /* SI_LANES header: what, dim (iota), the vec's and view's slots, the group's first thread, the
  * rank, the origin slots (rank of them), then the layout (SIM_LAYOUT_* words). */

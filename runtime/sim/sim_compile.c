@@ -1347,16 +1347,13 @@ static void comp_op(Comp *C, const Op *op, Flow *f)
     case OP_ATOMIC: case OP_ATOMIC_LOAD: case OP_ATOMIC_STORE: {
         /* the simulator's memory is sequentially consistent: the order matters only to the shared-memory
          * race detector (rty: 1 acquire, 2 release), which global memory does not have */
-        static const char *const kinds[] = {[SA_ADD] = "add", [SA_MIN] = "min", [SA_MAX] = "max", [SA_AND] = "and",
-                                            [SA_OR] = "or", [SA_XOR] = "xor", [SA_EXCH] = "exch", [SA_CAS] = "cas"};
         int st = op->code == OP_ATOMIC_STORE;
         const Value *p = op->operands[st ? 1 : 0];
-        const char *kind = op->code == OP_ATOMIC ? ir_attr_s(op, A_ATOMIC_kind) : st ? "store" : "load";
-        const char *order = ir_attr_s(op, op->code == OP_ATOMIC ? A_ATOMIC_order
-                                              : st ? A_ATOMIC_STORE_order : A_ATOMIC_LOAD_order);
-        uint32_t k = op->code == OP_ATOMIC_LOAD ? SA_LOAD : st ? SA_STORE : 0;
-        while (op->code == OP_ATOMIC && k < 8 && (!kind || strcmp(kind, kinds[k]))) k++;
-        if ((op->code == OP_ATOMIC && k == 8) || p->type->kind != TY_PTR ||
+        const char *kind, *order, *scope;
+        ir_atomic_info(op, &kind, &order, &scope);
+        uint32_t k = op->code == OP_ATOMIC_LOAD ? SA_LOAD : st ? SA_STORE : 0;   /* SA_ADD .. SA_CAS: ir_atomic_kinds' order */
+        while (op->code == OP_ATOMIC && k < IR_ATOMIC_KINDS && (!kind || strcmp(kind, ir_atomic_kinds[k]))) k++;
+        if ((op->code == OP_ATOMIC && k == IR_ATOMIC_KINDS) || p->type->kind != TY_PTR ||
             (p->type->space != AS_GLOBAL && p->type->space != AS_SHARED)) {
             fail(C, op, "this '%s' is not supported by the simulator", ir_op_info[op->code].name);
             return;

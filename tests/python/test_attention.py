@@ -158,5 +158,21 @@ class GPU(unittest.TestCase):
             self.assertLess(err, 1e-2, (d, s, causal, attn.choose(d, s, s, causal)))
 
 
+
+class SdpaProfile(unittest.TestCase):
+    """bench/sdpa_profile.py (torch SDPA's back end launched for ncu) refuses a shape off the bench's
+    grid before it needs PyTorch or a GPU, with its message and status 1."""
+    SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "sdpa_profile.py")
+
+    def test_refuses(self):
+        import subprocess
+        for args in (("500", "128", "0"), ("512", "96", "0"), ("0", "128", "1")):
+            p = subprocess.run([sys.executable, self.SCRIPT] + list(args), capture_output=True, text=True, timeout=60)
+            self.assertEqual(p.returncode, 1, args)
+            self.assertIn("sdpa_profile: seqlen must divide 16384 and head_dim 2048", p.stderr, args)
+        p = subprocess.run([sys.executable, self.SCRIPT, "512", "128", "2"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 2, p.stderr)     # argparse: causal is 0 or 1
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -159,6 +159,40 @@ class GPU(unittest.TestCase):
 
 
 
+class Phases(unittest.TestCase):
+    """bench/attention_phases.py (the sample with clock() timestamps per tile and warpgroup) on the
+    simulator: the instrumented copy still computes o, every (tile, warpgroup) is recorded and the
+    phases are printed, per key-block count under the causal mask, with the gap between tiles in
+    the persistent form; a malformed define is refused."""
+    SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "attention_phases.py")
+
+    def run_script(self, *args):
+        import subprocess
+        return subprocess.run([sys.executable, self.SCRIPT] + list(args), capture_output=True, text=True, timeout=600)
+
+    def test_one_tile_a_block(self):
+        p = self.run_script("130", "64", "1", "NWG=2", "--batch", "1", "--heads", "2", "--device", "sim")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("seqlen 130, head dim 64, causal, batch 1, heads 2: 4 tiles of 128 rows, NWG=2 on sim: "
+                      "o[0, 0] relative Frobenius error", p.stdout)
+        self.assertIn("key-block loop, per block", p.stdout)
+        self.assertIn("    2 blocks", p.stdout)
+
+    def test_persistent(self):
+        p = self.run_script("300", "128", "1", "ROWSUM=1", "PERSIST=1", "--batch", "1", "--heads", "3", "--device", "sim")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("9 tiles of 128 rows, ROWSUM=1 PERSIST=1 on sim", p.stdout)
+        self.assertIn("O store issued to the next tile's start", p.stdout)
+
+    def test_refuses(self):
+        for args, msg in ((("130", "64", "1", "NWG"), "is not NAME=VALUE"),
+                          (("130", "64", "1", "HEAD_DIM=128"), "the head dim is the second argument"),
+                          (("0", "64", "1"), "each at least 1")):
+            p = self.run_script(*(args + ("--device", "sim")))
+            self.assertEqual(p.returncode, 1, args)
+            self.assertIn(msg, p.stdout + p.stderr, args)
+
+
 class SdpaProfile(unittest.TestCase):
     """bench/sdpa_profile.py (torch SDPA's back end launched for ncu) refuses a shape off the bench's
     grid before it needs PyTorch or a GPU, with its message and status 1."""

@@ -79,8 +79,8 @@ def instrument(text):
     text = sub(text, i24 + "tma.wait_read(0);             // the block may exit once the store has read the tile\n" + i20 + "}\n",
                i24 + "tma.wait_read(0);             // the block may exit once the store has read the tile\n" + i20 + "}\n" +
                RECORD.format(indent=i20))
-    text = sub(text, i24 + "tma.store(o[b, h, rw, 0], so[w - 1]);\n" + i24 + "tma.commit();\n" + i20 + "}\n",
-               i24 + "tma.store(o[b, h, rw, 0], so[w - 1]);\n" + i24 + "tma.commit();\n" + i20 + "}\n" +
+    text = sub(text, i24 + "tma.store(o[b, h, rw, 0], so[j * NWG + w - 1]);\n" + i24 + "tma.commit();\n" + i20 + "}\n",
+               i24 + "tma.store(o[b, h, rw, 0], so[j * NWG + w - 1]);\n" + i24 + "tma.commit();\n" + i20 + "}\n" +
                RECORD.format(indent=i20))
     return text
 

@@ -1,9 +1,10 @@
 /* smem_layout.c: lays out the shared memory of each kernel (docs/IR.md, "Shared memory and barriers").
  *
  * All shared tiles and mbarriers of a kernel live in one dynamic shared-memory window. The layout
- * is the declaration order: each top-level `shared_alloc` / `mbar_alloc` is placed at the next
- * offset that is a multiple of its alignment, and the window's size is the end of the last one
- * rounded up to 16. Alignment of a tile: its `align` attribute (16 when absent), raised to 128
+ * goes by decreasing alignment, in declaration order within one alignment: each top-level
+ * `shared_alloc` / `mbar_alloc` is placed at the next offset that is a multiple of its alignment
+ * (so the 1024-byte-aligned swizzled tiles come first and the mbarriers declared between them pad
+ * nothing), and the window's size is the end of the last one rounded up to 16. Alignment of a tile: its `align` attribute (16 when absent), raised to 128
  * when a TMA op moves it and to 1024 when it is swizzled (the swizzle pattern repeats every 1024
  * bytes and TMA computes it from the address); the raised value is written back to `align`, so
  * the back end's stage stride (one stage rounded up to `align`) is the one laid out here.
@@ -60,38 +61,59 @@ int pass_smem_layout(Module *m, DiagCtx *diag)
         Op *largest = NULL;
         int64_t largest_size = 0;
         Op *dynamic = NULL;
-        for (Op *op = k->body.first ? k->body.first->first : NULL; op; op = op->next) {
-            const Type *t = op->nresults ? op->results[0]->type : NULL;
-            int64_t align, size;
-            if (op->code == OP_SHARED_ALLOC && ir_type_smem_is_dynamic(t)) {
-                if (dynamic) {
-                    Loc l = op->loc, f = dynamic->loc;
-                    if (l.line && !l.file) l.file = m->source;
-                    if (f.line && !f.file) f.file = m->source;
-                    diag_error(diag, l, "kernel '%s' has a second dynamic shared tile; the launch sizes only one", k->name);
-                    diag_note(diag, f, "the first one");
-                    failed = 1;
+        int64_t maxalign = 8;
+        /* first the alignment and size of each allocation, then the placement by decreasing alignment */
+        for (int pass = 0; pass < 2; pass++) {
+            for (int64_t place = maxalign; pass == 0 ? place == maxalign : place >= 8; place /= 2) {
+                for (Op *op = k->body.first ? k->body.first->first : NULL; op; op = op->next) {
+                    const Type *t = op->nresults ? op->results[0]->type : NULL;
+                    int64_t align, size;
+                    if (op->code == OP_SHARED_ALLOC && ir_type_smem_is_dynamic(t)) {
+                        if (pass == 0 && dynamic) {
+                            Loc l = op->loc, f = dynamic->loc;
+                            if (l.line && !l.file) l.file = m->source;
+                            if (f.line && !f.file) f.file = m->source;
+                            diag_error(diag, l, "kernel '%s' has a second dynamic shared tile; the launch sizes only one", k->name);
+                            diag_note(diag, f, "the first one");
+                            failed = 1;
+                        }
+                        if (pass == 0) dynamic = op;
+                        continue;
+                    }
+                    if (op->code == OP_SHARED_ALLOC && t && t->kind == TY_SMEM) {
+                        align = ir_attr_int(op, "align", 16);
+                        if (align < 16) align = 16;
+                        if (moved_by_tma(&u, op->results[0]) && align < 128) align = 128;
+                        if (t->swizzle && align < 1024) align = 1024;
+                        if (pass == 0 && (align != ir_attr_int(op, "align", 16) || ir_attr_find(op, "align")))
+                            ir_attr_set_int(m, op, "align", align);
+                        size = round_up(ir_type_smem_bytes(t), align) * (t->stages - 1) + ir_type_smem_bytes(t);
+                    } else if (op->code == OP_MBAR_ALLOC && t && t->kind == TY_MBAR) {
+                        align = 8;
+                        size = ir_type_smem_bytes(t);
+                    } else {
+                        continue;
+                    }
+                    if (pass == 0) {
+                        if (align > maxalign) maxalign = align;
+                        continue;
+                    }
+                    /* an alignment that is not a power of two (an explicit attribute) goes with the
+                     * largest power of two at or below it */
+                    int64_t cls = 8;
+                    while (cls * 2 <= align) cls *= 2;
+                    if (cls != place) continue;
+                    int64_t off = round_up(end, align);
+                    ir_attr_set_int(m, op, "offset", off);
+                    end = off + size < SMEM_CAP ? off + size : SMEM_CAP;
+                    if (size > largest_size) largest = op, largest_size = size;
                 }
-                dynamic = op;
-                continue;
             }
-            if (op->code == OP_SHARED_ALLOC && t && t->kind == TY_SMEM) {
-                align = ir_attr_int(op, "align", 16);
-                if (align < 16) align = 16;
-                if (moved_by_tma(&u, op->results[0]) && align < 128) align = 128;
-                if (t->swizzle && align < 1024) align = 1024;
-                if (align != ir_attr_int(op, "align", 16) || ir_attr_find(op, "align")) ir_attr_set_int(m, op, "align", align);
-                size = round_up(ir_type_smem_bytes(t), align) * (t->stages - 1) + ir_type_smem_bytes(t);
-            } else if (op->code == OP_MBAR_ALLOC && t && t->kind == TY_MBAR) {
-                align = 8;
-                size = ir_type_smem_bytes(t);
-            } else {
-                continue;
+            if (pass == 0) {       /* maxalign as a power of two */
+                int64_t p2 = 8;
+                while (p2 < maxalign && p2 < ((int64_t)1 << 40)) p2 *= 2;
+                maxalign = p2;
             }
-            int64_t off = round_up(end, align);
-            ir_attr_set_int(m, op, "offset", off);
-            end = off + size < SMEM_CAP ? off + size : SMEM_CAP;
-            if (size > largest_size) largest = op, largest_size = size;
         }
         k->smem_bytes = round_up(end, 16);
         if (dynamic) {

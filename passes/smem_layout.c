@@ -44,6 +44,11 @@ static void note_tma_tile(Op *op, void *ctx)
     if (t && t->id < u->n) u->moved[t->id] = 1;
 }
 
+typedef struct Alloc {
+    Op *op;
+    int64_t align, size;
+} Alloc;
+
 static int moved_by_tma(const TmaUse *u, const Value *v)
 {
     return v->id < u->n && u->moved[v->id];
@@ -57,63 +62,57 @@ int pass_smem_layout(Module *m, DiagCtx *diag)
     for (Kernel *k = m->first; k; k = k->next) {
         TmaUse u = {ARENA_ARRAY(&scratch, uint8_t, k->nvalues + 1), k->nvalues};
         ir_walk_region(&k->body, note_tma_tile, &u);
+        /* each allocation with its alignment and size, in declaration order */
+        uint32_t n = 0;
+        for (Op *op = k->body.first ? k->body.first->first : NULL; op; op = op->next) n++;
+        Alloc *a = ARENA_ARRAY(&scratch, Alloc, n + 1);
+        uint32_t na = 0;
+        Op *dynamic = NULL;
+        for (Op *op = k->body.first ? k->body.first->first : NULL; op; op = op->next) {
+            const Type *t = op->nresults ? op->results[0]->type : NULL;
+            int64_t align, size;
+            if (op->code == OP_SHARED_ALLOC && ir_type_smem_is_dynamic(t)) {
+                if (dynamic) {
+                    Loc l = op->loc, f = dynamic->loc;
+                    if (l.line && !l.file) l.file = m->source;
+                    if (f.line && !f.file) f.file = m->source;
+                    diag_error(diag, l, "kernel '%s' has a second dynamic shared tile; the launch sizes only one", k->name);
+                    diag_note(diag, f, "the first one");
+                    failed = 1;
+                }
+                dynamic = op;
+                continue;
+            }
+            if (op->code == OP_SHARED_ALLOC && t && t->kind == TY_SMEM) {
+                align = ir_attr_int(op, "align", 16);
+                if (align < 16) align = 16;
+                if (moved_by_tma(&u, op->results[0]) && align < 128) align = 128;
+                if (t->swizzle && align < 1024) align = 1024;
+                if (align != ir_attr_int(op, "align", 16) || ir_attr_find(op, "align")) ir_attr_set_int(m, op, "align", align);
+                size = round_up(ir_type_smem_bytes(t), align) * (t->stages - 1) + ir_type_smem_bytes(t);
+            } else if (op->code == OP_MBAR_ALLOC && t && t->kind == TY_MBAR) {
+                align = 8;
+                size = ir_type_smem_bytes(t);
+            } else {
+                continue;
+            }
+            a[na++] = (Alloc){op, align, size};
+        }
+        /* by decreasing alignment, declaration order within one (insertion sort: stable) */
+        for (uint32_t x = 1; x < na; x++) {
+            Alloc v = a[x];
+            uint32_t y = x;
+            for (; y > 0 && a[y - 1].align < v.align; y--) a[y] = a[y - 1];
+            a[y] = v;
+        }
         int64_t end = 0;
         Op *largest = NULL;
         int64_t largest_size = 0;
-        Op *dynamic = NULL;
-        int64_t maxalign = 8;
-        /* first the alignment and size of each allocation, then the placement by decreasing alignment */
-        for (int pass = 0; pass < 2; pass++) {
-            for (int64_t place = maxalign; pass == 0 ? place == maxalign : place >= 8; place /= 2) {
-                for (Op *op = k->body.first ? k->body.first->first : NULL; op; op = op->next) {
-                    const Type *t = op->nresults ? op->results[0]->type : NULL;
-                    int64_t align, size;
-                    if (op->code == OP_SHARED_ALLOC && ir_type_smem_is_dynamic(t)) {
-                        if (pass == 0 && dynamic) {
-                            Loc l = op->loc, f = dynamic->loc;
-                            if (l.line && !l.file) l.file = m->source;
-                            if (f.line && !f.file) f.file = m->source;
-                            diag_error(diag, l, "kernel '%s' has a second dynamic shared tile; the launch sizes only one", k->name);
-                            diag_note(diag, f, "the first one");
-                            failed = 1;
-                        }
-                        if (pass == 0) dynamic = op;
-                        continue;
-                    }
-                    if (op->code == OP_SHARED_ALLOC && t && t->kind == TY_SMEM) {
-                        align = ir_attr_int(op, "align", 16);
-                        if (align < 16) align = 16;
-                        if (moved_by_tma(&u, op->results[0]) && align < 128) align = 128;
-                        if (t->swizzle && align < 1024) align = 1024;
-                        if (pass == 0 && (align != ir_attr_int(op, "align", 16) || ir_attr_find(op, "align")))
-                            ir_attr_set_int(m, op, "align", align);
-                        size = round_up(ir_type_smem_bytes(t), align) * (t->stages - 1) + ir_type_smem_bytes(t);
-                    } else if (op->code == OP_MBAR_ALLOC && t && t->kind == TY_MBAR) {
-                        align = 8;
-                        size = ir_type_smem_bytes(t);
-                    } else {
-                        continue;
-                    }
-                    if (pass == 0) {
-                        if (align > maxalign) maxalign = align;
-                        continue;
-                    }
-                    /* an alignment that is not a power of two (an explicit attribute) goes with the
-                     * largest power of two at or below it */
-                    int64_t cls = 8;
-                    while (cls * 2 <= align) cls *= 2;
-                    if (cls != place) continue;
-                    int64_t off = round_up(end, align);
-                    ir_attr_set_int(m, op, "offset", off);
-                    end = off + size < SMEM_CAP ? off + size : SMEM_CAP;
-                    if (size > largest_size) largest = op, largest_size = size;
-                }
-            }
-            if (pass == 0) {       /* maxalign as a power of two */
-                int64_t p2 = 8;
-                while (p2 < maxalign && p2 < ((int64_t)1 << 40)) p2 *= 2;
-                maxalign = p2;
-            }
+        for (uint32_t x = 0; x < na; x++) {
+            int64_t off = round_up(end, a[x].align);
+            ir_attr_set_int(m, a[x].op, "offset", off);
+            end = off + a[x].size < SMEM_CAP ? off + a[x].size : SMEM_CAP;
+            if (a[x].size > largest_size) largest = a[x].op, largest_size = a[x].size;
         }
         k->smem_bytes = round_up(end, 16);
         if (dynamic) {

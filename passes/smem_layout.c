@@ -18,6 +18,8 @@
  * dynamic tile's offset when there is one), and a total above 232448 bytes (227 KiB, the opt-in limit
  * of sm_90 and sm_100) is an error naming it; so is a second dynamic tile.
  */
+#include <stdlib.h>
+
 #include "passes.h"
 
 #define SMEM_LIMIT 232448
@@ -47,7 +49,16 @@ static void note_tma_tile(Op *op, void *ctx)
 typedef struct Alloc {
     Op *op;
     int64_t align, size;
+    uint32_t index;        /* declaration order */
 } Alloc;
+
+/* Decreasing alignment, then declaration order: a stable order from qsort in O(n log n). */
+static int by_alignment(const void *pa, const void *pb)
+{
+    const Alloc *a = pa, *b = pb;
+    if (a->align != b->align) return a->align > b->align ? -1 : 1;
+    return a->index < b->index ? -1 : a->index > b->index;
+}
 
 static int moved_by_tma(const TmaUse *u, const Value *v)
 {
@@ -96,15 +107,10 @@ int pass_smem_layout(Module *m, DiagCtx *diag)
             } else {
                 continue;
             }
-            a[na++] = (Alloc){op, align, size};
+            a[na] = (Alloc){op, align, size, na};
+            na++;
         }
-        /* by decreasing alignment, declaration order within one (insertion sort: stable) */
-        for (uint32_t x = 1; x < na; x++) {
-            Alloc v = a[x];
-            uint32_t y = x;
-            for (; y > 0 && a[y - 1].align < v.align; y--) a[y] = a[y - 1];
-            a[y] = v;
-        }
+        if (na > 1) qsort(a, na, sizeof *a, by_alignment);
         int64_t end = 0;
         Op *largest = NULL;
         int64_t largest_size = 0;

@@ -58,30 +58,24 @@ def sub(text, old, new):
 
 
 def instrument(text):
-    """The sample with the timestamps and the `times` parameter (last)."""
-    i20, i24 = " " * 20, " " * 24
-    text = sub(text, "causal: i32) block(128 * (NWG + 1)) {",
-               "causal: i32, times: u64*) block(128 * (NWG + 1)) {")
-    text = sub(text, "                let rw = (mb * NWG + w - 1) * BM;         // this warpgroup's first query row\n",
-               "                let rw = (mb * NWG + w - 1) * BM;         // this warpgroup's first query row\n"
-               "                let t0 = clock();\n                let g0 = global_time();\n")
-    text = sub(text, "                wait(qfull, qf);\n                qf = qf.next();\n",
-               "                wait(qfull, qf);\n                qf = qf.next();\n"
-               "                let t1 = clock();\n                var t2 = t1;\n")
-    text = sub(text, i20 + "p = pf as T;\n                }\n                // SPLIT = 1",
-               i20 + "p = pf as T;\n" + i20 + "t2 = clock();\n                }\n                // SPLIT = 1")
-    text = sub(text, "                if PERSIST != 0 {\n                    arrive(qempty);",
-               "                let t3 = clock();\n                var t4 = t3;\n"
-               "                if PERSIST != 0 {\n                    arrive(qempty);")
-    text = sub(text, i20 + "mma_wait(0);\n" + i20 + "release(vs);\n" + i20 + "vs = vs.next();                       // the next tile's first V stage\n",
-               i20 + "mma_wait(0);\n" + i20 + "t4 = clock();\n" + i20 + "release(vs);\n" + i20 +
-               "vs = vs.next();                       // the next tile's first V stage\n")
-    text = sub(text, i24 + "tma.wait_read(0);             // the block may exit once the store has read the tile\n" + i20 + "}\n",
-               i24 + "tma.wait_read(0);             // the block may exit once the store has read the tile\n" + i20 + "}\n" +
-               RECORD.format(indent=i20))
-    text = sub(text, i24 + "tma.store(o[b, h, rw, 0], so[j * NWG + w - 1]);\n" + i24 + "tma.commit();\n" + i20 + "}\n",
-               i24 + "tma.store(o[b, h, rw, 0], so[j * NWG + w - 1]);\n" + i24 + "tma.commit();\n" + i20 + "}\n" +
-               RECORD.format(indent=i20))
+    """The sample with the timestamps and the `times` parameter (last): each edit puts its text
+    between two pieces of the sample that must meet exactly once."""
+    i16, i20, i24 = " " * 16, " " * 20, " " * 24
+    record = RECORD.format(indent=i20)
+    edits = [   # (before, after, inserted between them)
+        ("causal: i32", ") block(128 * (NWG + 1)) {", ", times: u64*"),
+        (i16 + "let rw = (mb * NWG + w - 1) * BM;         // this warpgroup's first query row\n", "",
+         i16 + "let t0 = clock();\n" + i16 + "let g0 = global_time();\n"),
+        (i16 + "wait(qfull, qf);\n" + i16 + "qf = qf.next();\n", "", i16 + "let t1 = clock();\n" + i16 + "var t2 = t1;\n"),
+        (i20 + "p = pf as T;\n", i16 + "}\n" + i16 + "// SPLIT = 1", i20 + "t2 = clock();\n"),
+        ("", i16 + "if PERSIST != 0 {\n" + i20 + "arrive(qempty);", i16 + "let t3 = clock();\n" + i16 + "var t4 = t3;\n"),
+        (i20 + "mma_wait(0);\n", i20 + "release(vs);\n" + i20 + "vs = vs.next();                       // the next tile's first V stage\n",
+         i20 + "t4 = clock();\n"),
+        (i24 + "tma.wait_read(0);             // the block may exit once the store has read the tile\n" + i20 + "}\n", "", record),
+        (i24 + "tma.store(o[b, h, rw, 0], so[j * NWG + w - 1]);\n" + i24 + "tma.commit();\n" + i20 + "}\n", "", record),
+    ]
+    for before, after, inserted in edits:
+        text = sub(text, before + after, before + inserted + after)
     return text
 
 

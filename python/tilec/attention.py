@@ -18,21 +18,25 @@ blocks of 176 and per-thread row sums"), measured at seqlen_q = seqlen_k with ba
 tokens; the length it goes by is seqlen_k (the keys each query row reads, which sets a block's
 work against its fixed costs). RULE holds the thresholds:
 
-- head dim 128: key blocks of 176 with per-thread row sums (BN=176 ROWSUM=1) from 4k keys
-  (non-causal 0.97 / 1.00x cuDNN at 4k / 16k, causal 0.97 / 1.03 / 1.10x at 4k / 8k / 16k, against
-  0.94-0.97x and 0.95-1.04x with 128-key blocks); below that 128-key blocks with per-thread row sums
-  (ROWSUM=1; the wide block lost 3-17% at 512 to 2k causal and, since the wgmma descriptors became
-  warp-uniform, 1.5% at 2k non-causal: 599 against 590 TFLOP/s).
+- head dim 128: key blocks of 176 with per-thread row sums (BN=176 ROWSUM=1) from 8k keys
+  (non-causal 702 against 681 TFLOP/s for 128-key blocks at 8k, level causal and at 16k); below
+  that 128-key blocks with per-thread row sums (ROWSUM=1). Since the masked key blocks run in a
+  loop of their own the wide block no longer wins at 4k (648 / 546 against 652 / 562 TFLOP/s
+  non-causal / causal; docs/PERFORMANCE.md, "What cuDNN runs, what the SASS runs, and a loop of
+  its own for the masked blocks"); it lost 3-17% at 512 to 2k causal before.
 - head dim 64: per-thread row sums with the sample's three warpgroups (0.79 / 0.86 / 0.98 / 1.10x
   non-causal at 512 / 1k / 2k / 8k, causal 0.81 / 0.92 / 1.02x at 2k / 4k / 8k), but two warpgroups
   (NWG=2 ROWSUM=1) for causal masks up to 1k keys (0.67 / 0.73x at 512 / 1k against 0.53 / 0.61x):
   128 query rows a block waste less of the short causal rows (at 2k three warpgroups won once the
   warps skipped most rescales: 322 against 311 TFLOP/s); blocks of 176 or 192 keys lost.
-- the persistent schedule (PERSIST=1) where RULE["persist_max"] (per head dim and causal) reaches
-  the sequence and the block stays at 128 keys: head dim 128 non-causal up to 2k keys (422 / 536 /
-  603 TFLOP/s at 512 / 1k / 2k against 401 / 517 / 592 for one tile a block, with the rescales
-  skipped); causal (214 against 246 at 512), and head dim 64 (causal 136 against 168 with two
-  warpgroups), lose with it (docs/PERFORMANCE.md, "Rescaling only where a maximum grew").
+- the persistent schedule (PERSIST=1) from RULE["persist_min"] to RULE["persist_max"] keys (per
+  head dim and causal) where the block stays at 128 keys: head dim 128 non-causal up to 2k keys
+  (422 / 536 / 603 TFLOP/s at 512 / 1k / 2k against 401 / 517 / 592 for one tile a block, with the
+  rescales skipped), causal from 2k to 4k keys (484 / 575 against 477 / 562 at 2k / 4k, and 486 /
+  584 against 478 / 570 in another run, since the next tile comes from one index and O has two
+  stages); at 512 and 1k causal (223 / 360 against 241 / 362) and at head dim 64 (causal 151
+  against 168 with two warpgroups at 512) one tile a block stays ahead (docs/PERFORMANCE.md,
+  "Where a tile's cycles go, from inside the kernel").
 
 forward works out what a shape runs once (the configuration, the kernel and its grid) and keeps it;
 `forget` drops what it kept. Arguments are CUDA torch tensors (bf16 or f16, contiguous; queued on
@@ -49,11 +53,13 @@ _FILE, _KERNEL = "attention_fwd_sm90.tile", "attention_fwd"
 
 # The rule's thresholds (keys per query row, seqlen_k), from the table named above: the wide key
 # block from these lengths on, per causal (0, 1); head dim 64's two warpgroups for causal masks up to
-# nwg2_max keys; the persistent schedule up to persist_max[(head dim, causal)] keys (0: never).
+# nwg2_max keys; the persistent schedule from persist_min to persist_max[(head dim, causal)] keys
+# (persist_max 0: never).
 RULE = {
-    "bn176_min": {0: 4096, 1: 4096},
+    "bn176_min": {0: 8192, 1: 8192},
     "nwg2_max": 1024,
-    "persist_max": {(128, 0): 2048, (128, 1): 0, (64, 0): 0, (64, 1): 0},
+    "persist_min": {(128, 0): 1, (128, 1): 2048, (64, 0): 1, (64, 1): 1},
+    "persist_max": {(128, 0): 2048, (128, 1): 4096, (64, 0): 0, (64, 1): 0},
 }
 
 _KNOBS = ("BN", "ROWSUM", "NWG", "PERSIST", "STAGES")
@@ -97,7 +103,8 @@ def choose(head_dim, seqlen_q, seqlen_k, causal):
         d["BN"] = 176
     if head_dim == 64 and c and seqlen_k <= RULE["nwg2_max"]:
         d["NWG"] = 2
-    if seqlen_k <= RULE["persist_max"][(head_dim, c)] and "BN" not in d:   # its own O tiles leave no room for BN=176
+    if (RULE["persist_min"][(head_dim, c)] <= seqlen_k <= RULE["persist_max"][(head_dim, c)]
+            and "BN" not in d):   # its own O tiles leave no room for BN=176
         d["PERSIST"] = 1
     return Config(d)
 

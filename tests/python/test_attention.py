@@ -16,13 +16,15 @@ C = attn.Config
 
 class Choose(unittest.TestCase):
     def test_head_dim_128(self):
-        """Key blocks of 176 with per-thread row sums from 4k keys; below, 128-key blocks with
-        per-thread row sums (docs/PERFORMANCE.md's table), persistent up to 2k keys non-causal."""
+        """Key blocks of 176 with per-thread row sums from 8k keys; below, 128-key blocks with
+        per-thread row sums (docs/PERFORMANCE.md's table), persistent up to 2k keys non-causal and
+        from 2k to 4k causal."""
         wide, narrow, pers = C({"BN": 176, "ROWSUM": 1}), C({"ROWSUM": 1}), C({"ROWSUM": 1, "PERSIST": 1})
-        for s, want in ((512, pers), (1024, pers), (2048, pers), (2049, narrow), (4095, narrow), (4096, wide),
-                        (16384, wide)):
+        for s, want in ((512, pers), (1024, pers), (2048, pers), (2049, narrow), (4096, narrow), (8191, narrow),
+                        (8192, wide), (16384, wide)):
             self.assertEqual(attn.choose(128, s, s, False), want, s)
-        for s, want in ((512, narrow), (2048, narrow), (4095, narrow), (4096, wide), (16384, wide)):
+        for s, want in ((512, narrow), (2047, narrow), (2048, pers), (4096, pers), (4097, narrow), (8191, narrow),
+                        (8192, wide), (16384, wide)):
             self.assertEqual(attn.choose(128, s, s, True), want, s)
         # the length the rule goes by is the keys a row reads
         self.assertEqual(attn.choose(128, 100, 8192, 0), wide)
@@ -37,23 +39,26 @@ class Choose(unittest.TestCase):
             self.assertEqual(attn.choose(64, s, s, 1), want, s)
 
     def test_persist_rule(self):
-        """The persistent build where RULE says so (head dim 128 non-causal up to 2k keys by default),
-        never with 176-key blocks (its O tiles leave no room for them)."""
-        self.assertEqual(attn.RULE["persist_max"], {(128, 0): 2048, (128, 1): 0, (64, 0): 0, (64, 1): 0})
+        """The persistent build where RULE says so (head dim 128 non-causal up to 2k keys, causal from
+        2k to 4k, by default), never with 176-key blocks (its O tiles leave no room for them)."""
+        self.assertEqual(attn.RULE["persist_max"], {(128, 0): 2048, (128, 1): 4096, (64, 0): 0, (64, 1): 0})
+        self.assertEqual(attn.RULE["persist_min"], {(128, 0): 1, (128, 1): 2048, (64, 0): 1, (64, 1): 1})
         self.assertEqual(attn.choose(128, 512, 512, 0), C({"ROWSUM": 1, "PERSIST": 1}))
         self.assertEqual(attn.choose(128, 2048, 2048, 0), C({"ROWSUM": 1, "PERSIST": 1}))
         self.assertEqual(attn.choose(128, 2049, 2049, 0), C({"ROWSUM": 1}))
         self.assertEqual(attn.choose(128, 512, 512, 1), C({"ROWSUM": 1}))
-        old = dict(attn.RULE["persist_max"])
+        old, old_min = dict(attn.RULE["persist_max"]), dict(attn.RULE["persist_min"])
         try:
+            attn.RULE["persist_min"][(128, 1)] = 1
             attn.RULE["persist_max"][(128, 1)] = 1024
             self.assertEqual(attn.choose(128, 1024, 1024, 1), C({"ROWSUM": 1, "PERSIST": 1}))
             self.assertEqual(attn.choose(128, 2048, 2048, 1), C({"ROWSUM": 1}))
-            attn.RULE["persist_max"][(128, 0)] = 8192
-            self.assertEqual(attn.choose(128, 2048, 2048, 0), C({"ROWSUM": 1, "PERSIST": 1}))
-            self.assertEqual(attn.choose(128, 4096, 4096, 0), C({"BN": 176, "ROWSUM": 1}))
+            attn.RULE["persist_max"][(128, 0)] = 16384
+            self.assertEqual(attn.choose(128, 4096, 4096, 0), C({"ROWSUM": 1, "PERSIST": 1}))
+            self.assertEqual(attn.choose(128, 8192, 8192, 0), C({"BN": 176, "ROWSUM": 1}))
         finally:
             attn.RULE["persist_max"].update(old)
+            attn.RULE["persist_min"].update(old_min)
 
     def test_bad_arguments(self):
         for args in ((96, 512, 512, 0), (128, 0, 512, 0), (128, 512, -1, 0), (128, 512, 512, 2), (128, 512.0, 512, 0)):

@@ -31,6 +31,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 import tilec  # noqa: E402
+from gemm_phases import stats  # noqa: E402  (min / median / max, as gemm_phases prints them)
 
 SAMPLE = os.path.join(ROOT, "samples", "attention_fwd_sm90.tile")
 FIELDS = 10   # per (tile, warpgroup): block, key blocks, t0 .. t5, start (ns), 1
@@ -77,11 +78,6 @@ def instrument(text):
     for before, after, inserted in edits:
         text = sub(text, before + after, before + inserted + after)
     return text
-
-
-def stats(xs):
-    xs = sorted(xs)
-    return "%8d %8d %8d" % (xs[0], statistics.median(xs), xs[-1]) if xs else "       -        -        -"
 
 
 def bf16_bits(x):

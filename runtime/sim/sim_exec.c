@@ -387,7 +387,6 @@ unsigned char *sim_gaddr(Sim *S, const Thread *t, uint32_t pc, uint64_t va, size
     return a->host + (va - a->va);
 }
 
-/* The bytes of [off, off + n) of CTA c's shared memory, or NULL after a report. */
 /* [off, off + n) of CTA cta's shared memory, bounds and alignment checked (NULL after a report). */
 static unsigned char *saddr_checked(Sim *S, const Thread *t, uint32_t pc, uint32_t cta, uint64_t off, size_t n, int write)
 {
@@ -410,6 +409,7 @@ static unsigned char *saddr_checked(Sim *S, const Thread *t, uint32_t pc, uint32
     return S->cta[cta].smem + off;
 }
 
+/* The same, as a plain access: recorded for the proxy checker and the race detector. */
 unsigned char *sim_saddr(Sim *S, const Thread *t, uint32_t pc, uint32_t cta, uint64_t off, size_t n, int write)
 {
     if (!saddr_checked(S, t, pc, cta, off, n, write)) return NULL;
@@ -535,10 +535,11 @@ void sim_wake_list(Sim *S, int32_t *list)
 
 /* ---------------------------------------------------------------- barriers */
 
-/* The race detector's key of the arrivals without waiting (bar.arrive) of generation gen of named
- * barrier id: each arriving thread releases onto it, the threads the completion releases acquire it. */
 /* The race detector's sync object of a shared-memory atomic's word (its byte offset). */
 static uint64_t key_atomic(uint32_t off) { return 2ull << 62 | 2ull << 48 | off; }
+
+/* The race detector's key of the arrivals without waiting (bar.arrive) of generation gen of named
+ * barrier id: each arriving thread releases onto it, the threads the completion releases acquire it. */
 static uint64_t key_named(uint32_t id, uint64_t gen) { return 2ull << 62 | 1ull << 48 | (uint64_t)(id & 0xFF) << 40 | (gen & 0xFFFFFFFFFFull); }
 
 /* Releases a block or named barrier; `last` (or -1) is the waiting thread whose arrival completed it

@@ -61,8 +61,8 @@ typedef struct Thread {
     uint64_t xw_phase[SIM_XWAITS];
     int32_t tc_agent[2];   /* the race agent of this thread's newest tc_mma in its own CTA ([0]) and, for a pair's
                               leader, in the odd CTA ([1]); -1 when none (sim_tmem.c) */
-    uint32_t spin_pc, spin_n;  /* the global atomic_load this thread repeats and how many times in a row it read */
-    uint64_t spin_val;         /* spin_val without blocking in between (sim_exec.c, spin_stuck) */
+    uint32_t spin_pc, spin_n;  /* the global atomic_load this thread repeats, and how many times in a row (without */
+    uint64_t spin_val;         /* blocking in between) it read spin_val there (sim_exec.c, spin_stuck) */
 } Thread;
 
 /* Per mbarrier and arrive site: arrivals in the current and the previous phase. */

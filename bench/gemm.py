@@ -285,6 +285,16 @@ PRESETS = {
                      "splitk STAGES=6 CW=32 PW=16 splits=2",
                      shapes="128x4096x4096,512x6144x4096,512x10240x8192,1000x1496x1000,3000x5000x1064,128x4096x14336",
                      reps=10, mode="tune"),
+    "misaligned": Preset("rows of A and B that are not a multiple of 128 bytes (K % 64 != 0): the persistent "
+                         "kernel, the cluster kernel at each tile width tilec.gemm weighs for it, ranked per "
+                         "shape beside cuBLAS, Triton's persistent kernel and tilec.gemm's choice",
+                         "persistent GROUP_M=16;persistent BN=192 CW=32 GROUP_M=16 STAGES=5;cluster;"
+                         "cluster BN=224 CW=16 SC=7 STAGES=4;cluster BN=192 CW=32 SC=3 STAGES=5;"
+                         "cluster BN=160 CW=16 SC=5 STAGES=5",
+                         shapes="1000x1496x1000,2000x1496x1000,520x4096x1000,1024x4096x1000,1500x3000x1000,"
+                                "2000x3000x1000,1100x5000x1000,1200x7000x1000,4096x4096x1000,1536x4000x2000,"
+                                "2048x5000x3000,3000x3000x3000,3000x5000x1064,8192x8192x2008",
+                         reps=10, mode="tune"),
     "cluster": Preset("2-CTA clusters: B multicast with the cross-CTA release (the sample; its "
                       "pipeline form), without multicast (nomc), without clusters (split: the split mma alone)",
                       f"persistent GROUP_M=16;cluster;cluster src={CLUSTER_LOWER};cluster GROUP_M=16;cluster rewrite=nomc;"

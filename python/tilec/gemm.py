@@ -29,7 +29,9 @@ chooser"): it counts the output tiles each tile shape gives against the device's
 - More rows with rows of A and B that are not a multiple of 128 bytes (K % 64 != 0) and at least
   half a wave of 128 x 256 tiles: the cluster kernel (kind "cluster", samples/gemm_cluster_sm90.tile:
   2-CTA clusters sharing B by TMA multicast) in place of any of those: misaligned rows make TMA ask
-  the L2 for about 2.6 times the pieces, and multicast halves B's.
+  the L2 for about 2.6 times the pieces, and multicast halves B's. Its tile pairs are 128 x 224, 192
+  or 160 (CLUSTER_WIDE) instead of 128 x 256 where the cost model puts them below WIDE_GAIN (a
+  fuller last wave).
 - Then split-K (kind "splitk", samples/gemm_splitk_sm90.tile: the first `dp` tiles whole, the others
   in `splits` slices of K, a second kernel adding the slices in order), where the cost model of
   SPLITK estimates it below SPLITK["gain"] of the choice above: few tiles for the SMs, or a last
@@ -162,6 +164,8 @@ def estimate_us(cfg, M, N, K, sms=132):
     bm = int(cfg.defines.get("BM", 128))
     nk = -(-K // 64)
     tiles = _tiles(M, N, bm, bn)
+    if cfg.kind == "cluster":   # tile pairs along M: an odd count of M tiles leaves a pair's second CTA idle
+        tiles = 2 * -(-M // (2 * bm)) * -(-N // bn)
     dram = SPLITK["dram_gbs"] * 1e3   # bytes per microsecond
     operands_us = 2.0 * K * (M + N) / dram
     if cfg.kind != "splitk":
@@ -223,6 +227,18 @@ WIDE_GAIN = 0.95
 # fewer tiles (1000x1496x1000: 48) the 128 x 192 tiles stay ahead (0.855x against 0.666x). At
 # aligned shapes the persistent kernel stays 1-3% ahead of the cluster one.
 CLUSTER_PITCH = 64
+# The cluster kernel's tile widths below 256 (each CTA loads half the columns' B rows: BN / 2 of a
+# power-of-two count of CW-column pieces, SC of them in flight; the deepest ring that fits 227 KiB),
+# taken as WIDE's are: where the cost model puts one below WIDE_GAIN of 128 x 256 tiles (a fuller
+# last wave). With misaligned rows a partial last wave of 128 x 256 pairs costs more than the loads
+# they save: H100, `bench/gemm.py --preset misaligned` (docs/PERFORMANCE.md, "Cluster tiles that
+# fill the waves"), 128 x 192 pairs at 2000x1496x1000 0.937x cuBLAS against 0.866x for 128 x 256,
+# 1536x4000x2000 1.115x against 0.899x, 3000x3000x3000 0.865x against 0.741x; 128 x 224 at
+# 2048x5000x3000 0.902x against 0.867x (but 1.042x against 1.071x at 1100x5000x1000); 128 x 160 at
+# 1500x3000x1000 0.745x against 0.656x; 0.873x to 0.928x over the preset's 14 shapes. At
+# 3000x5000x1064 the model keeps 128 x 256 (0.968x; 128 x 192 0.910x).
+CLUSTER_WIDE = {224: {"BN": 224, "CW": 16, "SC": 7, "STAGES": 4}, 192: {"BN": 192, "CW": 32, "SC": 3, "STAGES": 5},
+                160: {"BN": 160, "CW": 16, "SC": 5, "STAGES": 5}}
 # M <= 256: the plain kernel with one consumer warpgroup (BM = 64) where its tiles fit one wave, the
 # narrowest of these widths whose tiles do (the fullest wave), each with the deepest ring that fits.
 # 64 x 64 and 64 x 128 make the same tile counts as the 128 x 32 and 128 x 64 tiles that came before
@@ -274,11 +290,13 @@ def _tail_split(base, M, N, K, sms):
     return Config("splitk", TAIL["defines"], splits=max(2, min(TAIL["max_splits"], sms // left)), dp=tiles - left)
 
 
-def _choose_tiles(M, N, K, sms, small=None, wide=None):
+def _choose_tiles(M, N, K, sms, small=None, wide=None, cluster_wide=None):
     """choose's tile shape and kernel before split-K is weighed (scaled_mm's choice follows it, with
-    its own lists of 64-row widths `small` and wide widths `wide`: keys of SMALL_M and WIDE)."""
+    its own lists of 64-row widths `small`, wide widths `wide` and cluster widths `cluster_wide`: keys
+    of SMALL_M, WIDE and CLUSTER_WIDE)."""
     small = sorted(SMALL_M) if small is None else small
     wide = sorted(WIDE) if wide is None else wide
+    cluster_wide = sorted(CLUSTER_WIDE) if cluster_wide is None else cluster_wide
     for v, what in ((M, "M"), (N, "N"), (K, "K"), (sms, "sms")):
         if not isinstance(v, int) or v < 1:
             raise ValueError("tilec.gemm.choose: %s must be a positive int, not %r" % (what, v))
@@ -311,6 +329,10 @@ def _choose_tiles(M, N, K, sms, small=None, wide=None):
             base = widest
         if K % CLUSTER_PITCH and t256 >= sms // 2:
             base = Config("cluster")
+            narrower = [Config("cluster", CLUSTER_WIDE[w]) for w in cluster_wide]
+            best = min(narrower, key=lambda c: estimate_us(c, M, N, K, sms), default=None)
+            if best is not None and estimate_us(best, M, N, K, sms) < WIDE_GAIN * estimate_us(base, M, N, K, sms):
+                base = best
     return base
 
 
@@ -510,7 +532,7 @@ def choose_fp8(M, N, K, sms=132):
     kernel's 128 x 128). Measured on the H100 (docs/PERFORMANCE.md, "fp8 GEMM"): the bf16 rules
     carried over were within 0.05 of the best fp8 width at every M <= 512 sweep shape; the fp8 form of
     split-K (fp8_splitk) was behind the unsplit widths there, so it is not chosen."""
-    base = _choose_tiles(M, N, K, sms, small=FP8_SMALL, wide=FP8_WIDE)
+    base = _choose_tiles(M, N, K, sms, small=FP8_SMALL, wide=FP8_WIDE, cluster_wide=())
     tile = (int(base.defines.get("BM", 128)), int(base.defines.get("BN", _DEFAULT_BN[base.kind])))
     return Config("fp8_scaled", FP8_DEFINES.get(tile, FP8_DEFINES[(128, 128)]))
 

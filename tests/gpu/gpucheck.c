@@ -962,6 +962,9 @@ int main(int argc, char **argv)
     static const tile_define wide192[] = {{"BN", "192"}, {"CW", "32"}, {"STAGES", "5"}, {"GROUP_M", "16"}};
     static const tile_define wide160[] = {{"BN", "160"}, {"CW", "16"}, {"STAGES", "5"}, {"GROUP_M", "16"}};
     static const tile_define wide224[] = {{"BN", "224"}, {"CW", "16"}, {"STAGES", "4"}, {"GROUP_M", "16"}};
+    static const tile_define cluster224[] = {{"BN", "224"}, {"CW", "16"}, {"SC", "7"}, {"STAGES", "4"}};
+    static const tile_define cluster192[] = {{"BN", "192"}, {"CW", "32"}, {"SC", "3"}, {"STAGES", "5"}};
+    static const tile_define cluster160[] = {{"BN", "160"}, {"CW", "16"}, {"SC", "5"}, {"STAGES", "5"}};
     static const tile_define bn8192_t1024[] = {{"BN", "8192"}, {"THREADS", "1024"}};
     static const tile_define bn8192_t256[] = {{"BN", "8192"}, {"THREADS", "256"}};
     static const tile_define bn4096_t512[] = {{"BN", "4096"}, {"THREADS", "512"}};
@@ -986,6 +989,9 @@ int main(int argc, char **argv)
         {"gemm_persistent_sm90", wide160, 4, " (-DBN=160 -DCW=16 -DSTAGES=5 -DGROUP_M=16)"},
         {"gemm_persistent_sm90", wide224, 4, " (-DBN=224 -DCW=16 -DSTAGES=4 -DGROUP_M=16)"},
         {"gemm_fp8_scaled_sm90", wide224, 4, " (-DBN=224 -DCW=16 -DSTAGES=4 -DGROUP_M=16)"},
+        {"gemm_cluster_sm90", cluster224, 4, " (-DBN=224 -DCW=16 -DSC=7 -DSTAGES=4)"},
+        {"gemm_cluster_sm90", cluster192, 4, " (-DBN=192 -DCW=32 -DSC=3 -DSTAGES=5)"},
+        {"gemm_cluster_sm90", cluster160, 4, " (-DBN=160 -DCW=16 -DSC=5 -DSTAGES=5)"},
         {"gemm_splitk_sm90", splitk_bn256, 2, " (-DBN=256 -DSTAGES=3)"},
         {"gemm_splitk_sm90", splitk_bn256_4, 5, " (-DBN=256 -DSTAGES=4 -DCW=32 -DPW=16 -DGROUP_M=16)"},
         /* fp8 inputs with the scaled reduction (every tile split) */

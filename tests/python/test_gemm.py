@@ -82,12 +82,22 @@ class Choose(unittest.TestCase):
         cl = gemm.Config("cluster")
         self.assertEqual(gemm.choose(3000, 5000, 1064), cl)        # 480 tiles of 128 x 256
         self.assertEqual(gemm.choose(3000, 5000, 1088), gemm.Config("persistent", {"GROUP_M": 16}))   # 2176-byte rows
-        self.assertEqual(gemm.choose(2048, 5000, 3000), cl)        # the rules above: 128 x 128 tiles
         self.assertEqual(gemm.choose(1024, 4096, 1000), cl)        # 128 tiles
         self.assertEqual(gemm.choose(1024, 4096, 1024), gemm.Config("persistent", {"GROUP_M": 16}))
-        self.assertEqual(gemm.choose(520, 4096, 1000), cl)         # 5 x 16 = 80 tiles: 66 is half a wave
+        self.assertEqual(gemm.choose(8192, 8192, 2008), cl)        # 31 waves: no narrower tile fills them better
         self.assertEqual(gemm.choose(1000, 1496, 1000), gemm.Config("persistent", gemm.WIDE[192]))   # 48 tiles
         self.assertEqual(gemm.choose(256, 3000, 2000).kind, "plain")
+        # narrower cluster tiles where the model has them fill the waves better (WIDE_GAIN)
+        cw = {w: gemm.Config("cluster", gemm.CLUSTER_WIDE[w]) for w in gemm.CLUSTER_WIDE}
+        self.assertEqual(gemm.choose(2048, 5000, 3000), cw[224])   # 368 tiles (2.8 waves), not 320 (2.4)
+        self.assertEqual(gemm.choose(2000, 1496, 1000), cw[192])   # 128 tiles (one wave), not 96
+        self.assertEqual(gemm.choose(1536, 4000, 2000), cw[192])   # 252 tiles (1.9 waves), not 192 (1.5)
+        self.assertEqual(gemm.choose(1500, 3000, 1000), cw[160])   # 228 tiles (1.7 waves), not 144 (1.1)
+        # 5 M tiles make 3 pairs: 66 pairs of 128 x 192 (one wave), where 130 single tiles of 128 x 160
+        # would be 78 pairs (two rounds)
+        self.assertEqual(gemm.choose(520, 4096, 1000), cw[192])
+        # fp8 keeps 128 x 256 tiles there (the cluster widths were not measured in fp8)
+        self.assertEqual(gemm.choose_fp8(2000, 1496, 1024 + 64 + 16), gemm.Config("fp8_scaled", gemm.FP8_DEFINES[(128, 256)]))
         self.assertEqual(gemm.choose_fp8(3000, 5008, 1072), gemm.Config("fp8_scaled", gemm.FP8_DEFINES[(128, 256)]))
 
     def test_splitk(self):

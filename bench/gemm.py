@@ -295,6 +295,18 @@ PRESETS = {
                                 "2000x3000x1000,1100x5000x1000,1200x7000x1000,4096x4096x1000,1536x4000x2000,"
                                 "2048x5000x3000,3000x3000x3000,3000x5000x1064,8192x8192x2008",
                          reps=10, mode="tune"),
+    "onewave": Preset("one partial wave of 128 x 128 tiles (M > 256): the persistent kernel at each width of "
+                      "tilec.gemm.ONE_WAVE and at 128 x 192 and 128 x 256, and split-K, with rows of A and B that are "
+                      "a multiple of 128 bytes and rows that are not (K % 64 != 0), ranked per shape beside cuBLAS, "
+                      "Triton's persistent kernel and tilec.gemm's choice",
+                      "persistent BN=64 STAGES=8;persistent BN=96 CW=16 STAGES=7;persistent BN=128 STAGES=6;"
+                      "persistent BN=192 CW=32 GROUP_M=16 STAGES=5;persistent GROUP_M=16;splitk BN=128 STAGES=5 splits=2",
+                      shapes="1024x1024x1024,1024x1536x1024,1000x1496x1024,1536x1024x1536,1024x2048x1024,"
+                             "2048x1024x2048,640x2560x2048,512x2048x2048,768x768x1024,1024x1024x4096,1024x1536x4096,"
+                             "1024x1024x8192,512x2048x8192,1000x1000x1000,1096x1096x1096,1000x1200x1000,800x1600x1000,"
+                             "1600x800x1000,1200x1000x1200,600x2000x1000,504x2504x1000,1000x1496x1000,900x1800x1000,"
+                             "1000x2000x1000,700x2400x1000",
+                      reps=10, mode="tune"),
     "cluster": Preset("2-CTA clusters: B multicast with the cross-CTA release (the sample; its "
                       "pipeline form), without multicast (nomc), without clusters (split: the split mma alone)",
                       f"persistent GROUP_M=16;cluster;cluster src={CLUSTER_LOWER};cluster GROUP_M=16;cluster rewrite=nomc;"
@@ -790,7 +802,7 @@ def tune(variants, shapes, reps, ranked=True):
         M, N, K = shape
         a, b, ref, cublas = make_inputs(M, N, K)
         rows = [cublas]
-        if tp:
+        if tp and K % 8 == 0 and N % 8 == 0:   # TMA descriptors need 16-byte row strides
             ct = torch.empty_like(ref)
             tp[1](a, b, ct)
             torch.cuda.synchronize()

@@ -19,8 +19,10 @@ chooser"): it counts the output tiles each tile shape gives against the device's
   tiles take less time counted in waves: waves(128 x 128) x 0.56 < waves(128 x 256), a wave of
   128 x 128 tiles costing 0.56 of one of 128 x 256 tiles (M = 512 against N = 4096: one wave of 64
   tiles or one of 128 smaller ones; N = 10240: 2 waves or 3 smaller ones; N = 28672: 4 waves or 7
-  smaller ones). Where that is one partial wave of 128 x 128 tiles and K is short (K <=
-  PINGPONG_MAX_K), 128 x 192 tiles instead (one wave too, of fewer tiles).
+  smaller ones). Where that is one partial wave of 128 x 128 tiles: with rows of A and B that are a
+  multiple of 128 bytes the narrowest of 128 x 64, 96 and 128 tiles that fits the wave (ONE_WAVE:
+  the most SMs); with misaligned rows and K <= PINGPONG_MAX_K, 128 x 128 tiles where they number at
+  most MISALIGNED_FILL (0.7) of the SMs, else 128 x 192 tiles (fewer, one wave too).
 - More rows, then: the persistent kernel with a tile width that is not a power of two (WIDE: 128 x
   224, 192 or 160) where the cost model puts it below WIDE_GAIN of that choice (fuller waves:
   512 x 6144 is one wave of 128 tiles of 128 x 192 instead of 96 of 128 x 256; 512 x 10240 is 2
@@ -115,10 +117,24 @@ def _waves(tiles, sms):
     return -(-tiles // sms)
 
 
-# Where 128 x 128 tiles are one partial wave and K is short (each tile's prologue and epilogue weigh
-# most; 1000 x 1496 x 1000), the ping-pong kernel with 128 x 128 tiles was ahead of the persistent one
-# with 128 x 128 or 128 x 256 tiles; the persistent one with 128 x 192 tiles is ahead of both.
+# Where 128 x 128 tiles are one partial wave, every SM runs at most one tile and the time is one
+# tile's. With rows of A and B that are a multiple of 128 bytes the narrowest of ONE_WAVE's widths
+# whose tiles fit the wave is taken, whatever K (the most SMs, the least work each). With misaligned
+# rows (and K <= PINGPONG_MAX_K) each row costs TMA about 2.6 L2 requests, and more SMs loading at
+# once stop paying at about 70% of them: 128 x 128 tiles where they number at most MISALIGNED_FILL of
+# the SMs, else 128 x 192 (fewer, wider tiles: fewer rows per MAC). H100, `bench/gemm.py --preset
+# onewave` (docs/PERFORMANCE.md, "One wave of narrow tiles"): over its 25 shapes 0.955x cuBLAS
+# geometric mean against 0.824x for the rule before (128 x 192 tiles for every K <= 2048), e.g.
+# 1024x1024x1024 0.919x with 128 tiles of 128 x 64 against 0.683x, 1024x1536x1024 0.921x with 128 x 96
+# against 0.709x, 2048x1024x2048 0.992x with 128 x 128 against 0.768x, 512x2048x8192 1.014x with 128 x
+# 64 against 0.939x for split-K; misaligned 1200x1000x1200 0.898x with 80 tiles of 128 x 128 against
+# 0.689x, 1000x1496x1000 0.877x with 64 of 128 x 192 (96 of 128 x 128: 0.882x here, 0.785x in
+# another run), 900x1800x1000 1.001x with 128 x 192 against 0.872x for 120 of 128 x 128. 128 x 96
+# tiles with misaligned rows were behind 128 x 128 in two runs of three at 1000x1000x1000. The ping-pong
+# kernel measured behind. scaled_mm keeps 128 x 192 tiles for one partial wave with K <= PINGPONG_MAX_K.
 PINGPONG_MAX_K = 2048
+ONE_WAVE = {64: {"BN": 64, "STAGES": 8}, 96: {"BN": 96, "CW": 16, "STAGES": 7}, 128: {"BN": 128, "STAGES": 6}}
+MISALIGNED_FILL = 0.7
 
 # The cost model (estimate_us), in microseconds on one device, fitted to the H100 SXM: the 80
 # kernel-bound times of bench/gemm.py --preset splitk, to a root-mean-square error of about 11%
@@ -290,10 +306,10 @@ def _tail_split(base, M, N, K, sms):
     return Config("splitk", TAIL["defines"], splits=max(2, min(TAIL["max_splits"], sms // left)), dp=tiles - left)
 
 
-def _choose_tiles(M, N, K, sms, small=None, wide=None, cluster_wide=None):
+def _choose_tiles(M, N, K, sms, small=None, wide=None, cluster_wide=None, one_wave=True):
     """choose's tile shape and kernel before split-K is weighed (scaled_mm's choice follows it, with
     its own lists of 64-row widths `small`, wide widths `wide` and cluster widths `cluster_wide`: keys
-    of SMALL_M, WIDE and CLUSTER_WIDE)."""
+    of SMALL_M, WIDE and CLUSTER_WIDE; without ONE_WAVE's rule for one partial wave, `one_wave`)."""
     small = sorted(SMALL_M) if small is None else small
     wide = sorted(WIDE) if wide is None else wide
     cluster_wide = sorted(CLUSTER_WIDE) if cluster_wide is None else cluster_wide
@@ -312,19 +328,24 @@ def _choose_tiles(M, N, K, sms, small=None, wide=None, cluster_wide=None):
             base = Config("persistent", {"BN": 128, "STAGES": 6})
     else:
         t256, t128 = _tiles(M, N, 128, 256), _tiles(M, N, 128, 128)
-        pingpong = False
+        partial = False   # one partial wave of 128 x 128 tiles
         if _waves(t128, sms) * _BN128_COST < _waves(t256, sms):
             base = Config("persistent", {"BN": 128, "STAGES": 6})
-            pingpong = t128 <= sms and K <= PINGPONG_MAX_K
+            partial = t128 <= sms
         else:
             base = Config("persistent", {"GROUP_M": 16})
         widest = min((Config("persistent", WIDE[w]) for w in wide), key=lambda c: estimate_us(c, M, N, K, sms))
-        if pingpong:
-            # one partial wave, short K: 128 x 192 tiles are fewer still (one wave too). The model (one
-            # tile per SM either way) favours the smaller tiles, the H100 the wider ones: 1000x1496x1000
-            # 0.883x cuBLAS with 128 x 192 tiles (64) against the ping-pong kernel's 0.860x (96 tiles
-            # of 128 x 128), 1000x1504x1000 0.899x
-            base = Config("persistent", WIDE[192])
+        if partial and one_wave and K % CLUSTER_PITCH == 0:
+            # aligned rows: the narrowest tiles that fit the wave
+            bn = min(w for w in ONE_WAVE if _tiles(M, N, 128, w) <= sms)
+            base = Config("persistent", ONE_WAVE[bn])
+        elif partial and one_wave and K <= PINGPONG_MAX_K:
+            # misaligned rows, short K: 128 x 128 tiles where they number at most MISALIGNED_FILL of
+            # the SMs, else 128 x 192 tiles, fewer still
+            fill = _tiles(M, N, 128, 128) <= MISALIGNED_FILL * sms
+            base = Config("persistent", ONE_WAVE[128] if fill else WIDE[192])
+        elif partial and K <= PINGPONG_MAX_K:
+            base = Config("persistent", WIDE[192])   # scaled_mm's rule: 128 x 192 tiles, one wave too
         elif estimate_us(widest, M, N, K, sms) < WIDE_GAIN * estimate_us(base, M, N, K, sms):
             base = widest
         if K % CLUSTER_PITCH and t256 >= sms // 2:
@@ -532,7 +553,7 @@ def choose_fp8(M, N, K, sms=132):
     kernel's 128 x 128). Measured on the H100 (docs/PERFORMANCE.md, "fp8 GEMM"): the bf16 rules
     carried over were within 0.05 of the best fp8 width at every M <= 512 sweep shape; the fp8 form of
     split-K (fp8_splitk) was behind the unsplit widths there, so it is not chosen."""
-    base = _choose_tiles(M, N, K, sms, small=FP8_SMALL, wide=FP8_WIDE, cluster_wide=())
+    base = _choose_tiles(M, N, K, sms, small=FP8_SMALL, wide=FP8_WIDE, cluster_wide=(), one_wave=False)
     tile = (int(base.defines.get("BM", 128)), int(base.defines.get("BN", _DEFAULT_BN[base.kind])))
     return Config("fp8_scaled", FP8_DEFINES.get(tile, FP8_DEFINES[(128, 128)]))
 

@@ -962,6 +962,9 @@ int main(int argc, char **argv)
     static const tile_define wide192[] = {{"BN", "192"}, {"CW", "32"}, {"STAGES", "5"}, {"GROUP_M", "16"}};
     static const tile_define wide160[] = {{"BN", "160"}, {"CW", "16"}, {"STAGES", "5"}, {"GROUP_M", "16"}};
     static const tile_define wide224[] = {{"BN", "224"}, {"CW", "16"}, {"STAGES", "4"}, {"GROUP_M", "16"}};
+    static const tile_define one_wave64[] = {{"BN", "64"}, {"STAGES", "8"}};
+    static const tile_define one_wave96[] = {{"BN", "96"}, {"CW", "16"}, {"STAGES", "7"}};
+    static const tile_define one_wave128[] = {{"BN", "128"}, {"STAGES", "6"}};
     static const tile_define cluster224[] = {{"BN", "224"}, {"CW", "16"}, {"SC", "7"}, {"STAGES", "4"}};
     static const tile_define cluster192[] = {{"BN", "192"}, {"CW", "32"}, {"SC", "3"}, {"STAGES", "5"}};
     static const tile_define cluster160[] = {{"BN", "160"}, {"CW", "16"}, {"SC", "5"}, {"STAGES", "5"}};
@@ -988,6 +991,9 @@ int main(int argc, char **argv)
         {"gemm_persistent_sm90", wide192, 4, " (-DBN=192 -DCW=32 -DSTAGES=5 -DGROUP_M=16)"},
         {"gemm_persistent_sm90", wide160, 4, " (-DBN=160 -DCW=16 -DSTAGES=5 -DGROUP_M=16)"},
         {"gemm_persistent_sm90", wide224, 4, " (-DBN=224 -DCW=16 -DSTAGES=4 -DGROUP_M=16)"},
+        {"gemm_persistent_sm90", one_wave64, 2, " (-DBN=64 -DSTAGES=8)"},
+        {"gemm_persistent_sm90", one_wave96, 3, " (-DBN=96 -DCW=16 -DSTAGES=7)"},
+        {"gemm_persistent_sm90", one_wave128, 2, " (-DBN=128 -DSTAGES=6)"},
         {"gemm_fp8_scaled_sm90", wide224, 4, " (-DBN=224 -DCW=16 -DSTAGES=4 -DGROUP_M=16)"},
         {"gemm_cluster_sm90", cluster224, 4, " (-DBN=224 -DCW=16 -DSC=7 -DSTAGES=4)"},
         {"gemm_cluster_sm90", cluster192, 4, " (-DBN=192 -DCW=32 -DSC=3 -DSTAGES=5)"},

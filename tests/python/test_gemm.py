@@ -75,6 +75,27 @@ class Choose(unittest.TestCase):
         self.assertEqual(gemm.choose(8192, 14336, 2048), g16)    # short K
         self.assertEqual(gemm.choose(2048, 28672, 8192), g16)    # 13.6 waves, the last 58% full
 
+    def test_one_wave(self):
+        """One partial wave of 128 x 128 tiles: with aligned rows the narrowest ONE_WAVE width whose
+        tiles fit the SMs, whatever K; with misaligned rows and K <= PINGPONG_MAX_K 128 x 128 tiles
+        where they number at most MISALIGNED_FILL of the SMs, else 128 x 192."""
+        ow = {w: gemm.Config("persistent", gemm.ONE_WAVE[w]) for w in gemm.ONE_WAVE}
+        w192 = gemm.Config("persistent", gemm.WIDE[192])
+        self.assertEqual(gemm.choose(1024, 1024, 1024), ow[64])     # 128 tiles of 128 x 64
+        self.assertEqual(gemm.choose(1024, 1536, 1024), ow[96])     # 192 of 128 x 64; 128 of 128 x 96
+        self.assertEqual(gemm.choose(1536, 1024, 1536), ow[96])     # 132 tiles: exactly one wave
+        self.assertEqual(gemm.choose(640, 2560, 2048), ow[128])     # 128 x 96 would be 135 tiles
+        self.assertEqual(gemm.choose(2048, 1024, 2048), ow[128])
+        self.assertEqual(gemm.choose(1024, 1024, 1024, sms=64), ow[128])   # fewer SMs: 64 tiles fit
+        self.assertEqual(gemm.choose(1024, 1536, 4096), ow[96])     # long K too
+        self.assertEqual(gemm.choose(512, 2048, 8192), ow[64])      # not split: 128 tiles fill the SMs
+        self.assertEqual(gemm.choose(1000, 1000, 1000), ow[128])    # misaligned: 64 tiles
+        self.assertEqual(gemm.choose(800, 1600, 1000), ow[128])     # 91 tiles, 0.69 of the SMs
+        self.assertEqual(gemm.choose(1000, 1496, 1000), w192)       # 96 tiles of 128 x 128: too many
+        self.assertEqual(gemm.choose(1000, 2000, 1000), w192)
+        # scaled_mm keeps 128 x 192 tiles there
+        self.assertEqual(gemm.choose_fp8(1024, 1024, 1024), gemm.Config("fp8_scaled", gemm.FP8_DEFINES[(128, 192)]))
+
     def test_misaligned_rows(self):
         """M > 256 with rows of A and B that are not a multiple of 128 bytes (K % 64 != 0) and at least
         half a wave of 128 x 256 tiles: the cluster kernel, whatever the tile rules chose; aligned
@@ -102,14 +123,15 @@ class Choose(unittest.TestCase):
 
     def test_splitk(self):
         """Split-K where the cost model puts it below 0.9 of the choice without it: few tiles with long
-        K (512 x 2048: 64 tiles of 128 x 128, each in 2 slices), a last partial wave of long-K tiles
+        K and misaligned rows (512 x 2048 x 8208: 64 tiles of 128 x 128, each in 2 slices; with aligned
+        rows 128 tiles of 128 x 64 fill the SMs instead, ONE_WAVE), a last partial wave of long-K tiles
         (512 x 11264 x 16384: one whole wave of 128 x 256 tiles, the other 44 in 3 slices). Not where 128 x 160 tiles
         fill two waves (512 x 10240 x 8192, measured on the H100: 0.966x cuBLAS against the split's
         0.922x), nor where a launch's fixed cost and the reduction outweigh the idle SMs (M = 128, K =
         4096), nor where reading A and B bounds the time (M = 128, K = 14336 or 28672), nor where
         the tiles already fill their waves."""
         plain64 = gemm.Config("plain", {"BM": 64, "BN": 128, "STAGES": 8})
-        self.assertEqual(gemm.choose(512, 2048, 8192), gemm.Config("splitk", {"BN": 128, "STAGES": 5}, splits=2))
+        self.assertEqual(gemm.choose(512, 2048, 8192 + 16), gemm.Config("splitk", {"BN": 128, "STAGES": 5}, splits=2))
         self.assertEqual(gemm.choose(512, 11264, 16384),
                          gemm.Config("splitk", {"BN": 256, "CW": 32, "PW": 16, "STAGES": 4}, splits=3, dp=132))
         self.assertEqual(gemm.choose(512, 10240, 8192).kind, "persistent")

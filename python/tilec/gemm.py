@@ -124,7 +124,8 @@ def _waves(tiles, sms):
 # once stop paying at about 70% of them: 128 x 128 tiles where they number at most MISALIGNED_FILL of
 # the SMs, else 128 x 192 (fewer, wider tiles: fewer rows per MAC). H100, `bench/gemm.py --preset
 # onewave` (docs/PERFORMANCE.md, "One wave of narrow tiles"): over its 25 shapes 0.955x cuBLAS
-# geometric mean against 0.824x for the rule before (128 x 192 tiles for every K <= 2048), e.g.
+# geometric mean against 0.824x for the rule before (128 x 192 tiles for every K <= 2048; 0.927x
+# against 0.799x without 504x2504x1000, where cuBLAS ran slow in that run), e.g.
 # 1024x1024x1024 0.919x with 128 tiles of 128 x 64 against 0.683x, 1024x1536x1024 0.921x with 128 x 96
 # against 0.709x, 2048x1024x2048 0.992x with 128 x 128 against 0.768x, 512x2048x8192 1.014x with 128 x
 # 64 against 0.939x for split-K; misaligned 1200x1000x1200 0.898x with 80 tiles of 128 x 128 against

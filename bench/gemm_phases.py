@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""bench/gemm_phases.py: where the time of samples/gemm_persistent_sm90.tile goes, tile by tile, read
-from inside the kernel with clock() and global_time() (docs/LANGUAGE.md section 28).
+"""bench/gemm_phases.py: where the time of samples/gemm_persistent_sm90.tile (or, with --kernel cluster,
+gemm_cluster_sm90.tile: a row per CTA of each tile pair) goes, tile by tile, read from inside the
+kernel with clock() and global_time() (docs/LANGUAGE.md section 28).
 
 A copy of the sample gets a `times` parameter and four timestamps: the block's start (after its
 set-up, before the roles split), the consumers' first full stage of each tile (k = 0's wait
@@ -11,6 +12,7 @@ random bf16 operands (C checked against float64 math first), and the per-tile ph
 in SM cycles: min / median / max over the tiles, then the spread of the blocks' start times.
 
     python3 bench/gemm_phases.py 1000x1496x1000 BN=192 CW=32 STAGES=5 GROUP_M=16
+    python3 bench/gemm_phases.py 1000x1496x1000 --kernel cluster BN=96 CW=16 SC=3 STAGES=7
     python3 bench/gemm_phases.py 300x520x200 --device sim        (a check of the copy: steps, not cycles)
 
 The operands go in as NumPy arrays (copied to the device before each launch), so some of them may
@@ -25,7 +27,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 import tilec  # noqa: E402
 
-SAMPLE = os.path.join(ROOT, "samples", "gemm_persistent_sm90.tile")
 FIELDS = 8   # per tile: block, start, first stage, last mma, epilogue, start (ns), tile, 1
 
 
@@ -35,31 +36,50 @@ def sub(text, old, new):
     return text.replace(old, new, 1)
 
 
-def instrument(text):
+# Per sample: the text each timestamp goes after, and the tile's index (a row of `times`).
+KERNELS = {
+    "persistent": dict(
+        sample="gemm_persistent_sm90.tile",
+        params="c: tma bf16[M, N] box[BM, CW], M: i32, N: i32, K: i32) block(384) {",
+        loop="            var acc: f32[BM, BN] = 0.0;\n            for k in 0 .. nk {\n                wait(st);\n",
+        last="                elect { tma.store(c[m, n + q * CW], sc[q % SC]); tma.commit(); }\n            }\n",
+        index="t", tile=lambda bm, bn: (bm, bn)),
+    # 2-CTA clusters: tile pair p, rank r of the pair is row 2 p + r; the C tile of one CTA is BM x BN
+    "cluster": dict(
+        sample="gemm_cluster_sm90.tile",
+        params="c: tma bf16[M, N] box[BM, CW], M: i32, N: i32, K: i32) block(384) cluster(2) {",
+        loop="            var acc1: f32[BM, BH] = 0.0;\n            for k in 0 .. nk {\n                wait(st);\n",
+        last="                elect { tma.store(c[m, n + BH + q * CW], sc[q % SC]); tma.commit(); }\n            }\n",
+        index="p * 2 + rank", tile=lambda bm, bh: (bm, 2 * bh)),
+}
+
+
+def instrument(text, kind="persistent"):
     """The sample with the timestamps and the `times` parameter."""
-    text = sub(text, "c: tma bf16[M, N] box[BM, CW], M: i32, N: i32, K: i32) block(384) {",
-               "c: tma bf16[M, N] box[BM, CW], times: u64*, M: i32, N: i32, K: i32) block(384) {")
+    k = KERNELS[kind]
+    text = sub(text, k["params"], k["params"].replace("M: i32, N: i32", "times: u64*, M: i32, N: i32"))
     text = sub(text, "    let nk = (K + BK - 1) / BK;\n",
                "    let nk = (K + BK - 1) / BK;\n    let t_start = clock();\n    let g_start = global_time();\n")
-    text = sub(text, "            var acc: f32[BM, BN] = 0.0;\n            for k in 0 .. nk {\n                wait(st);\n",
-               "            var acc: f32[BM, BN] = 0.0;\n            var t_first = clock();\n"
-               "            for k in 0 .. nk {\n                wait(st);\n                if k == 0 { t_first = clock(); }\n")
+    loop = k["loop"]
+    text = sub(text, loop, loop.replace("            for k in 0 .. nk {\n                wait(st);\n",
+                                        "            var t_first = clock();\n"
+                                        "            for k in 0 .. nk {\n                wait(st);\n"
+                                        "                if k == 0 { t_first = clock(); }\n"))
     text = sub(text, "            mma_wait(0);\n            // the tile's last stage",
                "            mma_wait(0);\n            let t_mma = clock();\n            // the tile's last stage")
-    text = sub(text, "                elect { tma.store(c[m, n + q * CW], sc[q % SC]); tma.commit(); }\n            }\n",
-               "                elect { tma.store(c[m, n + q * CW], sc[q % SC]); tma.commit(); }\n            }\n"
+    text = sub(text, k["last"], k["last"] +
                "            let t_epi = clock();\n"
                "            if thread_id.x == 128 {\n"
-               "                let r = times + t * 8;\n"
+               "                let r = times + (%s) * 8;\n"
                "                r[0] = block_id.x as u64;\n"
                "                r[1] = t_start;\n"
                "                r[2] = t_first;\n"
                "                r[3] = t_mma;\n"
                "                r[4] = t_epi;\n"
                "                r[5] = g_start;\n"
-               "                r[6] = t as u64;\n"
+               "                r[6] = (%s) as u64;\n"
                "                r[7] = 1 as u64;\n"
-               "            }\n")
+               "            }\n" % (k["index"], k["index"]))
     return text
 
 
@@ -73,8 +93,10 @@ def main():
     ap.add_argument("shape", help="MxNxK")
     ap.add_argument("defines", nargs="*", help="NAME=VALUE -D overrides of the sample")
     ap.add_argument("--device", choices=("cuda", "sim"), default="cuda")
-    ap.add_argument("--grid", type=int, default=0, help="blocks (default: min(tiles, SMs))")
-    args = ap.parse_args()
+    ap.add_argument("--grid", type=int, default=0, help="blocks (default: min(tiles, SMs); cluster: 2 x min(pairs, SMs / 2))")
+    ap.add_argument("--kernel", choices=sorted(KERNELS), default="persistent",
+                    help="the sample: gemm_persistent_sm90 (default) or gemm_cluster_sm90")
+    args = ap.parse_intermixed_args()
     try:
         M, N, K = (int(x) for x in args.shape.lower().split("x"))
     except ValueError:
@@ -86,15 +108,20 @@ def main():
             raise SystemExit("gemm_phases: %r is not NAME=VALUE" % d)
         defines[name] = value
     import numpy as np
-    with open(SAMPLE) as f:
-        text = instrument(f.read())
+    k = KERNELS[args.kernel]
+    with open(os.path.join(ROOT, "samples", k["sample"])) as f:
+        text = instrument(f.read(), args.kernel)
     prog = tilec.compile(text, target="sm_90a", defines=defines, filename="gemm_phases.tile")
-    kern = prog["gemm_persistent_sm90"]
-    bm, bn = kern.params[0].box[0], kern.params[1].box[0]
-    tiles = -(-M // bm) * -(-N // bn)
+    kern = prog[k["sample"][:-len(".tile")]]
+    bm, bn = k["tile"](kern.params[0].box[0], kern.params[1].box[0])
     dev = tilec.Device(args.device)
     sms = dev.info["sm_count"] or 132
-    grid = args.grid or min(tiles, sms)
+    if args.kernel == "cluster":   # pairs of tiles along M; an odd count of M tiles leaves one past M
+        tiles = 2 * -(-M // (2 * bm)) * -(-N // bn)
+        grid = args.grid or 2 * min(tiles // 2, sms // 2)
+    else:
+        tiles = -(-M // bm) * -(-N // bn)
+        grid = args.grid or min(tiles, sms)
     rng = np.random.default_rng(1)
     a, b = ((rng.uniform(-1, 1, s).astype(np.float32).view(np.uint32) >> 16).astype(np.uint16) for s in ((M, K), (N, K)))
     c = np.full((M, N), 0x7FC0, np.uint16)

@@ -317,7 +317,7 @@ class Profile(unittest.TestCase):
 
 
 class Phases(unittest.TestCase):
-    """bench/gemm_phases.py (the persistent sample with clock() timestamps per tile) on the
+    """bench/gemm_phases.py (the persistent or the cluster sample with clock() timestamps per tile) on the
     simulator: the instrumented copy still computes C, every tile is recorded and the phases are
     printed; a grid smaller than the tiles gives the later tiles' row too."""
     SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "gemm_phases.py")
@@ -333,6 +333,14 @@ class Phases(unittest.TestCase):
         for row in ("start to first stage (first tiles)", "previous tile's end to first stage",
                     "main loop (first stage to last mma)", "epilogue (last mma to last store)"):
             self.assertIn(row, p.stdout)
+
+    def test_cluster(self):
+        """The cluster sample: one row per CTA of each tile pair (an odd count of M tiles: the last
+        pair's second tile past M is recorded too), one cluster walking six pairs."""
+        p = self.run_script("300x264x72", "--kernel", "cluster", "BN=128", "STAGES=6", "--grid", "2", "--device", "sim")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("300x264x72, 128 x 128 tiles (12), grid 2, BN=128 STAGES=6 on sim: relative Frobenius error", p.stdout)
+        self.assertIn("previous tile's end to first stage", p.stdout)
 
     def test_refuses(self):
         for args, msg in ((("300x264",), "the shape is MxNxK"), (("300x264x200", "BN"), "is not NAME=VALUE")):

@@ -307,13 +307,15 @@ def _tail_split(base, M, N, K, sms):
     return Config("splitk", TAIL["defines"], splits=max(2, min(TAIL["max_splits"], sms // left)), dp=tiles - left)
 
 
-def _choose_tiles(M, N, K, sms, small=None, wide=None, cluster_wide=None, one_wave=True):
+def _choose_tiles(M, N, K, sms, small=None, wide=None, cluster_wide=None, one_wave=None):
     """choose's tile shape and kernel before split-K is weighed (scaled_mm's choice follows it, with
-    its own lists of 64-row widths `small`, wide widths `wide` and cluster widths `cluster_wide`: keys
-    of SMALL_M, WIDE and CLUSTER_WIDE; without ONE_WAVE's rule for one partial wave, `one_wave`)."""
+    its own lists of 64-row widths `small`, wide widths `wide`, cluster widths `cluster_wide` and
+    widths for one partial wave `one_wave`: keys of SMALL_M, WIDE, CLUSTER_WIDE and ONE_WAVE; an
+    empty `one_wave` keeps 128 x 192 tiles there)."""
     small = sorted(SMALL_M) if small is None else small
     wide = sorted(WIDE) if wide is None else wide
     cluster_wide = sorted(CLUSTER_WIDE) if cluster_wide is None else cluster_wide
+    one_wave = sorted(ONE_WAVE) if one_wave is None else one_wave
     for v, what in ((M, "M"), (N, "N"), (K, "K"), (sms, "sms")):
         if not isinstance(v, int) or v < 1:
             raise ValueError("tilec.gemm.choose: %s must be a positive int, not %r" % (what, v))
@@ -338,7 +340,7 @@ def _choose_tiles(M, N, K, sms, small=None, wide=None, cluster_wide=None, one_wa
         widest = min((Config("persistent", WIDE[w]) for w in wide), key=lambda c: estimate_us(c, M, N, K, sms))
         if partial and one_wave and K % CLUSTER_PITCH == 0:
             # aligned rows: the narrowest tiles that fit the wave
-            bn = min(w for w in ONE_WAVE if _tiles(M, N, 128, w) <= sms)
+            bn = min(w for w in one_wave if _tiles(M, N, 128, w) <= sms)
             base = Config("persistent", ONE_WAVE[bn])
         elif partial and one_wave and K <= PINGPONG_MAX_K:
             # misaligned rows, short K: 128 x 128 tiles where they number at most MISALIGNED_FILL of
@@ -546,6 +548,13 @@ FP8_DEFINES = {(128, 256): {"GROUP_M": 16}, (128, 192): {"BN": 192, "CW": 32, "S
 # 0.918x for 64 x 128; 512x14336x4096 per-tensor, 128 x 224 62.5 us against 56.6 us for 128 x 256)
 FP8_SMALL = (64, 128)
 FP8_WIDE = (160, 192)
+# One partial wave of 128 x 128 tiles with 128-byte rows (K % 128 == 0 in fp8): the narrowest of
+# 128 x 64 and 128 x 128 that fits the SMs, as the bf16 rule (ONE_WAVE) without 128 x 96, which fp8
+# measured behind 128 x 128 where both fit. H100, one run (docs/PERFORMANCE.md, "fp8 GEMM", "One wave
+# of narrow tiles in fp8"): at the eight shapes measured, the best of 128 x 64, 96, 128 and 192 each
+# time; row-wise scales 0.924x torch._scaled_mm at 1024x1024x1024 with 128 x 64 against 0.723x for
+# 128 x 192, 0.875x at 2048x1024x2048 with 128 x 128 against 0.717x.
+FP8_ONE_WAVE = (64, 128)
 
 
 def choose_fp8(M, N, K, sms=132):
@@ -554,7 +563,8 @@ def choose_fp8(M, N, K, sms=132):
     kernel's 128 x 128). Measured on the H100 (docs/PERFORMANCE.md, "fp8 GEMM"): the bf16 rules
     carried over were within 0.05 of the best fp8 width at every M <= 512 sweep shape; the fp8 form of
     split-K (fp8_splitk) was behind the unsplit widths there, so it is not chosen."""
-    base = _choose_tiles(M, N, K, sms, small=FP8_SMALL, wide=FP8_WIDE, cluster_wide=(), one_wave=False)
+    base = _choose_tiles(M, N, K, sms, small=FP8_SMALL, wide=FP8_WIDE, cluster_wide=(),
+                         one_wave=FP8_ONE_WAVE if K % 128 == 0 else ())
     tile = (int(base.defines.get("BM", 128)), int(base.defines.get("BN", _DEFAULT_BN[base.kind])))
     return Config("fp8_scaled", FP8_DEFINES.get(tile, FP8_DEFINES[(128, 128)]))
 

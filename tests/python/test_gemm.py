@@ -93,8 +93,11 @@ class Choose(unittest.TestCase):
         self.assertEqual(gemm.choose(800, 1600, 1000), ow[128])     # 91 tiles, 0.69 of the SMs
         self.assertEqual(gemm.choose(1000, 1496, 1000), w192)       # 96 tiles of 128 x 128: too many
         self.assertEqual(gemm.choose(1000, 2000, 1000), w192)
-        # scaled_mm keeps 128 x 192 tiles there
-        self.assertEqual(gemm.choose_fp8(1024, 1024, 1024), gemm.Config("fp8_scaled", gemm.FP8_DEFINES[(128, 192)]))
+        # scaled_mm: 128 x 64 or 128 x 128 (FP8_ONE_WAVE) with 128-byte fp8 rows, else 128 x 192
+        f8 = lambda bm, bn: gemm.Config("fp8_scaled", gemm.FP8_DEFINES[(bm, bn)])   # noqa: E731
+        self.assertEqual(gemm.choose_fp8(1024, 1024, 1024), f8(128, 64))
+        self.assertEqual(gemm.choose_fp8(1024, 1536, 1024), f8(128, 128))   # 128 x 96 is not weighed
+        self.assertEqual(gemm.choose_fp8(1024, 1024, 1024 + 64), f8(128, 192))   # 64-byte offsets
 
     def test_misaligned_rows(self):
         """M > 256 with rows of A and B that are not a multiple of 128 bytes (K % 64 != 0) and at least

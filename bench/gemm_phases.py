@@ -27,7 +27,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 import tilec  # noqa: E402
 
-FIELDS = 8   # per tile: block, start, first stage, last mma, epilogue, start (ns), tile, 1
+FIELDS = 9   # per tile: block, start, first stage, last mma, epilogue, start (ns), tile, 1, epilogue (ns)
 
 
 def sub(text, old, new):
@@ -69,8 +69,9 @@ def instrument(text, kind="persistent"):
                "            mma_wait(0);\n            let t_mma = clock();\n            // the tile's last stage")
     text = sub(text, k["last"], k["last"] +
                "            let t_epi = clock();\n"
+               "            let g_epi = global_time();\n"
                "            if thread_id.x == 128 {\n"
-               "                let r = times + (%s) * 8;\n"
+               "                let r = times + (%s) * 9;\n"
                "                r[0] = block_id.x as u64;\n"
                "                r[1] = t_start;\n"
                "                r[2] = t_first;\n"
@@ -79,6 +80,7 @@ def instrument(text, kind="persistent"):
                "                r[5] = g_start;\n"
                "                r[6] = (%s) as u64;\n"
                "                r[7] = 1 as u64;\n"
+               "                r[8] = g_epi;\n"
                "            }\n" % (k["index"], k["index"]))
     return text
 
@@ -154,7 +156,9 @@ def main():
     print("  block start to last store           %s" % stats([max(q[4] for q in rows if q[0] == blk) - first[blk][1]
                                                            for blk in first]))
     g = [r[5] for r in first.values()]
-    print("blocks' start times (%s): spread %d" % ("ns" if args.device == "cuda" else "steps", max(g) - min(g)))
+    ns = "ns" if args.device == "cuda" else "steps"
+    print("blocks' start times (%s): spread %d" % (ns, max(g) - min(g)))
+    print("first block's start to last store (%s, the GPU's global timer): %d" % (ns, max(r[8] for r in rows) - min(g)))
     return 0
 
 

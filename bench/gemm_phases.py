@@ -16,7 +16,8 @@ in SM cycles: min / median / max over the tiles, then the spread of the blocks' 
     python3 bench/gemm_phases.py 300x520x200 --device sim        (a check of the copy: steps, not cycles)
 
 The operands go in as NumPy arrays (copied to the device before each launch), so some of them may
-still be in L2 when the measured launch starts; bench/gemm.py's timing flushes L2, this does not.
+still be in L2 when the measured launch starts; with --flush they are torch tensors in GPU memory
+and L2 is flushed before each launch, as bench/gemm.py times.
 """
 import argparse
 import os
@@ -96,6 +97,9 @@ def main():
     ap.add_argument("defines", nargs="*", help="NAME=VALUE -D overrides of the sample")
     ap.add_argument("--device", choices=("cuda", "sim"), default="cuda")
     ap.add_argument("--grid", type=int, default=0, help="blocks (default: min(tiles, SMs); cluster: 2 x min(pairs, SMs / 2))")
+    ap.add_argument("--flush", action="store_true",
+                    help="operands in GPU memory (torch tensors) and L2 flushed before the measured launch, as "
+                         "bench/gemm.py times (cuda only)")
     ap.add_argument("--kernel", choices=sorted(KERNELS), default="persistent",
                     help="the sample: gemm_persistent_sm90 (default) or gemm_cluster_sm90")
     args = ap.parse_intermixed_args()
@@ -128,15 +132,32 @@ def main():
     a, b = ((rng.uniform(-1, 1, s).astype(np.float32).view(np.uint32) >> 16).astype(np.uint16) for s in ((M, K), (N, K)))
     c = np.full((M, N), 0x7FC0, np.uint16)
     times = np.zeros((tiles, FIELDS), np.uint64)
-    for _ in range(1 if args.device == "sim" else 2):   # a warm-up launch, then the measured one
+    if args.flush and args.device != "cuda":
+        raise SystemExit("gemm_phases: --flush needs --device cuda")
+    if args.flush:   # as bench/gemm.py: the operands in GPU memory, L2 (50 MiB) emptied by 256 MiB of writes
+        import torch
+        gpu = lambda x, t: torch.from_numpy(x.view(np.int16)).cuda().view(t)   # noqa: E731
+        ta, tb, tc = gpu(a, torch.bfloat16), gpu(b, torch.bfloat16), gpu(c, torch.bfloat16)
+        tt = torch.zeros((tiles, FIELDS), dtype=torch.uint64, device="cuda")
+        flush = torch.empty(64 << 20, dtype=torch.int32, device="cuda")
+        for _ in range(2):
+            tt.zero_()
+            flush.zero_()
+            torch.cuda.synchronize()
+            kern(ta, tb, tc, tt, M, N, K, grid=grid, device=dev)
+            torch.cuda.synchronize()
+        c = tc.view(torch.int16).cpu().numpy().view(np.uint16)
+        times = tt.cpu().numpy()
+    for _ in range(0 if args.flush else 1 if args.device == "sim" else 2):   # a warm-up, then the measured one
         times[:] = 0
         kern(a, b, c, times, M, N, K, grid=grid, device=dev)
     value = lambda bits: (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)  # noqa: E731
     want = value(a) @ value(b).T
     err = float(np.linalg.norm(value(c) - want) / np.linalg.norm(want))
     unit = "cycles" if args.device == "cuda" else "simulator steps"
-    print("%dx%dx%d, %d x %d tiles (%d), grid %d, %s on %s: relative Frobenius error %.3g" %
-          (M, N, K, bm, bn, tiles, grid, " ".join(args.defines) or "as written", args.device, err))
+    print("%dx%dx%d, %d x %d tiles (%d), grid %d, %s on %s%s: relative Frobenius error %.3g" %
+          (M, N, K, bm, bn, tiles, grid, " ".join(args.defines) or "as written", args.device,
+           ", L2 flushed" if args.flush else "", err))
     if not err <= 2.0 ** -7 or not (times[:, 7] == 1).all():
         print("gemm_phases: the result is wrong or a tile was not recorded")
         return 1

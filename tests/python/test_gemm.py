@@ -346,7 +346,8 @@ class Phases(unittest.TestCase):
         self.assertIn("previous tile's end to first stage", p.stdout)
 
     def test_refuses(self):
-        for args, msg in ((("300x264",), "the shape is MxNxK"), (("300x264x200", "BN"), "is not NAME=VALUE")):
+        for args, msg in ((("300x264",), "the shape is MxNxK"), (("300x264x200", "BN"), "is not NAME=VALUE"),
+                          (("300x264x200", "--flush", "--device", "sim"), "--flush needs --device cuda")):
             p = self.run_script(*args)
             self.assertNotEqual(p.returncode, 0, args)
             self.assertIn(msg, p.stdout + p.stderr, args)

@@ -72,7 +72,7 @@ def instrument(text, kind="persistent"):
                "            let t_epi = clock();\n"
                "            let g_epi = global_time();\n"
                "            if thread_id.x == 128 {\n"
-               "                let r = times + (%s) * 9;\n"
+               "                let r = times + (%s) * %d;\n"
                "                r[0] = block_id.x as u64;\n"
                "                r[1] = t_start;\n"
                "                r[2] = t_first;\n"
@@ -82,7 +82,7 @@ def instrument(text, kind="persistent"):
                "                r[6] = (%s) as u64;\n"
                "                r[7] = 1 as u64;\n"
                "                r[8] = g_epi;\n"
-               "            }\n" % (k["index"], k["index"]))
+               "            }\n" % (k["index"], FIELDS, k["index"]))
     return text
 
 

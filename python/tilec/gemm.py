@@ -244,9 +244,9 @@ WIDE_GAIN = 0.95
 # fewer tiles (1000x1496x1000: 48) the 128 x 192 tiles stay ahead (0.855x against 0.666x). At
 # aligned shapes the persistent kernel stays 1-3% ahead of the cluster one.
 CLUSTER_PITCH = 64
-# The cluster kernel's tile widths below 256 (each CTA loads half the columns' B rows: BN / 2 of a
-# power-of-two count of CW-column pieces, SC of them in flight; the deepest ring that fits 227 KiB),
-# taken as WIDE's are: where the cost model puts one below WIDE_GAIN of 128 x 256 tiles (a fuller
+# The cluster kernel's tile widths below 256 (each CTA loads BN / 2 of B's rows and stores its C tile
+# in pieces of CW columns, a power of two dividing BN / 2, SC pieces in flight; the deepest ring that
+# fits 227 KiB), taken as WIDE's are: where the cost model puts one below WIDE_GAIN of 128 x 256 tiles (a fuller
 # last wave). With misaligned rows a partial last wave of 128 x 256 pairs costs more than the loads
 # they save: H100, `bench/gemm.py --preset misaligned` (docs/PERFORMANCE.md, "Cluster tiles that
 # fill the waves"), 128 x 192 pairs at 2000x1496x1000 0.937x cuBLAS against 0.866x for 128 x 256,

@@ -246,15 +246,14 @@ WIDE_GAIN = 0.95
 CLUSTER_PITCH = 64
 # The cluster kernel's tile widths below 256 (each CTA loads BN / 2 of B's rows and stores its C tile
 # in pieces of CW columns, a power of two dividing BN / 2, SC pieces in flight; the deepest ring that
-# fits 227 KiB), taken as WIDE's are: where the cost model puts one below WIDE_GAIN of 128 x 256 tiles (a fuller
-# last wave). With misaligned rows a partial last wave of 128 x 256 pairs costs more than the loads
-# they save: H100, `bench/gemm.py --preset misaligned` (docs/PERFORMANCE.md, "Cluster tiles that
-# fill the waves"), 128 x 192 pairs at 2000x1496x1000 0.937x cuBLAS against 0.866x for 128 x 256,
-# 1536x4000x2000 1.115x against 0.899x, 3000x3000x3000 0.865x against 0.741x; 128 x 224 at
-# 2048x5000x3000 0.902x against 0.867x (but 1.042x against 1.071x at 1100x5000x1000); 128 x 160 at
-# 1500x3000x1000 0.745x against 0.656x; 0.865x to 0.928x over the preset's 14 shapes (3000x3000x3000 was split in 5 slices before:
-# 0.657x). At
-# 3000x5000x1064 the model keeps 128 x 256 (0.968x; 128 x 192 0.910x).
+# fits 227 KiB), taken as WIDE's are: where the cost model puts one below WIDE_GAIN of 128 x 256
+# tiles (a fuller last wave). With misaligned rows a partial last wave of 128 x 256 pairs costs more
+# than the loads they save: H100, `bench/gemm.py --preset misaligned` (docs/PERFORMANCE.md, "Cluster
+# tiles that fill the waves"), 128 x 192 pairs at 2000x1496x1000 0.937x cuBLAS against 0.866x for
+# 128 x 256, 1536x4000x2000 1.115x against 0.899x, 3000x3000x3000 0.865x against 0.657x for the
+# split-K form chosen before; 128 x 224 at 2048x5000x3000 0.902x against 0.867x (but 1.042x against
+# 1.071x at 1100x5000x1000); 128 x 160 at 1500x3000x1000 0.745x against 0.656x; 0.865x to 0.928x over
+# the preset's 14 shapes. At 3000x5000x1064 the model keeps 128 x 256 (0.968x; 128 x 192 0.910x).
 CLUSTER_WIDE = {224: {"BN": 224, "CW": 16, "SC": 7, "STAGES": 4}, 192: {"BN": 192, "CW": 32, "SC": 3, "STAGES": 5},
                 160: {"BN": 160, "CW": 16, "SC": 5, "STAGES": 5}}
 # M <= 256: the plain kernel with one consumer warpgroup (BM = 64) where its tiles fit one wave, the

@@ -788,6 +788,11 @@ def compare(variants, shapes, reps):
         sys.stdout.flush()
 
 
+def ratio(r):
+    """A ratio column: "-" where the contender did not run (Triton's TMA descriptors need 16-byte rows)."""
+    return f"{r:6.3f}x" if r > 0 else "     - "
+
+
 def tune(variants, shapes, reps, ranked=True):
     """The autotuner: every variant checked and timed beside cuBLAS and Triton's persistent kernel,
     a ranked table per shape (ranked), then the best tilec variant per shape, with the geometric
@@ -851,11 +856,11 @@ def tune(variants, shapes, reps, ranked=True):
         sys.stdout.flush()
         if not ranked:
             b = best_rows[-1]
-            print(f"  {b[0]:20s} {b[1]:45s} {b[4]:7.1f} TFLOP/s {b[2]:6.3f}x cuBLAS   Triton persistent {b[3]:6.3f}x"
+            print(f"  {b[0]:20s} {b[1]:45s} {b[4]:7.1f} TFLOP/s {b[2]:6.3f}x cuBLAS   Triton persistent {ratio(b[3])}"
                   f"   chosen {b[6]:6.3f}x {b[5]}")
     print("== best tilec variant per shape (ratios to cuBLAS of the same interleaved run), and tilec.gemm's choice")
     for shape, name, r, rt, tf, cname, rc in best_rows:
-        print(f"  {shape:20s} {name:45s} {tf:7.1f} TFLOP/s {r:6.3f}x cuBLAS   Triton persistent {rt:6.3f}x"
+        print(f"  {shape:20s} {name:45s} {tf:7.1f} TFLOP/s {r:6.3f}x cuBLAS   Triton persistent {ratio(rt)}"
               f"   chosen {rc:6.3f}x {cname}")
 
     def gmean(xs):
@@ -865,7 +870,7 @@ def tune(variants, shapes, reps, ranked=True):
         worst = min(ok, key=lambda r: r[2])
         print(f"== {len(ok)} shapes: tilec (best variant per shape) geometric mean {gmean([r[2] for r in ok]):.3f}x cuBLAS, "
               f"worst {worst[2]:.3f}x at {worst[0]} ({worst[1]}); Triton persistent geometric mean "
-              f"{gmean([r[3] for r in ok if r[3] > 0]):.3f}x")
+              f"{gmean([r[3] for r in ok if r[3] > 0]):.3f}x over the {sum(r[3] > 0 for r in ok)} shapes it ran")
     if host_max:
         h = max(host_max)
         print(f"== the host's longest call: {h[0]:.0f} us ({h[2]} at {h[1]}), hidden behind a {h[3]:.0f} us spin; "

@@ -21,8 +21,8 @@ chooser"): it counts the output tiles each tile shape gives against the device's
   tiles or one of 128 smaller ones; N = 10240: 2 waves or 3 smaller ones; N = 28672: 4 waves or 7
   smaller ones). Where that is one partial wave of 128 x 128 tiles: with rows of A and B that are a
   multiple of 128 bytes the narrowest of 128 x 64, 96 and 128 tiles that fits the wave (ONE_WAVE:
-  the most SMs); with misaligned rows and K <= PINGPONG_MAX_K, 128 x 128 tiles where they number at
-  most MISALIGNED_FILL (0.7) of the SMs, else 128 x 192 tiles (fewer, one wave too).
+  the most SMs); with misaligned rows, 128 x 128 tiles where they number at most MISALIGNED_FILL
+  (0.65) of the SMs, else 128 x 192 tiles (fewer, one wave too).
 - More rows, then: the persistent kernel with a tile width that is not a power of two (WIDE: 128 x
   224, 192 or 160) where the cost model puts it below WIDE_GAIN of that choice (fuller waves:
   512 x 6144 is one wave of 128 tiles of 128 x 192 instead of 96 of 128 x 256; 512 x 10240 is 2
@@ -120,9 +120,9 @@ def _waves(tiles, sms):
 # Where 128 x 128 tiles are one partial wave, every SM runs at most one tile and the time is one
 # tile's. With rows of A and B that are a multiple of 128 bytes the narrowest of ONE_WAVE's widths
 # whose tiles fit the wave is taken, whatever K (the most SMs, the least work each). With misaligned
-# rows (and K <= PINGPONG_MAX_K) each row costs TMA about 2.6 L2 requests, and more SMs loading at
-# once stop paying at about 70% of them: 128 x 128 tiles where they number at most MISALIGNED_FILL of
-# the SMs, else 128 x 192 (fewer, wider tiles: fewer rows per MAC). H100, `bench/gemm.py --preset
+# rows each row costs TMA about 2.6 L2 requests, and more SMs loading at once stop paying at about
+# two thirds of them: 128 x 128 tiles where they number at most MISALIGNED_FILL of the SMs, else
+# 128 x 192 (fewer, wider tiles: fewer rows per MAC), whatever K. H100, `bench/gemm.py --preset
 # onewave` (docs/PERFORMANCE.md, "One wave of narrow tiles"): over its 25 shapes 0.955x cuBLAS
 # geometric mean against 0.824x for the rule before (128 x 192 tiles for every K <= 2048; 0.927x
 # against 0.799x without 504x2504x1000, where cuBLAS ran slow in that run), e.g.
@@ -131,11 +131,16 @@ def _waves(tiles, sms):
 # 64 against 0.939x for split-K; misaligned 1200x1000x1200 0.898x with 80 tiles of 128 x 128 against
 # 0.689x, 1000x1496x1000 0.877x with 64 of 128 x 192 (96 of 128 x 128: 0.882x here, 0.785x in
 # another run), 900x1800x1000 1.001x with 128 x 192 against 0.872x for 120 of 128 x 128. 128 x 96
-# tiles with misaligned rows were behind 128 x 128 in two runs of three at 1000x1000x1000. The ping-pong
-# kernel measured behind. scaled_mm keeps 128 x 192 tiles for one partial wave with K <= PINGPONG_MAX_K.
+# tiles with misaligned rows were behind 128 x 128 in two runs of three at 1000x1000x1000. At 91 tiles
+# of 128 x 128 (800x1600x1000, 1600x800x1000, 800x1600x5000) 128 x 192 was ahead in three runs of five
+# and level in one, so the line lies below 91/132; with K > 2048 it picked the best of 128 x 64, 96,
+# 128 and 192 at all six shapes measured (1000x1496x3000 and 800x1600x5000: 0.804x and 0.838x with
+# 128 x 192 against 0.745x and 0.786x for 128 x 128; 1000x1000x4000, 1024x1024x3000, 600x2000x6000,
+# 1200x1000x2504: 128 x 128 ahead). The ping-pong kernel measured behind. scaled_mm keeps 128 x 192
+# tiles for one partial wave with K <= PINGPONG_MAX_K.
 PINGPONG_MAX_K = 2048
 ONE_WAVE = {64: {"BN": 64, "STAGES": 8}, 96: {"BN": 96, "CW": 16, "STAGES": 7}, 128: {"BN": 128, "STAGES": 6}}
-MISALIGNED_FILL = 0.7
+MISALIGNED_FILL = 0.65
 
 # The cost model (estimate_us), in microseconds on one device, fitted to the H100 SXM: the 80
 # kernel-bound times of bench/gemm.py --preset splitk, to a root-mean-square error of about 11%
@@ -342,9 +347,9 @@ def _choose_tiles(M, N, K, sms, small=None, wide=None, cluster_wide=None, one_wa
             # aligned rows: the narrowest tiles that fit the wave
             bn = min(w for w in one_wave if _tiles(M, N, 128, w) <= sms)
             base = Config("persistent", ONE_WAVE[bn])
-        elif partial and one_wave and K <= PINGPONG_MAX_K:
-            # misaligned rows, short K: 128 x 128 tiles where they number at most MISALIGNED_FILL of
-            # the SMs, else 128 x 192 tiles, fewer still
+        elif partial and one_wave:
+            # misaligned rows: 128 x 128 tiles where they number at most MISALIGNED_FILL of the SMs,
+            # else 128 x 192 tiles, fewer still
             fill = _tiles(M, N, 128, 128) <= MISALIGNED_FILL * sms
             base = Config("persistent", ONE_WAVE[128] if fill else WIDE[192])
         elif partial and K <= PINGPONG_MAX_K:

@@ -45,10 +45,10 @@ class Choose(unittest.TestCase):
         self.assertEqual(gemm.choose(512, 6144, 4096), gemm.Config("persistent", gemm.WIDE[192]))
         # 2 waves of 160 tiles of 128 x 256, 3 of 320 of 128 x 128, or 2 full waves of 256 of 128 x 160
         self.assertEqual(gemm.choose(512, 10240, 8192), gemm.Config("persistent", gemm.WIDE[160]))
-        # one partial wave with short K: 64 tiles of 128 x 192 rather than the ping-pong kernel's 96
+        # one partial wave, misaligned rows: 64 tiles of 128 x 192 rather than 96 of 128 x 128, any K
         self.assertEqual(gemm.choose(1000, 1496, 1000), gemm.Config("persistent", gemm.WIDE[192]))
         self.assertEqual(gemm.choose(1100, 1496, 1000), gemm.Config("persistent", gemm.WIDE[192]))
-        self.assertEqual(gemm.choose(1100, 1496, 3000), gemm.Config("persistent", {"BN": 128, "STAGES": 6}))   # long K
+        self.assertEqual(gemm.choose(1100, 1496, 3000), gemm.Config("persistent", gemm.WIDE[192]))   # long K
         self.assertNotIn(96, gemm.WIDE)
         # 2 waves of 224 tiles, or 4 of 448 smaller ones (2.4); 256 tiles of 128 x 224 fill 2 waves
         self.assertEqual(gemm.choose(512, 14336, 4096), gemm.Config("persistent", gemm.WIDE[224]))
@@ -77,8 +77,8 @@ class Choose(unittest.TestCase):
 
     def test_one_wave(self):
         """One partial wave of 128 x 128 tiles: with aligned rows the narrowest ONE_WAVE width whose
-        tiles fit the SMs, whatever K; with misaligned rows and K <= PINGPONG_MAX_K 128 x 128 tiles
-        where they number at most MISALIGNED_FILL of the SMs, else 128 x 192."""
+        tiles fit the SMs, whatever K; with misaligned rows 128 x 128 tiles where they number at most
+        MISALIGNED_FILL of the SMs, else 128 x 192, whatever K."""
         ow = {w: gemm.Config("persistent", gemm.ONE_WAVE[w]) for w in gemm.ONE_WAVE}
         w192 = gemm.Config("persistent", gemm.WIDE[192])
         self.assertEqual(gemm.choose(1024, 1024, 1024), ow[64])     # 128 tiles of 128 x 64
@@ -90,7 +90,10 @@ class Choose(unittest.TestCase):
         self.assertEqual(gemm.choose(1024, 1536, 4096), ow[96])     # long K too
         self.assertEqual(gemm.choose(512, 2048, 8192), ow[64])      # not split: 128 tiles fill the SMs
         self.assertEqual(gemm.choose(1000, 1000, 1000), ow[128])    # misaligned: 64 tiles
-        self.assertEqual(gemm.choose(800, 1600, 1000), ow[128])     # 91 tiles, 0.69 of the SMs
+        self.assertEqual(gemm.choose(800, 1600, 1000), w192)        # 91 tiles of 128 x 128: 0.69 of the SMs
+        self.assertEqual(gemm.choose(1200, 1000, 1200), ow[128])    # 80 tiles
+        self.assertEqual(gemm.choose(1000, 1000, 4000), ow[128])    # long K too
+        self.assertEqual(gemm.choose(1000, 1496, 3000), w192)
         self.assertEqual(gemm.choose(1000, 1496, 1000), w192)       # 96 tiles of 128 x 128: too many
         self.assertEqual(gemm.choose(1000, 2000, 1000), w192)
         # scaled_mm: 128 x 64 or 128 x 128 (FP8_ONE_WAVE) with 128-byte fp8 rows, else 128 x 192

@@ -107,6 +107,12 @@ def _tiles(M, N, bm, bn):
     return -(-M // bm) * -(-N // bn)
 
 
+def _pairs(M, N, bm, bn):
+    """The cluster kernel's tile pairs of bm x bn tiles: two along M (an odd count of M tiles leaves
+    the last pair's second tile past M)."""
+    return -(-M // (2 * bm)) * -(-N // bn)
+
+
 # A wave of 128 x 128 tiles takes about this fraction of a wave of 128 x 256 tiles in the persistent
 # kernel (half the work at about 0.9 of the throughput: M = 512 on the H100, 512 x 6144 x 4096 and
 # 512 x 10240 x 8192 both gave 0.56, docs/PERFORMANCE.md).
@@ -186,8 +192,8 @@ def estimate_us(cfg, M, N, K, sms=132):
     bm = int(cfg.defines.get("BM", 128))
     nk = -(-K // 64)
     tiles = _tiles(M, N, bm, bn)
-    if cfg.kind == "cluster":   # tile pairs along M: an odd count of M tiles leaves a pair's second CTA idle
-        tiles = 2 * -(-M // (2 * bm)) * -(-N // bn)
+    if cfg.kind == "cluster":   # a CTA for each tile of each pair, those past M included
+        tiles = 2 * _pairs(M, N, bm, bn)
     dram = SPLITK["dram_gbs"] * 1e3   # bytes per microsecond
     operands_us = 2.0 * K * (M + N) / dram
     if cfg.kind != "splitk":
@@ -498,7 +504,7 @@ class _Plan:
         self.grid = tiles if cfg.kind == "plain" else min(tiles, sms)
         # 2-CTA clusters, one per pair of tiles, at most one CTA per SM
         if cfg.kind == "cluster":      # box b is half a tile's columns; a pair: two tiles along M
-            self.grid = 2 * min((-(-M // bm) + 1) // 2 * -(-N // (2 * bn)), max(1, sms // 2))
+            self.grid = 2 * min(_pairs(M, N, bm, 2 * bn), max(1, sms // 2))
         if cfg.kind == "fp8_narrow":   # box a is half a tile's rows; a pair: two tiles along N
             self.grid = 2 * min(-(-M // (2 * bm)) * ((-(-N // bn) + 1) // 2), max(1, sms // 2))
         if cfg.kind in _SPLIT:

@@ -64,7 +64,7 @@ def instrument(text):
     i16, i20, i24 = " " * 16, " " * 20, " " * 24
     record = RECORD.format(indent=i20)
     edits = [   # (before, after, inserted between them)
-        ("causal: i32", ") block(128 * (NWG + 1)) {", ", times: u64*"),
+        ("causal: i32", ") block(128 * (NWG + 1)) blocks_per_sm(BPS) {", ", times: u64*"),
         (i16 + "let rw = (mb * NWG + w - 1) * BM;         // this warpgroup's first query row\n", "",
          i16 + "let t0 = clock();\n" + i16 + "let g0 = global_time();\n"),
         (i16 + "wait(qfull, qf);\n" + i16 + "qf = qf.next();\n", "", i16 + "let t1 = clock();\n" + i16 + "var t2 = t1;\n"),

@@ -2457,6 +2457,19 @@ static void emit_kernel(Emit *e, const Kernel *k)
     snprintf(fwg, sizeof fwg, "%lld,%lld", (long long)threads, (long long)threads);
     add_str_attr(e, e->fn, "amdgpu-flat-work-group-size", fwg);
     add_str_attr(e, e->fn, "uniform-work-group-size", "true");
+    if (k->min_blocks > 1) {   /* blocks_per_sm(N): N workgroups of 64-lane waves spread over a CU's 4 SIMDs */
+        int64_t w = (k->min_blocks * ((threads + 63) / 64) + 3) / 4;
+        if (w > 8) {
+            Op fake = {0};
+            fake.loc = k->loc;
+            error_at(e, &fake, "blocks_per_sm(%lld) of %lld threads needs %lld waves per SIMD; a %s SIMD holds 8",
+                     (long long)k->min_blocks, (long long)threads, (long long)w, amd_target_name(e->target));
+        } else {
+            char wpe[32];
+            snprintf(wpe, sizeof wpe, "%lld", (long long)w);
+            add_str_attr(e, e->fn, "amdgpu-waves-per-eu", wpe);
+        }
+    }
     for (uint32_t i = 0; i < k->nparams; i++) {
         const Type *t = k->params[i].value->type;
         LLVMValueRef p = LLVMGetParam(e->fn, i);

@@ -470,12 +470,13 @@ static int needs_tlin(OpCode c)
 }
 static int is_setmaxnreg(OpCode c) { return c == OP_SETMAXNREG; }
 
-/* Registers per thread that ptxas gives a `.maxntid N .minnctapersm 1` entry (checked with ptxas
- * 13.0 -v): 64K registers over the threads rounded up to whole warpgroups, in units of 8, at most 255. */
+/* Registers per thread that ptxas gives a `.maxntid N .minnctapersm B` entry (checked with ptxas
+ * 13.0 -v): 64K registers over B blocks of the threads rounded up to whole warpgroups, in units of
+ * 8, at most 255 (B: blocks_per_sm, 1 when absent). */
 static int entry_reg_budget(const Kernel *k)
 {
     int64_t t = (ptx_kernel_threads(k) + 127) / 128 * 128;
-    int64_t r = 65536 / t / 8 * 8;
+    int64_t r = 65536 / (t * (k->min_blocks > 1 ? k->min_blocks : 1)) / 8 * 8;
     return r > 255 ? 255 : (int)r;
 }
 
@@ -519,9 +520,10 @@ static void check_reg_budget(Emit *e, const Kernel *k)
     }
     if (first && sum > e->reg_budget * nwg)
         ptx_error_at(e, first, "setmaxnreg asks for %lld registers per thread over the block's %lld warpgroups (%s), more "
-                     "than the %lld x %lld it is launched with (%lld threads: %d registers each): a setmaxnreg.inc would "
-                     "wait forever for registers no warpgroup gives back", (long long)sum, (long long)nwg, l.data,
-                     (long long)e->reg_budget, (long long)nwg, (long long)ptx_kernel_threads(k), e->reg_budget);
+                     "than the %lld x %lld it is launched with (%lld threads%s: %d registers each): a setmaxnreg.inc "
+                     "would wait forever for registers no warpgroup gives back", (long long)sum, (long long)nwg, l.data,
+                     (long long)e->reg_budget, (long long)nwg, (long long)ptx_kernel_threads(k),
+                     k->min_blocks > 1 ? ", blocks_per_sm" : "", e->reg_budget);
     sb_free(&l);
 }
 
@@ -745,7 +747,8 @@ static void emit_kernel(Emit *e, const Kernel *k, StrBuf *out)
     if (e->reg_budget) check_reg_budget(e, k);
     sb_printf(out, "%s %lld, %lld, %lld\n", e->reg_budget ? ".maxntid" : ".reqntid", (long long)k->block[0],
               (long long)k->block[1], (long long)k->block[2]);
-    if (e->reg_budget) sb_puts(out, ".minnctapersm 1\n");
+    if (e->reg_budget || k->min_blocks)
+        sb_printf(out, ".minnctapersm %lld\n", (long long)(k->min_blocks ? k->min_blocks : 1));
     if (k->cluster[0] != 1 || k->cluster[1] != 1 || k->cluster[2] != 1)
         sb_printf(out, ".explicitcluster\n.reqnctapercluster %lld, %lld, %lld\n", (long long)k->cluster[0],
                   (long long)k->cluster[1], (long long)k->cluster[2]);

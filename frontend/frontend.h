@@ -55,7 +55,7 @@ typedef enum NodeKind {
     /* items */
     N_PROGRAM,     /* list: items */
     N_CONST,       /* name; a: value expr; b: declared type or NULL */
-    N_KERNEL,      /* name; list: params; a: body (N_BLOCK); b: block dims (N_LIST); c: cluster dims (N_LIST) or NULL */
+    N_KERNEL,      /* name; list: params; a: body (N_BLOCK); b: block dims (N_LIST); c: cluster dims (N_LIST) or NULL; d: blocks_per_sm (N_LIST) or NULL */
     N_PARAM,       /* name; a: type; op = 1: a const parameter of a fn (const N: i32) */
     N_FN,          /* name; list: params (N_PARAM); a: body (N_BLOCK); b: result type or NULL */
     N_TYPE_CONST,  /* name; op: the TypeKind it names (const T = bf16;) */

@@ -212,7 +212,7 @@ item(A) ::= STATIC_ASSERT(K) LPAREN expr(E) COMMA STRING(M) RPAREN SEMI.
     { A = fe_node_name(N_STATIC_ASSERT, L(ctx, K), M.start + 1, M.len - 2); A->a = E; }
 /* kernel NAME ( params ) launch { body } */
 item(A) ::= KERNEL IDENT(N) LPAREN params(P) RPAREN launch(S) block(B).
-    { A = take_list(NAME(N_KERNEL, N), P); A->a = B; A->b = S->b; A->c = S->c; S->b = S->c = NULL; fe_ast_free(S); }
+    { A = take_list(NAME(N_KERNEL, N), P); A->a = B; A->b = S->b; A->c = S->c; A->d = S->d; S->b = S->c = S->d = NULL; fe_ast_free(S); }
 /* fn NAME ( params ) [-> type] { body }: inlined at each call (sema_fn.c) */
 item(A) ::= FN IDENT(N) LPAREN params(P) RPAREN block(B). { A = take_list(NAME(N_FN, N), P); A->a = B; }
 item(A) ::= FN IDENT(N) LPAREN params(P) RPAREN ARROW type(T) block(B). { A = take_list(NAME(N_FN, N), P); A->a = B; A->b = T; }
@@ -238,6 +238,15 @@ launch(A) ::= launch(B) BLOCK(K) LPAREN exprlist(E) RPAREN.
     { A = B; if (A->b) { diag_error(ctx->diag, L(ctx, K), "duplicate block(...) launch shape"); fe_ast_free(E); } else { A->b = E; E->loc = L(ctx, K); } }
 launch(A) ::= launch(B) CLUSTER(K) LPAREN exprlist(E) RPAREN.
     { A = B; if (A->c) { diag_error(ctx->diag, L(ctx, K), "duplicate cluster(...) launch shape"); fe_ast_free(E); } else { A->c = E; E->loc = L(ctx, K); } }
+/* blocks_per_sm(N): a launch bound (the only launch attribute that is not a keyword) */
+launch(A) ::= launch(B) IDENT(K) LPAREN exprlist(E) RPAREN.
+    { A = B;
+      if (K.len != 13 || memcmp(K.start, "blocks_per_sm", 13) != 0) {
+          diag_error(ctx->diag, L(ctx, K), "unknown launch attribute '%.*s' (block(...), cluster(...), blocks_per_sm(N))",
+                     (int)(K.len > 40 ? 40 : K.len), K.start);
+          fe_ast_free(E);
+      } else if (A->d) { diag_error(ctx->diag, L(ctx, K), "duplicate blocks_per_sm(...)"); fe_ast_free(E); }
+      else { A->d = E; E->loc = L(ctx, K); } }
 
 /* ---- types ---- */
 %type type {Node *}

@@ -1912,6 +1912,16 @@ static void kernel_item(Sema *s, const Node *n)
     if (!n->b) diag_error(s->diag, n->loc, "kernel '%s' needs a launch shape: add block(N) after its parameters", n->name);
     else launch_dims(s, n->b, k->block, "block", 1024);
     if (n->c) launch_dims(s, n->c, k->cluster, "cluster", 16);
+    if (n->d) {   /* blocks_per_sm(N): ptxas fits N blocks of this size on an SM (.minnctapersm), registers included */
+        int64_t v;
+        if (n->d->nlist != 1)
+            diag_error(s->diag, n->d->loc, "blocks_per_sm(...) takes one count, not %d", n->d->nlist);
+        else if (sema_const_int(s, n->d->list[0], &v, "blocks_per_sm's count")) {
+            if (v < 1 || v > 32)
+                diag_error(s->diag, n->d->list[0]->loc, "blocks_per_sm(%lld): an SM holds 1..32 blocks", (long long)v);
+            else k->min_blocks = v;
+        }
+    }
 
     scope_push(s);
     /* parameters first (views may name later parameters as their dims), then the views */

@@ -510,6 +510,7 @@ struct Kernel {
     uint32_t nparams;
     int64_t block[3];      /* block(x, y, z) launch shape; 1 for absent dims */
     int64_t cluster[3];    /* cluster(x, y, z), all 1 when absent */
+    int64_t min_blocks;    /* blocks_per_sm(N): at least N blocks resident per SM (a launch bound); 0 when absent */
     int64_t smem_bytes;    /* shared memory laid out by smem-layout (0 before it runs) */
     int clc_drains;        /* verify-clc: some thread of every CTA sees a failed clc request before the CTA
                             * ends, so an sm_90a launch may start only the clusters that fit at once */

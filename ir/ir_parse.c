@@ -951,7 +951,8 @@ static int parse_op(Parser *P, Block *b)
 }
 
 /* kernel := "kernel" "@" NAME "(" [value ":" type ("," value ":" type)*] ")"
- *           "block(" INT "," INT "," INT ")" "cluster(" INT "," INT "," INT ")" ["smem(" BYTES ")"] [loc]
+ *           "block(" INT "," INT "," INT ")" "cluster(" INT "," INT "," INT ")" ["blocks_per_sm(" INT ")"]
+ *           ["smem(" BYTES ")"] [loc]
  *           "{" NEWLINE op* "}" */
 static int parse_kernel(Parser *P)
 {
@@ -1001,6 +1002,13 @@ static int parse_kernel(Parser *P)
             if (!expect_int(P, 1, INT32_MAX, s == 0 ? "block dimension" : "cluster dimension", &dims[i])) return 0;
         }
         if (!expect_punct(P, ')', "to close the launch shape")) return 0;
+    }
+    if (is_word(P, "blocks_per_sm")) {
+        take(P);
+        if (!expect_punct(P, '(', "after 'blocks_per_sm'") ||
+            !expect_int(P, 1, 32, "blocks per SM", &k->min_blocks) ||
+            !expect_punct(P, ')', "to close blocks_per_sm"))
+            return 0;
     }
     if (is_word(P, "smem")) {
         take(P);

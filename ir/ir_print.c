@@ -265,6 +265,7 @@ void ir_print_kernel(const Kernel *k, StrBuf *sb)
     sb_printf(sb, ") block(%lld, %lld, %lld) cluster(%lld, %lld, %lld)", (long long)k->block[0],
               (long long)k->block[1], (long long)k->block[2], (long long)k->cluster[0],
               (long long)k->cluster[1], (long long)k->cluster[2]);
+    if (k->min_blocks) sb_printf(sb, " blocks_per_sm(%lld)", (long long)k->min_blocks);
     if (k->smem_bytes) sb_printf(sb, " smem(%lld)", (long long)k->smem_bytes);
     print_loc(k, sb, k->loc);
     sb_puts(sb, " {\n");

@@ -11,7 +11,8 @@ seqlen_q, D], k and v [batch, kv_heads, seqlen_k, D] with kv_heads dividing head
 [batch, heads, seqlen_q] in natural log; causal masks aligned bottom-right; a row that sees no key
 gives o = 0 and lse = -inf), compiled once per configuration, head dim and element type, and kept.
 Its -D overrides that change speed and not results are the configuration: BN (keys per block),
-ROWSUM (per-thread row sums), NWG (consumer warpgroups) and PERSIST (the persistent schedule).
+ROWSUM (per-thread row sums), NWG (consumer warpgroups), PERSIST (the persistent schedule), STAGES
+and BPS (blocks resident per SM).
 
 `choose` is a rule read off the H100 table of docs/PERFORMANCE.md ("Attention (sm_90a)", "Key
 blocks of 176 and per-thread row sums"), measured at seqlen_q = seqlen_k with batch x seqlen = 16k
@@ -25,10 +26,14 @@ work against its fixed costs). RULE holds the thresholds:
   non-causal / causal; docs/PERFORMANCE.md, "What cuDNN runs, what the SASS runs, and a loop of
   its own for the masked blocks"); it lost 3-17% at 512 to 2k causal before.
 - head dim 64: per-thread row sums with the sample's three warpgroups (0.79 / 0.86 / 0.98 / 1.10x
-  non-causal at 512 / 1k / 2k / 8k, causal 0.81 / 0.92 / 1.02x at 2k / 4k / 8k), but two warpgroups
-  (NWG=2 ROWSUM=1) for causal masks up to 1k keys (0.67 / 0.73x at 512 / 1k against 0.53 / 0.61x):
-  128 query rows a block waste less of the short causal rows (at 2k three warpgroups won once the
-  warps skipped most rescales: 322 against 311 TFLOP/s); blocks of 176 or 192 keys lost.
+  non-causal at 512 / 1k / 2k / 8k, causal 0.93 / 1.02x at 4k / 8k); blocks of 176 or 192 keys lost.
+- short causal rows (up to RULE["two_blocks_max"] keys: 2k at head dim 64, 512 at 128): one consumer
+  warpgroup and two blocks on each SM (NWG=1 BPS=2; at head dim 128 with 64-key blocks, BN=64, so
+  that two blocks' shared memory fits), so that one block's start (Q and the first K landing) and
+  end run under the other's mmas: head dim 64 188 / 264 / 334 TFLOP/s at 512 / 1k / 2k against 169 /
+  243 / 324 for the builds chosen before (two warpgroups up to 1k, three at 2k; three still win at
+  4k, 406 against 384), head dim 128 263 against 244 at 512 (level at 1k, behind at 2k; docs/
+  PERFORMANCE.md, "Two blocks on an SM for short causal rows").
 - the persistent schedule (PERSIST=1) from RULE["persist_min"] to RULE["persist_max"] keys (per
   head dim and causal) where the block stays at 128 keys: head dim 128 non-causal up to 2k keys
   (422 / 536 / 603 TFLOP/s at 512 / 1k / 2k against 401 / 517 / 592 for one tile a block, with the
@@ -52,21 +57,21 @@ import tilec
 _FILE, _KERNEL = "attention_fwd_sm90.tile", "attention_fwd"
 
 # The rule's thresholds (keys per query row, seqlen_k), from the table named above: the wide key
-# block from these lengths on, per causal (0, 1); head dim 64's two warpgroups for causal masks up to
-# nwg2_max keys; the persistent schedule from persist_min to persist_max[(head dim, causal)] keys
-# (persist_max 0: never).
+# block from these lengths on, per causal (0, 1); one warpgroup and two blocks an SM for causal masks
+# up to two_blocks_max[head dim] keys; the persistent schedule from persist_min to
+# persist_max[(head dim, causal)] keys (persist_max 0: never).
 RULE = {
     "bn176_min": {0: 8192, 1: 8192},
-    "nwg2_max": 1024,
+    "two_blocks_max": {64: 2048, 128: 512},
     "persist_min": {(128, 0): 1, (128, 1): 2048, (64, 0): 1, (64, 1): 1},
     "persist_max": {(128, 0): 2048, (128, 1): 4096, (64, 0): 0, (64, 1): 0},
 }
 
-_KNOBS = ("BN", "ROWSUM", "NWG", "PERSIST", "STAGES")
+_KNOBS = ("BN", "ROWSUM", "NWG", "PERSIST", "STAGES", "BPS")
 
 
 class Config(tilec._ValueConfig):
-    """A configuration: the sample's -D overrides (BN, ROWSUM, NWG, PERSIST, STAGES) other than the
+    """A configuration: the sample's -D overrides (BN, ROWSUM, NWG, PERSIST, STAGES, BPS) other than the
     head dim and the element type, which come from q. A value: it does not change once made."""
 
     _WHAT = ("tilec.attention.Config", "forward")
@@ -101,8 +106,10 @@ def choose(head_dim, seqlen_q, seqlen_k, causal):
     d = {"ROWSUM": 1}
     if head_dim == 128 and seqlen_k >= RULE["bn176_min"][c]:
         d["BN"] = 176
-    if head_dim == 64 and c and seqlen_k <= RULE["nwg2_max"]:
-        d["NWG"] = 2
+    if c and seqlen_k <= RULE["two_blocks_max"][head_dim]:
+        d.update(NWG=1, BPS=2)
+        if head_dim == 128:
+            d["BN"] = 64   # two blocks' Q, K and V stages in one SM's shared memory
     if (RULE["persist_min"][(head_dim, c)] <= seqlen_k <= RULE["persist_max"][(head_dim, c)]
             and "BN" not in d):   # its own O tiles leave no room for BN=176
         d["PERSIST"] = 1

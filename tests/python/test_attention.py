@@ -18,12 +18,13 @@ class Choose(unittest.TestCase):
     def test_head_dim_128(self):
         """Key blocks of 176 with per-thread row sums from 8k keys; below, 128-key blocks with
         per-thread row sums (docs/PERFORMANCE.md's table), persistent up to 2k keys non-causal and
-        from 2k to 4k causal."""
+        from 2k to 4k causal; causal up to 512 keys, one warpgroup of 64-key blocks and two blocks an SM."""
         wide, narrow, pers = C({"BN": 176, "ROWSUM": 1}), C({"ROWSUM": 1}), C({"ROWSUM": 1, "PERSIST": 1})
+        two = C({"ROWSUM": 1, "NWG": 1, "BPS": 2, "BN": 64})
         for s, want in ((512, pers), (1024, pers), (2048, pers), (2049, narrow), (4096, narrow), (8191, narrow),
                         (8192, wide), (16384, wide)):
             self.assertEqual(attn.choose(128, s, s, False), want, s)
-        for s, want in ((512, narrow), (2047, narrow), (2048, pers), (4096, pers), (4097, narrow), (8191, narrow),
+        for s, want in ((100, two), (512, two), (513, narrow), (2047, narrow), (2048, pers), (4096, pers), (4097, narrow), (8191, narrow),
                         (8192, wide), (16384, wide)):
             self.assertEqual(attn.choose(128, s, s, True), want, s)
         # the length the rule goes by is the keys a row reads
@@ -31,12 +32,16 @@ class Choose(unittest.TestCase):
         self.assertEqual(attn.choose(128, 8192, 100, 0), pers)
 
     def test_head_dim_64(self):
-        """Three warpgroups with per-thread row sums; two for causal masks up to 1k keys."""
-        three, two = C({"ROWSUM": 1}), C({"NWG": 2, "ROWSUM": 1})
+        """Three warpgroups with per-thread row sums; for causal masks up to 2k keys one warpgroup and
+        two blocks an SM."""
+        three, two = C({"ROWSUM": 1}), C({"NWG": 1, "BPS": 2, "ROWSUM": 1})
         for s in (512, 1024, 2048, 8192):
             self.assertEqual(attn.choose(64, s, s, 0), three)
-        for s, want in ((512, two), (1024, two), (1025, three), (2048, three), (8192, three)):
+        for s, want in ((512, two), (1024, two), (2048, two), (2049, three), (4096, three), (8192, three)):
             self.assertEqual(attn.choose(64, s, s, 1), want, s)
+        # the length the rule goes by is the keys a row reads
+        self.assertEqual(attn.choose(64, 8192, 100, 1), two)
+        self.assertEqual(attn.choose(64, 100, 8192, 1), three)
 
     def test_persist_rule(self):
         """The persistent build where RULE says so (head dim 128 non-causal up to 2k keys, causal from
@@ -46,7 +51,7 @@ class Choose(unittest.TestCase):
         self.assertEqual(attn.choose(128, 512, 512, 0), C({"ROWSUM": 1, "PERSIST": 1}))
         self.assertEqual(attn.choose(128, 2048, 2048, 0), C({"ROWSUM": 1, "PERSIST": 1}))
         self.assertEqual(attn.choose(128, 2049, 2049, 0), C({"ROWSUM": 1}))
-        self.assertEqual(attn.choose(128, 512, 512, 1), C({"ROWSUM": 1}))
+        self.assertEqual(attn.choose(128, 1024, 1024, 1), C({"ROWSUM": 1}))
         old, old_min = dict(attn.RULE["persist_max"]), dict(attn.RULE["persist_min"])
         try:
             attn.RULE["persist_min"][(128, 1)] = 1

@@ -27,13 +27,15 @@ work against its fixed costs). RULE holds the thresholds:
   its own for the masked blocks"); it lost 3-17% at 512 to 2k causal before.
 - head dim 64: per-thread row sums with the sample's three warpgroups (0.79 / 0.86 / 0.98 / 1.10x
   non-causal at 512 / 1k / 2k / 8k, causal 0.93 / 1.02x at 4k / 8k); blocks of 176 or 192 keys lost.
-- short causal rows (up to RULE["two_blocks_max"] keys: 2k at head dim 64, 512 at 128): one consumer
-  warpgroup and two blocks on each SM (NWG=1 BPS=2; at head dim 128 with 64-key blocks, BN=64, so
-  that two blocks' shared memory fits), so that one block's start (Q and the first K landing) and
-  end run under the other's mmas: head dim 64 188 / 264 / 334 TFLOP/s at 512 / 1k / 2k against 169 /
-  243 / 324 for the builds chosen before (two warpgroups up to 1k, three at 2k; three still win at
-  4k, 406 against 384), head dim 128 263 against 244 at 512 (level at 1k, behind at 2k; docs/
-  PERFORMANCE.md, "Two blocks on an SM for short causal rows").
+- short rows (up to RULE["two_blocks_max"][(head dim, causal)] keys: causal 2k at head dim 64 and
+  512 at 128, non-causal 512 at head dim 64): one consumer warpgroup and two blocks on each SM
+  (NWG=1 BPS=2; at head dim 128 with 64-key blocks, BN=64, so that two blocks' shared memory
+  fits), so that one block's start (Q and the first K landing) and end run under the other's mmas:
+  head dim 64 causal 188 / 264 / 334 TFLOP/s at 512 / 1k / 2k against 169 / 243 / 324 for the builds
+  chosen before (two warpgroups up to 1k, three at 2k; three still win at 4k, 406 against 384), head
+  dim 128 causal 263 against 244 at 512 (level at 1k, behind at 2k); non-causal at head dim 64 only
+  in the persistent form (320 against 295 at 512, level at 1k; docs/PERFORMANCE.md, "Two blocks on
+  an SM for short causal rows").
 - the persistent schedule (PERSIST=1) from RULE["persist_min"] to RULE["persist_max"] keys (per
   head dim and causal) where the block stays at 128 keys: head dim 128 non-causal up to 2k keys
   (422 / 536 / 603 TFLOP/s at 512 / 1k / 2k against 401 / 517 / 592 for one tile a block, with the
@@ -41,7 +43,8 @@ work against its fixed costs). RULE holds the thresholds:
   584 against 478 / 570 in another run, since the next tile comes from one index and O has two
   stages); at 512 and 1k causal (223 / 360 against 241 / 362) and at head dim 64 (causal 151
   against 168 with two warpgroups at 512) one tile a block stays ahead (docs/PERFORMANCE.md,
-  "Where a tile's cycles go, from inside the kernel").
+  "Where a tile's cycles go, from inside the kernel"), except with one warpgroup and two blocks an
+  SM at head dim 64 non-causal up to 512 keys (above).
 
 forward works out what a shape runs once (the configuration, the kernel and its grid) and keeps it;
 `forget` drops what it kept. Arguments are CUDA torch tensors (bf16 or f16, contiguous; queued on
@@ -57,14 +60,14 @@ import tilec
 _FILE, _KERNEL = "attention_fwd_sm90.tile", "attention_fwd"
 
 # The rule's thresholds (keys per query row, seqlen_k), from the table named above: the wide key
-# block from these lengths on, per causal (0, 1); one warpgroup and two blocks an SM for causal masks
-# up to two_blocks_max[head dim] keys; the persistent schedule from persist_min to
+# block from these lengths on, per causal (0, 1); one warpgroup and two blocks an SM up to
+# two_blocks_max[(head dim, causal)] keys (0: never); the persistent schedule from persist_min to
 # persist_max[(head dim, causal)] keys (persist_max 0: never).
 RULE = {
     "bn176_min": {0: 8192, 1: 8192},
-    "two_blocks_max": {64: 2048, 128: 512},
+    "two_blocks_max": {(128, 0): 0, (128, 1): 512, (64, 0): 512, (64, 1): 2048},
     "persist_min": {(128, 0): 1, (128, 1): 2048, (64, 0): 1, (64, 1): 1},
-    "persist_max": {(128, 0): 2048, (128, 1): 4096, (64, 0): 0, (64, 1): 0},
+    "persist_max": {(128, 0): 2048, (128, 1): 4096, (64, 0): 512, (64, 1): 0},
 }
 
 _KNOBS = ("BN", "ROWSUM", "NWG", "PERSIST", "STAGES", "BPS")
@@ -106,12 +109,12 @@ def choose(head_dim, seqlen_q, seqlen_k, causal):
     d = {"ROWSUM": 1}
     if head_dim == 128 and seqlen_k >= RULE["bn176_min"][c]:
         d["BN"] = 176
-    if c and seqlen_k <= RULE["two_blocks_max"][head_dim]:
+    if seqlen_k <= RULE["two_blocks_max"][(head_dim, c)]:
         d.update(NWG=1, BPS=2)
         if head_dim == 128:
             d["BN"] = 64   # two blocks' Q, K and V stages in one SM's shared memory
     if (RULE["persist_min"][(head_dim, c)] <= seqlen_k <= RULE["persist_max"][(head_dim, c)]
-            and "BN" not in d):   # its own O tiles leave no room for BN=176
+            and "BN" not in d):   # its own O tiles leave no room for BN=176 (nor two blocks' for BN=64)
         d["PERSIST"] = 1
     return Config(d)
 

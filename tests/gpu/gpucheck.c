@@ -953,6 +953,7 @@ int main(int argc, char **argv)
     static const tile_define att_persist64_2[] = {{"HEAD_DIM", "64"}, {"NWG", "2"}, {"ROWSUM", "1"}, {"PERSIST", "1"}};
     static const tile_define att_two64[] = {{"HEAD_DIM", "64"}, {"NWG", "1"}, {"BPS", "2"}, {"ROWSUM", "1"}};
     static const tile_define att_two128[] = {{"NWG", "1"}, {"BPS", "2"}, {"BN", "64"}, {"ROWSUM", "1"}};
+    static const tile_define att_two64p[] = {{"HEAD_DIM", "64"}, {"NWG", "1"}, {"BPS", "2"}, {"ROWSUM", "1"}, {"PERSIST", "1"}};
     static const tile_define tb_e5m2[] = {{"TB", "e5m2"}}, fp8_bn64[] = {{"BN", "64"}, {"STAGES", "8"}};
     static const tile_define fp8_bn192[] = {{"BN", "192"}, {"CW", "32"}, {"STAGES", "5"}};
     static const tile_define fp8_bn32[] = {{"BN", "32"}, {"STAGES", "10"}};
@@ -1022,6 +1023,7 @@ int main(int argc, char **argv)
         /* one consumer warpgroup, two blocks an SM (blocks_per_sm): short causal rows */
         {"attention_fwd", att_two64, 4, " (-DHEAD_DIM=64 -DNWG=1 -DBPS=2 -DROWSUM=1)"},
         {"attention_fwd", att_two128, 4, " (-DNWG=1 -DBPS=2 -DBN=64 -DROWSUM=1)"},
+        {"attention_fwd", att_two64p, 5, " (-DHEAD_DIM=64 -DNWG=1 -DBPS=2 -DROWSUM=1 -DPERSIST=1)"},
         {"gemm_fp8_scaled_sm90", tb_e5m2, 1, " (-DTB=e5m2)"},
         {"gemm_fp8_scaled_sm90", fp8_bn64, 2, " (-DBN=64 -DSTAGES=8)"},
         {"gemm_fp8_scaled_sm90", fp8_bn192, 3, " (-DBN=192 -DCW=32 -DSTAGES=5)"},

@@ -33,10 +33,11 @@ class Choose(unittest.TestCase):
 
     def test_head_dim_64(self):
         """Three warpgroups with per-thread row sums; for causal masks up to 2k keys one warpgroup and
-        two blocks an SM."""
+        two blocks an SM, non-causal up to 512 keys the same persistent."""
         three, two = C({"ROWSUM": 1}), C({"NWG": 1, "BPS": 2, "ROWSUM": 1})
-        for s in (512, 1024, 2048, 8192):
-            self.assertEqual(attn.choose(64, s, s, 0), three)
+        two_pers = C({"NWG": 1, "BPS": 2, "ROWSUM": 1, "PERSIST": 1})
+        for s, want in ((100, two_pers), (512, two_pers), (513, three), (1024, three), (2048, three), (8192, three)):
+            self.assertEqual(attn.choose(64, s, s, 0), want, s)
         for s, want in ((512, two), (1024, two), (2048, two), (2049, three), (4096, three), (8192, three)):
             self.assertEqual(attn.choose(64, s, s, 1), want, s)
         # the length the rule goes by is the keys a row reads
@@ -45,8 +46,9 @@ class Choose(unittest.TestCase):
 
     def test_persist_rule(self):
         """The persistent build where RULE says so (head dim 128 non-causal up to 2k keys, causal from
-        2k to 4k, by default), never with 176-key blocks (its O tiles leave no room for them)."""
-        self.assertEqual(attn.RULE["persist_max"], {(128, 0): 2048, (128, 1): 4096, (64, 0): 0, (64, 1): 0})
+        2k to 4k, head dim 64 non-causal up to 512, by default), never with 176-key blocks (its O
+        tiles leave no room for them)."""
+        self.assertEqual(attn.RULE["persist_max"], {(128, 0): 2048, (128, 1): 4096, (64, 0): 512, (64, 1): 0})
         self.assertEqual(attn.RULE["persist_min"], {(128, 0): 1, (128, 1): 2048, (64, 0): 1, (64, 1): 1})
         self.assertEqual(attn.choose(128, 512, 512, 0), C({"ROWSUM": 1, "PERSIST": 1}))
         self.assertEqual(attn.choose(128, 2048, 2048, 0), C({"ROWSUM": 1, "PERSIST": 1}))

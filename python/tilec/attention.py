@@ -35,7 +35,7 @@ work against its fixed costs). RULE holds the thresholds:
   chosen before (two warpgroups up to 1k, three at 2k; three still win at 4k, 406 against 384), head
   dim 128 causal 263 against 244 at 512 (level at 1k, behind at 2k); non-causal at head dim 64 only
   in the persistent form (320 against 295 at 512, level at 1k; docs/PERFORMANCE.md, "Two blocks on
-  an SM for short causal rows").
+  an SM for short rows").
 - the persistent schedule (PERSIST=1) from RULE["persist_min"] to RULE["persist_max"] keys (per
   head dim and causal) where the block stays at 128 keys: head dim 128 non-causal up to 2k keys
   (422 / 536 / 603 TFLOP/s at 512 / 1k / 2k against 401 / 517 / 592 for one tile a block, with the

@@ -1401,6 +1401,21 @@ void ptx_emit_sync(Emit *e, const Op *op)
                          sync ? "group_sync" : "group_arrive", (long long)id, (long long)n, !sync);
             return;
         }
+        if (op->noperands == 1) {   /* barrier id + index: an index outside 0 .. count - 1 traps rather than
+                                       meeting on another barrier */
+            int64_t cnt = ir_attr_int(op, "count", 0);
+            if (cnt < 1 || id + cnt - 1 > 15) {
+                ptx_error_at(e, op, "'%s': an index into %lld barriers from id %lld leaves 1..15",
+                             sync ? "group_sync" : "group_arrive", (long long)cnt, (long long)id);
+                return;
+            }
+            const char *ix = ptx_vr(e, op->operands[0], 0), *p = ptx_tmp(e, RC_PRED), *r = ptx_tmp(e, RC_B32);
+            ptx_ins(e, "setp.ge.u32 %s, %s, %lld", p, ix, (long long)cnt);
+            ptx_ins(e, "@%s trap", p);
+            ptx_ins(e, "add.u32 %s, %s, %lld", r, ix, (long long)id);
+            ptx_ins(e, "bar.%s %s, %lld", sync ? "sync" : "arrive", r, (long long)n);
+            return;
+        }
         ptx_ins(e, "bar.%s %lld, %lld", sync ? "sync" : "arrive", (long long)id, (long long)n);
         return;
     }

@@ -22,12 +22,14 @@ const Sym *sema_named_barrier_of(Sema *s, const Node *n)
 }
 
 /* The id of named barrier `n` (NAME, or NAME[i] with i a constant inside the array), or -1 after a
- * located error. */
-static int64_t named_barrier_id(Sema *s, const Node *n, const Sym *y)
+ * located error. NAME[i] with an i known only at run time gives the array's first id and *idx, the
+ * i32 index (the op then adds it: `bar.sync first + i`). */
+static int64_t named_barrier_id(Sema *s, const Node *n, const Sym *y, Value **idx)
 {
+    *idx = NULL;
     if (n->kind != N_INDEX) {
         if (y->bar_count) {
-            diag_error(s->diag, n->loc, "'%s' is an array of %d named barriers: name one, %s[i] with a constant i", y->name,
+            diag_error(s->diag, n->loc, "'%s' is an array of %d named barriers: name one, %s[i]", y->name,
                        y->bar_count, y->name);
             return -1;
         }
@@ -37,17 +39,38 @@ static int64_t named_barrier_id(Sema *s, const Node *n, const Sym *y)
         diag_error(s->diag, n->loc, "'%s' is one named barrier, not an array: drop the index", y->name);
         return -1;
     }
-    int64_t i;
-    if (n->nlist != 1 || !sema_const_int(s, n->list[0], &i, "a named barrier's index")) {
-        if (n->nlist != 1) diag_error(s->diag, n->loc, "a named barrier array takes one index");
+    if (n->nlist != 1) {
+        diag_error(s->diag, n->loc, "a named barrier array takes one index");
         return -1;
     }
-    if (i < 0 || i >= y->bar_count) {
-        diag_error(s->diag, n->list[0]->loc, "index %lld is outside the named barrier array '%s' of %d", (long long)i,
-                   y->name, y->bar_count);
+    Ex e = sema_expr_hint(s, n->list[0], T(TY_I32));
+    if (e.err) return -1;
+    if ((e.type && !ir_type_is_int(e.type)) || (e.is_const && e.c.is_float)) {
+        diag_error(s->diag, n->list[0]->loc, "a named barrier's index must be an integer");
         return -1;
     }
-    return y->c.i + i;
+    if (e.is_const && !e.c.is_float) {
+        int64_t i = e.c.i;
+        if (i < 0 || i >= y->bar_count) {
+            diag_error(s->diag, n->list[0]->loc, "index %lld is outside the named barrier array '%s' of %d", (long long)i,
+                       y->name, y->bar_count);
+            return -1;
+        }
+        return y->c.i + i;
+    }
+    *idx = sema_coerce(s, e, T(TY_I32), n->list[0]->loc, "a named barrier's index");
+    return *idx ? y->c.i : -1;
+}
+
+/* A named-barrier op: id and threads, and with a run-time index the index operand and the array's
+ * size (`count`: the index must lie in 0 .. count - 1). */
+static Op *named_barrier_op(Sema *s, OpCode code, Loc loc, int64_t id, const Sym *y, Value *idx)
+{
+    Op *op = ir_build(&s->b, code, loc, idx ? &idx : NULL, idx ? 1 : 0, NULL);
+    ir_attr_set_int(s->m, op, "id", id);
+    ir_attr_set_int(s->m, op, "threads", y->bar_threads);
+    if (idx) ir_attr_set_int(s->m, op, "count", y->bar_count);
+    return op;
 }
 
 /* sync(): the threads of the current group meet; sync(NAME), sync(NAME[i]): the named barrier's threads, from any roles. */
@@ -66,11 +89,10 @@ Ex sema_sync(Sema *s, const Call *c)
             diag_error(s->diag, n->loc, "sync() inside elect: one thread cannot fill a named barrier");
             return sema_ex_err();
         }
-        int64_t id = named_barrier_id(s, a, y);
+        Value *idx;
+        int64_t id = named_barrier_id(s, a, y, &idx);
         if (id < 0) return sema_ex_err();
-        Op *op = ir_build(&s->b, OP_GROUP_SYNC, n->loc, NULL, 0, NULL);
-        ir_attr_set_int(s->m, op, "id", id);
-        ir_attr_set_int(s->m, op, "threads", y->bar_threads);
+        named_barrier_op(s, OP_GROUP_SYNC, n->loc, id, y, idx);
         return sema_ex_none();
     }
     if (!g || g->kind == 0) {
@@ -111,11 +133,10 @@ Ex sema_arrive_named_barrier(Sema *s, const Call *c, const Sym *y)
                    "so every thread of the group arrives (call it outside elect)", y->name);
         return sema_ex_err();
     }
-    int64_t id = named_barrier_id(s, n->list[0], y);
+    Value *idx;
+    int64_t id = named_barrier_id(s, n->list[0], y, &idx);
     if (id < 0) return sema_ex_err();
-    Op *op = ir_build(&s->b, OP_GROUP_ARRIVE, n->loc, NULL, 0, NULL);
-    ir_attr_set_int(s->m, op, "id", id);
-    ir_attr_set_int(s->m, op, "threads", y->bar_threads);
+    named_barrier_op(s, OP_GROUP_ARRIVE, n->loc, id, y, idx);
     return sema_ex_none();
 }
 

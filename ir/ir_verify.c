@@ -1123,6 +1123,13 @@ static void check_groups(Verifier *V, Op *op)
         Attr *id = need_attr(V, op, "id", ATTR_INT, "an integer");
         Attr *th = need_attr(V, op, "threads", ATTR_INT, "an integer");
         if (id && (id->i < 1 || id->i > 15)) verr(V, op, "id must be 1..15 (0 is the block barrier), got %lld", (long long)id->i);
+        if (op->noperands) {   /* a run-time index into the barriers id .. id + count - 1 */
+            int64_t n = ir_attr_int(op, "count", 0);
+            if (n < 1 || (id && id->i + n - 1 > 15))
+                verr(V, op, "with an index operand it needs count in 1..%lld (the barriers id .. id + count - 1 within "
+                     "1..15), got %lld", id ? (long long)(16 - id->i) : 15LL, (long long)n);
+        } else if (ir_attr_find(op, "count"))
+            verr(V, op, "count is the size of the barriers an index operand picks from: it needs the index");
         if (th && (th->i < 32 || th->i % 32 || th->i > block_threads(V)))
             verr(V, op, "threads must be a multiple of 32 in 32..%lld, got %lld", (long long)block_threads(V), (long long)th->i);
         if (g && g->code == OP_ELECT) verr(V, op, "cannot run inside 'elect' (one thread)");

@@ -57,8 +57,9 @@ typedef enum SimOp {
     SI_PTR_ADD_G,     /* d = a + sext(b) * n (b of type ty) */
     SI_PTR_ADD_S,     /* d = (u32)(a + b * n) */
     SI_LOAD_G, SI_STORE_G, SI_LOAD_S, SI_STORE_S,   /* ty: element; load d <- [a]; store [b] <- a */
-    SI_BARRIER,       /* n: barrier id; a: thread count (0: the whole CTA) */
-    SI_BAR_ARRIVE,    /* n: named barrier id; a: thread count: arrive without waiting (bar.arrive) */
+    SI_BARRIER,       /* n: barrier id; a: thread count (0: the whole CTA); b: index slot or SIM_NONE (the id is n +
+                         the index, which must lie in 0 .. c - 1) */
+    SI_BAR_ARRIVE,    /* n: named barrier id; a: thread count: arrive without waiting (bar.arrive); b, c: as SI_BARRIER */
     SI_WG_SYNC,       /* a = SIM_NONE, after an sm_90a wgmma: the issuing warpgroup's 128 threads meet (the wgmma is one
                        * collective of the warpgroup: no thread gets past it before all have issued it);
                        * otherwise, before an mma_arrive: the a threads of the mma group from warp n meet */

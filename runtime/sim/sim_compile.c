@@ -1408,9 +1408,20 @@ static void comp_op(Comp *C, const Op *op, Flow *f)
                  (long long)id, (long long)n);
             return;
         }
+        int64_t cnt = op->noperands == 1 ? ir_attr_int(op, "count", 0) : 0;
+        if (op->noperands == 1 && (cnt < 1 || id + cnt - 1 > 15)) {
+            fail(C, op, "'%s': an index into %lld barriers from id %lld leaves 0..15", ir_op_info[op->code].name,
+                 (long long)cnt, (long long)id);
+            return;
+        }
+        uint32_t ix = op->noperands == 1 ? S(C, op->operands[0], op) : SIM_NONE;
         in = emitp(C, op, op->code == OP_GROUP_SYNC ? SI_BARRIER : SI_BAR_ARRIVE);
         in->n = (uint32_t)id;
         in->a = (uint32_t)n;
+        if (ix != SIM_NONE) {   /* barrier n + the index in slot b, 0 <= index < c */
+            in->b = ix;
+            in->c = (uint32_t)cnt;
+        }
         return;
     }
     case OP_MAKE_VIEW: {

@@ -482,7 +482,7 @@ static void trace_wake(Sim *S, Thread *t)
             char bn[128];
             sim_bar_name(S->k, t->wobj, bn, sizeof bn);
             snprintf(name, sizeof name, "wait %s", bn);
-        } else if (in->op == SI_BARRIER) snprintf(name, sizeof name, "barrier %u", in->n);
+        } else if (in->op == SI_BARRIER) snprintf(name, sizeof name, "barrier %u", t->wobj);
         else if (in->op == SI_CLUSTER_SYNC) snprintf(name, sizeof name, "cluster_sync");
         else if (in->op == SI_MMA) snprintf(name, sizeof name, "mma (the pair leader's issue)");
         else snprintf(name, sizeof name, "tma_wait");
@@ -887,23 +887,34 @@ static NOINLINE int run_thread(Sim *S, Thread *t, uint32_t budget)
         }
         case SI_BARRIER: {
             Cta *c = &S->cta[t->cta];
-            NamedBar *nb = &c->nb[in->n];
+            uint32_t id = in->n;
+            if (in->b != SIM_NONE) {
+                int64_t ix = (int32_t)r[in->b].i;
+                if (ix < 0 || ix >= (int64_t)in->c) {
+                    t->pc = pc;
+                    rc = sim_fail_at(S, t, pc, "named barrier misuse", "index %lld is outside the named barrier array "
+                                     "of %u (barriers %u .. %u)", (long long)ix, in->c, in->n, in->n + in->c - 1);
+                    goto out;
+                }
+                id += (uint32_t)ix;
+            }
+            NamedBar *nb = &c->nb[id];
             if (nb->arrived && nb->expected != in->a) {
                 t->pc = pc;
                 rc = sim_fail_at(S, t, pc, "named barrier misuse",
                                  "barrier %u is used with %u threads here while %u threads already wait on it with a "
                                  "count of %u",
-                                 in->n, in->a ? in->a : c->nlive, nb->arrived, nb->expected ? nb->expected : c->nlive);
+                                 id, in->a ? in->a : c->nlive, nb->arrived, nb->expected ? nb->expected : c->nlive);
                 goto out;
             }
             nb->expected = in->a;
             nb->arrived++;
             t->pc = ++pc;
             if (nb->arrived >= (in->a ? in->a : c->nlive)) {   /* the last to arrive goes on */
-                named_release(S, t->cta, in->n, (int)t->lin);
+                named_release(S, t->cta, id, (int)t->lin);
                 break;
             }
-            t->wobj = in->n;
+            t->wobj = id;
             t->wcta = t->cta;
             sim_block_on(S, t, WK_BAR, &nb->waiters, pc - 1);
             goto out;
@@ -928,20 +939,31 @@ static NOINLINE int run_thread(Sim *S, Thread *t, uint32_t budget)
         }
         case SI_BAR_ARRIVE: {   /* bar.arrive: counted like a sync, but the thread goes on */
             Cta *c = &S->cta[t->cta];
-            NamedBar *nb = &c->nb[in->n];
+            uint32_t id = in->n;
+            if (in->b != SIM_NONE) {
+                int64_t ix = (int32_t)r[in->b].i;
+                if (ix < 0 || ix >= (int64_t)in->c) {
+                    t->pc = pc;
+                    rc = sim_fail_at(S, t, pc, "named barrier misuse", "index %lld is outside the named barrier array "
+                                     "of %u (barriers %u .. %u)", (long long)ix, in->c, in->n, in->n + in->c - 1);
+                    goto out;
+                }
+                id += (uint32_t)ix;
+            }
+            NamedBar *nb = &c->nb[id];
             if (nb->arrived && nb->expected != in->a) {
                 t->pc = pc;
                 rc = sim_fail_at(S, t, pc, "named barrier misuse",
                                  "barrier %u is arrived on with %u threads here while %u threads already arrived with a "
                                  "count of %u",
-                                 in->n, in->a, nb->arrived, nb->expected ? nb->expected : c->nlive);
+                                 id, in->a, nb->arrived, nb->expected ? nb->expected : c->nlive);
                 goto out;
             }
             nb->expected = in->a;
             nb->arrived++;
-            if (RACE(S)) sim_race_release(c->race, (int)t->lin, key_named(in->n, nb->gen));
+            if (RACE(S)) sim_race_release(c->race, (int)t->lin, key_named(id, nb->gen));
             pc++;
-            if (nb->arrived >= in->a) named_release(S, t->cta, in->n, -1);
+            if (nb->arrived >= in->a) named_release(S, t->cta, id, -1);
             break;
         }
         case SI_VIEW_DIM: r[in->d].i = r[in->a + 1 + in->n].i; pc++; break;

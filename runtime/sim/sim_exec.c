@@ -545,6 +545,22 @@ static uint64_t key_named(uint32_t id, uint64_t gen) { return 2ull << 62 | 1ull 
 /* Releases a block or named barrier; `last` (or -1) is the waiting thread whose arrival completed it
  * (-1 also when an arrive without waiting did). The waiting threads meet; the arrivals without
  * waiting are ordered before them, not after. */
+/* The named barrier of an SI_BARRIER / SI_BAR_ARRIVE: n, plus the index in slot b when there is one;
+ * an index outside 0 .. c - 1 is a located failure (its code returned, 0 otherwise). */
+static int named_id(Sim *S, Thread *t, const SimIns *in, const SimReg *r, uint32_t pc, uint32_t *id)
+{
+    *id = in->n;
+    if (in->b == SIM_NONE) return 0;
+    int64_t ix = (int32_t)r[in->b].i;
+    if (ix < 0 || ix >= (int64_t)in->c) {
+        t->pc = pc;
+        return sim_fail_at(S, t, pc, "named barrier misuse", "index %lld is outside the named barrier array of %u "
+                           "(barriers %u .. %u)", (long long)ix, in->c, in->n, in->n + in->c - 1);
+    }
+    *id += (uint32_t)ix;
+    return 0;
+}
+
 static void named_release(Sim *S, uint32_t c, uint32_t id, int last)
 {
     NamedBar *nb = &S->cta[c].nb[id];
@@ -887,17 +903,8 @@ static NOINLINE int run_thread(Sim *S, Thread *t, uint32_t budget)
         }
         case SI_BARRIER: {
             Cta *c = &S->cta[t->cta];
-            uint32_t id = in->n;
-            if (in->b != SIM_NONE) {
-                int64_t ix = (int32_t)r[in->b].i;
-                if (ix < 0 || ix >= (int64_t)in->c) {
-                    t->pc = pc;
-                    rc = sim_fail_at(S, t, pc, "named barrier misuse", "index %lld is outside the named barrier array "
-                                     "of %u (barriers %u .. %u)", (long long)ix, in->c, in->n, in->n + in->c - 1);
-                    goto out;
-                }
-                id += (uint32_t)ix;
-            }
+            uint32_t id;
+            if ((rc = named_id(S, t, in, r, pc, &id)) != 0) goto out;
             NamedBar *nb = &c->nb[id];
             if (nb->arrived && nb->expected != in->a) {
                 t->pc = pc;
@@ -939,17 +946,8 @@ static NOINLINE int run_thread(Sim *S, Thread *t, uint32_t budget)
         }
         case SI_BAR_ARRIVE: {   /* bar.arrive: counted like a sync, but the thread goes on */
             Cta *c = &S->cta[t->cta];
-            uint32_t id = in->n;
-            if (in->b != SIM_NONE) {
-                int64_t ix = (int32_t)r[in->b].i;
-                if (ix < 0 || ix >= (int64_t)in->c) {
-                    t->pc = pc;
-                    rc = sim_fail_at(S, t, pc, "named barrier misuse", "index %lld is outside the named barrier array "
-                                     "of %u (barriers %u .. %u)", (long long)ix, in->c, in->n, in->n + in->c - 1);
-                    goto out;
-                }
-                id += (uint32_t)ix;
-            }
+            uint32_t id;
+            if ((rc = named_id(S, t, in, r, pc, &id)) != 0) goto out;
             NamedBar *nb = &c->nb[id];
             if (nb->arrived && nb->expected != in->a) {
                 t->pc = pc;

@@ -49,7 +49,7 @@ static int64_t named_barrier_id(Sema *s, const Node *n, const Sym *y, Value **id
         diag_error(s->diag, n->list[0]->loc, "a named barrier's index must be an integer");
         return -1;
     }
-    if (e.is_const && !e.c.is_float) {
+    if (e.is_const) {
         int64_t i = e.c.i;
         if (i < 0 || i >= y->bar_count) {
             diag_error(s->diag, n->list[0]->loc, "index %lld is outside the named barrier array '%s' of %d", (long long)i,

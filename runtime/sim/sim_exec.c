@@ -542,9 +542,6 @@ static uint64_t key_atomic(uint32_t off) { return 2ull << 62 | 2ull << 48 | off;
  * barrier id: each arriving thread releases onto it, the threads the completion releases acquire it. */
 static uint64_t key_named(uint32_t id, uint64_t gen) { return 2ull << 62 | 1ull << 48 | (uint64_t)(id & 0xFF) << 40 | (gen & 0xFFFFFFFFFFull); }
 
-/* Releases a block or named barrier; `last` (or -1) is the waiting thread whose arrival completed it
- * (-1 also when an arrive without waiting did). The waiting threads meet; the arrivals without
- * waiting are ordered before them, not after. */
 /* The named barrier of an SI_BARRIER / SI_BAR_ARRIVE: n, plus the index in slot b when there is one;
  * an index outside 0 .. c - 1 is a located failure (its code returned, 0 otherwise). */
 static int named_id(Sim *S, Thread *t, const SimIns *in, const SimReg *r, uint32_t pc, uint32_t *id)
@@ -561,6 +558,9 @@ static int named_id(Sim *S, Thread *t, const SimIns *in, const SimReg *r, uint32
     return 0;
 }
 
+/* Releases a block or named barrier; `last` (or -1) is the waiting thread whose arrival completed it
+ * (-1 also when an arrive without waiting did). The waiting threads meet; the arrivals without
+ * waiting are ordered before them, not after. */
 static void named_release(Sim *S, uint32_t c, uint32_t id, int last)
 {
     NamedBar *nb = &S->cta[c].nb[id];

@@ -61,19 +61,19 @@ def sub(text, old, new):
 def instrument(text):
     """The sample with the timestamps and the `times` parameter (last): each edit puts its text
     between two pieces of the sample that must meet exactly once."""
-    i16, i20, i24 = " " * 16, " " * 20, " " * 24
-    record = RECORD.format(indent=i20)
+    i12, i16, i20 = " " * 12, " " * 16, " " * 20
+    record = RECORD.format(indent=i16)
     edits = [   # (before, after, inserted between them)
         ("causal: i32", ") block(128 * (NWG + 1)) blocks_per_sm(BPS) {", ", times: u64*"),
-        (i16 + "let rw = (mb * NWG + w - 1) * BM;         // this warpgroup's first query row\n", "",
-         i16 + "let t0 = clock();\n" + i16 + "let g0 = global_time();\n"),
-        (i16 + "wait(qfull, qf);\n" + i16 + "qf = qf.next();\n", "", i16 + "let t1 = clock();\n" + i16 + "var t2 = t1;\n"),
-        (i20 + "p = pf as T;\n", i16 + "}\n" + i16 + "// SPLIT = 1", i20 + "t2 = clock();\n"),
-        ("", i16 + "if PERSIST != 0 {\n" + i20 + "arrive(qempty);", i16 + "let t3 = clock();\n" + i16 + "var t4 = t3;\n"),
-        (i20 + "mma_wait(0);\n", i20 + "release(vs);\n" + i20 + "vs = vs.next();                       // the next tile's first V stage\n",
-         i20 + "t4 = clock();\n"),
-        (i24 + "tma.wait_read(0);             // the block may exit once the store has read the tile\n" + i20 + "}\n", "", record),
-        (i24 + "tma.store(o[b, h, rw, 0], so[j * NWG + w - 1]);\n" + i24 + "tma.commit();\n" + i20 + "}\n", "", record),
+        (i12 + "let rw = (mb * NWG + w - 1) * BM;         // this warpgroup's first query row\n", "",
+         i12 + "let t0 = clock();\n" + i12 + "let g0 = global_time();\n"),
+        (i12 + "wait(qfull, qf);\n" + i12 + "qf = qf.next();\n", "", i12 + "let t1 = clock();\n" + i12 + "var t2 = t1;\n"),
+        (i16 + "p = pf as T;\n", i12 + "}\n" + i12 + "// SPLIT = 1", i16 + "t2 = clock();\n"),
+        ("", i12 + "if PERSIST != 0 {\n" + i16 + "arrive(qempty);", i12 + "let t3 = clock();\n" + i12 + "var t4 = t3;\n"),
+        (i16 + "mma_wait(0);\n", i16 + "release(vs);\n" + i16 + "vs = vs.next();                       // the next tile's first V stage\n",
+         i16 + "t4 = clock();\n"),
+        (i20 + "tma.wait_read(0);             // the block may exit once the store has read the tile\n" + i16 + "}\n", "", record),
+        (i20 + "tma.store(o[b, h, rw, 0], so[j * NWG + w - 1]);\n" + i20 + "tma.commit();\n" + i16 + "}\n", "", record),
     ]
     for before, after, inserted in edits:
         text = sub(text, before + after, before + inserted + after)

@@ -250,8 +250,14 @@ static void emit_group(Emit *e, const Op *op, Flow *outer)
         }
         uint32_t mask = n == 32 ? 0xFFFFFFFFu : (1u << n) - 1;
         const char *p = ptx_tmp(e, RC_PRED);
-        int64_t gw = outer->group ? ir_attr_int(outer->group, "hi", 0) - first : nwarps;
-        if (gw > 1) {   /* only the group's first warp takes part */
+        int64_t each = outer->group ? ir_attr_int(outer->group, "each", 0) : 0;
+        int64_t gw = outer->group ? ir_warps_span(outer->group) : nwarps;
+        if (gw > 1 && each) {   /* a replicated role: the first warp of each instance */
+            const char *x = ptx_tmp(e, RC_B32), *q = ptx_tmp(e, RC_PRED);
+            ptx_ins(e, "and.b32 %s, %s, %lld", x, w, (long long)(each - 1));
+            ptx_ins(e, "setp.ne.u32 %s, %s, 0", q, x);
+            sb_printf(&e->body, "\t@%s bra $L_elect_%d_end;\n", q, id);
+        } else if (gw > 1) {   /* only the group's first warp takes part */
             const char *q = ptx_tmp(e, RC_PRED);
             ptx_ins(e, "setp.ne.u32 %s, %s, %lld", q, w, (long long)first);
             sb_printf(&e->body, "\t@%s bra $L_elect_%d_end;\n", q, id);
@@ -259,11 +265,26 @@ static void emit_group(Emit *e, const Op *op, Flow *outer)
         ptx_ins(e, "elect.sync _|%s, 0x%08X", p, mask);
         sb_printf(&e->body, "\t@!%s bra $L_elect_%d_end;\n", p, id);
     }
-    int64_t saved_lo = e->group_lo;
-    if (op->code == OP_WARPS) e->group_lo = ir_attr_int(op, "lo", 0);
+    int64_t saved_lo = e->group_lo, saved_each = e->group_each;
+    if (op->code == OP_WARPS) {
+        e->group_lo = ir_attr_int(op, "lo", 0);
+        e->group_each = ir_attr_int(op, "each", 0);
+    }
     emit_block(e, region_block(&op->regions[0]), &f);
     e->group_lo = saved_lo;
+    e->group_each = saved_each;
     ptx_label(e, id, kind, "end");
+}
+
+/* The thread's index in the group running the op: the linear index less the group's first thread;
+ * in a replicated role its index in its instance (the instances lie at multiples of their size). */
+const char *ptx_group_tid(Emit *e)
+{
+    if (!e->group_lo && !e->group_each) return ptx_reg(e, e->tlin);
+    const char *t = ptx_tmp(e, RC_B32);
+    if (e->group_each) ptx_ins(e, "and.b32 %s, %s, %lld", t, ptx_reg(e, e->tlin), (long long)(32 * e->group_each - 1));
+    else ptx_ins(e, "sub.u32 %s, %s, %lld", t, ptx_reg(e, e->tlin), (long long)(32 * e->group_lo));
+    return t;
 }
 
 /* ---------------------------------------------------------------- the op dispatch */
@@ -460,7 +481,7 @@ int ptx_block_has(const Block *b, int (*pred)(OpCode))
     return 0;
 }
 
-static int needs_warpid(OpCode c) { return c == OP_WARPS || c == OP_ELECT || c == OP_CLC_TRY_CANCEL; }
+static int needs_warpid(OpCode c) { return c == OP_WARPS || c == OP_ELECT || c == OP_CLC_TRY_CANCEL || c == OP_WARP_ID; }
 static int needs_tlin(OpCode c)
 {
     return c == OP_WARP_ID || c == OP_LD_BLOCKED || c == OP_ST_BLOCKED || c == OP_IOTA_BLOCKED || c == OP_LD_SMEM_BLOCKED ||
@@ -777,6 +798,12 @@ static void emit_kernel(Emit *e, const Kernel *k, StrBuf *out)
         e->warpid = ptx_reg_add(e, "%_warp", RC_B32);
         sb_puts(&e->decl, "\t.reg .b32 %_warp;\n");
         ptx_ins(e, "shr.u32 %%_warp, %%tlin, 5");
+        /* lane 0's copy, so that ptxas knows it is one value across the warp: what derives from it (a
+         * replicated role's index, its tiles' shared addresses and wgmma descriptors) stays in uniform
+         * registers. Every thread runs this at entry; a partial last warp shuffles among its lanes. */
+        const char *m = ptx_tmp(e, RC_B32);
+        ptx_ins(e, "activemask.b32 %s", m);
+        ptx_ins(e, "shfl.sync.idx.b32 %%_warp, %%_warp, 0, 31, %s", m);
     }
     if (k->smem_bytes > 0) e->uses_smem = 1;
     if (clc90) ptx_clc_claim(e, k);

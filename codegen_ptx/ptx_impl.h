@@ -71,6 +71,7 @@ typedef struct Emit {
     int smem_base;         /* register holding the tilec_smem window address, or -1 */
     int reg_budget;        /* registers per thread at entry when the kernel uses setmaxnreg, else 0 */
     int64_t group_lo;      /* first warp of the innermost warps region being emitted (0 outside any) */
+    int64_t group_each;    /* that region's warps per instance when it is a replicated role, else 0 */
     const char *last_file; /* source location of the last `// file:line` comment written */
     uint32_t last_line;
     int shmem_slot;        /* the kernel declared its .local queue-pair slot */
@@ -107,6 +108,7 @@ int ptx_reg_add(Emit *e, const char *name, RegClass cls);   /* a new register; i
 const char *ptx_reg(const Emit *e, int r);      /* the name of register r */
 int ptx_tmp_index(Emit *e, RegClass c);         /* a new temporary; its index */
 const char *ptx_tmp(Emit *e, RegClass c);       /* a new temporary; its name */
+const char *ptx_group_tid(Emit *e);             /* the thread's index in its group (instance) */
 int ptx_type_lanes(const Type *t);              /* registers a value of type t occupies (0: none) */
 int ptx_nlanes_of(const Value *v);
 int *ptx_val_lanes(Emit *e, const Value *v);    /* v's register indices (made on first use), or NULL */

@@ -32,14 +32,6 @@ static int log2i(int64_t v)
     return k;
 }
 
-/* The thread's index in its group. */
-static const char *group_tid(Emit *e)
-{
-    if (!e->group_lo) return ptx_reg(e, e->tlin);
-    const char *t = ptx_tmp(e, RC_B32);
-    ptx_ins(e, "sub.u32 %s, %s, %lld", t, ptx_reg(e, e->tlin), (long long)(32 * e->group_lo));
-    return t;
-}
 
 /* x = (t / src) % n of a thread factor. */
 static const char *factor_x(Emit *e, const char *t, int64_t src, int64_t n)
@@ -139,7 +131,13 @@ static int in_loop(const Op *op)
 static void group_barrier(Emit *e, const Op *op)
 {
     int64_t bar = ir_attr_int(op, "bar", 0), n = ir_attr_int(op, "bar_threads", 0);
-    if (bar) ptx_ins(e, "bar.sync %lld, %lld", (long long)bar, (long long)n);
+    if (bar && e->group_each) {   /* a replicated role: its instance's barrier, bar + (warp - lo) / each */
+        const char *x = ptx_tmp(e, RC_B32);
+        ptx_ins(e, "sub.u32 %s, %s, %lld", x, ptx_reg(e, e->warpid), (long long)e->group_lo);
+        ptx_ins(e, "shr.u32 %s, %s, %d", x, x, e->group_each == 4 ? 2 : e->group_each == 2 ? 1 : 0);
+        ptx_ins(e, "add.u32 %s, %s, %lld", x, x, (long long)bar);
+        ptx_ins(e, "bar.sync %s, %lld", x, (long long)n);
+    } else if (bar) ptx_ins(e, "bar.sync %lld, %lld", (long long)bar, (long long)n);
     else ptx_ins(e, "bar.sync 0");
 }
 
@@ -210,7 +208,7 @@ void ptx_emit_reduce(Emit *e, const Op *op)
                      (long long)parts);
         return;
     }
-    const char *tid = group_tid(e), *scratch = ptx_vr(e, op->operands[1], 0);
+    const char *tid = ptx_group_tid(e), *scratch = ptx_vr(e, op->operands[1], 0);
     Layout Rs = R;   /* the result's layout without the axis (a scalar's: [1]): flat indices of its elements */
     if (!scalar) layout_squeeze(&Rs, &R, axis);
     int64_t rowstride[IR_MAX_RANK], st = 1;
@@ -336,7 +334,7 @@ void ptx_emit_lanes(Emit *e, const Op *op)
             }
         }
     }
-    const char *tid = group_tid(e);
+    const char *tid = ptx_group_tid(e);
     const char *tc[IR_MAX_RANK];
     for (int d = 0; d < L.rank; d++) tc[d] = thread_coord(e, &L, tid, d);
     if (op->code == OP_IOTA_LANES) {

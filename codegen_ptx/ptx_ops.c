@@ -381,8 +381,22 @@ static void emit_elem(Emit *e, const Op *op, const Type *t, const Type *rt, cons
     case OP_ADD: ptx_ins(e, "add.%s %s, %s, %s", it, d, a, b); break;
     case OP_SUB: ptx_ins(e, "sub.%s %s, %s, %s", it, d, a, b); break;
     case OP_MUL: ptx_ins(e, "mul.lo.%s %s, %s, %s", it, d, a, b); break;
-    case OP_DIV: ptx_ins(e, "div.%s %s, %s, %s", it, d, a, b); break;
-    case OP_REM: ptx_ins(e, "rem.%s %s, %s, %s", it, d, a, b); return;
+    case OP_DIV: case OP_REM: {   /* by a positive constant: an immediate, and unsigned where a is never negative,
+                                   * so that ptxas multiplies by a reciprocal (a divisor in a register can get
+                                   * its division loop, a MUFU.RCP among the kernel's exponentials) */
+        const Value *bv = op->noperands == 2 ? op->operands[1] : NULL;
+        const Attr *cv = bv && bv->def && bv->def->code == OP_CONST ? ir_attr_find(bv->def, "value") : NULL;
+        char imm[24];
+        int64_t lo, hi;
+        if (cv && cv->kind == ATTR_INT && cv->i > 0 && cv->i <= INT32_MAX && ir_type_bits(t) == 32) {
+            snprintf(imm, sizeof imm, "%lld", (long long)cv->i);
+            b = imm;
+            if (sgn && ir_i32_range(op->operands[0], &lo, &hi) && lo >= 0) it = "u32";
+        }
+        ptx_ins(e, "%s.%s %s, %s, %s", code == OP_DIV ? "div" : "rem", it, d, a, b);
+        if (code == OP_REM) return;
+        break;
+    }
     case OP_NEG: ptx_ins(e, "neg.s%d %s, %s", ir_type_bits(t) == 8 ? 16 : ir_type_bits(t), d, a); break;
     case OP_AND: ptx_ins(e, "and.%s %s, %s, %s", bt, d, a, b); return;
     case OP_OR: ptx_ins(e, "or.%s %s, %s, %s", bt, d, a, b); return;
@@ -530,8 +544,9 @@ void ptx_emit_geometry(Emit *e, const Op *op)
         ptx_ins(e, "mov.u32 %s, %%laneid", d);
         return;
     }
-    if (op->code == OP_WARP_ID) {
-        ptx_ins(e, "shr.u32 %s, %s, 5", d, ptx_reg(e, e->tlin));
+    if (op->code == OP_WARP_ID) {   /* the entry's uniform copy (ptx_emit.c) */
+        if (e->warpid >= 0) ptx_ins(e, "mov.u32 %s, %s", d, ptx_reg(e, e->warpid));
+        else ptx_ins(e, "shr.u32 %s, %s, 5", d, ptx_reg(e, e->tlin));
         return;
     }
     int64_t dim = ir_attr_int(op, "dim", -1);
@@ -814,12 +829,7 @@ const char *ptx_swizzled_addr(Emit *e, const char *base, const char *o, const Ty
  * broadcast against a larger tile reads them) and a store skips them (the first replica stores). */
 static const char *blocked_base(Emit *e, const Blocked *bi, int store, const char **valid)
 {
-    const char *tv = ptx_tmp(e, RC_B32), *t = ptx_reg(e, e->tlin);
-    if (e->group_lo) {   /* a tile of a warp role: thread index within the role */
-        const char *g = ptx_tmp(e, RC_B32);
-        ptx_ins(e, "sub.u32 %s, %s, %lld", g, t, (long long)(32 * e->group_lo));
-        t = g;
-    }
+    const char *tv = ptx_tmp(e, RC_B32), *t = ptx_group_tid(e);   /* a tile of a warp role: index within the role */
     *valid = NULL;
     if (bi->T < bi->B * bi->V) {
         if (store) {   /* threads past the tile store nothing */
@@ -1409,9 +1419,14 @@ void ptx_emit_sync(Emit *e, const Op *op)
                              sync ? "group_sync" : "group_arrive", (long long)cnt, (long long)id);
                 return;
             }
-            const char *ix = ptx_vr(e, op->operands[0], 0), *p = ptx_tmp(e, RC_PRED), *r = ptx_tmp(e, RC_B32);
-            ptx_ins(e, "setp.ge.u32 %s, %s, %lld", p, ix, (long long)cnt);
-            ptx_ins(e, "@%s trap", p);
+            const char *ix = ptx_vr(e, op->operands[0], 0), *r = ptx_tmp(e, RC_B32);
+            int64_t lo, hi;   /* no check where the index provably lies inside: a trap among in-flight wgmmas
+                               * costs ptxas registers (spills in a replicated role's loop) */
+            if (!ir_i32_range(op->operands[0], &lo, &hi) || lo < 0 || hi >= cnt) {
+                const char *p = ptx_tmp(e, RC_PRED);
+                ptx_ins(e, "setp.ge.u32 %s, %s, %lld", p, ix, (long long)cnt);
+                ptx_ins(e, "@%s trap", p);
+            }
             ptx_ins(e, "add.u32 %s, %s, %lld", r, ix, (long long)id);
             ptx_ins(e, "bar.%s %s, %lld", sync ? "sync" : "arrive", r, (long long)n);
             return;

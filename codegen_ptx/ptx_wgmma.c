@@ -78,12 +78,7 @@ static const char *mma_desc(Emit *e, const Value *sm, const char *off, int mn_ma
 /* This thread's warp in its warpgroup (w), lane, and warpgroup in the group (g), from %tlin. */
 static void mma_thread(Emit *e, const char **w, const char **ln, const char **g)
 {
-    const char *t = ptx_reg(e, e->tlin);
-    if (e->group_lo) {
-        const char *x = ptx_tmp(e, RC_B32);
-        ptx_ins(e, "sub.u32 %s, %s, %lld", x, t, (long long)(32 * e->group_lo));
-        t = x;
-    }
+    const char *t = ptx_group_tid(e);
     *w = ptx_tmp(e, RC_B32);
     *ln = ptx_tmp(e, RC_B32);
     *g = ptx_tmp(e, RC_B32);

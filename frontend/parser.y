@@ -350,6 +350,12 @@ simple(A) ::= WARPS(K) LPAREN expr(E) DOTDOT expr(F) RPAREN attrs(X) block(B).
     { A = take_list(fe_node(N_GROUP, L(ctx, K)), X); A->op = TK_WARPS; A->a = E; A->b = F; A->d = B; }
 simple(A) ::= WARPGROUP(K) LPAREN expr(E) RPAREN attrs(X) block(B).
     { A = take_list(fe_node(N_GROUP, L(ctx, K)), X); A->op = TK_WARPGROUP; A->a = E; A->d = B; }
+/* a replicated role: warp(i in a .. b) { }, warpgroup(g in a .. b) { }: one body run by each warp
+ * (warpgroup) a .. b - 1, with i (g) its index at run time */
+simple(A) ::= WARP(K) LPAREN IDENT(N) IN expr(E) DOTDOT expr(F) RPAREN attrs(X) block(B).
+    { A = take_list(NAME(N_GROUP, N), X); A->loc = L(ctx, K); A->op = TK_WARP; A->a = E; A->b = F; A->d = B; }
+simple(A) ::= WARPGROUP(K) LPAREN IDENT(N) IN expr(E) DOTDOT expr(F) RPAREN attrs(X) block(B).
+    { A = take_list(NAME(N_GROUP, N), X); A->loc = L(ctx, K); A->op = TK_WARPGROUP; A->a = E; A->b = F; A->d = B; }
 
 /* AMD warp-pipeline stage: stage("label", priority = P) { ... }; the arguments are checked by sema */
 simple(A) ::= STAGE(K) LPAREN args(G) RPAREN block(B). { A = take_list(fe_node(N_STAGE, L(ctx, K)), G); A->d = B; }

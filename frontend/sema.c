@@ -2014,7 +2014,7 @@ static void kernel_item(Sema *s, const Node *n)
     s->loop = NULL;
     s->loop_hidden = 0;
     int64_t threads = k->block[0] * k->block[1] * k->block[2];
-    Group blk = {0, 0, (int)((threads + 31) / 32), (int)threads, 0, NULL};
+    Group blk = {.lo = 0, .hi = (int)((threads + 31) / 32), .threads = (int)threads};
     s->group = &blk;
     s->next_sync_id = 1;
     s->dynamic_smem = NULL;

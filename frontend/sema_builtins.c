@@ -222,7 +222,7 @@ unsigned sema_group_class(const Sema *s)
     const Group *g = s->group;
     if (!g || g->kind == 0) return SG_BLOCK;
     if (g->kind == TK_ELECT) return SG_ELECT;
-    return g->hi - g->lo == 1 ? SG_WARP : SG_WARPS;
+    return (g->each ? g->each : g->hi - g->lo) == 1 ? SG_WARP : SG_WARPS;
 }
 
 /* The namespace that n (the receiver of a call) names, or NULL. */
@@ -268,8 +268,8 @@ static Ex refuse_group(Sema *s, const Node *n, const Builtin *bi)
     switch (sema_group_class(s)) {
     case SG_ELECT: diag_error(s->diag, n->loc, "%s%s%s() inside elect: %s", ns, dot, n->name, bi->why); break;
     case SG_WARPS:
-        diag_error(s->diag, n->loc, "%s%s%s() in a role of %d warps: %s", ns, dot, n->name, s->group->hi - s->group->lo,
-                   bi->why);
+        diag_error(s->diag, n->loc, "%s%s%s() in a role of %d warps: %s", ns, dot, n->name,
+                   s->group->each ? s->group->each : s->group->hi - s->group->lo, bi->why);
         break;
     case SG_WARP: diag_error(s->diag, n->loc, "%s%s%s() in a one-warp role: %s", ns, dot, n->name, bi->why); break;
     default: diag_error(s->diag, n->loc, "%s%s%s() at the block level: %s", ns, dot, n->name, bi->why); break;

@@ -93,6 +93,12 @@ Ex sema_clc_try_cancel(Sema *s, const Call *c)
         mc = m.c.i != 0;
     }
     if (!resp || !bar) return sema_ex_err();
+    for (const Group *g = s->group; g; g = g->outer)
+        if (g->each) {
+            diag_error(s->diag, n->loc, "clc.try_cancel() in a replicated role: each instance would cancel a cluster of its "
+                       "own; ask from a role of one group (warp(i), warpgroup(g))");
+            return sema_ex_err();
+        }
     Value *ops[2] = {bar, resp};
     Op *op = ir_build(&s->b, OP_CLC_TRY_CANCEL, n->loc, ops, 2, NULL);
     ir_attr_set_int(s->m, op, "multicast", mc);

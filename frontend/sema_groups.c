@@ -95,24 +95,11 @@ Ex sema_sync(Sema *s, const Call *c)
         named_barrier_op(s, OP_GROUP_SYNC, n->loc, id, y, idx);
         return sema_ex_none();
     }
-    if (!g || g->kind == 0) {
-        ir_build(&s->b, OP_BARRIER, n->loc, NULL, 0, NULL);
-    } else if (g->kind == TK_ELECT) {
+    if (g && g->kind == TK_ELECT) {
         diag_error(s->diag, n->loc, "sync() inside elect: one thread has nothing to synchronise with");
         return sema_ex_err();
-    } else {
-        if (!g->sync_id) {
-            if (s->next_sync_id > 15) {
-                diag_error(s->diag, n->loc, "more than 15 warp groups call sync(): the hardware has 16 named barriers");
-                return sema_ex_err();
-            }
-            g->sync_id = s->next_sync_id++;
-        }
-        Op *op = ir_build(&s->b, OP_GROUP_SYNC, n->loc, NULL, 0, NULL);
-        ir_attr_set_int(s->m, op, "id", g->sync_id);
-        ir_attr_set_int(s->m, op, "threads", g->threads);
     }
-    return sema_ex_none();
+    return sema_group_meet(s, n->loc) ? sema_ex_none() : sema_ex_err();
 }
 
 /* arrive(NAME), arrive(NAME[i]): the current group's threads arrive on a declared named barrier and go on without
@@ -172,7 +159,10 @@ void sema_named_barrier_stmt(Sema *s, const Node *n)
     y->bar_count = n->b ? (int)count : 0;
 }
 
-/* elect { }, warp(i) { }, warps(a .. b) { }, warpgroup(g) { }: a region run by part of the block */
+/* elect { }, warp(i) { }, warps(a .. b) { }, warpgroup(g) { }: a region run by part of the block;
+ * warp(i in a .. b) { }, warpgroup(g in a .. b) { }: a replicated role, one region run by each of
+ * the warps (warpgroups) a .. b - 1 as a group of its own, i (g) its index at run time (warps
+ * {lo, hi, each}); compiled once, where a `for const` loop around warpgroup(g) compiles it per g. */
 void sema_group_stmt(Sema *s, const Node *n)
 {
     Group *outer = s->group;
@@ -189,9 +179,9 @@ void sema_group_stmt(Sema *s, const Node *n)
             diag_error(s->diag, n->loc, "a warp role inside elect: the elected thread is already one thread");
             return;
         }
-        if (!sema_const_int(s, n->a, &lo, "a warp index")) return;
-        if (n->op == TK_WARPS) {
-            if (!sema_const_int(s, n->b, &hi, "a warp index")) return;
+        if (!sema_const_int(s, n->a, &lo, n->op == TK_WARPGROUP ? "a warpgroup index" : "a warp index")) return;
+        if (n->op == TK_WARPS || n->name) {
+            if (!sema_const_int(s, n->b, &hi, n->op == TK_WARPGROUP ? "a warpgroup index" : "a warp index")) return;
         }
         if (lo < -(1 << 20) || lo > (1 << 20) || hi < -(1 << 20) || hi > (1 << 20)) {
             /* far outside any block (and the arithmetic below stays in range) */
@@ -199,7 +189,22 @@ void sema_group_stmt(Sema *s, const Node *n)
                        (long long)(lo < -(1 << 20) || lo > (1 << 20) ? lo : hi), outer->lo, outer->hi - 1);
             return;
         }
-        if (n->op == TK_WARPGROUP) {
+        if (n->name) { /* warp(i in a .. b), warpgroup(g in a .. b): instances a .. b - 1 */
+            if (hi <= lo) {
+                diag_error(s->diag, n->loc, "the replicated role '%s' in %lld .. %lld has no instances", n->name,
+                           (long long)lo, (long long)hi);
+                return;
+            }
+            int each = n->op == TK_WARPGROUP ? 4 : 1;
+            g.ninst = (int)(hi - lo);
+            g.each = g.ninst > 1 ? each : 0;   /* one instance is a plain group */
+            lo *= each;
+            hi *= each;
+            if (outer->each) {
+                diag_error(s->diag, n->loc, "a replicated role inside another replicated role");
+                return;
+            }
+        } else if (n->op == TK_WARPGROUP) {
             lo *= 4;
             hi = lo + 4;
         } else if (n->op == TK_WARP) hi = lo + 1;
@@ -211,7 +216,7 @@ void sema_group_stmt(Sema *s, const Node *n)
         g.kind = TK_WARPS;
         g.lo = (int)lo;
         g.hi = (int)hi;
-        g.threads = 32 * (int)(hi - lo);
+        g.threads = 32 * (g.each ? g.each : (int)(hi - lo));
         for (int i = 0; i < n->nlist; i++) {
             const Node *a = n->list[i];
             if (strcmp(a->name, "setmaxnreg") != 0 || a->nlist != 1) {
@@ -241,12 +246,33 @@ void sema_group_stmt(Sema *s, const Node *n)
     if (g.kind == TK_WARPS) {
         ir_attr_set_int(s->m, op, "lo", lo);
         ir_attr_set_int(s->m, op, "hi", hi);
+        if (g.each) ir_attr_set_int(s->m, op, "each", g.each);
     }
     Block *saved;
     sema_enter_region(s, &op->regions[0], &saved);
     if (maxnreg) {
         Op *mr = ir_build(&s->b, OP_SETMAXNREG, n->loc, NULL, 0, NULL);
         ir_attr_set_int(s->m, mr, "count", maxnreg);
+    }
+    if (n->name) { /* the instance's index: warp_id / each, and from the first instance (barrier ids) */
+        int each = n->op == TK_WARPGROUP ? 4 : 1;
+        sema_scope_push(s);
+        if (!g.each) { /* one instance: a group as warp(i) or warpgroup(g) is, its index a constant */
+            Sym *y = sema_declare(s, n->name, SYM_CONST, n->loc);
+            y->type = T(TY_I32);
+            y->c.i = lo / each;
+        } else {
+            Value *w = ir_build1(&s->b, OP_WARP_ID, n->loc, NULL, 0, T(TY_I32));
+            if (each > 1) {
+                Value *ops[2] = {w, ir_build_const_int(&s->b, n->loc, T(TY_I32), each == 4 ? 2 : 1)};
+                w = ir_build1(&s->b, OP_SHR, n->loc, ops, 2, T(TY_I32));
+            }
+            Value *ops[2] = {w, ir_build_const_int(&s->b, n->loc, T(TY_I32), lo / each)};
+            g.inst = lo ? ir_build1(&s->b, OP_SUB, n->loc, ops, 2, T(TY_I32)) : w;
+            Sym *y = sema_declare(s, n->name, SYM_LET, n->loc);
+            y->type = T(TY_I32);
+            y->value = w;
+        }
     }
     LoopCtx *loop = s->loop;
     int hidden = s->loop_hidden;
@@ -256,6 +282,7 @@ void sema_group_stmt(Sema *s, const Node *n)
     int was_terminated = s->terminated;
     s->terminated = 0;
     sema_block_stmts(s, n->d);
+    if (n->name) sema_scope_pop(s);
     if (!s->terminated) ir_build(&s->b, OP_YIELD, n->loc, NULL, 0, NULL);
     s->terminated = was_terminated;
     s->group = outer;
@@ -269,11 +296,29 @@ int sema_group_barrier(Sema *s, Loc loc)
     Group *g = s->group;
     if (!g || g->kind == 0) return 0;
     if (!g->sync_id) {
-        if (s->next_sync_id > 15) {
-            diag_error(s->diag, loc, "more than 15 warp groups need a barrier: the hardware has 16 named barriers");
+        int n = g->each ? g->ninst : 1;   /* a replicated role: one barrier per instance */
+        if (s->next_sync_id + n - 1 > 15) {
+            diag_error(s->diag, loc, "more than 15 warp groups need a barrier: the hardware has 16 named barriers%s",
+                       g->each ? " (a replicated role takes one per instance)" : "");
             return -1;
         }
-        g->sync_id = s->next_sync_id++;
+        g->sync_id = s->next_sync_id;
+        s->next_sync_id += n;
     }
     return g->sync_id;
+}
+
+/* The current group's threads meet: the block barrier, or the group's named barrier (a replicated
+ * role's instance its own: the first id plus the instance). NULL after a located error. */
+Op *sema_group_meet(Sema *s, Loc loc)
+{
+    Group *g = s->group;
+    if (!g || g->kind == 0) return ir_build(&s->b, OP_BARRIER, loc, NULL, 0, NULL);
+    int id = sema_group_barrier(s, loc);
+    if (id < 0) return NULL;
+    Op *op = ir_build(&s->b, OP_GROUP_SYNC, loc, g->each ? &g->inst : NULL, g->each ? 1 : 0, NULL);
+    ir_attr_set_int(s->m, op, "id", id);
+    ir_attr_set_int(s->m, op, "threads", g->threads);
+    if (g->each) ir_attr_set_int(s->m, op, "count", g->ninst);
+    return op;
 }

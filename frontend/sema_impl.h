@@ -98,7 +98,12 @@ typedef struct Group {
     int kind;            /* 0: the block; TK_WARPS: warps lo .. hi-1; TK_ELECT: one thread */
     int lo, hi;          /* the warps the group spans */
     int threads;         /* threads that execute code in the group */
-    int sync_id;         /* named barrier for sync() in the group; 0 until one is needed */
+    int sync_id;         /* named barrier for sync() in the group; 0 until one is needed (a replicated
+                          * role: the first of its instances' barriers, one each) */
+    int each;            /* a replicated role (warp(i in a .. b), warpgroup(g in a .. b)): warps per
+                          * instance, threads counting one instance's; 0 otherwise */
+    int ninst;           /* a replicated role's instances */
+    Value *inst;         /* a replicated role's instance at run time, 0 .. ninst - 1 (i32) */
     struct Group *outer;
 } Group;
 
@@ -280,6 +285,7 @@ void sema_broadcast_error(Sema *s, Loc loc, const Type *a, const Type *b, int di
 /* sema_groups.c: the named barrier of the innermost warp group (allocated on first use), 0 at the
  * block level, -1 after an error. */
 int sema_group_barrier(Sema *s, Loc loc);
+Op *sema_group_meet(Sema *s, Loc loc);   /* the current group's threads meet (sema_groups.c) */
 
 /* ================================ sema_async.c ================================ */
 

@@ -798,17 +798,7 @@ static void one_arrive(Sema *s, Value *arr, Value *idx, Loc loc)
 
 static void group_arrive(Sema *s, Value *arr, Value *idx, Loc loc)
 {
-    if (!in_elect(s)) {
-        Group *g = s->group;
-        if (g->kind == 0) ir_build(&s->b, OP_BARRIER, loc, NULL, 0, NULL);
-        else {
-            int id = sema_group_barrier(s, loc);
-            if (id < 0) return;
-            Op *op = ir_build(&s->b, OP_GROUP_SYNC, loc, NULL, 0, NULL);
-            ir_attr_set_int(s->m, op, "id", id);
-            ir_attr_set_int(s->m, op, "threads", g->threads);
-        }
-    }
+    if (!in_elect(s) && !sema_group_meet(s, loc)) return;
     one_arrive(s, arr, idx, loc);
 }
 
@@ -887,13 +877,38 @@ Ex sema_pipe_wait(Sema *s, const Call *c)
     return code == OP_MBAR_WAIT ? sema_ex_none() : sema_ex_val(op->results[0]);
 }
 
+/* A single warpgroup's release meeting, which drop_meetings removes when the ring is read only by
+ * mmas and TMA. */
+static void remember_meeting(Sema *s, Pipe *p, Op *op)
+{
+    if (p->nmeetings == p->meetings_cap) {
+        int cap = p->meetings_cap ? 2 * p->meetings_cap : 8;
+        Op **m = arena_alloc(&s->m->arena, sizeof *m * (size_t)cap);
+        if (p->nmeetings) memcpy(m, p->meetings, sizeof *m * (size_t)p->nmeetings);
+        p->meetings = m;
+        p->meetings_cap = cap;
+    }
+    p->meetings[p->nmeetings++] = op;
+}
+
+static void elect_arrive(Sema *s, Pipe *p, Op *meeting, Value *b, Loc loc);
+
 /* The meeting and arrival of consumer group q: its warps meet at its named barrier (or the block
  * barrier when it is the whole block), one elected thread arrives on empty. Built inside a warps
- * region of its own when the current group is larger. */
+ * region of its own when the current group is larger. q = -1: the current instance of a replicated
+ * role whose instances are the consumer groups. */
 static void consumer_arrive(Sema *s, Pipe *p, int q, Value *idx, Loc loc)
 {
-    WarpRange r = p->consumers[q];
     Group *g = s->group;
+    if (q < 0) { /* a replicated role whose instances are the consumer groups: this instance's meeting */
+        Op *meeting = sema_group_meet(s, loc);
+        if (!meeting) return;
+        if (g->each == 4) remember_meeting(s, p, meeting);
+        Value *b = bar_at(s, p->empty, idx, loc);
+        elect_arrive(s, p, meeting, b, loc);
+        return;
+    }
+    WarpRange r = p->consumers[q];
     int whole_block = g->kind == 0 && r.lo == g->lo && r.hi == g->hi;
     Block *saved = NULL;
     if (!whole_block && (g->lo != r.lo || g->hi != r.hi)) {
@@ -907,7 +922,7 @@ static void consumer_arrive(Sema *s, Pipe *p, int q, Value *idx, Loc loc)
     if (whole_block) meeting = ir_build(&s->b, OP_BARRIER, loc, NULL, 0, NULL);
     else {
         if (!p->sync_id[q]) {
-            if (g->kind != 0 && g->lo == r.lo && g->hi == r.hi) p->sync_id[q] = sema_group_barrier(s, loc);
+            if (g->kind != 0 && !g->each && g->lo == r.lo && g->hi == r.hi) p->sync_id[q] = sema_group_barrier(s, loc);
             else if (s->next_sync_id > 15) {
                 diag_error(s->diag, loc, "more than 15 warp groups need a barrier: the hardware has 16 named barriers");
                 p->sync_id[q] = -1;
@@ -917,17 +932,20 @@ static void consumer_arrive(Sema *s, Pipe *p, int q, Value *idx, Loc loc)
         Op *op = meeting = ir_build(&s->b, OP_GROUP_SYNC, loc, NULL, 0, NULL);
         ir_attr_set_int(s->m, op, "id", p->sync_id[q]);
         ir_attr_set_int(s->m, op, "threads", 32 * (r.hi - r.lo));
-        if (r.hi - r.lo != 4 || r.lo % 4) goto kept;   /* only a single warpgroup's meeting may go (drop_meetings) */
-        if (p->nmeetings == p->meetings_cap) {
-            int cap = p->meetings_cap ? 2 * p->meetings_cap : 8;
-            Op **m = arena_alloc(&s->m->arena, sizeof *m * (size_t)cap);
-            if (p->nmeetings) memcpy(m, p->meetings, sizeof *m * (size_t)p->nmeetings);
-            p->meetings = m;
-            p->meetings_cap = cap;
-        }
-        p->meetings[p->nmeetings++] = op;
+        if (r.hi - r.lo == 4 && r.lo % 4 == 0) remember_meeting(s, p, op);   /* only a single warpgroup's may go
+                                                                             * (drop_meetings) */
     }
-kept:;
+    elect_arrive(s, p, meeting, b, loc);
+    if (saved) {
+        ir_build(&s->b, OP_YIELD, loc, NULL, 0, NULL);
+        s->b.block = saved;
+    }
+}
+
+/* After a consumer group's meeting, its elected thread's arrival on empty stage b (and on the peers'
+ * with multicast). */
+static void elect_arrive(Sema *s, Pipe *p, Op *meeting, Value *b, Loc loc)
+{
     Op *el = ir_build(&s->b, OP_ELECT, loc, NULL, 0, NULL);
     if (p->ctas == 1) {
         if (p->nreleases == p->releases_cap) {
@@ -952,10 +970,6 @@ kept:;
     }
     ir_build(&s->b, OP_YIELD, loc, NULL, 0, NULL);
     s->b.block = in;
-    if (saved) {
-        ir_build(&s->b, OP_YIELD, loc, NULL, 0, NULL);
-        s->b.block = saved;
-    }
 }
 
 /* release(st): the consumer groups the current group holds are done with the stage: each meets,
@@ -998,8 +1012,14 @@ static Ex release(Sema *s, const Call *c, Ex st)
             return sema_ex_err();
         }
     Value *idx = stage_of(s, p, st.v, loc);
-    for (int q = 0; q < p->nconsumers; q++)
-        if (p->consumers[q].lo >= g->lo && p->consumers[q].hi <= g->hi) consumer_arrive(s, p, q, idx, loc);
+    int per_instance = g->each && held == g->ninst;   /* a replicated role: are its instances the consumer groups? */
+    for (int q = 0; q < p->nconsumers && per_instance; q++)
+        if (p->consumers[q].lo >= g->lo && p->consumers[q].hi <= g->hi)
+            per_instance = p->consumers[q].hi - p->consumers[q].lo == g->each && (p->consumers[q].lo - g->lo) % g->each == 0;
+    if (per_instance) consumer_arrive(s, p, -1, idx, loc);
+    else
+        for (int q = 0; q < p->nconsumers; q++)
+            if (p->consumers[q].lo >= g->lo && p->consumers[q].hi <= g->hi) consumer_arrive(s, p, q, idx, loc);
     push_mark(s, p, st.v, loc, MARK_RELEASE);
     if (!p->first_release) p->first_release = c->n;
     return sema_ex_none();

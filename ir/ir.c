@@ -753,6 +753,69 @@ int64_t ir_attr_int(const Op *op, const char *name, int64_t dflt)
     return a && a->kind == ATTR_INT ? a->i : dflt;
 }
 
+int64_t ir_warps_span(const Op *warps)
+{
+    int64_t each = ir_attr_int(warps, "each", 0);
+    return each ? each : ir_attr_int(warps, "hi", 0) - ir_attr_int(warps, "lo", 0);
+}
+
+static int i32_range(const Value *v, int64_t *lo, int64_t *hi, int depth)
+{
+    const Op *d = v ? v->def : NULL;
+    if (!d || depth > 16 || !v->type || v->type->kind != TY_I32) return 0;
+    if (d->code == OP_CONST) {
+        const Attr *a = ir_attr_find(d, "value");
+        if (!a || a->kind != ATTR_INT) return 0;
+        *lo = *hi = a->i;
+        return 1;
+    }
+    if (d->code == OP_WARP_ID) {   /* the warps of the innermost warps region around it */
+        for (const Op *p = d->parent && d->parent->parent ? d->parent->parent->parent : NULL; p;
+             p = p->parent && p->parent->parent ? p->parent->parent->parent : NULL)
+            if (p->code == OP_WARPS) {
+                *lo = ir_attr_int(p, "lo", 0);
+                *hi = ir_attr_int(p, "hi", 0) - 1;
+                return *lo <= *hi;
+            }
+        return 0;
+    }
+    int64_t a0, a1, b0, b1;
+    if (d->noperands != 2 || !i32_range(d->operands[0], &a0, &a1, depth + 1) ||
+        !i32_range(d->operands[1], &b0, &b1, depth + 1))
+        return 0;
+    switch (d->code) {   /* the operands' bounds lie in i32, so these stay far inside int64 */
+    case OP_ADD: *lo = a0 + b0, *hi = a1 + b1; break;
+    case OP_SUB: *lo = a0 - b1, *hi = a1 - b0; break;
+    case OP_MIN: *lo = a0 < b0 ? a0 : b0, *hi = a1 < b1 ? a1 : b1; break;
+    case OP_MAX: *lo = a0 > b0 ? a0 : b0, *hi = a1 > b1 ? a1 : b1; break;
+    case OP_MUL:
+        if (b0 != b1 || b0 < 0) return 0;
+        *lo = a0 * b0, *hi = a1 * b0;
+        break;
+    case OP_DIV:   /* truncates: a non-negative a by a positive constant */
+        if (b0 != b1 || b0 < 1 || a0 < 0) return 0;
+        *lo = a0 / b0, *hi = a1 / b0;
+        break;
+    case OP_REM:   /* a non-negative a by a positive constant */
+        if (b0 != b1 || b0 < 1 || a0 < 0) return 0;
+        if (a1 / b0 == a0 / b0) *lo = a0 % b0, *hi = a1 % b0;
+        else *lo = 0, *hi = b0 - 1;
+        break;
+    case OP_SHR:
+        if (b0 != b1 || b0 < 0 || b0 > 31 || a0 < 0) return 0;
+        *lo = a0 >> b0, *hi = a1 >> b0;
+        break;
+    case OP_AND:   /* with a non-negative constant */
+        if (b0 != b1 || b0 < 0) return 0;
+        *lo = 0, *hi = a0 >= 0 && a1 < b0 ? a1 : b0;
+        break;
+    default: return 0;
+    }
+    return *lo >= INT32_MIN && *hi <= INT32_MAX;
+}
+
+int ir_i32_range(const Value *v, int64_t *lo, int64_t *hi) { return i32_range(v, lo, hi, 0); }
+
 const char *ir_attr_str(const Op *op, const char *name, const char *dflt)
 {
     const Attr *a = ir_attr_find(op, name);

@@ -562,6 +562,12 @@ void ir_attr_set_float(Module *m, Op *op, const char *name, double v);
 void ir_attr_set_str(Module *m, Op *op, const char *name, const char *s);
 void ir_attr_set_ints(Module *m, Op *op, const char *name, const int64_t *v, int n);
 int64_t ir_attr_int(const Op *op, const char *name, int64_t dflt);
+/* The warps one instance of a warps region spans: `each` for a replicated role (one copy of the
+ * region run by each `each` warps of lo .. hi - 1), else hi - lo. */
+int64_t ir_warps_span(const Op *warps);
+/* Bounds lo <= v <= hi that an i32 value provably keeps, from its definition (constants, warp_id in
+ * its warps region, and add, sub, mul, div, rem, shr, and, min, max of such); 0 when none is known. */
+int ir_i32_range(const Value *v, int64_t *lo, int64_t *hi);
 const char *ir_attr_str(const Op *op, const char *name, const char *dflt);
 /* Typed accessors through attrs.def: the value, or the table's default when absent. */
 int64_t ir_attr_i(const Op *op, IrAttr id);         /* AT_INT, AT_BOOL */

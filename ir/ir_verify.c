@@ -1102,7 +1102,15 @@ static void check_groups(Verifier *V, Op *op)
                  (long long)lo->i, (long long)hi->i);
             return;
         }
+        Attr *each = ir_attr_find(op, "each");
+        if (each && (each->kind != ATTR_INT || (each->i != 1 && each->i != 2 && each->i != 4) || lo->i % each->i ||
+                     hi->i % each->i)) {
+            verr(V, op, "'each' (warps per instance of a replicated role) must be 1, 2 or 4 and divide lo and hi");
+            return;
+        }
         if (g && g->code == OP_ELECT) verr(V, op, "cannot run inside 'elect' (one thread)");
+        if (each && g && g->code == OP_WARPS && ir_attr_int(g, "each", 0))
+            verr(V, op, "a replicated role cannot lie inside another");
         if (g && g->code == OP_WARPS &&
             (lo->i < ir_attr_int(g, "lo", 0) || hi->i > ir_attr_int(g, "hi", 0)))
             verr(V, op, "warps %lld..%lld are not all in the enclosing warps %lld..%lld", (long long)lo->i,

@@ -299,15 +299,27 @@ static const Op *value_group(const Value *v)
     return owner->code == OP_WARPS || owner->code == OP_ELECT ? owner : thread_group(owner);
 }
 
-/* B of the layout of tiles computed in group g: the block's threads, or 32 per warp of a warps region. */
+/* Whether g (or a group around it) is a replicated role (warps {each}). */
+static int replicated(const Op *g)
+{
+    for (; g; g = thread_group(g))
+        if (g->code == OP_WARPS && ir_attr_int(g, "each", 0)) return 1;
+    return 0;
+}
+
+/* B of the layout of tiles computed in group g: the block's threads, or 32 per warp of a warps region
+ * (of one instance of a replicated role). */
 static int64_t group_threads(const Lower *l, const Op *g)
 {
-    return g ? 32 * (ir_attr_int(g, "hi", 0) - ir_attr_int(g, "lo", 0)) : l->threads;
+    return g ? 32 * ir_warps_span(g) : l->threads;
 }
 
 static void group_text(const Op *g, char *buf, size_t n)
 {
     if (!g) snprintf(buf, n, "the whole block");
+    else if (ir_attr_int(g, "each", 0))
+        snprintf(buf, n, "warps %lld..%lld (instances of %lld)", (long long)ir_attr_int(g, "lo", 0),
+                 (long long)ir_attr_int(g, "hi", 0) - 1, (long long)ir_attr_int(g, "each", 0));
     else snprintf(buf, n, "warps %lld..%lld", (long long)ir_attr_int(g, "lo", 0), (long long)ir_attr_int(g, "hi", 0) - 1);
 }
 
@@ -541,6 +553,14 @@ static void acc_check_op(Op *op, void *ctx)
         !ir_target_has(l->m->target, TF_TCGEN05)) {
         diag_error(l->diag, op->loc, "lower-tiles: '%s': tensor memory is sm_100a's (tcgen05), not --target %s's", name,
                    l->m->target->name);
+        l->errors++;
+        return;
+    }
+    if ((op->code == OP_TMEM_LOAD || op->code == OP_TMEM_STORE || op->code == OP_TC_MMA ||
+         (op->code == OP_MMA && ir_target_has(l->m->target, TF_TCGEN05))) &&
+        replicated(thread_group(op))) {
+        diag_error(l->diag, op->loc, "lower-tiles: '%s' in a replicated role: tensor memory and its mmas belong to one "
+                   "group; write the role per warpgroup (warpgroup(g) in a `for const` loop)", name);
         l->errors++;
         return;
     }

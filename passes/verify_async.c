@@ -109,7 +109,14 @@ static int64_t group_threads(const Kernel *k, const Op *op, char *desc, size_t n
         snprintf(desc, n, "the whole block");
         return block_threads(k);
     }
-    if (g->code == OP_ELECT) {
+    if (g->code == OP_ELECT) {   /* one thread of each instance of a replicated role */
+        Op *r = group_of(g);
+        int64_t each = r ? ir_attr_int(r, "each", 0) : 0;
+        if (each) {
+            int64_t ninst = (ir_attr_int(r, "hi", 0) - ir_attr_int(r, "lo", 0)) / each;
+            snprintf(desc, n, "elect in each of %lld instances", (long long)ninst);
+            return ninst;
+        }
         snprintf(desc, n, "elect");
         return 1;
     }
@@ -830,23 +837,24 @@ static void check_pipeline_arrivals(AsyncCx *c, Op *alloc, const OpList *sites, 
         Op *op = sites->ops[s];
         char d[64];
         int64_t th = site_arrivals(c->k, op, d, sizeof d);
-        if (th != 1) {
+        Op *w = NULL;   /* the innermost warps region: a replicated role's elect arrives once per instance */
+        for (Op *p = parent_op(op); p && !w; p = parent_op(p))
+            if (p->code == OP_WARPS) w = p;
+        int64_t each = w ? ir_attr_int(w, "each", 0) : 0, l = w ? ir_attr_int(w, "lo", 0) : -1;
+        int64_t h = w ? ir_attr_int(w, "hi", 0) : -1, ninst = each ? (h - l) / each : 1;
+        if (th != ninst || (each && group_of(op)->code != OP_ELECT)) {
             err_at(c, op, "an arrive on pipeline barrier '%s' is executed by %lld threads (%s); a pipeline's group "
                    "arrives once, from one thread", bn, (long long)th, d);
             return;
         }
-        int64_t l = -1, h = -1;
-        for (Op *p = parent_op(op); p; p = parent_op(p))
-            if (p->code == OP_WARPS) {
-                l = ir_attr_int(p, "lo", 0);
-                h = ir_attr_int(p, "hi", 0);
-                break;
+        for (int64_t i = 0; i < ninst; i++) {   /* each instance a group of its own */
+            int64_t gl = each ? l + i * each : l, gh = each ? gl + each : h;
+            int seen = 0;
+            for (int g = 0; g < ngroups && !seen; g++) seen = lo[g] == gl && hi[g] == gh;
+            if (!seen && ngroups < MAX_GROUPS) {
+                lo[ngroups] = gl;
+                hi[ngroups++] = gh;
             }
-        int seen = 0;
-        for (int g = 0; g < ngroups && !seen; g++) seen = lo[g] == l && hi[g] == h;
-        if (!seen && ngroups < MAX_GROUPS) {
-            lo[ngroups] = l;
-            hi[ngroups++] = h;
         }
     }
     int alternating = ir_attr_int(alloc, "alternating", 0) != 0;

@@ -68,10 +68,14 @@ static Loc loc_of(const ClcCx *c, const Op *op)
 
 static int64_t group_threads(const Kernel *k, const Op *op)
 {
+    int64_t elect = 0;
     for (Op *p = parent_op(op); p; p = parent_op(p)) {
-        if (p->code == OP_ELECT) return 1;
-        if (p->code == OP_WARPS) return 32 * (ir_attr_int(p, "hi", 0) - ir_attr_int(p, "lo", 0));
+        if (p->code == OP_ELECT) elect = 1;
+        else if (p->code == OP_WARPS && elect) /* one thread of each instance of a replicated role */
+            return ir_attr_int(p, "each", 0) ? (ir_attr_int(p, "hi", 0) - ir_attr_int(p, "lo", 0)) / ir_attr_int(p, "each", 0) : 1;
+        else if (p->code == OP_WARPS) return 32 * (ir_attr_int(p, "hi", 0) - ir_attr_int(p, "lo", 0));
     }
+    if (elect) return 1;
     return k->block[0] * k->block[1] * k->block[2];
 }
 

@@ -167,6 +167,19 @@ typedef struct SimIns {
 #define SIM_LAYOUT_MAX_SPANS 8192u
 #define SIM_LAYOUT_MAX_ROWS 131071u
 int sim_smem_layout(const Type *t, uint32_t *layout);
+/* The LO field of the tile headers (SB_LO and MA_LO count warps, SL_LO and SR_LO threads): the
+ * group's first warp (thread), and for a replicated role (warps {each}) an instance's size above
+ * bit 16; the thread's group is then its instance. */
+static inline uint32_t sim_lo_field(uint32_t lo, uint32_t each) { return lo | each << 16; }
+/* The thread's index in its group from a LO field in units of `unit` threads (32 or 1), and in
+ * *inst its instance of a replicated role (0 otherwise). */
+static inline uint32_t sim_group_tix(uint32_t lin, uint32_t field, uint32_t unit, uint32_t *inst)
+{
+    uint32_t lo = field & 0xFFFFu, each = field >> 16, tix = lin - unit * lo;
+    *inst = each ? tix / (unit * each) : 0;
+    return each ? tix % (unit * each) : tix;
+}
+
 static inline uint32_t sim_smem_w(uint32_t layout) { return (layout & 3) ? 16u << (layout & 3) : 0; }
 static inline uint32_t sim_smem_spans(uint32_t layout) { return (layout >> 2 & 0x1FFFu) + 1; }
 static inline uint32_t sim_smem_rows(uint32_t layout) { return layout >> 15; }
@@ -219,6 +232,7 @@ enum { TC_D, TC_A, TC_B, TC_ACC, TC_N, TC_K, TC_TRANS, TC_CG, TC_ATMEM, TC_SWA, 
 typedef struct SimGroup {
     int lo, hi;        /* warps */
     int elect;
+    int each;          /* a replicated role (warps {each}): warps per instance, else 0 */
 } SimGroup;
 
 /* An op that arrives on, adds tx to or completes tx on an mbarrier: what a hang report lists as

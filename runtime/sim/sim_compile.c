@@ -142,7 +142,9 @@ static uint32_t loc_of(Comp *C, const Op *op)
 static uint32_t group_index(Comp *C, SimGroup g)
 {
     for (uint32_t i = 0; i < C->ngroups; i++)
-        if (C->groups[i].lo == g.lo && C->groups[i].hi == g.hi && C->groups[i].elect == g.elect) return i;
+        if (C->groups[i].lo == g.lo && C->groups[i].hi == g.hi && C->groups[i].elect == g.elect &&
+            C->groups[i].each == g.each)
+            return i;
     GROW(C, C->groups, C->ngroups, C->capgroups);
     C->groups[C->ngroups] = g;
     return C->ngroups++;
@@ -493,7 +495,7 @@ static void comp_blocked(Comp *C, const Op *op)
 {
     uint32_t hdr[SB_SHAPE + IR_MAX_RANK];
     memset(hdr, 0, sizeof hdr);
-    hdr[SB_LO] = (uint32_t)C->group.lo;
+    hdr[SB_LO] = sim_lo_field((uint32_t)C->group.lo, (uint32_t)C->group.each);
     if (op->code == OP_LD_SMEM_BLOCKED || op->code == OP_ST_SMEM_BLOCKED) {
         int store = op->code == OP_ST_SMEM_BLOCKED;
         if (op->noperands != (store ? 2u : 1u) || (!store && op->nresults != 1)) {
@@ -624,7 +626,7 @@ static void comp_layout(Comp *C, const Op *op)
         h[SR_BAR] = (uint32_t)ir_attr_int(op, "bar", 0);
         h[SR_SRC] = S(C, op->operands[0], op);
         h[SR_DST] = S(C, op->results[0], op);
-        h[SR_LO] = (uint32_t)(ws * C->group.lo);
+        h[SR_LO] = sim_lo_field((uint32_t)(ws * C->group.lo), (uint32_t)(ws * C->group.each));
         uint32_t at = C->naux;
         for (int i = 0; i < SR_LAYOUT; i++) aux_push(C, h[i]);
         if (push_layout(C, op, &L)) return;
@@ -644,6 +646,10 @@ static void comp_layout(Comp *C, const Op *op)
             in = emitp(C, op, SI_BARRIER);
             in->n = h[SR_BAR];
             in->a = (uint32_t)ir_attr_int(op, "bar_threads", 0);
+            if (C->group.each && h[SR_BAR]) {   /* a replicated role: the instance's barrier (named_id) */
+                in->ty = (uint8_t)C->group.each;
+                in->d = (uint32_t)C->group.lo;
+            }
             if (k) break;
             in = emitp(C, op, SI_RED_GET);
             in->c = at;
@@ -659,7 +665,7 @@ static void comp_layout(Comp *C, const Op *op)
     aux_push(C, (uint32_t)ir_attr_int(op, "dim", 0));
     aux_push(C, S(C, vec, op));
     aux_push(C, iota ? SIM_NONE : S(C, op->operands[store], op));
-    aux_push(C, (uint32_t)(ws * C->group.lo));
+    aux_push(C, sim_lo_field((uint32_t)(ws * C->group.lo), (uint32_t)(ws * C->group.each)));
     aux_push(C, rank);
     for (uint32_t d = 0; d < rank; d++) aux_push(C, S(C, op->operands[store + 1 + d], op));
     if (push_layout(C, op, &L)) return;
@@ -712,7 +718,8 @@ static void comp_mma(Comp *C, const Op *op)
     }
     /* the layout's lanes are exactly the threads of the group running the op */
     int64_t bthreads = C->k->block[0] * C->k->block[1] * C->k->block[2], ws = ir_module_wave_size(C->m);
-    int64_t gthreads = (ws * C->group.hi < bthreads ? ws * C->group.hi : bthreads) - ws * C->group.lo;
+    int64_t gthreads = C->group.each ? ws * C->group.each
+                       : (ws * C->group.hi < bthreads ? ws * C->group.hi : bthreads) - ws * C->group.lo;
     if (gthreads != th) {
         fail(C, op, "malformed '%s': its layout is over %lld threads, but the group running it (warps %d..%d of a "
              "block of %lld threads) has %lld", ir_op_info[op->code].name, (long long)th, C->group.lo, C->group.hi - 1,
@@ -726,7 +733,7 @@ static void comp_mma(Comp *C, const Op *op)
     h[MA_N] = (uint32_t)sh->ints[1];
     h[MA_K] = mma ? (uint32_t)sh->ints[2] : 0;
     h[MA_G] = (uint32_t)(th / 128);
-    h[MA_LO] = (uint32_t)C->group.lo;
+    h[MA_LO] = sim_lo_field((uint32_t)C->group.lo, (uint32_t)C->group.each);
     h[MA_CG] = (uint32_t)cg;
     if (mma) {
         const Type *a = op->operands[0]->type, *b = op->operands[1]->type;
@@ -996,6 +1003,7 @@ static uint32_t elect_begin(Comp *C, const Op *op, SimGroup *saved, uint32_t *sa
     if (C->group.elect) return SIM_NONE;
     uint32_t at = emit(C, op, SI_ELECT);
     C->code[at].n = (uint32_t)saved->lo;
+    C->code[at].ty = (uint8_t)saved->each;
     C->group.elect = 1;
     C->cur_group = group_index(C, C->group);
     return at;
@@ -1250,9 +1258,11 @@ static void comp_group(Comp *C, const Op *op, Flow *outer)
         C->code[at].a = (uint32_t)hi;
         C->group.lo = (int)lo;
         C->group.hi = (int)hi;
+        C->group.each = (int)ir_attr_int(op, "each", 0);
     } else {
         at = emit(C, op, SI_ELECT);
         C->code[at].n = (uint32_t)saved.lo;
+        C->code[at].ty = (uint8_t)saved.each;   /* a replicated role: each instance's first warp */
         C->group.elect = 1;
     }
     C->cur_group = group_index(C, C->group);
@@ -1691,7 +1701,7 @@ static int compile_kernel(Arena *ar, const Module *m, const Kernel *k, SimKernel
     if (m->target->features & TF_TMA)   /* AMD programs have one proxy: their mma reads LDS like any load */
         ir_walk_region((Region *)&k->body, find_async_read, &sk->proxy_check);
     C.nwarps = (int)((threads + sk->warp_size - 1) / sk->warp_size);
-    C.group = (SimGroup){0, C.nwarps, 0};
+    C.group = (SimGroup){.lo = 0, .hi = C.nwarps};
     C.cur_group = group_index(&C, C.group);
     for (int d = 0; d < 3; d++)
         if (k->block[d] < 1 || k->block[d] > 1024 || k->cluster[d] < 1 || k->cluster[d] > 16) {

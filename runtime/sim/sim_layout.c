@@ -40,7 +40,7 @@ int sim_lanes_exec(Sim *S, Thread *t, uint32_t pc)
     Layout L;
     aux_layout(h + SL_ORIGIN + h[SL_RANK], &L);
     SimReg *r = t->r, *vec = r + h[SL_VEC];
-    uint32_t tix = t->lin - h[SL_LO];
+    uint32_t inst, tix = sim_group_tix(t->lin, h[SL_LO], 1, &inst);
     int64_t tc[IR_MAX_RANK], lc[IR_MAX_RANK];
     layout_thread_coords(&L, tix, tc);
     if (h[SL_WHAT] == SL_IOTA) {
@@ -117,8 +117,8 @@ int sim_red_put(Sim *S, Thread *t, uint32_t pc)
     const uint32_t *h = S->k->aux + S->code[pc].c;
     Layout P;
     aux_layout(h + SR_LAYOUT, &P);
-    SimColl *x = &S->coll[16 * t->cta + h[SR_BAR]];
-    uint32_t tix = t->lin - h[SR_LO];
+    uint32_t inst, tix = sim_group_tix(t->lin, h[SR_LO], 1, &inst);
+    SimColl *x = &S->coll[16 * t->cta + h[SR_BAR] + (h[SR_BAR] ? inst : 0)];   /* a replicated role: its instance's */
     if (tix >= P.threads)
         return sim_fail_at(S, t, pc, "reduction outside its group",
                            "thread %u runs a reduction laid out over %lld threads of its group", tix, (long long)P.threads);
@@ -148,7 +148,8 @@ int sim_red_get(Sim *S, Thread *t, uint32_t pc)
         stride[d] = n;
         n *= Rs.shape[d];
     }
-    SimColl *x = &S->coll[16 * t->cta + h[SR_BAR]];
+    uint32_t inst, tix = sim_group_tix(t->lin, h[SR_LO], 1, &inst);
+    SimColl *x = &S->coll[16 * t->cta + h[SR_BAR] + (h[SR_BAR] ? inst : 0)];
     if (x->open) {   /* the first thread after the barrier combines the round */
         x->tab = grow(x->tab, &x->cap_tab, (size_t)n, sizeof *x->tab);
         x->seen = ir_realloc(x->seen, (size_t)n);
@@ -159,7 +160,7 @@ int sim_red_get(Sim *S, Thread *t, uint32_t pc)
                 return sim_fail_at(S, t, pc, "reduction without all of its group",
                                    "thread %lld of the group computing the tile (thread %lld of the CTA) did not reach "
                                    "this reduction: it exited or waits elsewhere, and its part of the tile is missing",
-                                   (long long)u, (long long)(u + h[SR_LO]));
+                                   (long long)u, (long long)(u + t->lin - tix));
             int64_t tc[IR_MAX_RANK];
             layout_thread_coords(&P, u, tc);
             for (int64_t j = 0; j < P.lanes; j++) {
@@ -174,7 +175,6 @@ int sim_red_get(Sim *S, Thread *t, uint32_t pc)
         }
         x->open = 0;
     }
-    uint32_t tix = t->lin - h[SR_LO];
     int64_t tc[IR_MAX_RANK];
     layout_thread_coords(&Rs, tix, tc);
     SimReg *dst = t->r + h[SR_DST];

@@ -192,7 +192,8 @@ static int pair_mma_exec(Sim *S, Thread *t, uint32_t pc)
 {
     const uint32_t *h = S->k->aux + S->code[pc].c;
     SimReg *r = t->r;
-    uint32_t E = h[MA_M] * h[MA_N] / (128 * h[MA_G]), tix = t->lin - 32 * h[MA_LO];
+    uint32_t E = h[MA_M] * h[MA_N] / (128 * h[MA_G]);
+    uint32_t inst, tix = sim_group_tix(t->lin, h[MA_LO], 32, &inst);
     uint32_t rank = S->cta[t->cta].rank, lead = rank & ~1u;
     if (lead + 1 >= S->ncta) {
         sim_fail_at(S, t, pc, "mma without a CTA pair",
@@ -295,18 +296,20 @@ static int pair_mma_exec(Sim *S, Thread *t, uint32_t pc)
 
 /* ---------------------------------------------------------------- register A, trans_a, ld_smem_acc */
 
-/* Thread index (in S->th) and lane of the register holding A[row][k] of a register-A mma. */
-static uint32_t rs_a_holder(const Sim *S, uint32_t c, const uint32_t *h, uint32_t row, uint32_t k, uint32_t *lane)
+/* Thread index (in S->th) and lane of the register holding A[row][k] of a register-A mma whose
+ * group's first thread is `base` of CTA c. */
+static uint32_t rs_a_holder(const Sim *S, uint32_t c, uint32_t base, const uint32_t *h, uint32_t row, uint32_t k,
+                            uint32_t *lane)
 {
     uint32_t M = h[MA_M], K = h[MA_K], G = h[MA_G], rows = M / G;
     if (h[MA_MFMA] == 2) {   /* tcgen05 (one warpgroup): thread t holds row t of each 128-row block, lane = column */
         *lane = row / 128 * K + k;
-        return S->cta[c].first + 32 * h[MA_LO] + row % 128;
+        return S->cta[c].first + base + row % 128;
     }
     uint32_t g = row / rows, rr = row % rows, r = rr / 64, w = rr % 64 / 16, within = rr % 16;
     uint32_t l = 4 * (within % 8) + k % 8 / 2, q = 2 * (within / 8) + k % 2;
     *lane = r * (K / 2) + 4 * (k / 8) + q;
-    return S->cta[c].first + 32 * h[MA_LO] + 128 * g + 32 * w + l;
+    return S->cta[c].first + base + 128 * g + 32 * w + l;
 }
 
 /* d = acc + a * b for thread t's lanes of a trans_a, register-A or N-major-B mma (16-bit inputs; any
@@ -317,7 +320,7 @@ static int rs_compute(Sim *S, Thread *t, uint32_t pc)
     const uint32_t *h = S->k->aux + in->c;
     SimReg *r = t->r;
     uint32_t M = h[MA_M], N = h[MA_N], K = h[MA_K], E = M * N / (128 * h[MA_G]);
-    uint32_t tix = t->lin - 32 * h[MA_LO], bbase = (uint32_t)r[h[MA_B]].u;
+    uint32_t inst, tix = sim_group_tix(t->lin, h[MA_LO], 32, &inst), bbase = (uint32_t)r[h[MA_B]].u;
     int ty = in->ty, es = 2, trans = (int)h[MA_FLAG];
     int ta = (int)h[MA_TA], ra = (int)h[MA_RA];   /* A: registers, [K, M] rows (trans_a), or [M, K] rows */
     uint32_t arow = (ta ? M : K) * (uint32_t)es, brow = (trans ? K : N) * (uint32_t)es;
@@ -340,7 +343,7 @@ static int rs_compute(Sim *S, Thread *t, uint32_t pc)
         for (uint32_t k = 0; k < K && !rc; k++) {
             float av, bv;
             if (ra) {
-                uint32_t lane, th = rs_a_holder(S, t->cta, h, row, k, &lane);
+                uint32_t lane, th = rs_a_holder(S, t->cta, t->lin - tix, h, row, k, &lane);
                 if (S->th[th].state == TS_EXITED) {
                     rc = sim_fail_at(S, t, pc, "mma with an exited lane",
                                      "a register-A mma reads element [%u, %u] of A from thread %u, which has exited", row, k,
@@ -405,7 +408,8 @@ static int rs_ld_acc_exec(Sim *S, Thread *t, uint32_t pc)
     const SimIns *in = &S->code[pc];
     const uint32_t *h = S->k->aux + in->c;
     SimReg *r = t->r;
-    uint32_t M = h[MA_M], N = h[MA_N], E = M * N / (128 * h[MA_G]), tix = t->lin - 32 * h[MA_LO];
+    uint32_t M = h[MA_M], N = h[MA_N], E = M * N / (128 * h[MA_G]);
+    uint32_t inst, tix = sim_group_tix(t->lin, h[MA_LO], 32, &inst);
     int ty = in->ty, es = sim_size_of(ty);
     for (uint32_t j = 0; j < E; j++) {
         uint32_t row, col;
@@ -425,7 +429,8 @@ static int rs_ld_acc_exec(Sim *S, Thread *t, uint32_t pc)
  * thread of the group reads the same ones), in both CTAs of a cta_group = 2 pair. -1 after a report. */
 static int mma_proxy(Sim *S, Thread *t, uint32_t pc, const uint32_t *h)
 {
-    if (!S->proxy_on || (t->lin - 32 * h[MA_LO]) % 128) return 0;
+    uint32_t inst;
+    if (!S->proxy_on || sim_group_tix(t->lin, h[MA_LO], 32, &inst) % 128) return 0;
     int ty = S->code[pc].ty, tyb = (int)h[MA_TYB];
     uint64_t esa = ty == TY_E4M3 || ty == TY_E5M2 ? 1 : 2, esb = tyb == TY_E4M3 || tyb == TY_E5M2 ? 1 : 2;
     uint64_t nb = h[MA_CG] == 2 ? h[MA_N] / 2 : h[MA_N];
@@ -454,7 +459,8 @@ int sim_mma_exec(Sim *S, Thread *t, uint32_t pc)
     if (h[MA_RA] || h[MA_TA] || !h[MA_FLAG]) return rs_mma_exec(S, t, pc);   /* + N-major B: rows fetched once */
     SimReg *r = t->r;
     uint32_t M = h[MA_M], N = h[MA_N], K = h[MA_K], E = M * N / (128 * h[MA_G]);
-    uint32_t tix = t->lin - 32 * h[MA_LO], abase = (uint32_t)r[h[MA_A]].u, bbase = (uint32_t)r[h[MA_B]].u;
+    uint32_t inst, tix = sim_group_tix(t->lin, h[MA_LO], 32, &inst);
+    uint32_t abase = (uint32_t)r[h[MA_A]].u, bbase = (uint32_t)r[h[MA_B]].u;
     int ty = in->ty, tyb = (int)h[MA_TYB], es = ty == TY_E4M3 || ty == TY_E5M2 ? 1 : 2, trans = (int)h[MA_FLAG];
     uint32_t arow = K * (uint32_t)es, brow = (trans ? K : N) * (uint32_t)es;
     float *out = sim_mma_scratch(S, sizeof *out * E);
@@ -491,7 +497,8 @@ int sim_st_acc_exec(Sim *S, Thread *t, uint32_t pc)
     const uint32_t *h = S->k->aux + in->c;
     SimReg *r = t->r;
     if (h[MA_FLAG] == 2) return rs_ld_acc_exec(S, t, pc);
-    uint32_t M = h[MA_M], N = h[MA_N], E = M * N / (128 * h[MA_G]), tix = t->lin - 32 * h[MA_LO];
+    uint32_t M = h[MA_M], N = h[MA_N], E = M * N / (128 * h[MA_G]);
+    uint32_t inst, tix = sim_group_tix(t->lin, h[MA_LO], 32, &inst);
     int ty = in->ty, es = sim_size_of(ty);
     const SimReg *vec = r + h[MA_A], *dst = r + h[MA_B];
     for (uint32_t j = 0; j < E; j++) {

@@ -19,12 +19,14 @@ blocks of 176 and per-thread row sums"), measured at seqlen_q = seqlen_k with ba
 tokens; the length it goes by is seqlen_k (the keys each query row reads, which sets a block's
 work against its fixed costs). RULE holds the thresholds:
 
-- head dim 128: key blocks of 176 with per-thread row sums (BN=176 ROWSUM=1) from 8k keys
-  (non-causal 702 against 681 TFLOP/s for 128-key blocks at 8k, level causal and at 16k); below
-  that 128-key blocks with per-thread row sums (ROWSUM=1). Since the masked key blocks run in a
-  loop of their own the wide block no longer wins at 4k (648 / 546 against 652 / 562 TFLOP/s
-  non-causal / causal; docs/PERFORMANCE.md, "What cuDNN runs, what the SASS runs, and a loop of
-  its own for the masked blocks"); it lost 3-17% at 512 to 2k causal before.
+- head dim 128: key blocks of 176 with per-thread row sums (BN=176 ROWSUM=1) from 8k keys without a
+  mask (708-716 against 682-698 TFLOP/s for 128-key blocks at 8k, 726 against 712 at 16k, with the
+  consumer compiled once for both warpgroups: docs/PERFORMANCE.md, "One consumer body for every
+  warpgroup"); 128-key blocks with per-thread row sums (ROWSUM=1) below that and at every causal
+  length (causal at 8k / 16k 645-649 / 702-707 against 639 / 693 for 176-key blocks). Since the
+  masked key blocks run in a loop of their own the wide block no longer wins at 4k (648 / 546
+  against 652 / 562 TFLOP/s non-causal / causal; docs/PERFORMANCE.md, "What cuDNN runs, what the
+  SASS runs, and a loop of its own for the masked blocks").
 - head dim 64: per-thread row sums with the sample's three warpgroups (0.79 / 0.86 / 0.98 / 1.10x
   non-causal at 512 / 1k / 2k / 8k, causal 0.93 / 1.02x at 4k / 8k); blocks of 176 or 192 keys lost.
 - short rows (up to RULE["two_blocks_max"][(head dim, causal)] keys: causal 2k at head dim 64 and
@@ -37,14 +39,13 @@ work against its fixed costs). RULE holds the thresholds:
   in the persistent form (320 against 295 at 512, level at 1k; docs/PERFORMANCE.md, "Two blocks on
   an SM for short rows").
 - the persistent schedule (PERSIST=1) from RULE["persist_min"] to RULE["persist_max"] keys (per
-  head dim and causal) where the block stays at 128 keys: head dim 128 non-causal up to 2k keys
-  (422 / 536 / 603 TFLOP/s at 512 / 1k / 2k against 401 / 517 / 592 for one tile a block, with the
-  rescales skipped), causal from 2k to 4k keys (484 / 575 against 477 / 562 at 2k / 4k, and 486 /
-  584 against 478 / 570 in another run, since the next tile comes from one index and O has two
-  stages); at 512 and 1k causal (223 / 360 against 241 / 362) and at head dim 64 (causal 151
-  against 168 with two warpgroups at 512) one tile a block stays ahead (docs/PERFORMANCE.md,
-  "Where a tile's cycles go, from inside the kernel"), except with one warpgroup and two blocks an
-  SM at head dim 64 non-causal up to 512 keys (above).
+  head dim and causal) where the block stays at 128 keys: head dim 128 non-causal up to 1k keys (422
+  against 401 TFLOP/s for one tile a block at 512 with a consumer per warpgroup; with one consumer
+  body level at 1k, 541 against 544, and behind at 2k, 608 against 635); causal it no longer pays
+  (level at 2k, 576 against 587 at 4k; docs/PERFORMANCE.md, "One consumer body for every
+  warpgroup"); at head dim 64 one tile
+  a block stays ahead (docs/PERFORMANCE.md, "Where a tile's cycles go, from inside the kernel"),
+  except with one warpgroup and two blocks an SM at head dim 64 non-causal up to 512 keys (above).
 
 forward works out what a shape runs once (the configuration, the kernel and its grid) and keeps it;
 `forget` drops what it kept. Arguments are CUDA torch tensors (bf16 or f16, contiguous; queued on
@@ -60,14 +61,14 @@ import tilec
 _FILE, _KERNEL = "attention_fwd_sm90.tile", "attention_fwd"
 
 # The rule's thresholds (keys per query row, seqlen_k), from the table named above: the wide key
-# block from these lengths on, per causal (0, 1); one warpgroup and two blocks an SM up to
+# block from these lengths on, per causal (0, 1; 0: never); one warpgroup and two blocks an SM up to
 # two_blocks_max[(head dim, causal)] keys (0: never); the persistent schedule from persist_min to
 # persist_max[(head dim, causal)] keys (persist_max 0: never).
 RULE = {
-    "bn176_min": {0: 8192, 1: 8192},
+    "bn176_min": {0: 8192, 1: 0},
     "two_blocks_max": {(128, 0): 0, (128, 1): 512, (64, 0): 512, (64, 1): 2048},
-    "persist_min": {(128, 0): 1, (128, 1): 2048, (64, 0): 1, (64, 1): 1},
-    "persist_max": {(128, 0): 2048, (128, 1): 4096, (64, 0): 512, (64, 1): 0},
+    "persist_min": {(128, 0): 1, (128, 1): 1, (64, 0): 1, (64, 1): 1},
+    "persist_max": {(128, 0): 1024, (128, 1): 0, (64, 0): 512, (64, 1): 0},
 }
 
 _KNOBS = ("BN", "ROWSUM", "NWG", "PERSIST", "STAGES", "BPS")
@@ -107,7 +108,7 @@ def choose(head_dim, seqlen_q, seqlen_k, causal):
         raise ValueError("tilec.attention.choose: causal must be 0 or 1, not %r" % (causal,))
     c = int(causal)
     d = {"ROWSUM": 1}
-    if head_dim == 128 and seqlen_k >= RULE["bn176_min"][c]:
+    if head_dim == 128 and RULE["bn176_min"][c] and seqlen_k >= RULE["bn176_min"][c]:
         d["BN"] = 176
     if seqlen_k <= RULE["two_blocks_max"][(head_dim, c)]:
         d.update(NWG=1, BPS=2)

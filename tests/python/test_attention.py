@@ -16,16 +16,16 @@ C = attn.Config
 
 class Choose(unittest.TestCase):
     def test_head_dim_128(self):
-        """Key blocks of 176 with per-thread row sums from 8k keys; below, 128-key blocks with
-        per-thread row sums (docs/PERFORMANCE.md's table), persistent up to 2k keys non-causal and
-        from 2k to 4k causal; causal up to 512 keys, one warpgroup of 64-key blocks and two blocks an SM."""
+        """Key blocks of 176 with per-thread row sums from 8k keys without a mask; below and causal,
+        128-key blocks with per-thread row sums (docs/PERFORMANCE.md's table), persistent up to 1k keys
+        non-causal; causal up to 512 keys, one warpgroup of 64-key blocks and two blocks an SM."""
         wide, narrow, pers = C({"BN": 176, "ROWSUM": 1}), C({"ROWSUM": 1}), C({"ROWSUM": 1, "PERSIST": 1})
         two = C({"ROWSUM": 1, "NWG": 1, "BPS": 2, "BN": 64})
-        for s, want in ((512, pers), (1024, pers), (2048, pers), (2049, narrow), (4096, narrow), (8191, narrow),
+        for s, want in ((512, pers), (1024, pers), (1025, narrow), (2048, narrow), (4096, narrow), (8191, narrow),
                         (8192, wide), (16384, wide)):
             self.assertEqual(attn.choose(128, s, s, False), want, s)
-        for s, want in ((100, two), (512, two), (513, narrow), (2047, narrow), (2048, pers), (4096, pers), (4097, narrow), (8191, narrow),
-                        (8192, wide), (16384, wide)):
+        for s, want in ((100, two), (512, two), (513, narrow), (2048, narrow), (4096, narrow), (8192, narrow),
+                        (16384, narrow)):
             self.assertEqual(attn.choose(128, s, s, True), want, s)
         # the length the rule goes by is the keys a row reads
         self.assertEqual(attn.choose(128, 100, 8192, 0), wide)
@@ -45,27 +45,34 @@ class Choose(unittest.TestCase):
         self.assertEqual(attn.choose(64, 100, 8192, 1), three)
 
     def test_persist_rule(self):
-        """The persistent build where RULE says so (head dim 128 non-causal up to 2k keys, causal from
-        2k to 4k, head dim 64 non-causal up to 512, by default), never with 176-key blocks (its O
-        tiles leave no room for them)."""
-        self.assertEqual(attn.RULE["persist_max"], {(128, 0): 2048, (128, 1): 4096, (64, 0): 512, (64, 1): 0})
-        self.assertEqual(attn.RULE["persist_min"], {(128, 0): 1, (128, 1): 2048, (64, 0): 1, (64, 1): 1})
+        """The persistent build where RULE says so (head dim 128 non-causal up to 1k keys, head dim 64
+        non-causal up to 512, by default), never with 176-key blocks (its O tiles leave no room for
+        them); a bn176_min of 0 never takes the wide block."""
+        self.assertEqual(attn.RULE["persist_max"], {(128, 0): 1024, (128, 1): 0, (64, 0): 512, (64, 1): 0})
+        self.assertEqual(attn.RULE["persist_min"], {(128, 0): 1, (128, 1): 1, (64, 0): 1, (64, 1): 1})
+        self.assertEqual(attn.RULE["bn176_min"], {0: 8192, 1: 0})
         self.assertEqual(attn.choose(128, 512, 512, 0), C({"ROWSUM": 1, "PERSIST": 1}))
-        self.assertEqual(attn.choose(128, 2048, 2048, 0), C({"ROWSUM": 1, "PERSIST": 1}))
-        self.assertEqual(attn.choose(128, 2049, 2049, 0), C({"ROWSUM": 1}))
+        self.assertEqual(attn.choose(128, 1024, 1024, 0), C({"ROWSUM": 1, "PERSIST": 1}))
+        self.assertEqual(attn.choose(128, 1025, 1025, 0), C({"ROWSUM": 1}))
         self.assertEqual(attn.choose(128, 1024, 1024, 1), C({"ROWSUM": 1}))
-        old, old_min = dict(attn.RULE["persist_max"]), dict(attn.RULE["persist_min"])
+        old, old_min, old_bn = dict(attn.RULE["persist_max"]), dict(attn.RULE["persist_min"]), dict(attn.RULE["bn176_min"])
         try:
-            attn.RULE["persist_min"][(128, 1)] = 1
-            attn.RULE["persist_max"][(128, 1)] = 1024
-            self.assertEqual(attn.choose(128, 1024, 1024, 1), C({"ROWSUM": 1, "PERSIST": 1}))
-            self.assertEqual(attn.choose(128, 2048, 2048, 1), C({"ROWSUM": 1}))
+            attn.RULE["persist_min"][(128, 1)] = 2048
+            attn.RULE["persist_max"][(128, 1)] = 4096
+            self.assertEqual(attn.choose(128, 1024, 1024, 1), C({"ROWSUM": 1}))
+            self.assertEqual(attn.choose(128, 2048, 2048, 1), C({"ROWSUM": 1, "PERSIST": 1}))
+            self.assertEqual(attn.choose(128, 4097, 4097, 1), C({"ROWSUM": 1}))
             attn.RULE["persist_max"][(128, 0)] = 16384
             self.assertEqual(attn.choose(128, 4096, 4096, 0), C({"ROWSUM": 1, "PERSIST": 1}))
             self.assertEqual(attn.choose(128, 8192, 8192, 0), C({"BN": 176, "ROWSUM": 1}))
+            attn.RULE["bn176_min"][1] = 8192
+            self.assertEqual(attn.choose(128, 8192, 8192, 1), C({"BN": 176, "ROWSUM": 1}))
+            attn.RULE["bn176_min"][0] = 0
+            self.assertEqual(attn.choose(128, 8192, 8192, 0), C({"ROWSUM": 1, "PERSIST": 1}))
         finally:
             attn.RULE["persist_max"].update(old)
             attn.RULE["persist_min"].update(old_min)
+            attn.RULE["bn176_min"].update(old_bn)
 
     def test_bad_arguments(self):
         for args in ((96, 512, 512, 0), (128, 0, 512, 0), (128, 512, -1, 0), (128, 512, 512, 2), (128, 512.0, 512, 0)):

@@ -1013,9 +1013,10 @@ static Ex release(Sema *s, const Call *c, Ex st)
         }
     Value *idx = stage_of(s, p, st.v, loc);
     int per_instance = g->each && held == g->ninst;   /* a replicated role: are its instances the consumer groups? */
-    for (int q = 0; q < p->nconsumers && per_instance; q++)
-        if (p->consumers[q].lo >= g->lo && p->consumers[q].hi <= g->hi)
-            per_instance = p->consumers[q].hi - p->consumers[q].lo == g->each && (p->consumers[q].lo - g->lo) % g->each == 0;
+    for (int q = 0; q < p->nconsumers && per_instance; q++) {
+        WarpRange w = p->consumers[q];
+        if (w.lo >= g->lo && w.hi <= g->hi) per_instance = w.hi - w.lo == g->each && (w.lo - g->lo) % g->each == 0;
+    }
     if (per_instance) consumer_arrive(s, p, -1, idx, loc);
     else
         for (int q = 0; q < p->nconsumers; q++)

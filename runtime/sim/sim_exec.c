@@ -547,7 +547,7 @@ static uint64_t key_named(uint32_t id, uint64_t gen) { return 2ull << 62 | 1ull 
 static int named_id(Sim *S, Thread *t, const SimIns *in, const SimReg *r, uint32_t pc, uint32_t *id)
 {
     *id = in->n;
-    if (in->ty && in->d != SIM_NONE) *id += (t->warp - in->d) / in->ty;   /* a replicated role's reduction: its instance's */
+    if (in->ty && in->d != SIM_NONE) *id += (t->warp - in->d) / in->ty;   /* a replicated role's reduce: its instance's */
     if (in->b == SIM_NONE) return 0;
     int64_t ix = (int32_t)r[in->b].i;
     if (ix < 0 || ix >= (int64_t)in->c) {
@@ -657,7 +657,7 @@ static int blocked(Sim *S, Thread *t, uint32_t pc)
     const uint32_t *shape = h + SB_SHAPE, *origin = h + SB_SHAPE + rank;
     SimReg *r = t->r, *vec = r + h[SB_VEC];
     int ty = in->ty, es = sim_size_of(ty);
-    uint32_t inst, tix = sim_group_tix(t->lin, h[SB_LO], 32, &inst);   /* the thread's index in the group that computes the tile */
+    uint32_t inst, tix = sim_group_tix(t->lin, h[SB_LO], 32, &inst);   /* its index in the group computing the tile */
     /* A tile of fewer elements than B x V leaves threads past its end: replicas of threads tix mod
      * T / V (ir/layout.h), which load (and iota) those lanes and store nothing. */
     int replica = (uint64_t)tix * V >= T && T < (uint64_t)B * V;

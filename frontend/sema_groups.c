@@ -185,8 +185,9 @@ void sema_group_stmt(Sema *s, const Node *n)
         }
         if (lo < -(1 << 20) || lo > (1 << 20) || hi < -(1 << 20) || hi > (1 << 20)) {
             /* far outside any block (and the arithmetic below stays in range) */
-            diag_error(s->diag, n->loc, "warp index %lld is not inside the enclosing group (warps %d .. %d)",
-                       (long long)(lo < -(1 << 20) || lo > (1 << 20) ? lo : hi), outer->lo, outer->hi - 1);
+            diag_error(s->diag, n->loc, "%s index %lld is not inside the enclosing group (warps %d .. %d)",
+                       n->op == TK_WARPGROUP ? "warpgroup" : "warp", (long long)(lo < -(1 << 20) || lo > (1 << 20) ? lo : hi),
+                       outer->lo, outer->hi - 1);
             return;
         }
         if (n->name) { /* warp(i in a .. b), warpgroup(g in a .. b): instances a .. b - 1 */

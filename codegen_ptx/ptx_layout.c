@@ -134,7 +134,7 @@ static void group_barrier(Emit *e, const Op *op)
     if (bar && e->group_each) {   /* a replicated role: its instance's barrier, bar + (warp - lo) / each */
         const char *x = ptx_tmp(e, RC_B32);
         ptx_ins(e, "sub.u32 %s, %s, %lld", x, ptx_reg(e, e->warpid), (long long)e->group_lo);
-        ptx_ins(e, "shr.u32 %s, %s, %d", x, x, e->group_each == 4 ? 2 : e->group_each == 2 ? 1 : 0);
+        ptx_ins(e, "shr.u32 %s, %s, %d", x, x, log2i(e->group_each));
         ptx_ins(e, "add.u32 %s, %s, %lld", x, x, (long long)bar);
         ptx_ins(e, "bar.sync %s, %lld", x, (long long)n);
     } else if (bar) ptx_ins(e, "bar.sync %lld, %lld", (long long)bar, (long long)n);

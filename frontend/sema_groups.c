@@ -169,6 +169,7 @@ void sema_group_stmt(Sema *s, const Node *n)
     Group g = {0};
     g.outer = outer;
     int64_t lo = 0, hi = 0, maxnreg = 0;
+    int each = n->op == TK_WARPGROUP ? 4 : 1;   /* a replicated role's warps per instance */
     if (n->op == TK_ELECT) {
         g.kind = TK_ELECT;
         g.lo = outer->lo;
@@ -196,7 +197,6 @@ void sema_group_stmt(Sema *s, const Node *n)
                            (long long)lo, (long long)hi);
                 return;
             }
-            int each = n->op == TK_WARPGROUP ? 4 : 1;
             g.ninst = (int)(hi - lo);
             g.each = g.ninst > 1 ? each : 0;   /* one instance is a plain group */
             lo *= each;
@@ -256,7 +256,6 @@ void sema_group_stmt(Sema *s, const Node *n)
         ir_attr_set_int(s->m, mr, "count", maxnreg);
     }
     if (n->name) { /* the instance's index: warp_id / each, and from the first instance (barrier ids) */
-        int each = n->op == TK_WARPGROUP ? 4 : 1;
         sema_scope_push(s);
         if (!g.each) { /* one instance: a group as warp(i) or warpgroup(g) is, its index a constant */
             Sym *y = sema_declare(s, n->name, SYM_CONST, n->loc);

@@ -816,6 +816,11 @@ static int i32_range(const Value *v, int64_t *lo, int64_t *hi, int depth)
 
 int ir_i32_range(const Value *v, int64_t *lo, int64_t *hi) { return i32_range(v, lo, hi, 0); }
 
+int64_t ir_warps_instances(const Op *warps)
+{
+    return (ir_attr_int(warps, "hi", 0) - ir_attr_int(warps, "lo", 0)) / ir_warps_span(warps);
+}
+
 const char *ir_attr_str(const Op *op, const char *name, const char *dflt)
 {
     const Attr *a = ir_attr_find(op, name);

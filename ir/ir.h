@@ -565,6 +565,8 @@ int64_t ir_attr_int(const Op *op, const char *name, int64_t dflt);
 /* The warps one instance of a warps region spans: `each` for a replicated role (one copy of the
  * region run by each `each` warps of lo .. hi - 1), else hi - lo. */
 int64_t ir_warps_span(const Op *warps);
+/* The instances of a warps region: (hi - lo) / each for a replicated role, else 1. */
+int64_t ir_warps_instances(const Op *warps);
 /* Bounds lo <= v <= hi that an i32 value provably keeps, from its definition (constants, warp_id in
  * its warps region, and add, sub, mul, div, rem, shr, and, min, max of such); 0 when none is known. */
 int ir_i32_range(const Value *v, int64_t *lo, int64_t *hi);

@@ -111,11 +111,9 @@ static int64_t group_threads(const Kernel *k, const Op *op, char *desc, size_t n
     }
     if (g->code == OP_ELECT) {   /* one thread of each instance of a replicated role */
         Op *r = group_of(g);
-        int64_t each = r ? ir_attr_int(r, "each", 0) : 0;
-        if (each) {
-            int64_t ninst = (ir_attr_int(r, "hi", 0) - ir_attr_int(r, "lo", 0)) / each;
-            snprintf(desc, n, "elect in each of %lld instances", (long long)ninst);
-            return ninst;
+        if (r && ir_attr_int(r, "each", 0)) {
+            snprintf(desc, n, "elect in each of %lld instances", (long long)ir_warps_instances(r));
+            return ir_warps_instances(r);
         }
         snprintf(desc, n, "elect");
         return 1;
@@ -841,7 +839,7 @@ static void check_pipeline_arrivals(AsyncCx *c, Op *alloc, const OpList *sites, 
         for (Op *p = parent_op(op); p && !w; p = parent_op(p))
             if (p->code == OP_WARPS) w = p;
         int64_t each = w ? ir_attr_int(w, "each", 0) : 0, l = w ? ir_attr_int(w, "lo", 0) : -1;
-        int64_t h = w ? ir_attr_int(w, "hi", 0) : -1, ninst = each ? (h - l) / each : 1;
+        int64_t h = w ? ir_attr_int(w, "hi", 0) : -1, ninst = w ? ir_warps_instances(w) : 1;
         if (th != ninst || (each && group_of(op)->code != OP_ELECT)) {
             err_at(c, op, "an arrive on pipeline barrier '%s' is executed by %lld threads (%s); a pipeline's group "
                    "arrives once, from one thread", bn, (long long)th, d);

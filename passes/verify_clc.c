@@ -72,7 +72,7 @@ static int64_t group_threads(const Kernel *k, const Op *op)
     for (Op *p = parent_op(op); p; p = parent_op(p)) {
         if (p->code == OP_ELECT) elect = 1;
         else if (p->code == OP_WARPS && elect) /* one thread of each instance of a replicated role */
-            return 32 * (ir_attr_int(p, "hi", 0) - ir_attr_int(p, "lo", 0)) / (32 * ir_warps_span(p));
+            return ir_warps_instances(p);
         else if (p->code == OP_WARPS) return 32 * (ir_attr_int(p, "hi", 0) - ir_attr_int(p, "lo", 0));
     }
     if (elect) return 1;

@@ -208,6 +208,11 @@ static void emit_clc_claim_run(Emit *e)
     const char *x = ptx_tmp(e, RC_B32), *t = ptx_tmp(e, RC_B32), *n = ptx_tmp(e, RC_B32), *q = ptx_tmp(e, RC_PRED);
     int id = e->nlabel++;
     ptx_ins(e, "ld.shared.u32 %s, [__clc_w]", x);
+    /* lane 0's copy (every thread of the block runs this): the block's coordinates, and what a kernel
+     * derives from them (its first tile, the trip counts of its loops), stay warp-uniform for ptxas,
+     * as they are on a plain launch, where they come from %ctaid */
+    ptx_ins(e, "activemask.b32 %s", n);
+    ptx_ins(e, "shfl.sync.idx.b32 %s, %s, 0, 31, %s", x, x, n);
     ptx_ins(e, "mov.u32 %s, %%clc_n0", n);
     ptx_ins(e, "mov.u32 %s, %%clc_n1", t);
     ptx_ins(e, "mul.lo.u32 %s, %s, %s", n, n, t);
@@ -308,6 +313,20 @@ static void emit_clc_after_fail_check(Emit *e, const Op *op)
     o->nsites++;
 }
 
+/* The response's words, read by every thread of the warp that queries it, go through redux.sync (the
+ * minimum over the active lanes, which all read the same word): ptxas then knows them to be one
+ * value across the warp (REDUX writes a uniform register). Otherwise what derives from a response (a
+ * persistent loop's next tile, its key-block count, the ring states carried across tiles) counts as
+ * varying across the warp, the loops it bounds as divergent, and ptxas builds every wgmma
+ * descriptor in them in per-thread registers, moved to uniform ones before each wgmma. The active
+ * lanes, not the whole warp: a query inside `elect` runs on one lane. */
+static void clc_uniform(Emit *e, const char *const *w, int n)
+{
+    const char *m = ptx_tmp(e, RC_B32);
+    ptx_ins(e, "activemask.b32 %s", m);
+    for (int i = 0; i < n; i++) ptx_ins(e, "redux.sync.min.u32 %s, %s, %s", w[i], w[i], m);
+}
+
 /* clc_query: the response's {canceled, x, y, z}; clc_try_cancel: one request by the group's elected
  * thread, completing on the barrier. */
 void ptx_emit_clc(Emit *e, const Op *op)
@@ -316,20 +335,22 @@ void ptx_emit_clc(Emit *e, const Op *op)
     if (op->code == OP_CLC_QUERY) {
         const char *r = ptx_operand_of(e, op, 0, TY_SMEM, "the response");
         if (!r || op->nresults != 4) return;
+        const char *w[4] = {ptx_tmp(e, RC_B32), ptx_vr(e, op->results[1], 0), ptx_vr(e, op->results[2], 0),
+                            ptx_vr(e, op->results[3], 0)};
         if (e->target == PTX_SM100A) {
             if (!strstr(e->decl.data ? e->decl.data : "", "%clc_q;")) sb_puts(&e->decl, "\t.reg .b128 %clc_q;\n");
-            const char *lo = ptx_tmp(e, RC_B64), *hi = ptx_tmp(e, RC_B64);
+            const char *lo = ptx_tmp(e, RC_B64), *hi = ptx_tmp(e, RC_B64), *p = ptx_tmp(e, RC_PRED);
             ptx_ins(e, "ld.shared.v2.b64 {%s, %s}, [%s]", lo, hi, r);
             ptx_ins(e, "mov.b128 %%clc_q, {%s, %s}", lo, hi);
-            ptx_ins(e, "clusterlaunchcontrol.query_cancel.is_canceled.pred.b128 %s, %%clc_q", ptx_vr(e, op->results[0], 0));
-            ptx_ins(e, "clusterlaunchcontrol.query_cancel.get_first_ctaid.v4.b32.b128 {%s, %s, %s, _}, %%clc_q",
-                    ptx_vr(e, op->results[1], 0), ptx_vr(e, op->results[2], 0), ptx_vr(e, op->results[3], 0));
+            ptx_ins(e, "clusterlaunchcontrol.query_cancel.is_canceled.pred.b128 %s, %%clc_q", p);
+            ptx_ins(e, "selp.u32 %s, 1, 0, %s", w[0], p);
+            ptx_ins(e, "clusterlaunchcontrol.query_cancel.get_first_ctaid.v4.b32.b128 {%s, %s, %s, _}, %%clc_q", w[1],
+                    w[2], w[3]);
         } else {
-            const char *w0 = ptx_tmp(e, RC_B32);
-            ptx_ins(e, "ld.shared.v4.b32 {%s, %s, %s, %s}, [%s]", w0, ptx_vr(e, op->results[1], 0),
-                    ptx_vr(e, op->results[2], 0), ptx_vr(e, op->results[3], 0), r);
-            ptx_ins(e, "setp.ne.u32 %s, %s, 0", ptx_vr(e, op->results[0], 0), w0);
+            ptx_ins(e, "ld.shared.v4.b32 {%s, %s, %s, %s}, [%s]", w[0], w[1], w[2], w[3], r);
         }
+        clc_uniform(e, w, 4);
+        ptx_ins(e, "setp.ne.u32 %s, %s, 0", ptx_vr(e, op->results[0], 0), w[0]);
         if (debug) { /* this CTA observed a failure: a later try_cancel of the CTA traps */
             clc_words(e);
             const char *one = ptx_tmp(e, RC_B32);

@@ -29,23 +29,23 @@ work against its fixed costs). RULE holds the thresholds:
   SASS runs, and a loop of its own for the masked blocks").
 - head dim 64: per-thread row sums with the sample's three warpgroups (0.79 / 0.86 / 0.98 / 1.10x
   non-causal at 512 / 1k / 2k / 8k, causal 0.93 / 1.02x at 4k / 8k); blocks of 176 or 192 keys lost.
-- short rows (up to RULE["two_blocks_max"][(head dim, causal)] keys: causal 2k at head dim 64 and
-  512 at 128, non-causal 512 at head dim 64): one consumer warpgroup and two blocks on each SM
-  (NWG=1 BPS=2; at head dim 128 with 64-key blocks, BN=64, so that two blocks' shared memory
-  fits), so that one block's start (Q and the first K landing) and end run under the other's mmas:
-  head dim 64 causal 188 / 264 / 334 TFLOP/s at 512 / 1k / 2k against 169 / 243 / 324 for the builds
-  chosen before (two warpgroups up to 1k, three at 2k; three still win at 4k, 406 against 384), head
-  dim 128 causal 263 against 244 at 512 (level at 1k, behind at 2k); non-causal at head dim 64 only
-  in the persistent form (320 against 295 at 512, level at 1k; docs/PERFORMANCE.md, "Two blocks on
-  an SM for short rows").
+- short rows (up to RULE["two_blocks_max"][(head dim, causal)] keys: causal 1k at head dim 64):
+  one consumer warpgroup and two blocks on each SM (NWG=1 BPS=2), so that one block's start (Q and
+  the first K landing) and end run under the other's mmas, and persistent as well: 205 / 284
+  TFLOP/s at 512 / 1k against 194 / 278 for two blocks one tile a block and 182 / 250 for three
+  warpgroups persistent; three warpgroups persistent win from 2k (361 against 357). At head dim 128
+  the two-block form (64-key blocks, BN=64, for two blocks' shared memory) lost to the persistent
+  one everywhere (274 against 279 causal at 512; docs/PERFORMANCE.md, "Two blocks on an SM for
+  short rows", "Persistent tiles with uniform registers").
 - the persistent schedule (PERSIST=1) from RULE["persist_min"] to RULE["persist_max"] keys (per
-  head dim and causal) where the block stays at 128 keys: head dim 128 non-causal up to 1k keys (422
-  against 401 TFLOP/s for one tile a block at 512 with a consumer per warpgroup; with one consumer
-  body level at 1k, 541 against 544, and behind at 2k, 608 against 635); causal it no longer pays
-  (level at 2k, 576 against 587 at 4k; docs/PERFORMANCE.md, "One consumer body for every
-  warpgroup"); at head dim 64 one tile
-  a block stays ahead (docs/PERFORMANCE.md, "Where a tile's cycles go, from inside the kernel"),
-  except with one warpgroup and two blocks an SM at head dim 64 non-causal up to 512 keys (above).
+  head dim and causal) where the block stays at 128 keys: since the CLC emulation's block index and
+  responses are warp-uniform to ptxas (docs/PERFORMANCE.md, "Persistent tiles with uniform
+  registers") it leads one tile a block nearly everywhere: head dim 128 non-causal 453 / 574 / 649 /
+  691 TFLOP/s at 512 / 1k / 2k / 4k against 414 / 545 / 633 / 683 (level with 176-key blocks at 8k,
+  which keep 8k and 16k), causal 279 / 404 / 528 / 622 / 662 up to 8k against 260 / 382 / 501 / 597
+  / 651, and behind at 16k (686 against 713); head dim 64 with three warpgroups non-causal 354 / 414
+  / 495 / 520 / 545 / 546 from 512 to 16k against 311 / 383 / 475 / 510 / 540 / 541, causal 361 /
+  435 / 495 / 538 from 2k against 350 / 423 / 475 / 521.
 
 forward works out what a shape runs once (the configuration, the kernel and its grid) and keeps it;
 `forget` drops what it kept. Arguments are CUDA torch tensors (bf16 or f16, contiguous; queued on
@@ -63,12 +63,13 @@ _FILE, _KERNEL = "attention_fwd_sm90.tile", "attention_fwd"
 # The rule's thresholds (keys per query row, seqlen_k), from the table named above: the wide key
 # block from these lengths on, per causal (0, 1; 0: never); one warpgroup and two blocks an SM up to
 # two_blocks_max[(head dim, causal)] keys (0: never); the persistent schedule from persist_min to
-# persist_max[(head dim, causal)] keys (persist_max 0: never).
+# persist_max[(head dim, causal)] keys (persist_max 0: never; EVERY: no upper bound).
+EVERY = 1 << 31
 RULE = {
     "bn176_min": {0: 8192, 1: 0},
-    "two_blocks_max": {(128, 0): 0, (128, 1): 512, (64, 0): 512, (64, 1): 2048},
+    "two_blocks_max": {(128, 0): 0, (128, 1): 0, (64, 0): 0, (64, 1): 1024},
     "persist_min": {(128, 0): 1, (128, 1): 1, (64, 0): 1, (64, 1): 1},
-    "persist_max": {(128, 0): 1024, (128, 1): 0, (64, 0): 512, (64, 1): 0},
+    "persist_max": {(128, 0): EVERY, (128, 1): 8192, (64, 0): EVERY, (64, 1): EVERY},
 }
 
 _KNOBS = ("BN", "ROWSUM", "NWG", "PERSIST", "STAGES", "BPS")

@@ -16,63 +16,64 @@ C = attn.Config
 
 class Choose(unittest.TestCase):
     def test_head_dim_128(self):
-        """Key blocks of 176 with per-thread row sums from 8k keys without a mask; below and causal,
-        128-key blocks with per-thread row sums (docs/PERFORMANCE.md's table), persistent up to 1k keys
-        non-causal; causal up to 512 keys, one warpgroup of 64-key blocks and two blocks an SM."""
+        """Key blocks of 176 with per-thread row sums from 8k keys without a mask; below that, and causal
+        up to 8k, 128-key blocks with per-thread row sums, persistent (docs/PERFORMANCE.md's table);
+        causal from 8k on one tile a block."""
         wide, narrow, pers = C({"BN": 176, "ROWSUM": 1}), C({"ROWSUM": 1}), C({"ROWSUM": 1, "PERSIST": 1})
-        two = C({"ROWSUM": 1, "NWG": 1, "BPS": 2, "BN": 64})
-        for s, want in ((512, pers), (1024, pers), (1025, narrow), (2048, narrow), (4096, narrow), (8191, narrow),
-                        (8192, wide), (16384, wide)):
+        for s, want in ((1, pers), (512, pers), (1024, pers), (2048, pers), (4096, pers), (8191, pers),
+                        (8192, wide), (16384, wide), (65536, wide)):
             self.assertEqual(attn.choose(128, s, s, False), want, s)
-        for s, want in ((100, two), (512, two), (513, narrow), (2048, narrow), (4096, narrow), (8192, narrow),
-                        (16384, narrow)):
+        for s, want in ((1, pers), (100, pers), (512, pers), (2048, pers), (4096, pers), (8192, pers),
+                        (8193, narrow), (16384, narrow)):
             self.assertEqual(attn.choose(128, s, s, True), want, s)
         # the length the rule goes by is the keys a row reads
         self.assertEqual(attn.choose(128, 100, 8192, 0), wide)
         self.assertEqual(attn.choose(128, 8192, 100, 0), pers)
+        self.assertEqual(attn.choose(128, 100, 16384, 1), narrow)
 
     def test_head_dim_64(self):
-        """Three warpgroups with per-thread row sums; for causal masks up to 2k keys one warpgroup and
-        two blocks an SM, non-causal up to 512 keys the same persistent."""
-        three, two = C({"ROWSUM": 1}), C({"NWG": 1, "BPS": 2, "ROWSUM": 1})
-        two_pers = C({"NWG": 1, "BPS": 2, "ROWSUM": 1, "PERSIST": 1})
-        for s, want in ((100, two_pers), (512, two_pers), (513, three), (1024, three), (2048, three), (8192, three)):
+        """Three warpgroups with per-thread row sums, persistent; for causal masks up to 1k keys one
+        warpgroup and two blocks an SM, persistent too."""
+        three = C({"ROWSUM": 1, "PERSIST": 1})
+        two = C({"NWG": 1, "BPS": 2, "ROWSUM": 1, "PERSIST": 1})
+        for s, want in ((1, three), (512, three), (1024, three), (2048, three), (16384, three), (65536, three)):
             self.assertEqual(attn.choose(64, s, s, 0), want, s)
-        for s, want in ((512, two), (1024, two), (2048, two), (2049, three), (4096, three), (8192, three)):
+        for s, want in ((1, two), (512, two), (1024, two), (1025, three), (2048, three), (16384, three)):
             self.assertEqual(attn.choose(64, s, s, 1), want, s)
         # the length the rule goes by is the keys a row reads
         self.assertEqual(attn.choose(64, 8192, 100, 1), two)
         self.assertEqual(attn.choose(64, 100, 8192, 1), three)
 
     def test_persist_rule(self):
-        """The persistent build where RULE says so (head dim 128 non-causal up to 1k keys, head dim 64
-        non-causal up to 512, by default), never with 176-key blocks (its O tiles leave no room for
-        them); a bn176_min of 0 never takes the wide block."""
-        self.assertEqual(attn.RULE["persist_max"], {(128, 0): 1024, (128, 1): 0, (64, 0): 512, (64, 1): 0})
+        """The persistent build where RULE says so (by default everywhere but head dim 128 causal past 8k
+        keys), never with 176-key blocks (its O tiles leave no room for them) nor with two blocks of
+        64-key blocks at head dim 128; a persist_max or bn176_min of 0 is never."""
+        self.assertEqual(attn.RULE["persist_max"],
+                         {(128, 0): attn.EVERY, (128, 1): 8192, (64, 0): attn.EVERY, (64, 1): attn.EVERY})
         self.assertEqual(attn.RULE["persist_min"], {(128, 0): 1, (128, 1): 1, (64, 0): 1, (64, 1): 1})
         self.assertEqual(attn.RULE["bn176_min"], {0: 8192, 1: 0})
-        self.assertEqual(attn.choose(128, 512, 512, 0), C({"ROWSUM": 1, "PERSIST": 1}))
-        self.assertEqual(attn.choose(128, 1024, 1024, 0), C({"ROWSUM": 1, "PERSIST": 1}))
-        self.assertEqual(attn.choose(128, 1025, 1025, 0), C({"ROWSUM": 1}))
-        self.assertEqual(attn.choose(128, 1024, 1024, 1), C({"ROWSUM": 1}))
-        old, old_min, old_bn = dict(attn.RULE["persist_max"]), dict(attn.RULE["persist_min"]), dict(attn.RULE["bn176_min"])
+        self.assertEqual(attn.RULE["two_blocks_max"], {(128, 0): 0, (128, 1): 0, (64, 0): 0, (64, 1): 1024})
+        old = {k: dict(v) for k, v in attn.RULE.items()}
         try:
+            attn.RULE["persist_max"][(128, 1)] = 0
+            self.assertEqual(attn.choose(128, 1024, 1024, 1), C({"ROWSUM": 1}))
             attn.RULE["persist_min"][(128, 1)] = 2048
             attn.RULE["persist_max"][(128, 1)] = 4096
             self.assertEqual(attn.choose(128, 1024, 1024, 1), C({"ROWSUM": 1}))
             self.assertEqual(attn.choose(128, 2048, 2048, 1), C({"ROWSUM": 1, "PERSIST": 1}))
             self.assertEqual(attn.choose(128, 4097, 4097, 1), C({"ROWSUM": 1}))
-            attn.RULE["persist_max"][(128, 0)] = 16384
-            self.assertEqual(attn.choose(128, 4096, 4096, 0), C({"ROWSUM": 1, "PERSIST": 1}))
-            self.assertEqual(attn.choose(128, 8192, 8192, 0), C({"BN": 176, "ROWSUM": 1}))
             attn.RULE["bn176_min"][1] = 8192
             self.assertEqual(attn.choose(128, 8192, 8192, 1), C({"BN": 176, "ROWSUM": 1}))
             attn.RULE["bn176_min"][0] = 0
             self.assertEqual(attn.choose(128, 8192, 8192, 0), C({"ROWSUM": 1, "PERSIST": 1}))
+            attn.RULE["two_blocks_max"][(128, 0)] = 512
+            self.assertEqual(attn.choose(128, 512, 512, 0), C({"NWG": 1, "BPS": 2, "BN": 64, "ROWSUM": 1}))
+            attn.RULE["persist_max"][(64, 1)] = 0
+            self.assertEqual(attn.choose(64, 512, 512, 1), C({"NWG": 1, "BPS": 2, "ROWSUM": 1}))
         finally:
-            attn.RULE["persist_max"].update(old)
-            attn.RULE["persist_min"].update(old_min)
-            attn.RULE["bn176_min"].update(old_bn)
+            for k, v in old.items():
+                attn.RULE[k].clear()
+                attn.RULE[k].update(v)
 
     def test_bad_arguments(self):
         for args in ((96, 512, 512, 0), (128, 0, 512, 0), (128, 512, -1, 0), (128, 512, 512, 2), (128, 512.0, 512, 0)):

@@ -27,8 +27,9 @@ work against its fixed costs). RULE holds the thresholds:
   masked key blocks run in a loop of their own the wide block no longer wins at 4k (648 / 546
   against 652 / 562 TFLOP/s non-causal / causal; docs/PERFORMANCE.md, "What cuDNN runs, what the
   SASS runs, and a loop of its own for the masked blocks").
-- head dim 64: per-thread row sums with the sample's three warpgroups (0.79 / 0.86 / 0.98 / 1.10x
-  non-causal at 512 / 1k / 2k / 8k, causal 0.93 / 1.02x at 4k / 8k); blocks of 176 or 192 keys lost.
+- head dim 64: per-thread row sums with the sample's three warpgroups, persistent (below: 0.93 /
+  0.96 / 1.05 / 1.09 / 1.12 / 1.13x cuDNN non-causal at 512 .. 16k, causal 0.92 / 0.99 / 1.09 /
+  1.12x from 2k); blocks of 176 or 192 keys lost.
 - short rows (up to RULE["two_blocks_max"][(head dim, causal)] keys: causal 1k at head dim 64):
   one consumer warpgroup and two blocks on each SM (NWG=1 BPS=2), so that one block's start (Q and
   the first K landing) and end run under the other's mmas, and persistent as well: 205 / 284

@@ -320,11 +320,17 @@ static void emit_clc_after_fail_check(Emit *e, const Op *op)
  * varying across the warp, the loops it bounds as divergent, and ptxas builds every wgmma
  * descriptor in them in per-thread registers, moved to uniform ones before each wgmma. The active
  * lanes, not the whole warp: a query inside `elect` runs on one lane. */
-static void clc_uniform(Emit *e, const char *const *w, int n)
+static void clc_uniform(Emit *e, const Op *q, const char *const *w)
 {
-    const char *m = ptx_tmp(e, RC_B32);
-    ptx_ins(e, "activemask.b32 %s", m);
-    for (int i = 0; i < n; i++) ptx_ins(e, "redux.sync.min.u32 %s, %s, %s", w[i], w[i], m);
+    const char *m = NULL;
+    for (uint32_t i = 0; i < 4; i++) {
+        if (!q->results[i]->uses) continue;   /* a word nobody reads needs no reduction */
+        if (!m) {
+            m = ptx_tmp(e, RC_B32);
+            ptx_ins(e, "activemask.b32 %s", m);
+        }
+        ptx_ins(e, "redux.sync.min.u32 %s, %s, %s", w[i], w[i], m);
+    }
 }
 
 /* clc_query: the response's {canceled, x, y, z}; clc_try_cancel: one request by the group's elected
@@ -349,7 +355,7 @@ void ptx_emit_clc(Emit *e, const Op *op)
         } else {
             ptx_ins(e, "ld.shared.v4.b32 {%s, %s, %s, %s}, [%s]", w[0], w[1], w[2], w[3], r);
         }
-        clc_uniform(e, w, 4);
+        clc_uniform(e, op, w);
         ptx_ins(e, "setp.ne.u32 %s, %s, 0", ptx_vr(e, op->results[0], 0), w[0]);
         if (debug) { /* this CTA observed a failure: a later try_cancel of the CTA traps */
             clc_words(e);

@@ -53,8 +53,7 @@ void ptx_clc_params(Emit *e, const Kernel *k, const char *kname, StrBuf *out)
 
 static const Op *clc_group(const Op *op)
 {
-    for (const Op *p = op->parent && op->parent->parent ? op->parent->parent->parent : NULL; p;
-         p = p->parent && p->parent->parent ? p->parent->parent->parent : NULL)
+    for (const Op *p = ir_parent_op(op); p; p = ir_parent_op(p))
         if (p->code == OP_WARPS || p->code == OP_ELECT) return p;
     return NULL;
 }

@@ -511,8 +511,7 @@ static void collect_maxnreg(const Block *b, int64_t *count, int64_t nwg, const O
     for (const Op *op = b ? b->first : NULL; op; op = op->next) {
         if (op->code == OP_SETMAXNREG) {
             int64_t lo = 0, hi = 4 * nwg;
-            for (const Op *p = op->parent && op->parent->parent ? op->parent->parent->parent : NULL; p;
-                 p = p->parent && p->parent->parent ? p->parent->parent->parent : NULL)
+            for (const Op *p = ir_parent_op(op); p; p = ir_parent_op(p))
                 if (p->code == OP_WARPS) {
                     lo = ir_attr_int(p, "lo", 0), hi = ir_attr_int(p, "hi", 0);
                     break;

@@ -126,7 +126,7 @@ static int tc_mark(Emit *e, const Value *v, uint32_t c)
     return 1;
 }
 
-static const Op *tc_owner(const Op *op) { return op->parent && op->parent->parent ? op->parent->parent->parent : NULL; }
+static const Op *tc_owner(const Op *op) { return ir_parent_op(op); }
 
 /* One round of the carried fixpoint over a block; returns whether something changed. */
 static int tc_propagate(Emit *e, const Block *b)

@@ -618,8 +618,7 @@ typedef struct RingUses {
 /* The warps an op runs in: its innermost warps region's, or the block's (lo = 0, hi = -1). */
 static WarpRange op_warps(const Op *op)
 {
-    for (const Op *p = op->parent && op->parent->parent ? op->parent->parent->parent : NULL; p;
-         p = p->parent && p->parent->parent ? p->parent->parent->parent : NULL)
+    for (const Op *p = ir_parent_op(op); p; p = ir_parent_op(p))
         if (p->code == OP_WARPS) return (WarpRange){(int)ir_attr_int(p, "lo", 0), (int)ir_attr_int(p, "hi", 0)};
     return (WarpRange){0, -1};
 }

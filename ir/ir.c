@@ -753,6 +753,11 @@ int64_t ir_attr_int(const Op *op, const char *name, int64_t dflt)
     return a && a->kind == ATTR_INT ? a->i : dflt;
 }
 
+Op *ir_parent_op(const Op *op)
+{
+    return op->parent && op->parent->parent ? op->parent->parent->parent : NULL;
+}
+
 int64_t ir_warps_span(const Op *warps)
 {
     int64_t each = ir_attr_int(warps, "each", 0);
@@ -770,8 +775,7 @@ static int i32_range(const Value *v, int64_t *lo, int64_t *hi, int depth)
         return 1;
     }
     if (d->code == OP_WARP_ID) {   /* the warps of the innermost warps region around it */
-        for (const Op *p = d->parent && d->parent->parent ? d->parent->parent->parent : NULL; p;
-             p = p->parent && p->parent->parent ? p->parent->parent->parent : NULL)
+        for (const Op *p = ir_parent_op(d); p; p = ir_parent_op(p))
             if (p->code == OP_WARPS) {
                 *lo = ir_attr_int(p, "lo", 0);
                 *hi = ir_attr_int(p, "hi", 0) - 1;

@@ -562,6 +562,8 @@ void ir_attr_set_float(Module *m, Op *op, const char *name, double v);
 void ir_attr_set_str(Module *m, Op *op, const char *name, const char *s);
 void ir_attr_set_ints(Module *m, Op *op, const char *name, const int64_t *v, int n);
 int64_t ir_attr_int(const Op *op, const char *name, int64_t dflt);
+/* The op whose region holds op, or NULL at the kernel's body. */
+Op *ir_parent_op(const Op *op);
 /* The warps one instance of a warps region spans: `each` for a replicated role (one copy of the
  * region run by each `each` warps of lo .. hi - 1), else hi - lo. */
 int64_t ir_warps_span(const Op *warps);

@@ -64,8 +64,7 @@ static const char *opname(const Op *op)
 /* The op's location, else the nearest enclosing op's that has one, else the kernel's. */
 static Loc op_loc(const Verifier *V, const Op *op)
 {
-    while (op && !op->loc.line)
-        op = op->parent && op->parent->parent ? op->parent->parent->parent : NULL;
+    while (op && !op->loc.line) op = ir_parent_op(op);
     Loc l = op ? op->loc : V->k->loc;
     if (l.line && !l.file) l.file = V->m->source;
     return l;
@@ -234,11 +233,7 @@ static Value *const *carried(const Op *loop, uint32_t *n)
     return b->args + skip;
 }
 
-/* The op owning the region that holds op, or NULL at the kernel body. */
-static Op *parent_op(const Op *op)
-{
-    return op->parent && op->parent->parent ? op->parent->parent->parent : NULL;
-}
+static Op *parent_op(const Op *op) { return ir_parent_op(op); }
 
 static Op *enclosing_loop(const Op *op)
 {

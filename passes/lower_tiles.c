@@ -283,8 +283,7 @@ static int64_t proven_width(Lower *l, const Op *op, const Type *tile, uint32_t v
 /* The innermost warps/elect op around op, or NULL. */
 static const Op *thread_group(const Op *op)
 {
-    for (const Op *p = op->parent && op->parent->parent ? op->parent->parent->parent : NULL; p;
-         p = p->parent && p->parent->parent ? p->parent->parent->parent : NULL)
+    for (const Op *p = ir_parent_op(op); p; p = ir_parent_op(p))
         if (p->code == OP_WARPS || p->code == OP_ELECT) return p;
     return NULL;
 }
@@ -428,7 +427,7 @@ static int is_acc(Lower *l, const Value *v)
     return v && v->type->kind == TY_TILE && v->id < l->k->nvalues && l->acc[uf_find(l, v->id)];
 }
 
-static const Op *region_owner(const Op *op) { return op->parent && op->parent->parent ? op->parent->parent->parent : NULL; }
+static const Op *region_owner(const Op *op) { return ir_parent_op(op); }
 
 static void acc_union_op(Op *op, void *ctx)
 {

@@ -10,6 +10,7 @@
  * Assumes: passes report their own errors into the DiagCtx they get. Guarantees: no pass runs after
  * one that failed; returns 0 only when every pass (and every verification) succeeded.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "passes.h"
@@ -193,9 +194,37 @@ int pass_run_pipeline(Module *m, const char *pipeline, const PassOptions *opts)
     return failed;
 }
 
-Op *pass_parent_op(const Op *op)
+Op *pass_parent_op(const Op *op) { return ir_parent_op(op); }
+
+Op *pass_group_of(const Op *op)
 {
-    return op->parent && op->parent->parent ? op->parent->parent->parent : NULL;
+    for (Op *p = ir_parent_op(op); p; p = ir_parent_op(p))
+        if (p->code == OP_WARPS || p->code == OP_ELECT) return p;
+    return NULL;
+}
+
+int64_t pass_group_threads(const Kernel *k, const Op *op, char *desc, size_t n)
+{
+    char none[1];
+    if (!desc) desc = none, n = sizeof none;
+    Op *g = pass_group_of(op);
+    if (!g) {
+        snprintf(desc, n, "the whole block");
+        return k->block[0] * k->block[1] * k->block[2];
+    }
+    if (g->code == OP_ELECT) {   /* one thread of each instance of a replicated role */
+        Op *r = pass_group_of(g);
+        if (r && ir_attr_int(r, "each", 0)) {
+            snprintf(desc, n, "elect in each of %lld instances", (long long)ir_warps_instances(r));
+            return ir_warps_instances(r);
+        }
+        snprintf(desc, n, "elect");
+        return 1;
+    }
+    int64_t lo = ir_attr_int(g, "lo", 0), hi = ir_attr_int(g, "hi", 0);
+    if (hi - lo == 1) snprintf(desc, n, "warp %lld", (long long)lo);
+    else snprintf(desc, n, "warps %lld..%lld", (long long)lo, (long long)hi - 1);
+    return 32 * (hi - lo);
 }
 
 Loc pass_op_loc(const Module *m, const Kernel *k, const Op *op)

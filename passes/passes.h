@@ -53,6 +53,10 @@ typedef struct OpList {
 } OpList;
 void pass_oplist_push(OpList *l, Op *op);
 Op *pass_parent_op(const Op *op);   /* the op whose region holds op, or NULL at the kernel's body */
+Op *pass_group_of(const Op *op);    /* the innermost warps region or elect around op, or NULL */
+/* Threads of the group an op runs in (the block, a warps region's, elect's one, or one in each instance
+ * of a replicated role); *desc (n bytes, unless NULL) gets a description such as "warps 4..7". */
+int64_t pass_group_threads(const Kernel *k, const Op *op, char *desc, size_t n);
 Loc pass_op_loc(const Module *m, const Kernel *k, const Op *op);   /* op's location, else the nearest
                                                                      enclosing op's, else k's; with m's file */
 

@@ -92,37 +92,7 @@ static void note_at(AsyncCx *c, const Op *op, const char *fmt, ...)
 }
 
 /* The innermost enclosing warps/elect op, or NULL (the whole block). */
-static Op *group_of(const Op *op)
-{
-    for (Op *p = parent_op(op); p; p = parent_op(p))
-        if (p->code == OP_WARPS || p->code == OP_ELECT) return p;
-    return NULL;
-}
-
-static int64_t block_threads(const Kernel *k) { return k->block[0] * k->block[1] * k->block[2]; }
-
-/* Threads of the group an op runs in; *desc gets a description such as "warps 4..7". */
-static int64_t group_threads(const Kernel *k, const Op *op, char *desc, size_t n)
-{
-    Op *g = group_of(op);
-    if (!g) {
-        snprintf(desc, n, "the whole block");
-        return block_threads(k);
-    }
-    if (g->code == OP_ELECT) {   /* one thread of each instance of a replicated role */
-        Op *r = group_of(g);
-        if (r && ir_attr_int(r, "each", 0)) {
-            snprintf(desc, n, "elect in each of %lld instances", (long long)ir_warps_instances(r));
-            return ir_warps_instances(r);
-        }
-        snprintf(desc, n, "elect");
-        return 1;
-    }
-    int64_t lo = ir_attr_int(g, "lo", 0), hi = ir_attr_int(g, "hi", 0);
-    if (hi - lo == 1) snprintf(desc, n, "warp %lld", (long long)lo);
-    else snprintf(desc, n, "warps %lld..%lld", (long long)lo, (long long)hi - 1);
-    return 32 * (hi - lo);
-}
+static Op *group_of(const Op *op) { return pass_group_of(op); }
 
 /* Arrivals one execution of an arrive site makes on each barrier it reaches: the group's threads,
  * except mma_arrive (one: the issuing thread's tcgen05 commit) and clc_try_cancel, a group-level op that issues one request (one arrive + expect_tx(16)),
@@ -134,7 +104,7 @@ static int64_t site_arrivals(const Kernel *k, const Op *op, char *desc, size_t n
         snprintf(desc, n, "the mma group's commit");
         return 1;
     }
-    if (op->code != OP_CLC_TRY_CANCEL) return group_threads(k, op, desc, n);
+    if (op->code != OP_CLC_TRY_CANCEL) return pass_group_threads(k, op, desc, n);
     int64_t ncta = k->cluster[0] * k->cluster[1] * k->cluster[2];
     if (!ir_attr_int(op, "multicast", 0) || ncta == 1) {
         snprintf(desc, n, "one request");

@@ -66,19 +66,6 @@ static Loc loc_of(const ClcCx *c, const Op *op)
     return l;
 }
 
-static int64_t group_threads(const Kernel *k, const Op *op)
-{
-    int64_t elect = 0;
-    for (Op *p = parent_op(op); p; p = parent_op(p)) {
-        if (p->code == OP_ELECT) elect = 1;
-        else if (p->code == OP_WARPS && elect) /* one thread of each instance of a replicated role */
-            return ir_warps_instances(p);
-        else if (p->code == OP_WARPS) return 32 * (ir_attr_int(p, "hi", 0) - ir_attr_int(p, "lo", 0));
-    }
-    if (elect) return 1;
-    return k->block[0] * k->block[1] * k->block[2];
-}
-
 /* The mbar_alloc a barrier operand comes from (directly or through mbar_at), or NULL. */
 static Op *bar_alloc(Value *v)
 {
@@ -403,7 +390,7 @@ int pass_verify_clc(Module *m, DiagCtx *diag)
         ir_walk_region(&k->body, collect, &f);
         for (uint32_t i = 0; i < f.issues.n; i++) {
             Op *t = f.issues.ops[i];
-            int64_t th = group_threads(k, t);
+            int64_t th = pass_group_threads(k, t, NULL, 0);
             if (ir_attr_int(t, "multicast", 0) && th < 32) {
                 c.errors++;
                 diag_error(diag, loc_of(&c, t), "clc.try_cancel with multicast needs an issuing group of at least 32 "

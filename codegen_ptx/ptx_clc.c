@@ -59,10 +59,13 @@ static const Op *clc_group(const Op *op)
 }
 
 /* The CTA's CLC words in static shared memory (declared once per kernel): [0] the virtual cluster
- * index broadcast at entry (sm_90a), [1] "this CTA observed a failed request" (debug builds). */
+ * index broadcast at entry (sm_90a), [1] "this CTA observed a failed request" (debug builds), and on
+ * sm_90a [2..5] the multipliers (m, l) of the grid's x and y extents in clusters (ptx_divide.c), which
+ * a steal divides its index by. */
 static void clc_words(Emit *e)
 {
-    if (!strstr(e->decl.data ? e->decl.data : "", "__clc_w[")) sb_puts(&e->decl, "\t.shared .align 8 .b32 __clc_w[2];\n");
+    if (strstr(e->decl.data ? e->decl.data : "", "__clc_w[")) return;
+    sb_puts(&e->decl, e->clc90 ? "\t.shared .align 8 .b32 __clc_w[6];\n" : "\t.shared .align 8 .b32 __clc_w[2];\n");
 }
 
 /* sm_90a: dst = the next index of this launch's counter, one atom.add on the state word {seq:32,
@@ -129,6 +132,20 @@ static const char *clc_not_thread0(Emit *e, const Kernel *k)
     return q;
 }
 
+/* Every thread: the multipliers of the grid's x and y extents in clusters (ptx_divide.c), for its own
+ * coordinates at entry (from the parameters, so warp-uniform); thread 0 (q false) stores them in
+ * __clc_w[2..5] for the steals, published by the entry's barrier. */
+static void clc_grid_magic(Emit *e, const char *q)
+{
+    ptx_udiv_magic_regs(e, "%clc_m0", "%clc_l0", "%clc_n0");
+    ptx_udiv_magic_regs(e, "%clc_m1", "%clc_l1", "%clc_n1");
+    int id = e->nlabel++;
+    sb_printf(&e->body, "\t@%s bra $L_clcm_%d_done;\n", q, id);
+    ptx_ins(e, "st.shared.v2.u32 [__clc_w+8], {%%clc_m0, %%clc_l0}");
+    ptx_ins(e, "st.shared.v2.u32 [__clc_w+16], {%%clc_m1, %%clc_l1}");
+    ptx_label(e, id, "clcm", "done");
+}
+
 static void emit_clc_claim_run(Emit *e);
 void ptx_clc_claim(Emit *e, const Kernel *k)
 {
@@ -136,7 +153,7 @@ void ptx_clc_claim(Emit *e, const Kernel *k)
     int64_t ncta = k->cluster[0] * k->cluster[1] * k->cluster[2];
     int id = e->nlabel++;
     clc_words(e);
-    sb_puts(&e->decl, "\t.reg .b32 %clc_ctaid<3>;\n\t.reg .b32 %clc_clid<3>;\n");
+    sb_puts(&e->decl, "\t.reg .b32 %clc_ctaid<3>;\n\t.reg .b32 %clc_clid<3>;\n\t.reg .b32 %clc_m<2>;\n\t.reg .b32 %clc_l<2>;\n");
     const char *q = clc_not_thread0(e, k);
     if (e->opts && e->opts->debug_hangs) {
         int z = e->nlabel++;
@@ -149,10 +166,12 @@ void ptx_clc_claim(Emit *e, const Kernel *k)
         sb_printf(&e->body, "\t@%s bra $L_claim_%d_done;\n", q, id);
         ptx_ins(e, "atom.relaxed.gpu.global.add.u64 %s, [%%clc_state], 1", o);
         ptx_label(e, id, "claim", "done");
+        clc_grid_magic(e, q);
         e->clc_claim = 1;
         e->clc_claim_o = o;
         return;
     }
+    clc_grid_magic(e, q);
     /* every CTA of the cluster has started: rank 0 may write into their shared memory */
     ptx_ins(e, "barrier.cluster.arrive.release.aligned");
     ptx_ins(e, "barrier.cluster.wait.acquire.aligned");
@@ -219,12 +238,13 @@ static void emit_clc_claim_run(Emit *e)
     ptx_ins(e, "mul.lo.u32 %s, %s, %s", n, n, t);
     ptx_ins(e, "setp.ge.u32 %s, %s, %s", q, x, n);
     sb_printf(&e->body, "\t@%s bra $L_claim_%d_exit;\n", q, id);
-    ptx_ins(e, "mov.u32 %s, %%clc_n0", t);
-    ptx_ins(e, "rem.u32 %%clc_clid0, %s, %s", x, t);
-    ptx_ins(e, "div.u32 %s, %s, %s", x, x, t);
-    ptx_ins(e, "mov.u32 %s, %%clc_n1", t);
-    ptx_ins(e, "rem.u32 %%clc_clid1, %s, %s", x, t);
-    ptx_ins(e, "div.u32 %%clc_clid2, %s, %s", x, t);
+    ptx_udiv_by_regs(e, t, x, "%clc_m0", "%clc_l0");
+    ptx_ins(e, "mul.lo.u32 %s, %s, %%clc_n0", n, t);
+    ptx_ins(e, "sub.u32 %%clc_clid0, %s, %s", x, n);
+    ptx_udiv_by_regs(e, x, t, "%clc_m1", "%clc_l1");
+    ptx_ins(e, "mul.lo.u32 %s, %s, %%clc_n1", n, x);
+    ptx_ins(e, "sub.u32 %%clc_clid1, %s, %s", t, n);
+    ptx_ins(e, "mov.u32 %%clc_clid2, %s", x);
     for (int d = 0; d < 3; d++) {
         ptx_ins(e, "mov.u32 %s, %%cluster_nctaid.%c", t, "xyz"[d]);
         ptx_ins(e, "mov.u32 %s, %%cluster_ctaid.%c", n, "xyz"[d]);
@@ -274,12 +294,16 @@ static void emit_clc_steal(Emit *e, const char *const w[4])
     ptx_ins(e, "mov.u32 %s, 0", w[3]);
     ptx_ins(e, "setp.ge.u32 %s, %s, %s", p, v, n);
     sb_printf(&e->body, "\t@%s bra $L_steal_%d_done;\n", p, id);
-    ptx_ins(e, "mov.u32 %s, %%clc_n0", t);
-    ptx_ins(e, "rem.u32 %s, %s, %s", w[1], v, t);
-    ptx_ins(e, "div.u32 %s, %s, %s", v, v, t);
-    ptx_ins(e, "mov.u32 %s, %%clc_n1", t);
-    ptx_ins(e, "rem.u32 %s, %s, %s", w[2], v, t);
-    ptx_ins(e, "div.u32 %s, %s, %s", w[3], v, t);
+    const char *m0 = ptx_tmp(e, RC_B32), *l0 = ptx_tmp(e, RC_B32), *m1 = ptx_tmp(e, RC_B32), *l1 = ptx_tmp(e, RC_B32);
+    ptx_ins(e, "ld.shared.v2.u32 {%s, %s}, [__clc_w+8]", m0, l0);
+    ptx_ins(e, "ld.shared.v2.u32 {%s, %s}, [__clc_w+16]", m1, l1);
+    ptx_udiv_by_regs(e, w[3], v, m0, l0);                  /* v / n0 */
+    ptx_ins(e, "mul.lo.u32 %s, %s, %%clc_n0", t, w[3]);
+    ptx_ins(e, "sub.u32 %s, %s, %s", w[1], v, t);           /* v % n0 */
+    ptx_udiv_by_regs(e, v, w[3], m1, l1);
+    ptx_ins(e, "mul.lo.u32 %s, %s, %%clc_n1", t, v);
+    ptx_ins(e, "sub.u32 %s, %s, %s", w[2], w[3], t);        /* (v / n0) % n1 */
+    ptx_ins(e, "mov.u32 %s, %s", w[3], v);                  /* v / n0 / n1 */
     for (int d = 0; d < 3; d++) {
         ptx_ins(e, "mov.u32 %s, %%cluster_nctaid.%c", t, "xyz"[d]);
         ptx_ins(e, "mul.lo.u32 %s, %s, %s", w[1 + d], w[1 + d], t);

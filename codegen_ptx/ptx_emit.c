@@ -464,6 +464,7 @@ static void emit_block(Emit *e, const Block *b, Flow *f)
             e->last_file = l.file;
         }
         emit_op(e, op, f);
+        for (uint32_t i = 0; i < op->nresults; i++) ptx_divide_prepare(e, op->results[i]);
     }
 }
 
@@ -811,11 +812,14 @@ static void emit_kernel(Emit *e, const Kernel *k, StrBuf *out)
     if (clc90) ptx_clc_claim_finish(e, k);
     ptx_tc_kernel_begin(e, k);   /* sm_100a: tensor memory for the mma accumulator */
 
+    ptx_divide_plan(e, k);
+    for (uint32_t i = 0; i < k->nparams; i++) ptx_divide_prepare(e, k->params[i].value);
     Flow f = {FLOW_KERNEL, NULL, 0, NULL, NULL};
     emit_block(e, entry, &f);
     ptx_tc_kernel_end(e, k);
     e->tc = NULL;
     ptx_ins(e, "ret");
+    e->divs = NULL;
 
     sb_puts(out, "{\n");
     if (e->decl.data) sb_puts(out, e->decl.data);

@@ -80,6 +80,7 @@ typedef struct Emit {
                             * clc_claim_o), 2 = its index is in __clc_w[0] before the prologue's barrier */
     const char *clc_claim_o;  /* the register holding that atomic's old word */
     struct TcState *tc;    /* sm_100a: the kernel's tensor-memory accumulator, or NULL */
+    struct PtxDivisor *divs;  /* per value id: the divisors whose multiplier is prepared (ptx_divide.c) */
 } Emit;
 
 /* ptx_print.c: print as a call of vprintf (the format a .global string, the arguments in a .local buffer). */
@@ -147,6 +148,29 @@ void ptx_emit_smem_addr(Emit *e, const Op *op);
 void ptx_emit_smem_len(Emit *e, const Op *op);
 void ptx_emit_mapa(Emit *e, const Op *op);
 void ptx_emit_sync(Emit *e, const Op *op);
+
+/* ================================ ptx_divide.c ================================ */
+
+/* A register divisor that divisions in loops read: its multiplier m and shift l (register names) once
+ * prepared, right after its definition. */
+typedef struct PtxDivisor {
+    int want;              /* some div or rem in a loop that does not define it reads it */
+    const char *m, *l;
+} PtxDivisor;
+/* The 33-bit multiplier of d >= 1: n / d = (mulhi(n, m) + n) >> l for every u32 n (sum in 33 bits). */
+void ptx_div_magic(uint32_t d, uint32_t *m, int *l);
+/* A 32-bit multiplier: n / d = mulhi(n, m) >> s for n <= 2^31, and for every u32 n when full; 0 when
+ * d has none (d = 1, or full and the error too large). */
+int ptx_div_magic_short(uint32_t d, int full, uint32_t *m, int *s);
+void ptx_udiv_const(Emit *e, const char *q, const char *n, uint32_t c);   /* q = n / c, u32, c >= 1 */
+void ptx_urem_const(Emit *e, const char *r, const char *n, uint32_t c);   /* r = n % c, u32, c >= 1 */
+void ptx_udiv_magic_regs(Emit *e, const char *m, const char *l, const char *d);   /* m, l of a u32 d at run time */
+void ptx_udiv_by_regs(Emit *e, const char *q, const char *n, const char *m, const char *l);   /* q = n / d by them */
+void ptx_divide_plan(Emit *e, const Kernel *k);   /* marks the divisors to prepare (kernel start) */
+void ptx_divide_prepare(Emit *e, const Value *v); /* v's multiplier, when the plan marked it */
+/* div or rem of one lane (t: the element type; d = n op b) by a constant or a prepared divisor:
+ * emitted, 1; else 0 (the caller emits div or rem). */
+int ptx_divide(Emit *e, const Op *op, const Type *t, const char *d, const char *n, const char *b);
 
 /* ================================ ptx_layout.c ================================ */
 

@@ -37,10 +37,8 @@ static int log2i(int64_t v)
 static const char *factor_x(Emit *e, const char *t, int64_t src, int64_t n)
 {
     const char *x = ptx_tmp(e, RC_B32);
-    if (is_pow2(src)) ptx_ins(e, "shr.u32 %s, %s, %d", x, t, log2i(src));
-    else ptx_ins(e, "div.u32 %s, %s, %lld", x, t, (long long)src);
-    if (is_pow2(n)) ptx_ins(e, "and.b32 %s, %s, %lld", x, x, (long long)(n - 1));
-    else ptx_ins(e, "rem.u32 %s, %s, %lld", x, x, (long long)n);
+    ptx_udiv_const(e, x, t, (uint32_t)src);
+    ptx_urem_const(e, x, x, (uint32_t)n);
     return x;
 }
 

@@ -381,9 +381,10 @@ static void emit_elem(Emit *e, const Op *op, const Type *t, const Type *rt, cons
     case OP_ADD: ptx_ins(e, "add.%s %s, %s, %s", it, d, a, b); break;
     case OP_SUB: ptx_ins(e, "sub.%s %s, %s, %s", it, d, a, b); break;
     case OP_MUL: ptx_ins(e, "mul.lo.%s %s, %s, %s", it, d, a, b); break;
-    case OP_DIV: case OP_REM: {   /* by a positive constant: an immediate, and unsigned where a is never negative,
-                                   * so that ptxas multiplies by a reciprocal (a divisor in a register can get
-                                   * its division loop, a MUFU.RCP among the kernel's exponentials) */
+    case OP_DIV: case OP_REM: {   /* 32-bit by a constant or a loop-invariant divisor: a multiplication
+                                   * (ptx_divide.c); else div / rem, by an immediate where the divisor is a
+                                   * positive constant, unsigned where a is never negative */
+        if (ptx_divide(e, op, t, d, a, b)) return;
         const Value *bv = op->noperands == 2 ? op->operands[1] : NULL;
         const Attr *cv = bv && bv->def && bv->def->code == OP_CONST ? ir_attr_find(bv->def, "value") : NULL;
         char imm[24];
@@ -797,13 +798,8 @@ void ptx_swizzle_offset(Emit *e, const char *o, const Type *ty)
         const char *q = ptx_tmp(e, RC_B32), *j = ptx_tmp(e, RC_B32), *lo = ptx_tmp(e, RC_B32);
         ptx_ins(e, "and.b32 %s, %s, %d", lo, o, ty->swizzle - 1);
         ptx_ins(e, "shr.u32 %s, %s, %d", q, o, lw);
-        if (is_pow2(n)) {
-            ptx_ins(e, "and.b32 %s, %s, %d", j, q, n - 1);
-            ptx_ins(e, "shr.u32 %s, %s, %d", q, q, log2i(n));
-        } else {
-            ptx_ins(e, "rem.u32 %s, %s, %d", j, q, n);
-            ptx_ins(e, "div.u32 %s, %s, %d", q, q, n);
-        }
+        ptx_urem_const(e, j, q, (uint32_t)n);
+        ptx_udiv_const(e, q, q, (uint32_t)n);
         ptx_ins(e, "shl.b32 %s, %s, %d", q, q, lw);                          /* row * W */
         ptx_ins(e, "mad.lo.u32 %s, %s, %lld, %s", o, j, (long long)(ir_smem_rows(ty) * ty->swizzle), q);
         ptx_ins(e, "add.u32 %s, %s, %s", o, o, lo);
@@ -838,8 +834,7 @@ static const char *blocked_base(Emit *e, const Blocked *bi, int store, const cha
             *valid = p;
         } else {       /* replicas of the threads t mod T / V: they load those threads' lanes */
             const char *w = ptx_tmp(e, RC_B32);
-            if (is_pow2(bi->T / bi->V)) ptx_ins(e, "and.b32 %s, %s, %lld", w, t, (long long)(bi->T / bi->V - 1));
-            else ptx_ins(e, "rem.u32 %s, %s, %lld", w, t, (long long)(bi->T / bi->V));
+            ptx_urem_const(e, w, t, (uint32_t)(bi->T / bi->V));
             t = w;
         }
     }
@@ -910,14 +905,12 @@ static const char *tile_index(Emit *e, const Blocked *bi, const char *f, int d)
     const char *x = f;
     if (stride > 1) {
         const char *q = ptx_tmp(e, RC_B32);
-        if (is_pow2(stride)) ptx_ins(e, "shr.u32 %s, %s, %d", q, x, log2i(stride));
-        else ptx_ins(e, "div.u32 %s, %s, %lld", q, x, (long long)stride);
+        ptx_udiv_const(e, q, x, (uint32_t)stride);
         x = q;
     }
     if (d > 0) {
         const char *r = ptx_tmp(e, RC_B32);
-        if (is_pow2(bi->shape[d])) ptx_ins(e, "and.b32 %s, %s, %lld", r, x, (long long)(bi->shape[d] - 1));
-        else ptx_ins(e, "rem.u32 %s, %s, %lld", r, x, (long long)bi->shape[d]);
+        ptx_urem_const(e, r, x, (uint32_t)bi->shape[d]);
         x = r;
     }
     return x;

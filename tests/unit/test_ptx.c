@@ -13,6 +13,7 @@
 #include "ir.h"
 #include "passes.h"
 #include "ptx.h"
+#include "ptx_impl.h"   /* the divisors' multipliers (ptx_divide.c) */
 
 typedef struct T {
     Module *m;
@@ -1017,12 +1018,69 @@ START_TEST(test_async_errors)
 }
 END_TEST
 
+/* The multipliers that ptx_divide.c emits divisions by: the 33-bit form for every u32 dividend, the
+ * 32-bit form for dividends up to 2^31 and, where it says so, for every u32; divisors 1 to 4096,
+ * around every power of two, the largest, and pseudo-random ones; dividends at the extremes, around
+ * multiples of the divisor, and pseudo-random. */
+static void check_divisor(uint32_t d, uint64_t *rng)
+{
+    uint32_t m, ms;
+    int l, s;
+    ptx_div_magic(d, &m, &l);
+    int full = ptx_div_magic_short(d, 1, &ms, &s), has_short = ptx_div_magic_short(d, 0, &ms, &s);
+    ck_assert_int_eq(has_short, d >= 2);   /* every divisor but 1 */
+    uint32_t ns[64];
+    int k = 0;
+    const uint32_t fixed[] = {0, 1, 2, 0x7FFFFFFEu, 0x7FFFFFFFu, 0x80000000u, 0x80000001u, 0xFFFFFFFEu, 0xFFFFFFFFu};
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) ns[k++] = fixed[i];
+    uint64_t q0 = 0xFFFFFFFFu / d;
+    for (int j = 0; j < 4; j++) {   /* around multiples of d near the top and the middle */
+        uint64_t a = (q0 - (uint64_t)j) * d, b = ((uint64_t)0x80000000u / d + (uint64_t)j) * d;
+        ns[k++] = (uint32_t)a, ns[k++] = (uint32_t)(a - 1), ns[k++] = (uint32_t)(a + d - 1);
+        if (b <= 0xFFFFFFFFu) ns[k++] = (uint32_t)b, ns[k++] = (uint32_t)(b - 1);
+    }
+    while (k < 64) {
+        *rng = *rng * 6364136223846793005ull + 1442695040888963407ull;
+        ns[k] = (uint32_t)(*rng >> 32) >> (k % 7 == 0 ? (int)(*rng >> 59) : 0);
+        k++;
+    }
+    for (int i = 0; i < k; i++) {
+        uint32_t n = ns[i];
+        uint64_t want = n / d, t = ((uint64_t)n * m) >> 32;
+        ck_assert_msg(((t + n) >> l) == want, "%u / %u: 33-bit multiplier %u, shift %d", n, d, m, l);
+        if (has_short && (n <= 0x80000000u || full))
+            ck_assert_msg((((uint64_t)n * ms) >> 32 >> s) == want, "%u / %u: 32-bit multiplier %u, shift %d%s", n, d,
+                          ms, s, full ? " (full)" : "");
+    }
+}
+
+START_TEST(test_div_magic)
+{
+    uint64_t rng = 0x9E3779B97F4A7C15ull;
+    for (uint32_t d = 1; d <= 4096; d++) check_divisor(d, &rng);
+    for (int b = 12; b < 32; b++) {
+        uint32_t p = 1u << b;
+        check_divisor(p - 1, &rng);
+        check_divisor(p, &rng);
+        check_divisor(p + 1, &rng);
+    }
+    check_divisor(0xFFFFFFFFu, &rng);
+    check_divisor(0xFFFFFFFEu, &rng);
+    for (int i = 0; i < 4000; i++) {
+        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+        uint32_t d = (uint32_t)(rng >> 32) >> (i % 32);
+        check_divisor(d ? d : 3, &rng);
+    }
+}
+END_TEST
+
 Suite *ptx_suite(void)
 {
     Suite *s = suite_create("ptx");
     TCase *tc = tcase_create("emit");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_target_names);
+    tcase_add_test(tc, test_div_magic);
     tcase_add_test(tc, test_vector_add);
     tcase_add_test(tc, test_all_ops_all_types);
     tcase_add_test(tc, test_all_casts);

@@ -226,6 +226,39 @@ void ptx_divide_prepare(Emit *e, const Value *v)
 
 /* ---------------------------------------------------------------- div and rem ops */
 
+/* |n| as a u32 (|INT_MIN| is 2^31), or n itself when nn (n is known to be non-negative). */
+static const char *magnitude(Emit *e, const char *n, int nn)
+{
+    if (nn) return n;
+    const char *a = ptx_tmp(e, RC_B32);
+    ptx_ins(e, "abs.s32 %s, %s", a, n);
+    return a;
+}
+
+/* d = n / v or n % v (signed, truncating) from q = |n| / |v|: the quotient's sign is n's xor v's
+ * (v: a register or an immediate; dpos: v is known to be positive, nn: n non-negative), the
+ * remainder n - (n / v) v. */
+static void signed_finish(Emit *e, int rem, const char *d, const char *n, const char *q, const char *v, int nn, int dpos)
+{
+    if (!nn || !dpos) {
+        const char *s = ptx_tmp(e, RC_B32);
+        if (dpos) {
+            ptx_ins(e, "shr.s32 %s, %s, 31", s, n);
+        } else {
+            ptx_ins(e, "xor.b32 %s, %s, %s", s, n, v);
+            ptx_ins(e, "shr.s32 %s, %s, 31", s, s);
+        }
+        ptx_ins(e, "xor.b32 %s, %s, %s", q, q, s);
+        ptx_ins(e, "sub.s32 %s, %s, %s", q, q, s);
+    }
+    if (!rem) {
+        ptx_ins(e, "mov.b32 %s, %s", d, q);
+        return;
+    }
+    ptx_ins(e, "mul.lo.s32 %s, %s, %s", q, q, v);
+    ptx_ins(e, "sub.s32 %s, %s, %s", d, n, q);
+}
+
 /* Signed n / c or n % c for a constant c >= 1; nn: n is known to be non-negative. */
 static void sdiv_const(Emit *e, int rem, const char *d, const char *n, uint32_t c, int nn)
 {
@@ -253,53 +286,18 @@ static void sdiv_const(Emit *e, int rem, const char *d, const char *n, uint32_t 
         }
         return;
     }
-    const char *a = n, *q = ptx_tmp(e, RC_B32);
-    if (!nn) {
-        a = ptx_tmp(e, RC_B32);
-        ptx_ins(e, "abs.s32 %s, %s", a, n);
-    }
-    udiv_const(e, q, a, c, 1);
-    if (!nn) {
-        const char *s = ptx_tmp(e, RC_B32);
-        ptx_ins(e, "shr.s32 %s, %s, 31", s, n);
-        ptx_ins(e, "xor.b32 %s, %s, %s", q, q, s);
-        ptx_ins(e, "sub.s32 %s, %s, %s", q, q, s);
-    }
-    if (!rem) {
-        ptx_ins(e, "mov.b32 %s, %s", d, q);
-        return;
-    }
-    ptx_ins(e, "mul.lo.s32 %s, %s, %u", q, q, c);
-    ptx_ins(e, "sub.s32 %s, %s, %s", d, n, q);
+    const char *q = ptx_tmp(e, RC_B32), *ci = arena_printf(&e->arena, "%u", c);
+    udiv_const(e, q, magnitude(e, n, nn), c, 1);
+    signed_finish(e, rem, d, n, q, ci, nn, 1);
 }
 
 /* Signed n / v or n % v by a prepared divisor v (register b, multiplier m, l of |v|). */
 static void sdiv_reg(Emit *e, int rem, const char *d, const char *n, const char *b, const char *m, const char *l,
                      int nn, int dpos)
 {
-    const char *a = n, *q = ptx_tmp(e, RC_B32);
-    if (!nn) {
-        a = ptx_tmp(e, RC_B32);
-        ptx_ins(e, "abs.s32 %s, %s", a, n);
-    }
-    udiv_by(e, q, a, m, l, 1);
-    if (!nn || !dpos) {
-        const char *s = ptx_tmp(e, RC_B32);
-        if (dpos) {
-            ptx_ins(e, "shr.s32 %s, %s, 31", s, n);
-        } else {
-            ptx_ins(e, "xor.b32 %s, %s, %s", s, n, b);
-            ptx_ins(e, "shr.s32 %s, %s, 31", s, s);
-        }
-        ptx_ins(e, "xor.b32 %s, %s, %s", q, q, s);
-        ptx_ins(e, "sub.s32 %s, %s, %s", q, q, s);
-    }
-    if (!rem) {
-        ptx_ins(e, "mov.b32 %s, %s", d, q);
-        return;
-    }
-    ptx_ins(e, "mul.lo.s32 %s, %s, %s", q, q, b);
-    ptx_ins(e, "sub.s32 %s, %s, %s", d, n, q);
+    const char *q = ptx_tmp(e, RC_B32);
+    udiv_by(e, q, magnitude(e, n, nn), m, l, 1);
+    signed_finish(e, rem, d, n, q, b, nn, dpos);
 }
 
 int ptx_divide(Emit *e, const Op *op, const Type *t, const char *d, const char *n, const char *b)

@@ -13,8 +13,8 @@
 /* The -O1..3 pipeline; -O0 drops the optimisations. The same on every target today: the warp
  * pipeline pass leaves kernels without stages unchanged. */
 #define PIPELINE_O0 "warp-pipeline,verify-async,smem-layout,lower-async,verify-clc,lower-tiles"
-#define PIPELINE_O2 "warp-pipeline,verify-async,canonicalize,dce,smem-layout,lower-async,verify-clc,canonicalize,cse,dce,lower-tiles," \
-                    "canonicalize,cse,dce"
+#define PIPELINE_O2 "warp-pipeline,verify-async,canonicalize,dce,smem-layout,lower-async,verify-clc,canonicalize,cse,licm,dce," \
+                    "lower-tiles,canonicalize,cse,dce"
 
 const Target ir_targets[TGT_COUNT] = {
     [TGT_SM90A] = {"sm_90a", TGT_SM90A, 32, TB_PTX, PIPELINE_O0, PIPELINE_O2,

@@ -19,6 +19,7 @@ const PassInfo pass_table[] = {
     {"canonicalize", "fold constants, simplify algebra, fold ifs on constants", pass_canonicalize, 0},
     {"cse", "merge equivalent pure ops within a scope", pass_cse, 0},
     {"dce", "delete pure ops and effect-free ifs/fors whose results are unused", pass_dce, 0},
+    {"licm", "compute a division's divisor before the loops that do not change it", pass_licm, 0},
     {"lower-tiles", "tiles to per-thread vecs in the blocked layout; vectorise tile loads and stores",
      pass_lower_tiles, 1},
     {"verify-async", "check the mbarrier/TMA protocol; derive arrive_expect byte counts", pass_verify_async, 0},

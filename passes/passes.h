@@ -65,6 +65,7 @@ Loc pass_op_loc(const Module *m, const Kernel *k, const Op *op);   /* op's locat
 int pass_canonicalize(Module *m, DiagCtx *diag);   /* canonicalize.c */
 int pass_cse(Module *m, DiagCtx *diag);            /* cse.c */
 int pass_dce(Module *m, DiagCtx *diag);            /* dce.c */
+int pass_licm(Module *m, DiagCtx *diag);           /* licm.c: loop-invariant divisors computed before their loop */
 int pass_lower_tiles(Module *m, DiagCtx *diag);    /* lower_tiles.c */
 int pass_verify_async(Module *m, DiagCtx *diag);   /* verify_async.c: mbarrier/TMA protocol; derives tx bytes */
 int pass_smem_layout(Module *m, DiagCtx *diag);    /* smem_layout.c: offsets of shared allocations, Kernel.smem_bytes */

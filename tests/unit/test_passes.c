@@ -643,7 +643,7 @@ START_TEST(manager_names)
 {
     ck_assert_str_eq(pass_default_pipeline(&ir_targets[TGT_SM90A], 0), "warp-pipeline,verify-async,smem-layout,lower-async,verify-clc,lower-tiles");
     ck_assert_str_eq(pass_default_pipeline(&ir_targets[TGT_SM90A], 2),
-                     "warp-pipeline,verify-async,canonicalize,dce,smem-layout,lower-async,verify-clc,canonicalize,cse,dce,lower-tiles,"
+                     "warp-pipeline,verify-async,canonicalize,dce,smem-layout,lower-async,verify-clc,canonicalize,cse,licm,dce,lower-tiles,"
                      "canonicalize,cse,dce");
     ck_assert_ptr_nonnull(pass_lookup("cse", 3));
     ck_assert_ptr_null(pass_lookup("cs", 2));

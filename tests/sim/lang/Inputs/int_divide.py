@@ -60,6 +60,7 @@ def main():
         nn = a & 0x7FFFFFFF   # the kernel's non-negative dividend
         for c in (7, 641, 2):
             qs += list(cdiv(nn, c))
+        qs += list(cdiv(a, S_ARGS["d5"] - S_ARGS["d2"] * 7))   # the divisor licm moves out of the loop
         for c in U_CONST + list(U_ARGS.values()):
             qu += [b // c, b % c]
     npy(out + "/x.npy", "i", "<i4", x)

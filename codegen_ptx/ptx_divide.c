@@ -44,8 +44,8 @@ int ptx_div_magic_short(uint32_t d, int full, uint32_t *m, int *s)
 {
     int l;
     uint32_t m33;
+    if (d < 2) return 0;
     ptx_div_magic(d, &m33, &l);
-    if (l < 1) return 0;
     uint64_t big = (uint64_t)1 << (31 + l), mm = (big + d - 1) / d;
     if (mm >> 32) return 0;
     uint64_t err = mm * d - big;
@@ -102,13 +102,18 @@ static void udiv_const(Emit *e, const char *q, const char *n, uint32_t c, int sm
 
 void ptx_udiv_const(Emit *e, const char *q, const char *n, uint32_t c)
 {
-    if (c == 1) ptx_ins(e, "mov.b32 %s, %s", q, n);
+    if (c == 0) ptx_ins(e, "div.u32 %s, %s, 0", q, n);   /* undefined, as div's is */
+    else if (c == 1) ptx_ins(e, "mov.b32 %s, %s", q, n);
     else if (is_pow2(c)) ptx_ins(e, "shr.u32 %s, %s, %d", q, n, log2u(c));
     else udiv_const(e, q, n, c, 0);
 }
 
 void ptx_urem_const(Emit *e, const char *r, const char *n, uint32_t c)
 {
+    if (c == 0) {
+        ptx_ins(e, "rem.u32 %s, %s, 0", r, n);
+        return;
+    }
     if (is_pow2(c)) {
         ptx_ins(e, "and.b32 %s, %s, %u", r, n, c - 1);
         return;

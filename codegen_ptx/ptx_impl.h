@@ -162,8 +162,8 @@ void ptx_div_magic(uint32_t d, uint32_t *m, int *l);
 /* A 32-bit multiplier: n / d = mulhi(n, m) >> s for n <= 2^31, and for every u32 n when full; 0 when
  * d has none (d = 1, or full and the error too large). */
 int ptx_div_magic_short(uint32_t d, int full, uint32_t *m, int *s);
-void ptx_udiv_const(Emit *e, const char *q, const char *n, uint32_t c);   /* q = n / c, u32, c >= 1 */
-void ptx_urem_const(Emit *e, const char *r, const char *n, uint32_t c);   /* r = n % c, u32, c >= 1 */
+void ptx_udiv_const(Emit *e, const char *q, const char *n, uint32_t c);   /* q = n / c, u32 (c = 0: div's) */
+void ptx_urem_const(Emit *e, const char *r, const char *n, uint32_t c);   /* r = n % c, u32 (c = 0: rem's) */
 void ptx_udiv_magic_regs(Emit *e, const char *m, const char *l, const char *d);   /* m, l of a u32 d at run time */
 void ptx_udiv_by_regs(Emit *e, const char *q, const char *n, const char *m, const char *l);   /* q = n / d by them */
 void ptx_divide_plan(Emit *e, const Kernel *k);   /* marks the divisors to prepare (kernel start) */

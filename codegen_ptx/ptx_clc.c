@@ -238,13 +238,8 @@ static void emit_clc_claim_run(Emit *e)
     ptx_ins(e, "mul.lo.u32 %s, %s, %s", n, n, t);
     ptx_ins(e, "setp.ge.u32 %s, %s, %s", q, x, n);
     sb_printf(&e->body, "\t@%s bra $L_claim_%d_exit;\n", q, id);
-    ptx_udiv_by_regs(e, t, x, "%clc_m0", "%clc_l0");
-    ptx_ins(e, "mul.lo.u32 %s, %s, %%clc_n0", n, t);
-    ptx_ins(e, "sub.u32 %%clc_clid0, %s, %s", x, n);
-    ptx_udiv_by_regs(e, x, t, "%clc_m1", "%clc_l1");
-    ptx_ins(e, "mul.lo.u32 %s, %s, %%clc_n1", n, x);
-    ptx_ins(e, "sub.u32 %%clc_clid1, %s, %s", t, n);
-    ptx_ins(e, "mov.u32 %%clc_clid2, %s", x);
+    ptx_udivrem_by_regs(e, t, "%clc_clid0", x, "%clc_m0", "%clc_l0", "%clc_n0");
+    ptx_udivrem_by_regs(e, "%clc_clid2", "%clc_clid1", t, "%clc_m1", "%clc_l1", "%clc_n1");
     for (int d = 0; d < 3; d++) {
         ptx_ins(e, "mov.u32 %s, %%cluster_nctaid.%c", t, "xyz"[d]);
         ptx_ins(e, "mov.u32 %s, %%cluster_ctaid.%c", n, "xyz"[d]);
@@ -297,13 +292,8 @@ static void emit_clc_steal(Emit *e, const char *const w[4])
     const char *m0 = ptx_tmp(e, RC_B32), *l0 = ptx_tmp(e, RC_B32), *m1 = ptx_tmp(e, RC_B32), *l1 = ptx_tmp(e, RC_B32);
     ptx_ins(e, "ld.shared.v2.u32 {%s, %s}, [__clc_w+8]", m0, l0);
     ptx_ins(e, "ld.shared.v2.u32 {%s, %s}, [__clc_w+16]", m1, l1);
-    ptx_udiv_by_regs(e, w[3], v, m0, l0);                  /* v / n0 */
-    ptx_ins(e, "mul.lo.u32 %s, %s, %%clc_n0", t, w[3]);
-    ptx_ins(e, "sub.u32 %s, %s, %s", w[1], v, t);           /* v % n0 */
-    ptx_udiv_by_regs(e, v, w[3], m1, l1);
-    ptx_ins(e, "mul.lo.u32 %s, %s, %%clc_n1", t, v);
-    ptx_ins(e, "sub.u32 %s, %s, %s", w[2], w[3], t);        /* (v / n0) % n1 */
-    ptx_ins(e, "mov.u32 %s, %s", w[3], v);                  /* v / n0 / n1 */
+    ptx_udivrem_by_regs(e, t, w[1], v, m0, l0, "%clc_n0");      /* v / n0, v % n0 */
+    ptx_udivrem_by_regs(e, w[3], w[2], t, m1, l1, "%clc_n1");   /* v / n0 / n1, (v / n0) % n1 */
     for (int d = 0; d < 3; d++) {
         ptx_ins(e, "mov.u32 %s, %%cluster_nctaid.%c", t, "xyz"[d]);
         ptx_ins(e, "mul.lo.u32 %s, %s, %s", w[1 + d], w[1 + d], t);

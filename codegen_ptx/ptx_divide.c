@@ -158,28 +158,24 @@ void ptx_udiv_magic_regs(Emit *e, const char *m, const char *l, const char *d)
     ptx_ins(e, "cvt.u32.u64 %s, %s", m, q);
 }
 
-void ptx_udiv_by_regs(Emit *e, const char *q, const char *n, const char *m, const char *l)
+void ptx_udivrem_by_regs(Emit *e, const char *q, const char *r, const char *n, const char *m, const char *l,
+                         const char *d)
 {
     udiv_by(e, q, n, m, l, 0);
+    if (!r) return;
+    const char *t = ptx_tmp(e, RC_B32);
+    ptx_ins(e, "mul.lo.u32 %s, %s, %s", t, q, d);
+    ptx_ins(e, "sub.u32 %s, %s, %s", r, n, t);
 }
 
 /* ---------------------------------------------------------------- loop-invariant divisors */
 
-static int is_loop(const Op *op) { return op->code == OP_FOR || op->code == OP_LOOP; }
-
-static int loop_depth(const Op *op)
+/* Whether the division op sits in a loop that dv's definition is outside of (a kernel parameter or
+ * an op's result: other block arguments are a loop's own values, which the plan leaves alone). */
+static int invariant_for(const Emit *e, const Op *op, const Value *dv)
 {
-    int n = 0;
-    for (const Op *p = ir_parent_op(op); p; p = ir_parent_op(p)) n += is_loop(p);
-    return n;
-}
-
-/* The loops around v's definition: 0 for a kernel parameter; -1 for another block argument (a
- * loop's induction or carried value, which the plan leaves alone). */
-static int value_depth(const Emit *e, const Value *v)
-{
-    if (v->def) return loop_depth(v->def);
-    return v->block == e->k->body.first ? 0 : -1;
+    const Op *L = ir_loop_of(op);
+    return L && (dv->def || dv->block == e->k->body.first) && !ir_value_inside(dv, L);
 }
 
 static int int32_kind(const Type *t) { return t && (t->kind == TY_I32 || t->kind == TY_U32); }
@@ -194,8 +190,7 @@ static void plan_block(Emit *e, const Block *b)
         if ((op->code != OP_DIV && op->code != OP_REM) || op->noperands != 2 || op->nresults != 1) continue;
         const Value *d = op->operands[1];
         if (!int32_kind(op->results[0]->type) || !d || d->type != op->results[0]->type || const_def(d)) continue;
-        int vd = value_depth(e, d);
-        if (vd >= 0 && loop_depth(op) > vd) e->divs[d->id].want = 1;
+        if (invariant_for(e, op, d)) e->divs[d->id].want = 1;
     }
 }
 
@@ -325,19 +320,12 @@ int ptx_divide(Emit *e, const Op *op, const Type *t, const char *d, const char *
         return 1;
     }
     if (!e->divs || !dv || dv->id >= e->k->nvalues || !e->divs[dv->id].m) return 0;
-    if (loop_depth(op) <= value_depth(e, dv)) return 0;
+    if (!invariant_for(e, op, dv)) return 0;
     const char *m = e->divs[dv->id].m, *l = e->divs[dv->id].l;
     if (sgn) {
         sdiv_reg(e, rem, d, n, b, m, l, nonneg(op->operands[0]), nonneg(dv));
         return 1;
     }
-    if (!rem) {
-        udiv_by(e, d, n, m, l, 0);
-        return 1;
-    }
-    const char *q = ptx_tmp(e, RC_B32);
-    udiv_by(e, q, n, m, l, 0);
-    ptx_ins(e, "mul.lo.u32 %s, %s, %s", q, q, b);
-    ptx_ins(e, "sub.u32 %s, %s, %s", d, n, q);
+    ptx_udivrem_by_regs(e, rem ? ptx_tmp(e, RC_B32) : d, rem ? d : NULL, n, m, l, b);
     return 1;
 }

@@ -165,7 +165,9 @@ int ptx_div_magic_short(uint32_t d, int full, uint32_t *m, int *s);
 void ptx_udiv_const(Emit *e, const char *q, const char *n, uint32_t c);   /* q = n / c, u32 (c = 0: div's) */
 void ptx_urem_const(Emit *e, const char *r, const char *n, uint32_t c);   /* r = n % c, u32 (c = 0: rem's) */
 void ptx_udiv_magic_regs(Emit *e, const char *m, const char *l, const char *d);   /* m, l of a u32 d at run time */
-void ptx_udiv_by_regs(Emit *e, const char *q, const char *n, const char *m, const char *l);   /* q = n / d by them */
+/* q = n / d by them (u32), and r = n % d unless r is NULL (d: the divisor's register); q, r and n distinct */
+void ptx_udivrem_by_regs(Emit *e, const char *q, const char *r, const char *n, const char *m, const char *l,
+                         const char *d);
 void ptx_divide_plan(Emit *e, const Kernel *k);   /* marks the divisors to prepare (kernel start) */
 void ptx_divide_prepare(Emit *e, const Value *v); /* v's multiplier, when the plan marked it */
 /* div or rem of one lane (t: the element type; d = n op b) by a constant or a prepared divisor:

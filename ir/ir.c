@@ -758,6 +758,25 @@ Op *ir_parent_op(const Op *op)
     return op->parent && op->parent->parent ? op->parent->parent->parent : NULL;
 }
 
+Op *ir_loop_of(const Op *op)
+{
+    for (Op *p = ir_parent_op(op); p; p = ir_parent_op(p))
+        if (p->code == OP_FOR || p->code == OP_LOOP) return p;
+    return NULL;
+}
+
+int ir_value_inside(const Value *v, const Op *op)
+{
+    const Op *p = v->def;
+    if (!p) {   /* a block argument: the op owning the block (none for the kernel body) */
+        p = v->block && v->block->parent ? v->block->parent->parent : NULL;
+        if (p == op) return 1;
+    }
+    for (; p; p = ir_parent_op(p))
+        if (p == op) return 1;
+    return 0;
+}
+
 int64_t ir_warps_span(const Op *warps)
 {
     int64_t each = ir_attr_int(warps, "each", 0);

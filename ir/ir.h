@@ -564,6 +564,8 @@ void ir_attr_set_ints(Module *m, Op *op, const char *name, const int64_t *v, int
 int64_t ir_attr_int(const Op *op, const char *name, int64_t dflt);
 /* The op whose region holds op, or NULL at the kernel's body. */
 Op *ir_parent_op(const Op *op);
+Op *ir_loop_of(const Op *op);                        /* the innermost for / loop around op, or NULL */
+int ir_value_inside(const Value *v, const Op *op);   /* v is defined in op's regions (an op's result or a block argument there) */
 /* The warps one instance of a warps region spans: `each` for a replicated role (one copy of the
  * region run by each `each` warps of lo .. hi - 1), else hi - lo. */
 int64_t ir_warps_span(const Op *warps);

@@ -24,32 +24,7 @@
  */
 #include "passes.h"
 
-static int is_loop(const Op *op) { return op && (op->code == OP_FOR || op->code == OP_LOOP); }
-
 static int int32_scalar(const Type *t) { return t && (t->kind == TY_I32 || t->kind == TY_U32); }
-
-/* The innermost for / loop around op, or NULL. */
-static Op *loop_of(const Op *op)
-{
-    for (Op *p = pass_parent_op(op); p; p = pass_parent_op(p))
-        if (is_loop(p)) return p;
-    return NULL;
-}
-
-/* Whether v is defined outside loop L: a block argument of a block that L does not hold, or the
- * result of an op that L does not hold. */
-static int outside(const Value *v, const Op *L)
-{
-    const Op *p = v->def;
-    if (!p) {
-        const Block *b = v->block;
-        p = b && b->parent ? b->parent->parent : NULL;   /* the op owning the block (NULL: the kernel body) */
-        if (p == L) return 0;
-    }
-    for (; p; p = pass_parent_op(p))
-        if (p == L) return 0;
-    return 1;
-}
 
 /* Whether op may move: a constant, or integer arithmetic that cannot fault on scalar operands (not
  * div or rem, and no op that reads where it stands: a warp's index in its role, the block's shape). */
@@ -74,10 +49,10 @@ static int movable(const Op *op)
  * each operand is defined outside L or by such an op (a chain of at most 16). */
 static int invariant_chain(const Op *op, const Op *L, int depth)
 {
-    if (depth > 16 || !movable(op) || loop_of(op) != L) return 0;
+    if (depth > 16 || !movable(op) || ir_loop_of(op) != L) return 0;
     for (uint32_t i = 0; i < op->noperands; i++) {
         const Value *v = op->operands[i];
-        if (!outside(v, L) && (!v->def || !invariant_chain(v->def, L, depth + 1))) return 0;
+        if (ir_value_inside(v, L) && (!v->def || !invariant_chain(v->def, L, depth + 1))) return 0;
     }
     return 1;
 }
@@ -86,7 +61,7 @@ static int invariant_chain(const Op *op, const Op *L, int depth)
 static void move_chain(Op *op, Op *L)
 {
     for (uint32_t i = 0; i < op->noperands; i++)
-        if (!outside(op->operands[i], L)) move_chain(op->operands[i]->def, L);
+        if (ir_value_inside(op->operands[i], L)) move_chain(op->operands[i]->def, L);
     /* unlink by hand (ir_op_remove would drop the operands' uses) and put it before L */
     Block *pb = op->parent;
     if (op->prev) op->prev->next = op->next; else pb->first = op->next;
@@ -99,11 +74,11 @@ static void move_chain(Op *op, Op *L)
 static void hoist_divisor(Op *op)
 {
     if ((op->code != OP_DIV && op->code != OP_REM) || op->noperands != 2 || op->nresults != 1 ||
-        !int32_scalar(op->results[0]->type) || !op->operands[1] || !loop_of(op))
+        !int32_scalar(op->results[0]->type) || !op->operands[1] || !ir_loop_of(op))
         return;
     Op *d = op->operands[1]->def;
     if (d && d->code == OP_CONST) return;   /* the back end divides by a constant wherever it stands */
-    for (Op *L = d ? loop_of(d) : NULL; L && invariant_chain(d, L, 0); L = loop_of(d)) move_chain(d, L);
+    for (Op *L = d ? ir_loop_of(d) : NULL; L && invariant_chain(d, L, 0); L = ir_loop_of(d)) move_chain(d, L);
 }
 
 static void collect(Op *op, void *ctx)

@@ -5,7 +5,7 @@
  *               [--ar-switch B] [--ar-oneshot-max B] [--ar-send tile|part] [--tile-bytes B]
  *               [--direct 0|1|2] [--ar-direct-switch B] [--rounds 0|1|2] [--piece E]
  *               [--ag-shapes MxNxK,...] [--ag-iters I] [--ag-pw W,...] [--ag-define NAME=VALUE]
- *               [--rs-shapes MxNxK,...] [--rs-define NAME=VALUE]
+ *               [--rs-shapes MxNxK,...] [--rs-define NAME=VALUE] [--coll-define NAME=VALUE]
  *               [allgather] [aggemm] [gemmrs] [reducescatter] [allreduce] [pingpong] [order] [qp]
  *
  * allgather: samples/multi/ring_allgather.tile at 4 KiB .. max-bytes (default 256 MiB) per PE, x4
@@ -30,6 +30,8 @@
  *   * per blocks, kept to what the device holds at once), each with its own `rounds best` line, 2
  *   them instead of the staged (two-shot) forms, 0 the staged forms alone;
  *   --piece: their fewest elements a piece (rounded up to a tile; default the samples' PIECE).
+ *   --coll-define (repeatable, up to 8): more -D overrides of both samples (all_reduce.tile's PHASES
+ *   prints one call's timeline of every block of the rounds form).
  * aggemm:    samples/multi/ag_gemm.tile, the all-gather fused with C = all_gather(A) B^T (bf16, f32
  *   accumulation), at the shapes of --ag-shapes (M x N x K with M the gathered rows, a multiple of
  *   n_pes; default 4096x7168x8192, 8192x7168x8192 (Llama-70B's gate projection at TP = 4), 1000x1000x520
@@ -85,6 +87,8 @@ typedef struct Opts {
     int nrs;
     tile_define rs_defs[8];          /* gemmrs: -D overrides of the sample (STAGES, SC, GROUP_M, ...) */
     int nrs_defs;
+    tile_define coll_defs[8];        /* reducescatter, allreduce: more -D overrides of their samples */
+    int ncoll_defs;
     int dtypes;          /* collectives: 1 f32, 2 bf16, 3 both */
     size_t ar_switch;       /* all-reduce: the largest bytes per PE that choose the one-shot form */
     size_t ar_oneshot_max;  /* all-reduce: the one-shot form is measured up to these bytes per PE */
@@ -325,6 +329,48 @@ static double coll_in(uint64_t seed, int q, size_t j, int bf16)
     return bf16 ? (double)bf16_value(bf16_bits(v)) : (double)v;
 }
 
+/* The rounds all-reduce's timeline of its last call (PHASES = 1): per role and step, the min / median /
+ * max over the blocks of the time since this PE's first block started, in microseconds. */
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static tile_status print_phases(tile_device *d, tile_devptr at, unsigned grid, int np, int per, int pe, size_t bytes)
+{
+    uint64_t *t = malloc(8 * 8 * (size_t)grid), *col = malloc(8 * (size_t)grid);
+    if (!t || !col) return TILE_ERROR_OUT_OF_MEMORY;
+    tile_status st = tile_memcpy_dtoh(d, t, at, 8 * 8 * (size_t)grid);
+    if (st) return st;
+    unsigned senders = (unsigned)((np - 1) * per);
+    uint64_t t0 = UINT64_MAX;
+    for (unsigned b = 0; b < grid; b++)
+        if (t[8 * b] && t[8 * b] < t0) t0 = t[8 * b];
+    static const char *const sn[4] = {"start", "issued", "quiet", "end"};
+    static const char *const un[5] = {"start", "data", "sent", "quiet", "end"};
+    char line[1024];
+    int n = snprintf(line, sizeof line, "phases PE %d %zu B/PE per %d (us: min/median/max):", pe, bytes, per);
+    for (int role = 0; role < 2; role++) {
+        unsigned lo = role ? senders : 0, hi = role ? grid : senders;
+        for (int c = 0; c < (role ? 5 : 4); c++) {
+            unsigned m = 0;
+            for (unsigned b = lo; b < hi; b++)
+                if (t[8 * b + (unsigned)c] >= t0) col[m++] = t[8 * b + (unsigned)c] - t0;
+            if (!m) continue;
+            qsort(col, m, 8, cmp_u64);
+            n += snprintf(line + n, sizeof line - (size_t)n, " %s%s %.1f/%.1f/%.1f", c ? "" : role ? "| U " : "S ",
+                          role ? un[c] : sn[c], col[0] * 1e-3, col[m / 2] * 1e-3, col[m - 1] * 1e-3);
+            if (n >= (int)sizeof line) break;
+        }
+    }
+    if (senders) n += snprintf(line + n, sizeof line - (size_t)n, " | block 0 end %.1f", (t[3] - t0) * 1e-3);
+    printf("%s\n", line);
+    free(t);
+    free(col);
+    return TILE_SUCCESS;
+}
+
 /* samples/multi/reduce_scatter.tile (allreduce = 0) or all_reduce.tile (1), f32 or bf16 (the
  * sample's -DT=bf16), at `total` elements per PE from 4 KiB to max-bytes, x4 steps, on fresh random
  * data: each result element against the float64 sum of the PEs' inputs (bound: n_pes f32 roundings
@@ -361,11 +407,12 @@ static int run_collective(tile_shmem *s, int pe, const Opts *o, int allreduce, i
     snprintf(rounds_text, sizeof rounds_text, "%d", RS_ROUNDS);
     /* the rounds forms' fewest elements a piece: --piece rounded up to a tile, else the sample's PIECE */
     snprintf(piece_text, sizeof piece_text, "%zu", (o->piece + tile - 1) / tile * tile);
-    tile_define defs[7] = {{"T", bf16 ? "bf16" : "f32"}, {"TILE", tile_text}, {"NP", np_text}, {"MAXS", maxs_text},
+    tile_define defs[7 + 8] = {{"T", bf16 ? "bf16" : "f32"}, {"TILE", tile_text}, {"NP", np_text}, {"MAXS", maxs_text},
                            {"ROUNDS", rounds_text}, {"SEND_EACH_TILE", o->ar_send_part ? "0" : "1"},
                            {"PIECE", piece_text}};
     int ndefs = 4 + 1 + allreduce;   /* SEND_EACH_TILE: all_reduce.tile only */
     if (o->piece) defs[ndefs++] = defs[6];
+    for (int i = 0; i < o->ncoll_defs; i++) defs[ndefs++] = o->coll_defs[i];
     TRY(compile_defs(path, defs, ndefs, &p));
     TRY(tile_shmem_module_load(s, p, &m));
     TRY(tile_module_get_kernel(m, allreduce ? "all_reduce" : "reduce_scatter", &k[0]));
@@ -408,8 +455,13 @@ static int run_collective(tile_shmem *s, int pe, const Opts *o, int allreduce, i
         TRY(tile_shmem_malloc(s, 8 * 2 * (size_t)np, &sig1));
         TRY(tile_memset_d8(d, sig1, 0, 8 * 2 * (size_t)np));
     }
+    /* all_reduce.tile with PHASES = 1: the rounds form stores 8 timestamps a block after its words */
+    int phases = 0;
+    for (int i = 0; i < o->ncoll_defs; i++)
+        if (!strcmp(o->coll_defs[i].name, "PHASES") && strcmp(o->coll_defs[i].value, "0")) phases = allreduce;
+    size_t phase_at = 2 * (size_t)np * RS_MAXS * RS_ROUNDS + (size_t)np, phase_blocks = 1024;
     if (rounds) {   /* one word per buffer, PE and slice, then (all-reduce) one per PE's gathered chunk */
-        size_t words = 2 * (size_t)np * RS_MAXS * RS_ROUNDS + (size_t)np;
+        size_t words = phase_at + (phases ? 8 * phase_blocks : 0);
         TRY(tile_shmem_malloc(s, 8 * words, &sigr));
         TRY(tile_memset_d8(d, sigr, 0, 8 * words));
     }
@@ -596,6 +648,7 @@ static int run_collective(tile_shmem *s, int pe, const Opts *o, int allreduce, i
                     fails++;
                 }
                 if (t < best_t[form]) best_t[form] = t, best_per[form] = per;
+                if (phases && form == 4 && grid <= phase_blocks) TRY(print_phases(d, sigr + 8 * phase_at, grid, np, per, pe, bytes));
                 TRY(tile_device_synchronize(d));
                 TRY(tile_shmem_barrier_all(s));
 #undef SET_CALL
@@ -1132,9 +1185,10 @@ static int run_order(tile_shmem *s, int pe)
     free(h);
     int fails = 0;
     static const char *const recvs[] = {"one thread waits, sync, shmem.g", "every thread waits, plain loads",
-                                        "every thread waits, fence, plain loads"};
-    for (int run = 0; run < 6; run++) {
-        int use_quiet = run % 2, recv = run / 2;
+                                        "every thread waits, fence, plain loads", "one thread waits, sync, plain loads"};
+    static const char *const sends[] = {"fence", "quiet", "sync, one thread quiets"};
+    for (int run = 0; run < 12; run++) {
+        int use_quiet = run % 3, recv = run / 3;
         TRY(tile_memset_d8(d, data, 0, (size_t)n * 4));
         TRY(tile_memset_d8(d, flag, 0, 8));
         TRY(tile_memset_d8(d, ack, 0, 8));
@@ -1154,7 +1208,7 @@ static int run_order(tile_shmem *s, int pe)
         for (int i = 0; i < 256; i++) total += b[i];
         if (pe == 1)
             printf("order (%s; receiver: %s): %d rounds of %d i32 then a flag on the same queue pair: %ld elements "
-                   "seen stale after the flag: %s\n", use_quiet ? "quiet" : "fence", recvs[recv], iters, n, total,
+                   "seen stale after the flag: %s\n", sends[use_quiet], recvs[recv], iters, n, total,
                    total ? "FAIL" : "ok");
         fails += total != 0;
         TRY(tile_shmem_barrier_all(s));
@@ -1260,16 +1314,18 @@ int main(int argc, char **argv)
                 o.ag_pw[o.nag_pw++] = v;
             }
         }
-        else if ((!strcmp(argv[i], "--ag-define") || !strcmp(argv[i], "--rs-define")) && i + 1 < argc) {
-            int rs = argv[i][2] == 'r';
+        else if ((!strcmp(argv[i], "--ag-define") || !strcmp(argv[i], "--rs-define") ||
+                  !strcmp(argv[i], "--coll-define")) && i + 1 < argc) {
+            const char *which = argv[i] + 2;
+            int *nd = which[0] == 'r' ? &o.nrs_defs : which[0] == 'a' ? &o.nag_defs : &o.ncoll_defs;
+            tile_define *ds = which[0] == 'r' ? o.rs_defs : which[0] == 'a' ? o.ag_defs : o.coll_defs;
             char *t = argv[++i], *eq = strchr(t, '=');
-            if ((rs ? o.nrs_defs : o.nag_defs) == 8 || !eq || eq == t || !eq[1]) {
-                fprintf(stderr, "shmem_check: --%s-define takes NAME=VALUE (up to 8), not '%s'\n", rs ? "rs" : "ag", t);
+            if (*nd == 8 || !eq || eq == t || !eq[1]) {
+                fprintf(stderr, "shmem_check: --%s takes NAME=VALUE (up to 8), not '%s'\n", which, t);
                 return 2;
             }
             *eq = 0;
-            if (rs) o.rs_defs[o.nrs_defs++] = (tile_define){t, eq + 1};
-            else o.ag_defs[o.nag_defs++] = (tile_define){t, eq + 1};
+            ds[(*nd)++] = (tile_define){t, eq + 1};
         }
         else if (!strcmp(argv[i], "--ag-shapes") && i + 1 < argc) {
             o.nag = 0;
@@ -1317,7 +1373,7 @@ int main(int argc, char **argv)
         else {
             fprintf(stderr, "usage: shmem_check [--npes N] [--max-bytes B] [--iters I] [--per P,P,...] [--dtype f32|bf16|both] "
                             "[--ar-switch B] [--ar-oneshot-max B] [--ar-send tile|part] [--tile-bytes B] [--direct 0|1|2] "
-                            "[--ar-direct-switch B] [--rounds 0|1|2] [--piece E] [--ag-shapes MxNxK,...] [--ag-iters I] [--ag-pw W,...] [--ag-define NAME=VALUE] [--rs-shapes MxNxK,...] [--rs-define NAME=VALUE] [allgather] [aggemm] [gemmrs] [reducescatter] [allreduce] [pingpong] "
+                            "[--ar-direct-switch B] [--rounds 0|1|2] [--piece E] [--ag-shapes MxNxK,...] [--ag-iters I] [--ag-pw W,...] [--ag-define NAME=VALUE] [--rs-shapes MxNxK,...] [--rs-define NAME=VALUE] [--coll-define NAME=VALUE] [allgather] [aggemm] [gemmrs] [reducescatter] [allreduce] [pingpong] "
                             "[order] [qp]\n");
             return 2;
         }

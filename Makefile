@@ -291,6 +291,7 @@ install: all
 		$(DESTDIR)$(PREFIX)/lib/python3/dist-packages/tilec/
 	install -d $(DESTDIR)$(PREFIX)/share/tilec/samples
 	install -m 644 samples/gemm_sm90.tile samples/gemm_persistent_sm90.tile samples/gemm_pingpong_sm90.tile samples/gemm_cluster_sm90.tile \
+		samples/gemm_quad_sm90.tile \
 		samples/gemm_splitk_sm90.tile samples/gemm_fp8_scaled_sm90.tile samples/gemm_fp8_narrow_sm90.tile \
 		samples/attention_fwd_sm90.tile $(DESTDIR)$(PREFIX)/share/tilec/samples/
 

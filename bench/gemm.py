@@ -32,13 +32,15 @@ program per tile, pointer loads) and a persistent TMA matmul in the shape of Tri
 message if this Triton lacks them). The `tune` preset times only cuBLAS and the persistent one.
 
 A variant is a list of words:
-    [plain | persistent | pingpong | cluster | splitk] [src=FILE | rewrite=NAME] [NAME=VALUE ...]
+    [plain | persistent | pingpong | cluster | quad | splitk] [src=FILE | rewrite=NAME] [NAME=VALUE ...]
     [clusters=C] [splits=S] [dp=D | dp=waves] [racy]
   plain       samples/gemm_sm90.tile, one block per tile (the default)
   persistent  samples/gemm_persistent_sm90.tile, grid min(tiles, SMs)
   pingpong    samples/gemm_pingpong_sm90.tile (each consumer warpgroup whole tiles), grid min(tiles, SMs)
   cluster     samples/gemm_cluster_sm90.tile (2-CTA clusters multicasting half of B each),
               grid 2 x min(tile pairs, SMs / 2, C of clusters=C)
+  quad        samples/gemm_quad_sm90.tile (2 x 2 clusters multicasting half of A along N and half of
+              B along M), grid 4 x min(quads, the clusters of 4 the device holds at once, C)
   splitk      samples/gemm_splitk_sm90.tile: the first dp tiles whole, the others in S slices of K
               (splits=S, default 2; dp=D, default 0, or dp=waves: the tiles of the whole waves of
               SMs), grid min(units, SMs), then its reduction kernel; the f32 workspace is allocated
@@ -50,7 +52,8 @@ A variant is a list of words:
   NAME=VALUE  -D overrides of the source's consts (BM, BN, BK, STAGES, GROUP_M, ...)
   racy        a diagnostic that drops part of the protocol on purpose: timed even when its result
               is wrong (and labelled so), skipped by --check
-The C tile a block computes is read from the compiled boxes (A's rows x B's rows; x 2 for cluster).
+The C tile a block computes is read from the compiled boxes (A's rows x B's rows; B's x 2 for
+cluster, both x 2 for quad).
 
 --check runs the correctness loop before timing (--check-only: instead of timing; no torch needed):
 each distinct variant through `tilec run` (float64 reference, bf16 bounds) at square and ragged
@@ -78,7 +81,8 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 import tilec  # noqa: E402
 import tilec.gemm as tgemm  # noqa: E402
 SAMPLES = {"plain": "gemm_sm90", "persistent": "gemm_persistent_sm90",
-           "pingpong": "gemm_pingpong_sm90", "cluster": "gemm_cluster_sm90", "splitk": "gemm_splitk_sm90"}
+           "pingpong": "gemm_pingpong_sm90", "cluster": "gemm_cluster_sm90", "splitk": "gemm_splitk_sm90",
+           "quad": "gemm_quad_sm90"}
 WHOLE_C = "src=bench/gemm_variants/persistent_whole_c.tile"
 # split-K with the whole waves of tiles kept whole (every tile split where they are fewer than the SMs)
 SPLITK_SWEEP = ("splitk splits=2 dp=waves;splitk BN=64 STAGES=6 splits=2 dp=waves;"
@@ -286,21 +290,23 @@ PRESETS = {
                      shapes="128x4096x4096,512x6144x4096,512x10240x8192,1000x1496x1000,3000x5000x1064,128x4096x14336",
                      reps=10, mode="tune"),
     "misaligned": Preset("rows of A and B that are not a multiple of 128 bytes (K % 64 != 0): the persistent "
-                         "kernel, the cluster kernel at each tile width tilec.gemm weighs for it, ranked per "
+                         "kernel, the cluster kernel at each tile width tilec.gemm weighs for it, the quad kernel, ranked per "
                          "shape beside cuBLAS, Triton's persistent kernel and tilec.gemm's choice",
                          "persistent GROUP_M=16;persistent BN=192 CW=32 GROUP_M=16 STAGES=5;cluster;"
                          "cluster BN=224 CW=16 SC=7 STAGES=4;cluster BN=192 CW=32 SC=3 STAGES=5;"
-                         "cluster BN=160 CW=16 SC=5 STAGES=5",
+                         "cluster BN=160 CW=16 SC=5 STAGES=5;quad",
                          shapes="1000x1496x1000,2000x1496x1000,520x4096x1000,1024x4096x1000,1500x3000x1000,"
                                 "2000x3000x1000,1100x5000x1000,1200x7000x1000,4096x4096x1000,1536x4000x2000,"
                                 "2048x5000x3000,3000x3000x3000,3000x5000x1064,8192x8192x2008",
                          reps=10, mode="tune"),
     "onewave": Preset("one partial wave of 128 x 128 tiles (M > 256): the persistent kernel at each width of "
-                      "tilec.gemm.ONE_WAVE and at 128 x 192 and 128 x 256, and split-K, with rows of A and B that are "
+                      "tilec.gemm.ONE_WAVE and at 128 x 192 and 128 x 256, split-K and the quad kernel (2 x 2 "
+                      "clusters, 128 x 128 tiles), with rows of A and B that are "
                       "a multiple of 128 bytes and rows that are not (K % 64 != 0), ranked per shape beside cuBLAS, "
                       "Triton's persistent kernel and tilec.gemm's choice",
                       "persistent BN=64 STAGES=8;persistent BN=96 CW=16 STAGES=7;persistent BN=128 STAGES=6;"
-                      "persistent BN=192 CW=32 GROUP_M=16 STAGES=5;persistent GROUP_M=16;splitk BN=128 STAGES=5 splits=2",
+                      "persistent BN=192 CW=32 GROUP_M=16 STAGES=5;persistent GROUP_M=16;splitk BN=128 STAGES=5 splits=2;"
+                      "quad",
                       shapes="1024x1024x1024,1024x1536x1024,1000x1496x1024,1536x1024x1536,1024x2048x1024,"
                              "2048x1024x2048,640x2560x2048,512x2048x2048,768x768x1024,1024x1024x4096,1024x1536x4096,"
                              "1024x1024x8192,512x2048x8192,1000x1000x1000,1096x1096x1096,1000x1200x1000,800x1600x1000,"
@@ -340,7 +346,7 @@ class Variant:
     """One variant: its words parsed, its source (a sample, a copy or a rewrite) and -D overrides;
     compile() builds it with tilec, load() puts it on the GPU."""
 
-    KINDS = ("plain", "persistent", "pingpong", "cluster", "splitk")
+    KINDS = ("plain", "persistent", "pingpong", "cluster", "splitk", "quad")
 
     def __init__(self, text):
         words = text.split()
@@ -351,6 +357,7 @@ class Variant:
         self.kind = kinds[0] if kinds else "plain"
         self.kernel = SAMPLES[self.kind]
         self.cluster = self.kind == "cluster"
+        self.quad = self.kind == "quad"
         self.persistent = self.kind != "plain"
         self.racy = "racy" in words
         self.max_clusters = int(next((w[9:] for w in words if w.startswith("clusters=")), "0"))
@@ -392,7 +399,7 @@ class Variant:
     def config(self):
         """The tilec.gemm.Config of this variant (for the cost model's estimate), or None when it is
         not one of the package's kinds or is a rewritten source."""
-        if self.kind not in ("plain", "persistent", "pingpong", "cluster", "splitk") or self.source != os.path.join(
+        if self.kind not in ("plain", "persistent", "pingpong", "cluster", "splitk", "quad") or self.source != os.path.join(
                 ROOT, "samples", self.kernel + ".tile"):
             return None
         defines = {k: int(v) if v.lstrip("-").isdigit() else v for k, v in (d.split("=", 1) for d in self.defines)}
@@ -417,7 +424,7 @@ class Variant:
         # the TMA maps' boxes (name -> (rows, cols)): the tile a block (a cluster: each CTA) computes
         self.maps = {p.name: tuple(p.box) for p in self.kern.params if p.kind == "tma"}
         self.c_tma = "c" in self.maps   # C as a TMA tensor (an epilogue through shared memory) or a pointer
-        self.tile = (self.maps["a"][0], self.maps["b"][0] * (2 if self.cluster else 1))
+        self.tile = (self.maps["a"][0] * (2 if self.quad else 1), self.maps["b"][0] * (2 if self.cluster or self.quad else 1))
         self.smem = self.kern.shared_bytes
         self.compile_cubin_ms = 0.0
         if cubin:
@@ -444,6 +451,9 @@ class Variant:
             return self.splitk_launcher(a, b, c, M, N, K, grid)
         if self.cluster:   # clusters of 2 along M: tile pairs, one block per SM
             grid = 2 * min(((M + bm - 1) // bm + 1) // 2 * ((N + bn - 1) // bn), self.max_clusters or SMS // 2)
+        elif self.quad:    # 2 x 2 clusters: quads of tiles, at most the clusters of 4 the device holds at once
+            quads = ((M + bm - 1) // bm + 1) // 2 * (((N + bn - 1) // bn + 1) // 2)
+            grid = 4 * min(quads, self.max_clusters or self.kern.max_resident(device="cuda"))
         elif self.persistent:
             grid = min(grid, SMS)
         kern = self.kern
@@ -536,11 +546,11 @@ def check_variants(variants, device):
             return [x for a in shape.split() for x in ("--arg", a)]
         for shape in CHECK_SHAPES[device]:
             one(shape, base + argv(shape) + ["--repeat", "3" if device == "cuda" else "1"], limit)
-        grids = {"plain": (), "cluster": (2, 4, 6)}.get(v.kind, (1, 2, 5))
+        grids = {"plain": (), "cluster": (2, 4, 6), "quad": (4, 8, 12)}.get(v.kind, (1, 2, 5))
         for g in grids:
             one(f"grid {g}, {GRID_SHAPE[device]}", base + argv(GRID_SHAPE[device]) + ["--grid", str(g), "--repeat", "1"], limit)
         if san:
-            g = "4" if v.cluster else "3"
+            g = "8" if v.quad else "4" if v.cluster else "3"
             for tool in ("memcheck", "racecheck", "synccheck"):
                 one(f"compute-sanitizer {tool}", [san, "--tool", tool, "--error-exitcode", "9"] + base +
                     argv("M=300 N=520 K=200") + ["--grid", g, "--repeat", "1"], 120)

@@ -570,6 +570,72 @@ static void nest_copy(Op *op, void *ctx)
     }
 }
 
+static void count_copy(Op *op, void *ctx)
+{
+    if (is_copy(op)) ++*(int *)ctx;
+}
+
+/* The bytes the direct copies of region r complete on barrier `key`, 0 when none does or one's
+ * count is not a constant, -1 when a copy on any barrier sits deeper in r (not a direct op). */
+static int64_t region_bytes(AsyncCx *c, const Region *r, Key key, int *nloads)
+{
+    int64_t total = 0;
+    *nloads = 0;
+    for (Op *o = r->first ? r->first->first : NULL; o; o = o->next) {
+        for (uint32_t i = 0; i < o->nregions; i++) {
+            int deep = 0;
+            ir_walk_region(&o->regions[i], count_copy, &deep);
+            if (deep) return -1;
+        }
+        if (!is_copy(o)) continue;
+        BarRef br = bar_ref(load_bar(o));
+        Key bk = bar_key(&br);
+        if (!br.alloc || !key_eq(&bk, &key)) continue;
+        int64_t unit;
+        int ncta;
+        int64_t bytes = copy_bytes(c->k, o, &unit, &ncta);
+        if (!bytes) return 0;
+        total += bytes;
+        ++*nloads;
+    }
+    return total;
+}
+
+/* An `if` whose two arms both complete copies of the same constant total on each barrier they use
+ * (the loads of a cluster rank's own multicast mask, `if rank == 0 { ... multicast = 5 } else {
+ * ... multicast = 10 }`): those copies count as the block's own, once. Returns 1 when `o` is such an
+ * `if` and its copies were added to s. */
+static int balanced_if(AsyncCx *c, BlockSum *s, Op *o, Arena *a)
+{
+    if (o->code != OP_IF || o->nregions != 2) return 0;
+    int any = 0;
+    for (int arm = 0; arm < 2; arm++) {
+        const Region *r = &o->regions[arm];
+        for (Op *x = r->first ? r->first->first : NULL; x; x = x->next) {
+            if (!is_copy(x)) continue;
+            BarRef br = bar_ref(load_bar(x));
+            if (!br.alloc) return 0;
+            int n0, n1;
+            int64_t b0 = region_bytes(c, &o->regions[0], bar_key(&br), &n0);
+            int64_t b1 = region_bytes(c, &o->regions[1], bar_key(&br), &n1);
+            if (b0 <= 0 || b0 != b1) return 0;
+            any = 1;
+        }
+    }
+    if (!any) return 0;
+    for (Op *x = o->regions[0].first->first; x; x = x->next) {
+        if (!is_copy(x)) continue;
+        BarRef br = bar_ref(load_bar(x));
+        Tally *t = tally_of(c, s, &br, a);
+        int64_t unit;
+        int ncta;
+        t->total += copy_bytes(c->k, x, &unit, &ncta);
+        t->nloads++;
+        pass_oplist_push(&t->copies, x);
+    }
+    return 1;
+}
+
 static BlockSum *block_sum(AsyncCx *c, KeyMap *sums, Block *b)
 {
     BlockSum *s = map_get(sums, ptr_key(b));
@@ -581,6 +647,7 @@ static BlockSum *block_sum(AsyncCx *c, KeyMap *sums, Block *b)
             BarRef r = bar_ref(o->operands[0]);
             if (r.alloc) tally_of(c, s, &r, sums->a)->expect_tx = o;
         }
+        if (balanced_if(c, s, o, sums->a)) continue;
         for (uint32_t i = 0; i < o->nregions; i++) {
             NestCx n = {c, s, &o->regions[i]};
             ir_walk_region(&o->regions[i], nest_copy, &n);

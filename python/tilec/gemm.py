@@ -7,7 +7,8 @@
     tilec.gemm.matmul(a, b, out=c, config=tilec.gemm.Config("persistent", {"BN": 128, "STAGES": 6}))
 
 The kernels are the GEMM samples (samples/gemm_sm90.tile, gemm_persistent_sm90.tile,
-gemm_pingpong_sm90.tile, gemm_cluster_sm90.tile, gemm_splitk_sm90.tile, gemm_fp8_scaled_sm90.tile), compiled once per
+gemm_pingpong_sm90.tile, gemm_cluster_sm90.tile, gemm_quad_sm90.tile, gemm_splitk_sm90.tile,
+gemm_fp8_scaled_sm90.tile), compiled once per
 configuration and kept. `choose` is a rule measured on an H100 (docs/PERFORMANCE.md, "GEMM: the
 chooser"): it counts the output tiles each tile shape gives against the device's SMs, in waves.
 
@@ -22,7 +23,9 @@ chooser"): it counts the output tiles each tile shape gives against the device's
   smaller ones). Where that is one partial wave of 128 x 128 tiles: with rows of A and B that are a
   multiple of 128 bytes the narrowest of 128 x 64, 96 and 128 tiles that fits the wave (ONE_WAVE:
   the most SMs); with misaligned rows, 128 x 128 tiles where they number at most MISALIGNED_FILL
-  (0.65) of the SMs, else 128 x 192 tiles (fewer, one wave too).
+  (0.65) of the SMs, else the quad kernel (kind "quad", samples/gemm_quad_sm90.tile: 2 x 2 clusters
+  sharing A along N and B along M by multicast) with 128 x 128 tiles where its quads number at most
+  QUAD_FILL (0.92) of the clusters of 4 the SMs make, else 128 x 192 tiles (fewer, one wave too).
 - More rows, then: the persistent kernel with a tile width that is not a power of two (WIDE: 128 x
   224, 192 or 160) where the cost model puts it below WIDE_GAIN of that choice (fuller waves:
   512 x 6144 is one wave of 128 tiles of 128 x 192 instead of 96 of 128 x 256; 512 x 10240 is 2
@@ -59,6 +62,7 @@ import tilec
 _SAMPLE = {"plain": ("gemm_sm90.tile", "gemm_sm90"), "persistent": ("gemm_persistent_sm90.tile", "gemm_persistent_sm90"),
            "pingpong": ("gemm_pingpong_sm90.tile", "gemm_pingpong_sm90"),
            "cluster": ("gemm_cluster_sm90.tile", "gemm_cluster_sm90"),
+           "quad": ("gemm_quad_sm90.tile", "gemm_quad_sm90"),
            "splitk": ("gemm_splitk_sm90.tile", "gemm_splitk_sm90"),
            "fp8_scaled": ("gemm_fp8_scaled_sm90.tile", "gemm_fp8_scaled_sm90"),
            "fp8_splitk": ("gemm_splitk_sm90.tile", "gemm_splitk_sm90"),
@@ -69,7 +73,7 @@ _SPLIT = ("splitk", "fp8_splitk")
 
 
 class Config(tilec._ValueConfig):
-    """A GEMM configuration: the kernel kind (plain, persistent, pingpong, cluster, splitk; fp8_scaled,
+    """A GEMM configuration: the kernel kind (plain, persistent, pingpong, cluster, quad, splitk; fp8_scaled,
     fp8_narrow and fp8_splitk for scaled_mm) and -D overrides; for splitk also the run-time split:
     `splits` (slices of K per split tile, default 2) and `dp` (tiles computed whole before the split
     ones, default 0); fp8_splitk splits every tile (dp = 0: its reduction applies the scales). A
@@ -113,6 +117,20 @@ def _pairs(M, N, bm, bn):
     return -(-M // (2 * bm)) * -(-N // bn)
 
 
+def _quads(M, N, bm, bn):
+    """The quad kernel's 2 x 2 groups of bm x bn tiles (those past M or N included)."""
+    return (-(-M // bm) + 1) // 2 * ((-(-N // bn) + 1) // 2)
+
+
+def _quad_clusters(k, device, sms):
+    """The clusters of 4 of the quad kernel `k` the device holds at once (the driver's count; sms // 4
+    where it cannot tell, as on the simulator)."""
+    try:
+        return max(1, k.max_resident(device=device))
+    except tilec.TileError:
+        return max(1, sms // 4)
+
+
 # A wave of 128 x 128 tiles takes about this fraction of a wave of 128 x 256 tiles in the persistent
 # kernel (half the work at about 0.9 of the throughput: M = 512 on the H100, 512 x 6144 x 4096 and
 # 512 x 10240 x 8192 both gave 0.56, docs/PERFORMANCE.md).
@@ -147,6 +165,18 @@ def _waves(tiles, sms):
 PINGPONG_MAX_K = 2048
 ONE_WAVE = {64: {"BN": 64, "STAGES": 8}, 96: {"BN": 96, "CW": 16, "STAGES": 7}, 128: {"BN": 128, "STAGES": 6}}
 MISALIGNED_FILL = 0.65
+# Where that rule takes 128 x 192 tiles (misaligned rows, more 128 x 128 tiles than MISALIGNED_FILL
+# of the SMs, one wave), the quad kernel (kind "quad", samples/gemm_quad_sm90.tile: 2 x 2 clusters,
+# each CTA loading half of its A rows and half of its B rows and multicasting them, so that the L2
+# sees half the row requests of the persistent kernel) with 128 x 128 tiles, where its quads number
+# at most QUAD_FILL of the clusters of 4 the SMs make: 30 on 132 SMs, which is what the H100 holds
+# at once (its driver's count for the kernel; 32 quads take two rounds: 0.63-0.73x cuBLAS). H100
+# SXM (docs/PERFORMANCE.md, "Four CTAs sharing both operands"): 1000x1496x1000 (24 quads) 0.876x to
+# 1.005x cuBLAS over eleven timings, median 0.940x, against 0.83-0.93x for the 128 x 192 tiles,
+# 1000x1496x3000 1.02x against 0.81x, 700x2400x1000 (30 quads) 1.02-1.12x against 0.96-0.98x. Where 128 x 128 tiles number
+# at most MISALIGNED_FILL of the SMs the quad kernel was ahead at four shapes of six and 9% behind at
+# 1200x1000x1200 (one run): that rule stays.
+QUAD_FILL = 0.92
 
 # The cost model (estimate_us), in microseconds on one device, fitted to the H100 SXM: the 80
 # kernel-bound times of bench/gemm.py --preset splitk, to a root-mean-square error of about 11%
@@ -173,7 +203,7 @@ SPLITK = {
 }
 
 
-_DEFAULT_BN = {"plain": 256, "persistent": 256, "pingpong": 128, "cluster": 256, "splitk": 128}   # the samples' BN
+_DEFAULT_BN = {"plain": 256, "persistent": 256, "pingpong": 128, "cluster": 256, "quad": 128, "splitk": 128}   # the samples' BN
 
 
 def _unit_us(bn, boxes, bm=128):
@@ -194,6 +224,8 @@ def estimate_us(cfg, M, N, K, sms=132):
     tiles = _tiles(M, N, bm, bn)
     if cfg.kind == "cluster":   # a CTA for each tile of each pair, those past M included
         tiles = 2 * _pairs(M, N, bm, bn)
+    if cfg.kind == "quad":      # a CTA for each tile of each quad, those past M or N included
+        tiles = 4 * _quads(M, N, bm, bn)
     dram = SPLITK["dram_gbs"] * 1e3   # bytes per microsecond
     operands_us = 2.0 * K * (M + N) / dram
     if cfg.kind != "splitk":
@@ -358,6 +390,8 @@ def _choose_tiles(M, N, K, sms, small=None, wide=None, cluster_wide=None, one_wa
             # else 128 x 192 tiles, fewer still
             fill = _tiles(M, N, 128, 128) <= MISALIGNED_FILL * sms
             base = Config("persistent", ONE_WAVE[128] if fill else WIDE[192])
+            if not fill and _quads(M, N, 128, 128) <= QUAD_FILL * (sms // 4):
+                base = Config("quad")
         elif partial and K <= PINGPONG_MAX_K:
             base = Config("persistent", WIDE[192])   # scaled_mm's rule: 128 x 192 tiles, one wave too
         elif estimate_us(widest, M, N, K, sms) < WIDE_GAIN * estimate_us(base, M, N, K, sms):
@@ -476,7 +510,7 @@ def matmul(a, b, out=None, *, config=None, device="cuda", stream=None):
     sms = _sm_count(device)
     plan = _plans.get((M, N, K, sms, config))
     if plan is None:
-        plan = _Plan(config or choose(M, N, K, sms), M, N, K, sms)
+        plan = _Plan(config or choose(M, N, K, sms), M, N, K, sms, device)
         _plans[(M, N, K, sms, config)] = plan
     if plan.reduce is None:
         plan.kernel(a, b, out, M, N, K, grid=plan.grid, device=device, stream=stream)
@@ -494,7 +528,7 @@ class _Plan:
     for splitk also the reduction (None otherwise), its grid, the whole tiles (dp), the slots of the
     split ones and the workspace's shape [P, BM, BN] (P = max(1, slots))."""
 
-    def __init__(self, cfg, M, N, K, sms):
+    def __init__(self, cfg, M, N, K, sms, device="cuda"):
         if cfg.kind != "plain" and N % 8:
             raise ValueError("tilec.gemm.matmul: %r stores C through TMA, which needs N a multiple of 8 (N = %d)" %
                              (cfg, N))
@@ -505,6 +539,8 @@ class _Plan:
         # 2-CTA clusters, one per pair of tiles, at most one CTA per SM
         if cfg.kind == "cluster":      # box b is half a tile's columns; a pair: two tiles along M
             self.grid = 2 * min(_pairs(M, N, bm, 2 * bn), max(1, sms // 2))
+        if cfg.kind == "quad":         # boxes a and b are half a tile's rows and columns; a quad: 2 x 2 tiles
+            self.grid = 4 * min(_quads(M, N, 2 * bm, 2 * bn), _quad_clusters(self.kernel, device, sms))
         if cfg.kind == "fp8_narrow":   # box a is half a tile's rows; a pair: two tiles along N
             self.grid = 2 * min(-(-M // (2 * bm)) * ((-(-N // bn) + 1) // 2), max(1, sms // 2))
         if cfg.kind in _SPLIT:

@@ -857,6 +857,26 @@ static int setup_gemm_cluster(ref_case *c, long long n, const ref_setting *set, 
     return 0;
 }
 
+/* gemm_quad_sm90: the same case on 2 x 2 clusters (A multicast along N, B along M): boxes a and b are
+ * half of a tile's rows and columns (default 64 x 64 each), a cluster computes 2 x 2 tiles, and the
+ * grid is min(quads, 33) clusters of 4 (one block per SM of an H100 SXM; any grid of whole clusters
+ * gives the same result). */
+static int setup_gemm_quad(ref_case *c, long long n, const ref_setting *set, int nset, ref_rng *rng, char *err,
+                           size_t errlen)
+{
+    if (setup_gemm(c, n, set, nset, rng, err, errlen)) return -1;
+    unsigned ba[2], bb[2];
+    tma_box(c, "a", 2, (const unsigned[]){64, 64}, ba);
+    tma_box(c, "b", 2, (const unsigned[]){64, 64}, bb);
+    long long M = (long long)param(c, "M")->scalar, N = (long long)param(c, "N")->scalar;
+    unsigned quads = (blocks_for(M, 2 * ba[0]) + 1) / 2 * ((blocks_for(N, 2 * bb[0]) + 1) / 2);
+    unsigned clusters = quads < REF_PERSISTENT_SMS / 4 ? quads : REF_PERSISTENT_SMS / 4;
+    c->grid[0] = 4 * clusters;
+    snprintf(c->shape, sizeof c->shape, "M = %lld, N = %lld, K = %lld (quads 2 x 2 x %u x %u, %u quads, %u clusters of 4)",
+             M, N, (long long)param(c, "K")->scalar, 2 * ba[0], 2 * bb[0], quads, clusters);
+    return 0;
+}
+
 /* gemm_pair_sm100: the same case on sm_100a CTA pairs (tcgen05 cta_group = 2): each CTA loads 128 rows
  * of A (box a) and half of the pair's B columns (box b), a pair computes 2 box-a rows x 2 box-b rows of
  * C, and the grid is one pair of CTAs per pair tile (cluster launch control shrinks it to what runs). */
@@ -1640,6 +1660,8 @@ const ref_kernel ref_kernels[] = {
      setup_gemm_persistent, ref_gemm, 0},
     {"gemm_cluster_sm90", "samples/gemm_cluster_sm90.tile", 384, 128 * 256, {REF_TOL_REL_FRO, 1.0 / 256, 1.0 / 64, 1e-3},
      setup_gemm_cluster, ref_gemm, 0},
+    {"gemm_quad_sm90", "samples/gemm_quad_sm90.tile", 384, 128 * 128, {REF_TOL_REL_FRO, 1.0 / 256, 1.0 / 64, 1e-3},
+     setup_gemm_quad, ref_gemm, 0},
     /* two kernels: the split GEMM and the reduction of its slices (ref_case.then) */
     {"gemm_splitk_sm90", "samples/gemm_splitk_sm90.tile", 384, 128 * 128, {REF_TOL_REL_FRO, 1.0 / 256, 1.0 / 64, 1e-3},
      setup_gemm_splitk, ref_gemm_splitk, 0},

@@ -1,6 +1,7 @@
 #!/bin/sh
 # tests/gpu/gemm.sh: the GEMMs on the GPU in one batch: correctness of samples/gemm_sm90.tile,
-# gemm_persistent_sm90.tile, gemm_pingpong_sm90.tile, gemm_cluster_sm90.tile and gemm_splitk_sm90.tile
+# gemm_persistent_sm90.tile, gemm_pingpong_sm90.tile, gemm_cluster_sm90.tile, gemm_quad_sm90.tile and
+# gemm_splitk_sm90.tile
 # (split in 2, its default, and 3 slices) at square and ragged
 # shapes (tilec run: float64 reference, per-element bound and relative Frobenius error),
 # bench/gemm.py --preset samples (tilec vs cuBLAS vs Triton plain and persistent TMA) and
@@ -14,7 +15,7 @@ T=${TILEC:-build/tilec}
 G=${GPUCHECK:-build/gpucheck}
 echo "== device"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv 2>&1
-for s in gemm_sm90 gemm_persistent_sm90 gemm_pingpong_sm90 gemm_cluster_sm90 gemm_splitk_sm90; do
+for s in gemm_sm90 gemm_persistent_sm90 gemm_pingpong_sm90 gemm_cluster_sm90 gemm_quad_sm90 gemm_splitk_sm90; do
     echo "== $s correctness (float64 reference, bf16 bounds)"
     # ragged (no multiple of the 128 x 256 x 64 tile), N a multiple of 8: gemm_persistent_sm90's C
     # is a TMA tensor (16-byte rows); gpucheck runs gemm_sm90 at odd N too
@@ -44,6 +45,9 @@ for tool in memcheck racecheck synccheck; do
     echo "exit $?"
     echo "== compute-sanitizer --tool $tool (gemm_cluster_sm90, 2 clusters over 3 tile pairs)"
     timeout 40 compute-sanitizer --tool $tool --error-exitcode 9 $T run samples/gemm_cluster_sm90.tile --grid 4 --arg M=300 --arg N=520 --arg K=200 --repeat 1 2>&1 | tail -3
+    echo "exit $?"
+    echo "== compute-sanitizer --tool $tool (gemm_quad_sm90, 2 clusters of 4 over 6 quads)"
+    timeout 40 compute-sanitizer --tool $tool --error-exitcode 9 $T run samples/gemm_quad_sm90.tile --grid 8 --arg M=300 --arg N=520 --arg K=200 --repeat 1 2>&1 | tail -3
     echo "exit $?"
 done
 if [ "${1:-}" != quick ]; then

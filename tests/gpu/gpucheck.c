@@ -239,7 +239,8 @@ static const shapes2 shape_table[] = {
  * relative Frobenius error of the whole of C): M x N x K at square shapes and ragged ones (M, N, K
  * not multiples of the 128 x 256 x 64 tile, K below one box, K of 128 boxes, one row of tiles), and
  * for the persistent kernel forced grids (one block walks every tile; fewer blocks than a row).
- * A fourth number is the forced 1-D grid (0: the setup's). The reference costs M N K in float64 on
+ * A fourth number is the forced 1-D grid (0: the setup's; the quad kernel's is 4 times it, clusters
+ * of 4). The reference costs M N K in float64 on
  * the host, so the largest is 2048 x 2048 x 1024; the -D variants run the quick shapes. */
 static const long long gemm_full[][4] = {
     {512, 512, 512, 0},   {2048, 2048, 1024, 0}, {1000, 1500, 520, 0}, {300, 700, 8, 0},   {256, 300, 8192, 0},
@@ -258,18 +259,19 @@ static void test_gemm(gpu *g, loaded *l)
     int persistent = strcmp(l->ref->name, "gemm_persistent_sm90") == 0 || strcmp(l->ref->name, "gemm_pingpong_sm90") == 0 ||
                      scaled;
     int cluster = strcmp(l->ref->name, "gemm_cluster_sm90") == 0;   /* clusters of 2, C stored with TMA */
+    int quad = strcmp(l->ref->name, "gemm_quad_sm90") == 0;         /* clusters of 4: a forced grid x 4 */
     int kmul = strcmp(l->ref->name, "gemm_fp8_sm90") == 0 || scaled || narrow ? 16 : 8;   /* 16-byte TMA rows: 16 fp8, 8 bf16 */
     for (size_t i = 0; i < n; i++) {
-        if (list[i][3] && !persistent) continue;   /* one block per tile: its grid is the tile count */
+        if (list[i][3] && !persistent && !quad) continue;   /* one block per tile: its grid is the tile count */
         long long K = (list[i][2] + kmul - 1) / kmul * kmul;
         /* gemm_persistent_sm90 and gemm_cluster_sm90 store C with TMA: 16-byte rows, N rounded up to
          * a multiple of 8; so are gemm_nn_sm90's B rows ([K, N]) and, for M, gemm_at_sm90's A rows
          * ([K, M]) */
         int nn = strcmp(l->ref->name, "gemm_nn_sm90") == 0, at = strcmp(l->ref->name, "gemm_at_sm90") == 0;
-        long long N = persistent || cluster || nn ? (list[i][1] + 7) / 8 * 8 : list[i][1];
+        long long N = persistent || cluster || quad || nn ? (list[i][1] + 7) / 8 * 8 : list[i][1];
         long long M = at ? (list[i][0] + 7) / 8 * 8 : list[i][0];
         ref_setting set[3] = {{"M", (double)M}, {"N", (double)N}, {"K", (double)K}};
-        run_case_grid(g, l, 0, set, 3, NULL, list[i][3] ? " (grid forced)" : "", (unsigned)list[i][3]);
+        run_case_grid(g, l, 0, set, 3, NULL, list[i][3] ? " (grid forced)" : "", (unsigned)(list[i][3] * (quad ? 4 : 1)));
     }
 }
 
@@ -971,6 +973,7 @@ int main(int argc, char **argv)
     static const tile_define cluster224[] = {{"BN", "224"}, {"CW", "16"}, {"SC", "7"}, {"STAGES", "4"}};
     static const tile_define cluster192[] = {{"BN", "192"}, {"CW", "32"}, {"SC", "3"}, {"STAGES", "5"}};
     static const tile_define cluster160[] = {{"BN", "160"}, {"CW", "16"}, {"SC", "5"}, {"STAGES", "5"}};
+    static const tile_define quad96[] = {{"BN", "96"}, {"CW", "16"}, {"SC", "3"}, {"STAGES", "7"}};
     static const tile_define bn8192_t1024[] = {{"BN", "8192"}, {"THREADS", "1024"}};
     static const tile_define bn8192_t256[] = {{"BN", "8192"}, {"THREADS", "256"}};
     static const tile_define bn4096_t512[] = {{"BN", "4096"}, {"THREADS", "512"}};
@@ -1001,6 +1004,7 @@ int main(int argc, char **argv)
         {"gemm_cluster_sm90", cluster224, 4, " (-DBN=224 -DCW=16 -DSC=7 -DSTAGES=4)"},
         {"gemm_cluster_sm90", cluster192, 4, " (-DBN=192 -DCW=32 -DSC=3 -DSTAGES=5)"},
         {"gemm_cluster_sm90", cluster160, 4, " (-DBN=160 -DCW=16 -DSC=5 -DSTAGES=5)"},
+        {"gemm_quad_sm90", quad96, 4, " (-DBN=96 -DCW=16 -DSC=3 -DSTAGES=7)"},
         {"gemm_splitk_sm90", splitk_bn256, 2, " (-DBN=256 -DSTAGES=3)"},
         {"gemm_splitk_sm90", splitk_bn256_4, 5, " (-DBN=256 -DSTAGES=4 -DCW=32 -DPW=16 -DGROUP_M=16)"},
         /* fp8 inputs with the scaled reduction (every tile split) */

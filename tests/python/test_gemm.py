@@ -45,10 +45,12 @@ class Choose(unittest.TestCase):
         self.assertEqual(gemm.choose(512, 6144, 4096), gemm.Config("persistent", gemm.WIDE[192]))
         # 2 waves of 160 tiles of 128 x 256, 3 of 320 of 128 x 128, or 2 full waves of 256 of 128 x 160
         self.assertEqual(gemm.choose(512, 10240, 8192), gemm.Config("persistent", gemm.WIDE[160]))
-        # one partial wave, misaligned rows: 64 tiles of 128 x 192 rather than 96 of 128 x 128, any K
-        self.assertEqual(gemm.choose(1000, 1496, 1000), gemm.Config("persistent", gemm.WIDE[192]))
-        self.assertEqual(gemm.choose(1100, 1496, 1000), gemm.Config("persistent", gemm.WIDE[192]))
-        self.assertEqual(gemm.choose(1100, 1496, 3000), gemm.Config("persistent", gemm.WIDE[192]))   # long K
+        # one partial wave, misaligned rows: 24 or 30 quads of 128 x 128 tiles (2 x 2 clusters); with
+        # 32 quads 128 x 192 tiles rather than 128 x 128, any K
+        self.assertEqual(gemm.choose(1000, 1496, 1000), gemm.Config("quad"))
+        self.assertEqual(gemm.choose(1100, 1496, 1000), gemm.Config("quad"))
+        self.assertEqual(gemm.choose(1100, 1496, 3000), gemm.Config("quad"))   # long K
+        self.assertEqual(gemm.choose(1000, 2000, 3000), gemm.Config("persistent", gemm.WIDE[192]))
         self.assertNotIn(96, gemm.WIDE)
         # 2 waves of 224 tiles, or 4 of 448 smaller ones (2.4); 256 tiles of 128 x 224 fill 2 waves
         self.assertEqual(gemm.choose(512, 14336, 4096), gemm.Config("persistent", gemm.WIDE[224]))
@@ -78,7 +80,8 @@ class Choose(unittest.TestCase):
     def test_one_wave(self):
         """One partial wave of 128 x 128 tiles: with aligned rows the narrowest ONE_WAVE width whose
         tiles fit the SMs, whatever K; with misaligned rows 128 x 128 tiles where they number at most
-        MISALIGNED_FILL of the SMs, else 128 x 192, whatever K."""
+        MISALIGNED_FILL of the SMs, else the quad kernel where its quads number at most QUAD_FILL of
+        the clusters of 4, else 128 x 192, whatever K."""
         ow = {w: gemm.Config("persistent", gemm.ONE_WAVE[w]) for w in gemm.ONE_WAVE}
         w192 = gemm.Config("persistent", gemm.WIDE[192])
         self.assertEqual(gemm.choose(1024, 1024, 1024), ow[64])     # 128 tiles of 128 x 64
@@ -90,12 +93,15 @@ class Choose(unittest.TestCase):
         self.assertEqual(gemm.choose(1024, 1536, 4096), ow[96])     # long K too
         self.assertEqual(gemm.choose(512, 2048, 8192), ow[64])      # not split: 128 tiles fill the SMs
         self.assertEqual(gemm.choose(1000, 1000, 1000), ow[128])    # misaligned: 64 tiles
-        self.assertEqual(gemm.choose(800, 1600, 1000), w192)        # 91 tiles of 128 x 128: 0.69 of the SMs
+        self.assertEqual(gemm.choose(800, 1600, 1000), gemm.Config("quad"))   # 91 tiles: 0.69 of the SMs; 28 quads
+        self.assertEqual(gemm.choose(900, 1800, 1000), w192)        # 120 tiles, 32 quads
         self.assertEqual(gemm.choose(1200, 1000, 1200), ow[128])    # 80 tiles
         self.assertEqual(gemm.choose(1000, 1000, 4000), ow[128])    # long K too
-        self.assertEqual(gemm.choose(1000, 1496, 3000), w192)
-        self.assertEqual(gemm.choose(1000, 1496, 1000), w192)       # 96 tiles of 128 x 128: too many
-        self.assertEqual(gemm.choose(1000, 2000, 1000), w192)
+        quad = gemm.Config("quad")
+        self.assertEqual(gemm.choose(1000, 1496, 3000), quad)
+        self.assertEqual(gemm.choose(1000, 1496, 1000), quad)       # 96 tiles of 128 x 128: 24 quads
+        self.assertEqual(gemm.choose(1000, 1496, 1000, sms=100), w192)   # 24 quads: more than 0.92 of 25
+        self.assertEqual(gemm.choose(1000, 2000, 1000), w192)       # 32 quads
         # scaled_mm: 128 x 64 or 128 x 128 (FP8_ONE_WAVE) with 128-byte fp8 rows, else 128 x 192
         f8 = lambda bm, bn: gemm.Config("fp8_scaled", gemm.FP8_DEFINES[(bm, bn)])   # noqa: E731
         self.assertEqual(gemm.choose_fp8(1024, 1024, 1024), f8(128, 64))
@@ -112,7 +118,7 @@ class Choose(unittest.TestCase):
         self.assertEqual(gemm.choose(1024, 4096, 1000), cl)        # 128 tiles
         self.assertEqual(gemm.choose(1024, 4096, 1024), gemm.Config("persistent", {"GROUP_M": 16}))
         self.assertEqual(gemm.choose(8192, 8192, 2008), cl)        # 31 waves: no narrower tile fills them better
-        self.assertEqual(gemm.choose(1000, 1496, 1000), gemm.Config("persistent", gemm.WIDE[192]))   # 48 tiles
+        self.assertEqual(gemm.choose(1000, 1496, 1000), gemm.Config("quad"))   # 48 tiles of 128 x 256
         self.assertEqual(gemm.choose(256, 3000, 2000).kind, "plain")
         # narrower cluster tiles where the model has them fill the waves better (WIDE_GAIN)
         cw = {w: gemm.Config("cluster", gemm.CLUSTER_WIDE[w]) for w in gemm.CLUSTER_WIDE}
@@ -194,6 +200,12 @@ class Matmul(unittest.TestCase):
         """The cluster kind (2-CTA clusters sharing B): an odd number of M tiles (the last pair's
         second tile past M), K not a multiple of 64, and its grid of clusters."""
         self.run_one(300, 264, 200, gemm.Config("cluster"))
+
+    def test_quad(self):
+        """The quad kind (2 x 2 clusters sharing A along N and B along M): quads with tiles past M and
+        N, K not a multiple of 64, and its grid of clusters of 4."""
+        self.run_one(300, 264, 200, gemm.Config("quad"))
+        self.run_one(130, 520, 72, gemm.Config("quad"))
 
     def test_splitk(self):
         """Both launches of the splitk sample (the GEMM, then the reduction of the slices), through

@@ -840,6 +840,14 @@ static int setup_gemm_halves(ref_case *c, long long n, const ref_setting *set, i
     return 0;
 }
 
+/* The clusters of `size` CTAs a persistent cluster kernel runs `groups` tile groups on: one block per
+ * SM of an H100 SXM at most. */
+static unsigned clusters_for(unsigned groups, unsigned size)
+{
+    unsigned most = REF_PERSISTENT_SMS / size;
+    return groups < most ? groups : most;
+}
+
 /* gemm_cluster_sm90: the same case on 2-CTA clusters (B multicast): the B box is half of a tile
  * pair's columns, a cluster computes two tiles along M, and the grid is min(pairs, 66) clusters
  * (one block per SM of an H100 SXM; any even grid gives the same result). */
@@ -850,7 +858,7 @@ static int setup_gemm_cluster(ref_case *c, long long n, const ref_setting *set, 
     long long M, N;
     if (setup_gemm_halves(c, n, set, nset, rng, err, errlen, ba, bb, &M, &N)) return -1;
     unsigned pairs = (blocks_for(M, ba[0]) + 1) / 2 * blocks_for(N, 2 * bb[0]);
-    unsigned clusters = pairs < REF_PERSISTENT_SMS / 2 ? pairs : REF_PERSISTENT_SMS / 2;
+    unsigned clusters = clusters_for(pairs, 2);
     c->grid[0] = 2 * clusters;
     snprintf(c->shape, sizeof c->shape, "M = %lld, N = %lld, K = %lld (tile pairs 2 x %u x %u, %u pairs, %u clusters of 2)",
              M, N, (long long)param(c, "K")->scalar, ba[0], 2 * bb[0], pairs, clusters);
@@ -870,7 +878,7 @@ static int setup_gemm_quad(ref_case *c, long long n, const ref_setting *set, int
     tma_box(c, "b", 2, (const unsigned[]){64, 64}, bb);
     long long M = (long long)param(c, "M")->scalar, N = (long long)param(c, "N")->scalar;
     unsigned quads = (blocks_for(M, 2 * ba[0]) + 1) / 2 * ((blocks_for(N, 2 * bb[0]) + 1) / 2);
-    unsigned clusters = quads < REF_PERSISTENT_SMS / 4 ? quads : REF_PERSISTENT_SMS / 4;
+    unsigned clusters = clusters_for(quads, 4);
     c->grid[0] = 4 * clusters;
     snprintf(c->shape, sizeof c->shape, "M = %lld, N = %lld, K = %lld (quads 2 x 2 x %u x %u, %u quads, %u clusters of 4)",
              M, N, (long long)param(c, "K")->scalar, 2 * ba[0], 2 * bb[0], quads, clusters);
@@ -1086,7 +1094,7 @@ static int setup_gemm_fp8_narrow(ref_case *c, long long n, const ref_setting *se
     tma_box(c, "b", 2, (const unsigned[]){32, 128}, bb);
     long long M = (long long)param(c, "M")->scalar, N = (long long)param(c, "N")->scalar;
     unsigned pairs = blocks_for(M, 2 * ba[0]) * ((blocks_for(N, bb[0]) + 1) / 2);
-    unsigned clusters = pairs < REF_PERSISTENT_SMS / 2 ? pairs : REF_PERSISTENT_SMS / 2;
+    unsigned clusters = clusters_for(pairs, 2);
     c->grid[0] = 2 * clusters;
     snprintf(c->shape, sizeof c->shape, "M = %lld, N = %lld, K = %lld, %s x %s (tiles %u x %u, %u pairs sharing A, %u clusters of 2)",
              M, N, (long long)param(c, "K")->scalar, tile_dtype_name(param(c, "a")->dtype), tile_dtype_name(param(c, "b")->dtype),

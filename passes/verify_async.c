@@ -577,10 +577,9 @@ static void count_copy(Op *op, void *ctx)
 
 /* The bytes the direct copies of region r complete on barrier `key`, 0 when none does or one's
  * count is not a constant, -1 when a copy on any barrier sits deeper in r (not a direct op). */
-static int64_t region_bytes(AsyncCx *c, const Region *r, Key key, int *nloads)
+static int64_t region_bytes(AsyncCx *c, const Region *r, Key key)
 {
     int64_t total = 0;
-    *nloads = 0;
     for (Op *o = r->first ? r->first->first : NULL; o; o = o->next) {
         for (uint32_t i = 0; i < o->nregions; i++) {
             int deep = 0;
@@ -596,7 +595,6 @@ static int64_t region_bytes(AsyncCx *c, const Region *r, Key key, int *nloads)
         int64_t bytes = copy_bytes(c->k, o, &unit, &ncta);
         if (!bytes) return 0;
         total += bytes;
-        ++*nloads;
     }
     return total;
 }
@@ -615,9 +613,8 @@ static int balanced_if(AsyncCx *c, BlockSum *s, Op *o, Arena *a)
             if (!is_copy(x)) continue;
             BarRef br = bar_ref(load_bar(x));
             if (!br.alloc) return 0;
-            int n0, n1;
-            int64_t b0 = region_bytes(c, &o->regions[0], bar_key(&br), &n0);
-            int64_t b1 = region_bytes(c, &o->regions[1], bar_key(&br), &n1);
+            int64_t b0 = region_bytes(c, &o->regions[0], bar_key(&br));
+            int64_t b1 = region_bytes(c, &o->regions[1], bar_key(&br));
             if (b0 <= 0 || b0 != b1) return 0;
             any = 1;
         }

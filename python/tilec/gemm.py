@@ -173,9 +173,9 @@ MISALIGNED_FILL = 0.65
 # at once (its driver's count for the kernel; 32 quads take two rounds: 0.63-0.73x cuBLAS). H100
 # SXM (docs/PERFORMANCE.md, "Four CTAs sharing both operands"): 1000x1496x1000 (24 quads) 0.876x to
 # 1.005x cuBLAS over eleven timings, median 0.940x, against 0.83-0.93x for the 128 x 192 tiles,
-# 1000x1496x3000 1.02x against 0.81x, 700x2400x1000 (30 quads) 1.02-1.12x against 0.96-0.98x. Where 128 x 128 tiles number
-# at most MISALIGNED_FILL of the SMs the quad kernel was ahead at four shapes of six and 9% behind at
-# 1200x1000x1200 (one run): that rule stays.
+# 1000x1496x3000 1.02x against 0.81x, 700x2400x1000 (30 quads) 1.02-1.12x against 0.96-0.98x.
+# Where 128 x 128 tiles number at most MISALIGNED_FILL of the SMs the quad kernel was ahead at four
+# shapes of six and 9% behind at 1200x1000x1200 (one run): that rule stays.
 QUAD_FILL = 0.92
 
 # The cost model (estimate_us), in microseconds on one device, fitted to the H100 SXM: the 80

@@ -30,8 +30,9 @@
  *   * per blocks, kept to what the device holds at once), each with its own `rounds best` line, 2
  *   them instead of the staged (two-shot) forms, 0 the staged forms alone;
  *   --piece: their fewest elements a piece (rounded up to a tile; default the samples' PIECE).
- *   --coll-define (repeatable, up to 8): more -D overrides of both samples (all_reduce.tile's PHASES
- *   prints one call's timeline of every block of the rounds form).
+ *   --coll-define (repeatable, up to 8): more -D overrides of both samples (with all_reduce.tile's
+ *   PHASES=1 the rounds form's blocks store their timeline, printed for the last call of each
+ *   configuration).
  * aggemm:    samples/multi/ag_gemm.tile, the all-gather fused with C = all_gather(A) B^T (bf16, f32
  *   accumulation), at the shapes of --ag-shapes (M x N x K with M the gathered rows, a multiple of
  *   n_pes; default 4096x7168x8192, 8192x7168x8192 (Llama-70B's gate projection at TP = 4), 1000x1000x520
@@ -340,9 +341,12 @@ static int cmp_u64(const void *a, const void *b)
 static tile_status print_phases(tile_device *d, tile_devptr at, unsigned grid, int np, int per, int pe, size_t bytes)
 {
     uint64_t *t = malloc(8 * 8 * (size_t)grid), *col = malloc(8 * (size_t)grid);
-    if (!t || !col) return TILE_ERROR_OUT_OF_MEMORY;
-    tile_status st = tile_memcpy_dtoh(d, t, at, 8 * 8 * (size_t)grid);
-    if (st) return st;
+    tile_status st = t && col ? tile_memcpy_dtoh(d, t, at, 8 * 8 * (size_t)grid) : TILE_ERROR_OUT_OF_MEMORY;
+    if (st) {
+        free(t);
+        free(col);
+        return st;
+    }
     unsigned senders = (unsigned)((np - 1) * per);
     uint64_t t0 = UINT64_MAX;
     for (unsigned b = 0; b < grid; b++)

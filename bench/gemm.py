@@ -452,8 +452,7 @@ class Variant:
         if self.cluster:   # clusters of 2 along M: tile pairs, one block per SM
             grid = 2 * min(((M + bm - 1) // bm + 1) // 2 * ((N + bn - 1) // bn), self.max_clusters or SMS // 2)
         elif self.quad:    # 2 x 2 clusters: quads of tiles, at most the clusters of 4 the device holds at once
-            quads = ((M + bm - 1) // bm + 1) // 2 * (((N + bn - 1) // bn + 1) // 2)
-            grid = 4 * min(quads, self.max_clusters or self.kern.max_resident(device="cuda"))
+            grid = 4 * min(tgemm._quads(M, N, bm, bn), self.max_clusters or tgemm._quad_clusters(self.kern, "cuda", SMS))
         elif self.persistent:
             grid = min(grid, SMS)
         kern = self.kern
